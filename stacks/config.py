@@ -1,0 +1,379 @@
+"""The typed stack configuration: one validated model for everything a stack can set.
+
+Defaults reproduce the published 1.1M tok/s recipe (shared/RECIPE.md). Keys are camelCase in the
+stack files (`capacity.sources`, `engine.maxModelLen`); every model forbids unknown keys.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+B200_MIN_GKE_VERSION = "1.32.2-gke.1422000"
+INFERENCE_POOL_MIN_GKE_VERSION = "1.34.0-gke.1626000"
+FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
+A4_MACHINE_TYPE = "a4-highgpu-8g"
+B200_ACCELERATOR = "nvidia-b200"
+B200_GPUS_PER_NODE = 8
+GKE_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)-gke\.(\d+)$")
+DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        use_enum_values=False,
+    )
+
+
+class Environment(StrEnum):
+    dev = "dev"
+    staging = "staging"
+    prod = "prod"
+
+
+class ReleaseChannel(StrEnum):
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+class RoutingMode(StrEnum):
+    clusterip = "clusterip"
+    gateway = "gateway"
+
+
+class GatewayClass(StrEnum):
+    internal = "gke-l7-rilb"
+    external = "gke-l7-regional-external-managed"
+
+
+class KvCacheDtype(StrEnum):
+    auto = "auto"
+    fp8 = "fp8"
+    fp8_e4m3 = "fp8_e4m3"
+    fp8_e5m2 = "fp8_e5m2"
+
+
+class MambaCacheMode(StrEnum):
+    none = "none"
+    align = "align"
+    all = "all"
+
+
+class GpuDriverVersion(StrEnum):
+    default = "default"
+    latest = "latest"
+
+
+def gke_version_key(version: str) -> tuple[int, ...]:
+    match = GKE_VERSION_PATTERN.match(version)
+    if not match:
+        raise ValueError(f"'{version}' is not a GKE version like {B200_MIN_GKE_VERSION}")
+    return tuple(int(part) for part in match.groups())
+
+
+# ---------------------------------------------------------------- cluster
+
+
+class NetworkConfig(Model):
+    """Custom-mode VPC with one subnet; pods and services on secondary ranges (VPC-native)."""
+
+    subnet_cidr: str = "10.0.0.0/20"
+    pods_cidr: str = "10.4.0.0/14"
+    services_cidr: str = "10.8.0.0/20"
+
+    @field_validator("subnet_cidr", "pods_cidr", "services_cidr")
+    @classmethod
+    def _private_cidr(cls, value: str) -> str:
+        try:
+            network = ipaddress.IPv4Network(value)
+        except ValueError as error:
+            raise ValueError(f"'{value}' is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
+        if not network.is_private:
+            raise ValueError(f"'{value}' is not a private (RFC 1918) range")
+        return value
+
+    @model_validator(mode="after")
+    def _no_overlap(self) -> NetworkConfig:
+        ranges = {
+            "subnetCidr": self.subnet_cidr,
+            "podsCidr": self.pods_cidr,
+            "servicesCidr": self.services_cidr,
+        }
+        items = list(ranges.items())
+        for index, (key, cidr) in enumerate(items):
+            for other_key, other in items[index + 1 :]:
+                if ipaddress.IPv4Network(cidr).overlaps(ipaddress.IPv4Network(other)):
+                    raise ValueError(f"{key} {cidr} overlaps {other_key} {other}; the ranges must be disjoint")
+        return self
+
+
+class ClusterConfig(Model):
+    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")] = "llm-serving"
+    release_channel: ReleaseChannel = ReleaseChannel.RAPID
+    min_master_version: str = INFERENCE_POOL_MIN_GKE_VERSION
+    deletion_protection: bool | None = Field(
+        default=None, description="Defaults to the environment preset: on in prod, off elsewhere."
+    )
+    namespace: Annotated[str, Field(pattern=DNS_LABEL)] = "llm-serving"
+    network: NetworkConfig = NetworkConfig()
+
+    @field_validator("min_master_version")
+    @classmethod
+    def _at_least_b200_minimum(cls, value: str) -> str:
+        if gke_version_key(value) < gke_version_key(B200_MIN_GKE_VERSION):
+            raise ValueError(f"'{value}' is older than {B200_MIN_GKE_VERSION}, the first GKE version with B200")
+        return value
+
+
+# ---------------------------------------------------------------- capacity
+
+
+class SpotSource(Model):
+    type: Literal["spot"]
+
+
+class FlexStartSource(Model):
+    type: Literal["flexStart"]
+    node_recycling_lead_time_seconds: Annotated[int, Field(ge=0, le=FLEX_START_MAX_RUN_SECONDS)] = 3600
+    max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = FLEX_START_MAX_RUN_SECONDS
+
+
+class ReservationSource(Model):
+    type: Literal["reservation"]
+    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")]
+    project: str | None = Field(default=None, description="Owner project of a shared reservation.")
+
+
+CapacitySource = Annotated[SpotSource | FlexStartSource | ReservationSource, Field(discriminator="type")]
+
+
+class CapacityConfig(Model):
+    """A4 (8x B200) nodes; one serving pod per node. A4 has no on-demand capacity."""
+
+    nodes: Annotated[int, Field(ge=1, le=256)] = 12
+    sources: Annotated[list[CapacitySource], Field(min_length=1, max_length=8)] = [
+        FlexStartSource(type="flexStart"),
+        SpotSource(type="spot"),
+    ]
+    compute_class_name: Annotated[str, Field(pattern=DNS_LABEL)] = "b200-serving"
+    gpu_driver_version: GpuDriverVersion = GpuDriverVersion.latest
+
+    @field_validator("compute_class_name")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value.startswith(("gke", "autopilot")):
+            raise ValueError(f"'{value}' starts with 'gke' or 'autopilot', which GKE reserves")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_sources(self) -> CapacityConfig:
+        keys = [(source.type, getattr(source, "name", None)) for source in self.sources]
+        if len(set(keys)) != len(keys):
+            raise ValueError("sources lists the same capacity twice; each fallback step must differ")
+        return self
+
+
+# ---------------------------------------------------------------- weights
+
+
+class DownloaderConfig(Model):
+    """The one-off Job that copies the checkpoint from Hugging Face onto the weight disk."""
+
+    machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4a"
+    arch: Literal["arm64", "amd64"] = "arm64"
+    image: str = "python:3.12-slim-bookworm"
+    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "4"
+    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
+    retries: Annotated[int, Field(ge=0, le=20)] = 5
+
+
+class WeightsConfig(Model):
+    model: Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")] = "Qwen/Qwen3.5-27B-FP8"
+    revision: Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")] = "main"
+    size_gib: Annotated[int, Field(ge=4, le=65536)] = 100
+    throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = 2400
+    mount_path: Annotated[str, Field(pattern=r"^/[\w/.-]+$")] = "/models"
+    protect: bool | None = Field(default=None, description="Defaults to the environment preset.")
+    downloader: DownloaderConfig = DownloaderConfig()
+
+
+# ---------------------------------------------------------------- engine
+
+
+class SpeculativeConfig(Model):
+    method: Literal["mtp"] = "mtp"
+    num_speculative_tokens: Annotated[int, Field(ge=1, le=8)] = 1
+
+
+class EngineConfig(Model):
+    """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
+
+    image: Annotated[str, Field(pattern=r"^[\w./-]+:[\w.-]+$")] = "vllm/vllm-openai:v0.19.0"
+    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = None
+    served_model_name: str | None = Field(default=None, description="Defaults to weights.model.")
+    port: Annotated[int, Field(ge=1024, le=65535)] = 8000
+    data_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = 8
+    tensor_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = 1
+    max_model_len: Annotated[int, Field(ge=256, le=1_048_576)] = 2560
+    max_num_batched_tokens: Annotated[int, Field(ge=256, le=1_048_576)] = 16384
+    max_num_seqs: Annotated[int, Field(ge=1, le=65536)] = 8192
+    kv_cache_dtype: KvCacheDtype = KvCacheDtype.fp8_e4m3
+    gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.92
+    enable_prefix_caching: bool = True
+    enable_chunked_prefill: bool = True
+    attention_backend: Annotated[str, Field(pattern=r"^[A-Z_0-9]+$")] = "FLASHINFER"
+    optimization_level: Annotated[int, Field(ge=0, le=3)] = 3
+    speculative: SpeculativeConfig | None = SpeculativeConfig()
+    mamba_cache_mode: MambaCacheMode | None = MambaCacheMode.align
+    mamba_block_size: Annotated[int | None, Field(ge=8, le=4096)] = 8
+    estimate_cudagraphs: bool = Field(default=True, description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1")
+    extra_args: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9]")]] = []
+    extra_env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")], str] = {}
+
+    @model_validator(mode="after")
+    def _parallelism_fits_node(self) -> EngineConfig:
+        if self.data_parallel_size * self.tensor_parallel_size != B200_GPUS_PER_NODE:
+            raise ValueError(
+                f"dataParallelSize x tensorParallelSize = "
+                f"{self.data_parallel_size * self.tensor_parallel_size}; it must equal the "
+                f"{B200_GPUS_PER_NODE} GPUs of an A4 node"
+            )
+        if self.mamba_block_size is not None:
+            if self.mamba_block_size % 8:
+                raise ValueError(f"mambaBlockSize {self.mamba_block_size} is not a multiple of 8")
+            if not self.enable_prefix_caching:
+                raise ValueError("mambaBlockSize may only be set with enablePrefixCaching on (vLLM 0.18)")
+        if self.max_num_batched_tokens < self.max_model_len and not self.enable_chunked_prefill:
+            raise ValueError("maxNumBatchedTokens below maxModelLen needs enableChunkedPrefill on")
+        return self
+
+
+# ---------------------------------------------------------------- workload
+
+
+class WorkloadConfig(Model):
+    """The traffic the stack is sized for; policies and the cost sheet compare against it."""
+
+    concurrency_per_node: Annotated[int, Field(ge=1, le=65536)] = 2000
+    max_prompt_tokens: Annotated[int, Field(ge=1)] = 1536
+    max_output_tokens: Annotated[int, Field(ge=1)] = 768
+
+
+# ---------------------------------------------------------------- routing
+
+
+class GatewayConfig(Model):
+    gateway_class: GatewayClass = GatewayClass.internal
+    proxy_subnet_cidr: str = "10.129.0.0/23"
+    existing_proxy_subnet: str | None = Field(
+        default=None, description="Self link or name of a REGIONAL_MANAGED_PROXY subnet to reuse."
+    )
+    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[0-5]\.\d+$")] = "v1.4.0"
+    epp_cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "10"
+    epp_memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
+    request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = 300
+
+    @field_validator("proxy_subnet_cidr")
+    @classmethod
+    def _proxy_subnet_size(cls, value: str) -> str:
+        try:
+            network = ipaddress.IPv4Network(value)
+        except ValueError as error:
+            raise ValueError(f"'{value}' is not an IPv4 CIDR block ({error})") from None
+        if network.prefixlen > 26:
+            raise ValueError(f"'{value}' is smaller than /26, the minimum proxy-only subnet")
+        return value
+
+
+class RoutingConfig(Model):
+    mode: RoutingMode = RoutingMode.clusterip
+    service_name: Annotated[str, Field(pattern=DNS_LABEL)] = "qwen-serving"
+    gateway: GatewayConfig = GatewayConfig()
+
+    @field_validator("service_name")
+    @classmethod
+    def _not_vllm(cls, value: str) -> str:
+        if value == "vllm":
+            raise ValueError("a Service named 'vllm' injects VLLM_PORT into pods and crashes vLLM")
+        return value
+
+
+# ---------------------------------------------------------------- economics
+
+
+class EconomicsConfig(Model):
+    """Per-A4-node VM prices (USD/h, before the Autopilot premium), RECIPE section 9."""
+
+    spot_per_node_hour: Annotated[float, Field(ge=0)] = 32.61
+    committed_per_node_hour: Annotated[float, Field(ge=0)] = 88.93
+    tokens_per_second_per_node: Annotated[float, Field(gt=0)] = 91_995
+
+
+# ---------------------------------------------------------------- the stack
+
+
+class StackConfig(Model):
+    environment: Environment
+    project: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")]
+    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+$")] = "us-central1"
+    zones: Annotated[list[str], Field(min_length=1, max_length=4)] = ["us-central1-b"]
+    cluster: ClusterConfig = ClusterConfig()
+    capacity: CapacityConfig = CapacityConfig()
+    weights: WeightsConfig = WeightsConfig()
+    engine: EngineConfig = EngineConfig()
+    workload: WorkloadConfig = WorkloadConfig()
+    routing: RoutingConfig = RoutingConfig()
+    economics: EconomicsConfig = EconomicsConfig()
+
+    @model_validator(mode="after")
+    def _zones_in_region(self) -> StackConfig:
+        for zone in self.zones:
+            if not re.fullmatch(rf"{re.escape(self.region)}-[a-z]", zone):
+                raise ValueError(
+                    f"zones: '{zone}' is not in region {self.region}; allowed: zones named {self.region}-<letter>"
+                )
+        if len(set(self.zones)) != len(self.zones):
+            raise ValueError("zones: a zone is listed twice; list each zone once")
+        return self
+
+    @model_validator(mode="after")
+    def _gateway_needs_inference_pool_crd(self) -> StackConfig:
+        if self.routing.mode is RoutingMode.gateway and gke_version_key(
+            self.cluster.min_master_version
+        ) < gke_version_key(INFERENCE_POOL_MIN_GKE_VERSION):
+            raise ValueError(
+                "cluster.minMasterVersion: routing.mode gateway needs GKE "
+                f">= {INFERENCE_POOL_MIN_GKE_VERSION} (InferencePool v1 CRD)"
+            )
+        return self
+
+    @property
+    def protected(self) -> bool:
+        """Deletion protection for the cluster (weights may override it separately)."""
+        if self.cluster.deletion_protection is not None:
+            return self.cluster.deletion_protection
+        return self.environment is Environment.prod
+
+    @property
+    def weights_protected(self) -> bool:
+        if self.weights.protect is not None:
+            return self.weights.protect
+        return self.environment is Environment.prod
+
+    @property
+    def served_model_name(self) -> str:
+        return self.engine.served_model_name or self.weights.model
+
+
+def dump_camel(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True)

@@ -1,0 +1,240 @@
+"""Run the real Pulumi program under the SDK's mocks and record every registration.
+
+This is the only place where the offline render differs from `pulumi up`: the engine. The
+program itself (`__main__.py`) runs unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi.runtime
+import pulumi.runtime.config as runtime_config
+import yaml
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.settings import get_root_resource
+from pulumi.runtime.sync_await import _sync_await
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET_SIG = rpc._special_sig_key
+SECRET_MARK = rpc._special_secret_sig
+REDACTED = "[secret]"
+FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcmVuZGVyCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
+
+
+class ProjectError(Exception):
+    """The project or stack file cannot be read (exit status 1)."""
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    project: str
+    stack: str
+    config: dict[str, str]
+    secret_keys: list[str]
+    placeholders: list[str]
+
+
+def _config_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def load_stack_settings(stack: str, config_file: Path | None = None, root: Path = ROOT) -> StackSettings:
+    """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
+
+    `secure:` values cannot be decrypted offline; they become placeholders marked secret. The HF
+    token, which a real stack holds as a `secure:` value, gets a placeholder when the file has none.
+    """
+    project_file = root / "Pulumi.yaml"
+    stack_file = config_file or root / f"Pulumi.{stack}.yaml"
+    try:
+        project_doc = yaml.safe_load(project_file.read_text()) or {}
+        stack_doc = yaml.safe_load(stack_file.read_text()) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ProjectError(f"cannot read stack settings: {error}") from None
+    project = str(project_doc["name"])
+    schema: dict[str, Any] = project_doc.get("config") or {}
+    entries: dict[str, Any] = stack_doc.get("config") or {}
+    if not isinstance(entries, dict):
+        raise ProjectError(f"{stack_file}: 'config' must be a mapping")
+
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+    placeholders: list[str] = []
+    for key, spec in schema.items():
+        if isinstance(spec, dict) and "default" in spec:
+            config[f"{project}:{key}"] = _config_string(spec["default"])
+    for key, value in entries.items():
+        full_key = key if ":" in key else f"{project}:{key}"
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            config[full_key] = f"[secure:{full_key}]"
+            secret_keys.append(full_key)
+            placeholders.append(full_key)
+        else:
+            config[full_key] = _config_string(value)
+    for key, spec in schema.items():
+        full_key = f"{project}:{key}"
+        if isinstance(spec, dict) and spec.get("secret"):
+            secret_keys.append(full_key)
+            if full_key not in config:
+                config[full_key] = f"[unset secret:{full_key}]"
+                placeholders.append(full_key)
+    return StackSettings(project, stack, config, sorted(set(secret_keys)), sorted(placeholders))
+
+
+def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """Outputs the engine would report that the program dereferences."""
+    state = dict(inputs)
+    resource_name = inputs.get("name", name)
+    if type_ == "gcp:container/cluster:Cluster":
+        state.setdefault("endpoint", "203.0.113.10")
+        state["masterAuth"] = {"clusterCaCertificate": FAKE_CA}
+    if type_.startswith("gcp:compute/"):
+        project = inputs.get("project", "offline")
+        state.setdefault(
+            "selfLink",
+            f"https://www.googleapis.com/compute/v1/projects/{project}/{type_.split('/')[1]}/{resource_name}",
+        )
+    if type_.startswith("gcp:"):
+        state.setdefault("id", f"{resource_name}")
+    return state
+
+
+class OfflineMocks(pulumi_mocks.Mocks):
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        state = _fake_outputs(args.typ, args.name, args.inputs)
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+@dataclass
+class Registration:
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent: str
+    provider: str
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
+        super().__init__(mocks)
+        self.registrations: list[Registration] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        if request.type != "pulumi:pulumi:Stack":
+            self.registrations.append(
+                Registration(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    custom=bool(request.custom),
+                    parent=request.parent,
+                    provider=request.provider,
+                    inputs=rpc.deserialize_properties(request.object, keep_unknowns=True),
+                    options=_options(request),
+                )
+            )
+        return response
+
+
+def _options(request: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "protect": bool(request.protect),
+        "retainOnDelete": bool(request.retainOnDelete),
+        "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+        "dependsOn": list(request.dependencies),
+        "ignoreChanges": sorted(request.ignoreChanges),
+        "replaceOnChanges": sorted(request.replaceOnChanges),
+        "additionalSecretOutputs": sorted(request.additionalSecretOutputs),
+    }
+    if request.deletedWith:
+        options["deletedWith"] = request.deletedWith
+    timeouts = request.customTimeouts
+    if timeouts.create or timeouts.update or timeouts.delete:
+        options["customTimeouts"] = {
+            key: value
+            for key, value in (("create", timeouts.create), ("update", timeouts.update), ("delete", timeouts.delete))
+            if value
+        }
+    return options
+
+
+@dataclass(frozen=True)
+class RunResult:
+    registrations: list[Registration]
+    outputs: dict[str, Any]
+    logs: list[str]
+
+
+class _LogCapture:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def _log(self, message: object, *args: object, **kwargs: object) -> None:
+        self.lines.append(str(message))
+
+    debug = info = warning = error = _log
+
+
+def apply_settings(settings: StackSettings) -> None:
+    """Hand the stack's config to the SDK as the CLI's language host does."""
+    runtime_config.set_all_config(dict(settings.config), list(settings.secret_keys))
+
+
+def run_program(
+    settings: StackSettings, program: Path = ROOT / "__main__.py", monitor: RecordingMonitor | None = None
+) -> RunResult:
+    """Run the project's `__main__.py` for one stack under the mocks.
+
+    An invalid config raises `stacks.loader.InvalidConfig` before anything is declared.
+    """
+    apply_settings(settings)
+    monitor = monitor or RecordingMonitor(OfflineMocks())
+    logs = _LogCapture()
+    pulumi.runtime.set_mocks(
+        OfflineMocks(),
+        project=settings.project,
+        stack=settings.stack,
+        preview=False,
+        monitor=monitor,
+        logger=logs,  # type: ignore[arg-type]
+    )
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def program_run() -> None:
+        runpy.run_path(str(program), run_name="__main__")
+
+    program_run()
+    root = get_root_resource()
+    outputs = _resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
+    return RunResult(monitor.registrations, outputs, logs.lines)
+
+
+def _resolve_outputs(outputs: dict[str, Any]) -> dict[str, Any]:
+    """Stack exports with every secret one replaced by the redaction mark."""
+
+    async def gather() -> dict[str, Any]:
+        resolved: dict[str, Any] = {}
+        for key, value in outputs.items():
+            output = pulumi.Output.from_input(value)
+            resolved[key] = REDACTED if await output.is_secret() else await output.future()
+        return resolved
+
+    return _sync_await(gather())

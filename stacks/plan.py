@@ -1,0 +1,103 @@
+"""plan.md: a readable summary of a render, with the capacity and cost sheet."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from stacks.config import B200_GPUS_PER_NODE, StackConfig
+
+
+def _source_label(source: Any) -> str:
+    if source.type == "reservation":
+        owner = f" (project {source.project})" if source.project else ""
+        return f"reservation `{source.name}`{owner}"
+    if source.type == "flexStart":
+        return f"Flex-start (max run {source.max_run_duration_seconds} s)"
+    return "Spot"
+
+
+def key_settings(config: StackConfig) -> list[tuple[str, str]]:
+    return [
+        ("environment", config.environment.value),
+        ("project / region / zones", f"{config.project} / {config.region} / {', '.join(config.zones)}"),
+        (
+            "cluster",
+            f"{config.cluster.name}, {config.cluster.release_channel.value}, >= {config.cluster.min_master_version}",
+        ),
+        (
+            "deletion protection",
+            f"cluster {'on' if config.protected else 'off'}, weights {'on' if config.weights_protected else 'off'}",
+        ),
+        ("A4 nodes (8x B200 each)", str(config.capacity.nodes)),
+        ("capacity fallback", " -> ".join(_source_label(source) for source in config.capacity.sources)),
+        ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
+        ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.weights.throughput_mibps} MiB/s"),
+        (
+            "engine",
+            f"{config.engine.image}, DP {config.engine.data_parallel_size} x TP {config.engine.tensor_parallel_size}",
+        ),
+        ("routing", config.routing.mode.value),
+    ]
+
+
+def cost_sheet(config: StackConfig) -> list[str]:
+    nodes = config.capacity.nodes
+    economics = config.economics
+    tokens_per_second = nodes * economics.tokens_per_second_per_node
+    million_tokens_per_hour = tokens_per_second * 3600 / 1e6
+    rows = [
+        "| | per node | stack |",
+        "|---|---|---|",
+        f"| A4 nodes / B200 GPUs | 1 / {B200_GPUS_PER_NODE} | {nodes} / {nodes * B200_GPUS_PER_NODE} |",
+        f"| expected total tok/s (recipe: {economics.tokens_per_second_per_node:,.0f} per node at 12 nodes) "
+        f"| {economics.tokens_per_second_per_node:,.0f} | {tokens_per_second:,.0f} |",
+        f"| concurrent requests sized for | {config.workload.concurrency_per_node:,} "
+        f"| {nodes * config.workload.concurrency_per_node:,} |",
+    ]
+    for label, price in (
+        ("Spot", economics.spot_per_node_hour),
+        ("1-year committed", economics.committed_per_node_hour),
+    ):
+        rows.append(
+            f"| {label} USD/h (VM, before Autopilot premium) | {price:,.2f} | {nodes * price:,.2f} "
+            f"(USD {nodes * price / million_tokens_per_hour:.3f} per million tokens) |"
+        )
+    return rows
+
+
+def plan_markdown(
+    stack: str,
+    config: StackConfig,
+    records: list[dict[str, Any]],
+    outputs: dict[str, Any],
+    manifests: list[str],
+    placeholders: list[str],
+) -> str:
+    lines = [f"# Plan for stack `{stack}`", ""]
+    if placeholders:
+        lines += [
+            "Offline placeholders (secrets that cannot be decrypted here): "
+            + ", ".join(f"`{key}`" for key in placeholders),
+            "",
+        ]
+    lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
+    lines += ["", "## Capacity and cost", "", *cost_sheet(config)]
+
+    children: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        children[record["parent"]].append(record)
+    components = [record for record in records if not record["custom"]]
+    lines += ["", f"## Resources ({len(records)})", ""]
+    for component in components:
+        lines += [f"### {component['name']} ({component['type']})", ""]
+        members = [record for record in children[component["name"]] if record["custom"]]
+        lines += [f"- `{record['type']}` {record['name']}" for record in members] or ["- (components only)"]
+        lines.append("")
+    top_level = [record for record in children[None] if record["custom"]]
+    if top_level:
+        lines += ["### stack-level", ""] + [f"- `{record['type']}` {record['name']}" for record in top_level] + [""]
+    lines += [f"## Kubernetes manifests ({len(manifests)})", ""] + [f"- manifests/{name}" for name in manifests]
+    lines += ["", "## Stack outputs", ""] + [f"- `{key}`: `{value}`" for key, value in sorted(outputs.items())]
+    return "\n".join(lines) + "\n"

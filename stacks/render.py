@@ -1,0 +1,158 @@
+"""`render STACK`: what `pulumi up` would create for a stack, written as plain files.
+
+Writes `resources.json`, `manifests/`, `outputs.json` and `plan.md` to `build/STACK/` (or `--out`).
+Exit status: 0 rendered, 2 invalid stack config, 1 any other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stacks import offline
+from stacks.config import StackConfig
+from stacks.loader import InvalidConfig, raw_project_config, validate
+from stacks.plan import plan_markdown
+
+NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
+
+
+def redacted(value: Any) -> Any:
+    """A secret's shape with every leaf replaced: keys of a secret map are not secret."""
+    if isinstance(value, dict):
+        return {key: redacted(item) for key, item in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [redacted(item) for item in value]
+    return offline.REDACTED
+
+
+def plain(value: Any) -> Any:
+    """Engine-shaped values to plain JSON: secrets redacted, integral floats as ints, keys sorted."""
+    if isinstance(value, dict):
+        if value.get(offline.SECRET_SIG) == offline.SECRET_MARK:
+            return redacted(value.get("value"))
+        return {key: plain(item) for key, item in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _name_of(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def resource_records(registrations: list[offline.Registration]) -> list[dict[str, Any]]:
+    """One JSON object per declared resource, sorted by type and logical name."""
+    names = {registration.urn: registration.name for registration in registrations}
+    records = []
+    for registration in registrations:
+        options = dict(registration.options)
+        options["dependsOn"] = sorted(names.get(urn, _name_of(urn)) for urn in options["dependsOn"])
+        if "deletedWith" in options:
+            options["deletedWith"] = names.get(options["deletedWith"], _name_of(options["deletedWith"]))
+        # a provider reference is "<provider urn>::<provider id>"
+        provider = registration.provider.split("::")[-2] if registration.provider else None
+        records.append(
+            {
+                "type": registration.type,
+                "name": registration.name,
+                "parent": names.get(registration.parent),
+                "provider": provider,
+                "custom": registration.custom,
+                "inputs": plain(registration.inputs),
+                "options": options,
+            }
+        )
+    return sorted(records, key=lambda record: (record["type"], record["name"]))
+
+
+def is_manifest(record: dict[str, Any]) -> bool:
+    return (
+        record["custom"] and record["type"].startswith("kubernetes:") and not record["type"].startswith(NOT_MANIFESTS)
+    )
+
+
+def manifest_of(record: dict[str, Any]) -> dict[str, Any]:
+    inputs = dict(record["inputs"])
+    ordered = {"apiVersion": inputs.pop("apiVersion"), "kind": inputs.pop("kind"), "metadata": inputs.pop("metadata")}
+    ordered.update(inputs)
+    return ordered
+
+
+def manifest_file_name(manifest: dict[str, Any]) -> str:
+    metadata = manifest["metadata"]
+    parts = [manifest["kind"].lower(), metadata.get("namespace", "_cluster"), metadata["name"]]
+    return "--".join(parts) + ".yaml"
+
+
+def write_manifests(records: list[dict[str, Any]], directory: Path) -> list[str]:
+    directory.mkdir(parents=True)
+    written = []
+    for record in filter(is_manifest, records):
+        manifest = manifest_of(record)
+        file_name = manifest_file_name(manifest)
+        if file_name in written:
+            raise RuntimeError(f"two Kubernetes objects render to {file_name}")
+        (directory / file_name).write_text(yaml.safe_dump(manifest, sort_keys=False, width=100))
+        written.append(file_name)
+    return sorted(written)
+
+
+def _dump_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+def render(
+    stack: str, config_file: Path | None = None, out: Path | None = None
+) -> tuple[StackConfig, list[dict[str, Any]], Path]:
+    settings = offline.load_stack_settings(stack, config_file)
+    offline.apply_settings(settings)
+    config = validate(raw_project_config(settings.project))
+    result = offline.run_program(settings)
+    records = resource_records(result.registrations)
+    out_dir = out or offline.ROOT / "build" / stack
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    (out_dir / "resources.json").write_text(_dump_json(records))
+    manifests = write_manifests(records, out_dir / "manifests")
+    outputs = plain(result.outputs)
+    (out_dir / "outputs.json").write_text(_dump_json(outputs))
+    (out_dir / "plan.md").write_text(plan_markdown(stack, config, records, outputs, manifests, settings.placeholders))
+    return config, records, out_dir
+
+
+def _summary(records: list[dict[str, Any]]) -> str:
+    counts = Counter("component" if not record["custom"] else record["type"].split(":")[0] for record in records)
+    return ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("stack", help="stack name: reads Pulumi.STACK.yaml")
+    parser.add_argument("--config-file", type=Path, help="stack settings file to use instead of Pulumi.STACK.yaml")
+    parser.add_argument("--out", type=Path, help="output directory (default build/STACK)")
+    args = parser.parse_args(argv)
+    try:
+        _, records, out_dir = render(args.stack, args.config_file, args.out)
+    except InvalidConfig as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except Exception as error:
+        print(f"render failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    print(f"rendered stack {args.stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

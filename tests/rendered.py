@@ -1,0 +1,78 @@
+"""Render a stack through the real `render` command and read back what it wrote."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+RENDER_TIMEOUT_SECONDS = 240
+
+
+@dataclass(frozen=True)
+class RenderRun:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_render(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> RenderRun:
+    completed = subprocess.run(
+        [sys.executable, "-m", "stacks.render", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return RenderRun(completed.returncode, completed.stdout, completed.stderr)
+
+
+@dataclass(frozen=True)
+class RenderedStack:
+    directory: Path
+
+    @cached_property
+    def resources(self) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = json.loads((self.directory / "resources.json").read_text())
+        return records
+
+    @cached_property
+    def manifests(self) -> list[dict[str, Any]]:
+        return [yaml.safe_load(path.read_text()) for path in sorted((self.directory / "manifests").glob("*.yaml"))]
+
+    @cached_property
+    def outputs(self) -> dict[str, Any]:
+        outputs: dict[str, Any] = json.loads((self.directory / "outputs.json").read_text())
+        return outputs
+
+    @cached_property
+    def plan(self) -> str:
+        return (self.directory / "plan.md").read_text()
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        return [record for record in self.resources if record["type"] == type_]
+
+    def one(self, type_: str) -> dict[str, Any]:
+        matches = self.of_type(type_)
+        assert len(matches) == 1, f"expected one {type_}, found {[record['name'] for record in matches]}"
+        return matches[0]
+
+    def named(self, name: str) -> dict[str, Any]:
+        matches = [record for record in self.resources if record["name"] == name]
+        assert len(matches) == 1, f"expected one resource named {name}, found {len(matches)}"
+        return matches[0]
+
+    def kind(self, kind: str) -> list[dict[str, Any]]:
+        return [manifest for manifest in self.manifests if manifest["kind"] == kind]
+
+    def all_text(self) -> str:
+        return "\n".join(path.read_text() for path in sorted(self.directory.rglob("*")) if path.is_file())

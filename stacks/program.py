@@ -25,6 +25,11 @@ def kubernetes_labels(config: StackConfig) -> dict[str, str]:
     }
 
 
+def serving_selector(config: StackConfig) -> dict[str, str]:
+    """The labels the vLLM pods carry and that routing (Service, InferencePool) and monitoring select on."""
+    return {"app": config.routing.service_name}
+
+
 def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
 

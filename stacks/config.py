@@ -22,6 +22,11 @@ B200_ACCELERATOR = "nvidia-b200"
 B200_GPUS_PER_NODE = 8
 GKE_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)-gke\.(\d+)$")
 DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+PROXY_SUBNET_REFERENCE = (
+    r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+\d+/subnetworks/)?"
+    r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+)
+EPP_RELEASE_NAME_MAX = 40
 
 
 class Model(BaseModel):
@@ -239,6 +244,11 @@ class EngineConfig(Model):
     estimate_cudagraphs: bool = Field(default=True, description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1")
     extra_args: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9]")]] = []
     extra_env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")], str] = {}
+    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$", description="Per serving pod (A4: 224 vCPU).")] = "96"
+    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$", description="Per serving pod (A4: 3,968 GB).")] = "1024Gi"
+    ephemeral_storage: Annotated[
+        str, Field(pattern=r"^\d+(Mi|Gi)$", description="torch.compile, FlashInfer and Triton caches.")
+    ] = "100Gi"
 
     @model_validator(mode="after")
     def _parallelism_fits_node(self) -> EngineConfig:
@@ -274,11 +284,21 @@ class WorkloadConfig(Model):
 
 class GatewayConfig(Model):
     gateway_class: GatewayClass = GatewayClass.internal
-    proxy_subnet_cidr: str = "10.129.0.0/23"
-    existing_proxy_subnet: str | None = Field(
-        default=None, description="Self link or name of a REGIONAL_MANAGED_PROXY subnet to reuse."
+    proxy_subnet_cidr: str = Field(
+        default="10.129.0.0/23",
+        description="Range of the proxy-only subnet: the one created, or that of existingProxySubnet. "
+        "The firewall rule to the serving pods allows it.",
     )
-    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[0-5]\.\d+$")] = "v1.4.0"
+    existing_proxy_subnet: Annotated[str | None, Field(pattern=PROXY_SUBNET_REFERENCE)] = Field(
+        default=None,
+        description="Name or self link of a REGIONAL_MANAGED_PROXY subnet that already exists in the "
+        "cluster's VPC and region (one per VPC and region); then the stack declares none.",
+    )
+    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[3-5]\.\d+$")] = Field(
+        default="v1.4.0",
+        description="inferencepool chart; the value names the stack sets are those of v1.3-v1.5 "
+        "(v1.6 moved to llm-d/llm-d-router and renamed them).",
+    )
     epp_cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "10"
     epp_memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
     request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = 300
@@ -306,6 +326,15 @@ class RoutingConfig(Model):
         if value == "vllm":
             raise ValueError("a Service named 'vllm' injects VLLM_PORT into pods and crashes vLLM")
         return value
+
+    @model_validator(mode="after")
+    def _pool_name_fits_chart(self) -> RoutingConfig:
+        if self.mode is RoutingMode.gateway and len(self.service_name) > EPP_RELEASE_NAME_MAX:
+            raise ValueError(
+                f"serviceName '{self.service_name}' names the InferencePool in gateway mode; the "
+                f"inferencepool chart truncates it to {EPP_RELEASE_NAME_MAX} characters, use at most that many"
+            )
+        return self
 
 
 # ---------------------------------------------------------------- economics
@@ -344,6 +373,24 @@ class StackConfig(Model):
                 )
         if len(set(self.zones)) != len(self.zones):
             raise ValueError("zones: a zone is listed twice; list each zone once")
+        return self
+
+    @model_validator(mode="after")
+    def _proxy_subnet_outside_cluster_ranges(self) -> StackConfig:
+        if self.routing.mode is not RoutingMode.gateway:
+            return self
+        proxy = ipaddress.IPv4Network(self.routing.gateway.proxy_subnet_cidr)
+        network = self.cluster.network
+        for key, cidr in (
+            ("subnetCidr", network.subnet_cidr),
+            ("podsCidr", network.pods_cidr),
+            ("servicesCidr", network.services_cidr),
+        ):
+            if proxy.overlaps(ipaddress.IPv4Network(cidr)):
+                raise ValueError(
+                    f"routing.gateway.proxySubnetCidr {proxy} overlaps cluster.network.{key} {cidr}; "
+                    "the proxy-only subnet needs its own range in the VPC"
+                )
         return self
 
     @model_validator(mode="after")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from components.vllm import engine_args
+from components.weights import local_model_path
 from stacks.config import B200_GPUS_PER_NODE, StackConfig
 
 
@@ -37,6 +39,17 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
             "engine",
             f"{config.engine.image}, DP {config.engine.data_parallel_size} x TP {config.engine.tensor_parallel_size}",
         ),
+        (
+            "vllm serve",
+            " ".join(
+                f"`{arg}`"
+                for arg in engine_args(
+                    config.engine,
+                    local_model_path(config.weights.mount_path, config.weights.model),
+                    config.served_model_name,
+                )
+            ),
+        ),
         ("routing", config.routing.mode.value),
     ]
 
@@ -66,6 +79,23 @@ def cost_sheet(config: StackConfig) -> list[str]:
     return rows
 
 
+def policy_section(policy: dict[str, Any]) -> list[str]:
+    """The verdicts of the policy pack (`policy.json`) as a table."""
+    lines = [
+        "## Policy verdicts",
+        "",
+        f"{policy['policies']} policies of pack `{policy['pack']}`: {policy['mandatory']} mandatory, "
+        f"{policy['advisory']} advisory violation(s).",
+    ]
+    if policy["violations"]:
+        lines += ["", "| level | policy | resource | message |", "|---|---|---|---|"]
+        lines += [
+            f"| {item['level']} | {item['policy']} | {item['resource']} | {item['message'].replace('|', '/')} |"
+            for item in policy["violations"]
+        ]
+    return lines
+
+
 def plan_markdown(
     stack: str,
     config: StackConfig,
@@ -73,6 +103,7 @@ def plan_markdown(
     outputs: dict[str, Any],
     manifests: list[str],
     placeholders: list[str],
+    policy: dict[str, Any],
 ) -> str:
     lines = [f"# Plan for stack `{stack}`", ""]
     if placeholders:
@@ -84,6 +115,7 @@ def plan_markdown(
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
     lines += ["", "## Capacity and cost", "", *cost_sheet(config)]
+    lines += ["", *policy_section(policy)]
 
     children: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
     for record in records:

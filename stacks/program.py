@@ -6,11 +6,18 @@ SDK's mocks.
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pulumi_gcp as gcp
 
+from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import Cluster, ClusterArgs
+from components.gateway import GATEWAY_APIS, InferenceGateway, InferenceGatewayArgs
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
+from components.vllm import PORT_NAME, VllmEngine, VllmEngineArgs
+from components.weights import ModelWeights, ModelWeightsArgs
 from stacks import loader
 from stacks.config import RoutingMode, StackConfig
 
@@ -57,30 +64,140 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             pods_cidr=config.cluster.network.pods_cidr,
             services_cidr=config.cluster.network.services_cidr,
             gateway_api=gateway,
+            extra_apis=GATEWAY_APIS if gateway else (),
             kubernetes_labels=kubernetes_labels(config),
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider]),
     )
     in_namespace = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster.namespace])
-    HuggingFaceToken(
+    namespace = cluster.namespace.metadata.name
+    token = HuggingFaceToken(
         "llm-hf-token",
-        HuggingFaceTokenArgs(
-            namespace=cluster.namespace.metadata.name, token=hf_token, labels=kubernetes_labels(config)
+        HuggingFaceTokenArgs(namespace=namespace, token=hf_token, labels=kubernetes_labels(config)),
+        opts=in_namespace,
+    )
+    capacity = B200Capacity(
+        "llm-capacity",
+        B200CapacityArgs(
+            compute_class_name=config.capacity.compute_class_name,
+            sources=config.capacity.sources,
+            zones=config.zones,
+            gpu_driver_version=config.capacity.gpu_driver_version.value,
+            labels=kubernetes_labels(config),
+        ),
+        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+    )
+    weights = ModelWeights(
+        "llm-weights",
+        ModelWeightsArgs(
+            project=config.project,
+            zones=config.zones,
+            cluster_name=config.cluster.name,
+            namespace=namespace,
+            model=config.weights.model,
+            revision=config.weights.revision,
+            size_gib=config.weights.size_gib,
+            throughput_mibps=config.weights.throughput_mibps,
+            mount_path=config.weights.mount_path,
+            downloader=config.weights.downloader,
+            token_secret_name=token.secret.metadata.name,
+            token_secret_key=token.secret_key,
+            protect=config.weights_protected,
+            labels=kubernetes_labels(config),
+        ),
+        opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
+    )
+    VllmEngine(
+        "llm-vllm",
+        VllmEngineArgs(
+            name=config.routing.service_name,
+            namespace=namespace,
+            engine=config.engine,
+            served_model_name=config.served_model_name,
+            model_path=weights.model_path,
+            weights_claim=weights.claim.metadata.name,
+            weights_mount_path=config.weights.mount_path,
+            replicas=config.capacity.nodes,
+            node_selector=capacity.node_selector,
+            zones=config.zones,
+            spot_capable=any(source.type == "spot" for source in config.capacity.sources),
+            concurrency_per_pod=config.workload.concurrency_per_node,
+            max_request_tokens=config.workload.max_prompt_tokens + config.workload.max_output_tokens,
+            selector=serving_selector(config),
+            labels=kubernetes_labels(config),
         ),
         opts=in_namespace,
     )
 
-    return {
+    outputs: dict[str, pulumi.Input[object]] = {
         "project": config.project,
         "region": config.region,
         "clusterName": cluster.cluster.name,
-        "namespace": cluster.namespace.metadata.name,
+        "namespace": namespace,
         "getCredentials": pulumi.Output.concat(
             "gcloud container clusters get-credentials ",
             cluster.cluster.name,
             f" --region {config.region} --project {config.project}",
         ),
+        "servedModelName": config.served_model_name,
     }
+    if not gateway:
+        routing = ClusterIpRouting(
+            "llm-routing",
+            ClusterIpRoutingArgs(
+                service_name=config.routing.service_name,
+                namespace=namespace,
+                port=config.engine.port,
+                target_port=PORT_NAME,
+                selector=serving_selector(config),
+                labels=kubernetes_labels(config),
+            ),
+            opts=in_namespace,
+        )
+        outputs["endpoint"] = routing.endpoint
+        request = json.dumps(
+            {
+                "model": config.served_model_name,
+                "messages": [{"role": "user", "content": "Say hello in one sentence."}],
+                "max_tokens": 64,
+            },
+            separators=(",", ":"),
+        )
+        port = config.engine.port
+        outputs["tryIt"] = (
+            f"kubectl -n {config.cluster.namespace} port-forward service/{config.routing.service_name} {port}:{port} "
+            f"& sleep 3; curl -s http://localhost:{port}/v1/chat/completions "
+            f"-H 'Content-Type: application/json' -d '{request}'"
+        )
+    if gateway:
+        gateway_config = config.routing.gateway
+        inference_gateway = InferenceGateway(
+            "llm-gateway",
+            InferenceGatewayArgs(
+                project=config.project,
+                region=config.region,
+                cluster_name=config.cluster.name,
+                network=cluster.network.id,
+                pods_cidr=config.cluster.network.pods_cidr,
+                namespace=namespace,
+                pool_name=config.routing.service_name,
+                pod_labels=serving_selector(config),
+                serving_port=config.engine.port,
+                served_model_name=config.served_model_name,
+                gateway_class=gateway_config.gateway_class.value,
+                proxy_subnet_cidr=gateway_config.proxy_subnet_cidr,
+                existing_proxy_subnet=gateway_config.existing_proxy_subnet,
+                epp_chart_version=gateway_config.epp_chart_version,
+                epp_cpu=gateway_config.epp_cpu,
+                epp_memory=gateway_config.epp_memory,
+                request_timeout_seconds=gateway_config.request_timeout_seconds,
+                kubernetes_labels=kubernetes_labels(config),
+            ),
+            opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider]),
+        )
+        outputs["gatewayAddressCommand"] = inference_gateway.address_command
+        outputs["tryIt"] = inference_gateway.try_it
+    return outputs
 
 
 def deploy() -> None:

@@ -1,7 +1,8 @@
 """`render STACK`: what `pulumi up` would create for a stack, written as plain files.
 
-Writes `resources.json`, `manifests/`, `outputs.json` and `plan.md` to `build/STACK/` (or `--out`).
-Exit status: 0 rendered, 2 invalid stack config, 1 any other failure.
+Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts) and
+`plan.md` to `build/STACK/` (or `--out`). Exit status: 0 rendered, 2 invalid stack config, 1 a
+mandatory policy violation (after writing every file) or any other failure.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from policies.runner import Violation, check_records, summary
 from stacks import offline
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
@@ -113,7 +115,7 @@ def _dump_json(value: Any) -> str:
 
 def render(
     stack: str, config_file: Path | None = None, out: Path | None = None
-) -> tuple[StackConfig, list[dict[str, Any]], Path]:
+) -> tuple[StackConfig, list[dict[str, Any]], Path, list[Violation]]:
     settings = offline.load_stack_settings(stack, config_file)
     offline.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
@@ -127,8 +129,13 @@ def render(
     manifests = write_manifests(records, out_dir / "manifests")
     outputs = plain(result.outputs)
     (out_dir / "outputs.json").write_text(_dump_json(outputs))
-    (out_dir / "plan.md").write_text(plan_markdown(stack, config, records, outputs, manifests, settings.placeholders))
-    return config, records, out_dir
+    violations = check_records(records, stack=stack, project=settings.project)
+    policy = summary(violations)
+    (out_dir / "policy.json").write_text(_dump_json(policy))
+    (out_dir / "plan.md").write_text(
+        plan_markdown(stack, config, records, outputs, manifests, settings.placeholders, policy)
+    )
+    return config, records, out_dir, violations
 
 
 def _summary(records: list[dict[str, Any]]) -> str:
@@ -143,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="output directory (default build/STACK)")
     args = parser.parse_args(argv)
     try:
-        _, records, out_dir = render(args.stack, args.config_file, args.out)
+        _, records, out_dir, violations = render(args.stack, args.config_file, args.out)
     except InvalidConfig as error:
         print(str(error), file=sys.stderr)
         return 2
@@ -151,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"render failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     print(f"rendered stack {args.stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
+    for violation in violations:
+        print(violation.line(), file=sys.stderr)
+    mandatory = sum(violation.mandatory for violation in violations)
+    if mandatory:
+        print(f"render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr)
+        return 1
     return 0
 
 

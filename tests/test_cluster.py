@@ -19,7 +19,7 @@ def test_apis_enabled_before_the_cluster(stack: RenderedStack) -> None:
 def test_vpc_native_network(stack: RenderedStack) -> None:
     network = stack.one("gcp:compute/network:Network")
     assert network["inputs"]["autoCreateSubnetworks"] is False
-    subnet = stack.one("gcp:compute/subnetwork:Subnetwork")
+    subnet = stack.named("llm-subnet")
     ranges = {item["rangeName"]: item["ipCidrRange"] for item in subnet["inputs"]["secondaryIpRanges"]}
     cluster = stack.one("gcp:container/cluster:Cluster")["inputs"]
     assert cluster["networkingMode"] == "VPC_NATIVE"

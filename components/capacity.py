@@ -1,0 +1,90 @@
+"""B200 capacity: one GKE ComputeClass that lists, in order, where A4 nodes may come from.
+
+A4 (8x B200) has no on-demand capacity, so every priority is a specific reservation, Flex-start
+or Spot, and `whenUnsatisfiable: DoNotScaleUp` stops the autoscaler from falling back to anything
+else. Every priority is pinned to the zones of the weight disks. The serving pods select the class
+with the node selector `cloud.google.com/compute-class: <name>` and carry no Spot or Flex-start
+selectors of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from stacks.config import (
+    A4_MACHINE_TYPE,
+    B200_ACCELERATOR,
+    B200_GPUS_PER_NODE,
+    CapacitySource,
+    FlexStartSource,
+    ReservationSource,
+    SpotSource,
+)
+
+COMPUTE_CLASS_SELECTOR = "cloud.google.com/compute-class"
+
+
+def priority_for(source: CapacitySource, zones: Sequence[str], driver_version: str) -> dict[str, Any]:
+    """One ComputeClass priority: an A4 node with 8 B200 from one capacity source."""
+    priority: dict[str, Any] = {
+        "machineType": A4_MACHINE_TYPE,
+        "gpu": {"type": B200_ACCELERATOR, "count": B200_GPUS_PER_NODE, "driverVersion": driver_version},
+        "location": {"zones": list(zones)},
+    }
+    if isinstance(source, ReservationSource):
+        reservation: dict[str, str] = {"name": source.name}
+        if source.project:
+            reservation["project"] = source.project
+        priority["reservations"] = {"affinity": "Specific", "specific": [reservation]}
+    elif isinstance(source, FlexStartSource):
+        priority["flexStart"] = {
+            "enabled": True,
+            "nodeRecycling": {"leadTimeSeconds": source.node_recycling_lead_time_seconds},
+        }
+        priority["maxRunDurationSeconds"] = source.max_run_duration_seconds
+    elif isinstance(source, SpotSource):
+        priority["spot"] = True
+    return priority
+
+
+def compute_class_spec(sources: Sequence[CapacitySource], zones: Sequence[str], driver_version: str) -> dict[str, Any]:
+    return {
+        "priorities": [priority_for(source, zones, driver_version) for source in sources],
+        "nodePoolAutoCreation": {"enabled": True},
+        "whenUnsatisfiable": "DoNotScaleUp",
+    }
+
+
+@dataclass(frozen=True)
+class B200CapacityArgs:
+    compute_class_name: str
+    sources: Sequence[CapacitySource]
+    zones: Sequence[str]
+    gpu_driver_version: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class B200Capacity(pulumi.ComponentResource):
+    compute_class: k8s.apiextensions.CustomResource
+
+    def __init__(self, name: str, args: B200CapacityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("llm-serving:capacity:B200Capacity", name, None, opts)
+        self.compute_class = k8s.apiextensions.CustomResource(
+            f"{name}-compute-class",
+            api_version="cloud.google.com/v1",
+            kind="ComputeClass",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.compute_class_name, labels=args.labels),
+            spec=compute_class_spec(args.sources, args.zones, args.gpu_driver_version),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        # Read back from the object so that pods selecting the class wait until it exists.
+        self.compute_class_name: pulumi.Output[str] = self.compute_class.metadata.apply(
+            lambda metadata: str(metadata["name"])
+        )
+        self.node_selector: dict[str, pulumi.Input[str]] = {COMPUTE_CLASS_SELECTOR: self.compute_class_name}
+        self.register_outputs({"computeClassName": self.compute_class_name})

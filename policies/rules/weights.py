@@ -1,0 +1,104 @@
+"""Model weights on Hyperdisk ML: mounted read-only, shared read-only, in the GPU zones."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+
+from policies.graph import claim_named, class_zones, compute_classes, pod_templates, weights_links
+from policies.kubernetes import PodTemplate
+from policies.values import as_list, as_mapping, as_number, as_text, dig, number_text
+from policies.vllm import vllm_servers
+
+HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+KIND_OF_TYPE = {"kubernetes:apps/v1:Deployment": "Deployment", "kubernetes:apps/v1:StatefulSet": "StatefulSet"}
+
+
+def _most_replicas(resource: Any, template: PodTemplate, resources: Any) -> float:
+    """Replicas of a workload, or the most an autoscaler targeting it may create."""
+    most = template.replicas
+    kind = KIND_OF_TYPE.get(resource.resource_type)
+    for autoscaler in resources:
+        target = as_mapping(dig(autoscaler.props, "spec", "scaleTargetRef"))
+        if autoscaler.resource_type == HPA_TYPE and target.get("kind") == kind and target.get("name") == template.name:
+            most = max(most, as_number(dig(autoscaler.props, "spec", "maxReplicas")) or 0)
+    return most
+
+
+def _weights_read_only(args: StackValidationArgs, report: ReportViolation) -> None:
+    for resource, template in pod_templates(args.resources):
+        for server in vllm_servers(resource.resource_type, resource.props):
+            mount = server.weights_mount
+            if mount is None:
+                continue
+            claim_source = as_mapping(server.weights_volume.get("persistentVolumeClaim"))
+            where = f"container {server.container_name}: weights volume {mount.get('name')} at {mount.get('mountPath')}"
+            if mount.get("readOnly") is not True and claim_source.get("readOnly") is not True:
+                report(f"{where} is mounted read-write; mount it readOnly", resource.urn)
+            replicas = _most_replicas(resource, template, args.resources)
+            if replicas <= 1 or not claim_source:
+                continue
+            claim = claim_named(args.resources, server.weights_claim)
+            access_modes = [as_text(mode) for mode in as_list(dig(claim.props, "spec", "accessModes"))] if claim else []
+            if "ReadOnlyMany" not in access_modes:
+                found = f"access modes {access_modes}" if claim else "a claim this stack does not declare"
+                report(
+                    f"{where} comes from claim {server.weights_claim} ({found}) but the workload runs up to "
+                    f"{number_text(replicas)} replicas; they need a ReadOnlyMany claim",
+                    resource.urn,
+                )
+
+
+WEIGHTS_READ_ONLY = StackValidationPolicy(
+    name="LLM-WGT-001",
+    display_name="Weights mounted read-only; several replicas share a ReadOnlyMany claim",
+    description=(
+        "The volume vLLM loads --model from must be mounted readOnly, and a workload with more than one replica "
+        "(or an autoscaler allowing more) must take it from a ReadOnlyMany claim: Hyperdisk ML is filled once and "
+        "then attached read-only by up to 2,500 nodes; a ReadWriteOnce disk attaches to one node, so the second "
+        "replica never starts."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_weights_read_only,
+)
+
+
+def _weights_in_gpu_zones(args: StackValidationArgs, report: ReportViolation) -> None:
+    classes = compute_classes(args.resources)
+    for resource, template in pod_templates(args.resources):
+        placements = {
+            "GPU nodes of its compute class": class_zones(template, classes),
+            "the pod's zone selector": template.zones,
+        }
+        for server in vllm_servers(resource.resource_type, resource.props):
+            zones_by_link: dict[str, set[str]] = defaultdict(set)
+            names_by_link: dict[str, list[str]] = defaultdict(list)
+            for link in weights_links(args.resources, server.weights_claim):
+                if link.zones is not None:
+                    zones_by_link[link.kind] |= link.zones
+                    names_by_link[link.kind].append(link.resource.name)
+            for placement, gpu_zones in placements.items():
+                for kind, weight_zones in sorted(zones_by_link.items()):
+                    missing = sorted((gpu_zones or set()) - weight_zones)
+                    if missing:
+                        report(
+                            f"{placement} can be in {missing} but the weights' {kind} "
+                            f"{', '.join(sorted(names_by_link[kind]))} only exists in {sorted(weight_zones)}",
+                            resource.urn,
+                        )
+
+
+WEIGHTS_IN_GPU_ZONES = StackValidationPolicy(
+    name="LLM-WGT-002",
+    display_name="Weight disks are in the zones of the GPU nodes",
+    description=(
+        "Every zone the serving pods can be placed in (their ComputeClass location.zones or zone selector) must "
+        "hold the weights they mount (Hyperdisk ML disk zone, PersistentVolume node affinity, StorageClass "
+        "allowedTopologies): Hyperdisk ML is zonal, so a GPU node in another zone cannot attach it and the pod "
+        "stays Pending."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_weights_in_gpu_zones,
+)

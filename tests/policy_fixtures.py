@@ -1,0 +1,444 @@
+"""A passing and a failing fixture per policy: small stacks of resource records (the shape of a
+render's resources.json), named `<POLICY-ID>_pass` / `<POLICY-ID>_fail`.
+
+`serving_stack()` is a compact stack that follows the recipe and passes every rule; each fixture
+changes the one thing its rule is about.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ZONE = "us-central1-b"
+OTHER_ZONE = "us-central1-c"
+CLASS_NAME = "b200-serving"
+CLAIM = "weights"
+VOLUME = "weights"
+DISK = "llm-serving-weights"
+QWEN_27B = "Qwen/Qwen3.5-27B-FP8"
+RECIPE_ARGS = [
+    f"--model=/models/{QWEN_27B}",
+    f"--served-model-name={QWEN_27B}",
+    "--data-parallel-size=8",
+    "--tensor-parallel-size=1",
+    "--max-model-len=2560",
+    "--max-num-batched-tokens=16384",
+    "--max-num-seqs=8192",
+    "--kv-cache-dtype=fp8_e4m3",
+    "--gpu-memory-utilization=0.92",
+    "--enable-prefix-caching",
+    "--enable-chunked-prefill",
+    "--attention-backend=FLASHINFER",
+    "-O3",
+    '--speculative-config={"method":"mtp","num_speculative_tokens":1}',
+    "--mamba-cache-mode=align",
+    "--mamba-block-size=8",
+]
+
+Records = list[dict[str, Any]]
+
+
+def record(
+    type_: str, name: str, inputs: dict[str, Any], *, protect: bool = False, provider: str | None = None
+) -> dict[str, Any]:
+    if provider is None and not type_.startswith("pulumi:providers:"):
+        provider = "gcp" if type_.startswith("gcp:") else "k8s"
+    return {
+        "type": type_,
+        "name": name,
+        "parent": None,
+        "provider": provider,
+        "custom": True,
+        "inputs": inputs,
+        "options": {
+            "protect": protect,
+            "retainOnDelete": False,
+            "deleteBeforeReplace": False,
+            "dependsOn": [],
+            "ignoreChanges": [],
+            "replaceOnChanges": [],
+            "additionalSecretOutputs": [],
+        },
+    }
+
+
+def kubernetes(api_version: str, kind: str, name: str, spec: dict[str, Any], **metadata: Any) -> dict[str, Any]:
+    return {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, **metadata}, "spec": spec}
+
+
+def zone_terms(zones: list[str], key: str = "topology.kubernetes.io/zone") -> dict[str, Any]:
+    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": zones}]}]}
+
+
+def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -> Records:
+    protected = environment == "prod"
+    labels = {"llm-serving/environment": environment}
+    container = {
+        "name": "vllm",
+        "image": "vllm/vllm-openai:v0.19.0",
+        "command": ["vllm", "serve"],
+        "args": list(RECIPE_ARGS),
+        "env": [{"name": "HF_HUB_OFFLINE", "value": "1"}],
+        "resources": {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}},
+        "volumeMounts": [{"name": "weights", "mountPath": "/models", "readOnly": True}],
+    }
+    deployment = kubernetes(
+        "apps/v1",
+        "Deployment",
+        "qwen-serving",
+        {
+            "replicas": 12,
+            "template": {
+                "spec": {
+                    "containers": [container],
+                    "nodeSelector": {"cloud.google.com/compute-class": CLASS_NAME},
+                    "affinity": {
+                        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": zone_terms([*zones])}
+                    },
+                    "terminationGracePeriodSeconds": 25,
+                    "volumes": [{"name": "weights", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}],
+                }
+            },
+        },
+        annotations={"llm-serving/concurrency-per-pod": "2000", "llm-serving/max-request-tokens": "2304"},
+        labels=labels,
+    )
+    priority = {
+        "machineType": "a4-highgpu-8g",
+        "gpu": {"type": "nvidia-b200", "count": 8, "driverVersion": "latest"},
+        "location": {"zones": [*zones]},
+    }
+    compute_class = kubernetes(
+        "cloud.google.com/v1",
+        "ComputeClass",
+        CLASS_NAME,
+        {
+            "priorities": [
+                {**priority, "flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": 3600}}},
+                {**priority, "spot": True},
+            ],
+            "whenUnsatisfiable": "DoNotScaleUp",
+        },
+    )
+    multi_zone = len(zones) > 1
+    handle_zone = "multi-zone" if multi_zone else zones[0]
+    volume = kubernetes(
+        "v1",
+        "PersistentVolume",
+        VOLUME,
+        {
+            "accessModes": ["ReadOnlyMany"],
+            "csi": {
+                "driver": "pd.csi.storage.gke.io",
+                "readOnly": True,
+                "volumeHandle": f"projects/my-llm/zones/{handle_zone}/disks/{DISK}",
+            },
+            "nodeAffinity": {"required": zone_terms([*zones], "topology.gke.io/zone")},
+            "persistentVolumeReclaimPolicy": "Retain",
+            "storageClassName": "",
+        },
+    )
+    claim = kubernetes(
+        "v1",
+        "PersistentVolumeClaim",
+        CLAIM,
+        {"accessModes": ["ReadOnlyMany"], "storageClassName": "", "volumeName": VOLUME},
+        namespace="llm-serving",
+    )
+    return [
+        record(
+            "pulumi:providers:gcp",
+            "gcp",
+            {"project": "my-llm", "defaultLabels": json.dumps({"environment": environment})},
+        ),
+        record("pulumi:providers:kubernetes", "k8s", {"kubeconfig": "[secret]"}),
+        record(
+            "gcp:container/cluster:Cluster",
+            "llm-gke",
+            {"name": "llm-serving", "enableAutopilot": True, "deletionProtection": protected},
+            protect=protected,
+        ),
+        record(
+            "kubernetes:core/v1:Namespace", "llm-namespace", {"metadata": {"name": "llm-serving", "labels": labels}}
+        ),
+        record("kubernetes:cloud.google.com/v1:ComputeClass", "llm-compute-class", compute_class),
+        record("kubernetes:apps/v1:Deployment", "llm-vllm", deployment),
+        record("kubernetes:core/v1:PersistentVolume", "llm-weights-pv", volume),
+        record("kubernetes:core/v1:PersistentVolumeClaim", "llm-weights-pvc", claim),
+        *(
+            record(
+                "gcp:compute/disk:Disk",
+                f"llm-weights-disk-{zone}",
+                {"name": DISK, "type": "hyperdisk-ml", "zone": zone, "accessMode": "READ_ONLY_MANY"},
+                protect=protected,
+            )
+            for zone in zones
+        ),
+        record(
+            "kubernetes:core/v1:Secret",
+            "llm-hf-token",
+            {"metadata": {"name": "hf-token"}, "stringData": {"token": "[secret]"}, "type": "Opaque"},
+        ),
+        record(
+            "kubernetes:core/v1:Service",
+            "llm-service",
+            kubernetes("v1", "Service", "qwen-serving", {"type": "ClusterIP", "ports": [{"port": 8000}]}),
+        ),
+    ]
+
+
+def gateway_stack() -> Records:
+    """The serving stack behind the GKE Inference Gateway with every prerequisite."""
+    target = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "qwen-serving"}
+    records = serving_stack("staging")
+    named(records, "llm-gke")["inputs"]["gatewayApiConfig"] = {"channel": "CHANNEL_STANDARD"}
+    return [
+        *records,
+        record(
+            "gcp:projects/service:Service", "llm-networkservices-api", {"service": "networkservices.googleapis.com"}
+        ),
+        record(
+            "gcp:compute/subnetwork:Subnetwork",
+            "llm-proxy-subnet",
+            {"ipCidrRange": "10.129.0.0/23", "purpose": "REGIONAL_MANAGED_PROXY", "role": "ACTIVE"},
+        ),
+        record(
+            "kubernetes:gateway.networking.k8s.io/v1:Gateway",
+            "llm-gateway",
+            kubernetes("gateway.networking.k8s.io/v1", "Gateway", "qwen-serving", {"gatewayClassName": "gke-l7-rilb"}),
+        ),
+        record(
+            "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
+            "llm-route",
+            kubernetes(
+                "gateway.networking.k8s.io/v1",
+                "HTTPRoute",
+                "qwen-serving",
+                {"parentRefs": [{"name": "qwen-serving"}], "rules": [{"backendRefs": [target]}]},
+            ),
+        ),
+        record(
+            "kubernetes:networking.gke.io/v1:HealthCheckPolicy",
+            "llm-health-check",
+            kubernetes("networking.gke.io/v1", "HealthCheckPolicy", "qwen-serving", {"targetRef": target}),
+        ),
+        record(
+            "kubernetes:networking.gke.io/v1:GCPBackendPolicy",
+            "llm-backend-policy",
+            kubernetes("networking.gke.io/v1", "GCPBackendPolicy", "qwen-serving", {"targetRef": target}),
+        ),
+        record(
+            "kubernetes:helm.sh/v3:Release",
+            "llm-epp",
+            {
+                "chart": "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool",
+                "name": "qwen-serving",
+                "values": {
+                    "inferenceExtension": {"resources": {"requests": {"cpu": "10"}, "limits": {"cpu": "10"}}},
+                    "provider": {"name": "none"},
+                },
+            },
+        ),
+    ]
+
+
+def named(records: Records, name: str) -> dict[str, Any]:
+    return next(item for item in records if item["name"] == name)
+
+
+def inputs_of(records: Records, name: str) -> dict[str, Any]:
+    inputs: dict[str, Any] = named(records, name)["inputs"]
+    return inputs
+
+
+def pod_spec(records: Records) -> dict[str, Any]:
+    spec: dict[str, Any] = inputs_of(records, "llm-vllm")["spec"]["template"]["spec"]
+    return spec
+
+
+def vllm_container(records: Records) -> dict[str, Any]:
+    container: dict[str, Any] = pod_spec(records)["containers"][0]
+    return container
+
+
+def set_flag(records: Records, flag: str, value: object | None) -> Records:
+    """Replace (or with None remove) one vLLM flag."""
+    container = vllm_container(records)
+    container["args"] = [arg for arg in container["args"] if arg.split("=", 1)[0] != flag]
+    if value is not None:
+        container["args"].append(f"{flag}={value}")
+    return records
+
+
+def set_gpus(records: Records, count: str) -> Records:
+    for kind in ("limits", "requests"):
+        vllm_container(records)["resources"][kind]["nvidia.com/gpu"] = count
+    return records
+
+
+def priorities(records: Records) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = inputs_of(records, "llm-compute-class")["spec"]["priorities"]
+    return found
+
+
+def edited(records: Records, change: Callable[[Records], object]) -> Records:
+    change(records)
+    return records
+
+
+def without(records: Records, name: str) -> Records:
+    return [item for item in records if item["name"] != name]
+
+
+def b200_on_accelerator_selector(records: Records) -> Records:
+    """The pod selects B200 directly (no ComputeClass) and asks for Spot."""
+    pod_spec(records)["nodeSelector"] = {
+        "cloud.google.com/gke-accelerator": "nvidia-b200",
+        "cloud.google.com/gke-spot": "true",
+    }
+    return records
+
+
+def reservation_capacity(records: Records) -> Records:
+    second = priorities(records)[1]
+    second.pop("spot")
+    second["reservations"] = {"affinity": "Specific", "specific": [{"name": "a4-reserved", "project": "shared"}]}
+    return records
+
+
+def model(records: Records, name: str) -> Records:
+    set_flag(records, "--model", f"/models/{name}")
+    return set_flag(records, "--served-model-name", name)
+
+
+def token_free_downloader(records: Records) -> Records:
+    """Strings that mention hf_ without being a token."""
+    vllm_container(records)["env"] += [
+        {"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"},
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}},
+    ]
+    pod_spec(records)["initContainers"] = [
+        {
+            "name": "check",
+            "command": ["python", "-c", "from huggingface_hub import hf_hub_download; print(hf_transfer)"],
+        }
+    ]
+    return records
+
+
+def read_write_claim(records: Records) -> Records:
+    inputs_of(records, "llm-weights-pvc")["spec"]["accessModes"] = ["ReadWriteOnce"]
+    inputs_of(records, "llm-weights-pv")["spec"]["accessModes"] = ["ReadWriteOnce"]
+    return records
+
+
+def epp_cpu(records: Records, cpu: str) -> Records:
+    resources = inputs_of(records, "llm-epp")["values"]["inferenceExtension"]["resources"]
+    resources["requests"]["cpu"] = resources["limits"]["cpu"] = cpu
+    return records
+
+
+def load_balancer(records: Records, annotations: dict[str, str] | None = None) -> Records:
+    service = inputs_of(records, "llm-service")
+    service["spec"]["type"] = "LoadBalancer"
+    if annotations:
+        service["metadata"]["annotations"] = annotations
+    return records
+
+
+@dataclass(frozen=True)
+class PolicyFixture:
+    records: Records
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
+    "LLM-GPU-001_pass": lambda: PolicyFixture(b200_on_accelerator_selector(serving_stack())),
+    "LLM-GPU-001_fail": lambda: PolicyFixture(set_gpus(serving_stack(), "4")),
+    "LLM-GPU-002_pass": lambda: PolicyFixture(reservation_capacity(serving_stack())),
+    "LLM-GPU-002_fail": lambda: PolicyFixture(edited(serving_stack(), lambda r: priorities(r)[1].pop("spot"))),
+    "LLM-GPU-003_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GPU-003_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: pod_spec(r).pop("terminationGracePeriodSeconds"))
+    ),
+    "LLM-VLLM-001_pass": lambda: PolicyFixture(
+        set_flag(set_flag(serving_stack(), "--tensor-parallel-size", 2), "--data-parallel-size", 4)
+    ),
+    "LLM-VLLM-001_fail": lambda: PolicyFixture(set_flag(serving_stack(), "--tensor-parallel-size", 2)),
+    "LLM-VLLM-002_pass": lambda: PolicyFixture(
+        set_flag(
+            set_flag(model(serving_stack(), "nvidia/Qwen3.5-397B-A17B-NVFP4"), "--tensor-parallel-size", 8),
+            "--data-parallel-size",
+            1,
+        )
+    ),
+    "LLM-VLLM-002_fail": lambda: PolicyFixture(
+        set_flag(set_flag(serving_stack(), "--tensor-parallel-size", 8), "--data-parallel-size", 1)
+    ),
+    "LLM-VLLM-003_pass": lambda: PolicyFixture(set_flag(serving_stack(), "--kv-cache-dtype", "fp8")),
+    "LLM-VLLM-003_fail": lambda: PolicyFixture(set_flag(serving_stack(), "--kv-cache-dtype", None)),
+    "LLM-VLLM-004_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-VLLM-004_fail": lambda: PolicyFixture(
+        set_flag(serving_stack(), "--speculative-config", '{"method":"mtp","num_speculative_tokens":5}')
+    ),
+    "LLM-VLLM-005_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-VLLM-005_fail": lambda: PolicyFixture(
+        set_flag(serving_stack(), "--speculative-config", '{"method":"qwen3_5_mtp","num_speculative_tokens":2}')
+    ),
+    "LLM-VLLM-006_pass": lambda: PolicyFixture(
+        set_flag(set_flag(serving_stack(), "--speculative-config", None), "--gpu-memory-utilization", 0.95)
+    ),
+    "LLM-VLLM-006_fail": lambda: PolicyFixture(set_flag(serving_stack(), "--gpu-memory-utilization", 0.95)),
+    "LLM-VLLM-007_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-VLLM-007_fail": lambda: PolicyFixture(set_flag(serving_stack(), "--max-num-seqs", 512)),
+    "LLM-VLLM-008_pass": lambda: PolicyFixture(set_flag(serving_stack(), "--max-model-len", 4096)),
+    "LLM-VLLM-008_fail": lambda: PolicyFixture(set_flag(serving_stack(), "--max-model-len", None)),
+    "LLM-VLLM-009_pass": lambda: PolicyFixture(
+        set_flag(
+            set_flag(model(serving_stack(), "meta-llama/Llama-3.1-8B"), "--mamba-cache-mode", None),
+            "--mamba-block-size",
+            None,
+        )
+    ),
+    "LLM-VLLM-009_fail": lambda: PolicyFixture(set_flag(serving_stack(), "--mamba-block-size", 12)),
+    "LLM-VLLM-010_pass": lambda: PolicyFixture(
+        set_flag(
+            edited(serving_stack(), lambda r: vllm_container(r).update(image="vllm/vllm-openai:v0.18.0")),
+            "--kv-cache-dtype",
+            None,
+        )
+    ),
+    "LLM-VLLM-010_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: vllm_container(r).update(image="vllm/vllm-openai:v0.18.0"))
+    ),
+    "LLM-SEC-001_pass": lambda: PolicyFixture(token_free_downloader(serving_stack())),
+    "LLM-SEC-001_fail": lambda: PolicyFixture(
+        edited(
+            serving_stack(),
+            lambda r: vllm_container(r)["env"].append({"name": "HF_TOKEN", "value": "hf_" + "aB3" * 12}),
+        )
+    ),
+    "LLM-WGT-001_pass": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: pod_spec(r)["volumes"][0]["persistentVolumeClaim"].pop("readOnly"))
+    ),
+    "LLM-WGT-001_fail": lambda: PolicyFixture(read_write_claim(serving_stack())),
+    "LLM-WGT-002_pass": lambda: PolicyFixture(serving_stack(zones=(ZONE, OTHER_ZONE))),
+    "LLM-WGT-002_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: inputs_of(r, f"llm-weights-disk-{ZONE}").update(zone=OTHER_ZONE))
+    ),
+    "LLM-NET-001_pass": lambda: PolicyFixture(gateway_stack()),
+    "LLM-NET-001_fail": lambda: PolicyFixture(without(gateway_stack(), "llm-proxy-subnet")),
+    "LLM-NET-002_pass": lambda: PolicyFixture(epp_cpu(gateway_stack(), "10000m")),
+    "LLM-NET-002_fail": lambda: PolicyFixture(epp_cpu(gateway_stack(), "500m")),
+    "LLM-NET-003_pass": lambda: PolicyFixture(
+        load_balancer(serving_stack(), {"llm-serving/allow-load-balancer": "true"})
+    ),
+    "LLM-NET-003_fail": lambda: PolicyFixture(load_balancer(serving_stack())),
+    "LLM-PROD-001_pass": lambda: PolicyFixture(serving_stack("dev")),
+    "LLM-PROD-001_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: named(r, f"llm-weights-disk-{ZONE}")["options"].update(protect=False))
+    ),
+}

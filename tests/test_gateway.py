@@ -1,0 +1,305 @@
+"""The `gateway` routing mode: the GKE Inference Gateway in front of the same vLLM pods.
+
+Renders `staging` (gateway by preset), a copy of `prod` switched to gateway mode and a copy of
+`staging` that reuses an existing proxy-only subnet, then checks the objects, their
+cross-references and schemas.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.gateway import EPP_CHART, HEALTH_CHECK_RANGES, curl_example, epp_name
+from stacks.loader import InvalidConfig, validate
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, RenderedStack
+from tests.schemas import is_custom, validate_custom, validate_manifest
+
+PROJECT = "gke-b200-serving"
+ENGINE_PORT = 8000
+POOL = "qwen-serving"
+NAMESPACE = "llm-serving"
+PROXY_SUBNET_CIDR = "10.129.0.0/23"
+CLUSTER = "gcp:container/cluster:Cluster"
+SUBNET = "gcp:compute/subnetwork:Subnetwork"
+FIREWALL = "gcp:compute/firewall:Firewall"
+API = "gcp:projects/service:Service"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+GATEWAY_API = "networkservices.googleapis.com"
+ROUTING_AREA = "llm-serving:routing:"
+GATEWAY_KINDS = {"Gateway", "HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy"}
+POOL_REF = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": POOL}
+
+
+def stack_copy(directory: Path, source: str, extra: dict[str, Any]) -> Path:
+    document = yaml.safe_load((ROOT / f"Pulumi.{source}.yaml").read_text())
+    document["config"].update({f"{PROJECT}:{key}": value for key, value in extra.items()})
+    path = directory / f"Pulumi.{source}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+@pytest.fixture(scope="session")
+def prod_gateway(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    path = stack_copy(tmp_path_factory.mktemp("prod-gateway"), "prod", {"routing": {"mode": "gateway"}})
+    return render_stack("prod", path)
+
+
+@pytest.fixture(scope="session")
+def staging_reusing_proxy_subnet(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    reused = {"existingProxySubnet": "shared-proxy-only", "proxySubnetCidr": "10.130.0.0/23"}
+    settings = {"routing": {"gateway": reused}}
+    return render_stack("staging", stack_copy(tmp_path_factory.mktemp("staging-reuse"), "staging", settings))
+
+
+@pytest.fixture(params=["staging", "prod-gateway"])
+def gateway_stack(request: pytest.FixtureRequest) -> RenderedStack:
+    fixture = "staging" if request.param == "staging" else "prod_gateway"
+    stack: RenderedStack = request.getfixturevalue(fixture)
+    return stack
+
+
+def one_kind(stack: RenderedStack, kind: str) -> dict[str, Any]:
+    (manifest,) = stack.kind(kind)
+    return manifest
+
+
+def chart_values(stack: RenderedStack) -> dict[str, Any]:
+    values: dict[str, Any] = stack.one(RELEASE)["inputs"]["values"]
+    return values
+
+
+def serving_deployment(stack: RenderedStack) -> dict[str, Any]:
+    match_labels = chart_values(stack)["inferencePool"]["modelServers"]["matchLabels"]
+    matching = [
+        deployment
+        for deployment in stack.kind("Deployment")
+        if match_labels.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    ]
+    assert len(matching) == 1, "the pool must select exactly the vLLM pods"
+    return matching[0]
+
+
+def test_pool_selects_the_vllm_pods_on_the_engine_port(gateway_stack: RenderedStack) -> None:
+    pool = chart_values(gateway_stack)["inferencePool"]
+    pod = serving_deployment(gateway_stack)["spec"]["template"]["spec"]
+    container_ports = {port["containerPort"] for container in pod["containers"] for port in container.get("ports", [])}
+    assert pool["targetPorts"] == [{"number": ENGINE_PORT}]
+    assert ENGINE_PORT in container_ports
+    assert pool["modelServers"]["matchLabels"] == {"app": POOL}
+
+
+def test_pool_the_chart_renders_from_our_values_validates(gateway_stack: RenderedStack) -> None:
+    """The chart (templates/inferencepool.yaml, v1.x) renders the pool from the release name and
+    `inferencePool` values; build that object from the rendered values and check it against the CRD."""
+    release = gateway_stack.one(RELEASE)["inputs"]
+    pool_values = release["values"]["inferencePool"]
+    pool: dict[str, Any] = {
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": {"name": release["name"], "namespace": release["namespace"]},
+        "spec": {
+            "targetPorts": [{"number": port["number"]} for port in pool_values["targetPorts"]],
+            "selector": {"matchLabels": pool_values["modelServers"]["matchLabels"]},
+            "endpointPickerRef": {"name": epp_name(release["name"]), "port": {"number": 9002}},
+        },
+    }
+    validate_manifest(pool)
+    assert pool["metadata"]["name"] == POOL_REF["name"]
+
+
+def test_pulumi_up_waits_for_the_gateway_to_be_programmed(gateway_stack: RenderedStack) -> None:
+    annotations = one_kind(gateway_stack, "Gateway")["metadata"]["annotations"]
+    assert annotations["pulumi.com/waitFor"] == "condition=Programmed"
+    assert int(annotations["pulumi.com/timeoutSeconds"]) >= 600
+
+
+def test_endpoint_picker_from_the_pinned_chart(gateway_stack: RenderedStack) -> None:
+    release = gateway_stack.one(RELEASE)["inputs"]
+    assert (release["chart"], release["version"]) == (EPP_CHART, "v1.4.0")
+    assert release["name"] == POOL, "the chart names the InferencePool after the release"
+    assert release["namespace"] == NAMESPACE
+    extension = release["values"]["inferenceExtension"]
+    expected = {"cpu": "10", "memory": "16Gi"}
+    assert extension["resources"] == {"requests": expected, "limits": expected}
+    assert release["values"]["provider"] == {"name": "none"}, "the policies are the stack's, not the chart's"
+
+
+def test_route_sends_the_gateway_to_the_pool(gateway_stack: RenderedStack) -> None:
+    gateway = one_kind(gateway_stack, "Gateway")
+    route = one_kind(gateway_stack, "HTTPRoute")
+    assert gateway["spec"]["gatewayClassName"] == "gke-l7-rilb"
+    assert route["metadata"]["namespace"] == gateway["metadata"]["namespace"] == NAMESPACE
+    (parent,) = route["spec"]["parentRefs"]
+    assert parent == {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway["metadata"]["name"]}
+    (rule,) = route["spec"]["rules"]
+    assert rule["backendRefs"] == [POOL_REF]
+    assert "timeouts" not in rule, "GKE rejects HTTPRoute timeouts"
+
+
+def test_policies_target_the_pool(gateway_stack: RenderedStack) -> None:
+    health = one_kind(gateway_stack, "HealthCheckPolicy")["spec"]
+    backend = one_kind(gateway_stack, "GCPBackendPolicy")["spec"]
+    assert health["targetRef"] == backend["targetRef"] == POOL_REF
+    check = health["default"]["config"]
+    assert check["type"] == "HTTP"
+    assert check["httpHealthCheck"] == {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": 8000}
+    assert backend["default"]["timeoutSec"] == 300
+
+
+def test_endpoint_picker_metrics_are_scraped(gateway_stack: RenderedStack) -> None:
+    (monitoring,) = [item for item in gateway_stack.kind("PodMonitoring") if item["metadata"]["name"] == epp_name(POOL)]
+    assert monitoring["spec"]["selector"]["matchLabels"] == {"inferencepool": epp_name(POOL)}
+    assert chart_values(gateway_stack)["inferenceExtension"]["monitoring"]["prometheus"]["auth"] == {"enabled": False}
+
+
+def test_gateway_prerequisites_on_the_cluster(gateway_stack: RenderedStack) -> None:
+    cluster = gateway_stack.one(CLUSTER)
+    api = next(record for record in gateway_stack.of_type(API) if record["inputs"]["service"] == GATEWAY_API)
+    assert api["name"] in cluster["options"]["dependsOn"]
+    assert cluster["inputs"]["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
+    assert cluster["inputs"]["networkingMode"] == "VPC_NATIVE"
+
+
+def test_proxy_subnet_in_the_cluster_region_and_vpc(gateway_stack: RenderedStack) -> None:
+    cluster = gateway_stack.one(CLUSTER)["inputs"]
+    (proxy,) = [record for record in gateway_stack.of_type(SUBNET) if record["parent"] == "llm-gateway"]
+    inputs = proxy["inputs"]
+    assert (inputs["purpose"], inputs["role"]) == ("REGIONAL_MANAGED_PROXY", "ACTIVE")
+    assert inputs["region"] == cluster["location"]
+    assert inputs["network"] == cluster["network"]
+    assert inputs["ipCidrRange"] == PROXY_SUBNET_CIDR
+    assert ipaddress.IPv4Network(inputs["ipCidrRange"]).prefixlen <= 26
+    gateway = gateway_stack.named("llm-gateway-gateway")
+    assert proxy["name"] in gateway["options"]["dependsOn"], "a Gateway without its proxy-only subnet never programs"
+
+
+def test_firewall_lets_proxies_and_health_checks_reach_the_engine(gateway_stack: RenderedStack) -> None:
+    cluster = gateway_stack.one(CLUSTER)["inputs"]
+    firewall = gateway_stack.one(FIREWALL)["inputs"]
+    pods_range = next(
+        item["ipCidrRange"]
+        for item in gateway_stack.named("llm-subnet")["inputs"]["secondaryIpRanges"]
+        if item["rangeName"] == cluster["ipAllocationPolicy"]["clusterSecondaryRangeName"]
+    )
+    assert firewall["network"] == cluster["network"]
+    assert firewall["direction"] == "INGRESS"
+    assert set(firewall["sourceRanges"]) == {PROXY_SUBNET_CIDR, *HEALTH_CHECK_RANGES}
+    assert firewall["destinationRanges"] == [pods_range]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": [str(ENGINE_PORT)]}]
+
+
+def test_gateway_custom_resources_validate_against_their_crds(gateway_stack: RenderedStack) -> None:
+    custom = [manifest for manifest in gateway_stack.manifests if is_custom(manifest)]
+    assert {manifest["kind"] for manifest in custom} >= GATEWAY_KINDS
+    for manifest in custom:
+        validate_custom(manifest)
+
+
+def test_no_clusterip_service_in_gateway_mode(gateway_stack: RenderedStack) -> None:
+    labels = chart_values(gateway_stack)["inferencePool"]["modelServers"]["matchLabels"]
+    services = [service for service in gateway_stack.kind("Service") if service["spec"].get("selector") == labels]
+    assert services == [], "every request goes through the Endpoint Picker"
+
+
+def test_gateway_outputs(staging: RenderedStack) -> None:
+    command = staging.outputs["gatewayAddressCommand"]
+    assert command == f"kubectl get gateway {POOL} -n {NAMESPACE} -o jsonpath='{{.status.addresses[0].value}}'"
+    try_it = staging.outputs["tryIt"]
+    assert f"http://$({command})/v1/chat/completions" in try_it
+    assert staging.outputs["servedModelName"] in try_it
+    internal_client = f"kubectl run gateway-curl -n {NAMESPACE} "
+    assert try_it.startswith(internal_client), "an internal address is reachable only from the VPC"
+
+
+def test_external_gateway_is_curled_directly() -> None:
+    example = curl_example("kubectl get gateway g", "ns", "m", internal=False)
+    assert example.startswith("curl -sS http://$(kubectl get gateway g)/v1/chat/completions ")
+
+
+def test_clusterip_stacks_declare_no_gateway(dev: RenderedStack, prod: RenderedStack) -> None:
+    for stack in (dev, prod):
+        assert not GATEWAY_KINDS & {manifest["kind"] for manifest in stack.manifests}
+        assert not stack.of_type(RELEASE) and not stack.of_type(FIREWALL)
+        assert all(record["inputs"].get("purpose") != "REGIONAL_MANAGED_PROXY" for record in stack.of_type(SUBNET))
+        assert GATEWAY_API not in {record["inputs"]["service"] for record in stack.of_type(API)}
+        assert "gatewayApiConfig" not in stack.one(CLUSTER)["inputs"]
+        assert "gatewayAddressCommand" not in stack.outputs
+
+
+def routing_resource_names(stack: RenderedStack) -> set[str]:
+    """Routing components (`llm-serving:routing:*`) and everything under them."""
+    parents = {record["name"]: record["parent"] for record in stack.resources}
+    components = {record["name"] for record in stack.resources if record["type"].startswith(ROUTING_AREA)}
+
+    def under_routing(name: str | None) -> bool:
+        return name is not None and (name in components or under_routing(parents[name]))
+
+    return {name for name in parents if under_routing(name)}
+
+
+def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, prod_gateway: RenderedStack) -> None:
+    clusterip = {r["name"]: r for r in prod.resources if r["name"] not in routing_resource_names(prod)}
+    gateway = {r["name"]: r for r in prod_gateway.resources if r["name"] not in routing_resource_names(prod_gateway)}
+    assert set(clusterip) <= set(gateway)
+    (api,) = set(gateway) - set(clusterip)
+    assert gateway[api]["inputs"]["service"] == GATEWAY_API
+    for name, record in clusterip.items():
+        # Allowed: the cluster's Gateway API channel, and waiting for the Network Services API.
+        switched = {
+            **gateway[name],
+            "inputs": {key: value for key, value in gateway[name]["inputs"].items() if key != "gatewayApiConfig"},
+            "options": {
+                **gateway[name]["options"],
+                "dependsOn": [item for item in gateway[name]["options"]["dependsOn"] if item != api],
+            },
+        }
+        assert switched == record, f"{name} changed with the routing mode"
+    assert {manifest["kind"] for manifest in prod_gateway.manifests} >= GATEWAY_KINDS
+
+
+def test_existing_proxy_subnet_is_reused_not_declared(staging_reusing_proxy_subnet: RenderedStack) -> None:
+    stack = staging_reusing_proxy_subnet
+    assert [record["name"] for record in stack.of_type(SUBNET)] == ["llm-subnet"]
+    firewall = stack.one(FIREWALL)["inputs"]
+    assert "10.130.0.0/23" in firewall["sourceRanges"]
+    assert "shared-proxy-only" in firewall["description"]
+    assert stack.named("llm-gateway-gateway")["options"]["dependsOn"] == ["llm-namespace"]
+
+
+INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "proxy-subnet-inside-pods-range",
+        {"gateway": {"proxySubnetCidr": "10.4.0.0/23"}},
+        "routing.gateway.proxySubnetCidr 10.4.0.0/23 overlaps cluster.network.podsCidr",
+    ),
+    ("chart-moved-to-llm-d", {"gateway": {"eppChartVersion": "v1.6.0"}}, "routing.gateway.eppChartVersion"),
+    ("chart-before-value-names", {"gateway": {"eppChartVersion": "v1.2.0"}}, "routing.gateway.eppChartVersion"),
+    ("proxy-subnet-not-a-name", {"gateway": {"existingProxySubnet": "Proxy Subnet"}}, "existingProxySubnet"),
+    ("pool-name-too-long", {"serviceName": "q" * 41}, "the inferencepool chart truncates it to 40 characters"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "routing", "expected"), INVALID_GATEWAY_SETTINGS, ids=[case for case, _, _ in INVALID_GATEWAY_SETTINGS]
+)
+def test_invalid_gateway_settings_name_the_key(case: str, routing: dict[str, Any], expected: str) -> None:
+    with pytest.raises(InvalidConfig, match=re.escape(expected)):
+        validate({"environment": "staging", "project": "my-llm-staging", "routing": routing})
+
+
+def test_gateway_settings_are_checked_only_in_gateway_mode() -> None:
+    config = validate(
+        {
+            "environment": "prod",
+            "project": "my-llm-prod",
+            "routing": {"serviceName": "q" * 41, "gateway": {"proxySubnetCidr": "10.4.0.0/23"}},
+        }
+    )
+    assert config.routing.mode.value == "clusterip"

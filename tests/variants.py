@@ -1,0 +1,64 @@
+"""Stack-file variants: a copy of a real stack file with some settings replaced, rendered once per
+session (the file path is fixed per variant, so `render_stack` caches it across test modules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from stacks.config import StackConfig
+from stacks.loader import validate
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, RenderedStack
+
+PROJECT = "gke-b200-serving"
+
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    # Reservation first, then Flex-start, no Spot, over two zones.
+    "reserved": (
+        "prod",
+        {
+            "zones": ["us-central1-b", "us-central1-c"],
+            "capacity": {
+                "nodes": 4,
+                "sources": [
+                    {"type": "reservation", "name": "a4-reserved", "project": "shared-reservations"},
+                    {"type": "flexStart", "nodeRecyclingLeadTimeSeconds": 1800, "maxRunDurationSeconds": 86400},
+                ],
+            },
+        },
+    ),
+    # One engine field changed, weights untouched.
+    "dev-engine": ("dev", {"engine": {"maxNumSeqs": 4096}}),
+    # Another model revision.
+    "dev-revision": ("dev", {"weights": {"revision": "0123456789abcdef0123456789abcdef01234567"}}),
+}
+
+
+def _stack_config(doc: dict[str, Any]) -> dict[str, Any]:
+    prefix = f"{PROJECT}:"
+    return {key.removeprefix(prefix): value for key, value in doc["config"].items()}
+
+
+def variant_config(name: str) -> StackConfig:
+    base, settings = VARIANTS[name]
+    raw = _stack_config(yaml.safe_load((ROOT / f"Pulumi.{base}.yaml").read_text()))
+    return validate({**raw, **settings})
+
+
+def render_variant(name: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    base, settings = VARIANTS[name]
+    doc = yaml.safe_load((ROOT / f"Pulumi.{base}.yaml").read_text())
+    doc["config"].update({f"{PROJECT}:{key}": value for key, value in settings.items()})
+    directory = tmp_path_factory.getbasetemp() / "variants"
+    directory.mkdir(exist_ok=True)
+    path = directory / f"Pulumi.{name}.yaml"
+    if not path.exists():
+        path.write_text(yaml.safe_dump(doc))
+    return render_stack(name, path)
+
+
+def stack_config(stack: str) -> StackConfig:
+    return validate(_stack_config(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())))

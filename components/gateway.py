@@ -18,14 +18,14 @@ selector and the load balancer sends each request to the pod it picked, so nothi
 
 from __future__ import annotations
 
-import json
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
+
+from components.routing import chat_request_curl_args
 
 GATEWAY_APIS = ("networkservices.googleapis.com",)
 EPP_CHART = "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool"
@@ -92,14 +92,7 @@ def epp_chart_values(args: InferenceGatewayArgs) -> dict[str, Any]:
 
 
 def curl_example(address_command: str, namespace: str, model: str, internal: bool) -> str:
-    payload = json.dumps(
-        {"model": model, "messages": [{"role": "user", "content": "Say hello in one sentence."}], "max_tokens": 64},
-        separators=(",", ":"),
-    )
-    request = (
-        f"-sS http://$({address_command})/v1/chat/completions "
-        f"-H 'Content-Type: application/json' -d {shlex.quote(payload)}"
-    )
+    request = chat_request_curl_args(f"http://$({address_command})", model)
     if internal:
         # An internal Gateway's address is reachable only from the VPC: send the request from a pod.
         return f"kubectl run gateway-curl -n {namespace} --rm -i --restart=Never --image=curlimages/curl -- {request}"

@@ -6,8 +6,6 @@ SDK's mocks.
 
 from __future__ import annotations
 
-import json
-
 import pulumi
 import pulumi_gcp as gcp
 
@@ -146,30 +144,18 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             "llm-routing",
             ClusterIpRoutingArgs(
                 service_name=config.routing.service_name,
-                namespace=namespace,
+                namespace=config.cluster.namespace,
                 port=config.engine.port,
                 target_port=PORT_NAME,
                 selector=serving_selector(config),
+                served_model_name=config.served_model_name,
                 labels=kubernetes_labels(config),
             ),
             opts=in_namespace,
         )
         outputs["endpoint"] = routing.endpoint
-        request = json.dumps(
-            {
-                "model": config.served_model_name,
-                "messages": [{"role": "user", "content": "Say hello in one sentence."}],
-                "max_tokens": 64,
-            },
-            separators=(",", ":"),
-        )
-        port = config.engine.port
-        outputs["tryIt"] = (
-            f"kubectl -n {config.cluster.namespace} port-forward service/{config.routing.service_name} {port}:{port} "
-            f"& sleep 3; curl -s http://localhost:{port}/v1/chat/completions "
-            f"-H 'Content-Type: application/json' -d '{request}'"
-        )
-    if gateway:
+        outputs["tryIt"] = routing.try_it
+    else:
         gateway_config = config.routing.gateway
         inference_gateway = InferenceGateway(
             "llm-gateway",

@@ -12,31 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.recipe import RECIPE_ARGS, SERVED_NAME
+
 ZONE = "us-central1-b"
 OTHER_ZONE = "us-central1-c"
 CLASS_NAME = "b200-serving"
 CLAIM = "weights"
 VOLUME = "weights"
 DISK = "llm-serving-weights"
-QWEN_27B = "Qwen/Qwen3.5-27B-FP8"
-RECIPE_ARGS = [
-    f"--model=/models/{QWEN_27B}",
-    f"--served-model-name={QWEN_27B}",
-    "--data-parallel-size=8",
-    "--tensor-parallel-size=1",
-    "--max-model-len=2560",
-    "--max-num-batched-tokens=16384",
-    "--max-num-seqs=8192",
-    "--kv-cache-dtype=fp8_e4m3",
-    "--gpu-memory-utilization=0.92",
-    "--enable-prefix-caching",
-    "--enable-chunked-prefill",
-    "--attention-backend=FLASHINFER",
-    "-O3",
-    '--speculative-config={"method":"mtp","num_speculative_tokens":1}',
-    "--mamba-cache-mode=align",
-    "--mamba-block-size=8",
-]
+QWEN_27B = SERVED_NAME
 
 Records = list[dict[str, Any]]
 

@@ -40,7 +40,7 @@ def test_outputs_give_the_endpoint_and_a_ready_example(name: str, render_stack: 
     assert outputs["endpoint"] == "http://qwen-serving.llm-serving.svc.cluster.local:8000/v1"
     assert outputs["servedModelName"] == "Qwen/Qwen3.5-27B-FP8"
     assert outputs["tryIt"].startswith("kubectl -n llm-serving port-forward service/qwen-serving 8000:8000")
-    assert "curl -s http://localhost:8000/v1/chat/completions" in outputs["tryIt"]
+    assert "curl -sS http://localhost:8000/v1/chat/completions" in outputs["tryIt"]
     assert '"model":"Qwen/Qwen3.5-27B-FP8"' in outputs["tryIt"]
 
 

@@ -10,31 +10,10 @@ from components.vllm import CONTAINER_NAME, engine_args, engine_image
 from stacks.config import EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
 from stacks.program import kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
+from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME
 from tests.rendered import RenderedStack
 from tests.schemas import validate_manifest
 from tests.variants import render_variant, stack_config, variant_config
-
-MODEL_PATH = "/models/Qwen/Qwen3.5-27B-FP8"
-SERVED_NAME = "Qwen/Qwen3.5-27B-FP8"
-RECIPE_ARGS = [
-    f"--model={MODEL_PATH}",
-    f"--served-model-name={SERVED_NAME}",
-    "--port=8000",
-    "--data-parallel-size=8",
-    "--tensor-parallel-size=1",
-    "--max-model-len=2560",
-    "--max-num-batched-tokens=16384",
-    "--max-num-seqs=8192",
-    "--kv-cache-dtype=fp8_e4m3",
-    "--gpu-memory-utilization=0.92",
-    "--enable-prefix-caching",
-    "--enable-chunked-prefill",
-    "--attention-backend=FLASHINFER",
-    "-O3",
-    '--speculative-config={"method":"mtp","num_speculative_tokens":1}',
-    "--mamba-cache-mode=align",
-    "--mamba-block-size=8",
-]
 
 
 def deployment(stack: RenderedStack) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from stacks import offline
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
+from stacks.preview import PreviewInputError, load_render, preview, report, write_preview
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 
@@ -148,7 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stack", help="stack name: reads Pulumi.STACK.yaml")
     parser.add_argument("--config-file", type=Path, help="stack settings file to use instead of Pulumi.STACK.yaml")
     parser.add_argument("--out", type=Path, help="output directory (default build/STACK)")
+    parser.add_argument("--against", type=Path, metavar="OLD_DIR", help="also write changes.md against this render")
     args = parser.parse_args(argv)
+    try:  # read before rendering: OLD_DIR may be the output directory the render replaces
+        earlier = load_render(args.against) if args.against is not None else None
+    except PreviewInputError as error:
+        print(f"preview: {error}", file=sys.stderr)
+        return 2
     try:
         _, records, out_dir, violations = render(args.stack, args.config_file, args.out)
     except InvalidConfig as error:
@@ -160,11 +167,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rendered stack {args.stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
     for violation in violations:
         print(violation.line(), file=sys.stderr)
+    refused = 0
+    if earlier is not None:
+        changes = preview(earlier, load_render(out_dir))
+        write_preview(changes, out_dir)
+        refused = report(changes, out_dir)
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
         print(f"render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr)
         return 1
-    return 0
+    return refused
 
 
 if __name__ == "__main__":

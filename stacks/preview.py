@@ -296,9 +296,9 @@ class _Planner:
                 or _replace_on_changes(path, replace_on)
             )
             change.inputs.append(InputChange(path, old_value, new_value, replaces))
+            change.config_keys.update(config_keys_for(new["type"], path))
             if replaces:
                 change.replaced_because.append(f"{path} changed")
-                change.config_keys.update(config_keys_for(new["type"], path))
         if change.inputs:
             change.action = "replace" if change.replaced_because else "update"
         self.changes[urn] = change

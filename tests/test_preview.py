@@ -279,9 +279,8 @@ def render_with(
     config = doc["config"]
     for key, value in settings.items():
         current = config.get(f"{PROJECT}:{key}")
-        if isinstance(value, dict) and isinstance(current, dict):
-            value = {**current, **value}
-        config[f"{PROJECT}:{key}"] = value
+        merged = {**current, **value} if isinstance(value, dict) and isinstance(current, dict) else value
+        config[f"{PROJECT}:{key}"] = merged
     directory = tmp_path_factory.getbasetemp() / "day2"
     directory.mkdir(exist_ok=True)
     path = directory / f"Pulumi.{stack}-{label}.yaml"

@@ -257,6 +257,7 @@ class _Planner:
     def __init__(self, old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> None:
         self.old, self.new = old, new
         self.new_by_name = _by_name(list(new.values()))
+        self.old_names = {record["name"] for record in old.values()}
         self.urn_of_name = {
             record["name"]: urn for urn, record in sorted(new.items(), key=lambda item: item[1]["custom"])
         }
@@ -389,7 +390,8 @@ class _Planner:
             ]
             for name in references:
                 if name and name not in self.new_by_name:
-                    refusals.append(f"{urn} still depends on {name}, which is deleted")
+                    gone = "deleted" if name in self.old_names else "not declared"
+                    refusals.append(f"{urn} still depends on {name}, which is {gone}")
         return refusals
 
     def _warnings(self, changes: list[ResourceChange]) -> list[str]:

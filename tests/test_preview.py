@@ -264,6 +264,15 @@ def test_render_against_a_missing_dir_exits_2_before_rendering(tmp_path: Path) -
     assert not (tmp_path / "dev").exists()
 
 
+def test_render_against_writes_the_preview(render_stack: RenderStack, tmp_path: Path) -> None:
+    earlier = render_stack("dev").directory
+    outcome = run("stacks.render", "dev", "--out", str(tmp_path / "dev"), "--against", str(earlier))
+    assert outcome.returncode == 0, outcome.stderr
+    assert "0 create, 0 update, 0 replace, 0 delete" in outcome.stdout
+    summary = json.loads((tmp_path / "dev" / "changes.json").read_text())["summary"]
+    assert summary["same"] == len(render_stack("dev").resources)
+
+
 # ---------------------------------------------------------------- day-2 changes to every stack file
 
 

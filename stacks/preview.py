@@ -262,6 +262,7 @@ class _Planner:
             record["name"]: urn for urn, record in sorted(new.items(), key=lambda item: item[1]["custom"])
         }
         self.changes: dict[str, ResourceChange] = {}
+        self.candidate_keys: list[tuple[ResourceChange, list[str]]] = []
 
     def plan(self) -> Preview:
         for urn in sorted(set(self.old) | set(self.new)):
@@ -271,6 +272,7 @@ class _Planner:
                 self.changes[urn] = ResourceChange(urn, self.old[urn], "delete")
             else:
                 self._diff(urn)
+        self._attribute_settings()
         self._propagate_replacements()
         for change in self.changes.values():
             if change.action == "replace":
@@ -297,12 +299,20 @@ class _Planner:
                 or _replace_on_changes(path, replace_on)
             )
             change.inputs.append(InputChange(path, old_value, new_value, replaces))
-            change.config_keys.update(config_keys_for(new["type"], path))
+            self.candidate_keys.append((change, config_keys_for(new["type"], path)))
             if replaces:
                 change.replaced_because.append(f"{path} changed")
         if change.inputs:
             change.action = "replace" if change.replaced_because else "update"
         self.changes[urn] = change
+
+    def _attribute_settings(self) -> None:
+        """Name the stack settings behind each change. Where an input is fed by several settings (a
+        weights disk name by `cluster.name` and `weights.revision`), keep those that are the only
+        candidate for some other change in the same update, when there are any."""
+        certain = {keys[0] for _, keys in self.candidate_keys if len(keys) == 1}
+        for change, keys in self.candidate_keys:
+            change.config_keys.update([key for key in keys if key in certain] or keys)
 
     def _propagate_replacements(self) -> None:
         """Replacements spread through providers and through inputs built from replaced outputs."""

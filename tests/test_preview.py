@@ -170,6 +170,17 @@ def test_replaced_outputs_become_unknown_in_inputs_built_from_them() -> None:
     assert result.refusals  # the cluster is protected
 
 
+def test_a_setting_shared_by_several_inputs_is_narrowed_by_the_other_changes() -> None:
+    renamed_disk = changed(base_state(), "disk", "inputs.name", "d2")
+    assert one(preview(base_state(), renamed_disk), "disk").config_keys == {
+        "cluster.name",
+        "weights.model",
+        "weights.revision",
+    }
+    both = changed(renamed_disk, "gke", "inputs.name", "c2")
+    assert one(preview(base_state(), both), "disk").config_keys == {"cluster.name"}
+
+
 def test_unprotecting_first_allows_the_replacement() -> None:
     old = changed(base_state(), "gke", "options.protect", False)
     result = preview(old, changed(base_state(), "gke", "inputs.name", "c2"))

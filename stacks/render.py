@@ -2,7 +2,9 @@
 
 Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts) and
 `plan.md` to `build/STACK/` (or `--out`). Exit status: 0 rendered, 2 invalid stack config, 1 a
-mandatory policy violation (after writing every file) or any other failure.
+mandatory policy violation (after writing every file) or any other failure. With `--against OLD_DIR`
+it also writes the preview of the update from that render (`stacks/preview.py`): exit 1 when the engine
+would refuse it, 2 when OLD_DIR is not a render.
 """
 
 from __future__ import annotations

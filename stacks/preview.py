@@ -498,7 +498,7 @@ def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> P
     return result
 
 
-def report(result: Preview, out_dir: Path) -> int:
+def report_preview(result: Preview, out_dir: Path) -> int:
     """One summary line on stdout, one line per refusal on stderr; the exit status."""
     counts = result.counts()
     summary = ", ".join(f"{counts[action]} {action}" for action in (*ACTIONS, "same"))
@@ -519,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     except PreviewInputError as error:
         print(f"preview: {error}", file=sys.stderr)
         return 2
-    return report(result, args.out or args.new_dir)
+    return report_preview(result, args.out or args.new_dir)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ import yaml
 
 from stacks.config import RoutingMode
 from stacks.preview import Preview, changes_markdown, preview
-from tests.conftest import STACKS, RenderStack
-from tests.rendered import ROOT, RenderedStack
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
 from tests.variants import PROJECT, stack_config
 
 # ---------------------------------------------------------------- engine rules on small states
@@ -270,14 +270,14 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, content: str | None, m
 
 
 def test_render_against_a_missing_dir_exits_2_before_rendering(tmp_path: Path) -> None:
-    outcome = run("stacks.render", "dev", "--out", str(tmp_path / "dev"), "--against", str(tmp_path / "missing"))
+    outcome = run_render("dev", "--out", str(tmp_path / "dev"), "--against", str(tmp_path / "missing"))
     assert outcome.returncode == 2 and "no such render directory" in outcome.stderr
     assert not (tmp_path / "dev").exists()
 
 
 def test_render_against_writes_the_preview(render_stack: RenderStack, tmp_path: Path) -> None:
     earlier = render_stack("dev").directory
-    outcome = run("stacks.render", "dev", "--out", str(tmp_path / "dev"), "--against", str(earlier))
+    outcome = run_render("dev", "--out", str(tmp_path / "dev"), "--against", str(earlier))
     assert outcome.returncode == 0, outcome.stderr
     assert "0 create, 0 update, 0 replace, 0 delete" in outcome.stdout
     summary = json.loads((tmp_path / "dev" / "changes.json").read_text())["summary"]
@@ -321,7 +321,7 @@ WEIGHTS_PARENT = "llm-serving:weights:ModelWeights"
 ROUTING_PARENTS = ("llm-serving:routing:",)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 def test_nothing_changed_is_no_change(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -334,7 +334,7 @@ def test_nothing_changed_is_no_change(
     assert json.dumps(first.as_json(), sort_keys=True) == json.dumps(second.as_json(), sort_keys=True)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 def test_model_revision_creates_new_weights_and_updates_the_deployment(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -353,7 +353,7 @@ def test_model_revision_creates_new_weights_and_updates_the_deployment(
     assert any("persistentVolumeClaim.claimName" in entry.path for entry in deployment.inputs)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 def test_node_count_updates_only_what_is_sized_from_it(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -369,7 +369,7 @@ def test_node_count_updates_only_what_is_sized_from_it(
     }
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 def test_engine_flag_updates_only_the_deployment(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -380,7 +380,7 @@ def test_engine_flag_updates_only_the_deployment(
     assert result.of("update")[0].config_keys == {"engine"}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 def test_capacity_fallback_updates_only_the_compute_class(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -394,7 +394,7 @@ def test_capacity_fallback_updates_only_the_compute_class(
     assert types_of(result, "update") == {"kubernetes:cloud.google.com/v1:ComputeClass"}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 def test_routing_mode_round_trip_adds_and_removes_gateway_objects_only(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -419,7 +419,7 @@ CLUSTER_MOVES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", STACK_FILES)
 @pytest.mark.parametrize("move", sorted(CLUSTER_MOVES))
 def test_cluster_move_replaces_everything_on_it_and_prod_refuses(
     stack: str, move: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory

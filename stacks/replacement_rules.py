@@ -177,6 +177,9 @@ _K8S_KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "networking.gke.io/v1:HealthCheckPolicy": (),
     "inference.networking.k8s.io/v1:InferencePool": (),
     "inference.networking.x-k8s.io/v1alpha2:InferenceObjective": (),
+    "apiregistration.k8s.io/v1:APIService": (),
+    "keda.sh/v1alpha1:ScaledObject": (),
+    "keda.sh/v1alpha1:TriggerAuthentication": (),
 }
 
 _GCP_RULES = (
@@ -309,6 +312,12 @@ _GCP_RULES = (
         ("project", "role", "member", "condition"),
         "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go and "
         "google/services/resourcemanager/iam_project.go ForceNew",
+    ),
+    ReplacementRule(
+        "gcp:serviceaccount/iAMMember:IAMMember",
+        ("serviceAccountId", "role", "member", "condition"),
+        "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go and "
+        "google/services/resourcemanager/iam_service_account.go ForceNew",
     ),
     ReplacementRule("gcp:monitoring/dashboard:Dashboard", ("project",), _tf("monitoring", "monitoring_dashboard")),
     ReplacementRule(

@@ -204,7 +204,16 @@ def index_by_urn(records: list[dict[str, Any]], where: str) -> dict[str, dict[st
 
 
 def diff_values(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[tuple[tuple[Segment, ...], Any, Any]]:
-    """Leaf-level differences; lists of equal length element by element, others as a whole."""
+    """Leaf-level differences; lists of equal length element by element, others as a whole.
+
+    An object added or removed is diffed field by field against nothing: the providers diff set
+    fields (a new `privateClusterConfig` with only `enablePrivateNodes` does not touch the ForceNew
+    `privateClusterConfig.masterIpv4CidrBlock`; pulumi-kubernetes' `PatchPropertiesChanged` matches
+    a force-new path only where the patch holds a value)."""
+    if isinstance(new, dict) and old is MISSING:
+        old = {}
+    if isinstance(old, dict) and new is MISSING:
+        new = {}
     if isinstance(old, dict) and isinstance(new, dict):
         found = []
         for key in sorted(set(old) | set(new)):

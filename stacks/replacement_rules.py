@@ -19,8 +19,9 @@ One rule per resource type the stacks declare, taken from the provider that diff
   update; resources that carry `project` or `region` themselves are replaced by their own rules.
 
 Paths use the engine's property-path syntax (`spec.template`, `spec.containers[*].image`); `[*]` is
-any list index. A change matches a rule path when either is a prefix of the other, as
-pulumi-kubernetes' `openapi.PatchPropertiesChanged` does (a whole new `spec` touches `spec.selector`).
+any list index. A change matches a rule path when either is a prefix of the other: a change inside a
+force-new field, or a whole value (a list, a replaced scalar) that holds one. Objects added or removed
+are diffed field by field (`stacks/preview.py`), so only the fields they really set are matched.
 """
 
 from __future__ import annotations

@@ -124,6 +124,16 @@ def test_immutable_field_replaces_and_names_it() -> None:
     assert any("retainOnDelete" in warning for warning in result.warnings)
 
 
+def test_an_added_object_is_diffed_by_the_fields_it_sets() -> None:
+    private_nodes = changed(base_state(), "gke", "inputs.privateClusterConfig", {"enablePrivateNodes": True})
+    gke = one(preview(base_state(), private_nodes), "gke")
+    assert gke.action == "update" and [entry.path for entry in gke.inputs] == [
+        "privateClusterConfig.enablePrivateNodes"
+    ]
+    master_range = changed(base_state(), "gke", "inputs.privateClusterConfig", {"masterIpv4CidrBlock": "172.16.0.0/28"})
+    assert one(preview(base_state(), master_range), "gke").action == "replace"
+
+
 def test_named_kubernetes_object_is_deleted_before_replacement() -> None:
     result = preview(base_state(), changed(base_state(), "job", "inputs.spec.template.args", ["b"]))
     assert one(result, "job").action == "replace" and one(result, "job").delete_before_replace is True

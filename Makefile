@@ -4,13 +4,16 @@
 PYTHON ?= python3
 STACK ?= dev
 UV_VERSION := 0.13.9
+# checkov pins packaging<24 and pulumi needs >=26: it gets its own environment.
+CHECKOV_VERSION := 3.3.30
+CHECKOV := $(TOOLS)/checkov/bin/checkov
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: setup render test lint typecheck bench clean
+.PHONY: setup checkov render test lint typecheck bench clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -22,6 +25,13 @@ $(VENV)/.synced: $(UV) pyproject.toml uv.lock
 
 setup: $(VENV)/.synced
 
+$(CHECKOV): Makefile
+	$(PYTHON) -m venv $(TOOLS)/checkov
+	$(TOOLS)/checkov/bin/python -m pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+	touch $@
+
+checkov: $(CHECKOV)
+
 render: setup
 	$(VENV)/bin/render $(STACK)
 
@@ -32,7 +42,7 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-test: lint typecheck
+test: lint typecheck checkov
 	$(VENV)/bin/pytest
 
 bench: setup

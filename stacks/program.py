@@ -10,7 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.capacity import B200Capacity, B200CapacityArgs
-from components.cluster import Cluster, ClusterArgs
+from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
 from components.gateway import GATEWAY_APIS, InferenceGateway, InferenceGatewayArgs
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
@@ -61,6 +61,15 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             subnet_cidr=config.cluster.network.subnet_cidr,
             pods_cidr=config.cluster.network.pods_cidr,
             services_cidr=config.cluster.network.services_cidr,
+            private_nodes=config.cluster.private_nodes,
+            authorized_networks=(
+                tuple(
+                    AuthorizedNetwork(cidr_block=network.cidr_block, display_name=network.display_name)
+                    for network in config.cluster.authorized_networks
+                )
+                if config.cluster.authorized_networks is not None
+                else None
+            ),
             gateway_api=gateway,
             extra_apis=GATEWAY_APIS if gateway else (),
             kubernetes_labels=kubernetes_labels(config),

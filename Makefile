@@ -4,11 +4,11 @@
 PYTHON ?= python3
 STACK ?= dev
 UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
 # checkov pins packaging<24 and pulumi needs >=26: it gets its own environment.
 CHECKOV_VERSION := 3.3.30
 CHECKOV := $(TOOLS)/checkov/bin/checkov
-TOOLS := .tools
-UV := $(TOOLS)/bin/uv
 VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)

@@ -256,9 +256,7 @@ class Cluster(pulumi.ComponentResource):
         )
 
         dns_endpoint = self.cluster.control_plane_endpoints_config.apply(
-            lambda config: str(config.dns_endpoint_config.endpoint)
-            if config and config.dns_endpoint_config
-            else ""
+            lambda config: str(config.dns_endpoint_config.endpoint) if config and config.dns_endpoint_config else ""
         )
         plain_kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.cluster.name, dns_endpoint).apply(
             lambda parts: kubeconfig_for(str(parts[0]), str(parts[1]))

@@ -160,6 +160,8 @@ class CrdReadiness(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.binding, self.service_account, self.network_policy]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.binding, self.service_account, self.network_policy]
+            ),
         )
         self.register_outputs({"job": self.job.metadata.apply(lambda meta: meta["name"])})

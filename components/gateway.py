@@ -190,7 +190,9 @@ class InferenceGateway(pulumi.ComponentResource):
             direction="INGRESS",
             source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
             destination_ranges=[args.pods_cidr],
-            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)])],
+            allows=[
+                gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)])
+            ],
             opts=child,
         )
         self.crds = CrdReadiness(

@@ -67,9 +67,7 @@ class ServingNetworkPolicies(pulumi.ComponentResource):
     serving: k8s.networking.v1.NetworkPolicy
     download: k8s.networking.v1.NetworkPolicy
 
-    def __init__(
-        self, name: str, args: ServingNetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
+    def __init__(self, name: str, args: ServingNetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:serving:NetworkPolicies", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 

@@ -168,7 +168,7 @@ class ClusterConfig(Model):
     )
     min_master_version: str = Field(
         default=DEFAULT_MIN_MASTER_VERSION,
-        description="A minor floor like 1.34 (GKE picks the channel's patch) or a full version like 1.34.1-gke.1829001.",
+        description="A minor floor like 1.34 (GKE picks a patch the channel offers) or a full GKE version.",
     )
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."
@@ -176,7 +176,8 @@ class ClusterConfig(Model):
     namespace: Annotated[str, Field(pattern=DNS_LABEL)] = "llm-serving"
     network: NetworkConfig = NetworkConfig()
     private_nodes: bool = Field(
-        default=True, description="Nodes without external IPs; Cloud NAT gives them egress to Hugging Face and registries."
+        default=True,
+        description="Nodes without external IPs; Cloud NAT gives them egress to Hugging Face and registries.",
     )
     authorized_networks: Annotated[list[AuthorizedNetwork] | None, Field(max_length=50)] = Field(
         default=None,

@@ -147,9 +147,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             serving_selector=serving_selector(config),
             serving_port=config.engine.port,
             download_selector=DOWNLOAD_SELECTOR,
-            gateway_source_ranges=(
-                (config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES) if gateway else ()
-            ),
+            gateway_source_ranges=((config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES) if gateway else ()),
             labels=kubernetes_labels(config),
         ),
         opts=in_namespace,

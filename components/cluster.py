@@ -223,6 +223,8 @@ class Cluster(pulumi.ComponentResource):
             cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
                 auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
                     service_account=self.node_service_account.email,
+                    # The broad scope with a narrow account: the account's IAM roles decide (GKE's advice
+                    # for custom node service accounts, as the provider's oauth_scopes docs repeat).
                     oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
                 )
             ),

@@ -6,7 +6,7 @@ Why a Job: GKE installs the Gateway API, GKE policy and InferencePool CRDs itsel
 after the cluster reports RUNNING (the stack cannot own them: GKE's add-on manager does). The
 Kubernetes provider retries a create that fails with "no matches for kind" only 5 times with
 1 s doubling back-off, about 31 s in all, then fails the update
-(pulumi/pulumi-kubernetes@v4.32.0:provider/pkg/await/await.go, `WithMaxRetries(5)`,
+(pulumi/pulumi-kubernetes@v4.32.0 (+27 commits):provider/pkg/await/await.go, `WithMaxRetries(5)`,
 `retrier.Do(apierrors.IsNotFound, meta.IsNoMatchError)`); the Helm release fails the same way
 on its InferencePool. The provider waits for a Job to complete, so the objects that depend on this
 Job are created only once every CRD is served. A failed wait is replaced on the next `up`
@@ -30,6 +30,7 @@ from components.network_policy import dns_and_https_egress
 KUBECTL_IMAGE = (
     "registry.k8s.io/kubectl:v1.34.1@sha256:59bafa07ff3a6d4b417e7633ddb9d79a9606ca98bf64bac080b3e65748669250"
 )
+KUBECTL = "/bin/kubectl"  # the image has no shell, only this binary
 COMPONENT_LABEL = "app.kubernetes.io/component"
 COMPONENT = "crd-readiness"
 NON_ROOT_UID = 65532
@@ -109,6 +110,7 @@ class CrdReadiness(pulumi.ComponentResource):
                 name=name,
                 image=KUBECTL_IMAGE,
                 image_pull_policy="Always",
+                command=[KUBECTL],
                 args=["wait", *wait_args, *crd_names],
                 env=[k8s.core.v1.EnvVarArgs(name="HOME", value=HOME)],
                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=resources, limits=resources),

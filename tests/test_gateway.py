@@ -374,6 +374,7 @@ def test_crd_wait_job_runs_kubectl_wait(staging: RenderedStack) -> None:
     assert established["args"][:2] == ["wait", "--for=condition=Established"]
     assert established["args"][-len(crd_args) :] == crd_args
     assert {created["image"], established["image"]} == {KUBECTL_IMAGE}
+    assert created["command"] == established["command"] == ["/bin/kubectl"], "a shell-free image"
     assert "@sha256:" in KUBECTL_IMAGE
     assert job["spec"]["activeDeadlineSeconds"] <= int(job["metadata"]["annotations"]["pulumi.com/timeoutSeconds"])
     (binding,) = staging.kind("ClusterRoleBinding")

@@ -8,8 +8,9 @@ download Job may go.
 - The download Job (it holds the Hugging Face token) may only resolve names and open HTTPS
   connections outside the private ranges: Hugging Face and its LFS CDN, nothing inside the VPC.
 
-Enforcement: Autopilot clusters always run GKE Dataplane V2, which enforces Kubernetes
-NetworkPolicy without an add-on (GKE docs "About GKE Dataplane V2", "Autopilot overview").
+Enforcement: every new Autopilot cluster runs GKE Dataplane V2 (1.22.7-gke.1500 and later), and
+with Dataplane V2 "Kubernetes NetworkPolicy is always on", no add-on needed (GKE docs "About GKE
+Dataplane V2", "Use GKE Dataplane V2").
 Collectors: on Autopilot the managed collectors run in `gke-gmp-system`, on Standard in `gmp-system`
 (gateway-api-inference-extension@v1.4.0: config/charts/epplib/templates/_gke.yaml picks
 `gke-gmp-system` when `provider.gke.autopilot`); both are allowed so the scrape survives either.

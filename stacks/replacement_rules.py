@@ -406,12 +406,18 @@ CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("kubernetes:apps/v1:Deployment", "spec.replicas", "capacity.nodes"),
     ("kubernetes:apps/v1:Deployment", "spec.template.spec.containers", "engine"),
     ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities", "capacity.sources"),
+    ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities[*].location.zones", "zones"),
     ("kubernetes:cloud.google.com/v1:ComputeClass", "metadata.name", "capacity.computeClassName"),
     ("kubernetes:core/v1:Service", "metadata.name", "routing.serviceName"),
 )
 
 
 def config_keys_for(resource_type: str, path: str) -> list[str]:
-    return sorted(
-        {key for type_, prefix, key in CONFIG_SOURCES if type_ == resource_type and path_touches(prefix, path)}
-    )
+    """The settings that may feed `path`: those of the most specific matching entry."""
+    matches = [
+        (len(parse_path(prefix)), key)
+        for type_, prefix, key in CONFIG_SOURCES
+        if type_ == resource_type and path_touches(prefix, path)
+    ]
+    longest = max((length for length, _ in matches), default=0)
+    return sorted({key for length, key in matches if length == longest})

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from stacks.config import StackConfig
-from stacks.replacement_rules import CONFIG_SOURCES, RULES, format_path, parse_path, path_touches, rule_for
+from stacks.replacement_rules import (
+    CONFIG_SOURCES,
+    RULES,
+    config_keys_for,
+    format_path,
+    parse_path,
+    path_touches,
+    rule_for,
+)
 from tests.rendered import RenderedStack
 
 # (type, changed path, old, new, replaces?)
@@ -174,3 +182,10 @@ def test_config_sources_name_real_keys() -> None:
         assert rule_for(type_) is not None, type_
         assert parse_path(path), path
         assert _has_key(StackConfig, key), f"{key} is not a stack setting"
+
+
+def test_the_most_specific_config_source_wins() -> None:
+    compute_class = "kubernetes:cloud.google.com/v1:ComputeClass"
+    assert config_keys_for(compute_class, "spec.priorities[0].location.zones[0]") == ["zones"]
+    assert config_keys_for(compute_class, "spec.priorities[1].spot") == ["capacity.sources"]
+    assert config_keys_for("gcp:compute/disk:Disk", "name") == ["cluster.name", "weights.model", "weights.revision"]

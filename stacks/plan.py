@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from components.vllm import engine_args
-from components.weights import local_model_path
 from stacks.config import B200_GPUS_PER_NODE, StackConfig
+from stacks.program import serve_arguments
 
 
 def _source_label(source: Any) -> str:
@@ -41,14 +40,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ),
         (
             "vllm serve",
-            " ".join(
-                f"`{arg}`"
-                for arg in engine_args(
-                    config.engine,
-                    local_model_path(config.weights.mount_path, config.weights.model),
-                    config.served_model_name,
-                )
-            ),
+            " ".join(f"`{arg}`" for arg in serve_arguments(config)),
         ),
         ("routing", config.routing.mode.value),
     ]

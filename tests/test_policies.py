@@ -329,7 +329,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         "LLM-NET-003",
     ),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
-    "prod-disk-unprotected": ("prod", lambda r: _serving_disks(r)[0]["options"].update(protect=False), "LLM-PROD-001"),
+    "prod-disk-unprotected": (
+        "prod",
+        lambda r: _serving_disks(r)[0]["inputs"].update(deletionPolicy="DELETE"),
+        "LLM-PROD-001",
+    ),
 }
 
 

@@ -460,7 +460,8 @@ class StackConfig(Model):
             )
         if self.engine.image_digest is None:
             raise ValueError(
-                f"engine.imageDigest: prod pins the engine image by digest; allowed: sha256:<64 hex> of {self.engine.image}"
+                "engine.imageDigest: prod pins the engine image by digest; "
+                f"allowed: sha256:<64 hex> of {self.engine.image}"
             )
         if not IMAGE_DIGEST.search(self.weights.downloader.image):
             raise ValueError(

@@ -439,7 +439,9 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-WGT-003_fail": lambda: PolicyFixture(
         edited(
             serving_stack("dev"),
-            lambda r: inputs_of(r, "llm-vllm")["metadata"]["annotations"].update({"llm-serving/model-revision": "main"}),
+            lambda r: inputs_of(r, "llm-vllm")["metadata"]["annotations"].update(
+                {"llm-serving/model-revision": "main"}
+            ),
         )
     ),
 }

@@ -212,10 +212,11 @@ class ModelWeights(pulumi.ComponentResource):
         self.image_name = disk_name
 
         self.fill_disk = self.fill_volume = self.fill_claim = self.download = self.snapshot = None
-        filled = self._image_exists(args.project)
-        if not filled:
-            self._declare_fill(revision_name, args, fill_disk_name, fill_zone, capacity, gcp_labels, labels)
-        fill_steps = [resource for resource in (self.download, self.snapshot) if resource is not None]
+        fill_steps: list[pulumi.Resource] = []
+        if not self._image_exists(args.project):
+            fill_steps = self._declare_fill(
+                revision_name, args, fill_disk_name, fill_zone, capacity, gcp_labels, labels
+            )
 
         self.image = gcp.compute.Image(
             f"{revision_name}-image",
@@ -315,9 +316,11 @@ class ModelWeights(pulumi.ComponentResource):
         capacity: dict[str, str],
         gcp_labels: dict[str, str],
         labels: dict[str, str],
-    ) -> None:
+    ) -> list[pulumi.Resource]:
+        """Declare the scratch disk, its volume and claim, the download Job and the snapshot;
+        return what the image waits for."""
         child = pulumi.ResourceOptions(parent=self)
-        self.fill_disk = gcp.compute.Disk(
+        fill_disk = gcp.compute.Disk(
             f"{revision_name}-fill-disk",
             name=fill_disk_name,
             project=args.project,
@@ -340,17 +343,14 @@ class ModelWeights(pulumi.ComponentResource):
                 claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=fill_object_name),
                 csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
                     driver=PD_CSI_DRIVER,
-                    volume_handle=self.fill_disk.name.apply(
-                        lambda disk: volume_handle(args.project, [fill_zone], disk)
-                    ),
+                    volume_handle=fill_disk.name.apply(lambda disk: volume_handle(args.project, [fill_zone], disk)),
                     fs_type="ext4",
                 ),
                 node_affinity=zone_affinity(CSI_ZONE_KEY, [fill_zone]),
             ),
             opts=child,
         )
-        self.fill_volume = fill_volume
-        self.fill_claim = k8s.core.v1.PersistentVolumeClaim(
+        fill_claim = k8s.core.v1.PersistentVolumeClaim(
             f"{revision_name}-fill-pvc",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, namespace=args.namespace, labels=labels),
             spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
@@ -361,17 +361,20 @@ class ModelWeights(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.download = self._download_job(revision_name, args, labels, fill_zone, self.fill_claim)
-        self.snapshot = gcp.compute.Snapshot(
+        download = self._download_job(revision_name, args, labels, fill_zone, fill_claim)
+        snapshot = gcp.compute.Snapshot(
             f"{revision_name}-snapshot",
             name=self.image_name,
             project=args.project,
             zone=fill_zone,
-            source_disk=self.fill_disk.name,
+            source_disk=fill_disk.name,
             storage_locations=[args.region],
             labels=gcp_labels,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.download]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[download]),
         )
+        self.fill_disk, self.fill_volume, self.fill_claim = fill_disk, fill_volume, fill_claim
+        self.download, self.snapshot = download, snapshot
+        return [download, snapshot]
 
     def _download_job(
         self,

@@ -113,7 +113,7 @@ def test_unreadable_stack_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_defaults_reproduce_the_recipe() -> None:
-    config = validate({"environment": "prod", "project": "my-llm-prod"})
+    config = validate({"environment": "prod", "project": "my-llm-prod", "weights": {"revision": "ab" * 20}})
     assert isinstance(config, StackConfig)
     assert config.capacity.nodes == 12
     assert [source.type for source in config.capacity.sources] == ["flexStart", "spot"]
@@ -136,7 +136,14 @@ def test_environment_presets(environment: str, nodes: int, mode: str, protected:
 
 
 def test_stack_file_overrides_preset() -> None:
-    config = validate({"environment": "prod", "project": "my-llm-prod", "cluster": {"deletionProtection": False}})
+    config = validate(
+        {
+            "environment": "prod",
+            "project": "my-llm-prod",
+            "cluster": {"deletionProtection": False},
+            "weights": {"revision": "ab" * 20},
+        }
+    )
     assert config.protected is False
     assert config.weights_protected is True
 

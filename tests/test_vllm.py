@@ -19,6 +19,7 @@ from components.vllm import (
     rollout_wait,
 )
 from stacks.config import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
+from stacks.loader import InvalidConfig, validate
 from stacks.program import engine_flags, kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
 from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME
@@ -299,3 +300,10 @@ def test_pods_pinned_to_every_weight_zone(render_stack: RenderStack, tmp_path_fa
     assert term["matchExpressions"] == [
         {"key": "topology.kubernetes.io/zone", "operator": "In", "values": variant_config("reserved").zones}
     ]
+
+
+def test_prod_refuses_an_engine_image_without_digest() -> None:
+    prod = {"environment": "prod", "project": "my-llm-prod", "weights": {"revision": "ab" * 20}}
+    with pytest.raises(InvalidConfig, match=r"engine\.imageDigest: prod pins the engine image by digest"):
+        validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1"}})
+    assert validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1", "imageDigest": "sha256:" + "cd" * 32}})

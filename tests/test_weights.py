@@ -16,6 +16,7 @@ from components.weights import (
 )
 from stacks import offline
 from stacks.config import IMAGE_DIGEST
+from stacks.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.schemas import validate_manifest
@@ -308,3 +309,18 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
 def test_weights_id_is_stable_and_revision_specific() -> None:
     assert weights_id("Qwen/Qwen3.5-27B-FP8", "main") == weights_id("Qwen/Qwen3.5-27B-FP8", "main")
     assert weights_id("Qwen/Qwen3.5-27B-FP8", "main") != weights_id("Qwen/Qwen3.5-27B-FP8", "v2")
+
+
+PROD = {"environment": "prod", "project": "my-llm-prod", "weights": {"revision": "ab" * 20}}
+
+
+def test_prod_refuses_a_moving_revision() -> None:
+    with pytest.raises(InvalidConfig, match=r"weights\.revision: 'main' can move; prod needs an immutable 40-hex"):
+        validate({**PROD, "weights": {"revision": "main"}})
+    assert validate(PROD).weights.pinned
+    assert not validate({"environment": "dev", "project": "my-llm-dev"}).weights.pinned, "dev may follow main"
+
+
+def test_prod_refuses_a_downloader_image_without_digest() -> None:
+    with pytest.raises(InvalidConfig, match=r"weights\.downloader\.image: prod pins the downloader image by digest"):
+        validate({**PROD, "weights": {"revision": "ab" * 20, "downloader": {"image": "alpine/git:v2.49.1"}}})

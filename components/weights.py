@@ -10,7 +10,7 @@ disk image, create the READ_ONLY_MANY Hyperdisk ML volumes from it). Two phases,
 `pulumi up` by looking up the revision's disk image (`gcp.compute.get_images`, a list that is empty
 when the image does not exist yet):
 
-* Fill (no image yet): a Hyperdisk Balanced scratch disk in the first zone (the disk type C4A
+* Fill (no image yet): a Hyperdisk Balanced scratch disk in the first zone (a Hyperdisk type C4A
   attaches; Hyperdisk ML attachment by C4A is not documented), its static PersistentVolume and
   ReadWriteOnce claim, a download Job on a C4A node that clones the checkpoint with Git LFS, and a
   snapshot of the filled disk (a snapshot may be taken while the disk is still attached).
@@ -52,8 +52,9 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 SERVING_DISK_TYPE = "hyperdisk-ml"
-# C4A supports only Hyperdisk types (no Persistent Disk); Hyperdisk Balanced is the general-purpose
-# one and C4A's boot disk type (Compute Engine docs, "C4A machine series", supported disk types).
+# C4A attaches Hyperdisk types only, not Persistent Disk (nextflow-io/nextflow#6841: "C4, C4A, C4D
+# ... do not support pd-balanced"); Hyperdisk Balanced is the general-purpose type and C4A's boot
+# disk. The Compute Engine "C4A machine series" disk table itself could not be read here.
 FILL_DISK_TYPE = "hyperdisk-balanced"
 PD_CSI_DRIVER = "pd.csi.storage.gke.io"
 CSI_ZONE_KEY = "topology.gke.io/zone"

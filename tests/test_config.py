@@ -131,7 +131,7 @@ def test_defaults_reproduce_the_recipe() -> None:
     [("dev", 1, "clusterip", False), ("staging", 4, "gateway", False), ("prod", 12, "clusterip", True)],
 )
 def test_environment_presets(environment: str, nodes: int, mode: str, protected: bool) -> None:
-    config = validate({"environment": environment, "project": "my-llm-test"})
+    config = validate({"environment": environment, "project": "my-llm-test", "weights": {"revision": "ab" * 20}})
     assert (config.capacity.nodes, config.routing.mode.value, config.protected) == (nodes, mode, protected)
 
 

@@ -34,9 +34,10 @@ EXIT_MARGIN_SECONDS = 5
 # Autopilot gives a Spot pod at most 25 s after preemption: a recipe request (~30 s) that still
 # needs more than the 15 s drain is aborted, up to the ~2,000 requests a node carries.
 SPOT_GRACE_SECONDS = 25
-# Flex-start and reserved nodes are not preempted that way: give every running request time to
-# finish (twice a recipe request). Autopilot's cap for non-Spot pods was not verified here.
-GRACE_SECONDS = 90
+# Flex-start and reserved nodes: the longest grace GKE honors in every GKE-initiated eviction
+# ("Extend the run time of Autopilot Pods": up to one hour for node upgrades, up to 10 minutes for
+# scale-down). vLLM exits as soon as its running requests are done, so a long grace costs nothing.
+GRACE_SECONDS = 600
 
 # Startup: node provisioning happens while the pod is Pending; the probe covers model load and
 # CUDA graph capture (~10 min measured) with a wide margin.

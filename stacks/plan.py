@@ -39,7 +39,8 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ("control plane", _control_plane_label(config)),
         (
             "deletion protection",
-            f"cluster {'on' if config.protected else 'off'}, weights {'on' if config.weights_protected else 'off'}",
+            f"cluster {'on' if config.protected else 'off'}, "
+            f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}",
         ),
         ("A4 nodes (8x B200 each)", str(config.capacity.nodes)),
         ("capacity fallback", " -> ".join(_source_label(source) for source in config.capacity.sources)),

@@ -261,6 +261,30 @@ _GCP_RULES = (
         _tf("compute", "compute_snapshot"),
     ),
     ReplacementRule(
+        "gcp:compute/image:Image",
+        (
+            "description",
+            "diskSizeGb",
+            "family",
+            "guestOsFeatures",
+            "imageEncryptionKey",
+            "licenses",
+            "name",
+            "params",
+            "project",
+            "rawDisk",
+            "shieldedInstanceInitialState",
+            "sourceDisk",
+            "sourceDiskEncryptionKey",
+            "sourceImage",
+            "sourceImageEncryptionKey",
+            "sourceSnapshot",
+            "sourceSnapshotEncryptionKey",
+            "storageLocations",
+        ),
+        _tf("compute", "compute_image"),
+    ),
+    ReplacementRule(
         "gcp:compute/router:Router",
         ("encryptedInterconnectRouter", "name", "nccGateway", "network", "params", "project", "region"),
         _tf("compute", "compute_router"),
@@ -404,6 +428,9 @@ CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("kubernetes:core/v1:PersistentVolumeClaim", "metadata.name", "weights.revision"),
     ("kubernetes:batch/v1:Job", "metadata.name", "weights.revision"),
     ("kubernetes:apps/v1:Deployment", "spec.replicas", "capacity.nodes"),
+    ("kubernetes:apps/v1:Deployment", "spec.progressDeadlineSeconds", "capacity.nodes"),
+    ("kubernetes:apps/v1:Deployment", "spec.progressDeadlineSeconds", "capacity.sources"),
+    ("kubernetes:apps/v1:Deployment", "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
     ("kubernetes:apps/v1:Deployment", "spec.template.spec.containers", "engine"),
     ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities", "capacity.sources"),
     ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities[*].location.zones", "zones"),
@@ -413,11 +440,16 @@ CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
 
 
 def config_keys_for(resource_type: str, path: str) -> list[str]:
-    """The settings that may feed `path`: those of the most specific matching entry."""
-    matches = [
+    """The settings that may feed `path`: those of the most specific entry holding it, else of every
+    entry inside it (a whole list replaced)."""
+    changed = len(parse_path(path))
+    entries = [
         (len(parse_path(prefix)), key)
         for type_, prefix, key in CONFIG_SOURCES
         if type_ == resource_type and path_touches(prefix, path)
     ]
-    longest = max((length for length, _ in matches), default=0)
-    return sorted({key for length, key in matches if length == longest})
+    holding = [(length, key) for length, key in entries if length <= changed]
+    if not holding:
+        return sorted({key for _, key in entries})
+    longest = max(length for length, _ in holding)
+    return sorted({key for length, key in holding if length == longest})

@@ -328,6 +328,7 @@ def types_of(result: Preview, action: str) -> set[str]:
 
 
 WEIGHTS_PARENT = "llm-serving:weights:ModelWeights"
+DEPLOYMENT_SIZED_FROM_CAPACITY = {"spec.progressDeadlineSeconds", "spec.template.spec.terminationGracePeriodSeconds"}
 ROUTING_PARENTS = ("llm-serving:routing:",)
 
 
@@ -348,7 +349,9 @@ def test_nothing_changed_is_no_change(
 def test_model_revision_creates_new_weights_and_updates_the_deployment(
     stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    revision = {"weights": {"revision": "0123456789abcdef0123456789abcdef01234567"}}
+    commits = ("0123456789abcdef0123456789abcdef01234567", "fedcba9876543210fedcba9876543210fedcba98")
+    current = stack_config(stack).weights.revision
+    revision = {"weights": {"revision": next(commit for commit in commits if commit != current)}}
     result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, "revision", revision))
     assert result.refusals == []
     assert result.of("replace") == [], [change.urn for change in result.of("replace")]
@@ -400,8 +403,17 @@ def test_capacity_fallback_updates_only_the_compute_class(
     )
     settings = {"capacity": {"sources": sources}}
     result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, "fallback", settings))
-    assert [change.action for change in result.changes] == ["update"]
-    assert types_of(result, "update") == {"kubernetes:cloud.google.com/v1:ComputeClass"}
+    assert {change.action for change in result.changes} == {"update"}
+    assert "kubernetes:cloud.google.com/v1:ComputeClass" in types_of(result, "update")
+    assert types_of(result, "update") <= {
+        "kubernetes:cloud.google.com/v1:ComputeClass",
+        "kubernetes:apps/v1:Deployment",
+    }
+    # the Deployment only where its rollout wait and drain are sized from the sources, never its containers
+    for change in result.of("update"):
+        if change.record["type"] == "kubernetes:apps/v1:Deployment":
+            assert {entry.path for entry in change.inputs} <= DEPLOYMENT_SIZED_FROM_CAPACITY
+            assert change.config_keys == {"capacity.sources"}
 
 
 @pytest.mark.parametrize("stack", STACK_FILES)

@@ -39,6 +39,8 @@ CASES: list[tuple[str, str, Any, Any, bool]] = [
     ("gcp:compute/disk:Disk", "accessMode", "READ_WRITE_SINGLE", "READ_ONLY_MANY", False),
     ("gcp:compute/snapshot:Snapshot", "sourceDisk", "fill-a", "fill-b", True),
     ("gcp:compute/snapshot:Snapshot", "labels.weights", "a", "b", False),
+    ("gcp:compute/image:Image", "sourceDisk", "fill-a", "fill-b", True),
+    ("gcp:compute/image:Image", "labels.weights", "a", "b", False),
     ("gcp:compute/router:Router", "network", "a-id", "b-id", True),
     ("gcp:compute/router:Router", "bgp.asn", 64514, 64515, False),
     ("gcp:compute/routerNat:RouterNat", "router", "a", "b", True),
@@ -188,4 +190,5 @@ def test_the_most_specific_config_source_wins() -> None:
     compute_class = "kubernetes:cloud.google.com/v1:ComputeClass"
     assert config_keys_for(compute_class, "spec.priorities[0].location.zones[0]") == ["zones"]
     assert config_keys_for(compute_class, "spec.priorities[1].spot") == ["capacity.sources"]
+    assert config_keys_for(compute_class, "spec.priorities") == ["capacity.sources"]
     assert config_keys_for("gcp:compute/disk:Disk", "name") == ["cluster.name", "weights.model", "weights.revision"]

@@ -17,6 +17,9 @@ Engine behaviour modelled here, with its source:
   resource ... as it is currently marked for protection"), and so is deleting a protected one
   (step_generator.go, DeleteStep.Apply). `ignoreChanges` paths are not diffs (processIgnoreChanges);
   `replaceOnChanges` paths turn updates into replacements (applyReplaceOnChanges).
+* The GCP provider's Delete fails, at `pulumi up` rather than at preview, for a resource whose state
+  holds `deletionPolicy: PREVENT` or, for a cluster, `deletionProtection: true`; `deletionPolicy:
+  ABANDON` leaves the object in the cloud. Both are reported (the first as a refusal).
 * pulumi-kubernetes deletes before replacing when the object keeps its explicit name and namespace
   (pulumi/pulumi-kubernetes provider/pkg/provider/provider.go Diff, `deleteBeforeReplace`); the Helm
   release and the Terraform-bridged GCP resources create the replacement first unless the
@@ -401,6 +404,8 @@ class _Planner:
                 refusals.append(f"unable to replace protected {change.urn}: {reasons}{keys}")
             if change.action == "delete" and change.options.get("protect"):
                 refusals.append(f"unable to delete protected {change.urn}: it is no longer declared")
+            if change.action in ("delete", "replace") and (guard := _delete_guard(self.old[change.urn])):
+                refusals.append(f"the provider would fail to delete {change.urn}: {guard}{keys}")
         for urn, record in sorted(self.new.items()):
             references = [
                 *(record["options"].get("dependsOn") or []),
@@ -423,6 +428,8 @@ class _Planner:
             if change.no_rule and change.action in ("update", "replace"):
                 warnings.append(f"{change.urn}: no replacement rule for {record['type']}; shown as an update")
             old_inputs = self.old.get(change.urn, {}).get("inputs", {})
+            if change.action in ("delete", "replace") and old_inputs.get("deletionPolicy") == "ABANDON":
+                warnings.append(f"{change.urn}: deletionPolicy ABANDON, the old object stays in the cloud")
             if (
                 change.action == "replace"
                 and record["type"].startswith("gcp:")
@@ -436,6 +443,19 @@ class _Planner:
                     "unless the resource sets deleteBeforeReplace or its name changes"
                 )
         return warnings
+
+
+def _delete_guard(old: dict[str, Any]) -> str | None:
+    """What in the state makes the GCP provider's Delete fail (terraform-provider-google@e03b7622:
+    tpgresource/utils.go DeletionPolicyPreDelete and resource_compute_disk.go Delete for
+    `deletion_policy`, resource_container_cluster.go Delete for `deletion_protection`)."""
+    if not old["type"].startswith("gcp:"):
+        return None
+    if old["inputs"].get("deletionPolicy") == "PREVENT":
+        return "deletionPolicy is PREVENT in the state (set DELETE and `pulumi up` first)"
+    if old["type"] == "gcp:container/cluster:Cluster" and old["inputs"].get("deletionProtection") is True:
+        return "deletionProtection is true in the state (set it false and `pulumi up` first)"
+    return None
 
 
 def preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]]) -> Preview:

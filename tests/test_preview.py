@@ -205,6 +205,20 @@ def test_protected_delete_is_refused_and_retain_on_delete_is_reported() -> None:
     assert any("k8s still depends on gke" in refusal for refusal in result.refusals)
 
 
+def test_gcp_delete_guards_in_the_state() -> None:
+    guarded = changed(base_state(), "disk", "inputs.deletionPolicy", "PREVENT")
+    result = preview(guarded, [item for item in guarded if item["name"] != "disk"])
+    assert any("fail to delete" in refusal and "PREVENT" in refusal for refusal in result.refusals)
+    abandoned = changed(base_state(), "disk", "inputs.deletionPolicy", "ABANDON")
+    result = preview(abandoned, [item for item in abandoned if item["name"] != "disk"])
+    assert result.refusals == [] and any("ABANDON" in warning for warning in result.warnings)
+    unprotected = changed(base_state(), "gke", "options.protect", False)
+    cluster_guard = changed(unprotected, "gke", "inputs.deletionProtection", True)
+    result = preview(cluster_guard, changed(unprotected, "gke", "inputs.name", "c2"))
+    (refusal,) = result.refusals
+    assert "deletionProtection is true" in refusal and "cluster.name" in refusal
+
+
 def test_gcp_replacement_under_the_same_name_is_flagged() -> None:
     result = preview(base_state(), changed(base_state(), "vpc", "inputs.description", "x"))
     assert any("409 alreadyExists" in warning and "vpc" in warning for warning in result.warnings)

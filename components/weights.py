@@ -41,11 +41,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from stacks.config import DownloaderConfig
+from stacks.config import FILL_DISK_THROUGHPUT_MIBPS, DownloaderConfig
 
 DISK_TYPE = "hyperdisk-ml"
-# The Hyperdisk ML minimum; a Hugging Face download never writes faster.
-FILL_DISK_THROUGHPUT_MIBPS = 400
 PD_CSI_DRIVER = "pd.csi.storage.gke.io"
 CSI_ZONE_KEY = "topology.gke.io/zone"
 NODE_ZONE_KEY = "topology.kubernetes.io/zone"

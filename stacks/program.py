@@ -115,7 +115,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
             weights_mount_path=config.weights.mount_path,
-            replicas=config.capacity.nodes,
+            replicas=config.nodes,
             node_selector=capacity.node_selector,
             zones=config.zones,
             spot_capable=any(source.type == "spot" for source in config.capacity.sources),

@@ -34,6 +34,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dev-engine": ("dev", {"engine": {"maxNumSeqs": 4096}}),
     # Another model revision.
     "dev-revision": ("dev", {"weights": {"revision": "0123456789abcdef0123456789abcdef01234567"}}),
+    # The published 12-node recipe with the in-cluster benchmark Job.
+    "prod-benchmark": ("prod", {"benchmark": {"enabled": True}}),
+    # Sized from a goal instead of a node count: the planner picks 6 nodes.
+    "dev-goal": ("dev", {"target": {"totalTokensPerSecond": 500000}}),
 }
 
 

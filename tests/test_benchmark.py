@@ -113,7 +113,7 @@ def test_job_starts_after_the_engine_and_the_service(prod_benchmark: RenderedSta
     job = next(record for record in prod_benchmark.resources if record["name"] == "llm-benchmark-job")
     component = prod_benchmark.named("llm-benchmark")
     assert job["parent"] == "llm-benchmark"
-    assert {"llm-vllm", "llm-routing"} <= set(component["options"]["dependsOn"])
+    assert {"llm-vllm-deployment", "llm-routing-service"} <= set(component["options"]["dependsOn"])
     assert prod_benchmark.outputs["benchmarkCompare"].endswith("| bench-compare prod-benchmark -")
 
 

@@ -98,7 +98,7 @@ def client_command(args: BenchmarkJobArgs, index: int) -> list[str]:
 
 def job_script(args: BenchmarkJobArgs) -> str:
     """Start every client in the background, wait for all, print the combined line; fail if one failed."""
-    lines = ["set -u", 'status=0', 'pids=""']
+    lines = ["set -u", "status=0", 'pids=""']
     for index in range(1, args.clients + 1):
         log = f"{RESULTS_DIR}/client-{index}.log"
         lines.append(f"{shlex.join(client_command(args, index))} > {log} 2>&1 &")
@@ -183,4 +183,6 @@ class BenchmarkJob(pulumi.ComponentResource):
         self.logs_command = pulumi.Output.all(self.job.metadata, args.namespace).apply(
             lambda parts: f"kubectl logs -n {parts[1]} job/{parts[0]['name']} --tail=-1"
         )
-        self.register_outputs({"jobName": self.job.metadata.apply(lambda meta: meta["name"]), "logs": self.logs_command})
+        self.register_outputs(
+            {"jobName": self.job.metadata.apply(lambda meta: meta["name"]), "logs": self.logs_command}
+        )

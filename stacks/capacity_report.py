@@ -17,7 +17,10 @@ from stacks.planner import SCALING, CapacityPlan, budget_pricing, cost, expect, 
 
 CAPACITY_FILE = "capacity.json"
 CHART_MIN_NODES = 16
-ROUTING_STYLES = {RoutingMode.clusterip: ("ClusterIP", "tab:blue"), RoutingMode.gateway: ("Inference Gateway", "tab:orange")}
+ROUTING_STYLES = {
+    RoutingMode.clusterip: ("ClusterIP", "tab:blue"),
+    RoutingMode.gateway: ("Inference Gateway", "tab:orange"),
+}
 
 
 def chart_node_counts(nodes: int) -> list[int]:

@@ -364,9 +364,9 @@ DERIVED_FLEX_START_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 
 class ReservationBilling(StrEnum):
     """How the A4 nodes of a specific reservation are paid for."""
 
-    onDemand = "onDemand"
-    commit1y = "commit1y"
-    commit3y = "commit3y"
+    on_demand = "onDemand"
+    commit_1y = "commit1y"
+    commit_3y = "commit3y"
 
 
 class PricingConfig(Model):
@@ -378,7 +378,7 @@ class PricingConfig(Model):
     committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR
     committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_COMMITTED_3Y_PER_NODE_HOUR
     reservation_billing: ReservationBilling = Field(
-        default=ReservationBilling.commit1y,
+        default=ReservationBilling.commit_1y,
         description="The pricing of a reservation source used for goal sizing against a budget.",
     )
     # GKE pricing ("Autopilot mode", node-based billing of accelerator Pods): Compute Engine price

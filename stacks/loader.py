@@ -10,7 +10,7 @@ import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 
 from stacks.config import StackConfig
-from stacks.planner import Unreachable, resolve
+from stacks.planner import SizingError, resolve
 from stacks.presets import apply_preset
 
 HF_TOKEN_KEY = "hfToken"
@@ -103,7 +103,7 @@ def validate(raw: dict[str, Any]) -> StackConfig:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
     try:
         return resolve(config)
-    except Unreachable as error:
+    except SizingError as error:
         raise InvalidConfig(f"invalid stack config: {error}") from None
 
 

@@ -70,11 +70,7 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         "|---|---|---|",
         f"| total tok/s (input + output) | {expected.total_tokens_per_second:,.0f} "
         f"| {expected.per_node_tokens_per_second:,.0f} per node, scaling efficiency {expected.scaling_efficiency:.1%}"
-        + (
-            f", gateway factor {expected.routing_factor:.1%}"
-            if expected.routing == RoutingMode.gateway.value
-            else ""
-        )
+        + (f", gateway factor {expected.routing_factor:.1%}" if expected.routing == RoutingMode.gateway.value else "")
         + " |",
         f"| output tok/s | {expected.output_tokens_per_second:,.0f} | 512 of every 1,536 tokens |",
         f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
@@ -90,7 +86,8 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         "weight disks and snapshot, and the cluster fee):",
         "",
         "| source | pricing | per node-hour | nodes | Autopilot premium | disks + snapshot | cluster fee "
-        f"| per hour | per month | per M tokens, nodes only | per M tokens, all in | all in at {capacity.utilization:.0%} load |",
+        "| per hour | per month | per M tokens, nodes only | per M tokens, all in "
+        f"| all in at {capacity.utilization:.0%} load |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for source in capacity.sources:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from stacks.config import (
@@ -71,7 +72,7 @@ def _interpolate(points: Sequence[tuple[float, float]], x: float, *, extrapolate
             return points[0][1]
         (x0, y0), (x1, y1) = points[0], points[1]
         return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+    for (x0, y0), (x1, y1) in pairwise(points):
         if x <= x1:
             return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
     if not extrapolate:
@@ -96,7 +97,8 @@ def gateway_ratio(nodes: int) -> float:
 
 def requests_per_token(nodes: int) -> float:
     points = [
-        (count, rate / (clusterip_per_node(count) * count)) for count, rate in sorted(MEASURED_REQUESTS_PER_SECOND.items())
+        (count, rate / (clusterip_per_node(count) * count))
+        for count, rate in sorted(MEASURED_REQUESTS_PER_SECOND.items())
     ]
     return _interpolate(points, nodes, extrapolate=False)
 
@@ -174,9 +176,9 @@ def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int) -> Expec
 PRICING_LABELS = {
     "spot": "Spot",
     "flexStart": "Flex-start (DWS)",
-    ReservationBilling.onDemand.value: "reservation, on-demand-equivalent",
-    ReservationBilling.commit1y.value: "reservation, 1-year commitment",
-    ReservationBilling.commit3y.value: "reservation, 3-year commitment",
+    ReservationBilling.on_demand.value: "reservation, on-demand-equivalent",
+    ReservationBilling.commit_1y.value: "reservation, 1-year commitment",
+    ReservationBilling.commit_3y.value: "reservation, 3-year commitment",
 }
 
 
@@ -184,9 +186,9 @@ def node_price(pricing: PricingConfig, kind: str) -> float:
     return {
         "spot": pricing.spot_per_node_hour,
         "flexStart": pricing.flex_start_per_node_hour,
-        ReservationBilling.onDemand.value: pricing.on_demand_per_node_hour,
-        ReservationBilling.commit1y.value: pricing.committed_1y_per_node_hour,
-        ReservationBilling.commit3y.value: pricing.committed_3y_per_node_hour,
+        ReservationBilling.on_demand.value: pricing.on_demand_per_node_hour,
+        ReservationBilling.commit_1y.value: pricing.committed_1y_per_node_hour,
+        ReservationBilling.commit_3y.value: pricing.committed_3y_per_node_hour,
     }[kind]
 
 
@@ -286,7 +288,7 @@ class SourcePlan:
 # ---------------------------------------------------------------- goal sizing
 
 
-class Unreachable(ValueError):
+class SizingError(ValueError):
     """The goal cannot be met within the limits; the message starts with the config key to change."""
 
 
@@ -320,15 +322,17 @@ def _goal_met(goal: str, value: float, expectation: Expectation) -> bool:
 
 def size(config: StackConfig, target: TargetConfig) -> Sizing:
     """The smallest node count that meets the goal, and the capacity sources whose price fits the
-    budget at that count. Raises `Unreachable` naming the key when nothing fits."""
+    budget at that count. Raises `SizingError` naming the key when nothing fits."""
     goal, value = target.goal()
     limit = min(target.max_nodes, MAX_NODES)
     routing = config.routing.mode
     concurrency = config.workload.concurrency_per_node
-    nodes = next((count for count in range(1, limit + 1) if _goal_met(goal, value, expect(count, routing, concurrency))), None)
+    nodes = next(
+        (count for count in range(1, limit + 1) if _goal_met(goal, value, expect(count, routing, concurrency))), None
+    )
     if nodes is None:
         best = expect(limit, routing, concurrency)
-        raise Unreachable(
+        raise SizingError(
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
             f"({routing.value} routing gives {best.total_tokens_per_second:,.0f} total tok/s, "
             f"{best.requests_per_second:,.0f} req/s, {best.concurrent_requests:,} concurrent requests there); "
@@ -347,7 +351,7 @@ def size(config: StackConfig, target: TargetConfig) -> Sizing:
         within = tuple(label for label, per_hour in prices.items() if per_hour <= target.budget_per_hour)
         if not within:
             cheapest = min(prices.values())
-            raise Unreachable(
+            raise SizingError(
                 f"target.budgetPerHour: USD {target.budget_per_hour:,.2f}/h is below the cheapest capacity source for "
                 f"the {nodes} node(s) the goal needs (USD {cheapest:,.2f}/h all in); raise the budget, lower the goal "
                 "or add a cheaper capacity source"
@@ -433,7 +437,7 @@ def plan(stack: str, config: StackConfig, nodes: int | None = None) -> CapacityP
 
 def human_duration(seconds: float) -> str:
     """604800 -> '7 days', 5400 -> '1 h 30 min', 45 -> '45 s'."""
-    remaining = int(round(seconds))
+    remaining = round(seconds)
     parts = []
     for unit, size_seconds in (("day", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
         count, remaining = divmod(remaining, size_seconds)
@@ -453,7 +457,7 @@ def benchmark_concurrency(config: StackConfig) -> int:
 
 def resolve(config: StackConfig) -> StackConfig:
     """The config `pulumi up` deploys: a `target` turned into `capacity.nodes`, and the benchmark's
-    client count checked against its CPU. Raises `Unreachable` naming the key."""
+    client count checked against its CPU. Raises `SizingError` naming the key."""
     if config.target is not None:
         nodes = size(config, config.target).nodes
         config = config.model_copy(update={"capacity": config.capacity.model_copy(update={"nodes": nodes})})
@@ -461,7 +465,7 @@ def resolve(config: StackConfig) -> StackConfig:
         concurrency = benchmark_concurrency(config)
         needed = math.ceil(concurrency / BENCH_CONCURRENCY_PER_VCPU)
         if needed > config.benchmark.cpu:
-            raise Unreachable(
+            raise SizingError(
                 f"benchmark.cpu: {config.benchmark.cpu} vCPU cannot drive {concurrency:,} concurrent requests without "
                 f"CPU-bound clients (at most {BENCH_CONCURRENCY_PER_VCPU:,} per vCPU); allowed: {needed} or more"
             )

@@ -155,7 +155,10 @@ def test_budget_names_the_capacity_sources_that_meet_it() -> None:
             {"target": {"concurrentRequests": 100, "requestsPerSecond": 3}},
             "invalid stack config: target: give exactly one goal",
         ),
-        ({"target": {"tokens": 1}}, "invalid stack config: target.tokens: unknown key; allowed keys here: budgetPerHour"),
+        (
+            {"target": {"tokens": 1}},
+            "invalid stack config: target.tokens: unknown key; allowed keys here: budgetPerHour",
+        ),
     ],
 )
 def test_unreachable_or_ambiguous_goals_are_one_line_errors(settings: dict[str, Any], message: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from policies.rules.benchmark import BENCHMARK_NOT_CLIENT_BOUND
 from policies.rules.engine import (
     CONTEXT_SIZED_TO_WORKLOAD,
     FP8_KV_CACHE_ON_B200,
@@ -45,4 +46,5 @@ POLICIES: list[Any] = [
     ENDPOINT_PICKER_CPU,
     LOAD_BALANCER_ALLOWED,
     PRODUCTION_IS_PROTECTED,
+    BENCHMARK_NOT_CLIENT_BOUND,
 ]

@@ -52,7 +52,7 @@ def test_policy_ids_are_unique_and_stable() -> None:
     names = [policy.name for policy in POLICIES]
     assert len(names) == len(set(names))
     for policy in POLICIES:
-        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|PROD)-\d{3}", policy.name)
+        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|PROD|BENCH)-\d{3}", policy.name)
         assert policy.enforcement_level.value in ("mandatory", "advisory")
         assert policy.display_name and len(policy.description) > 80
 

@@ -93,7 +93,7 @@ def write_chart(path: Path, config: StackConfig, capacity: CapacityPlan) -> None
         throughput_axis.grid(alpha=0.3)
         handles, labels = throughput_axis.get_legend_handles_labels()
         cost_handles, cost_labels = cost_axis.get_legend_handles_labels()
-        throughput_axis.legend(handles + cost_handles, labels + cost_labels, loc="upper left", fontsize=7)
+        throughput_axis.legend(handles + cost_handles, labels + cost_labels, loc="lower right", fontsize=7)
         throughput_axis.set_title(f"Stack {capacity.stack}: throughput and cost by node count")
         figure.tight_layout()
         figure.savefig(path, format="svg", metadata={"Date": None})

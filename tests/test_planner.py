@@ -204,8 +204,9 @@ def test_capacity_json_holds_every_source_and_the_chart_series(prod: RenderedSta
 def test_chart_is_an_svg_without_dates_and_byte_identical(prod: RenderedStack, tmp_path: Path) -> None:
     rendered = (prod.directory / "capacity.svg").read_bytes()
     assert rendered.startswith(b"<?xml") and b"<svg" in rendered
-    assert b"<dc:date>" not in rendered
-    assert b"this stack: 12 nodes" in rendered
+    assert b"this stack: 12 node(s), 1,103,941 tok/s (clusterip)" in rendered
+    assert rendered.count(b"Inference Gateway: total tok/s") >= 1, "both routing modes are drawn"
+    assert b"kozea.github.io" not in rendered, "no script is fetched from the web"
     again = tmp_path / "capacity.svg"
     write_chart(again, stack_config("prod"), plan("prod", stack_config("prod")))
     assert again.read_bytes() == rendered

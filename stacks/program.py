@@ -197,7 +197,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         )
         outputs["benchmarkLogs"] = benchmark.logs_command
         outputs["benchmarkCompare"] = benchmark.logs_command.apply(
-            lambda logs: f"{logs} | bench-compare {pulumi.get_stack()} -"
+            lambda logs: f"{logs} | .venv/bin/bench-compare {pulumi.get_stack()} -"
         )
     return outputs
 

@@ -114,7 +114,7 @@ def test_job_starts_after_the_engine_and_the_service(prod_benchmark: RenderedSta
     component = prod_benchmark.named("llm-benchmark")
     assert job["parent"] == "llm-benchmark"
     assert {"llm-vllm-deployment", "llm-routing-service"} <= set(component["options"]["dependsOn"])
-    assert prod_benchmark.outputs["benchmarkCompare"].endswith("| bench-compare prod-benchmark -")
+    assert prod_benchmark.outputs["benchmarkCompare"].endswith("| .venv/bin/bench-compare prod-benchmark -")
 
 
 def test_gateway_target_uses_the_gateway_address() -> None:

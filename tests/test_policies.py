@@ -247,6 +247,14 @@ def _grace(records: list[dict[str, Any]]) -> None:
     _deployment(records)["inputs"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 120
 
 
+def _one_benchmark_client(records: list[dict[str, Any]]) -> None:
+    """The weights Job turned into a benchmark driving the whole stack's 24,000 requests from one client."""
+    job = _of_type(records, "kubernetes:batch/v1:Job")[0]
+    (container,) = job["inputs"]["spec"]["template"]["spec"]["containers"]
+    script = "vllm bench serve --base-url=http://qwen-serving:8000 --max-concurrency=24000"
+    container["command"] = ["/bin/sh", "-c", script]
+
+
 MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] = {
     "gpus-4": ("prod", _set_gpus, "LLM-GPU-001"),
     "no-gpu-selector": (
@@ -327,6 +335,7 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _of_type(r, "kubernetes:core/v1:Service")[0]["inputs"]["spec"].update(type="LoadBalancer"),
         "LLM-NET-003",
     ),
+    "benchmark-one-client": ("prod", _one_benchmark_client, "LLM-BENCH-001"),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
     "prod-disk-unprotected": ("prod", lambda r: _serving_disks(r)[0]["options"].update(protect=False), "LLM-PROD-001"),
 }

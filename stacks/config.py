@@ -460,7 +460,9 @@ class BenchmarkConfig(Model):
     cpu: Annotated[int, Field(ge=2, le=192)] = Field(
         default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
     )
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "56Gi"
+    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = Field(
+        default="48Gi", description="Fits a 16 vCPU / 60 GB C4 node; each client process imports vLLM (~1-1.5 GB)."
+    )
     concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = 1000
     concurrency: Annotated[int | None, Field(ge=1)] = Field(
         default=None, description="Total concurrency; defaults to nodes x workload.concurrencyPerNode."

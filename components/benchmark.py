@@ -16,6 +16,10 @@ stored revision of main, 009e6d4a; the v0.19.0 tag itself could not be fetched h
 `--save-result`, `--result-dir`, `--result-filename`, `--disable-tqdm`. Every client gets its own
 `--seed`, so prompts differ across clients (0% prefix-cache hits, as published).
 
+A NetworkPolicy lets the pod take no connection and open only DNS, HTTPS outside the private
+ranges (the tokenizer from Hugging Face) and the serving endpoint: the vLLM pods' port, or the
+Gateway's address on its listener port.
+
 `pulumi up` does not wait for the Job to finish (`pulumi.com/skipAwait`): it is created once the
 engine Deployment is rolled out, and a changed setting replaces it (a Job's pod template is
 immutable), which runs the benchmark again.
@@ -30,13 +34,15 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.network_policy import PRIVATE_RANGES, dns_and_https_egress
 from stacks import bench_result
 
 CONTAINER_NAME = "bench"
 RESULTS_DIR = "/results"
 SCRATCH_DIR = "/tmp"
-RUN_AS_USER = 1000
+RUN_AS_USER = 10001
 PERFORMANCE_COMPUTE_CLASS = "Performance"
+BENCHMARK_LABEL = "llm-serving/benchmark"
 SUMMARY_SOURCE = Path(bench_result.__file__).read_text()
 
 
@@ -60,6 +66,11 @@ class BenchmarkJobArgs:
     machine_family: str
     cpu: int
     memory: str
+    # where the clients connect: the serving pods (ClusterIP Service) or the Gateway's address
+    serving_selector: dict[str, str]
+    serving_port: int
+    gateway_address: str | None = None
+    gateway_port: int = 80
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -114,10 +125,12 @@ def job_script(args: BenchmarkJobArgs) -> str:
 
 class BenchmarkJob(pulumi.ComponentResource):
     job: k8s.batch.v1.Job
+    network_policy: k8s.networking.v1.NetworkPolicy
 
     def __init__(self, name: str, args: BenchmarkJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:benchmark:BenchmarkJob", name, None, opts)
         compute = {"cpu": str(args.cpu), "memory": args.memory, "ephemeral-storage": "10Gi"}
+        pod_labels = {**args.labels, BENCHMARK_LABEL: args.job_name}
         self.job = k8s.batch.v1.Job(
             f"{name}-job",
             metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -131,7 +144,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                 backoff_limit=0,
                 active_deadline_seconds=args.deadline_seconds,
                 template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=args.labels),
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=pod_labels),
                     spec=k8s.core.v1.PodSpecArgs(
                         restart_policy="Never",
                         automount_service_account_token=False,
@@ -151,6 +164,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                             k8s.core.v1.ContainerArgs(
                                 name=CONTAINER_NAME,
                                 image=args.image,
+                                image_pull_policy="Always",
                                 command=["/bin/sh", "-c", job_script(args)],
                                 env=[
                                     k8s.core.v1.EnvVarArgs(name="SUMMARY_SCRIPT", value=SUMMARY_SOURCE),
@@ -177,6 +191,32 @@ class BenchmarkJob(pulumi.ComponentResource):
                         ],
                     ),
                 ),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        if args.gateway_address is None:
+            endpoint = k8s.networking.v1.NetworkPolicyPeerArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.serving_selector)
+            )
+            endpoint_port = args.serving_port
+        else:
+            endpoint = k8s.networking.v1.NetworkPolicyPeerArgs(
+                ip_block=k8s.networking.v1.IPBlockArgs(cidr=f"{args.gateway_address}/32")
+            )
+            endpoint_port = args.gateway_port
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-network-policy",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.job_name, namespace=args.namespace, labels=args.labels),
+            spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={BENCHMARK_LABEL: args.job_name}),
+                policy_types=["Ingress", "Egress"],
+                egress=[
+                    *dns_and_https_egress(PRIVATE_RANGES),
+                    k8s.networking.v1.NetworkPolicyEgressRuleArgs(
+                        to=[endpoint],
+                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=endpoint_port)],
+                    ),
+                ],
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

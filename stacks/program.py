@@ -263,6 +263,12 @@ def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
         machine_family=benchmark.machine_family,
         cpu=benchmark.cpu,
         memory=benchmark.memory,
+        serving_selector=serving_selector(config),
+        serving_port=config.engine.port,
+        gateway_address=config.benchmark.gateway_address
+        if config.benchmark_target is BenchmarkTarget.gateway
+        else None,
+        gateway_port=LISTENER_PORT,
         labels={**kubernetes_labels(config), "app.kubernetes.io/component": "benchmark"},
     )
 

@@ -190,3 +190,23 @@ def test_bench_compare_without_a_result_line_fails_cleanly(tmp_path: Any, capsys
     log.write_text("no result here\n")
     assert bench_compare_main(["dev", str(log)]) == 2
     assert "no line starting with 'BENCH_RESULT'" in capsys.readouterr().err
+
+
+def test_benchmark_pod_reaches_only_dns_https_and_the_endpoint(prod_benchmark: RenderedStack) -> None:
+    (policy,) = [item for item in prod_benchmark.kind("NetworkPolicy") if item["metadata"]["name"].endswith("-bench")]
+    job = job_of(prod_benchmark)
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= job["spec"]["template"]["metadata"]["labels"].items()
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in policy["spec"]
+    endpoint = policy["spec"]["egress"][-1]
+    assert endpoint["to"] == [{"podSelector": {"matchLabels": {"app": "qwen-serving"}}}]
+    assert endpoint["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert [rule["ports"][0]["port"] for rule in policy["spec"]["egress"][:-1]] == [53, 443]
+
+
+def test_gateway_benchmark_may_reach_only_the_gateway_address() -> None:
+    config = validate(
+        {"environment": "staging", **BASE, "benchmark": {"enabled": True, "gatewayAddress": "10.128.0.42"}}
+    )
+    args = benchmark_args(config)
+    assert (args.gateway_address, args.gateway_port) == ("10.128.0.42", 80)

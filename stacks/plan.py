@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from components.vllm import engine_args
-from components.weights import local_model_path
 from stacks.config import RoutingMode, StackConfig
 from stacks.planner import CapacityPlan, plan, source_label
+from stacks.program import serve_arguments
 
 CHART_FILE = "capacity.svg"
 
@@ -34,7 +33,8 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ("control plane", _control_plane_label(config)),
         (
             "deletion protection",
-            f"cluster {'on' if config.protected else 'off'}, weights {'on' if config.weights_protected else 'off'}",
+            f"cluster {'on' if config.protected else 'off'}, "
+            f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}",
         ),
         ("A4 nodes (8x B200 each)", _nodes_setting(config)),
         ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
@@ -46,14 +46,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ),
         (
             "vllm serve",
-            " ".join(
-                f"`{arg}`"
-                for arg in engine_args(
-                    config.engine,
-                    local_model_path(config.weights.mount_path, config.weights.model),
-                    config.served_model_name,
-                )
-            ),
+            " ".join(f"`{arg}`" for arg in serve_arguments(config)),
         ),
         ("routing", config.routing.mode.value),
     ]
@@ -94,16 +87,16 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         *[f"- {assumption}" for assumption in expected.assumptions],
         "",
         "Cost per capacity source, in fallback order (USD; nodes x price, then the Autopilot premium, the "
-        "weight disks and snapshot, and the cluster fee):",
+        "weight disks and their disk image, and the cluster fee):",
         "",
-        "| source | pricing | per node-hour | nodes | Autopilot premium | disks + snapshot | cluster fee "
+        "| source | pricing | per node-hour | nodes | Autopilot premium | disks + image | cluster fee "
         "| per hour | per month | per M tokens, nodes only | per M tokens, all in "
         f"| all in at {capacity.utilization:.0%} load |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for source in capacity.sources:
         for item in source.costs:
-            storage = item.disk_capacity_per_hour + item.disk_throughput_per_hour + item.snapshot_per_hour
+            storage = item.disk_capacity_per_hour + item.disk_throughput_per_hour + item.image_per_hour
             lines.append(
                 f"| {source.source} | {item.label} | {item.node_per_hour:,.2f} | {item.nodes_per_hour:,.2f} "
                 f"| {item.autopilot_premium_per_hour:,.2f} | {storage:,.2f} | {item.cluster_fee_per_hour:,.2f} "

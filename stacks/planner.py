@@ -25,7 +25,6 @@ from typing import Any
 from stacks.config import (
     B200_GPUS_PER_NODE,
     BENCH_CONCURRENCY_PER_VCPU,
-    FILL_DISK_THROUGHPUT_MIBPS,
     MAX_NODES,
     CapacitySource,
     PricingConfig,
@@ -194,7 +193,8 @@ def node_price(pricing: PricingConfig, kind: str) -> float:
 
 @dataclass(frozen=True)
 class Storage:
-    """The Hyperdisk ML disks and snapshot the weights component declares."""
+    """What the weights keep once served: one Hyperdisk ML disk per zone and the disk image they are
+    made from (the fill disk, Job and snapshot of a new revision are gone after the next `up`)."""
 
     size_gib: int
     serving_disks: int
@@ -202,11 +202,11 @@ class Storage:
 
     @property
     def disk_gib(self) -> int:
-        return self.size_gib * (self.serving_disks + 1)  # + the fill disk
+        return self.size_gib * self.serving_disks
 
     @property
     def throughput_mibps(self) -> int:
-        return self.serving_throughput_mibps * self.serving_disks + FILL_DISK_THROUGHPUT_MIBPS
+        return self.serving_throughput_mibps * self.serving_disks
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ class Cost:
     autopilot_premium_per_hour: float
     disk_capacity_per_hour: float
     disk_throughput_per_hour: float
-    snapshot_per_hour: float
+    image_per_hour: float
     cluster_fee_per_hour: float
     total_per_hour: float
     total_per_month: float
@@ -233,11 +233,11 @@ def cost(kind: str, nodes: int, total_tokens_per_second: float, storage: Storage
     premium = nodes_per_hour * pricing.autopilot_premium_fraction
     capacity = storage.disk_gib * pricing.hyperdisk_ml_per_gib_month / HOURS_PER_MONTH
     throughput = storage.throughput_mibps * pricing.hyperdisk_ml_per_mibps_month / HOURS_PER_MONTH
-    snapshot = storage.size_gib * pricing.snapshot_per_gib_month / HOURS_PER_MONTH
+    image = storage.size_gib * pricing.image_per_gib_month / HOURS_PER_MONTH
     fee = pricing.cluster_fee_per_hour
     if pricing.cluster_free_tier:
         fee = max(0.0, fee - FREE_TIER_CREDIT_PER_MONTH / HOURS_PER_MONTH)
-    total = nodes_per_hour + premium + capacity + throughput + snapshot + fee
+    total = nodes_per_hour + premium + capacity + throughput + image + fee
     million_tokens_per_hour = total_tokens_per_second * 3600 / 1e6
     return Cost(
         pricing=kind,
@@ -247,7 +247,7 @@ def cost(kind: str, nodes: int, total_tokens_per_second: float, storage: Storage
         autopilot_premium_per_hour=premium,
         disk_capacity_per_hour=capacity,
         disk_throughput_per_hour=throughput,
-        snapshot_per_hour=snapshot,
+        image_per_hour=image,
         cluster_fee_per_hour=fee,
         total_per_hour=total,
         total_per_month=total * HOURS_PER_MONTH,
@@ -391,8 +391,8 @@ PRICING_NOTES = (
     "3-year commitment = on-demand-equivalent x (1 - 55%): derived, not verified",
     "Flex-start = on-demand-equivalent x (1 - 53%), the 'up to 53%' discount: derived, not verified",
     "Autopilot premium on node-based (accelerator) billing: a configurable fraction, 10% an estimate",
-    "Hyperdisk ML USD 0.08/GiB-month and USD 0.12 per MiB/s-month, snapshots USD 0.05/GiB-month: "
-    "estimates, not verified",
+    "Hyperdisk ML USD 0.08/GiB-month and USD 0.12 per MiB/s-month (one serving disk per zone), the weights' "
+    "disk image USD 0.05/GiB-month: estimates, not verified",
     "cluster fee USD 0.10/h (GKE pricing, 'Cluster management fee and free tier'); the USD 74.40/month "
     "free-tier credit counts only with pricing.clusterFreeTier",
     f"USD per month = USD per hour x {HOURS_PER_MONTH} h",

@@ -15,7 +15,7 @@ from stacks.loader import InvalidConfig, validate
 from stacks.program import benchmark_args
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
-from tests.variants import render_variant
+from tests.variants import render_variant, stack_settings
 
 DATA = ROOT / "tests" / "data"
 CLIENT_RESULTS = [DATA / "vllm-bench-client-1.json", DATA / "vllm-bench-client-2.json"]
@@ -145,7 +145,7 @@ def test_invalid_benchmark_settings_are_one_line_errors(
     environment: str, settings: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(InvalidConfig) as error:
-        validate({"environment": environment, **BASE, "benchmark": settings})
+        validate({**stack_settings(environment), "benchmark": settings})
     assert str(error.value).startswith(message)
 
 

@@ -14,17 +14,20 @@ from stacks.loader import InvalidConfig, validate
 from stacks.planner import cost, expect, human_duration, plan, size, storage_of
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
-from tests.variants import render_variant, stack_config
+from tests.variants import render_variant, stack_config, stack_settings
 
 PUBLISHED_TOTAL = {1: 95_317, 2: 190_000, 4: 376_074, 8: 740_192, 12: 1_103_941}
 PUBLISHED_GATEWAY = {2: 131_303, 4: 245_009, 8: 469_433}
 PUBLISHED_REQUESTS_PER_SECOND = {1: 83, 2: 165, 4: 326, 8: 642}
 TOLERANCE = 0.02
-BASE = {"project": "my-llm-dev", "region": "us-central1", "zones": ["us-central1-b"]}
 
 
 def config_of(environment: str, **settings: Any) -> StackConfig:
-    return validate({"environment": environment, **BASE, **settings})
+    """The shipped stack file of an environment with some groups replaced; a goal replaces its node count."""
+    raw = stack_settings(environment)
+    if "target" in settings and "capacity" in raw:
+        raw["capacity"] = {key: value for key, value in raw["capacity"].items() if key != "nodes"}
+    return validate({**raw, **settings})
 
 
 @pytest.mark.parametrize(("nodes", "published"), sorted(PUBLISHED_TOTAL.items()))
@@ -66,7 +69,7 @@ def test_published_twelve_node_prices_and_cost_per_million_tokens() -> None:
     assert spot.usd_per_million_tokens_nodes_only < 0.10
     # the write-up says ~$0.30/M committed; its own price and throughput give $0.27/M
     assert committed.usd_per_million_tokens_nodes_only == pytest.approx(0.27, abs=0.005)
-    assert committed.total_per_hour > committed.nodes_per_hour, "premium, disks, snapshot and fee are added"
+    assert committed.total_per_hour > committed.nodes_per_hour, "premium, disks, image and fee are added"
     assert committed.total_per_month == pytest.approx(committed.total_per_hour * 730)
     assert committed.usd_per_million_tokens_at_utilization == pytest.approx(
         committed.usd_per_million_tokens_full_load / config.pricing.utilization

@@ -64,5 +64,10 @@ def render_variant(name: str, render_stack: RenderStack, tmp_path_factory: pytes
     return render_stack(name, path)
 
 
+def stack_settings(stack: str) -> dict[str, Any]:
+    """The settings of a shipped stack file, without the project prefix."""
+    return _stack_config(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text()))
+
+
 def stack_config(stack: str) -> StackConfig:
     return validate(_stack_config(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())))

@@ -31,6 +31,14 @@ class ClusterArgs:
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
+def network_name(cluster_name: str) -> str:
+    return f"{cluster_name}-vpc"
+
+
+def subnet_name(cluster_name: str) -> str:
+    return f"{cluster_name}-subnet"
+
+
 def kubeconfig_for(name: str, endpoint: str, ca_certificate: str) -> str:
     """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials)."""
     context = f"gke_{name}"
@@ -84,7 +92,7 @@ class Cluster(pulumi.ComponentResource):
 
         self.network = gcp.compute.Network(
             f"{name}-vpc",
-            name=f"{args.cluster_name}-vpc",
+            name=network_name(args.cluster_name),
             project=args.project,
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
@@ -92,7 +100,7 @@ class Cluster(pulumi.ComponentResource):
         )
         self.subnet = gcp.compute.Subnetwork(
             f"{name}-subnet",
-            name=f"{args.cluster_name}-subnet",
+            name=subnet_name(args.cluster_name),
             project=args.project,
             region=args.region,
             network=self.network.id,

@@ -102,6 +102,24 @@ def weights_id(model: str, revision: str) -> str:
     return hashlib.sha256(f"{model}@{revision}".encode()).hexdigest()[:10]
 
 
+def weights_object_name(model: str, revision: str) -> str:
+    """The name of the Kubernetes objects (volumes, claims, Job prefix) of one revision."""
+    return f"weights-{weights_id(model, revision)}"
+
+
+def download_job_name(model: str, revision: str) -> str:
+    return f"{weights_object_name(model, revision)}-download"
+
+
+def weights_disk_name(cluster_name: str, model: str, revision: str) -> str:
+    """The read-only serving disks and the snapshot (Compute Engine names: RFC 1035, <= 63)."""
+    return f"{cluster_name}-{weights_object_name(model, revision)}"
+
+
+def fill_disk_name(cluster_name: str, model: str, revision: str) -> str:
+    return f"{weights_disk_name(cluster_name, model, revision)}-fill"
+
+
 def local_model_path(mount_path: str, model: str) -> str:
     """Where the checkpoint sits on the volume: vLLM loads it from here, not from the Hub."""
     return posixpath.join(mount_path, model)
@@ -158,8 +176,8 @@ class ModelWeights(pulumi.ComponentResource):
         super().__init__("llm-serving:weights:ModelWeights", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         revision_id = weights_id(args.model, args.revision)
-        self.object_name = f"weights-{revision_id}"
-        disk_name = f"{args.cluster_name}-{self.object_name}"
+        self.object_name = weights_object_name(args.model, args.revision)
+        disk_name = weights_disk_name(args.cluster_name, args.model, args.revision)
         fill_zone = args.zones[0]
         capacity = {"storage": f"{args.size_gib}Gi"}
         gcp_labels = {"weights": revision_id}
@@ -169,7 +187,7 @@ class ModelWeights(pulumi.ComponentResource):
 
         self.fill_disk = gcp.compute.Disk(
             f"{name}-fill-disk",
-            name=f"{disk_name}-fill",
+            name=fill_disk_name(args.cluster_name, args.model, args.revision),
             project=args.project,
             zone=fill_zone,
             type=DISK_TYPE,
@@ -291,7 +309,7 @@ class ModelWeights(pulumi.ComponentResource):
         return k8s.batch.v1.Job(
             f"{name}-download",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=f"{self.object_name}-download", namespace=args.namespace, labels=labels
+                name=download_job_name(args.model, args.revision), namespace=args.namespace, labels=labels
             ),
             spec=k8s.batch.v1.JobSpecArgs(
                 backoff_limit=downloader.retries,

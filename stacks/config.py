@@ -11,8 +11,18 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from stacks.grammars import (
+    hf_repo_problem,
+    image_problem,
+    mount_path_problem,
+    project_id_problem,
+    quantity_problem,
+    revision_problem,
+)
+from stacks.quoting import quote
 
 B200_MIN_GKE_VERSION = "1.32.2-gke.1422000"
 INFERENCE_POOL_MIN_GKE_VERSION = "1.34.0-gke.1626000"
@@ -27,6 +37,34 @@ PROXY_SUBNET_REFERENCE = (
     r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
 EPP_RELEASE_NAME_MAX = 40
+EXTRA_ARGS_MAX = 64
+EXTRA_VALUE_MAX = 1024
+
+
+def _checked(problem: str, value: str) -> str:
+    if problem:
+        raise ValueError(f"{quote(value)} {problem}")
+    return value
+
+
+def _image(value: str) -> str:
+    return _checked(image_problem(value), value)
+
+
+def _quantity(value: str) -> str:
+    return _checked(quantity_problem(value), value)
+
+
+def _no_control_characters(value: str) -> str:
+    if any(not char.isprintable() for char in value):
+        raise ValueError(f"{quote(value)} contains control characters; allowed: printable text")
+    if len(value) > EXTRA_VALUE_MAX:
+        raise ValueError(f"is longer than {EXTRA_VALUE_MAX} characters")
+    return value
+
+
+Image = Annotated[str, AfterValidator(_image)]
+Quantity = Annotated[str, AfterValidator(_quantity)]
 
 
 class Model(BaseModel):
@@ -36,6 +74,9 @@ class Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         use_enum_values=False,
+        # no coercion: `nodes: true` or `nodes: "12"` is not 12; no infinities or NaN
+        strict=True,
+        allow_inf_nan=False,
     )
 
 
@@ -152,11 +193,26 @@ class FlexStartSource(Model):
     node_recycling_lead_time_seconds: Annotated[int, Field(ge=0, le=FLEX_START_MAX_RUN_SECONDS)] = 3600
     max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = FLEX_START_MAX_RUN_SECONDS
 
+    @model_validator(mode="after")
+    def _recycling_before_the_end(self) -> FlexStartSource:
+        if self.node_recycling_lead_time_seconds >= self.max_run_duration_seconds:
+            raise ValueError(
+                f"nodeRecyclingLeadTimeSeconds {self.node_recycling_lead_time_seconds} must be shorter than "
+                f"maxRunDurationSeconds {self.max_run_duration_seconds}: the replacement node is requested "
+                "that long before the node's run ends"
+            )
+        return self
+
 
 class ReservationSource(Model):
     type: Literal["reservation"]
     name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")]
     project: str | None = Field(default=None, description="Owner project of a shared reservation.")
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, value: str | None) -> str | None:
+        return None if value is None else _checked(project_id_problem(value), value)
 
 
 CapacitySource = Annotated[SpotSource | FlexStartSource | ReservationSource, Field(discriminator="type")]
@@ -196,20 +252,39 @@ class DownloaderConfig(Model):
 
     machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4a"
     arch: Literal["arm64", "amd64"] = "arm64"
-    image: str = "python:3.12-slim-bookworm"
-    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "4"
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
+    image: Image = "python:3.12-slim-bookworm"
+    cpu: Quantity = "4"
+    memory: Quantity = "16Gi"
     retries: Annotated[int, Field(ge=0, le=20)] = 5
 
 
 class WeightsConfig(Model):
-    model: Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")] = "Qwen/Qwen3.5-27B-FP8"
-    revision: Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")] = "main"
+    model: str = "Qwen/Qwen3.5-27B-FP8"
+    revision: str = "main"
     size_gib: Annotated[int, Field(ge=4, le=65536)] = 100
+    checkpoint_gib: Annotated[int | None, Field(ge=1, le=65536)] = Field(
+        default=None,
+        description="Size of the checkpoint; defaults to an estimate from the model name's parameter count and dtype.",
+    )
     throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = 2400
-    mount_path: Annotated[str, Field(pattern=r"^/[\w/.-]+$")] = "/models"
+    mount_path: str = "/models"
     protect: bool | None = Field(default=None, description="Defaults to the environment preset.")
     downloader: DownloaderConfig = DownloaderConfig()
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        return _checked(hf_repo_problem(value), value)
+
+    @field_validator("revision")
+    @classmethod
+    def _revision(cls, value: str) -> str:
+        return _checked(revision_problem(value), value)
+
+    @field_validator("mount_path")
+    @classmethod
+    def _mount_path(cls, value: str) -> str:
+        return _checked(mount_path_problem(value), value)
 
 
 # ---------------------------------------------------------------- engine
@@ -223,7 +298,7 @@ class SpeculativeConfig(Model):
 class EngineConfig(Model):
     """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
 
-    image: Annotated[str, Field(pattern=r"^[\w./-]+:[\w.-]+$")] = "vllm/vllm-openai:v0.19.0"
+    image: str = "vllm/vllm-openai:v0.19.0"
     image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = None
     served_model_name: str | None = Field(default=None, description="Defaults to weights.model.")
     port: Annotated[int, Field(ge=1024, le=65535)] = 8000
@@ -242,13 +317,30 @@ class EngineConfig(Model):
     mamba_cache_mode: MambaCacheMode | None = MambaCacheMode.align
     mamba_block_size: Annotated[int | None, Field(ge=8, le=4096)] = 8
     estimate_cudagraphs: bool = Field(default=True, description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1")
-    extra_args: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9]")]] = []
-    extra_env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")], str] = {}
-    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$", description="Per serving pod (A4: 224 vCPU).")] = "96"
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$", description="Per serving pod (A4: 3,968 GB).")] = "1024Gi"
-    ephemeral_storage: Annotated[
-        str, Field(pattern=r"^\d+(Mi|Gi)$", description="torch.compile, FlashInfer and Triton caches.")
-    ] = "100Gi"
+    extra_args: Annotated[
+        list[Annotated[str, AfterValidator(_no_control_characters)]], Field(max_length=EXTRA_ARGS_MAX)
+    ] = Field(default=[], description="More `vllm serve` flags; none may repeat or contradict a typed key.")
+    extra_env: Annotated[
+        dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")], Annotated[str, AfterValidator(_no_control_characters)]],
+        Field(max_length=EXTRA_ARGS_MAX),
+    ] = Field(default={}, description="More environment variables; none may override one the stack sets.")
+    cpu: Annotated[Quantity, Field(description="Per serving pod (A4: 224 vCPU).")] = "96"
+    memory: Annotated[Quantity, Field(description="Per serving pod (A4: 3,968 GB).")] = "1024Gi"
+    ephemeral_storage: Annotated[Quantity, Field(description="torch.compile, FlashInfer and Triton caches.")] = "100Gi"
+
+    @field_validator("image")
+    @classmethod
+    def _engine_image(cls, value: str) -> str:
+        return _checked(image_problem(value, tag_required=True, digest_allowed=False), value)
+
+    @field_validator("served_model_name")
+    @classmethod
+    def _served_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_./:-]{0,127}", value):
+            raise ValueError(
+                f"{quote(value)} is not a model name (ASCII letters, digits, '_', '.', '/', ':', '-'; <= 128)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _parallelism_fits_node(self) -> EngineConfig:
@@ -275,8 +367,8 @@ class WorkloadConfig(Model):
     """The traffic the stack is sized for; policies and the cost sheet compare against it."""
 
     concurrency_per_node: Annotated[int, Field(ge=1, le=65536)] = 2000
-    max_prompt_tokens: Annotated[int, Field(ge=1)] = 1536
-    max_output_tokens: Annotated[int, Field(ge=1)] = 768
+    max_prompt_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = 1536
+    max_output_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = 768
 
 
 # ---------------------------------------------------------------- routing
@@ -299,8 +391,8 @@ class GatewayConfig(Model):
         description="inferencepool chart; the value names the stack sets are those of v1.3-v1.5 "
         "(v1.6 moved to llm-d/llm-d-router and renamed them).",
     )
-    epp_cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "10"
-    epp_memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
+    epp_cpu: Quantity = "10"
+    epp_memory: Quantity = "16Gi"
     request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = 300
 
     @field_validator("proxy_subnet_cidr")
@@ -353,7 +445,7 @@ class EconomicsConfig(Model):
 
 class StackConfig(Model):
     environment: Environment
-    project: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")]
+    project: str
     region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+$")] = "us-central1"
     zones: Annotated[list[str], Field(min_length=1, max_length=4)] = ["us-central1-b"]
     cluster: ClusterConfig = ClusterConfig()
@@ -363,6 +455,11 @@ class StackConfig(Model):
     workload: WorkloadConfig = WorkloadConfig()
     routing: RoutingConfig = RoutingConfig()
     economics: EconomicsConfig = EconomicsConfig()
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, value: str) -> str:
+        return _checked(project_id_problem(value), value)
 
     @model_validator(mode="after")
     def _zones_in_region(self) -> StackConfig:

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pulumi
 import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 
+from stacks.checks import derived_problem
 from stacks.config import StackConfig
 from stacks.presets import apply_preset
+from stacks.quoting import quote
 
 HF_TOKEN_KEY = "hfToken"
 
 
 class InvalidConfig(pulumi.RunError):
-    """Raised before any resource is declared; under `pulumi up` the message is the whole error."""
+    """Raised before any resource is declared; under `pulumi up` the message is the whole error.
+
+    The message is always one line: whitespace runs (newlines included) collapse to one space."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.split()))
 
 
 def _parse(value: Any) -> Any:
@@ -72,7 +80,8 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     else:
         detail = first["msg"].removeprefix("Value error, ")
         got = first.get("input")
-        shown = "" if isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
+        quoted_already = first["type"] == "value_error"
+        shown = "" if isinstance(got, (dict, list)) or got is None or quoted_already else f" (got {quote(got)})"
         message = f"{key}: {detail}{shown}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
@@ -93,11 +102,38 @@ def _allowed_keys(model: type[Any], path: str = "") -> dict[str, list[str]]:
     return keys
 
 
+def _non_finite_key(value: Any, path: str = "") -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(value)"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite_key(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
+        if found is not None:
+            return found
+    return None
+
+
 def validate(raw: dict[str, Any]) -> StackConfig:
+    """The typed config, or InvalidConfig for the first problem, before anything is declared.
+
+    Validation goes through JSON in strict mode: a number is never read from a string or a bool
+    (`nodes: true` is not 1, `nodes: "12"` is not 12); infinities and NaN are refused. The CLI
+    hands top-level values to the program as strings and objects as JSON, so every typed number
+    or bool of the model sits inside an object and keeps its YAML type.
+    """
+    merged = apply_preset(raw)
+    non_finite = _non_finite_key(merged)
+    if non_finite is not None:
+        raise InvalidConfig(f"invalid stack config: {non_finite}: infinite or NaN; allowed: a finite number")
+    document = json.dumps(merged)
     try:
-        return StackConfig.model_validate(apply_preset(raw))
+        config = StackConfig.model_validate_json(document)
     except ValidationError as error:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
+    problem = derived_problem(config)
+    if problem:
+        raise InvalidConfig(f"invalid stack config: {problem}")
+    return config
 
 
 def load() -> tuple[StackConfig, pulumi.Output[str]]:

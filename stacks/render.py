@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import yaml
 
 from policies.runner import Violation, check_records, summary
-from stacks import offline
+from stacks import offline, output
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
@@ -96,17 +95,16 @@ def manifest_file_name(manifest: dict[str, Any]) -> str:
     return "--".join(parts) + ".yaml"
 
 
-def write_manifests(records: list[dict[str, Any]], directory: Path) -> list[str]:
-    directory.mkdir(parents=True)
-    written = []
+def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """One YAML text per Kubernetes object, keyed by file name."""
+    texts: dict[str, str] = {}
     for record in filter(is_manifest, records):
         manifest = manifest_of(record)
         file_name = manifest_file_name(manifest)
-        if file_name in written:
+        if file_name in texts:
             raise RuntimeError(f"two Kubernetes objects render to {file_name}")
-        (directory / file_name).write_text(yaml.safe_dump(manifest, sort_keys=False, width=100))
-        written.append(file_name)
-    return sorted(written)
+        texts[file_name] = yaml.safe_dump(manifest, sort_keys=False, width=100)
+    return texts
 
 
 def _dump_json(value: Any) -> str:
@@ -119,23 +117,39 @@ def render(
     settings = offline.load_stack_settings(stack, config_file)
     offline.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
+    out_dir = out or offline.ROOT / "build" / stack
+    output.check_out_dir(out_dir)
     result = offline.run_program(settings)
     records = resource_records(result.registrations)
-    out_dir = out or offline.ROOT / "build" / stack
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    (out_dir / "resources.json").write_text(_dump_json(records))
-    manifests = write_manifests(records, out_dir / "manifests")
+    manifests = manifest_texts(records)
     outputs = plain(result.outputs)
-    (out_dir / "outputs.json").write_text(_dump_json(outputs))
     violations = check_records(records, stack=stack, project=settings.project)
     policy = summary(violations)
-    (out_dir / "policy.json").write_text(_dump_json(policy))
-    (out_dir / "plan.md").write_text(
-        plan_markdown(stack, config, records, outputs, manifests, settings.placeholders, policy)
-    )
+    files = {
+        "resources.json": _dump_json(records),
+        **{f"manifests/{name}": text for name, text in manifests.items()},
+        "outputs.json": _dump_json(outputs),
+        "policy.json": _dump_json(policy),
+        "plan.md": plan_markdown(stack, config, records, outputs, sorted(manifests), settings.placeholders, policy),
+    }
+    leaks = output.token_leaks(files, secret_values(settings))
+    if leaks:
+        raise output.SecretInOutput(
+            f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written "
+            "(keep the token in `pulumi config set --secret hfToken` only)",
+            [violation.line() for violation in violations],
+        )
+    output.write_render(out_dir, files)
     return config, records, out_dir, violations
+
+
+def secret_values(settings: offline.StackSettings) -> list[str]:
+    """The values of the stack's secret keys that are real (not offline placeholders)."""
+    return [
+        settings.config[key]
+        for key in settings.secret_keys
+        if key in settings.config and key not in settings.placeholders
+    ]
 
 
 def _summary(records: list[dict[str, Any]]) -> str:
@@ -154,6 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidConfig as error:
         print(str(error), file=sys.stderr)
         return 2
+    except output.OutputError as error:
+        print(f"render: {error}", file=sys.stderr)
+        return 2
+    except output.SecretInOutput as error:
+        print("\n".join([*error.lines, f"render: {error}"]), file=sys.stderr)
+        return 1
     except Exception as error:
         print(f"render failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1

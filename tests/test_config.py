@@ -55,7 +55,7 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         "cluster.network: subnetCidr 10.0.0.0/20 overlaps podsCidr",
     ),
     ("weights-too-small", {"weights": {"sizeGib": 2}}, "weights.sizeGib: Input should be greater than or equal to 4"),
-    ("bad-project-id", {"project": "My_Project"}, "project: String should match pattern"),
+    ("bad-project-id", {"project": "My_Project"}, "project: 'My_Project' is not a GCP project id"),
     ("proxy-subnet-too-small", {"routing": {"gateway": {"proxySubnetCidr": "10.129.0.0/28"}}}, "proxySubnetCidr"),
 ]
 

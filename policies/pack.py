@@ -19,7 +19,7 @@ from policies.rules.engine import (
 from policies.rules.gpu import B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
 from policies.rules.routing import ENDPOINT_PICKER_CPU, GATEWAY_PREREQUISITES, LOAD_BALANCER_ALLOWED
-from policies.rules.security import NO_TOKEN_LITERAL
+from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_TOKEN_LITERAL
 from policies.rules.weights import WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
 PACK_NAME = "gke-b200-serving"
@@ -39,6 +39,8 @@ POLICIES: list[Any] = [
     HYBRID_MAMBA_SETTINGS,
     IMAGE_HAS_FP8_KV_FIX,
     NO_TOKEN_LITERAL,
+    NO_REMOTE_CODE,
+    NO_CORS_WILDCARD,
     WEIGHTS_READ_ONLY,
     WEIGHTS_IN_GPU_ZONES,
     GATEWAY_PREREQUISITES,

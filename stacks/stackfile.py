@@ -72,6 +72,10 @@ JSON_TAGS = frozenset(
 )
 
 
+def _invalid(message: str) -> InvalidConfig:
+    return InvalidConfig(f"invalid stack config: {message}")
+
+
 def _node_text(node: Node) -> str:
     return str(node.value) if isinstance(node, ScalarNode) else f"<{node.id}>"
 
@@ -86,7 +90,7 @@ def _check_tags(node: Node, path: Path) -> None:
     while stack:
         current = stack.pop()
         if current.tag not in JSON_TAGS:
-            raise InvalidConfig(
+            raise _invalid(
                 f"{_where(path, current.start_mark)}: YAML tag {quote(current.tag)} is not allowed; "
                 "use plain strings, numbers, booleans, lists and mappings"
             )
@@ -103,17 +107,17 @@ def read_yaml(path: Path) -> tuple[Any, Node | None]:
         with path.open("rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise InvalidConfig(f"invalid stack config: {path}: file not found") from None
+        raise _invalid(f"{path}: file not found") from None
     except OSError as error:
-        raise InvalidConfig(f"invalid stack config: {path}: cannot read the file ({error.strerror})") from None
+        raise _invalid(f"{path}: cannot read the file ({error.strerror})") from None
     if len(data) > MAX_FILE_BYTES:
-        raise InvalidConfig(f"invalid stack config: {path}: larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a few lines")
+        raise _invalid(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a few lines")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise InvalidConfig(f"invalid stack config: {path}:{line}:{column}: not valid UTF-8 (byte 0x{data[error.start]:02x})") from None
+        raise _invalid(f"{path}:{line}:{column}: not valid UTF-8 (byte 0x{data[error.start]:02x})") from None
     loader = _StrictLoader(text)
     try:
         root = loader.get_single_node()
@@ -124,9 +128,9 @@ def read_yaml(path: Path) -> tuple[Any, Node | None]:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
-        raise InvalidConfig(f"invalid stack config: {_where(path, mark)}: {problem}") from None
+        raise _invalid(f"{_where(path, mark)}: {problem}") from None
     except yaml.YAMLError as error:
-        raise InvalidConfig(f"invalid stack config: {path}: invalid YAML ({' '.join(str(error).split())[:120]})") from None
+        raise _invalid(f"{path}: invalid YAML ({' '.join(str(error).split())[:120]})") from None
     finally:
         loader.dispose()
 
@@ -151,10 +155,10 @@ def read_project(project_file: Path) -> tuple[str, dict[str, Any]]:
     """The project name and its config schema from Pulumi.yaml."""
     document, _ = read_yaml(project_file)
     if not isinstance(document, dict) or not isinstance(document.get("name"), str):
-        raise InvalidConfig(f"invalid stack config: {project_file}: not a Pulumi project file (a mapping with a 'name')")
+        raise _invalid(f"{project_file}: not a Pulumi project file (a mapping with a 'name')")
     schema = document.get("config") or {}
     if not isinstance(schema, dict):
-        raise InvalidConfig(f"invalid stack config: {project_file}: 'config' must be a mapping")
+        raise _invalid(f"{project_file}: 'config' must be a mapping")
     return document["name"], schema
 
 
@@ -162,16 +166,16 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
     """The stack file's config, checked as the CLI checks it, and stricter where the CLI is lax."""
     if not stack_file.is_file():
         found = ", ".join(stack_files(stack_file.parent)) or "none"
-        raise InvalidConfig(f"invalid stack config: {stack_file}: stack file not found; stack files in {stack_file.parent}: {found}")
+        raise _invalid(f"{stack_file}: stack file not found; stack files in {stack_file.parent}: {found}")
     document, root = read_yaml(stack_file)
     if document is None:
         document = {}
     if not isinstance(document, dict):
-        raise InvalidConfig(f"invalid stack config: {_where(stack_file, root.start_mark if root else None)}: the file must be a mapping")
+        raise _invalid(f"{_where(stack_file, root.start_mark if root else None)}: the file must be a mapping")
     top_marks = _key_marks(root)
     for key in document:
         if key not in STACK_FILE_KEYS:
-            raise InvalidConfig(
+            raise _invalid(
                 f"{_where(stack_file, top_marks.get(key))}: unknown top-level key {quote(key)}; "
                 f"allowed: {', '.join(STACK_FILE_KEYS)}"
             )
@@ -179,7 +183,7 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
     if entries is None:
         entries = {}
     if not isinstance(entries, dict):
-        raise InvalidConfig(f"invalid stack config: {_where(stack_file, top_marks.get('config'))}: 'config' must be a mapping")
+        raise _invalid(f"{_where(stack_file, top_marks.get('config'))}: 'config' must be a mapping")
     marks = _key_marks(root, "config")
     config: dict[str, Any] = {}
     secure_keys: list[str] = []
@@ -187,26 +191,28 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
         where = _where(stack_file, marks.get(key))
         namespace, _, name = key.rpartition(":")
         if not name:
-            raise InvalidConfig(f"invalid stack config: {where}: config key {quote(key)} has no name after the namespace")
+            raise _invalid(f"{where}: config key {quote(key)} has no name after the namespace")
         if namespace and namespace != project:
-            raise InvalidConfig(f"invalid stack config: {where}: {_foreign_namespace(key, namespace, project)}")
+            raise _invalid(f"{where}: {_foreign_namespace(key, namespace, project)}")
         full_key = f"{project}:{name}"
         if full_key in config:
-            raise InvalidConfig(
+            raise _invalid(
                 f"{where}: {quote(name)} is set both bare and as {quote(full_key)}; keep one "
                 f"(bare keys belong to the project namespace)"
             )
+        if value is None:
+            raise _invalid(f"{where}: config key {quote(key)} has no value; set one or remove the key")
         secure = isinstance(value, dict) and set(value) == {SECURE_KEY}
         spec = schema.get(name)
         if isinstance(spec, dict) and spec.get("secret") and not secure:
             # The CLI's own words (pulumi/pulumi sdk/go/common/workspace, validateStackConfigValue).
-            raise InvalidConfig(
+            raise _invalid(
                 f"{where}: Stack '{stack}' with configuration key '{name}' must be encrypted as it's secret; "
                 f"remove the plaintext and run `pulumi config set --secret {name}`"
             )
         if secure:
             if not isinstance(value[SECURE_KEY], str):
-                raise InvalidConfig(f"invalid stack config: {where}: 'secure' must hold the encrypted text as a string")
+                raise _invalid(f"{where}: 'secure' must hold the encrypted text as a string")
             secure_keys.append(full_key)
         config[full_key] = value
     return StackFile(config, secure_keys)

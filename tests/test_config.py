@@ -107,9 +107,12 @@ def test_program_declares_nothing_for_an_invalid_config(tmp_path: Path) -> None:
     assert monitor.registrations == []
 
 
-def test_unreadable_stack_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert render.main(["missing", "--config-file", str(tmp_path / "nope.yaml")]) == 1
-    assert "cannot read stack settings" in capsys.readouterr().err
+def test_missing_stack_file_exits_2_listing_the_stack_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "Pulumi.there.yaml").write_text("config: {}\n")
+    assert render.main(["missing", "--config-file", str(tmp_path / "Pulumi.nope.yaml")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "stack file not found" in error and "Pulumi.there.yaml" in error
 
 
 def test_defaults_reproduce_the_recipe() -> None:

@@ -131,8 +131,8 @@ def mount_path_problem(value: str) -> str:
         return "must be an absolute ASCII path"
     if any(part in (".", "..") for part in value.split("/")):
         return "may not contain '.' or '..' components"
-    if posixpath.normpath(value) != value:
-        return f"is not normalised (use '{posixpath.normpath(value)}')"
-    if not re.fullmatch(r"(/[A-Za-z0-9_.-]+)+", value):
+    if posixpath.normpath(value) != value or "//" in value:
+        return f"is not normalised (use '{posixpath.normpath(value).replace('//', '/')}')"
+    if not re.fullmatch(r"/|(/[A-Za-z0-9_.-]+)+", value):
         return "may only contain letters, digits, '_', '-', '.' and '/'"
     return ""

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 import math
 from typing import Any
 
 import pulumi
 import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 from stacks.checks import derived_problem
 from stacks.config import StackConfig
@@ -16,6 +19,8 @@ from stacks.presets import apply_preset
 from stacks.quoting import quote
 
 HF_TOKEN_KEY = "hfToken"
+ALLOWED_KEYS_SHOWN = 200
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 
 
 class InvalidConfig(pulumi.RunError):
@@ -65,8 +70,15 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     key = _location(loc)
     if first["type"] == "extra_forbidden":
         parent = _location(loc[:-1])
-        allowed = ", ".join(allowed_keys.get(parent, []))
-        message = f"{key}: unknown key; allowed keys here: {allowed}"
+        candidates = allowed_keys.get(parent, [])
+        near = difflib.get_close_matches(to_camel(str(loc[-1])), candidates, n=1, cutoff=0.6)
+        key = key if PLAIN_KEY.fullmatch(key) else quote(key, 80)
+        if near:
+            message = f"{key}: unknown key; did you mean '{near[0]}'?"
+        else:
+            allowed = ", ".join(candidates)
+            shown = allowed if len(allowed) <= ALLOWED_KEYS_SHOWN else allowed[:ALLOWED_KEYS_SHOWN] + "..."
+            message = f"{key}: unknown key; allowed keys here: {shown}"
     elif first["type"] == "union_tag_invalid":
         context = first.get("ctx", {})
         message = (
@@ -127,7 +139,8 @@ def validate(raw: dict[str, Any]) -> StackConfig:
         raise InvalidConfig(f"invalid stack config: {non_finite}: infinite or NaN; allowed: a finite number")
     document = json.dumps(merged)
     try:
-        config = StackConfig.model_validate_json(document)
+        # by_name=False: only the camelCase keys; `max_model_len` is an unknown key, not a synonym
+        config = StackConfig.model_validate_json(document, by_alias=True, by_name=False)
     except ValidationError as error:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
     problem = derived_problem(config)

@@ -43,7 +43,7 @@ class _StrictLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.MarkedYAMLError(
-                None, None, f"YAML alias '*{quote(event.anchor, 20)}' refused; write the value out", event.start_mark
+                None, None, f"YAML alias {quote('*' + event.anchor, 20)} refused; write the value out", event.start_mark
             )
         return super().compose_node(parent, index)  # type: ignore[no-any-return]
 
@@ -219,10 +219,10 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
 
 
 def _foreign_namespace(key: str, namespace: str, project: str) -> str:
-    near = difflib.get_close_matches(namespace, [project], n=1, cutoff=0.6)
+    near = difflib.get_close_matches(namespace.lower(), [project], n=1, cutoff=0.6)
     if near:
         return f"config key {quote(key)}: namespace {quote(namespace)} is not this project; did you mean '{project}:'?"
     return (
-        f"config key {quote(key)}: only '{project}:' keys (or bare keys) are read; this stack declares its "
-        "providers explicitly, so provider or other projects' config has no effect"
+        f"config key {quote(key)}: only '{project}:' or bare keys are read (the providers are explicit, "
+        "other namespaces have no effect)"
     )

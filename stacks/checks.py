@@ -150,16 +150,12 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
         ),
         DerivedName("weights volume", weights_object_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
         DerivedName("download Job", download_job_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
-        DerivedName(
-            "serving Deployment and Service", config.routing.service_name, DNS_LABEL_MAX, DNS_LABEL, "routing"
-        ),
+        DerivedName("serving Deployment and Service", config.routing.service_name, DNS_LABEL_MAX, DNS_LABEL, "routing"),
     ]
     if config.routing.mode is RoutingMode.gateway:
         names += [
             DerivedName("firewall rule", firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-            DerivedName(
-                "endpoint picker", epp_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"
-            ),
+            DerivedName("endpoint picker", epp_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"),
         ]
         if config.routing.gateway.existing_proxy_subnet is None:
             names.append(

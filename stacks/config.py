@@ -321,7 +321,10 @@ class EngineConfig(Model):
         list[Annotated[str, AfterValidator(_no_control_characters)]], Field(max_length=EXTRA_ARGS_MAX)
     ] = Field(default=[], description="More `vllm serve` flags; none may repeat or contradict a typed key.")
     extra_env: Annotated[
-        dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")], Annotated[str, AfterValidator(_no_control_characters)]],
+        dict[
+            Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
+            Annotated[str, AfterValidator(_no_control_characters)],
+        ],
         Field(max_length=EXTRA_ARGS_MAX),
     ] = Field(default={}, description="More environment variables; none may override one the stack sets.")
     cpu: Annotated[Quantity, Field(description="Per serving pod (A4: 224 vCPU).")] = "96"

@@ -12,7 +12,9 @@ from decimal import Decimal, InvalidOperation
 
 # huggingface_hub utils/_validators.py validate_repo_id: REPO_ID_REGEX, no "--" or "..", no ".git" end.
 # The stack needs the `org/name` form: the checkpoint path and the clone URL are built from it.
-HF_REPO_ID = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?/[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")
+HF_REPO_ID = re.compile(
+    r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?/[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$"
+)
 
 # A git branch, tag or commit (git-check-ref-format, narrowed to ASCII): never a leading "-", which
 # `git checkout` would read as an option.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import math
+import re
 from typing import Any
 
 import pulumi

@@ -21,7 +21,7 @@ class OutputError(Exception):
     """The output directory cannot be used (a usage error: nothing is written)."""
 
 
-class SecretInOutput(Exception):
+class SecretInOutputError(Exception):
     """A file would carry a token: nothing is written; `lines` are the policy verdicts to show."""
 
     def __init__(self, message: str, lines: list[str]) -> None:
@@ -51,8 +51,7 @@ def check_out_dir(directory: Path) -> None:
         raise OutputError(f"--out {directory}: not a directory")
     if directory.is_dir() and any(directory.iterdir()) and not (directory / MARKER).is_file():
         raise OutputError(
-            f"--out {directory}: not empty and not a previous render (no {MARKER}); "
-            "choose a new or empty directory"
+            f"--out {directory}: not empty and not a previous render (no {MARKER}); choose a new or empty directory"
         )
 
 

@@ -134,7 +134,7 @@ def render(
     }
     leaks = output.token_leaks(files, secret_values(settings))
     if leaks:
-        raise output.SecretInOutput(
+        raise output.SecretInOutputError(
             f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written "
             "(keep the token in `pulumi config set --secret hfToken` only)",
             [violation.line() for violation in violations],
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     except output.OutputError as error:
         print(f"render: {error}", file=sys.stderr)
         return 2
-    except output.SecretInOutput as error:
+    except output.SecretInOutputError as error:
         print("\n".join([*error.lines, f"render: {error}"]), file=sys.stderr)
         return 1
     except Exception as error:

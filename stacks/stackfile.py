@@ -39,9 +39,9 @@ class StackFile:
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses aliases (before expanding them) and duplicate or non-string keys."""
 
-    def compose_node(self, parent: Node | None, index: object) -> Node | None:
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise yaml.MarkedYAMLError(
                 None, None, f"YAML alias {quote('*' + event.anchor, 20)} refused; write the value out", event.start_mark
             )
@@ -67,9 +67,7 @@ for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
     _StrictLoader.yaml_implicit_resolvers[_first] = [
         (tag, regexp) for tag, regexp in _resolvers if tag != "tag:yaml.org,2002:timestamp"
     ]
-JSON_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map")
-)
+JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map"))
 
 
 def _invalid(message: str) -> InvalidConfig:
@@ -77,7 +75,7 @@ def _invalid(message: str) -> InvalidConfig:
 
 
 def _node_text(node: Node) -> str:
-    return str(node.value) if isinstance(node, ScalarNode) else f"<{node.id}>"
+    return str(node.value) if isinstance(node, ScalarNode) else f"<{type(node).__name__}>"
 
 
 def _where(path: Path, mark: yaml.Mark | None) -> str:

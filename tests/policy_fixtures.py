@@ -412,7 +412,9 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
         edited(serving_stack(), lambda r: vllm_container(r)["args"].append("--trust-remote-code"))
     ),
     "LLM-SEC-003_pass": lambda: PolicyFixture(
-        edited(serving_stack(), lambda r: vllm_container(r)["args"].append('--allowed-origins=["https://chat.example"]'))
+        edited(
+            serving_stack(), lambda r: vllm_container(r)["args"].append('--allowed-origins=["https://chat.example"]')
+        )
     ),
     "LLM-SEC-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: vllm_container(r)["args"].extend(["--allowed-origins", '["*"]']))

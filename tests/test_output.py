@@ -12,9 +12,7 @@ from stacks import output, render
 FILES = {"resources.json": "[]\n", "manifests/a.yaml": "a: 1\n", "plan.md": "# plan\n"}
 
 
-def test_a_non_empty_directory_that_is_no_render_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_non_empty_directory_that_is_no_render_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     precious = tmp_path / "notes.txt"
     precious.write_text("keep me")
     assert render.main(["dev", "--out", str(tmp_path)]) == 2
@@ -63,6 +61,10 @@ def test_a_tampered_marker_deletes_nothing(tmp_path: Path, listed: object) -> No
 
 
 def test_files_with_a_token_are_found_before_writing() -> None:
-    files = {"ok.yaml": "hf_transfer: on\n", "bad.yaml": "value: hf_AbCdEfGh1234567890xyz\n", "own.json": "Bearer s3cr3t"}
+    files = {
+        "ok.yaml": "hf_transfer: on\n",
+        "bad.yaml": "value: hf_AbCdEfGh1234567890xyz\n",
+        "own.json": "Bearer s3cr3t",
+    }
     assert output.token_leaks(files) == ["bad.yaml"]
     assert output.token_leaks(files, ["s3cr3t"]) == ["bad.yaml", "own.json"]

@@ -187,7 +187,7 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
     secure_keys: list[str] = []
     for key, value in entries.items():
         where = _where(stack_file, marks.get(key))
-        namespace, _, name = key.rpartition(":")
+        namespace, _, name = key.partition(":") if ":" in key else ("", "", key)
         if not name:
             raise _invalid(f"{where}: config key {quote(key)} has no name after the namespace")
         if namespace and namespace != project:

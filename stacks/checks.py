@@ -114,7 +114,7 @@ SUBNET_RESERVED_ADDRESSES = 4
 SERVICES_MIN_PREFIX = 27
 
 # --- weights ----------------------------------------------------------------------------------
-PARAMETER_BILLIONS = re.compile(r"(\d+(?:\.\d+)?)b(?![a-z0-9])")
+PARAMETER_BILLIONS = re.compile(r"([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
 ONE_BYTE_DTYPES = ("fp8", "int8", "w8a8")
 HALF_BYTE_DTYPES = ("int4", "awq", "gptq", "nvfp4", "mxfp4", "w4a16", "4bit")
 # Embeddings, norms, MTP heads and vision towers stay in 16 bits in quantized checkpoints.

@@ -30,10 +30,10 @@ FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 A4_MACHINE_TYPE = "a4-highgpu-8g"
 B200_ACCELERATOR = "nvidia-b200"
 B200_GPUS_PER_NODE = 8
-GKE_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)-gke\.(\d+)$")
+GKE_VERSION_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)-gke\.([0-9]+)$")
 DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 PROXY_SUBNET_REFERENCE = (
-    r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+\d+/subnetworks/)?"
+    r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?"
     r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
 EPP_RELEASE_NAME_MAX = 40
@@ -389,7 +389,7 @@ class GatewayConfig(Model):
         description="Name or self link of a REGIONAL_MANAGED_PROXY subnet that already exists in the "
         "cluster's VPC and region (one per VPC and region); then the stack declares none.",
     )
-    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[3-5]\.\d+$")] = Field(
+    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[3-5]\.[0-9]+$")] = Field(
         default="v1.4.0",
         description="inferencepool chart; the value names the stack sets are those of v1.3-v1.5 "
         "(v1.6 moved to llm-d/llm-d-router and renamed them).",
@@ -449,7 +449,7 @@ class EconomicsConfig(Model):
 class StackConfig(Model):
     environment: Environment
     project: str
-    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+$")] = "us-central1"
+    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")] = "us-central1"
     zones: Annotated[list[str], Field(min_length=1, max_length=4)] = ["us-central1-b"]
     cluster: ClusterConfig = ClusterConfig()
     capacity: CapacityConfig = CapacityConfig()

@@ -129,6 +129,8 @@ def read_yaml(path: Path) -> tuple[Any, Node | None]:
         raise _invalid(f"{_where(path, mark)}: {problem}") from None
     except yaml.YAMLError as error:
         raise _invalid(f"{path}: invalid YAML ({' '.join(str(error).split())[:120]})") from None
+    except RecursionError:
+        raise _invalid(f"{path}: nested too deeply; a stack file is a few levels deep") from None
     finally:
         loader.dispose()
 

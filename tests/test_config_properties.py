@@ -45,6 +45,13 @@ def _resolved(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def near_miss(valid: str) -> st.SearchStrategy[str]:
+    """A valid value with one character inserted or replaced: look-alike digits, letters, separators."""
+    return st.tuples(st.integers(min_value=0, max_value=len(valid)), st.characters(), st.booleans()).map(
+        lambda edit: valid[: edit[0]] + edit[1] + valid[edit[0] + int(edit[2]) :]
+    )
+
+
 def from_schema(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
     """Values of one schema node: mostly plausible, sometimes hostile."""
     schema = _resolved(schema)
@@ -67,6 +74,8 @@ def from_schema(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any
         choices.append(st.booleans())
     elif kind == "string":
         choices.append(st.text(max_size=40))
+        if isinstance(schema.get("default"), str):
+            choices.append(near_miss(schema["default"]))
     elif kind == "array" and depth < 3:
         choices.append(st.lists(from_schema(schema.get("items", {}), depth + 1), max_size=3))
     elif kind == "object" and depth < 3:

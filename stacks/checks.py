@@ -110,7 +110,8 @@ POD_ADDRESSES_PER_NODE = 256
 OTHER_NODES = 4
 # Compute Engine reserves four addresses in every primary range (VPC docs "Subnets").
 SUBNET_RESERVED_ADDRESSES = 4
-# GKE "IP address range planning": the smallest Services range.
+# The smallest Services range GKE accepts (GKE "IP address range planning" lists /27; not re-checked
+# at the source here).
 SERVICES_MIN_PREFIX = 27
 
 # --- weights ----------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from stacks.loader import InvalidConfig
 from stacks.quoting import quote
 
 MAX_FILE_BYTES = 256 * 1024
-# What the Pulumi CLI keeps in a stack file besides `config` (sdk/go/common/workspace/project.go, ProjectStack).
+# What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
+# the ProjectStack struct; recalled, not re-read at a tag here).
 STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
 SECURE_KEY = "secure"
 

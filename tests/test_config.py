@@ -109,6 +109,16 @@ def test_program_declares_nothing_for_an_invalid_config(tmp_path: Path) -> None:
     assert monitor.registrations == []
 
 
+def test_derived_checks_run_in_the_program_too(tmp_path: Path) -> None:
+    """`__main__.py` validates through the same loader under `pulumi up`: a contradicting extra flag
+    stops the program before the first registration."""
+    path = stack_file(tmp_path, {"engine": {"extraArgs": ["--port", "9000"]}})
+    monitor = offline.RecordingMonitor(offline.OfflineMocks())
+    with pytest.raises(InvalidConfig, match=r"engine\.extraArgs\[0\]: '--port' sets --port"):
+        offline.run_program(offline.load_stack_settings("invalid", path), monitor=monitor)
+    assert monitor.registrations == []
+
+
 def test_missing_stack_file_exits_2_listing_the_stack_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "Pulumi.there.yaml").write_text("config: {}\n")
     assert render.main(["missing", "--config-file", str(tmp_path / "Pulumi.nope.yaml")]) == 2

@@ -116,7 +116,7 @@ def weights_disk_name(cluster_name: str, model: str, revision: str) -> str:
     return f"{cluster_name}-{weights_object_name(model, revision)}"
 
 
-def fill_disk_name(cluster_name: str, model: str, revision: str) -> str:
+def weights_fill_disk_name(cluster_name: str, model: str, revision: str) -> str:
     return f"{weights_disk_name(cluster_name, model, revision)}-fill"
 
 
@@ -187,7 +187,7 @@ class ModelWeights(pulumi.ComponentResource):
 
         self.fill_disk = gcp.compute.Disk(
             f"{name}-fill-disk",
-            name=fill_disk_name(args.cluster_name, args.model, args.revision),
+            name=weights_fill_disk_name(args.cluster_name, args.model, args.revision),
             project=args.project,
             zone=fill_zone,
             type=DISK_TYPE,

@@ -18,8 +18,8 @@ from components.gateway import epp_name, firewall_name, proxy_subnet_name
 from components.vllm import engine_args, engine_env
 from components.weights import (
     download_job_name,
-    fill_disk_name,
     weights_disk_name,
+    weights_fill_disk_name,
     weights_object_name,
 )
 from stacks.config import RoutingMode, StackConfig
@@ -141,7 +141,9 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
     names = [
         DerivedName("VPC network", network_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
         DerivedName("subnet", subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-        DerivedName("fill disk", fill_disk_name(cluster, model, revision), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName(
+            "fill disk", weights_fill_disk_name(cluster, model, revision), GCE_NAME_MAX, GCE_NAME, "cluster.name"
+        ),
         DerivedName(
             "serving disk and snapshot",
             weights_disk_name(cluster, model, revision),

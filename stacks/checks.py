@@ -199,11 +199,20 @@ def _is_number(token: str) -> bool:
     return True
 
 
+def stack_engine_args(config: StackConfig) -> list[str]:
+    """The `vllm serve` arguments the program passes, without the user's `extraArgs`."""
+    return engine_args(config.engine.model_copy(update={"extra_args": []}), "/model", config.served_model_name)
+
+
+def stack_engine_env(config: StackConfig) -> dict[str, str]:
+    """The engine environment the program sets, without the user's `extraEnv`."""
+    return engine_env(config.engine.model_copy(update={"extra_env": {}}))
+
+
 def typed_flags(config: StackConfig) -> dict[str, str]:
     """The flags the stack sets itself, mapped to the key that sets each."""
-    engine = config.engine.model_copy(update={"extra_args": []})
     flags: dict[str, str] = {}
-    for token in engine_args(engine, "/model", config.served_model_name):
+    for token in stack_engine_args(config):
         name = flag_name(token)
         if name:
             base = name.removeprefix("no-")
@@ -252,7 +261,7 @@ def _extra_args(config: StackConfig) -> str | None:
 
 
 def _extra_env(config: StackConfig) -> str | None:
-    stack_env = engine_env(config.engine.model_copy(update={"extra_env": {}}))
+    stack_env = stack_engine_env(config)
     for name in config.engine.extra_env:
         if name in stack_env:
             return f"engine.extraEnv.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"

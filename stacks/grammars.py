@@ -40,6 +40,8 @@ QUANTITY = re.compile(
     r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 )
+# apimachinery caps a quantity at 2^63 - 1 base units ("Max" of int64Amount): anything larger is a typo.
+QUANTITY_MAX = Decimal(2**63 - 1)
 _SUFFIX_FACTORS = {
     "": Decimal(1),
     "n": Decimal("1e-9"),
@@ -116,6 +118,8 @@ def quantity_problem(value: str) -> str:
         return "is not a Kubernetes quantity like 4, 500m, 16Gi or 1.5e3"
     if amount <= 0:
         return "must be greater than zero"
+    if amount > QUANTITY_MAX:
+        return "is larger than a Kubernetes quantity holds (2^63)"
     return ""
 
 

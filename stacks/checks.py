@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from components.cluster import network_name, subnet_name
-from components.gateway import epp_name, firewall_name, proxy_subnet_name
+from components.cluster import nat_name, network_name, node_service_account_id, router_name, subnet_name
+from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
 from components.vllm import engine_args, engine_env
 from components.weights import (
     download_job_name,
@@ -29,6 +29,9 @@ GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 GCE_NAME_MAX = 63
 DNS_LABEL_MAX = 63
+# IAM: a service account id is 6-30 lower-case letters, digits and hyphens, a letter first.
+SERVICE_ACCOUNT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+SERVICE_ACCOUNT_ID_MAX = 30
 
 # --- vLLM flags -------------------------------------------------------------------------------
 # vllm@v0.19.0 vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args: underscores in a
@@ -141,6 +144,15 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
     names = [
         DerivedName("VPC network", network_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
         DerivedName("subnet", subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName("Cloud Router", router_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName("Cloud NAT", nat_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName(
+            "node service account",
+            node_service_account_id(cluster),
+            SERVICE_ACCOUNT_ID_MAX,
+            SERVICE_ACCOUNT_ID,
+            "cluster.name",
+        ),
         DerivedName(
             "fill disk", weights_fill_disk_name(cluster, model, revision), GCE_NAME_MAX, GCE_NAME, "cluster.name"
         ),
@@ -158,6 +170,7 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
     if config.routing.mode is RoutingMode.gateway:
         names += [
             DerivedName("firewall rule", firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName("firewall rule", epp_firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
             DerivedName("endpoint picker", epp_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"),
         ]
         if config.routing.gateway.existing_proxy_subnet is None:

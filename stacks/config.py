@@ -130,7 +130,7 @@ class GpuDriverVersion(StrEnum):
 def gke_version_key(version: str) -> tuple[int, ...]:
     match = GKE_VERSION_PATTERN.match(version)
     if not match:
-        raise ValueError(f"'{version}' is not a GKE version like {B200_MIN_GKE_VERSION}")
+        raise ValueError(f"{quote(version)} is not a GKE version like {B200_MIN_GKE_VERSION}")
     return tuple(int(part) for part in match.groups())
 
 
@@ -164,9 +164,9 @@ class NetworkConfig(Model):
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"'{value}' is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
         if not network.is_private:
-            raise ValueError(f"'{value}' is not a private (RFC 1918) range")
+            raise ValueError(f"{quote(value)} is not a private (RFC 1918) range")
         return value
 
     @model_validator(mode="after")
@@ -196,7 +196,7 @@ class AuthorizedNetwork(Model):
         try:
             ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"'{value[:40]}' is not an IPv4 CIDR block like 203.0.113.0/24 ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 203.0.113.0/24 ({error})") from None
         return value
 
 
@@ -231,7 +231,7 @@ class ClusterConfig(Model):
     def _version_floor(cls, value: str) -> str:
         if not (GKE_MINOR_PATTERN.match(value) or GKE_VERSION_PATTERN.match(value)):
             raise ValueError(
-                f"'{value[:40]}' is not a GKE version; allowed: a minor like {DEFAULT_MIN_MASTER_VERSION} "
+                f"{quote(value)} is not a GKE version; allowed: a minor like {DEFAULT_MIN_MASTER_VERSION} "
                 f"or a full version like {INFERENCE_POOL_MIN_GKE_VERSION}"
             )
         for minimum, feature in (
@@ -239,7 +239,7 @@ class ClusterConfig(Model):
             (COMPUTE_CLASS_MIN_GKE_VERSION, "custom ComputeClasses"),
         ):
             if not satisfies_gke_minimum(value, minimum):
-                raise ValueError(f"'{value}' is older than {minimum}, the first GKE version with {feature}")
+                raise ValueError(f"{quote(value)} is older than {minimum}, the first GKE version with {feature}")
         return value
 
 
@@ -295,7 +295,7 @@ class CapacityConfig(Model):
     @classmethod
     def _not_reserved(cls, value: str) -> str:
         if value.startswith(("gke", "autopilot")):
-            raise ValueError(f"'{value}' starts with 'gke' or 'autopilot', which GKE reserves")
+            raise ValueError(f"{quote(value)} starts with 'gke' or 'autopilot', which GKE reserves")
         return value
 
     @model_validator(mode="after")
@@ -471,9 +471,9 @@ class GatewayConfig(Model):
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"'{value}' is not an IPv4 CIDR block ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block ({error})") from None
         if network.prefixlen > 26:
-            raise ValueError(f"'{value}' is smaller than /26, the minimum proxy-only subnet")
+            raise ValueError(f"{quote(value)} is smaller than /26, the minimum proxy-only subnet")
         return value
 
 

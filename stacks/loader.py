@@ -20,16 +20,19 @@ from stacks.quoting import quote
 
 HF_TOKEN_KEY = "hfToken"
 ALLOWED_KEYS_SHOWN = 200
+MESSAGE_MAX = 400
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 
 
 class InvalidConfig(pulumi.RunError):
     """Raised before any resource is declared; under `pulumi up` the message is the whole error.
 
-    The message is always one line: whitespace runs (newlines included) collapse to one space."""
+    The message is always one short line: whitespace runs (newlines included) collapse to one space,
+    other control characters are escaped, and it is cut at MESSAGE_MAX characters."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(" ".join(message.split()))
+        line = "".join(char if char.isprintable() else repr(char)[1:-1] for char in " ".join(message.split()))
+        super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
 
 def _parse(value: Any) -> Any:
@@ -68,11 +71,11 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     first = problems[0]
     loc = tuple(part for part in first["loc"] if part not in ("spot", "flexStart", "reservation"))
     key = _location(loc)
+    key = key if PLAIN_KEY.fullmatch(key) else quote(key, 80)
     if first["type"] == "extra_forbidden":
         parent = _location(loc[:-1])
         candidates = allowed_keys.get(parent, [])
         near = difflib.get_close_matches(to_camel(str(loc[-1])), candidates, n=1, cutoff=0.6)
-        key = key if PLAIN_KEY.fullmatch(key) else quote(key, 80)
         if near:
             message = f"{key}: unknown key; did you mean '{near[0]}'?"
         else:
@@ -82,7 +85,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     elif first["type"] == "union_tag_invalid":
         context = first.get("ctx", {})
         message = (
-            f"{key}.type: '{context.get('tag')}' is not a capacity source; allowed: "
+            f"{key}.type: {quote(context.get('tag'))} is not a capacity source; allowed: "
             f"{context.get('expected_tags')} (A4 has no on-demand capacity)"
         )
     elif first["type"] == "missing":

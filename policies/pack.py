@@ -27,7 +27,7 @@ from policies.rules.routing import (
     LOAD_BALANCER_ALLOWED,
 )
 from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_TOKEN_LITERAL
-from policies.rules.weights import WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
+from policies.rules.weights import REVISION_IS_A_COMMIT, WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
 PACK_NAME = "gke-b200-serving"
 
@@ -50,6 +50,7 @@ POLICIES: list[Any] = [
     NO_CORS_WILDCARD,
     WEIGHTS_READ_ONLY,
     WEIGHTS_IN_GPU_ZONES,
+    REVISION_IS_A_COMMIT,
     GATEWAY_PREREQUISITES,
     ENDPOINT_PICKER_CPU,
     LOAD_BALANCER_ALLOWED,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from components.cluster import nat_name, network_name, node_service_account_id, router_name, subnet_name
 from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
-from components.vllm import engine_args, engine_env
+from components.vllm import CACHE_ROOT, TMP_DIR, engine_env
 from components.weights import (
     download_job_name,
     weights_disk_name,
@@ -80,9 +80,11 @@ RESERVED_ENV = {
 }
 
 # --- mounts -----------------------------------------------------------------------------------
-# What the serving pod mounts or the images need at fixed paths (components/vllm.py mounts
-# /dev/shm; the vLLM image keeps Python under /usr and caches under /root/.cache).
+# What the serving pod mounts or the images need at fixed paths (components/vllm.py mounts /dev/shm,
+# its caches and /tmp; the vLLM image keeps Python under /usr).
 NEEDED_PATHS = (
+    CACHE_ROOT,
+    TMP_DIR,
     "/",
     "/bin",
     "/dev",
@@ -97,12 +99,11 @@ NEEDED_PATHS = (
     "/run",
     "/sbin",
     "/sys",
-    "/tmp",
     "/usr",
     "/var",
     "/vllm-workspace",
 )
-NO_MOUNTS_UNDER = ("/dev", "/proc", "/sys", "/root/.cache", "/tmp")
+NO_MOUNTS_UNDER = ("/dev", "/proc", "/sys", "/root/.cache", CACHE_ROOT, TMP_DIR)
 
 # --- network ----------------------------------------------------------------------------------
 # Pod range per node: Autopilot preconfigures max Pods per node (GKE docs "Configure maximum Pods
@@ -214,12 +215,17 @@ def _is_number(token: str) -> bool:
 
 def stack_engine_args(config: StackConfig) -> list[str]:
     """The `vllm serve` arguments the program passes, without the user's `extraArgs`."""
-    return engine_args(config.engine.model_copy(update={"extra_args": []}), "/model", config.served_model_name)
+    # imported here: the composition imports this module through the loader
+    from stacks.program import serve_arguments
+
+    return serve_arguments(config.model_copy(update={"engine": config.engine.model_copy(update={"extra_args": []})}))
 
 
 def stack_engine_env(config: StackConfig) -> dict[str, str]:
     """The engine environment the program sets, without the user's `extraEnv`."""
-    return engine_env(config.engine.model_copy(update={"extra_env": {}}))
+    from stacks.program import engine_flags
+
+    return engine_env(engine_flags(config.engine.model_copy(update={"extra_env": {}})))
 
 
 def typed_flags(config: StackConfig) -> dict[str, str]:

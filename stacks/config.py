@@ -309,12 +309,20 @@ class CapacityConfig(Model):
 # ---------------------------------------------------------------- weights
 
 
+# alpine/git: git and git-lfs preinstalled (alpine-docker/git Dockerfile: `apk add git git-lfs`),
+# published for linux/amd64 and linux/arm64 (C4A). The digest is the one a public project pins
+# for this tag; confirm it with `docker buildx imagetools inspect alpine/git:v2.49.1`.
+DOWNLOADER_IMAGE = "alpine/git:v2.49.1@sha256:c0280cf9572316299b08544065d3bf35db65043d5e3963982ec50647d2746e26"
+COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
+IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
 class DownloaderConfig(Model):
-    """The one-off Job that copies the checkpoint from Hugging Face onto the weight disk."""
+    """The one-off Job that copies the checkpoint from Hugging Face onto the scratch disk."""
 
     machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4a"
     arch: Literal["arm64", "amd64"] = "arm64"
-    image: Image = "python:3.12-slim-bookworm"
+    image: Image = DOWNLOADER_IMAGE
     cpu: Quantity = "4"
     memory: Quantity = "16Gi"
     retries: Annotated[int, Field(ge=0, le=20)] = 5
@@ -322,7 +330,11 @@ class DownloaderConfig(Model):
 
 class WeightsConfig(Model):
     model: str = "Qwen/Qwen3.5-27B-FP8"
-    revision: str = "main"
+    revision: str = Field(
+        default="main",
+        description="Branch, tag or commit; prod needs a 40-hex commit id "
+        "(`git ls-remote https://huggingface.co/MODEL main`).",
+    )
     size_gib: Annotated[int, Field(ge=4, le=65536)] = 100
     checkpoint_gib: Annotated[int | None, Field(ge=1, le=65536)] = Field(
         default=None,
@@ -330,7 +342,11 @@ class WeightsConfig(Model):
     )
     throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = 2400
     mount_path: str = "/models"
-    protect: bool | None = Field(default=None, description="Defaults to the environment preset.")
+    protect: bool | None = Field(
+        default=None,
+        description="Keep the disk image and serving disks when Pulumi deletes them (deletionPolicy "
+        "ABANDON); defaults to the environment preset.",
+    )
     downloader: DownloaderConfig = DownloaderConfig()
 
     @field_validator("model")
@@ -348,6 +364,11 @@ class WeightsConfig(Model):
     def _mount_path(cls, value: str) -> str:
         return _checked(mount_path_problem(value), value)
 
+    @property
+    def pinned(self) -> bool:
+        """Whether the revision is an immutable commit id rather than a branch or tag."""
+        return bool(COMMIT_ID.match(self.revision))
+
 
 # ---------------------------------------------------------------- engine
 
@@ -357,11 +378,19 @@ class SpeculativeConfig(Model):
     num_speculative_tokens: Annotated[int, Field(ge=1, le=8)] = 1
 
 
+ENGINE_IMAGE = "vllm/vllm-openai:v0.19.0"
+# The linux/amd64 manifest of vllm/vllm-openai:v0.19.0 as a public project pins it (A4 nodes are
+# x86-64); confirm with `docker buildx imagetools inspect vllm/vllm-openai:v0.19.0`.
+ENGINE_IMAGE_DIGEST = "sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53eceab86ef50883da90"
+
+
 class EngineConfig(Model):
     """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
 
-    image: str = "vllm/vllm-openai:v0.19.0"
-    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = None
+    image: str = ENGINE_IMAGE
+    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(
+        default=None, description="Defaults to the known digest of the default image; prod requires one."
+    )
     served_model_name: str | None = Field(default=None, description="Defaults to weights.model.")
     port: Annotated[int, Field(ge=1024, le=65535)] = 8000
     data_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = 8
@@ -389,9 +418,25 @@ class EngineConfig(Model):
         ],
         Field(max_length=EXTRA_ARGS_MAX),
     ] = Field(default={}, description="More environment variables; none may override one the stack sets.")
-    cpu: Annotated[Quantity, Field(description="Per serving pod (A4: 224 vCPU).")] = "96"
-    memory: Annotated[Quantity, Field(description="Per serving pod (A4: 3,968 GB).")] = "1024Gi"
-    ephemeral_storage: Annotated[Quantity, Field(description="torch.compile, FlashInfer and Triton caches.")] = "100Gi"
+    # Autopilot bills a GPU pod for its whole node (node-based billing of accelerator Pods: the
+    # a4-highgpu-8g price plus the Autopilot premium), so requests below the node cost the same:
+    # take most of the 224 vCPU (8 API servers, tokenization and 8 engine cores) and half the
+    # 3,968 GB (host memory and page cache), leaving room for system reservations and DaemonSets.
+    # The per-GPU-type maximums of "Resource requests in Autopilot" could not be read here; these
+    # stay below the node's allocatable.
+    cpu: Annotated[Quantity, Field(description="Per serving pod (A4: 224 vCPU).")] = "200"
+    memory: Annotated[Quantity, Field(description="Per serving pod (A4: 3,968 GB).")] = "1800Gi"
+    ephemeral_storage: Annotated[Quantity, Field(description="torch.compile, FlashInfer and Triton caches.")] = "200Gi"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_digest_of_default_image(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        image = data.get("image", ENGINE_IMAGE)
+        if image == ENGINE_IMAGE and "imageDigest" not in data and "image_digest" not in data:
+            return {**data, "imageDigest": ENGINE_IMAGE_DIGEST}
+        return data
 
     @field_validator("image")
     @classmethod
@@ -568,6 +613,26 @@ class StackConfig(Model):
             raise ValueError(
                 "cluster.minMasterVersion: routing.mode gateway needs GKE "
                 f">= {INFERENCE_POOL_MIN_GKE_VERSION} (InferencePool v1 CRD)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _prod_pins_what_it_runs(self) -> StackConfig:
+        if self.environment is not Environment.prod:
+            return self
+        if not self.weights.pinned:
+            raise ValueError(
+                f"weights.revision: '{self.weights.revision}' can move; prod needs an immutable 40-hex commit id "
+                f"(git ls-remote https://huggingface.co/{self.weights.model} main)"
+            )
+        if self.engine.image_digest is None:
+            raise ValueError(
+                "engine.imageDigest: prod pins the engine image by digest; "
+                f"allowed: sha256:<64 hex> of {self.engine.image}"
+            )
+        if not IMAGE_DIGEST.search(self.weights.downloader.image):
+            raise ValueError(
+                "weights.downloader.image: prod pins the downloader image by digest; allowed: NAME:TAG@sha256:<64 hex>"
             )
         return self
 

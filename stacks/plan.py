@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from components.vllm import engine_args
-from components.weights import local_model_path
 from stacks.config import B200_GPUS_PER_NODE, StackConfig
+from stacks.program import serve_arguments
 
 
 def _source_label(source: Any) -> str:
@@ -40,7 +39,8 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ("control plane", _control_plane_label(config)),
         (
             "deletion protection",
-            f"cluster {'on' if config.protected else 'off'}, weights {'on' if config.weights_protected else 'off'}",
+            f"cluster {'on' if config.protected else 'off'}, "
+            f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}",
         ),
         ("A4 nodes (8x B200 each)", str(config.capacity.nodes)),
         ("capacity fallback", " -> ".join(_source_label(source) for source in config.capacity.sources)),
@@ -52,14 +52,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ),
         (
             "vllm serve",
-            " ".join(
-                f"`{arg}`"
-                for arg in engine_args(
-                    config.engine,
-                    local_model_path(config.weights.mount_path, config.weights.model),
-                    config.served_model_name,
-                )
-            ),
+            " ".join(f"`{arg}`" for arg in serve_arguments(config)),
         ),
         ("routing", config.routing.mode.value),
     ]

@@ -15,10 +15,19 @@ from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, InferenceGatew
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
-from components.vllm import PORT_NAME, VllmEngine, VllmEngineArgs
-from components.weights import ModelWeights, ModelWeightsArgs
+from components.vllm import (
+    PORT_NAME,
+    EngineFlags,
+    Speculative,
+    VllmEngine,
+    VllmEngineArgs,
+    drain_seconds,
+    engine_args,
+    grace_seconds,
+)
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, local_model_path
 from stacks import loader
-from stacks.config import RoutingMode, StackConfig
+from stacks.config import DownloaderConfig, EngineConfig, RoutingMode, StackConfig
 
 APP_NAME = "llm-serving"
 # The weight objects, and so the download Job's pods, carry this label; their NetworkPolicy selects on it.
@@ -40,6 +49,62 @@ def serving_selector(config: StackConfig) -> dict[str, str]:
 
 def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
+
+
+def spot_capable(config: StackConfig) -> bool:
+    return any(source.type == "spot" for source in config.capacity.sources)
+
+
+def serve_arguments(config: StackConfig) -> list[str]:
+    """The `vllm serve` arguments the stack renders (for plan.md)."""
+    return engine_args(
+        engine_flags(config.engine),
+        local_model_path(config.weights.mount_path, config.weights.model),
+        config.served_model_name,
+        drain_seconds(grace_seconds(spot_capable(config))),
+    )
+
+
+def engine_flags(engine: EngineConfig) -> EngineFlags:
+    speculative = engine.speculative
+    return EngineFlags(
+        image=engine.image,
+        image_digest=engine.image_digest,
+        port=engine.port,
+        data_parallel_size=engine.data_parallel_size,
+        tensor_parallel_size=engine.tensor_parallel_size,
+        max_model_len=engine.max_model_len,
+        max_num_batched_tokens=engine.max_num_batched_tokens,
+        max_num_seqs=engine.max_num_seqs,
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        enable_prefix_caching=engine.enable_prefix_caching,
+        enable_chunked_prefill=engine.enable_chunked_prefill,
+        attention_backend=engine.attention_backend,
+        optimization_level=engine.optimization_level,
+        speculative=None
+        if speculative is None
+        else Speculative(speculative.method, speculative.num_speculative_tokens),
+        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
+        mamba_block_size=engine.mamba_block_size,
+        estimate_cudagraphs=engine.estimate_cudagraphs,
+        extra_args=tuple(engine.extra_args),
+        extra_env=dict(engine.extra_env),
+        cpu=engine.cpu,
+        memory=engine.memory,
+        ephemeral_storage=engine.ephemeral_storage,
+    )
+
+
+def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
+    return DownloaderArgs(
+        image=downloader.image,
+        machine_family=downloader.machine_family,
+        arch=downloader.arch,
+        cpu=downloader.cpu,
+        memory=downloader.memory,
+        retries=downloader.retries,
+    )
 
 
 def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi.Input[object]]:
@@ -101,6 +166,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         "llm-weights",
         ModelWeightsArgs(
             project=config.project,
+            region=config.region,
             zones=config.zones,
             cluster_name=config.cluster.name,
             namespace=namespace,
@@ -109,10 +175,10 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             size_gib=config.weights.size_gib,
             throughput_mibps=config.weights.throughput_mibps,
             mount_path=config.weights.mount_path,
-            downloader=config.weights.downloader,
+            downloader=downloader_args(config.weights.downloader),
             token_secret_name=token.secret.metadata.name,
             token_secret_key=token.secret_key,
-            protect=config.weights_protected,
+            keep_on_delete=config.weights_protected,
             labels={**kubernetes_labels(config), **DOWNLOAD_SELECTOR},
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
@@ -122,17 +188,19 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         VllmEngineArgs(
             name=config.routing.service_name,
             namespace=namespace,
-            engine=config.engine,
+            engine=engine_flags(config.engine),
             served_model_name=config.served_model_name,
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
             weights_mount_path=config.weights.mount_path,
             replicas=config.capacity.nodes,
+            capacity_sources=len(config.capacity.sources),
             node_selector=capacity.node_selector,
             zones=config.zones,
-            spot_capable=any(source.type == "spot" for source in config.capacity.sources),
+            spot_capable=spot_capable(config),
             concurrency_per_pod=config.workload.concurrency_per_node,
             max_request_tokens=config.workload.max_prompt_tokens + config.workload.max_output_tokens,
+            model_revision=config.weights.revision,
             selector=serving_selector(config),
             labels=kubernetes_labels(config),
         ),
@@ -164,7 +232,11 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             f" --region {config.region} --project {config.project}",
         ),
         "servedModelName": config.served_model_name,
+        "weightsImage": weights.image.name,
     }
+    if weights.download_logs_command is not None:
+        # Only while the revision's download is declared (the `up` that fills its image).
+        outputs["weightsDownloadLogs"] = weights.download_logs_command
     if not gateway:
         routing = ClusterIpRouting(
             "llm-routing",

@@ -21,6 +21,7 @@ CLAIM = "weights"
 VOLUME = "weights"
 DISK = "llm-serving-weights"
 QWEN_27B = SERVED_NAME
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 Records = list[dict[str, Any]]
 
@@ -87,7 +88,11 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
                 }
             },
         },
-        annotations={"llm-serving/concurrency-per-pod": "2000", "llm-serving/max-request-tokens": "2304"},
+        annotations={
+            "llm-serving/concurrency-per-pod": "2000",
+            "llm-serving/max-request-tokens": "2304",
+            "llm-serving/model-revision": COMMIT,
+        },
         labels=labels,
     )
     priority = {
@@ -168,8 +173,13 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
             record(
                 "gcp:compute/disk:Disk",
                 f"llm-weights-disk-{zone}",
-                {"name": DISK, "type": "hyperdisk-ml", "zone": zone, "accessMode": "READ_ONLY_MANY"},
-                protect=protected,
+                {
+                    "name": DISK,
+                    "type": "hyperdisk-ml",
+                    "zone": zone,
+                    "accessMode": "READ_ONLY_MANY",
+                    "deletionPolicy": "ABANDON" if protected else "DELETE",
+                },
             )
             for zone in zones
         ),
@@ -486,6 +496,15 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     ),
     "LLM-PROD-001_pass": lambda: PolicyFixture(serving_stack("dev")),
     "LLM-PROD-001_fail": lambda: PolicyFixture(
-        edited(serving_stack(), lambda r: named(r, f"llm-weights-disk-{ZONE}")["options"].update(protect=False))
+        edited(serving_stack(), lambda r: inputs_of(r, f"llm-weights-disk-{ZONE}").update(deletionPolicy="DELETE"))
+    ),
+    "LLM-WGT-003_pass": lambda: PolicyFixture(serving_stack("dev")),
+    "LLM-WGT-003_fail": lambda: PolicyFixture(
+        edited(
+            serving_stack("dev"),
+            lambda r: inputs_of(r, "llm-vllm")["metadata"]["annotations"].update(
+                {"llm-serving/model-revision": "main"}
+            ),
+        )
     ),
 }

@@ -349,6 +349,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _of_type(r, "kubernetes:core/v1:Service")[0]["inputs"]["spec"].update(type="LoadBalancer"),
         "LLM-NET-003",
     ),
+    "revision-main": (
+        "prod",
+        lambda r: _deployment(r)["inputs"]["metadata"]["annotations"].update({"llm-serving/model-revision": "main"}),
+        "LLM-WGT-003",
+    ),
     "external-gateway": (
         "staging",
         lambda r: _of_type(r, "kubernetes:gateway.networking.k8s.io/v1:Gateway")[0]["inputs"]["spec"].update(
@@ -377,7 +382,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         "LLM-GKE-003",
     ),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
-    "prod-disk-unprotected": ("prod", lambda r: _serving_disks(r)[0]["options"].update(protect=False), "LLM-PROD-001"),
+    "prod-disk-unprotected": (
+        "prod",
+        lambda r: _serving_disks(r)[0]["inputs"].update(deletionPolicy="DELETE"),
+        "LLM-PROD-001",
+    ),
 }
 
 
@@ -435,7 +444,8 @@ def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path:
     assert run.returncode == 1, run.stderr
     assert "mandatory LLM-VLLM-006" in run.stderr and "advisory LLM-VLLM-007" in run.stderr
     policy = json.loads((out / "policy.json").read_text())
-    assert policy["mandatory"] == 1 and policy["advisory"] == 1
+    # advisory: LLM-VLLM-007, and LLM-WGT-003 because the dev stack follows the branch main
+    assert policy["mandatory"] == 1 and policy["advisory"] == 2
     assert "| mandatory | LLM-VLLM-006 |" in (out / "plan.md").read_text()
 
 

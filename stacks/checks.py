@@ -61,6 +61,7 @@ FLAG_KEYS = {
     "served-model-name": "engine.servedModelName",
     "speculative-config": "engine.speculative",
     "optimization-level": "engine.optimizationLevel",
+    "shutdown-timeout": "the pod's termination grace (Spot or not, capacity.sources)",
 }
 
 # --- environment ------------------------------------------------------------------------------

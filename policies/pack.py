@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from policies.rules.benchmark import BENCHMARK_NOT_CLIENT_BOUND
 from policies.rules.cluster import DEDICATED_NODE_SERVICE_ACCOUNT, MINOR_VERSION_FLOOR, PRIVATE_NODES_HAVE_NAT
 from policies.rules.engine import (
     CONTEXT_SIZED_TO_WORKLOAD,
@@ -60,4 +61,5 @@ POLICIES: list[Any] = [
     PRIVATE_NODES_HAVE_NAT,
     MINOR_VERSION_FLOOR,
     PRODUCTION_IS_PROTECTED,
+    BENCHMARK_NOT_CLIENT_BOUND,
 ]

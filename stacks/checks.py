@@ -344,6 +344,8 @@ def _disk_holds_checkpoint(config: StackConfig) -> str | None:
 
 def _ranges_fit(config: StackConfig) -> str | None:
     network = config.cluster.network
+    if config.capacity.nodes is None:  # a `target` not yet resolved by the planner
+        return None
     nodes = config.capacity.nodes + OTHER_NODES
     pods = ipaddress.IPv4Network(network.pods_cidr)
     if pods.num_addresses < nodes * POD_ADDRESSES_PER_NODE:

@@ -6,7 +6,7 @@ import difflib
 import json
 import math
 import re
-from typing import Any
+from typing import Any, get_args
 
 import pulumi
 import pulumi.runtime.config as runtime_config
@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from stacks.checks import derived_problem
 from stacks.config import StackConfig
+from stacks.planner import SizingError, resolve
 from stacks.presets import apply_preset
 from stacks.quoting import quote
 
@@ -71,7 +72,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     first = problems[0]
     loc = tuple(part for part in first["loc"] if part not in ("spot", "flexStart", "reservation"))
     key = _location(loc)
-    key = key if PLAIN_KEY.fullmatch(key) else quote(key, 80)
+    key = key if not key or PLAIN_KEY.fullmatch(key) else quote(key, 80)
     if first["type"] == "extra_forbidden":
         parent = _location(loc[:-1])
         candidates = allowed_keys.get(parent, [])
@@ -110,9 +111,10 @@ def _allowed_keys(model: type[Any], path: str = "") -> dict[str, list[str]]:
     for name, field in model.model_fields.items():
         alias = field.alias or name
         keys[path].append(alias)
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            keys.update(_allowed_keys(annotation, f"{path}.{alias}" if path else alias))
+        # an optional group (`target: TargetConfig | None`) lists its keys like a required one
+        for annotation in (field.annotation, *get_args(field.annotation)):
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                keys.update(_allowed_keys(annotation, f"{path}.{alias}" if path else alias))
     keys[path].sort()
     return keys
 
@@ -129,7 +131,8 @@ def _non_finite_key(value: Any, path: str = "") -> str | None:
 
 
 def validate(raw: dict[str, Any]) -> StackConfig:
-    """The typed config, or InvalidConfig for the first problem, before anything is declared.
+    """The typed config, or InvalidConfig for the first problem, before anything is declared; a
+    `target` is resolved to `capacity.nodes` by the planner before the derived checks.
 
     Validation goes through JSON in strict mode: a number is never read from a string or a bool
     (`nodes: true` is not 1, `nodes: "12"` is not 12); infinities and NaN are refused. The CLI
@@ -146,6 +149,10 @@ def validate(raw: dict[str, Any]) -> StackConfig:
         config = StackConfig.model_validate_json(document, by_alias=True, by_name=False)
     except ValidationError as error:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
+    try:
+        config = resolve(config)
+    except SizingError as error:
+        raise InvalidConfig(f"invalid stack config: {error}") from None
     problem = derived_problem(config)
     if problem:
         raise InvalidConfig(f"invalid stack config: {problem}")

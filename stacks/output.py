@@ -89,5 +89,5 @@ def write_render(directory: Path, files: Mapping[str, str]) -> None:
             if parent.is_symlink():
                 raise OutputError(f"{parent}: a symbolic link; refusing to write through it")
             parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
     (directory / MARKER).write_text(json.dumps(sorted(files), indent=1) + "\n")

@@ -6,12 +6,21 @@ SDK's mocks.
 
 from __future__ import annotations
 
+import math
+
 import pulumi
 import pulumi_gcp as gcp
 
+from components.benchmark import BenchmarkJob, BenchmarkJobArgs
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
-from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, InferenceGateway, InferenceGatewayArgs
+from components.gateway import (
+    GATEWAY_APIS,
+    HEALTH_CHECK_RANGES,
+    LISTENER_PORT,
+    InferenceGateway,
+    InferenceGatewayArgs,
+)
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
@@ -23,11 +32,13 @@ from components.vllm import (
     VllmEngineArgs,
     drain_seconds,
     engine_args,
+    engine_image,
     grace_seconds,
 )
 from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, local_model_path
 from stacks import loader
-from stacks.config import DownloaderConfig, EngineConfig, RoutingMode, StackConfig
+from stacks.config import BenchmarkTarget, DownloaderConfig, EngineConfig, RoutingMode, StackConfig
+from stacks.planner import benchmark_clients, benchmark_concurrency
 
 APP_NAME = "llm-serving"
 # The weight objects, and so the download Job's pods, carry this label; their NetworkPolicy selects on it.
@@ -183,7 +194,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
     )
-    VllmEngine(
+    engine = VllmEngine(
         "llm-vllm",
         VllmEngineArgs(
             name=config.routing.service_name,
@@ -193,7 +204,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
             weights_mount_path=config.weights.mount_path,
-            replicas=config.capacity.nodes,
+            replicas=config.nodes,
             capacity_sources=len(config.capacity.sources),
             node_selector=capacity.node_selector,
             zones=config.zones,
@@ -253,6 +264,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         )
         outputs["endpoint"] = routing.endpoint
         outputs["tryIt"] = routing.try_it
+        endpoint: pulumi.Resource = routing
     else:
         gateway_config = config.routing.gateway
         inference_gateway = InferenceGateway(
@@ -282,7 +294,56 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         )
         outputs["gatewayAddressCommand"] = inference_gateway.address_command
         outputs["tryIt"] = inference_gateway.try_it
+        endpoint = inference_gateway
+    if config.benchmark.enabled:
+        benchmark = BenchmarkJob(
+            "llm-benchmark",
+            benchmark_args(config),
+            opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[engine, endpoint, cluster.namespace]),
+        )
+        outputs["benchmarkLogs"] = benchmark.logs_command
+        outputs["benchmarkCompare"] = benchmark.logs_command.apply(
+            lambda logs: f"{logs} | .venv/bin/bench-compare {pulumi.get_stack()} -"
+        )
     return outputs
+
+
+def benchmark_base_url(config: StackConfig) -> str:
+    if config.benchmark_target is BenchmarkTarget.gateway:
+        return f"http://{config.benchmark.gateway_address}:{LISTENER_PORT}"
+    return f"http://{config.routing.service_name}.{config.cluster.namespace}.svc.cluster.local:{config.engine.port}"
+
+
+def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
+    benchmark = config.benchmark
+    clients = benchmark_clients(benchmark_concurrency(config), benchmark.concurrency_per_client)
+    return BenchmarkJobArgs(
+        job_name=f"{config.routing.service_name}-bench",
+        namespace=config.cluster.namespace,
+        image=engine_image(engine_flags(config.engine)),
+        base_url=benchmark_base_url(config),
+        served_model_name=config.served_model_name,
+        tokenizer=config.weights.model,
+        clients=clients,
+        concurrency_per_client=math.ceil(benchmark_concurrency(config) / clients),
+        prompts_per_concurrency=benchmark.prompts_per_concurrency,
+        input_len=benchmark.input_len,
+        output_len=benchmark.output_len,
+        range_ratio=benchmark.range_ratio,
+        ignore_eos=benchmark.ignore_eos,
+        ready_timeout_seconds=benchmark.ready_timeout_seconds,
+        deadline_seconds=benchmark.deadline_seconds,
+        machine_family=benchmark.machine_family,
+        cpu=benchmark.cpu,
+        memory=benchmark.memory,
+        serving_selector=serving_selector(config),
+        serving_port=config.engine.port,
+        gateway_address=config.benchmark.gateway_address
+        if config.benchmark_target is BenchmarkTarget.gateway
+        else None,
+        gateway_port=LISTENER_PORT,
+        labels={**kubernetes_labels(config), "app.kubernetes.io/component": "benchmark"},
+    )
 
 
 def deploy() -> None:

@@ -1,10 +1,11 @@
 """`render STACK [STACK ...]`: what `pulumi up` would create for each stack, written as plain files.
 
-Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts) and
-`plan.md` to `build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the
-path of a stack file. Several stacks render in one process, each exactly as a fresh process would
-render it. `--out` only ever replaces the files of a previous render (`stacks/output.py`). Exit status,
-the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every file; nothing
+Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts),
+`capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
+`build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
+stack file. Several stacks render in one process, each exactly as a fresh process would render it.
+`--out` only ever replaces the files of a previous render (`stacks/output.py`). Exit status, the
+worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every file; nothing
 is written when a file would hold a token) or any other failure, 2 invalid stack config or arguments
 (also an `--out` directory that is neither new, empty nor a previous render).
 """
@@ -24,6 +25,7 @@ import yaml
 
 from policies.runner import Violation, check_records, summary
 from stacks import offline, output
+from stacks.capacity_report import capacity_files
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
@@ -158,6 +160,7 @@ def render(
         **{f"manifests/{name}": text for name, text in manifests.items()},
         "outputs.json": _dump_json(outputs),
         "policy.json": _dump_json(policy),
+        **capacity_files(stack, config),
         "plan.md": plan_markdown(stack, config, records, outputs, sorted(manifests), settings.placeholders, policy),
     }
     leaks = output.token_leaks(files, secret_values(settings))

@@ -376,6 +376,23 @@ def load_balancer(records: Records, annotations: dict[str, str] | None = None) -
     return records
 
 
+def benchmark_job(records: Records, concurrency: list[int], cpu: str = "15") -> Records:
+    """The stack plus a benchmark Job running one `vllm bench serve` client per concurrency given."""
+    script = "\n".join(
+        f"vllm bench serve --base-url=http://qwen-serving:8000 --max-concurrency={limit} --seed={index} "
+        f"> /results/client-{index}.log 2>&1 &"
+        for index, limit in enumerate(concurrency, 1)
+    )
+    container = {
+        "name": "bench",
+        "image": "vllm/vllm-openai:v0.19.0",
+        "command": ["/bin/sh", "-c", script],
+        "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}},
+    }
+    job = kubernetes("batch/v1", "Job", "qwen-serving-bench", {"template": {"spec": {"containers": [container]}}})
+    return [*records, record("kubernetes:batch/v1:Job", "llm-benchmark-job", job)]
+
+
 @dataclass(frozen=True)
 class PolicyFixture:
     records: Records
@@ -494,6 +511,8 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GKE-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).update(minMasterVersion="1.34.0-gke.1626000"))
     ),
+    "LLM-BENCH-001_pass": lambda: PolicyFixture(benchmark_job(serving_stack(), [1000] * 24)),
+    "LLM-BENCH-001_fail": lambda: PolicyFixture(benchmark_job(serving_stack(), [24000])),
     "LLM-PROD-001_pass": lambda: PolicyFixture(serving_stack("dev")),
     "LLM-PROD-001_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: inputs_of(r, f"llm-weights-disk-{ZONE}").update(deletionPolicy="DELETE"))

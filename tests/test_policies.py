@@ -51,7 +51,7 @@ def test_policy_ids_are_unique_and_stable() -> None:
     names = [policy.name for policy in POLICIES]
     assert len(names) == len(set(names))
     for policy in POLICIES:
-        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD)-\d{3}", policy.name)
+        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD|BENCH)-\d{3}", policy.name)
         assert policy.enforcement_level.value in ("mandatory", "advisory")
         assert policy.display_name and len(policy.description) > 80
 
@@ -267,6 +267,14 @@ def _grace(records: list[dict[str, Any]]) -> None:
     _deployment(records)["inputs"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 120
 
 
+def _one_benchmark_client(records: list[dict[str, Any]]) -> None:
+    """The weights Job turned into a benchmark driving the whole stack's 24,000 requests from one client."""
+    job = _of_type(records, "kubernetes:batch/v1:Job")[0]
+    (container,) = job["inputs"]["spec"]["template"]["spec"]["containers"]
+    script = "vllm bench serve --base-url=http://qwen-serving:8000 --max-concurrency=24000"
+    container["command"] = ["/bin/sh", "-c", script]
+
+
 MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] = {
     "gpus-4": ("prod", _set_gpus, "LLM-GPU-001"),
     "no-gpu-selector": (
@@ -381,6 +389,7 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _cluster(r)["inputs"].update(minMasterVersion="1.34.0-gke.1626000"),
         "LLM-GKE-003",
     ),
+    "benchmark-one-client": ("prod", _one_benchmark_client, "LLM-BENCH-001"),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
     "prod-disk-unprotected": (
         "prod",

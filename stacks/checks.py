@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from components.benchmark import benchmark_job_name
 from components.cluster import nat_name, network_name, node_service_account_id, router_name, subnet_name
 from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
 from components.vllm import CACHE_ROOT, TMP_DIR, engine_env
@@ -169,6 +170,12 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
         DerivedName("download Job", download_job_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
         DerivedName("serving Deployment and Service", config.routing.service_name, DNS_LABEL_MAX, DNS_LABEL, "routing"),
     ]
+    if config.benchmark.enabled:
+        names.append(
+            DerivedName(
+                "benchmark Job", benchmark_job_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"
+            )
+        )
     if config.routing.mode is RoutingMode.gateway:
         names += [
             DerivedName("firewall rule", firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),

@@ -662,11 +662,12 @@ class BenchmarkConfig(Model):
     gateway_address: str | None = Field(
         default=None, description="The Gateway's IP (output gatewayAddressCommand) when target is gateway."
     )
+
     machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4"
     cpu: Annotated[int, Field(ge=2, le=192)] = Field(
         default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
     )
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = Field(
+    memory: Quantity = Field(
         default="48Gi", description="Fits a 16 vCPU / 60 GB C4 node; each client process imports vLLM (~1-1.5 GB)."
     )
     concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = 1000
@@ -689,7 +690,7 @@ class BenchmarkConfig(Model):
             try:
                 ipaddress.ip_address(value)
             except ValueError:
-                raise ValueError(f"'{value}' is not an IP address") from None
+                raise ValueError(f"{quote(value)} is not an IP address") from None
         return value
 
 

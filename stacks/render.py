@@ -4,8 +4,10 @@ Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy
 `capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
 `build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
 stack file. Several stacks render in one process, each exactly as a fresh process would render it.
-Exit status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing
-every file) or any other failure, 2 invalid stack config or arguments.
+`--out` only ever replaces the files of a previous render (`stacks/output.py`). Exit status, the
+worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every file; nothing
+is written when a file would hold a token) or any other failure, 2 invalid stack config or arguments
+(also an `--out` directory that is neither new, empty nor a previous render).
 With `--against OLD_DIR` it also writes `changes.md` / `changes.json`, the preview of the update from
 that earlier render (`stacks/preview.py`; with several stacks OLD_DIR/STACK): exit 1 when the engine
 would refuse the update, 2 when OLD_DIR is not a render.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -26,8 +27,8 @@ from typing import Any, TextIO
 import yaml
 
 from policies.runner import Violation, check_records, summary
-from stacks import offline
-from stacks.capacity_report import write_capacity
+from stacks import offline, output
+from stacks.capacity_report import capacity_files
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
@@ -124,17 +125,16 @@ def manifest_file_name(manifest: dict[str, Any]) -> str:
     return "--".join(parts) + ".yaml"
 
 
-def write_manifests(records: list[dict[str, Any]], directory: Path) -> list[str]:
-    directory.mkdir(parents=True)
-    written = []
+def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """One YAML text per Kubernetes object, keyed by file name."""
+    texts: dict[str, str] = {}
     for record in filter(is_manifest, records):
         manifest = manifest_of(record)
         file_name = manifest_file_name(manifest)
-        if file_name in written:
+        if file_name in texts:
             raise RuntimeError(f"two Kubernetes objects render to {file_name}")
-        (directory / file_name).write_text(yaml.safe_dump(manifest, sort_keys=False, width=100))
-        written.append(file_name)
-    return sorted(written)
+        texts[file_name] = yaml.safe_dump(manifest, sort_keys=False, width=100)
+    return texts
 
 
 def _dump_json(value: Any) -> str:
@@ -148,27 +148,43 @@ def render(
     settings = offline.load_stack_settings(stack, config_file)
     offline.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
+    out_dir = out or offline.ROOT / "build" / stack
+    output.check_out_dir(out_dir)
     progress("running the program")
     result = offline.run_program(settings)
     records = resource_records(result.registrations)
-    out_dir = out or offline.ROOT / "build" / stack
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    (out_dir / "resources.json").write_text(_dump_json(records))
     progress(f"writing {sum(map(is_manifest, records))} manifests")
-    manifests = write_manifests(records, out_dir / "manifests")
+    manifests = manifest_texts(records)
     outputs = plain(result.outputs)
-    (out_dir / "outputs.json").write_text(_dump_json(outputs))
     progress("checking policies")
     violations = check_records(records, stack=stack, project=settings.project)
     policy = summary(violations)
-    (out_dir / "policy.json").write_text(_dump_json(policy))
-    write_capacity(out_dir, stack, config)
-    (out_dir / "plan.md").write_text(
-        plan_markdown(stack, config, records, outputs, manifests, settings.placeholders, policy)
-    )
+    files = {
+        "resources.json": _dump_json(records),
+        **{f"manifests/{name}": text for name, text in manifests.items()},
+        "outputs.json": _dump_json(outputs),
+        "policy.json": _dump_json(policy),
+        **capacity_files(stack, config),
+        "plan.md": plan_markdown(stack, config, records, outputs, sorted(manifests), settings.placeholders, policy),
+    }
+    leaks = output.token_leaks(files, secret_values(settings))
+    if leaks:
+        raise output.SecretInOutputError(
+            f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written "
+            "(keep the token in `pulumi config set --secret hfToken` only)",
+            [violation.line() for violation in violations],
+        )
+    output.write_render(out_dir, files)
     return config, records, out_dir, violations
+
+
+def secret_values(settings: offline.StackSettings) -> list[str]:
+    """The values of the stack's secret keys that are real (not offline placeholders)."""
+    return [
+        settings.config[key]
+        for key in settings.secret_keys
+        if key in settings.config and key not in settings.placeholders
+    ]
 
 
 def _summary(records: list[dict[str, Any]]) -> str:
@@ -199,6 +215,12 @@ def render_one(
     except InvalidConfig as error:
         print(f"{label}{error}", file=sys.stderr)
         return 2
+    except output.OutputError as error:
+        print(f"{label}render: {error}", file=sys.stderr)
+        return 2
+    except output.SecretInOutputError as error:
+        print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
+        return 1
     except Exception as error:
         print(f"{label}render failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1

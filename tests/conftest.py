@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -23,37 +25,59 @@ def pytest_report_header() -> str:
     return "stack files checked: " + ", ".join(f"Pulumi.{name}.yaml" for name in STACK_FILES)
 
 
-@dataclass
+CHECKOV = ROOT / ".tools" / "checkov" / "bin" / "checkov"
+CHECKOV_TIMEOUT_SECONDS = 300
+
+
 class CommandLineRender:
-    """`render` of every stack file plus one that violates a mandatory policy, as a real process.
+    """`render` of every stack file plus one that violates a mandatory policy, as a real process,
+    then checkov over the stack files' manifests (from its own environment, `make checkov`).
 
-    Started as soon as the tests are collected, so its own imports run on the second core while
-    the suite imports the providers in-process."""
-
-    directory: Path
-    process: subprocess.Popen[str]
+    Started as soon as the tests are collected: both run on the second core while the suite
+    imports the providers and renders in-process. The in-process renders are byte-identical to
+    this one (test_render checks), so checkov scans exactly what the suite asserts on."""
 
     VIOLATING = "violating"
 
-    @classmethod
-    def start(cls) -> CommandLineRender:
-        directory = Path(tempfile.mkdtemp(prefix="render-cli-"))
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="render-cli-"))
         violating = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
         violating["config"]["gke-b200-serving:engine"] = {"gpuMemoryUtilization": 0.95}
-        violating_file = directory / f"Pulumi.{cls.VIOLATING}.yaml"
+        violating_file = self.directory / f"Pulumi.{self.VIOLATING}.yaml"
         violating_file.write_text(yaml.safe_dump(violating))
-        out = directory / "out"
-        command = [sys.executable, "-m", "stacks.render", *STACK_FILES, str(violating_file), "--out", str(out)]
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        return cls(directory, process)
+        command = [sys.executable, "-m", "stacks.render", *STACK_FILES, str(violating_file), "--out", str(self.out)]
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.render_run: RenderRun | None = None
+        self.checkov_run: subprocess.CompletedProcess[str] | None = None
+        self.worker = threading.Thread(target=self._render_then_scan, daemon=True)
+        self.worker.start()
 
-    def result(self) -> RenderRun:
+    @property
+    def out(self) -> Path:
+        return self.directory / "out"
+
+    def _render_then_scan(self) -> None:
         stdout, stderr = self.process.communicate(timeout=RENDER_TIMEOUT_SECONDS)
-        return RenderRun(self.process.returncode, stdout, stderr)
+        self.render_run = RenderRun(self.process.returncode, stdout, stderr)
+        if CHECKOV.exists():
+            scan = ["--directory", str(self.out), "--skip-path", self.VIOLATING, "--framework", "kubernetes"]
+            self.checkov_run = subprocess.run(
+                [str(CHECKOV), *scan, "--skip-download", "--output", "json"],
+                capture_output=True,
+                text=True,
+                timeout=CHECKOV_TIMEOUT_SECONDS,
+                check=False,
+            )
+
+    def finished(self) -> CommandLineRender:
+        self.worker.join(RENDER_TIMEOUT_SECONDS + CHECKOV_TIMEOUT_SECONDS)
+        assert not self.worker.is_alive(), "the command-line render or checkov did not finish"
+        return self
 
     def stop(self) -> None:
-        self.process.kill()
-        self.process.communicate()
+        if self.process.poll() is None:
+            self.process.kill()
+        self.worker.join(CHECKOV_TIMEOUT_SECONDS)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -61,8 +85,9 @@ COMMAND_LINE_RENDER = pytest.StashKey[CommandLineRender]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if any("command_line_render" in getattr(item, "fixturenames", ()) for item in items):
-        config.stash[COMMAND_LINE_RENDER] = CommandLineRender.start()
+    background = {"command_line_render", "checkov_report"}
+    if any(background & set(getattr(item, "fixturenames", ())) for item in items):
+        config.stash[COMMAND_LINE_RENDER] = CommandLineRender()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -73,8 +98,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def command_line_render(pytestconfig: pytest.Config) -> Iterator[tuple[RenderRun, Path]]:
     """The finished command-line render and its output directory (one folder per stack)."""
-    background = pytestconfig.stash[COMMAND_LINE_RENDER]
-    yield background.result(), background.directory / "out"
+    background = pytestconfig.stash[COMMAND_LINE_RENDER].finished()
+    assert background.render_run is not None
+    yield background.render_run, background.out
+
+
+@pytest.fixture(scope="session")
+def checkov_report(pytestconfig: pytest.Config) -> list[dict[str, Any]]:
+    """checkov's JSON reports on the manifests of every stack file (file paths start /STACK/)."""
+    background = pytestconfig.stash[COMMAND_LINE_RENDER].finished()
+    if background.checkov_run is None:
+        pytest.fail(f"{CHECKOV.relative_to(ROOT)} is missing: run `make checkov` (make test does)")
+    report = json.loads(background.checkov_run.stdout)
+    return report if isinstance(report, list) else [report]
 
 
 @pytest.fixture(scope="session")

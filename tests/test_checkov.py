@@ -2,25 +2,18 @@
 (`checkov.io/skip1: CKV_K8S_xx=<reason>`) and listed here with the reason it is justified.
 
 checkov runs from its own environment (`make checkov` creates `.tools/checkov`; `make test`
-depends on it): checkov 3.2+ pins packaging<24, pulumi needs >=26.
+depends on it): checkov 3.2+ pins packaging<24, pulumi needs >=26. It scans the command-line render
+of every stack file in the background (tests/conftest.py `checkov_report`).
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import RenderStack
-from tests.rendered import ROOT
-
-CHECKOV = ROOT / ".tools" / "checkov" / "bin" / "checkov"
-CHECKOV_TIMEOUT_SECONDS = 300
-STACK_FILES = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in ROOT.glob("Pulumi.*.yaml"))
+from tests.rendered import STACK_FILES
 
 # (check id, kind, object name) -> why the finding does not apply
 JUSTIFIED_SKIPS: dict[tuple[str, str, str], str] = {
@@ -43,39 +36,23 @@ class Finding:
         return cls(str(check["check_id"]), kind, name, str(check.get("file_path", "")))
 
 
-def checkov_results(manifests: Path) -> dict[str, list[Finding]]:
-    if not CHECKOV.exists():
-        pytest.fail(f"{CHECKOV.relative_to(ROOT)} is missing: run `make checkov` (make test does)")
-    run = subprocess.run(
-        [
-            str(CHECKOV),
-            "--directory",
-            str(manifests),
-            "--framework",
-            "kubernetes",
-            "--skip-download",
-            "--output",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=CHECKOV_TIMEOUT_SECONDS,
-        check=False,
-    )
-    report = json.loads(run.stdout)
-    reports = report if isinstance(report, list) else [report]
-    assert all(item["check_type"] == "kubernetes" for item in reports)
-    assert sum(item["summary"]["parsing_errors"] for item in reports) == 0, run.stdout[:2000]
-    assert sum(item["summary"]["resource_count"] for item in reports) > 0
-    return {
-        outcome: [Finding.of(check) for item in reports for check in item["results"].get(f"{outcome}_checks", [])]
+@pytest.fixture(scope="module", params=STACK_FILES)
+def scanned(request: pytest.FixtureRequest, checkov_report: list[dict[str, Any]]) -> dict[str, list[Finding]]:
+    """One stack file's findings from the background checkov run over every stack file."""
+    assert all(item["check_type"] == "kubernetes" for item in checkov_report)
+    assert sum(item["summary"]["parsing_errors"] for item in checkov_report) == 0
+    prefix = f"/{request.param}/manifests/"
+    findings = {
+        outcome: [
+            Finding.of(check)
+            for item in checkov_report
+            for check in item["results"].get(f"{outcome}_checks", [])
+            if str(check.get("file_path", "")).startswith(prefix)
+        ]
         for outcome in ("failed", "skipped", "passed")
     }
-
-
-@pytest.fixture(scope="module", params=STACK_FILES)
-def scanned(request: pytest.FixtureRequest, render_stack: RenderStack) -> dict[str, list[Finding]]:
-    return checkov_results(render_stack(request.param).directory / "manifests")
+    assert findings["passed"], f"checkov scanned nothing of {request.param}"
+    return findings
 
 
 def test_every_stack_file_is_scanned() -> None:

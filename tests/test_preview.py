@@ -3,7 +3,9 @@ to every stack file (each rendered through `render_stack`, then compared with th
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import yaml
 
 from stacks.config import RoutingMode
 from stacks.preview import Preview, changes_markdown, preview
+from stacks.preview import main as preview_main
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
 from tests.variants import PROJECT, stack_config
@@ -254,9 +257,18 @@ def test_secrets_stay_redacted() -> None:
 
 
 def run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The command as a real process: its exit status and streams are the contract."""
     return subprocess.run(
         [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
     )
+
+
+def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`preview ARGS` through the same `main()` the console script calls, in this process."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = preview_main(list(args))
+    return subprocess.CompletedProcess(["preview", *args], status, stdout.getvalue(), stderr.getvalue())
 
 
 def write_render(directory: Path, records: list[dict[str, Any]]) -> Path:
@@ -289,7 +301,7 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, content: str | None, m
         if content:
             (bad / "resources.json").write_text(content)
     for args in ((str(bad), str(good)), (str(good), str(bad))):
-        outcome = run("stacks.preview", *args, "--out", str(tmp_path / "out"))
+        outcome = run_in_process(*args, "--out", str(tmp_path / "out"))
         assert outcome.returncode == 2 and message in outcome.stderr and outcome.stderr.count("\n") == 1
 
 

@@ -110,6 +110,8 @@ class VllmEngineArgs:
     max_request_tokens: int
     selector: dict[str, str]
     labels: dict[str, str] = field(default_factory=dict)
+    # An HPA or a schedule owns spec.replicas after creation; `pulumi up` must not reset it.
+    replicas_managed_elsewhere: bool = False
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -149,7 +151,9 @@ class VllmEngine(pulumi.ComponentResource):
                 ),
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, custom_timeouts=pulumi.CustomTimeouts(create=ROLLOUT_TIMEOUT, update=ROLLOUT_TIMEOUT)
+                parent=self,
+                custom_timeouts=pulumi.CustomTimeouts(create=ROLLOUT_TIMEOUT, update=ROLLOUT_TIMEOUT),
+                ignore_changes=["spec.replicas"] if args.replicas_managed_elsewhere else None,
             ),
         )
         self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(

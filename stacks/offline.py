@@ -6,6 +6,7 @@ program itself (`__main__.py`) runs unchanged.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import runpy
 from dataclasses import dataclass
@@ -110,12 +111,20 @@ def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, An
     return state
 
 
+def offline_project_number(project: str) -> str:
+    """A stable 12-digit stand-in for the project number the engine would look up."""
+    return str(int(hashlib.sha256(project.encode()).hexdigest(), 16) % 10**11 + 10**11)
+
+
 class OfflineMocks(pulumi_mocks.Mocks):
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = _fake_outputs(args.typ, args.name, args.inputs)
         return f"{args.name}-id", state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == "gcp:organizations/getProject:getProject":
+            project = str(args.args.get("projectId", "offline"))
+            return {"projectId": project, "number": offline_project_number(project)}, None
         return {}, None
 
 

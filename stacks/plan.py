@@ -8,6 +8,7 @@ from typing import Any
 from components.vllm import engine_args
 from components.weights import local_model_path
 from stacks.config import B200_GPUS_PER_NODE, StackConfig
+from stacks.operations import plan_section as operations_section
 
 
 def _source_label(source: Any) -> str:
@@ -115,6 +116,7 @@ def plan_markdown(
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
     lines += ["", "## Capacity and cost", "", *cost_sheet(config)]
+    lines += ["", *operations_section(config)]
     lines += ["", *policy_section(policy)]
 
     children: dict[str | None, list[dict[str, Any]]] = defaultdict(list)

@@ -13,11 +13,13 @@ from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import Cluster, ClusterArgs
 from components.gateway import GATEWAY_APIS, InferenceGateway, InferenceGatewayArgs
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.metrics import KUBE_STATE_COMPONENTS
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from components.vllm import PORT_NAME, VllmEngine, VllmEngineArgs
 from components.weights import ModelWeights, ModelWeightsArgs
 from stacks import loader
 from stacks.config import RoutingMode, StackConfig
+from stacks.operations import build_operations
 
 APP_NAME = "llm-serving"
 
@@ -63,6 +65,8 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             services_cidr=config.cluster.network.services_cidr,
             gateway_api=gateway,
             extra_apis=GATEWAY_APIS if gateway else (),
+            # The cluster's list replaces GKE's default packages: name the ones dashboards and alerts read.
+            extra_monitoring_components=KUBE_STATE_COMPONENTS,
             kubernetes_labels=kubernetes_labels(config),
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider]),
@@ -105,7 +109,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
     )
-    VllmEngine(
+    engine = VllmEngine(
         "llm-vllm",
         VllmEngineArgs(
             name=config.routing.service_name,
@@ -115,7 +119,8 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
             weights_mount_path=config.weights.mount_path,
-            replicas=config.capacity.nodes,
+            replicas=config.initial_replicas,
+            replicas_managed_elsewhere=config.replicas_managed_elsewhere,
             node_selector=capacity.node_selector,
             zones=config.zones,
             spot_capable=any(source.type == "spot" for source in config.capacity.sources),
@@ -183,6 +188,16 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         )
         outputs["gatewayAddressCommand"] = inference_gateway.address_command
         outputs["tryIt"] = inference_gateway.try_it
+    outputs |= build_operations(
+        config,
+        gcp_provider,
+        cluster.cluster,
+        cluster.provider,
+        engine.deployment,
+        weights.download.metadata.name,
+        kubernetes_labels(config),
+        gcp_labels(config),
+    )
     return outputs
 
 

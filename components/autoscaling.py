@@ -33,11 +33,13 @@ METRICS_API_GROUPS = (
 )
 
 
-def workload_identity_principal(project_number: str, project: str, namespace: str, service_account: str) -> str:
-    """The IAM principal of a Kubernetes service account under GKE Workload Identity Federation."""
+def workload_identity_principal(project_number: str, workload_pool: str, namespace: str, service_account: str) -> str:
+    """The IAM principal of a Kubernetes service account under GKE Workload Identity Federation
+    ("Authenticate to Google Cloud APIs from GKE workloads": principal://.../workloadIdentityPools/
+    PROJECT_ID.svc.id.goog/subject/ns/NAMESPACE/sa/KSA)."""
     return (
         f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
-        f"{project}.svc.id.goog/subject/ns/{namespace}/sa/{service_account}"
+        f"{workload_pool}/subject/ns/{namespace}/sa/{service_account}"
     )
 
 
@@ -45,6 +47,9 @@ def workload_identity_principal(project_number: str, project: str, namespace: st
 class MetricsAdapterArgs:
     project: str
     project_number: pulumi.Input[str]
+    # The cluster's pool (<project>.svc.id.goog): taking it from the cluster orders the binding after
+    # the cluster, before which IAM refuses the principal.
+    workload_pool: pulumi.Input[str]
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -65,7 +70,9 @@ class MetricsAdapter(pulumi.ComponentResource):
         subject = k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=ADAPTER_NAME, namespace=ADAPTER_NAMESPACE)
 
         self.namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace", metadata=k8s.meta.v1.ObjectMetaArgs(name=ADAPTER_NAMESPACE, labels=args.labels), opts=child
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=ADAPTER_NAMESPACE, labels=args.labels),
+            opts=child,
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
         self.service_account = k8s.core.v1.ServiceAccount(
@@ -74,13 +81,12 @@ class MetricsAdapter(pulumi.ComponentResource):
             opts=in_namespace,
         )
         # Workload Identity Federation: the KSA itself is the principal; no Google service account.
-        # The pool <project>.svc.id.goog exists once the cluster does (the component's dependency).
         self.iam_member = gcp.projects.IAMMember(
             f"{name}-monitoring-viewer",
             project=args.project,
             role=ADAPTER_ROLE,
-            member=pulumi.Output.from_input(args.project_number).apply(
-                lambda number: workload_identity_principal(str(number), args.project, ADAPTER_NAMESPACE, ADAPTER_NAME)
+            member=pulumi.Output.all(args.project_number, args.workload_pool).apply(
+                lambda parts: workload_identity_principal(str(parts[0]), str(parts[1]), ADAPTER_NAMESPACE, ADAPTER_NAME)
             ),
             opts=child,
         )
@@ -172,7 +178,11 @@ class MetricsAdapter(pulumi.ComponentResource):
                                 name="pod-custom-metrics-stackdriver-adapter",
                                 image=ADAPTER_IMAGE,
                                 image_pull_policy="Always",
-                                command=["/adapter", "--use-new-resource-model=true", "--fallback-for-container-metrics=true"],
+                                command=[
+                                    "/adapter",
+                                    "--use-new-resource-model=true",
+                                    "--fallback-for-container-metrics=true",
+                                ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(
                                     requests={"cpu": "250m", "memory": "200Mi"},
                                     limits={"cpu": "250m", "memory": "200Mi"},

@@ -68,9 +68,7 @@ def dashboard_json(title: str, charts: Sequence[Chart]) -> str:
         }
         for index, chart in enumerate(charts)
     ]
-    return json.dumps(
-        {"displayName": title, "mosaicLayout": {"columns": GRID_COLUMNS, "tiles": tiles}}, sort_keys=True
-    )
+    return json.dumps({"displayName": title, "mosaicLayout": {"columns": GRID_COLUMNS, "tiles": tiles}}, sort_keys=True)
 
 
 def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, autoscaling: bool) -> list[Chart]:
@@ -149,7 +147,9 @@ def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, au
         ),
     ]
     if speculative:
-        charts.append(Chart("MTP acceptance rate (accepted / drafted tokens)", "1", [Series(q.mtp_acceptance(), "acceptance")]))
+        charts.append(
+            Chart("MTP acceptance rate (accepted / drafted tokens)", "1", [Series(q.mtp_acceptance(), "acceptance")])
+        )
     if gateway:
         charts.append(
             Chart(
@@ -288,8 +288,10 @@ class ServingMonitoring(pulumi.ComponentResource):
                 opts=child,
             )
             self.dashboard_url = self.dashboard.id.apply(
-                lambda dashboard_id: "https://console.cloud.google.com/monitoring/dashboards/builder/"
-                f"{dashboard_id.split('/')[-1]}?project={args.project}"
+                lambda dashboard_id: (
+                    "https://console.cloud.google.com/monitoring/dashboards/builder/"
+                    f"{dashboard_id.split('/')[-1]}?project={args.project}"
+                )
             )
 
         self.channel = None
@@ -366,7 +368,9 @@ class ServingMonitoring(pulumi.ComponentResource):
             ],
             # Log-match conditions require a notification rate limit.
             alert_strategy=gcp.monitoring.AlertPolicyAlertStrategyArgs(
-                notification_rate_limit=gcp.monitoring.AlertPolicyAlertStrategyNotificationRateLimitArgs(period="3600s"),
+                notification_rate_limit=gcp.monitoring.AlertPolicyAlertStrategyNotificationRateLimitArgs(
+                    period="3600s"
+                ),
                 auto_close="86400s",
             ),
             documentation=gcp.monitoring.AlertPolicyDocumentationArgs(

@@ -75,7 +75,9 @@ class ScaleSchedule(pulumi.ComponentResource):
         self.role_binding = k8s.rbac.v1.RoleBinding(
             f"{name}-binding",
             metadata=metadata,
-            role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=self.role.metadata.name),
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name=self.role.metadata.name
+            ),
             subjects=[
                 k8s.rbac.v1.SubjectArgs(
                     kind="ServiceAccount", name=self.service_account.metadata.name, namespace=args.namespace

@@ -389,7 +389,9 @@ def validate_cron(expression: str) -> str:
         raise ValueError("set schedule.timeZone instead of CRON_TZ/TZ in the expression (Kubernetes refuses it)")
     fields = expression.split()
     if len(fields) != len(CRON_FIELDS):
-        raise ValueError(f"'{expression}' has {len(fields)} fields; a cron schedule has 5 (minute hour day month weekday)")
+        raise ValueError(
+            f"'{expression}' has {len(fields)} fields; a cron schedule has 5 (minute hour day month weekday)"
+        )
     for text, (field, low, high, names) in zip(fields, CRON_FIELDS, strict=True):
         for part in text.split(","):
             span, _, step = part.partition("/")
@@ -561,7 +563,9 @@ class StackConfig(Model):
         most = self.max_replicas
         for entry in self.schedule.entries if self.schedule else []:
             if entry.replicas > most:
-                raise ValueError(f"schedule.entries: '{entry.name}' asks for {entry.replicas} pods; at most {most} (the replica ceiling)")
+                raise ValueError(
+                    f"schedule.entries: '{entry.name}' asks for {entry.replicas} pods; at most {most} (the replica ceiling)"
+                )
         hours = self.schedule.business_hours if self.schedule else None
         if hours is not None and hours.replicas is not None and hours.replicas > most:
             raise ValueError(f"schedule.businessHours.replicas {hours.replicas} is above the replica ceiling {most}")

@@ -124,7 +124,7 @@ class OfflineMocks(pulumi_mocks.Mocks):
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         if args.token == "gcp:organizations/getProject:getProject":
             project = str(args.args.get("projectId", "offline"))
-            return {"projectId": project, "number": offline_project_number(project)}, None
+            return {"projectId": project, "number": offline_project_number(project)}, []
         return {}, None
 
 

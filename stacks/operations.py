@@ -10,7 +10,13 @@ import pulumi_gcp as gcp
 
 from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
 from components.metrics import KNOWN, ServingQueries
-from components.monitoring import AlertThresholds, ServingMonitoring, ServingMonitoringArgs, serving_alerts, serving_charts
+from components.monitoring import (
+    AlertThresholds,
+    ServingMonitoring,
+    ServingMonitoringArgs,
+    serving_alerts,
+    serving_charts,
+)
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
 from stacks.config import (
@@ -95,7 +101,7 @@ def operator_commands(config: StackConfig) -> OperatorCommands:
 def build_operations(
     config: StackConfig,
     gcp_provider: gcp.Provider,
-    cluster: pulumi.Resource,
+    cluster: gcp.container.Cluster,
     kubernetes: pulumi.ProviderResource,
     deployment: pulumi.Resource,
     download_job_name: pulumi.Input[str],
@@ -119,7 +125,16 @@ def build_operations(
             project_id=config.project, opts=pulumi.InvokeOptions(provider=gcp_provider)
         ).number
         adapter = MetricsAdapter(
-            "llm-metrics-adapter", MetricsAdapterArgs(project=config.project, project_number=project_number, labels=labels), opts=in_cluster
+            "llm-metrics-adapter",
+            MetricsAdapterArgs(
+                project=config.project,
+                project_number=project_number,
+                workload_pool=cluster.workload_identity_config.apply(
+                    lambda identity: identity.workload_pool if identity else f"{config.project}.svc.id.goog"
+                ),
+                labels=labels,
+            ),
+            opts=in_cluster,
         )
         metric, target = autoscaling_metric(config)
         scaling = config.autoscaling

@@ -236,7 +236,8 @@ def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, specula
             PromQlAlert(
                 "mtp-acceptance-collapsed",
                 "MTP acceptance collapsed",
-                f"({q.mtp_acceptance('15m')} < {thresholds.min_mtp_acceptance}) and ({q.drafted_per_second('15m')} > 0)",
+                f"({q.mtp_acceptance('15m')} < {thresholds.min_mtp_acceptance}) "
+                f"and ({q.drafted_per_second('15m')} > 0)",
                 900,
                 Severity.warning,
                 "Accepted/drafted tokens fell under the threshold (recipe: ~0.85-0.9 with MTP-1): throughput "

@@ -564,7 +564,8 @@ class StackConfig(Model):
         for entry in self.schedule.entries if self.schedule else []:
             if entry.replicas > most:
                 raise ValueError(
-                    f"schedule.entries: '{entry.name}' asks for {entry.replicas} pods; at most {most} (the replica ceiling)"
+                    f"schedule.entries: '{entry.name}' asks for {entry.replicas} pods; "
+                    f"at most {most} (the replica ceiling)"
                 )
         hours = self.schedule.business_hours if self.schedule else None
         if hours is not None and hours.replicas is not None and hours.replicas > most:

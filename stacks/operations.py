@@ -229,9 +229,11 @@ def plan_section(config: StackConfig) -> list[str]:
     if scaling.enabled:
         metric, target = autoscaling_metric(config)
         lines += [
-            f"| autoscaling | HPA `{metric}` target {target} per pod, {scaling.min_replicas}-{config.max_replicas} pods |",
+            f"| autoscaling | HPA `{metric}` target {target} per pod, "
+            f"{scaling.min_replicas}-{config.max_replicas} pods |",
             f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
-            f"~{_minutes(cold)} (provisioning ~{_minutes(NODE_PROVISIONING_SECONDS)} + load ~{_minutes(MODEL_LOAD_SECONDS)}) |",
+            f"~{_minutes(cold)} (provisioning ~{_minutes(NODE_PROVISIONING_SECONDS)} "
+            f"+ load ~{_minutes(MODEL_LOAD_SECONDS)}) |",
             f"| scale down | after {scaling.scale_down_stabilization_seconds} s of lower demand, -1 pod per "
             f"{scaling.scale_down_period_seconds} s |",
             f"| reaction to a sustained surge | first new pod ready after ~{_minutes(cold)}; "

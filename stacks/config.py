@@ -483,9 +483,12 @@ class ScheduleEntry(Model):
 class ScheduleConfig(Model):
     """Scale the serving Deployment on a clock: business hours, or cron entries with replica counts."""
 
+    enabled: bool = False
     time_zone: str = "UTC"
     business_hours: BusinessHours | None = None
-    entries: Annotated[list[ScheduleEntry], Field(max_length=16)] = []
+    entries: Annotated[list[ScheduleEntry], Field(max_length=16)] = Field(
+        default=[], description="When given, these replace businessHours (which a preset may set)."
+    )
 
     @field_validator("time_zone")
     @classmethod
@@ -498,9 +501,7 @@ class ScheduleConfig(Model):
 
     @model_validator(mode="after")
     def _one_way(self) -> ScheduleConfig:
-        if self.business_hours is not None and self.entries:
-            raise ValueError("set either businessHours or entries, not both")
-        if self.business_hours is None and not self.entries:
+        if self.enabled and self.business_hours is None and not self.entries:
             raise ValueError("set businessHours or at least one entry")
         names = [entry.name for entry in self.entries]
         if len(set(names)) != len(names):
@@ -555,19 +556,19 @@ class StackConfig(Model):
     routing: RoutingConfig = RoutingConfig()
     economics: EconomicsConfig = EconomicsConfig()
     autoscaling: AutoscalingConfig = AutoscalingConfig()
-    schedule: ScheduleConfig | None = None
+    schedule: ScheduleConfig = ScheduleConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
 
     @model_validator(mode="after")
     def _scaling_fits_capacity(self) -> StackConfig:
         most = self.max_replicas
-        for entry in self.schedule.entries if self.schedule else []:
+        for entry in self.schedule.entries:
             if entry.replicas > most:
                 raise ValueError(
                     f"schedule.entries: '{entry.name}' asks for {entry.replicas} pods; "
                     f"at most {most} (the replica ceiling)"
                 )
-        hours = self.schedule.business_hours if self.schedule else None
+        hours = self.schedule.business_hours
         if hours is not None and hours.replicas is not None and hours.replicas > most:
             raise ValueError(f"schedule.businessHours.replicas {hours.replicas} is above the replica ceiling {most}")
         if self.autoscaling.enabled and self.autoscaling.min_replicas > most:
@@ -645,7 +646,7 @@ class StackConfig(Model):
 
     @property
     def replicas_managed_elsewhere(self) -> bool:
-        return self.autoscaling.enabled or self.schedule is not None
+        return self.autoscaling.enabled or self.schedule.enabled
 
 
 def dump_camel(model: BaseModel) -> dict[str, Any]:

@@ -45,10 +45,10 @@ def autoscaling_metric(config: StackConfig) -> tuple[str, str]:
 
 def schedule_steps(config: StackConfig) -> list[ScaleStep]:
     schedule = config.schedule
-    if schedule is None:
+    if not schedule.enabled:
         return []
     hours = schedule.business_hours
-    if hours is None:
+    if schedule.entries or hours is None:
         return [ScaleStep(entry.name, entry.cron, entry.replicas) for entry in schedule.entries]
     days = ",".join(CRON_WEEKDAY[day] for day in hours.days)
     start_hour, start_minute = (int(part) for part in hours.start.split(":"))
@@ -158,7 +158,7 @@ def build_operations(
         outputs["autoscaler"] = autoscaler.autoscaler.metadata.name
 
     steps = schedule_steps(config)
-    if config.schedule is not None:
+    if config.schedule.enabled:
         schedule = ScaleSchedule(
             "llm-schedule",
             ScaleScheduleArgs(
@@ -242,7 +242,7 @@ def plan_section(config: StackConfig) -> list[str]:
         ]
     else:
         lines.append(f"| autoscaling | off: {config.capacity.nodes} pods, scale by hand (`scaleByHand` output) |")
-    if config.schedule is not None:
+    if config.schedule.enabled:
         steps = schedule_steps(config)
         lines += [
             f"| schedule ({config.schedule.time_zone}) | "

@@ -15,7 +15,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "weights": {"protect": False},
         "routing": {"mode": "clusterip"},
         # Nobody uses dev at night: scale to zero out of office hours (a Spot A4 node is ~USD 33/h).
-        "schedule": {"businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "19:00"}},
+        "schedule": {
+            "enabled": True,
+            "businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "19:00"},
+        },
     },
     "staging": {
         "cluster": {"deletionProtection": False},
@@ -24,7 +27,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         "routing": {"mode": "gateway"},
         # Staging rehearses production's scaling: queue-depth autoscaling up to the 4 nodes, off at night.
         "autoscaling": {"enabled": True, "minReplicas": 1},
-        "schedule": {"businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "19:00"}},
+        "schedule": {
+            "enabled": True,
+            "businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "19:00"},
+        },
     },
     "prod": {
         "cluster": {"deletionProtection": True},

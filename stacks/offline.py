@@ -106,6 +106,8 @@ def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, An
             "selfLink",
             f"https://www.googleapis.com/compute/v1/projects/{project}/{type_.split('/')[1]}/{resource_name}",
         )
+    if type_ == "gcp:monitoring/notificationChannel:NotificationChannel":
+        state.setdefault("name", f"projects/{inputs.get('project', 'offline')}/notificationChannels/{name}")
     if type_.startswith("gcp:"):
         state.setdefault("id", f"{resource_name}")
     return state

@@ -268,6 +268,8 @@ class ServingMonitoringArgs:
     notification_channel: str | None = None
     notification_email: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    # The Cloud Monitoring API must be on before the first dashboard or policy is created.
+    requires: Sequence[pulumi.Resource] = ()
 
 
 class ServingMonitoring(pulumi.ComponentResource):
@@ -278,7 +280,7 @@ class ServingMonitoring(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ServingMonitoringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:operations:ServingMonitoring", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.requires))
         self.dashboard = None
         self.dashboard_url = None
         if args.charts:
@@ -345,7 +347,7 @@ class ServingMonitoring(pulumi.ComponentResource):
             documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=alert.runbook, mime_type="text/markdown"),
             notification_channels=channels,
             user_labels=args.labels,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.requires)),
         )
 
     def _job_failed_policy(
@@ -381,5 +383,5 @@ class ServingMonitoring(pulumi.ComponentResource):
             ),
             notification_channels=channels,
             user_labels=args.labels,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.requires)),
         )

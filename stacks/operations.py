@@ -3,6 +3,7 @@ outputs and their plan.md section. `stacks/program.py` calls `build_operations` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -107,11 +108,12 @@ def build_operations(
     download_job_name: pulumi.Input[str],
     labels: dict[str, str],
     gcp_labels: dict[str, str],
+    gcp_apis: Sequence[pulumi.Resource],
 ) -> dict[str, pulumi.Input[object]]:
     """Declare the autoscaler (+ metrics adapter), the schedule and the monitoring; return outputs."""
     namespace = config.cluster.namespace
     name = config.routing.service_name
-    in_cluster = pulumi.ResourceOptions(providers=[gcp_provider, kubernetes], depends_on=[cluster])
+    in_cluster = pulumi.ResourceOptions(providers=[gcp_provider, kubernetes])
     after_deployment = pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment])
     commands = operator_commands(config)
     outputs: dict[str, pulumi.Input[object]] = {
@@ -206,8 +208,9 @@ def build_operations(
             notification_channel=alerts.notification_channel,
             notification_email=alerts.email,
             labels=gcp_labels,
+            requires=gcp_apis,
         ),
-        opts=pulumi.ResourceOptions(providers=[gcp_provider], depends_on=[cluster]),
+        opts=pulumi.ResourceOptions(providers=[gcp_provider]),
     )
     if monitoring.dashboard_url is not None:
         outputs["dashboardUrl"] = monitoring.dashboard_url

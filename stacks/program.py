@@ -197,6 +197,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         weights.download.metadata.name,
         kubernetes_labels(config),
         gcp_labels(config),
+        list(cluster.apis.values()),
     )
     return outputs
 

@@ -61,7 +61,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     # Operations: everything off.
-    "dev-quiet": ("dev", {"schedule": {"enabled": False}, "monitoring": {"dashboard": False, "alerts": {"enabled": False}}}),
+    "dev-quiet": (
+        "dev",
+        {"schedule": {"enabled": False}, "monitoring": {"dashboard": False, "alerts": {"enabled": False}}},
+    ),
 }
 
 

@@ -17,6 +17,7 @@ from policies.rules.engine import (
     SPECULATIVE_TOKENS_AT_MOST_TWO,
 )
 from policies.rules.gpu import B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
+from policies.rules.operations import REPLICAS_LEFT_TO_AUTOSCALER, SLOW_SCALE_DOWN
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
 from policies.rules.routing import ENDPOINT_PICKER_CPU, GATEWAY_PREREQUISITES, LOAD_BALANCER_ALLOWED
 from policies.rules.security import NO_TOKEN_LITERAL
@@ -45,4 +46,6 @@ POLICIES: list[Any] = [
     ENDPOINT_PICKER_CPU,
     LOAD_BALANCER_ALLOWED,
     PRODUCTION_IS_PROTECTED,
+    REPLICAS_LEFT_TO_AUTOSCALER,
+    SLOW_SCALE_DOWN,
 ]

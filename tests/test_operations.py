@@ -76,7 +76,9 @@ def promql_queries(stack: RenderedStack) -> list[str]:
 
 
 def test_managed_prometheus_names() -> None:
-    assert KNOWN["vllm:num_requests_waiting"].adapter_name == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
+    assert (
+        KNOWN["vllm:num_requests_waiting"].adapter_name == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
+    )
     assert KNOWN["vllm:generation_tokens"].cloud_monitoring_type == (
         "prometheus.googleapis.com/vllm:generation_tokens_total/counter"
     )
@@ -172,7 +174,11 @@ def test_adapter_is_the_upstream_manifest_with_workload_identity(staging: Render
     assert pod["serviceAccountName"] == ADAPTER_NAME
     (container,) = pod["containers"]
     assert container["image"] == "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.9-gke.0"
-    assert container["command"] == ["/adapter", "--use-new-resource-model=true", "--fallback-for-container-metrics=true"]
+    assert container["command"] == [
+        "/adapter",
+        "--use-new-resource-model=true",
+        "--fallback-for-container-metrics=true",
+    ]
     service = one_kind(staging, "Service", ADAPTER_NAME)
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
     api_services = {item["metadata"]["name"]: item["spec"] for item in staging.kind("APIService")}
@@ -200,7 +206,10 @@ def test_adapter_reads_monitoring_as_its_own_principal(staging: RenderedStack) -
     )
     # The pool exists once the cluster does; the adapter starts only after the grant.
     assert "llm-gke" in member["options"]["dependsOn"]
-    assert "llm-metrics-adapter-monitoring-viewer" in staging.named("llm-metrics-adapter-deployment")["options"]["dependsOn"]
+    assert (
+        "llm-metrics-adapter-monitoring-viewer"
+        in staging.named("llm-metrics-adapter-deployment")["options"]["dependsOn"]
+    )
     autoscaler = staging.named("llm-autoscaler")["options"]["dependsOn"]
     assert {"llm-metrics-adapter-v1beta1-custom", "llm-vllm-deployment"} <= set(autoscaler)
 
@@ -383,7 +392,10 @@ def test_cluster_exports_the_kube_state_metrics_the_queries_read(stack: Rendered
 def test_operator_outputs(staging: RenderedStack, prod: RenderedStack) -> None:
     for stack in (staging, prod):
         outputs = stack.outputs
-        assert outputs["tailLogs"] == f"kubectl -n {NAMESPACE} logs -f -l app={SERVING} -c vllm --prefix --max-log-requests=64"
+        assert (
+            outputs["tailLogs"]
+            == f"kubectl -n {NAMESPACE} logs -f -l app={SERVING} -c vllm --prefix --max-log-requests=64"
+        )
         assert "FailedScheduling" in outputs["pendingReason"]
         assert "kubectl get computeclass b200-serving" in outputs["pendingReason"]
     assert f"patch hpa {SERVING}" in staging.outputs["scaleByHand"]
@@ -407,7 +419,11 @@ def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: Rend
 PROJECT = "gke-b200-serving"
 BASE = {"environment": "dev", "project": "my-llm-dev", "region": "us-central1", "zones": ["us-central1-b"]}
 INVALID: list[tuple[str, dict[str, Any], str]] = [
-    ("unknown-time-zone", {"schedule": {"timeZone": "Mars/Olympus"}}, "schedule.timeZone: 'Mars/Olympus' is not an IANA"),
+    (
+        "unknown-time-zone",
+        {"schedule": {"timeZone": "Mars/Olympus"}},
+        "schedule.timeZone: 'Mars/Olympus' is not an IANA",
+    ),
     (
         "cron-four-fields",
         {"schedule": {"enabled": True, "entries": [{"name": "x", "cron": "0 8 * *", "replicas": 1}]}},
@@ -423,7 +439,11 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         {"schedule": {"enabled": True, "entries": [{"name": "x", "cron": "CRON_TZ=UTC 0 8 * * *", "replicas": 1}]}},
         "set schedule.timeZone",
     ),
-    ("hours-backwards", {"schedule": {"businessHours": {"start": "19:00", "end": "08:00"}}}, "start 19:00 is not before"),
+    (
+        "hours-backwards",
+        {"schedule": {"businessHours": {"start": "19:00", "end": "08:00"}}},
+        "start 19:00 is not before",
+    ),
     ("schedule-without-steps", {"schedule": {"enabled": True, "businessHours": None}}, "set businessHours or"),
     (
         "schedule-over-ceiling",
@@ -434,7 +454,11 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("unknown-autoscaling-metric", {"autoscaling": {"metric": "gpuUtil"}}, "autoscaling.metric"),
     (
         "two-channels",
-        {"monitoring": {"alerts": {"email": "a@example.com", "notificationChannel": "projects/p-12345/notificationChannels/1"}}},
+        {
+            "monitoring": {
+                "alerts": {"email": "a@example.com", "notificationChannel": "projects/p-12345/notificationChannels/1"}
+            }
+        },
         "set notificationChannel or email, not both",
     ),
     ("bad-channel", {"monitoring": {"alerts": {"notificationChannel": "oncall"}}}, "notificationChannel"),

@@ -52,7 +52,7 @@ def test_policy_ids_are_unique_and_stable() -> None:
     names = [policy.name for policy in POLICIES]
     assert len(names) == len(set(names))
     for policy in POLICIES:
-        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|PROD)-\d{3}", policy.name)
+        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|PROD|OPS)-\d{3}", policy.name)
         assert policy.enforcement_level.value in ("mandatory", "advisory")
         assert policy.display_name and len(policy.description) > 80
 
@@ -206,6 +206,11 @@ def _serving_claim(records: list[dict[str, Any]]) -> dict[str, Any]:
     return claim
 
 
+def _named(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    (found,) = [record for record in records if record["name"] == name]
+    return found
+
+
 def _remove(records: list[dict[str, Any]], predicate: Callable[[dict[str, Any]], bool]) -> None:
     records[:] = [record for record in records if not predicate(record)]
 
@@ -327,6 +332,18 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         "prod",
         lambda r: _of_type(r, "kubernetes:core/v1:Service")[0]["inputs"]["spec"].update(type="LoadBalancer"),
         "LLM-NET-003",
+    ),
+    "autoscaled-replicas-declared": (
+        "staging",
+        lambda r: _named(r, "llm-vllm-deployment")["options"].update(ignoreChanges=[]),
+        "LLM-OPS-001",
+    ),
+    "autoscaler-quick-scale-down": (
+        "staging",
+        lambda r: _of_type(r, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler")[0]["inputs"]["spec"]["behavior"][
+            "scaleDown"
+        ].update(stabilizationWindowSeconds=60),
+        "LLM-OPS-002",
     ),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
     "prod-disk-unprotected": ("prod", lambda r: _serving_disks(r)[0]["options"].update(protect=False), "LLM-PROD-001"),

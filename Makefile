@@ -1,42 +1,59 @@
 # Two commands do all set-up on a machine with only Python 3.11+:
-#   make render STACK=dev    offline render of a stack into build/STACK/
+#   make render STACK=dev    offline render of a stack into build/STACK/ (or: make render dev staging prod)
 #   make test                lint, type check and the whole test suite
 PYTHON ?= python3
-STACK ?= dev
 UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 VENV := .venv
+RUNTIME := $(VENV)/.synced-runtime
+DEV := $(VENV)/.synced-dev
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: setup render test lint typecheck bench clean
+# `make render prod staging`: the words after `render` are the stacks (and not targets of their own).
+ifeq (render,$(firstword $(MAKECMDGOALS)))
+RENDER_GOALS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+$(eval $(RENDER_GOALS):;@:)
+endif
+STACKS := $(or $(RENDER_GOALS),$(STACK),dev)
+
+.PHONY: setup render test lint typecheck bench crds clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-$(VENV)/.synced: $(UV) pyproject.toml uv.lock
-	$(UV) sync --frozen --python $(PYTHON)
+# What a render needs, and nothing else (the linters and test tools come with `make test`).
+$(RUNTIME): $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --no-dev --inexact --python $(PYTHON)
 	touch $@
 
-setup: $(VENV)/.synced
+$(DEV): $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --python $(PYTHON)
+	touch $@ $(RUNTIME)
 
-render: setup
-	$(VENV)/bin/render $(STACK)
+setup: $(DEV)
 
-lint: setup
+render: $(RUNTIME)
+	$(VENV)/bin/render $(STACKS)
+
+lint: $(DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-typecheck: setup
+typecheck: $(DEV)
 	$(VENV)/bin/mypy
 
 test: lint typecheck
 	$(VENV)/bin/pytest
 
-bench: setup
+bench: $(DEV)
 	$(VENV)/bin/python benchmarks/render_bench.py
+
+# make crds UPSTREAM=gateway-api REF=v1.4.0 [FROM_DIR=path/to/checkout]: refresh vendored CRD schemas
+crds: $(RUNTIME)
+	$(VENV)/bin/python -m schemas.crds refresh $(UPSTREAM) $(REF) $(if $(FROM_DIR),--from-dir $(FROM_DIR))
 
 clean:
 	rm -rf build $(VENV) $(TOOLS)

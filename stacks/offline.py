@@ -19,7 +19,7 @@ import pulumi.runtime.config as runtime_config
 import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
-from pulumi.runtime.settings import get_root_resource
+from pulumi.runtime.settings import get_root_resource, reset_options
 from pulumi.runtime.sync_await import _sync_await
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,6 +216,9 @@ def run_program(
 
     An invalid config raises `stacks.loader.InvalidConfig` before anything is declared.
     """
+    # A fresh runtime per run, as a new process would have: without the reset, set_mocks keeps the
+    # previous run's root Stack resource and its outputs.
+    reset_options(project=settings.project, stack=settings.stack)
     apply_settings(settings)
     monitor = monitor or RecordingMonitor(OfflineMocks())
     logs = _LogCapture()

@@ -1,19 +1,23 @@
-"""`render STACK`: what `pulumi up` would create for a stack, written as plain files.
+"""`render STACK [STACK ...]`: what `pulumi up` would create for each stack, written as plain files.
 
 Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts) and
-`plan.md` to `build/STACK/` (or `--out`). Exit status: 0 rendered, 2 invalid stack config, 1 a
-mandatory policy violation (after writing every file) or any other failure.
+`plan.md` to `build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the
+path of a stack file. Several stacks render in one process, each exactly as a fresh process would
+render it. Exit status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after
+writing every file) or any other failure, 2 invalid stack config or arguments.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
@@ -24,6 +28,24 @@ from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
+STACK_FILE_NAME = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
+
+Progress = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    """No progress lines: the render is not watched on a terminal."""
+
+
+def terminal_progress(stack: str, stream: TextIO) -> Progress:
+    """One short line per stage on a terminal; nothing when the output is a pipe or a file."""
+    if not stream.isatty():
+        return quiet
+
+    def report(stage: str) -> None:
+        print(f"render {stack}: {stage}", file=stream, flush=True)
+
+    return report
 
 
 def redacted(value: Any) -> Any:
@@ -114,11 +136,13 @@ def _dump_json(value: Any) -> str:
 
 
 def render(
-    stack: str, config_file: Path | None = None, out: Path | None = None
+    stack: str, config_file: Path | None = None, out: Path | None = None, progress: Progress = quiet
 ) -> tuple[StackConfig, list[dict[str, Any]], Path, list[Violation]]:
+    progress("loading config")
     settings = offline.load_stack_settings(stack, config_file)
     offline.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
+    progress("running the program")
     result = offline.run_program(settings)
     records = resource_records(result.registrations)
     out_dir = out or offline.ROOT / "build" / stack
@@ -126,9 +150,11 @@ def render(
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     (out_dir / "resources.json").write_text(_dump_json(records))
+    progress(f"writing {sum(map(is_manifest, records))} manifests")
     manifests = write_manifests(records, out_dir / "manifests")
     outputs = plain(result.outputs)
     (out_dir / "outputs.json").write_text(_dump_json(outputs))
+    progress("checking policies")
     violations = check_records(records, stack=stack, project=settings.project)
     policy = summary(violations)
     (out_dir / "policy.json").write_text(_dump_json(policy))
@@ -143,28 +169,69 @@ def _summary(records: list[dict[str, Any]]) -> str:
     return ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("stack", help="stack name: reads Pulumi.STACK.yaml")
-    parser.add_argument("--config-file", type=Path, help="stack settings file to use instead of Pulumi.STACK.yaml")
-    parser.add_argument("--out", type=Path, help="output directory (default build/STACK)")
-    args = parser.parse_args(argv)
+def stack_target(target: str) -> tuple[str, Path | None]:
+    """A command-line STACK: a stack name, or a stack file whose name `Pulumi.NAME.yaml` gives the stack."""
+    path = Path(target)
+    if not target.endswith((".yaml", ".yml")) and len(path.parts) == 1:
+        return target, None
+    match = STACK_FILE_NAME.match(path.name)
+    return (match["stack"] if match else path.stem), path
+
+
+def render_one(stack: str, config_file: Path | None, out: Path | None, label: str = "") -> int:
+    """Render one stack and report it as the command does; returns its exit status."""
     try:
-        _, records, out_dir, violations = render(args.stack, args.config_file, args.out)
+        _, records, out_dir, violations = render(stack, config_file, out, terminal_progress(stack, sys.stderr))
     except InvalidConfig as error:
-        print(str(error), file=sys.stderr)
+        print(f"{label}{error}", file=sys.stderr)
         return 2
     except Exception as error:
-        print(f"render failed: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"{label}render failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
-    print(f"rendered stack {args.stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
+    print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
     for violation in violations:
-        print(violation.line(), file=sys.stderr)
+        print(f"{label}{violation.line()}", file=sys.stderr)
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
-        print(f"render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr)
+        print(
+            f"{label}render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr
+        )
         return 1
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "stacks", nargs="+", metavar="STACK", help="stack name (reads Pulumi.STACK.yaml) or a stack file path"
+    )
+    parser.add_argument("--config-file", type=Path, help="with one STACK: stack settings file to use instead")
+    parser.add_argument(
+        "--out", type=Path, help="output directory (default build/STACK); with several stacks, one STACK folder in it"
+    )
+    args = parser.parse_args(argv)
+    targets = [stack_target(target) for target in args.stacks]
+    names = [name for name, _ in targets]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        print(f"render: stack {duplicates[0]} is given twice; give each stack once", file=sys.stderr)
+        return 2
+    if args.config_file is not None:
+        if len(targets) != 1:
+            print("render: --config-file goes with exactly one STACK; name stack files as STACK", file=sys.stderr)
+            return 2
+        targets = [(names[0], args.config_file)]
+    several = len(targets) > 1
+    statuses = [
+        render_one(
+            name,
+            config_file,
+            (args.out / name if several else args.out) if args.out else None,
+            label=f"{name}: " if several else "",
+        )
+        for name, config_file in targets
+    ]
+    return max(statuses)
 
 
 if __name__ == "__main__":

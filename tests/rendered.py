@@ -1,7 +1,14 @@
-"""Render a stack through the real `render` command and read back what it wrote."""
+"""Render stacks through the `render` command and read back what it wrote.
+
+`run_render` runs the command's `main()` in this process (each render resets the Pulumi runtime, so
+it writes exactly what a fresh process writes); `run_render_subprocess` runs it as a new process,
+for the few tests of the command-line contract itself.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -12,9 +19,11 @@ from typing import Any
 
 import yaml
 
+from stacks import render
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 RENDER_TIMEOUT_SECONDS = 240
+STACK_FILES = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in ROOT.glob("Pulumi.*.yaml"))
 
 
 @dataclass(frozen=True)
@@ -24,7 +33,18 @@ class RenderRun:
     stderr: str
 
 
-def run_render(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> RenderRun:
+def run_render(*args: str) -> RenderRun:
+    """`render ARGS` in this process: the same `main()` the console script calls."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            status = render.main(list(args))
+        except SystemExit as exit_:  # argparse refusing the arguments
+            status = exit_.code if isinstance(exit_.code, int) else 2
+    return RenderRun(status, stdout.getvalue(), stderr.getvalue())
+
+
+def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> RenderRun:
     completed = subprocess.run(
         [sys.executable, "-m", "stacks.render", *args],
         cwd=ROOT,

@@ -1,33 +1,16 @@
 """Validate rendered objects: built-in kinds with kubernetes-validate (strict), custom resources
-against the upstream CRD schemas in ../shared/crds."""
+against the upstream CRD schemas vendored in schemas/crds."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
-import yaml
 
-from tests.rendered import SHARED
+from schemas.crds import schemas as crd_schemas
 
 KUBERNETES_VERSION = "1.34"
-
-
-@cache
-def crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) -> openAPIV3Schema for every served version of every CRD in shared/crds."""
-    schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted((SHARED / "crds").glob("*.yaml")):
-        for document in yaml.safe_load_all(path.read_text()):
-            if not document or document.get("kind") != "CustomResourceDefinition":
-                continue
-            spec = document["spec"]
-            for version in spec["versions"]:
-                api_version = f"{spec['group']}/{version['name']}"
-                schemas[(api_version, spec["names"]["kind"])] = version["schema"]["openAPIV3Schema"]
-    return schemas
 
 
 def is_custom(manifest: dict[str, Any]) -> bool:
@@ -40,7 +23,13 @@ def validate_custom(manifest: dict[str, Any]) -> None:
 
 
 def validate_builtin(manifest: dict[str, Any]) -> None:
-    kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    try:
+        kubernetes_validate.validate(manifest, KUBERNETES_VERSION, strict=True)
+    except kubernetes_validate.SchemaNotFoundError:
+        raise AssertionError(
+            f"no schema for {manifest['apiVersion']} {manifest['kind']}: vendor its CRD in schemas/crds "
+            "(sources.json, then `make crds UPSTREAM=... REF=...`)"
+        ) from None
 
 
 def validate_manifest(manifest: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import yaml
 from stacks import offline, render
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, validate
-from tests.rendered import run_render
+from tests.rendered import run_render_subprocess
 
 PROJECT = "gke-b200-serving"
 BASE = {"environment": "dev", "project": "my-llm-dev", "region": "us-central1", "zones": ["us-central1-b"]}
@@ -91,7 +91,9 @@ def test_missing_environment_names_the_key(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_invalid_config_through_the_command_line(tmp_path: Path) -> None:
-    run = run_render("invalid", "--config-file", str(stack_file(tmp_path, {"routing": {"mode": "nodeport"}})))
+    run = run_render_subprocess(
+        "invalid", "--config-file", str(stack_file(tmp_path, {"routing": {"mode": "nodeport"}}))
+    )
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "routing.mode" in run.stderr
     assert run.stdout == ""

@@ -35,10 +35,9 @@ from tests.policy_fixtures import (
     set_flag,
     without,
 )
-from tests.rendered import ROOT, RenderedStack
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
 
 LEVELS = {policy.name: policy.enforcement_level.value for policy in POLICIES}
-STACK_FILES = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in ROOT.glob("Pulumi.*.yaml"))
 
 
 def verdicts(violations: list[Violation], policy: str) -> list[Violation]:
@@ -400,14 +399,7 @@ def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path:
     config_file = tmp_path / "Pulumi.bad.yaml"
     config_file.write_text(yaml.safe_dump(stack_doc))
     out = tmp_path / "out"
-    run = subprocess.run(
-        [sys.executable, "-m", "stacks.render", "bad", "--config-file", str(config_file), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    run = run_render("bad", "--config-file", str(config_file), "--out", str(out))
     assert run.returncode == 1, run.stderr
     assert "mandatory LLM-VLLM-006" in run.stderr and "advisory LLM-VLLM-007" in run.stderr
     policy = json.loads((out / "policy.json").read_text())

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import filecmp
+import io
 import json
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import STACKS, RenderStack
-from tests.rendered import ROOT, RenderedStack, run_render
+from stacks import render
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, RenderRun, run_render
 
 CANARY = "hf_CANARY_d2f1c9e4b7a84d0f9e3c"
 RECORD_KEYS = {"type", "name", "parent", "provider", "custom", "inputs", "options"}
@@ -53,18 +55,97 @@ def test_manifest_per_kubernetes_object(stack: RenderedStack) -> None:
         assert manifest["metadata"]["name"]
 
 
-@pytest.mark.parametrize("name", STACKS)
-def test_two_renders_are_byte_identical(name: str, render_stack: RenderStack, tmp_path: Path) -> None:
-    first = render_stack(name).directory
-    second = tmp_path / "again"
-    assert run_render(name, "--out", str(second)).returncode == 0
+def assert_same_files(first: Path, second: Path) -> None:
     comparison = filecmp.dircmp(first, second)
-    assert not comparison.left_only and not comparison.right_only
+    assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
     for directory in ("", "manifests"):
         left, right = first / directory, second / directory
         files = sorted(path.name for path in left.iterdir() if path.is_file())
         _, mismatch, errors = filecmp.cmpfiles(left, right, files, shallow=False)
         assert not mismatch and not errors, f"{directory or '.'}: {mismatch}"
+
+
+@pytest.mark.parametrize("name", STACK_FILES)
+def test_two_renders_are_byte_identical(name: str, render_stack: RenderStack, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    assert run_render(name, "--out", str(again)).returncode == 0
+    assert_same_files(render_stack(name).directory, again)
+
+
+def test_one_process_renders_every_stack_file_as_separate_processes_would(
+    render_stack: RenderStack, command_line_render: tuple[RenderRun, Path]
+) -> None:
+    """The command-line contract, in a real process: every stack file in one `render` run, plus one
+    that violates a mandatory policy (exit status: the worst of them), byte-identical to the
+    in-process renders the rest of the suite asserts on."""
+    run, out = command_line_render
+    assert run.returncode == 1, run.stderr
+    assert "violating: mandatory LLM-VLLM-006" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert sorted(path.name for path in out.iterdir()) == sorted([*STACK_FILES, "violating"])
+    for name in STACK_FILES:
+        assert_same_files(render_stack(name).directory, out / name)
+
+
+def test_several_stacks_exit_with_the_worst_status(tmp_path: Path) -> None:
+    invalid = tmp_path / "Pulumi.broken.yaml"
+    invalid.write_text(yaml.safe_dump({"config": {"gke-b200-serving:environment": "qa"}}))
+    run = run_render("dev", str(invalid), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2
+    assert run.stderr.startswith("broken: invalid stack config: environment")
+    assert (tmp_path / "out" / "dev" / "resources.json").is_file()
+    assert not (tmp_path / "out" / "broken").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("dev", "dev"), ("dev", "staging", "--config-file", "Pulumi.dev.yaml")],
+    ids=["stack-twice", "config-file-with-several"],
+)
+def test_ambiguous_stack_arguments_are_refused(args: tuple[str, ...]) -> None:
+    run = run_render(*args)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("render: ")
+
+
+def test_a_stack_file_given_as_stack_is_named_after_its_file(tmp_path: Path) -> None:
+    copy = tmp_path / "Pulumi.copy.yaml"
+    copy.write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    assert render.stack_target(str(copy)) == ("copy", copy)
+    assert render.stack_target("dev") == ("dev", None)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_lines_on_a_terminal_only() -> None:
+    on_terminal = Terminal()
+    report = render.terminal_progress("dev", on_terminal)
+    for stage in ("loading config", "running the program", "writing 12 manifests", "checking policies"):
+        report(stage)
+    assert on_terminal.getvalue().splitlines() == [
+        "render dev: loading config",
+        "render dev: running the program",
+        "render dev: writing 12 manifests",
+        "render dev: checking policies",
+    ]
+    assert render.terminal_progress("dev", io.StringIO()) is render.quiet
+
+
+def test_a_render_reports_every_stage(tmp_path: Path) -> None:
+    stages: list[str] = []
+    render.render("dev", out=tmp_path / "out", progress=stages.append)
+    manifests = len(list((tmp_path / "out" / "manifests").iterdir()))
+    assert stages == ["loading config", "running the program", f"writing {manifests} manifests", "checking policies"]
+
+
+def test_piped_output_is_one_summary_line_per_stack(tmp_path: Path) -> None:
+    run = run_render("dev", "--out", str(tmp_path / "out"))
+    assert run.returncode == 0
+    assert run.stderr == ""
+    assert len(run.stdout.splitlines()) == 1 and run.stdout.startswith("rendered stack dev: ")
 
 
 def test_canary_token_never_leaves_the_program(render_stack: RenderStack, tmp_path: Path) -> None:

@@ -83,7 +83,9 @@ def operator_commands(config: StackConfig) -> OperatorCommands:
     if config.autoscaling.enabled:
         scale = (
             f"N=2; kubectl -n {namespace} patch hpa {name} --type=merge "
-            f'-p "{{\\"spec\\":{{\\"minReplicas\\":$N}}}}"  # the HPA keeps at least N pods (max {config.max_replicas})'
+            f'-p "{{\\"spec\\":{{\\"minReplicas\\":$N}}}}"  '
+            f"# the HPA keeps at least N pods (max {config.max_replicas}); "
+            f"from 0 (a schedule's sleep step) also: kubectl -n {namespace} scale deployment/{name} --replicas=$N"
         )
     else:
         scale = f"N=2; kubectl -n {namespace} scale deployment/{name} --replicas=$N  # one A4 node per pod"

@@ -337,6 +337,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _named(r, "llm-vllm-deployment")["options"].update(ignoreChanges=[]),
         "LLM-OPS-001",
     ),
+    "scheduled-replicas-declared": (
+        "dev",
+        lambda r: _named(r, "llm-vllm-deployment")["options"].update(ignoreChanges=[]),
+        "LLM-OPS-001",
+    ),
     "autoscaler-quick-scale-down": (
         "staging",
         lambda r: _of_type(r, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler")[0]["inputs"]["spec"]["behavior"][

@@ -13,6 +13,7 @@ from policies.settings import Setting, config_schema
 from policies.values import as_list, as_mapping, as_number, as_text, dig, number_text
 
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+CRON_JOB_TYPE = "kubernetes:batch/v1:CronJob"
 KIND_OF_TYPE = {"kubernetes:apps/v1:Deployment": "Deployment", "kubernetes:apps/v1:StatefulSet": "StatefulSet"}
 REPLICAS_PATHS = ("spec.replicas", "spec")
 # The HPA default (autoscaling/v2 behavior.scaleDown.stabilizationWindowSeconds when unset).
@@ -48,26 +49,50 @@ def _autoscaled(resources: Sequence[Any]) -> Iterator[tuple[Any, Any, PodTemplat
                 yield autoscaler, resource, template
 
 
+def _scheduled(resources: Sequence[Any]) -> Iterator[tuple[str, Any, PodTemplate]]:
+    """(CronJob name, workload, pod template) for every CronJob that runs `kubectl scale` on a workload."""
+    workloads = [
+        (resource, template)
+        for resource, template in pod_templates(resources)
+        if resource.resource_type in KIND_OF_TYPE
+    ]
+    for job, job_template in pod_templates(resources):
+        if job.resource_type != CRON_JOB_TYPE:
+            continue
+        for container in job_template.containers:
+            words = [as_text(word) for word in [*as_list(container.get("command")), *as_list(container.get("args"))]]
+            if "scale" not in words:
+                continue
+            for resource, template in workloads:
+                kind = KIND_OF_TYPE[resource.resource_type].lower()
+                if f"{kind}/{template.name}" in words or (kind in words and template.name in words):
+                    yield f"CronJob {job_template.name}", resource, template
+
+
 def _replicas_left_to_autoscaler(args: StackValidationArgs, report: ReportViolation) -> None:
-    for autoscaler, resource, template in _autoscaled(args.resources):
+    scalers = [
+        (f"HorizontalPodAutoscaler {as_text(dig(autoscaler.props, 'metadata', 'name'))}", resource, template)
+        for autoscaler, resource, template in _autoscaled(args.resources)
+    ]
+    for scaler, resource, template in [*scalers, *_scheduled(args.resources)]:
         ignored = set(resource.opts.ignore_changes or []) if resource.opts else set()
         if not ignored & set(REPLICAS_PATHS):
             report(
-                f"{KIND_OF_TYPE[resource.resource_type]} {template.name} is scaled by HorizontalPodAutoscaler "
-                f"{as_text(dig(autoscaler.props, 'metadata', 'name'))} but does not ignore changes to spec.replicas; "
-                "add ignoreChanges: [spec.replicas]",
+                f"{KIND_OF_TYPE[resource.resource_type]} {template.name} is scaled by {scaler} but does not "
+                "ignore changes to spec.replicas; add ignoreChanges: [spec.replicas]",
                 resource.urn,
             )
 
 
 REPLICAS_LEFT_TO_AUTOSCALER = StackValidationPolicy(
     name="LLM-OPS-001",
-    display_name="An autoscaled workload leaves spec.replicas to its autoscaler",
+    display_name="A workload scaled by an autoscaler or a schedule leaves spec.replicas to it",
     description=(
-        "A Deployment or StatefulSet targeted by a HorizontalPodAutoscaler must declare ignoreChanges on "
-        "spec.replicas: otherwise every pulumi up sets the replica count back to the declared one, fighting the "
-        "autoscaler. With one A4 node per pod that stops pods that took ~16 minutes to start (node provisioning "
-        "plus model load) or starts nodes nobody asked for."
+        "A Deployment or StatefulSet targeted by a HorizontalPodAutoscaler, or scaled by a CronJob running "
+        "kubectl scale, must declare ignoreChanges on spec.replicas: otherwise every pulumi up sets the replica "
+        "count back to the declared one, fighting the autoscaler or undoing the schedule. With one A4 node "
+        "per pod that stops pods that took ~16 minutes to start (node provisioning plus model load) or starts "
+        "nodes nobody asked for."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_replicas_left_to_autoscaler,

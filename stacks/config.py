@@ -406,6 +406,13 @@ def validate_cron(expression: str) -> str:
     return expression
 
 
+def enabled_when_configured(data: Any) -> Any:
+    """A group that sets any key but `enabled` is on unless it says `enabled: false`."""
+    if isinstance(data, dict) and "enabled" not in data and data:
+        return {**data, "enabled": True}
+    return data
+
+
 class AutoscalingMetric(StrEnum):
     waiting_requests = "waitingRequests"
     kv_cache_usage = "kvCacheUsage"
@@ -436,6 +443,11 @@ class AutoscalingConfig(Model):
     scale_down_period_seconds: Annotated[int, Field(ge=15, le=3600)] = Field(
         default=600, description="At most one pod is removed per period."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _on_when_configured(cls, data: Any) -> Any:
+        return enabled_when_configured(data)
 
     @model_validator(mode="after")
     def _min_below_max(self) -> AutoscalingConfig:
@@ -489,6 +501,11 @@ class ScheduleConfig(Model):
     entries: Annotated[list[ScheduleEntry], Field(max_length=16)] = Field(
         default=[], description="When given, these replace businessHours (which a preset may set)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _on_when_configured(cls, data: Any) -> Any:
+        return enabled_when_configured(data)
 
     @field_validator("time_zone")
     @classmethod

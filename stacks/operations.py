@@ -233,8 +233,10 @@ def plan_section(config: StackConfig) -> list[str]:
     scaling = config.autoscaling
     if scaling.enabled:
         metric, target = autoscaling_metric(config)
+        # GitHub tables split cells on every unescaped pipe, code spans included.
+        shown_metric = metric.replace("|", "\\|")
         lines += [
-            f"| autoscaling | HPA `{metric}` target {target} per pod, "
+            f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
             f"{scaling.min_replicas}-{config.max_replicas} pods |",
             f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
             f"~{_minutes(cold)} (provisioning ~{_minutes(NODE_PROVISIONING_SECONDS)} "

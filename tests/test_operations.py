@@ -17,6 +17,7 @@ from components.monitoring import AlertThresholds, serving_alerts, serving_chart
 from components.schedule import KUBECTL_IMAGE
 from stacks import render
 from stacks.config import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
+from stacks.loader import validate
 from stacks.offline import offline_project_number
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
@@ -406,7 +407,7 @@ def test_operator_outputs(staging: RenderedStack, prod: RenderedStack) -> None:
 
 def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: RenderedStack) -> None:
     section = staging.plan.split("## Operations", 1)[1].split("\n## ", 1)[0]
-    assert "`prometheus.googleapis.com|vllm:num_requests_waiting|gauge` target 100 per pod, 1-4 pods" in section
+    assert r"`prometheus.googleapis.com\|vllm:num_requests_waiting\|gauge` target 100 per pod, 1-4 pods" in section
     assert "+1 pod (one A4 node) per 360 s" in section
     assert "first new pod ready after ~16 min" in section
     assert "`0 19 * * 1,2,3,4,5` -> 0 pods" in section
@@ -480,3 +481,15 @@ def test_invalid_operations_config(
 def test_variant_configs_are_valid() -> None:
     assert variant_config("dev-kv-schedule").schedule.time_zone == "Europe/Amsterdam"
     assert variant_config("prod-autoscaling").max_replicas == 12
+
+
+def test_a_configured_group_is_on_unless_disabled() -> None:
+    base = {"environment": "prod", "project": "my-llm-prod"}
+    assert validate({**base, "autoscaling": {"maxReplicas": 6}}).autoscaling.enabled
+    assert validate(
+        {**base, "schedule": {"entries": [{"name": "x", "cron": "@daily", "replicas": 0}]}}
+    ).schedule.enabled
+    assert not validate({**base, "autoscaling": {"enabled": False, "maxReplicas": 6}}).autoscaling.enabled
+    assert not validate({**base}).schedule.enabled
+    # The dev preset schedules business hours; a stack file switches it off.
+    assert not validate({**base, "environment": "dev", "schedule": {"enabled": False}}).schedule.enabled

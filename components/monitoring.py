@@ -55,19 +55,23 @@ class Chart:
         }
 
 
+def _tile(index: int, chart: Chart) -> dict[str, Any]:
+    per_row = GRID_COLUMNS // TILE_WIDTH
+    position = {"xPos": (index % per_row) * TILE_WIDTH, "yPos": (index // per_row) * TILE_HEIGHT}
+    # The API leaves zero coordinates out of what it returns, and the provider's diff suppression only
+    # drops keys the program lacks (terraform-provider-google resource_monitoring_dashboard.go,
+    # monitoringDashboardDiffSuppress): writing `"xPos": 0` would show a diff on every refresh.
+    return {
+        **{key: value for key, value in position.items() if value},
+        "width": TILE_WIDTH,
+        "height": TILE_HEIGHT,
+        "widget": chart.widget(),
+    }
+
+
 def dashboard_json(title: str, charts: Sequence[Chart]) -> str:
     """A mosaic layout, two charts per row."""
-    per_row = GRID_COLUMNS // TILE_WIDTH
-    tiles = [
-        {
-            "xPos": (index % per_row) * TILE_WIDTH,
-            "yPos": (index // per_row) * TILE_HEIGHT,
-            "width": TILE_WIDTH,
-            "height": TILE_HEIGHT,
-            "widget": chart.widget(),
-        }
-        for index, chart in enumerate(charts)
-    ]
+    tiles = [_tile(index, chart) for index, chart in enumerate(charts)]
     return json.dumps({"displayName": title, "mosaicLayout": {"columns": GRID_COLUMNS, "tiles": tiles}}, sort_keys=True)
 
 

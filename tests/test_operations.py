@@ -312,7 +312,10 @@ def test_dashboard_covers_the_serving_signals(stack: RenderedStack) -> None:
     ):
         assert expected in titles
     for tile in layout["tiles"]:
-        assert tile["xPos"] + tile["width"] <= layout["columns"]
+        assert tile.get("xPos", 0) + tile["width"] <= layout["columns"]
+        assert tile.get("xPos") != 0 and tile.get("yPos") != 0  # zero coordinates are left out, as the API does
+    positions = [(tile.get("xPos", 0), tile.get("yPos", 0)) for tile in layout["tiles"]]
+    assert len(set(positions)) == len(positions)
     queries = promql_queries(stack)
     assert all(series_names(query) <= KNOWN_SERIES for query in queries)
     assert stack.outputs["dashboardUrl"].startswith("https://console.cloud.google.com/monitoring/dashboards/builder/")

@@ -219,8 +219,25 @@ def build_operations(
     return outputs
 
 
+def _pods(count: int) -> str:
+    return f"{count} pod{'' if count == 1 else 's'}"
+
+
 def _minutes(seconds: int) -> str:
     return f"{seconds / 60:.0f} min"
+
+
+def surge_reaction(config: StackConfig) -> str:
+    """How long a sustained surge takes to get its first extra pod serving, and all of them."""
+    scaling = config.autoscaling
+    headroom = config.max_replicas - scaling.min_replicas
+    if headroom == 0:
+        return f"none: min = max = {_pods(config.max_replicas)}"
+    last = COLD_START_SECONDS + (headroom - 1) * scaling.scale_up_period_seconds
+    return (
+        f"first new pod ready after ~{_minutes(COLD_START_SECONDS)}; "
+        f"{_pods(headroom)} more serve after ~{_minutes(last)}"
+    )
 
 
 def plan_section(config: StackConfig) -> list[str]:
@@ -243,17 +260,15 @@ def plan_section(config: StackConfig) -> list[str]:
             f"+ load ~{_minutes(MODEL_LOAD_SECONDS)}) |",
             f"| scale down | after {scaling.scale_down_stabilization_seconds} s of lower demand, -1 pod per "
             f"{scaling.scale_down_period_seconds} s |",
-            f"| reaction to a sustained surge | first new pod ready after ~{_minutes(cold)}; "
-            f"{config.max_replicas - scaling.min_replicas} more pods reach max after "
-            f"~{_minutes(cold + (config.max_replicas - scaling.min_replicas - 1) * scaling.scale_up_period_seconds)} |",
+            f"| reaction to a sustained surge | {surge_reaction(config)} |",
         ]
     else:
-        lines.append(f"| autoscaling | off: {config.capacity.nodes} pods, scale by hand (`scaleByHand` output) |")
+        lines.append(f"| autoscaling | off: {_pods(config.capacity.nodes)}, scale by hand (`scaleByHand` output) |")
     if config.schedule.enabled:
         steps = schedule_steps(config)
         lines += [
             f"| schedule ({config.schedule.time_zone}) | "
-            + "; ".join(f"`{step.cron}` -> {step.replicas} pods" for step in steps)
+            + "; ".join(f"`{step.cron}` -> {_pods(step.replicas)}" for step in steps)
             + " |",
         ]
     else:

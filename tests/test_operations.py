@@ -19,6 +19,7 @@ from stacks import render
 from stacks.config import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
 from stacks.loader import validate
 from stacks.offline import offline_project_number
+from stacks.operations import surge_reaction
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_config, variant_config
@@ -412,7 +413,7 @@ def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: Rend
     section = staging.plan.split("## Operations", 1)[1].split("\n## ", 1)[0]
     assert r"`prometheus.googleapis.com\|vllm:num_requests_waiting\|gauge` target 100 per pod, 1-4 pods" in section
     assert "+1 pod (one A4 node) per 360 s" in section
-    assert "first new pod ready after ~16 min" in section
+    assert "first new pod ready after ~16 min; 3 pods more serve after ~28 min" in section
     assert "`0 19 * * 1,2,3,4,5` -> 0 pods" in section
     assert "USD 8.70 Spot" in section
     assert "autoscaling | off: 12 pods" in prod.plan
@@ -496,3 +497,8 @@ def test_a_configured_group_is_on_unless_disabled() -> None:
     assert not validate({**base}).schedule.enabled
     # The dev preset schedules business hours; a stack file switches it off.
     assert not validate({**base, "environment": "dev", "schedule": {"enabled": False}}).schedule.enabled
+
+
+def test_surge_reaction_without_headroom() -> None:
+    config = validate({**BASE, "capacity": {"nodes": 2}, "autoscaling": {"minReplicas": 2}})
+    assert surge_reaction(config) == "none: min = max = 2 pods"

@@ -5,6 +5,9 @@ PYTHON ?= python3
 UV_VERSION := 0.13.9
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
+# checkov pins packaging<24 and pulumi needs >=26: it gets its own environment.
+CHECKOV_VERSION := 3.3.30
+CHECKOV := $(TOOLS)/checkov/bin/checkov
 VENV := .venv
 RUNTIME := $(VENV)/.synced-runtime
 DEV := $(VENV)/.synced-dev
@@ -18,7 +21,7 @@ $(eval $(RENDER_GOALS):;@:)
 endif
 STACKS := $(or $(RENDER_GOALS),$(STACK),dev)
 
-.PHONY: setup render test lint typecheck bench crds clean
+.PHONY: setup checkov render test lint typecheck bench crds clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -35,6 +38,13 @@ $(DEV): $(UV) pyproject.toml uv.lock
 
 setup: $(DEV)
 
+$(CHECKOV): Makefile
+	$(PYTHON) -m venv $(TOOLS)/checkov
+	$(TOOLS)/checkov/bin/python -m pip install --quiet --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+	touch $@
+
+checkov: $(CHECKOV)
+
 render: $(RUNTIME)
 	$(VENV)/bin/render $(STACKS)
 
@@ -45,7 +55,7 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(VENV)/bin/mypy
 
-test: lint typecheck
+test: lint typecheck checkov
 	$(VENV)/bin/pytest
 
 bench: $(DEV)

@@ -1,5 +1,29 @@
-"""GKE Autopilot cluster: the APIs it needs, a VPC-native network, the cluster itself, a
-Kubernetes provider built from its outputs and the namespace of the serving workload."""
+"""GKE Autopilot cluster: the APIs it needs, a VPC-native network with Cloud NAT, a dedicated node
+service account, the cluster itself, a Kubernetes provider built from its outputs and the namespace
+of the serving workload.
+
+Evidence for the settings (checked at the source):
+- `min_master_version` is sent only as `initialClusterVersion` at creation and never read back; on
+  update the provider asks for a master upgrade only when the running version is older
+  (hashicorp/terraform-provider-google@v7.9.0:google/services/container/resource_container_cluster.go,
+  `InitialClusterVersion: d.Get("min_master_version")` and `if cur.LessThan(des)`). A minor floor
+  such as `1.34` therefore creates the cluster on a patch GKE still offers, and GKE's auto-upgrades
+  never cause a diff.
+- Node service account: Autopilot nodes take it from
+  `cluster_autoscaling.auto_provisioning_defaults.service_account` (terraform-provider-google PR
+  #13024 "Allow passing node service_account when autopilot enabled"); its least role is
+  `roles/container.defaultNodeServiceAccount` (GKE "Use least privilege IAM service accounts").
+  Without it nodes run as the Compute Engine default account, which organisations often strip of
+  roles, and logs and metrics vanish.
+- Private nodes are updated in place (`DesiredDefaultEnablePrivateNodes` in the same provider file);
+  with them nodes have no external IP, so a Cloud Router + Cloud NAT gives the download Job and
+  image pulls their way to Hugging Face and Docker Hub.
+- Control-plane access (GKE "About network isolation in GKE"): the DNS-based endpoint is reachable
+  from anywhere Google Cloud APIs are, gated by IAM (`container.clusters.connect`), and authorized
+  networks do not apply to it; they restrict the IP-based endpoints only. The Kubernetes provider
+  therefore connects through the DNS endpoint, so `pulumi up` works from any runner with IAM access
+  while authorized networks close the IP endpoint (prod: no outside range at all).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +35,21 @@ import pulumi_kubernetes as k8s
 
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
-BASE_APIS = ("compute.googleapis.com", "container.googleapis.com", "monitoring.googleapis.com")
+BASE_APIS = (
+    "compute.googleapis.com",
+    "container.googleapis.com",
+    "monitoring.googleapis.com",
+    "iam.googleapis.com",
+)
+NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
+SERVICE_ACCOUNT_ID_MAX = 30
+NODE_ACCOUNT_SUFFIX = "-nodes"
+
+
+@dataclass(frozen=True)
+class AuthorizedNetwork:
+    cidr_block: str
+    display_name: str
 
 
 @dataclass(frozen=True)
@@ -26,6 +64,9 @@ class ClusterArgs:
     subnet_cidr: str
     pods_cidr: str
     services_cidr: str
+    private_nodes: bool = True
+    # None: authorized networks off; a list (even empty): on, with these outside ranges only.
+    authorized_networks: tuple[AuthorizedNetwork, ...] | None = None
     gateway_api: bool = False
     extra_apis: tuple[str, ...] = ()
     # Further monitoring packages, e.g. kube state metrics ("POD", "DEPLOYMENT", "HPA").
@@ -33,16 +74,24 @@ class ClusterArgs:
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
-def kubeconfig_for(name: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig that authenticates with gke-gcloud-auth-plugin (no static credentials)."""
+def node_service_account_id(cluster_name: str) -> str:
+    """`<cluster>-nodes`, cut to the 30 characters a service account id may have."""
+    base = cluster_name[: SERVICE_ACCOUNT_ID_MAX - len(NODE_ACCOUNT_SUFFIX)].rstrip("-")
+    return f"{base}{NODE_ACCOUNT_SUFFIX}"
+
+
+def kubeconfig_for(name: str, dns_endpoint: str) -> str:
+    """A kubeconfig for the cluster's DNS-based endpoint that authenticates with
+    gke-gcloud-auth-plugin (no static credentials). The DNS endpoint serves a publicly trusted
+    certificate, so the kubeconfig carries no cluster CA (as `gcloud container clusters
+    get-credentials --dns-endpoint` writes it)."""
     context = f"gke_{name}"
     return f"""apiVersion: v1
 kind: Config
 clusters:
 - name: {context}
   cluster:
-    server: https://{endpoint}
-    certificate-authority-data: {ca_certificate}
+    server: https://{dns_endpoint}
 contexts:
 - name: {context}
   context:
@@ -64,6 +113,10 @@ class Cluster(pulumi.ComponentResource):
     apis: dict[str, gcp.projects.Service]
     network: gcp.compute.Network
     subnet: gcp.compute.Subnetwork
+    router: gcp.compute.Router
+    nat: gcp.compute.RouterNat
+    node_service_account: gcp.serviceaccount.Account
+    node_service_account_role: gcp.projects.IAMMember
     cluster: gcp.container.Cluster
     provider: k8s.Provider
     namespace: k8s.core.v1.Namespace
@@ -106,6 +159,44 @@ class Cluster(pulumi.ComponentResource):
             ],
             opts=child,
         )
+        self.router = gcp.compute.Router(
+            f"{name}-router",
+            name=f"{args.cluster_name}-router",
+            project=args.project,
+            region=args.region,
+            network=self.network.id,
+            opts=child,
+        )
+        # Private nodes have no external IP: NAT is their only way to Hugging Face and public registries.
+        self.nat = gcp.compute.RouterNat(
+            f"{name}-nat",
+            name=f"{args.cluster_name}-nat",
+            project=args.project,
+            region=args.region,
+            router=self.router.name,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+            subnetworks=[
+                gcp.compute.RouterNatSubnetworkArgs(name=self.subnet.id, source_ip_ranges_to_nats=["ALL_IP_RANGES"])
+            ],
+            log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
+            opts=child,
+        )
+        self.node_service_account = gcp.serviceaccount.Account(
+            f"{name}-node-sa",
+            account_id=node_service_account_id(args.cluster_name),
+            project=args.project,
+            display_name=f"GKE nodes of {args.cluster_name}",
+            opts=after_apis,
+        )
+        self.node_service_account_role = gcp.projects.IAMMember(
+            f"{name}-node-sa-role",
+            project=args.project,
+            role=NODE_SERVICE_ACCOUNT_ROLE,
+            member=self.node_service_account.email.apply(lambda email: f"serviceAccount:{email}"),
+            opts=child,
+        )
+        authorized = args.authorized_networks
         self.cluster = gcp.container.Cluster(
             f"{name}-gke",
             name=args.cluster_name,
@@ -131,15 +222,49 @@ class Cluster(pulumi.ComponentResource):
             gateway_api_config=(
                 gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD") if args.gateway_api else None
             ),
+            cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+                auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+                    service_account=self.node_service_account.email,
+                    # The broad scope with a narrow account: the account's IAM roles decide (GKE's advice
+                    # for custom node service accounts, as the provider's oauth_scopes docs repeat).
+                    oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                )
+            ),
+            private_cluster_config=(
+                gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True) if args.private_nodes else None
+            ),
+            control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+                dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                    allow_external_traffic=True
+                ),
+            ),
+            master_authorized_networks_config=(
+                gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                    cidr_blocks=[
+                        gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                            cidr_block=network.cidr_block, display_name=network.display_name
+                        )
+                        for network in authorized
+                    ],
+                    gcp_public_cidrs_access_enabled=False,
+                )
+                if authorized is not None
+                else None
+            ),
             deletion_protection=args.deletion_protection,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=list(self.apis.values()), protect=args.deletion_protection
+                parent=self,
+                depends_on=[*self.apis.values(), self.node_service_account_role, self.nat],
+                protect=args.deletion_protection,
             ),
         )
 
-        plain_kubeconfig: pulumi.Output[str] = pulumi.Output.all(
-            self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
-        ).apply(lambda parts: kubeconfig_for(str(parts[0]), str(parts[1]), str(parts[2])))
+        dns_endpoint = self.cluster.control_plane_endpoints_config.apply(
+            lambda config: str(config.dns_endpoint_config.endpoint) if config and config.dns_endpoint_config else ""
+        )
+        plain_kubeconfig: pulumi.Output[str] = pulumi.Output.all(self.cluster.name, dns_endpoint).apply(
+            lambda parts: kubeconfig_for(str(parts[0]), str(parts[1]))
+        )
         kubeconfig: pulumi.Output[str] = pulumi.Output.secret(plain_kubeconfig)
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=child)
         self.namespace = k8s.core.v1.Namespace(
@@ -151,7 +276,8 @@ class Cluster(pulumi.ComponentResource):
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,
-                "endpoint": self.cluster.endpoint,
+                "dnsEndpoint": dns_endpoint,
+                "nodeServiceAccount": self.node_service_account.email,
                 "namespace": self.namespace.metadata.name,
             }
         )

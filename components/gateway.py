@@ -2,10 +2,25 @@
 Picker (EPP), the `gateway` routing mode.
 
 GCP side: the proxy-only subnet of the cluster's VPC and region (unless an existing one is reused)
-and a firewall rule that lets the proxies and Google's health checkers reach the serving port.
-Kubernetes side: the EPP and its InferencePool from the pinned `inferencepool` chart, a Gateway, an
-HTTPRoute to the pool, the GKE HealthCheckPolicy and GCPBackendPolicy on the pool, and the scrape
-of the EPP's metrics.
+and two firewall rules: the proxies and Google's health checkers to the serving port, and to the
+EPP's ext_proc gRPC port and its gRPC health port.
+Kubernetes side: a Job that waits until GKE has installed the CRDs (components/crd_readiness.py),
+then the EPP and its InferencePool from the pinned `inferencepool` chart, a Gateway, an HTTPRoute
+to the pool, the GKE HealthCheckPolicy and GCPBackendPolicy on the pool, and the scrape of the
+EPP's metrics.
+
+The EPP firewall rule: the load balancer calls the EPP over ext_proc from the proxy-only subnet on
+the pool's `endpointPickerRef.port` (9002, `inferenceExtension.extProcPort`) and the EPP serves gRPC
+health on 9003 (gateway-api-inference-extension@v1.4.0: config/charts/inferencepool/templates/
+inferencepool.yaml, config/charts/epplib/templates/_deployment.yaml). The chart's `failureMode` is
+FailOpen, so an EPP the proxies cannot reach is bypassed silently: requests then go to any pod.
+GKE's own firewall rules for Gateways cover the health checks of the backends it load-balances; the
+stack does not rely on them for the EPP (which GKE documents no rule for) and declares both ports
+itself. An allow rule the platform also creates is harmless; a missing one fails open.
+
+An external GatewayClass exposes the model to the internet: the Gateway then carries
+`llm-serving/allow-external-gateway: "true"` only when the stack sets `routing.gateway.allowExternal`,
+and policy LLM-NET-004 refuses it otherwise.
 
 Who owns what: the chart always renders the InferencePool (named after the release; v1.3-v1.5 have
 no value that skips it) and, with `provider.name=gke`, its own copies of both policies (timeoutSec
@@ -25,6 +40,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.crd_readiness import CrdReadiness, CrdReadinessArgs
 from components.routing import chat_request_curl_args
 
 GATEWAY_APIS = ("networkservices.googleapis.com",)
@@ -34,6 +50,20 @@ GATEWAY_API = "gateway.networking.k8s.io"
 INFERENCE_POOL_API = "inference.networking.k8s.io"
 GKE_POLICY_API_VERSION = "networking.gke.io/v1"
 INTERNAL_GATEWAY_CLASS = "gke-l7-rilb"
+ALLOW_EXTERNAL_GATEWAY_ANNOTATION = "llm-serving/allow-external-gateway"
+# inferencepool chart v1.4.0 defaults: ext_proc (endpointPickerRef.port) and the EPP's gRPC health port.
+EPP_EXT_PROC_PORT = 9002
+EPP_HEALTH_PORT = 9003
+# The CRDs GKE installs that the objects below need (Gateway API standard channel, GKE policies,
+# InferencePool v1, Google Managed Prometheus).
+GATEWAY_CRDS = (
+    "gateways.gateway.networking.k8s.io",
+    "httproutes.gateway.networking.k8s.io",
+    "healthcheckpolicies.networking.gke.io",
+    "gcpbackendpolicies.networking.gke.io",
+    "inferencepools.inference.networking.k8s.io",
+    "podmonitorings.monitoring.googleapis.com",
+)
 LISTENER_PORT = 80
 HEALTH_PATH = "/health"
 EPP_METRICS_PORT = "metrics"
@@ -64,6 +94,7 @@ class InferenceGatewayArgs:
     epp_cpu: str
     epp_memory: str
     request_timeout_seconds: int
+    allow_external: bool = False
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -102,6 +133,8 @@ def curl_example(address_command: str, namespace: str, model: str, internal: boo
 class InferenceGateway(pulumi.ComponentResource):
     proxy_subnet: gcp.compute.Subnetwork | None
     firewall: gcp.compute.Firewall
+    epp_firewall: gcp.compute.Firewall
+    crds: CrdReadiness
     endpoint_picker: k8s.helm.v3.Release
     gateway: k8s.apiextensions.CustomResource
     route: k8s.apiextensions.CustomResource
@@ -144,6 +177,35 @@ class InferenceGateway(pulumi.ComponentResource):
             allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(args.serving_port)])],
             opts=child,
         )
+        self.epp_firewall = gcp.compute.Firewall(
+            f"{name}-epp-firewall",
+            name=f"{args.cluster_name}-gateway-to-epp",
+            project=args.project,
+            network=args.network,
+            description=(
+                f"Inference Gateway proxies ({args.proxy_subnet_cidr}) to the Endpoint Picker's ext_proc port "
+                f"{EPP_EXT_PROC_PORT} and Google health checks to its gRPC health port {EPP_HEALTH_PORT}; "
+                "without it the pool's FailOpen bypasses the EPP"
+            ),
+            direction="INGRESS",
+            source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
+            destination_ranges=[args.pods_cidr],
+            allows=[
+                gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)])
+            ],
+            opts=child,
+        )
+        self.crds = CrdReadiness(
+            f"{name}-crds",
+            CrdReadinessArgs(
+                namespace=args.namespace,
+                name=f"{args.pool_name}-crds-ready",
+                crds=GATEWAY_CRDS,
+                labels=args.kubernetes_labels,
+            ),
+            opts=child,
+        )
+        after_crds = pulumi.ResourceOptions(parent=self, depends_on=[self.crds.job])
 
         def metadata(object_name: str) -> k8s.meta.v1.ObjectMetaArgs:
             return k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=args.namespace, labels=args.kubernetes_labels)
@@ -156,7 +218,7 @@ class InferenceGateway(pulumi.ComponentResource):
             namespace=args.namespace,
             values=epp_chart_values(args),
             timeout=EPP_INSTALL_TIMEOUT_SECONDS,
-            opts=child,
+            opts=after_crds,
         )
         # Without its prerequisites a Gateway stays PROGRAMMED False, silently: make `pulumi up`
         # wait for the condition, so a missing one fails the deployment instead.
@@ -176,16 +238,20 @@ class InferenceGateway(pulumi.ComponentResource):
                         if args.existing_proxy_subnet
                         else {}
                     ),
+                    **({ALLOW_EXTERNAL_GATEWAY_ANNOTATION: "true"} if args.allow_external else {}),
                 },
             ),
             spec={
                 "gatewayClassName": args.gateway_class,
                 "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
             },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.proxy_subnet] if self.proxy_subnet else []),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.crds.job, self.epp_firewall, *([self.proxy_subnet] if self.proxy_subnet else [])],
+            ),
         )
         pool_ref = {"group": INFERENCE_POOL_API, "kind": "InferencePool", "name": args.pool_name}
-        after_pool = pulumi.ResourceOptions(parent=self, depends_on=[self.endpoint_picker])
+        after_pool = pulumi.ResourceOptions(parent=self, depends_on=[self.crds.job, self.endpoint_picker])
         self.route = k8s.apiextensions.CustomResource(
             f"{name}-route",
             api_version=f"{GATEWAY_API}/v1",

@@ -18,11 +18,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-# registry.k8s.io/kubectl v1.34.1 (shell-free, entrypoint kubectl). The digest is the one public
-# Dockerfiles pin for this tag; it could not be resolved against the registry offline.
-KUBECTL_IMAGE = (
-    "registry.k8s.io/kubectl:v1.34.1@sha256:59bafa07ff3a6d4b417e7633ddb9d79a9606ca98bf64bac080b3e65748669250"
-)
+from components.crd_readiness import KUBECTL, KUBECTL_IMAGE
+
 NONROOT_UID = 65532
 # A scale step missed by more than this (control plane upgrade, ...) is skipped, not run late.
 STARTING_DEADLINE_SECONDS = 600
@@ -95,7 +92,11 @@ class ScaleSchedule(pulumi.ComponentResource):
                 name=f"{args.name}-{step.name}",
                 namespace=args.namespace,
                 labels=args.labels,
-                annotations={"llm-serving/replicas": str(step.replicas)},
+                annotations={
+                    "llm-serving/replicas": str(step.replicas),
+                    "checkov.io/skip1": "CKV_K8S_38=kubectl scales the Deployment through the API with this "
+                    "service account's token",
+                },
             ),
             spec=k8s.batch.v1.CronJobSpecArgs(
                 schedule=step.cron,
@@ -123,7 +124,7 @@ class ScaleSchedule(pulumi.ComponentResource):
                                         name="scale",
                                         image=KUBECTL_IMAGE,
                                         image_pull_policy="IfNotPresent",
-                                        command=["kubectl"],
+                                        command=[KUBECTL],
                                         args=[
                                             "scale",
                                             f"deployment/{args.deployment}",

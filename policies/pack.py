@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from policies.rules.cluster import DEDICATED_NODE_SERVICE_ACCOUNT, MINOR_VERSION_FLOOR, PRIVATE_NODES_HAVE_NAT
 from policies.rules.engine import (
     CONTEXT_SIZED_TO_WORKLOAD,
     FP8_KV_CACHE_ON_B200,
@@ -19,7 +20,13 @@ from policies.rules.engine import (
 from policies.rules.gpu import B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
 from policies.rules.operations import REPLICAS_LEFT_TO_AUTOSCALER, SLOW_SCALE_DOWN
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
-from policies.rules.routing import ENDPOINT_PICKER_CPU, GATEWAY_PREREQUISITES, LOAD_BALANCER_ALLOWED
+from policies.rules.routing import (
+    ENDPOINT_PICKER_CPU,
+    ENDPOINT_PICKER_REACHABLE,
+    EXTERNAL_GATEWAY_ALLOWED,
+    GATEWAY_PREREQUISITES,
+    LOAD_BALANCER_ALLOWED,
+)
 from policies.rules.security import NO_TOKEN_LITERAL
 from policies.rules.weights import WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
@@ -45,6 +52,11 @@ POLICIES: list[Any] = [
     GATEWAY_PREREQUISITES,
     ENDPOINT_PICKER_CPU,
     LOAD_BALANCER_ALLOWED,
+    EXTERNAL_GATEWAY_ALLOWED,
+    ENDPOINT_PICKER_REACHABLE,
+    DEDICATED_NODE_SERVICE_ACCOUNT,
+    PRIVATE_NODES_HAVE_NAT,
+    MINOR_VERSION_FLOOR,
     PRODUCTION_IS_PROTECTED,
     REPLICAS_LEFT_TO_AUTOSCALER,
     SLOW_SCALE_DOWN,

@@ -15,13 +15,20 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+# Feature minimums (RECIPE section 3; GKE docs "About GKE Inference Gateway": InferencePool v1 from
+# 1.34.0-gke.1626000; "About custom compute classes": 1.30.3-gke.1451000).
 B200_MIN_GKE_VERSION = "1.32.2-gke.1422000"
+COMPUTE_CLASS_MIN_GKE_VERSION = "1.30.3-gke.1451000"
 INFERENCE_POOL_MIN_GKE_VERSION = "1.34.0-gke.1626000"
+# A minor-version floor: GKE resolves it to a patch its release channel offers when the cluster is
+# created (the provider sends it as initialClusterVersion), so it never names a retired patch.
+DEFAULT_MIN_MASTER_VERSION = "1.34"
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 A4_MACHINE_TYPE = "a4-highgpu-8g"
 B200_ACCELERATOR = "nvidia-b200"
 B200_GPUS_PER_NODE = 8
 GKE_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)-gke\.(\d+)$")
+GKE_MINOR_PATTERN = re.compile(r"^(\d+)\.(\d+)$")
 DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 PROXY_SUBNET_REFERENCE = (
     r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+\d+/subnetworks/)?"
@@ -87,6 +94,20 @@ def gke_version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.groups())
 
 
+def satisfies_gke_minimum(floor: str, minimum: str) -> bool:
+    """Whether every version a `minMasterVersion` floor can give the cluster is at least `minimum`.
+
+    A full version compares patch by patch. A minor floor (`1.34`) resolves to a patch of that minor
+    the channel offers at creation: it meets a minimum of an older minor, and of the same minor too,
+    because a channel only offers a minor's patches from the one it was promoted with on (the
+    minimums here are each feature's first patch, older than any patch a channel still offers).
+    """
+    minor = GKE_MINOR_PATTERN.match(floor)
+    if minor:
+        return tuple(int(part) for part in minor.groups()) >= gke_version_key(minimum)[:2]
+    return gke_version_key(floor) >= gke_version_key(minimum)
+
+
 # ---------------------------------------------------------------- cluster
 
 
@@ -123,21 +144,62 @@ class NetworkConfig(Model):
         return self
 
 
+class AuthorizedNetwork(Model):
+    """A CIDR block allowed to reach the control plane's IP-based endpoints."""
+
+    cidr_block: str
+    display_name: Annotated[str, Field(pattern=r"^[\x20-\x7e]{1,64}$")]
+
+    @field_validator("cidr_block")
+    @classmethod
+    def _ipv4_cidr(cls, value: str) -> str:
+        try:
+            ipaddress.IPv4Network(value)
+        except ValueError as error:
+            raise ValueError(f"'{value[:40]}' is not an IPv4 CIDR block like 203.0.113.0/24 ({error})") from None
+        return value
+
+
 class ClusterConfig(Model):
     name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")] = "llm-serving"
-    release_channel: ReleaseChannel = ReleaseChannel.RAPID
-    min_master_version: str = INFERENCE_POOL_MIN_GKE_VERSION
+    release_channel: ReleaseChannel = Field(
+        default=ReleaseChannel.REGULAR,
+        description="Presets: RAPID in dev (newest features first), REGULAR in staging and prod (in the SLA, "
+        "and it offers 1.34, the minor every feature the stack uses needs).",
+    )
+    min_master_version: str = Field(
+        default=DEFAULT_MIN_MASTER_VERSION,
+        description="A minor floor like 1.34 (GKE picks a patch the channel offers) or a full GKE version.",
+    )
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."
     )
     namespace: Annotated[str, Field(pattern=DNS_LABEL)] = "llm-serving"
     network: NetworkConfig = NetworkConfig()
+    private_nodes: bool = Field(
+        default=True,
+        description="Nodes without external IPs; Cloud NAT gives them egress to Hugging Face and registries.",
+    )
+    authorized_networks: Annotated[list[AuthorizedNetwork] | None, Field(max_length=50)] = Field(
+        default=None,
+        description="Control-plane authorized networks of the IP-based endpoints; null turns them off, [] allows "
+        "no outside range. pulumi up reaches the API through the DNS-based endpoint (IAM), which they do not gate.",
+    )
 
     @field_validator("min_master_version")
     @classmethod
-    def _at_least_b200_minimum(cls, value: str) -> str:
-        if gke_version_key(value) < gke_version_key(B200_MIN_GKE_VERSION):
-            raise ValueError(f"'{value}' is older than {B200_MIN_GKE_VERSION}, the first GKE version with B200")
+    def _version_floor(cls, value: str) -> str:
+        if not (GKE_MINOR_PATTERN.match(value) or GKE_VERSION_PATTERN.match(value)):
+            raise ValueError(
+                f"'{value[:40]}' is not a GKE version; allowed: a minor like {DEFAULT_MIN_MASTER_VERSION} "
+                f"or a full version like {INFERENCE_POOL_MIN_GKE_VERSION}"
+            )
+        for minimum, feature in (
+            (B200_MIN_GKE_VERSION, "B200 (A4) nodes"),
+            (COMPUTE_CLASS_MIN_GKE_VERSION, "custom ComputeClasses"),
+        ):
+            if not satisfies_gke_minimum(value, minimum):
+                raise ValueError(f"'{value}' is older than {minimum}, the first GKE version with {feature}")
         return value
 
 
@@ -303,6 +365,11 @@ class GatewayConfig(Model):
     epp_cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "10"
     epp_memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
     request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = 300
+    allow_external: bool = Field(
+        default=False,
+        description="Sets llm-serving/allow-external-gateway on the Gateway; without it policy LLM-NET-004 refuses "
+        "the external class gke-l7-regional-external-managed.",
+    )
 
     @field_validator("proxy_subnet_cidr")
     @classmethod
@@ -623,9 +690,9 @@ class StackConfig(Model):
 
     @model_validator(mode="after")
     def _gateway_needs_inference_pool_crd(self) -> StackConfig:
-        if self.routing.mode is RoutingMode.gateway and gke_version_key(
-            self.cluster.min_master_version
-        ) < gke_version_key(INFERENCE_POOL_MIN_GKE_VERSION):
+        if self.routing.mode is RoutingMode.gateway and not satisfies_gke_minimum(
+            self.cluster.min_master_version, INFERENCE_POOL_MIN_GKE_VERSION
+        ):
             raise ValueError(
                 "cluster.minMasterVersion: routing.mode gateway needs GKE "
                 f">= {INFERENCE_POOL_MIN_GKE_VERSION} (InferencePool v1 CRD)"

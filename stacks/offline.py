@@ -100,6 +100,16 @@ def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, An
     if type_ == "gcp:container/cluster:Cluster":
         state.setdefault("endpoint", "203.0.113.10")
         state["masterAuth"] = {"clusterCaCertificate": FAKE_CA}
+        endpoints = dict(state.get("controlPlaneEndpointsConfig") or {})
+        dns = dict(endpoints.get("dnsEndpointConfig") or {})
+        dns.setdefault(
+            "endpoint", f"gke-0123456789abcdef0123456789abcdef-123456789012.{inputs.get('location')}.gke.goog"
+        )
+        state["controlPlaneEndpointsConfig"] = {**endpoints, "dnsEndpointConfig": dns}
+    if type_ == "gcp:serviceaccount/account:Account":
+        state.setdefault(
+            "email", f"{inputs.get('accountId')}@{inputs.get('project', 'offline')}.iam.gserviceaccount.com"
+        )
     if type_.startswith("gcp:compute/"):
         project = inputs.get("project", "offline")
         state.setdefault(

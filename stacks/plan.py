@@ -20,6 +20,16 @@ def _source_label(source: Any) -> str:
     return "Spot"
 
 
+def _control_plane_label(config: StackConfig) -> str:
+    networks = config.cluster.authorized_networks
+    if networks is None:
+        ip_endpoint = "IP endpoint open (IAM/RBAC only)"
+    else:
+        ip_endpoint = f"IP endpoint limited to {', '.join(n.cidr_block for n in networks) or 'no outside range'}"
+    nodes = "private nodes + Cloud NAT" if config.cluster.private_nodes else "nodes with external IPs"
+    return f"DNS endpoint (IAM), {ip_endpoint}; {nodes}"
+
+
 def key_settings(config: StackConfig) -> list[tuple[str, str]]:
     return [
         ("environment", config.environment.value),
@@ -28,6 +38,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
             "cluster",
             f"{config.cluster.name}, {config.cluster.release_channel.value}, >= {config.cluster.min_master_version}",
         ),
+        ("control plane", _control_plane_label(config)),
         (
             "deletion protection",
             f"cluster {'on' if config.protected else 'off'}, weights {'on' if config.weights_protected else 'off'}",

@@ -2,6 +2,17 @@
 
 A stack file names its `environment`; the preset fills every group the file leaves out, and the
 file's own keys win (objects merge key by key, lists replace).
+
+Release channels: dev takes RAPID (new GKE features first, the benchmark's channel); staging and
+prod take REGULAR, which is covered by the GKE SLA and offers 1.34 (GKE release notes, "Current
+versions": REGULAR lists 1.34 among its minors, its 1.34 patches are newer than the InferencePool
+minimum 1.34.0-gke.1626000). Nothing the stack needs is RAPID-only: B200 needs 1.32.2-gke.1422000,
+ComputeClasses 1.30.3-gke.1451000, InferencePool v1 1.34.0-gke.1626000; fast-starting nodes
+(an earlier revision of "About quicker workload startup with fast-starting nodes" asked for RAPID)
+are a best-effort speed-up the stack does not depend on. STABLE is not used: it can lag a minor
+behind and then offers no 1.34.
+Prod turns control-plane authorized networks on with no outside range: `pulumi up` and kubectl use
+the DNS-based endpoint (IAM-gated), which authorized networks do not gate.
 """
 
 from __future__ import annotations
@@ -10,7 +21,7 @@ from typing import Any
 
 PRESETS: dict[str, dict[str, Any]] = {
     "dev": {
-        "cluster": {"deletionProtection": False},
+        "cluster": {"deletionProtection": False, "releaseChannel": "RAPID"},
         "capacity": {"nodes": 1, "sources": [{"type": "spot"}]},
         "weights": {"protect": False},
         "routing": {"mode": "clusterip"},
@@ -21,7 +32,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
     },
     "staging": {
-        "cluster": {"deletionProtection": False},
+        "cluster": {"deletionProtection": False, "releaseChannel": "REGULAR"},
         "capacity": {"nodes": 4, "sources": [{"type": "spot"}]},
         "weights": {"protect": False},
         "routing": {"mode": "gateway"},
@@ -33,7 +44,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
     },
     "prod": {
-        "cluster": {"deletionProtection": True},
+        "cluster": {"deletionProtection": True, "releaseChannel": "REGULAR", "authorizedNetworks": []},
         "capacity": {"nodes": 12, "sources": [{"type": "flexStart"}, {"type": "spot"}]},
         "weights": {"protect": True},
         "routing": {"mode": "clusterip"},

@@ -10,10 +10,11 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.capacity import B200Capacity, B200CapacityArgs
-from components.cluster import Cluster, ClusterArgs
-from components.gateway import GATEWAY_APIS, InferenceGateway, InferenceGatewayArgs
+from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
+from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, InferenceGateway, InferenceGatewayArgs
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.metrics import KUBE_STATE_COMPONENTS
+from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from components.vllm import PORT_NAME, VllmEngine, VllmEngineArgs
 from components.weights import ModelWeights, ModelWeightsArgs
@@ -22,6 +23,8 @@ from stacks.config import RoutingMode, StackConfig
 from stacks.operations import build_operations
 
 APP_NAME = "llm-serving"
+# The weight objects, and so the download Job's pods, carry this label; their NetworkPolicy selects on it.
+DOWNLOAD_SELECTOR = {"app.kubernetes.io/component": "model-weights"}
 
 
 def kubernetes_labels(config: StackConfig) -> dict[str, str]:
@@ -63,6 +66,15 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             subnet_cidr=config.cluster.network.subnet_cidr,
             pods_cidr=config.cluster.network.pods_cidr,
             services_cidr=config.cluster.network.services_cidr,
+            private_nodes=config.cluster.private_nodes,
+            authorized_networks=(
+                tuple(
+                    AuthorizedNetwork(cidr_block=network.cidr_block, display_name=network.display_name)
+                    for network in config.cluster.authorized_networks
+                )
+                if config.cluster.authorized_networks is not None
+                else None
+            ),
             gateway_api=gateway,
             extra_apis=GATEWAY_APIS if gateway else (),
             # The cluster's list replaces GKE's default packages: name the ones dashboards and alerts read.
@@ -105,7 +117,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             token_secret_name=token.secret.metadata.name,
             token_secret_key=token.secret_key,
             protect=config.weights_protected,
-            labels=kubernetes_labels(config),
+            labels={**kubernetes_labels(config), **DOWNLOAD_SELECTOR},
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
     )
@@ -127,6 +139,20 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             concurrency_per_pod=config.workload.concurrency_per_node,
             max_request_tokens=config.workload.max_prompt_tokens + config.workload.max_output_tokens,
             selector=serving_selector(config),
+            labels=kubernetes_labels(config),
+        ),
+        opts=in_namespace,
+    )
+
+    ServingNetworkPolicies(
+        "llm-network-policies",
+        ServingNetworkPoliciesArgs(
+            namespace=namespace,
+            name=config.routing.service_name,
+            serving_selector=serving_selector(config),
+            serving_port=config.engine.port,
+            download_selector=DOWNLOAD_SELECTOR,
+            gateway_source_ranges=((config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES) if gateway else ()),
             labels=kubernetes_labels(config),
         ),
         opts=in_namespace,
@@ -182,6 +208,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
                 epp_cpu=gateway_config.epp_cpu,
                 epp_memory=gateway_config.epp_memory,
                 request_timeout_seconds=gateway_config.request_timeout_seconds,
+                allow_external=gateway_config.allow_external,
                 kubernetes_labels=kubernetes_labels(config),
             ),
             opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider]),

@@ -142,8 +142,20 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
         record(
             "gcp:container/cluster:Cluster",
             "llm-gke",
-            {"name": "llm-serving", "enableAutopilot": True, "deletionProtection": protected},
+            {
+                "name": "llm-serving",
+                "enableAutopilot": True,
+                "deletionProtection": protected,
+                "minMasterVersion": "1.34",
+                "privateClusterConfig": {"enablePrivateNodes": True},
+                "clusterAutoscaling": {
+                    "autoProvisioningDefaults": {"serviceAccount": "llm-serving-nodes@my-llm.iam.gserviceaccount.com"}
+                },
+            },
             protect=protected,
+        ),
+        record(
+            "gcp:compute/routerNat:RouterNat", "llm-nat", {"name": "llm-serving-nat", "router": "llm-serving-router"}
         ),
         record(
             "kubernetes:core/v1:Namespace", "llm-namespace", {"metadata": {"name": "llm-serving", "labels": labels}}
@@ -226,7 +238,28 @@ def gateway_stack() -> Records:
                 },
             },
         ),
+        record(
+            "gcp:compute/firewall:Firewall",
+            "llm-gateway-epp-firewall",
+            {
+                "direction": "INGRESS",
+                "sourceRanges": ["10.129.0.0/23"],
+                "allows": [{"protocol": "tcp", "ports": ["9002", "9003"]}],
+            },
+        ),
     ]
+
+
+def external_gateway(records: Records, annotations: dict[str, str] | None = None) -> Records:
+    gateway = inputs_of(records, "llm-gateway")
+    gateway["spec"]["gatewayClassName"] = "gke-l7-regional-external-managed"
+    if annotations:
+        gateway["metadata"]["annotations"] = annotations
+    return records
+
+
+def cluster_inputs(records: Records) -> dict[str, Any]:
+    return inputs_of(records, "llm-gke")
 
 
 def named(records: Records, name: str) -> dict[str, Any]:
@@ -449,6 +482,22 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-OPS-001_fail": lambda: PolicyFixture(autoscaled(serving_stack(), ignore_replicas=False)),
     "LLM-OPS-002_pass": lambda: PolicyFixture(autoscaled(serving_stack())),
     "LLM-OPS-002_fail": lambda: PolicyFixture(autoscaled(serving_stack(), scale_down={})),
+    "LLM-NET-004_pass": lambda: PolicyFixture(
+        external_gateway(gateway_stack(), {"llm-serving/allow-external-gateway": "true"})
+    ),
+    "LLM-NET-004_fail": lambda: PolicyFixture(external_gateway(gateway_stack())),
+    "LLM-NET-005_pass": lambda: PolicyFixture(gateway_stack()),
+    "LLM-NET-005_fail": lambda: PolicyFixture(without(gateway_stack(), "llm-gateway-epp-firewall")),
+    "LLM-GKE-001_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GKE-001_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: cluster_inputs(r).pop("clusterAutoscaling"))
+    ),
+    "LLM-GKE-002_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GKE-002_fail": lambda: PolicyFixture(without(serving_stack(), "llm-nat")),
+    "LLM-GKE-003_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GKE-003_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: cluster_inputs(r).update(minMasterVersion="1.34.0-gke.1626000"))
+    ),
     "LLM-PROD-001_pass": lambda: PolicyFixture(serving_stack("dev")),
     "LLM-PROD-001_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: named(r, f"llm-weights-disk-{ZONE}")["options"].update(protect=False))

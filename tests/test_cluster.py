@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
-from tests.rendered import RenderedStack
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.cluster import NODE_SERVICE_ACCOUNT_ROLE, kubeconfig_for, node_service_account_id
+from stacks.config import B200_MIN_GKE_VERSION, INFERENCE_POOL_MIN_GKE_VERSION, satisfies_gke_minimum
+from stacks.loader import InvalidConfig, validate
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, RenderedStack
+
+CLUSTER = "gcp:container/cluster:Cluster"
+PROJECT = "gke-b200-serving"
+STACK = {"environment": "dev", "project": "my-llm-dev"}
 
 
 def test_apis_enabled_before_the_cluster(stack: RenderedStack) -> None:
     services = {record["inputs"]["service"]: record for record in stack.of_type("gcp:projects/service:Service")}
-    assert {"compute.googleapis.com", "container.googleapis.com", "monitoring.googleapis.com"} <= set(services)
+    assert {
+        "compute.googleapis.com",
+        "container.googleapis.com",
+        "monitoring.googleapis.com",
+        "iam.googleapis.com",
+    } <= set(services)
     cluster = stack.one("gcp:container/cluster:Cluster")
     for service in services.values():
         assert service["inputs"]["disableOnDestroy"] is False
@@ -32,10 +51,115 @@ def test_autopilot_cluster_settings(stack: RenderedStack) -> None:
     cluster = stack.one("gcp:container/cluster:Cluster")["inputs"]
     assert cluster["enableAutopilot"] is True
     assert cluster["location"] == "us-central1", "regional cluster"
-    assert cluster["releaseChannel"] == {"channel": "RAPID"}
-    assert cluster["minMasterVersion"] >= "1.32.2-gke.1422000"
+    assert cluster["minMasterVersion"] == "1.34", "a minor floor GKE resolves, not a patch it may retire"
     assert cluster["workloadIdentityConfig"]["workloadPool"].endswith(".svc.id.goog")
     assert cluster["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+
+
+def test_release_channel_by_environment(dev: RenderedStack, staging: RenderedStack, prod: RenderedStack) -> None:
+    channels = {
+        name: stack.one(CLUSTER)["inputs"]["releaseChannel"]["channel"]
+        for name, stack in (("dev", dev), ("staging", staging), ("prod", prod))
+    }
+    assert channels == {"dev": "RAPID", "staging": "REGULAR", "prod": "REGULAR"}
+
+
+@pytest.mark.parametrize("version", ["1.34", "1.35", "1.34.1-gke.1829001", "1.35.0-gke.3047001"])
+def test_version_floor_accepts_minors_and_full_versions(version: str) -> None:
+    config = validate({**STACK, "cluster": {"minMasterVersion": version}, "routing": {"mode": "gateway"}})
+    assert config.cluster.min_master_version == version
+
+
+@pytest.mark.parametrize(
+    ("version", "routing", "reason"),
+    [
+        ("1.31", "clusterip", "B200"),
+        ("1.32.1-gke.1729000", "clusterip", "B200"),
+        ("1.33", "gateway", "InferencePool"),
+        ("1.34.0-gke.1000000", "gateway", "InferencePool"),
+        ("latest", "clusterip", "not a GKE version"),
+        ("1.34.x", "clusterip", "not a GKE version"),
+    ],
+)
+def test_version_floor_refuses_what_a_feature_lacks(version: str, routing: str, reason: str) -> None:
+    with pytest.raises(InvalidConfig, match=reason):
+        validate({**STACK, "cluster": {"minMasterVersion": version}, "routing": {"mode": routing}})
+
+
+def test_minor_floor_meets_each_feature_minimum_of_its_minor() -> None:
+    assert satisfies_gke_minimum("1.34", INFERENCE_POOL_MIN_GKE_VERSION)
+    assert satisfies_gke_minimum("1.32", B200_MIN_GKE_VERSION)
+    assert not satisfies_gke_minimum("1.33", INFERENCE_POOL_MIN_GKE_VERSION)
+    assert not satisfies_gke_minimum("1.34.0-gke.1625999", INFERENCE_POOL_MIN_GKE_VERSION)
+
+
+def test_dedicated_node_service_account(stack: RenderedStack) -> None:
+    account = stack.one("gcp:serviceaccount/account:Account")["inputs"]
+    binding = stack.named("llm-node-sa-role")["inputs"]  # the metrics adapter has its own IAM member
+    email = f"{account['accountId']}@{account['project']}.iam.gserviceaccount.com"
+    assert binding == {
+        "project": account["project"],
+        "role": NODE_SERVICE_ACCOUNT_ROLE,
+        "member": f"serviceAccount:{email}",
+    }
+    cluster = stack.one(CLUSTER)
+    assert cluster["inputs"]["clusterAutoscaling"]["autoProvisioningDefaults"]["serviceAccount"] == email
+    assert "llm-node-sa-role" in cluster["options"]["dependsOn"], "nodes never start without their role"
+
+
+def test_node_service_account_id_fits_iam_limits() -> None:
+    assert node_service_account_id("llm-serving") == "llm-serving-nodes"
+    longest = node_service_account_id("a" * 23 + "-" + "b" * 16)
+    assert len(longest) <= 30 and re.fullmatch(r"[a-z][-a-z0-9]{4,28}[a-z0-9]", longest)
+    assert "--" not in longest
+
+
+def test_private_nodes_egress_through_cloud_nat(stack: RenderedStack) -> None:
+    cluster = stack.one(CLUSTER)
+    assert cluster["inputs"]["privateClusterConfig"] == {"enablePrivateNodes": True}
+    router = stack.one("gcp:compute/router:Router")["inputs"]
+    nat = stack.one("gcp:compute/routerNat:RouterNat")["inputs"]
+    assert router["network"] == cluster["inputs"]["network"] and router["region"] == "us-central1"
+    assert nat["router"] == router["name"]
+    assert nat["subnetworks"] == [{"name": cluster["inputs"]["subnetwork"], "sourceIpRangesToNats": ["ALL_IP_RANGES"]}]
+    assert "llm-nat" in cluster["options"]["dependsOn"], "the first pods need egress"
+
+
+def test_control_plane_access(dev: RenderedStack, prod: RenderedStack) -> None:
+    for stack in (dev, prod):
+        cluster = stack.one(CLUSTER)["inputs"]
+        assert cluster["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+    assert "masterAuthorizedNetworksConfig" not in dev.one(CLUSTER)["inputs"]
+    assert prod.one(CLUSTER)["inputs"]["masterAuthorizedNetworksConfig"] == {
+        "cidrBlocks": [],
+        "gcpPublicCidrsAccessEnabled": False,
+    }
+
+
+def test_authorized_networks_from_config(tmp_path: Path, render_stack: RenderStack) -> None:
+    networks = [{"cidrBlock": "203.0.113.0/24", "displayName": "ci runners"}]
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"][f"{PROJECT}:cluster"] = {"authorizedNetworks": networks}
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(document))
+    cluster = render_stack("dev", path).one(CLUSTER)["inputs"]
+    assert cluster["masterAuthorizedNetworksConfig"]["cidrBlocks"] == networks
+
+
+@pytest.mark.parametrize(
+    "networks", [[{"cidrBlock": "203.0.113.0/33", "displayName": "x"}], [{"cidrBlock": "10.0.0.0/8"}]]
+)
+def test_authorized_networks_are_validated(networks: list[dict[str, str]]) -> None:
+    with pytest.raises(InvalidConfig, match="authorizedNetworks"):
+        validate({**STACK, "cluster": {"authorizedNetworks": networks}})
+
+
+def test_kubeconfig_targets_the_dns_endpoint() -> None:
+    """The provider's kubeconfig is a secret in the render: check the function that builds it."""
+    kubeconfig = yaml.safe_load(kubeconfig_for("llm-serving", "gke-abc-123.us-central1.gke.goog"))
+    (cluster,) = kubeconfig["clusters"]
+    assert cluster["cluster"] == {"server": "https://gke-abc-123.us-central1.gke.goog"}
+    assert kubeconfig["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
 
 
 def test_deletion_protection_by_environment(dev: RenderedStack, prod: RenderedStack) -> None:

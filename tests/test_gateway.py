@@ -15,10 +15,20 @@ from typing import Any
 import pytest
 import yaml
 
-from components.gateway import EPP_CHART, HEALTH_CHECK_RANGES, curl_example, epp_name
+from components.crd_readiness import KUBECTL_IMAGE
+from components.gateway import (
+    ALLOW_EXTERNAL_GATEWAY_ANNOTATION,
+    EPP_CHART,
+    EPP_EXT_PROC_PORT,
+    EPP_HEALTH_PORT,
+    GATEWAY_CRDS,
+    HEALTH_CHECK_RANGES,
+    curl_example,
+    epp_name,
+)
 from stacks.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
-from tests.rendered import ROOT, RenderedStack
+from tests.rendered import ROOT, RenderedStack, run_render
 from tests.schemas import is_custom, validate_custom, validate_manifest
 
 PROJECT = "gke-b200-serving"
@@ -35,6 +45,9 @@ GATEWAY_API = "networkservices.googleapis.com"
 ROUTING_AREA = "llm-serving:routing:"
 GATEWAY_KINDS = {"Gateway", "HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy"}
 POOL_REF = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": POOL}
+SERVING_FIREWALL = "llm-gateway-serving-firewall"
+EPP_FIREWALL = "llm-gateway-epp-firewall"
+CRD_JOB = "llm-gateway-crds-job"
 
 
 def stack_copy(directory: Path, source: str, extra: dict[str, Any]) -> Path:
@@ -182,7 +195,7 @@ def test_proxy_subnet_in_the_cluster_region_and_vpc(gateway_stack: RenderedStack
 
 def test_firewall_lets_proxies_and_health_checks_reach_the_engine(gateway_stack: RenderedStack) -> None:
     cluster = gateway_stack.one(CLUSTER)["inputs"]
-    firewall = gateway_stack.one(FIREWALL)["inputs"]
+    firewall = gateway_stack.named(SERVING_FIREWALL)["inputs"]
     pods_range = next(
         item["ipCidrRange"]
         for item in gateway_stack.named("llm-subnet")["inputs"]["secondaryIpRanges"]
@@ -255,6 +268,8 @@ def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, pro
             # Allowed: the dashboard adds the Endpoint Picker's pool chart in gateway mode.
             assert "inference_pool_ready_pods" in gateway[name]["inputs"]["dashboardJson"]
             continue
+        if name == "llm-network-policies-serving":
+            continue  # admits the proxy-only subnet and health checkers in gateway mode: see below
         # Allowed: the cluster's Gateway API channel, and waiting for the Network Services API.
         switched = {
             **gateway[name],
@@ -271,10 +286,15 @@ def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, pro
 def test_existing_proxy_subnet_is_reused_not_declared(staging_reusing_proxy_subnet: RenderedStack) -> None:
     stack = staging_reusing_proxy_subnet
     assert [record["name"] for record in stack.of_type(SUBNET)] == ["llm-subnet"]
-    firewall = stack.one(FIREWALL)["inputs"]
+    firewall = stack.named(SERVING_FIREWALL)["inputs"]
     assert "10.130.0.0/23" in firewall["sourceRanges"]
+    assert "10.130.0.0/23" in stack.named(EPP_FIREWALL)["inputs"]["sourceRanges"]
     assert "shared-proxy-only" in firewall["description"]
-    assert stack.named("llm-gateway-gateway")["options"]["dependsOn"] == ["llm-namespace"]
+    assert set(stack.named("llm-gateway-gateway")["options"]["dependsOn"]) == {
+        "llm-namespace",
+        CRD_JOB,
+        EPP_FIREWALL,
+    }
 
 
 INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
@@ -307,3 +327,91 @@ def test_gateway_settings_are_checked_only_in_gateway_mode() -> None:
         }
     )
     assert config.routing.mode.value == "clusterip"
+
+
+def test_firewall_lets_proxies_reach_the_endpoint_picker(gateway_stack: RenderedStack) -> None:
+    """ext_proc on 9002 from the proxies and gRPC health on 9003, as the v1.4.0 chart's pool and
+    EPP Deployment declare them; the pool is FailOpen, so a blocked EPP would be bypassed."""
+    serving = gateway_stack.named(SERVING_FIREWALL)["inputs"]
+    epp = gateway_stack.named(EPP_FIREWALL)["inputs"]
+    assert (epp["network"], epp["direction"], epp["destinationRanges"]) == (
+        serving["network"],
+        "INGRESS",
+        serving["destinationRanges"],
+    )
+    assert set(epp["sourceRanges"]) == {PROXY_SUBNET_CIDR, *HEALTH_CHECK_RANGES}
+    assert epp["allows"] == [{"protocol": "tcp", "ports": [str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)]}]
+    assert "extProcPort" not in chart_values(gateway_stack)["inferenceExtension"], "the chart default 9002 applies"
+
+
+def test_custom_resources_wait_for_their_crds(gateway_stack: RenderedStack) -> None:
+    """Every custom resource and the Helm release (its InferencePool) are created only after the Job
+    that waits for GKE's CRDs has completed."""
+    job = gateway_stack.named(CRD_JOB)
+    custom = [
+        record
+        for record in gateway_stack.resources
+        if record["type"] != RELEASE and record["type"].startswith("kubernetes:") and is_custom(record["inputs"])
+    ]
+    assert {record["inputs"]["kind"] for record in custom} >= GATEWAY_KINDS | {"PodMonitoring"}
+    for record in [*custom, gateway_stack.one(RELEASE)]:
+        if record["parent"] == "llm-gateway":
+            assert CRD_JOB in record["options"]["dependsOn"], record["name"]
+    assert set(GATEWAY_CRDS) == {
+        "gateways.gateway.networking.k8s.io",
+        "httproutes.gateway.networking.k8s.io",
+        "healthcheckpolicies.networking.gke.io",
+        "gcpbackendpolicies.networking.gke.io",
+        "inferencepools.inference.networking.k8s.io",
+        "podmonitorings.monitoring.googleapis.com",
+    }, "one CRD per custom kind the gateway declares, plus the chart's InferencePool"
+    assert job["inputs"]["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"
+
+
+def test_crd_wait_job_runs_kubectl_wait(staging: RenderedStack) -> None:
+    (job,) = [manifest for manifest in staging.kind("Job") if manifest["metadata"]["name"].endswith("-crds-ready")]
+    spec = job["spec"]["template"]["spec"]
+    (created,) = spec["initContainers"]
+    (established,) = spec["containers"]
+    crd_args = [f"crd/{crd}" for crd in GATEWAY_CRDS]
+    assert created["args"][:2] == ["wait", "--for=create"] and created["args"][-len(crd_args) :] == crd_args
+    assert established["args"][:2] == ["wait", "--for=condition=Established"]
+    assert established["args"][-len(crd_args) :] == crd_args
+    assert {created["image"], established["image"]} == {KUBECTL_IMAGE}
+    assert created["command"] == established["command"] == ["/bin/kubectl"], "a shell-free image"
+    assert "@sha256:" in KUBECTL_IMAGE
+    assert job["spec"]["activeDeadlineSeconds"] <= int(job["metadata"]["annotations"]["pulumi.com/timeoutSeconds"])
+    # The metrics adapter (autoscaling in staging) brings its own cluster roles: take the Job's.
+    (binding,) = [
+        item for item in staging.kind("ClusterRoleBinding") if item["metadata"]["name"].endswith("-crds-ready")
+    ]
+    (role,) = [item for item in staging.kind("ClusterRole") if item["metadata"]["name"] == binding["roleRef"]["name"]]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": spec["serviceAccountName"], "namespace": NAMESPACE}
+    ]
+    assert role["rules"] == [
+        {
+            "apiGroups": ["apiextensions.k8s.io"],
+            "resources": ["customresourcedefinitions"],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+
+
+def test_external_gateway_needs_the_allow(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:
+    external = {"gatewayClass": "gke-l7-regional-external-managed"}
+    allowed = stack_copy(
+        tmp_path_factory.mktemp("external-allowed"),
+        "staging",
+        {"routing": {"gateway": {**external, "allowExternal": True}}},
+    )
+    gateway = one_kind(render_stack("staging", allowed), "Gateway")
+    assert gateway["metadata"]["annotations"][ALLOW_EXTERNAL_GATEWAY_ANNOTATION] == "true"
+    refused = stack_copy(tmp_path_factory.mktemp("external-refused"), "staging", {"routing": {"gateway": external}})
+    run = run_render("staging", "--config-file", str(refused), "--out", str(tmp_path_factory.mktemp("out")))
+    assert run.returncode == 1
+    assert "LLM-NET-004" in run.stderr
+
+
+def test_internal_gateway_carries_no_allow(gateway_stack: RenderedStack) -> None:
+    assert ALLOW_EXTERNAL_GATEWAY_ANNOTATION not in one_kind(gateway_stack, "Gateway")["metadata"]["annotations"]

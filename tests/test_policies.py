@@ -51,7 +51,7 @@ def test_policy_ids_are_unique_and_stable() -> None:
     names = [policy.name for policy in POLICIES]
     assert len(names) == len(set(names))
     for policy in POLICIES:
-        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|PROD|OPS)-\d{3}", policy.name)
+        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD|OPS)-\d{3}", policy.name)
         assert policy.enforcement_level.value in ("mandatory", "advisory")
         assert policy.display_name and len(policy.description) > 80
 
@@ -231,6 +231,11 @@ def _read_write_weights(records: list[dict[str, Any]]) -> None:
     spec["volumes"][0]["persistentVolumeClaim"].pop("readOnly", None)
 
 
+def _cluster(records: list[dict[str, Any]]) -> dict[str, Any]:
+    (cluster,) = _of_type(records, "gcp:container/cluster:Cluster")
+    return cluster
+
+
 def _unprotect(records: list[dict[str, Any]]) -> None:
     (cluster,) = _of_type(records, "gcp:container/cluster:Cluster")
     cluster["inputs"]["deletionProtection"] = False
@@ -348,6 +353,33 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
             "scaleDown"
         ].update(stabilizationWindowSeconds=60),
         "LLM-OPS-002",
+    ),
+    "external-gateway": (
+        "staging",
+        lambda r: _of_type(r, "kubernetes:gateway.networking.k8s.io/v1:Gateway")[0]["inputs"]["spec"].update(
+            gatewayClassName="gke-l7-regional-external-managed"
+        ),
+        "LLM-NET-004",
+    ),
+    "no-epp-firewall": (
+        "staging",
+        lambda r: _remove(r, lambda record: record["name"] == "llm-gateway-epp-firewall"),
+        "LLM-NET-005",
+    ),
+    "default-node-account": (
+        "prod",
+        lambda r: _cluster(r)["inputs"].pop("clusterAutoscaling"),
+        "LLM-GKE-001",
+    ),
+    "private-nodes-no-nat": (
+        "dev",
+        lambda r: _remove(r, lambda record: record["type"] == "gcp:compute/routerNat:RouterNat"),
+        "LLM-GKE-002",
+    ),
+    "pinned-patch": (
+        "prod",
+        lambda r: _cluster(r)["inputs"].update(minMasterVersion="1.34.0-gke.1626000"),
+        "LLM-GKE-003",
     ),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
     "prod-disk-unprotected": ("prod", lambda r: _serving_disks(r)[0]["options"].update(protect=False), "LLM-PROD-001"),

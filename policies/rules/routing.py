@@ -16,7 +16,7 @@ from pulumi_policy import (
 from policies.graph import CLUSTER_TYPE
 from policies.kubernetes import metadata_name
 from policies.settings import Setting, config_schema
-from policies.values import as_list, as_mapping, as_text, cpu_cores, dig, number_text
+from policies.values import as_list, as_mapping, as_number, as_text, cpu_cores, dig, number_text
 
 GATEWAY_TYPE = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
 INFERENCE_POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
@@ -25,16 +25,30 @@ HEALTH_CHECK_POLICY_TYPE = "kubernetes:networking.gke.io/v1:HealthCheckPolicy"
 BACKEND_POLICY_TYPE = "kubernetes:networking.gke.io/v1:GCPBackendPolicy"
 HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 SERVICE_TYPE = "kubernetes:core/v1:Service"
+FIREWALL_TYPE = "gcp:compute/firewall:Firewall"
 NETWORK_SERVICES_API = "networkservices.googleapis.com"
 GATEWAY_API_CHANNELS = ("CHANNEL_STANDARD", "CHANNEL_EXPERIMENTAL")
 ALLOW_LOAD_BALANCER_ANNOTATION = "llm-serving/allow-load-balancer"
 PROXY_SUBNET_ANNOTATION = "llm-serving/proxy-only-subnet"
+ALLOW_EXTERNAL_GATEWAY_ANNOTATION = "llm-serving/allow-external-gateway"
+EXTERNAL_GATEWAY_CLASSES = (
+    "gke-l7-regional-external-managed",
+    "gke-l7-global-external-managed",
+    "gke-l7-gxlb",
+    "gke-l7-regional-external-managed-mc",
+    "gke-l7-global-external-managed-mc",
+    "gke-l7-gxlb-mc",
+)
+EPP_EXT_PROC_PORT = 9002
 
 PROXY_SUBNET_ELSEWHERE = Setting(
     "proxySubnetManagedElsewhere", False, "the VPC's REGIONAL_MANAGED_PROXY subnet is managed outside this stack"
 )
 MIN_EPP_CPU = Setting("minCpu", 10, "CPU cores the Endpoint Picker requests at least")
 ALLOWED_LOAD_BALANCERS = Setting("allowedServices", [], "names of Services allowed to be of type LoadBalancer")
+EPP_FIREWALL_ELSEWHERE = Setting(
+    "eppFirewallManagedElsewhere", False, "the firewall rule to the Endpoint Picker is managed outside this stack"
+)
 
 
 def _of_type(resources: Any, resource_type: str) -> list[Any]:
@@ -176,4 +190,78 @@ LOAD_BALANCER_ALLOWED = ResourceValidationPolicy(
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_load_balancer_allowed,
     config_schema=config_schema(ALLOWED_LOAD_BALANCERS),
+)
+
+
+def _external_gateway_allowed(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != GATEWAY_TYPE:
+        return
+    gateway_class = as_text(dig(args.props, "spec", "gatewayClassName"))
+    if gateway_class not in EXTERNAL_GATEWAY_CLASSES:
+        return
+    if dig(args.props, "metadata", "annotations", ALLOW_EXTERNAL_GATEWAY_ANNOTATION) != "true":
+        report(
+            f"Gateway {metadata_name(args.props)} uses the external class {gateway_class} without the annotation "
+            f'{ALLOW_EXTERNAL_GATEWAY_ANNOTATION}: "true" (stack config routing.gateway.allowExternal)'
+        )
+
+
+EXTERNAL_GATEWAY_ALLOWED = ResourceValidationPolicy(
+    name="LLM-NET-004",
+    display_name="No external Gateway without an explicit allow",
+    description=(
+        "A Gateway of an external class (gke-l7-regional-external-managed, gke-l7-global-external-managed, "
+        f'gke-l7-gxlb) needs the annotation {ALLOW_EXTERNAL_GATEWAY_ANNOTATION}: "true", set by the stack from '
+        "routing.gateway.allowExternal: it puts an unauthenticated model endpoint on the internet, where the "
+        "recipe serves from inside the VPC (gke-l7-rilb)."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_external_gateway_allowed,
+)
+
+
+def _allows_tcp_port(firewall_props: Any, port: int) -> bool:
+    for allow in as_list(firewall_props.get("allows")):
+        if as_text(dig(allow, "protocol")) not in ("tcp", "all"):
+            continue
+        ports = [as_text(item) for item in as_list(dig(allow, "ports"))]
+        if not ports:
+            return True
+        for item in ports:
+            low, _, high = item.partition("-")
+            if low.isdigit() and int(low) <= port <= int(high or low):
+                return True
+    return False
+
+
+def _endpoint_picker_reachable(args: StackValidationArgs, report: ReportViolation) -> None:
+    pickers = [release for release in _of_type(args.resources, HELM_RELEASE_TYPE) if _is_endpoint_picker(release.props)]
+    if not pickers or EPP_FIREWALL_ELSEWHERE.read(args.get_config()):
+        return
+    firewalls = [
+        firewall
+        for firewall in _of_type(args.resources, FIREWALL_TYPE)
+        if as_text(firewall.props.get("direction")) in ("", "INGRESS")
+    ]
+    for picker in pickers:
+        port = int(as_number(dig(picker.props, "values", "inferenceExtension", "extProcPort")) or EPP_EXT_PROC_PORT)
+        if not any(_allows_tcp_port(firewall.props, port) for firewall in firewalls):
+            report(
+                f"no firewall rule in the stack allows tcp:{port} (the Endpoint Picker's ext_proc port) from the "
+                "proxy-only subnet: with failureMode FailOpen the load balancer then bypasses the EPP silently",
+                picker.urn,
+            )
+
+
+ENDPOINT_PICKER_REACHABLE = StackValidationPolicy(
+    name="LLM-NET-005",
+    display_name="The load balancer can reach the Endpoint Picker",
+    description=(
+        "With an Endpoint Picker (inferencepool chart) the stack needs an ingress firewall rule for its ext_proc "
+        "port (9002 in chart v1.4.0) from the proxy-only subnet: the pool's failureMode is FailOpen, so an "
+        "unreachable EPP is skipped without an error and requests lose queue- and KV-cache-aware routing."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_endpoint_picker_reachable,
+    config_schema=config_schema(EPP_FIREWALL_ELSEWHERE),
 )

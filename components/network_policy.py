@@ -1,0 +1,119 @@
+"""NetworkPolicies of the serving namespace: who may reach the vLLM pods, and where the weight
+download Job may go.
+
+- vLLM pods accept connections on the serving port only from pods of their own namespace (the
+  clients the stack runs there, the EPP that scrapes them), from the Google Managed Prometheus
+  collectors and, in gateway mode, from the load balancer's proxy-only subnet and Google's health
+  checkers. Nothing else in the cluster or the VPC reaches them.
+- The download Job (it holds the Hugging Face token) may only resolve names and open HTTPS
+  connections outside the private ranges: Hugging Face and its LFS CDN, nothing inside the VPC.
+
+Enforcement: every new Autopilot cluster runs GKE Dataplane V2 (1.22.7-gke.1500 and later), and
+with Dataplane V2 "Kubernetes NetworkPolicy is always on", no add-on needed (GKE docs "About GKE
+Dataplane V2", "Use GKE Dataplane V2").
+Collectors: on Autopilot the managed collectors run in `gke-gmp-system`, on Standard in `gmp-system`
+(gateway-api-inference-extension@v1.4.0: config/charts/epplib/templates/_gke.yaml picks
+`gke-gmp-system` when `provider.gke.autopilot`); both are allowed so the scrape survives either.
+Kubelet probes come from the node and are not subject to these rules on Dataplane V2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+METRICS_COLLECTOR_NAMESPACES = ("gke-gmp-system", "gmp-system")
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+DNS_PORT = 53
+HTTPS_PORT = 443
+
+
+@dataclass(frozen=True)
+class ServingNetworkPoliciesArgs:
+    namespace: pulumi.Input[str]
+    name: str
+    serving_selector: dict[str, str]
+    serving_port: int
+    download_selector: dict[str, str]
+    # Load balancer proxies and health checkers (gateway mode); empty with ClusterIP routing.
+    gateway_source_ranges: tuple[str, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def dns_and_https_egress(https_except: tuple[str, ...]) -> list[k8s.networking.v1.NetworkPolicyEgressRuleArgs]:
+    """Egress to DNS anywhere (Cloud DNS answers from the node's metadata server) and to HTTPS
+    outside `https_except`."""
+    return [
+        k8s.networking.v1.NetworkPolicyEgressRuleArgs(
+            ports=[
+                k8s.networking.v1.NetworkPolicyPortArgs(protocol="UDP", port=DNS_PORT),
+                k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=DNS_PORT),
+            ]
+        ),
+        k8s.networking.v1.NetworkPolicyEgressRuleArgs(
+            to=[
+                k8s.networking.v1.NetworkPolicyPeerArgs(
+                    ip_block=k8s.networking.v1.IPBlockArgs(cidr="0.0.0.0/0", except_=list(https_except) or None)
+                )
+            ],
+            ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=HTTPS_PORT)],
+        ),
+    ]
+
+
+class ServingNetworkPolicies(pulumi.ComponentResource):
+    serving: k8s.networking.v1.NetworkPolicy
+    download: k8s.networking.v1.NetworkPolicy
+
+    def __init__(self, name: str, args: ServingNetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("llm-serving:serving:NetworkPolicies", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        def metadata(object_name: str) -> k8s.meta.v1.ObjectMetaArgs:
+            return k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=args.namespace, labels=args.labels)
+
+        sources = [
+            k8s.networking.v1.NetworkPolicyPeerArgs(pod_selector=k8s.meta.v1.LabelSelectorArgs()),
+            k8s.networking.v1.NetworkPolicyPeerArgs(
+                namespace_selector=k8s.meta.v1.LabelSelectorArgs(
+                    match_expressions=[
+                        k8s.meta.v1.LabelSelectorRequirementArgs(
+                            key=NAMESPACE_NAME_LABEL, operator="In", values=list(METRICS_COLLECTOR_NAMESPACES)
+                        )
+                    ]
+                )
+            ),
+            *(
+                k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=cidr))
+                for cidr in args.gateway_source_ranges
+            ),
+        ]
+        self.serving = k8s.networking.v1.NetworkPolicy(
+            f"{name}-serving",
+            metadata=metadata(f"{args.name}-ingress"),
+            spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.serving_selector),
+                policy_types=["Ingress"],
+                ingress=[
+                    k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                        from_=sources,
+                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=args.serving_port)],
+                    )
+                ],
+            ),
+            opts=child,
+        )
+        self.download = k8s.networking.v1.NetworkPolicy(
+            f"{name}-download",
+            metadata=metadata(f"{args.name}-weights-download"),
+            spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.download_selector),
+                policy_types=["Ingress", "Egress"],
+                egress=dns_and_https_egress(PRIVATE_RANGES),
+            ),
+            opts=child,
+        )
+        self.register_outputs({})

@@ -1,60 +1,118 @@
 """The vLLM engine: one Deployment with one pod per A4 node (8x B200, data parallel 8), its
 PodDisruptionBudget and the PodMonitoring that feeds Google Managed Prometheus.
 
-The engine flags come from `EngineConfig` (defaults: the published recipe) and are rendered as
-`command: [vllm, serve]` plus one `--flag=value` string per argument, the form the policy pack
-parses. Weights load from the read-only Hyperdisk ML claim with `HF_HUB_OFFLINE=1`.
+The engine flags (`EngineFlags`, mapped from the stack config whose defaults are the published
+recipe) are rendered as `command: [vllm, serve]`, the model path as the positional argument, then
+one `--flag=value` string per argument, the form the policy pack parses. Weights load from the
+read-only Hyperdisk ML claim with `HF_HUB_OFFLINE=1`. The pod runs as an unprivileged user with a
+read-only root filesystem; the compile caches live on an emptyDir.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
-
-from stacks.config import B200_GPUS_PER_NODE, EngineConfig
 
 CONTAINER_NAME = "vllm"
 PORT_NAME = "http"
 HEALTH_PATH = "/health"
 METRICS_PATH = "/metrics"
 NODE_ZONE_KEY = "topology.kubernetes.io/zone"
-# Autopilot gives a Spot pod at most 25 s after preemption; elsewhere the drain may take longer.
+GPUS_PER_POD = 8
+
+# Shutdown: Kubernetes removes the pod from the Service endpoints at the same time as it runs the
+# preStop hook, so the hook only waits for that removal to reach the proxies; then SIGTERM starts
+# vLLM's own drain, which finishes running requests for up to --shutdown-timeout seconds and aborts
+# the rest (vllm@v0.19.0: vllm/config/vllm.py `shutdown_timeout`, vllm/v1/engine/core.py; the
+# default 0 aborts everything at once).
+ENDPOINT_REMOVAL_SECONDS = 5
+EXIT_MARGIN_SECONDS = 5
+# Autopilot gives a Spot pod at most 25 s after preemption: a recipe request (~30 s) that still
+# needs more than the 15 s drain is aborted, up to the ~2,000 requests a node carries.
 SPOT_GRACE_SECONDS = 25
-GRACE_SECONDS = 60
-# Left for vLLM to exit after SIGTERM once the preStop drain ends.
-SHUTDOWN_MARGIN_SECONDS = 5
-# Node provisioning (~6 min) plus model load and CUDA graph capture (~10 min), with room to spare.
+# Flex-start and reserved nodes: the longest grace GKE honors in every GKE-initiated eviction
+# ("Extend the run time of Autopilot Pods": up to one hour for node upgrades, up to 10 minutes for
+# scale-down). vLLM exits as soon as its running requests are done, so a long grace costs nothing.
+GRACE_SECONDS = 600
+
+# Startup: node provisioning happens while the pod is Pending; the probe covers model load and
+# CUDA graph capture (~10 min measured) with a wide margin.
 STARTUP_PROBE_PERIOD_SECONDS = 10
 STARTUP_PROBE_FAILURES = 180
-ROLLOUT_TIMEOUT = "90m"
-PROGRESS_DEADLINE_SECONDS = 3600
 SHM_SIZE = "64Gi"
 METRICS_INTERVAL = "30s"
 
-# preStop: wait (at most argv[1] s) until the engine has no running or waiting request; the pod
-# is already out of the Service endpoints, so nothing new arrives.
-DRAIN_SCRIPT = r"""import re, sys, time, urllib.request
-deadline = time.monotonic() + float(sys.argv[1])
-busy = re.compile(r"^vllm:num_requests_(?:running|waiting)\{[^}]*\} (\S+)$", re.M)
-while time.monotonic() < deadline:
-    try:
-        text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[2]}/metrics", timeout=2).read().decode()
-    except OSError:
-        break
-    if sum(float(value) for value in busy.findall(text)) == 0:
-        break
-    time.sleep(1)
-"""
+# Writable caches on an emptyDir, so that the root filesystem stays read-only and a container
+# restart reuses the compiled kernels (vllm@v0.19.0 vllm/envs.py: VLLM_CACHE_ROOT defaults under
+# XDG_CACHE_HOME, torch.compile artifacts under VLLM_CACHE_ROOT/torch_compile_cache; Triton and
+# FlashInfer JIT caches default under HOME).
+CACHE_ROOT = "/var/cache/engine"
+TMP_DIR = "/tmp"
+ENGINE_USER_ID = 10001
+CACHE_ENV = {
+    "HOME": CACHE_ROOT,
+    "XDG_CACHE_HOME": CACHE_ROOT,
+    "VLLM_CACHE_ROOT": f"{CACHE_ROOT}/vllm",
+    "TRITON_CACHE_DIR": f"{CACHE_ROOT}/triton",
+    "FLASHINFER_WORKSPACE_BASE": CACHE_ROOT,
+    "TORCHINDUCTOR_CACHE_DIR": f"{CACHE_ROOT}/torchinductor",
+}
 
 
-def engine_args(engine: EngineConfig, model_path: str, served_model_name: str) -> list[str]:
-    """The `vllm serve` arguments, in the recipe's order, then `extraArgs`."""
+@dataclass(frozen=True)
+class Speculative:
+    method: str
+    num_speculative_tokens: int
+
+
+@dataclass(frozen=True)
+class EngineFlags:
+    """The vLLM engine settings the component renders (the composition maps the stack config)."""
+
+    image: str
+    image_digest: str | None
+    port: int
+    data_parallel_size: int
+    tensor_parallel_size: int
+    max_model_len: int
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    kv_cache_dtype: str
+    gpu_memory_utilization: float
+    enable_prefix_caching: bool
+    enable_chunked_prefill: bool
+    attention_backend: str
+    optimization_level: int
+    speculative: Speculative | None
+    mamba_cache_mode: str | None
+    mamba_block_size: int | None
+    estimate_cudagraphs: bool
+    extra_args: Sequence[str]
+    extra_env: Mapping[str, str]
+    cpu: str
+    memory: str
+    ephemeral_storage: str
+
+
+def grace_seconds(spot_capable: bool) -> int:
+    return SPOT_GRACE_SECONDS if spot_capable else GRACE_SECONDS
+
+
+def drain_seconds(grace_seconds: int) -> int:
+    """How long vLLM finishes running requests after SIGTERM within the pod's grace period."""
+    return grace_seconds - ENDPOINT_REMOVAL_SECONDS - EXIT_MARGIN_SECONDS
+
+
+def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, shutdown_seconds: int) -> list[str]:
+    """The `vllm serve` arguments: the model as the positional argument (`vllm serve [model_tag]`;
+    it takes precedence over `--model`, vllm@v0.19.0 vllm/entrypoints/cli/serve.py), the recipe's
+    flags in its order, the drain, then `extraArgs`."""
     args = [
-        f"--model={model_path}",
+        model_path,
         f"--served-model-name={served_model_name}",
         f"--port={engine.port}",
         f"--data-parallel-size={engine.data_parallel_size}",
@@ -62,7 +120,7 @@ def engine_args(engine: EngineConfig, model_path: str, served_model_name: str) -
         f"--max-model-len={engine.max_model_len}",
         f"--max-num-batched-tokens={engine.max_num_batched_tokens}",
         f"--max-num-seqs={engine.max_num_seqs}",
-        f"--kv-cache-dtype={engine.kv_cache_dtype.value}",
+        f"--kv-cache-dtype={engine.kv_cache_dtype}",
         f"--gpu-memory-utilization={engine.gpu_memory_utilization}",
         "--enable-prefix-caching" if engine.enable_prefix_caching else "--no-enable-prefix-caching",
         "--enable-chunked-prefill" if engine.enable_chunked_prefill else "--no-enable-chunked-prefill",
@@ -76,42 +134,78 @@ def engine_args(engine: EngineConfig, model_path: str, served_model_name: str) -
         }
         args.append(f"--speculative-config={json.dumps(speculative, separators=(',', ':'))}")
     if engine.mamba_cache_mode is not None:
-        args.append(f"--mamba-cache-mode={engine.mamba_cache_mode.value}")
+        args.append(f"--mamba-cache-mode={engine.mamba_cache_mode}")
     if engine.mamba_block_size is not None:
+        # Kept for parity with the published recipe: in align mode vLLM sets mamba_block_size to
+        # the attention block size itself (vllm@v0.19.0 vllm/model_executor/models/config.py,
+        # `if cache_config.mamba_cache_mode == "align": cache_config.mamba_block_size = ...`).
         args.append(f"--mamba-block-size={engine.mamba_block_size}")
+    args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 
 
-def engine_env(engine: EngineConfig) -> dict[str, str]:
-    env = {"HF_HUB_OFFLINE": "1"}
+def engine_env(engine: EngineFlags) -> dict[str, str]:
+    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
     if engine.estimate_cudagraphs:
         env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] = "1"
     return {**env, **engine.extra_env}
 
 
-def engine_image(engine: EngineConfig) -> str:
+def engine_image(engine: EngineFlags) -> str:
     return f"{engine.image}@{engine.image_digest}" if engine.image_digest else engine.image
+
+
+@dataclass(frozen=True)
+class RolloutWait:
+    """How long `pulumi up` waits for the Deployment (pulumi-kubernetes waits until every replica
+    is ready and the rollout is complete, then fails after the custom timeout)."""
+
+    create_minutes: int
+    update_minutes: int
+    progress_deadline_seconds: int
+
+
+# Per pod: each capacity source the ComputeClass tries may take this long to give a node, then
+# the model loads (~10 min measured, RECIPE section 2).
+NODE_PROVISIONING_MINUTES = 15
+MODEL_LOAD_MINUTES = 20
+
+
+def rollout_wait(replicas: int, capacity_sources: int, max_unavailable: int) -> RolloutWait:
+    """Create: all pods start together. Update: pods are replaced `max_unavailable` at a time (no
+    spare B200 node to surge onto), so the rollout takes that many rounds."""
+    per_pod = capacity_sources * NODE_PROVISIONING_MINUTES + MODEL_LOAD_MINUTES
+    rounds = -(-replicas // max_unavailable)
+    return RolloutWait(
+        create_minutes=2 * per_pod,
+        update_minutes=rounds * per_pod,
+        progress_deadline_seconds=per_pod * 60,
+    )
 
 
 @dataclass(frozen=True)
 class VllmEngineArgs:
     name: str
     namespace: pulumi.Input[str]
-    engine: EngineConfig
+    engine: EngineFlags
     served_model_name: str
     model_path: str
     weights_claim: pulumi.Input[str]
     weights_mount_path: str
     replicas: int
+    capacity_sources: int
     node_selector: dict[str, pulumi.Input[str]]
     zones: Sequence[str]
     spot_capable: bool
     concurrency_per_pod: int
     max_request_tokens: int
+    model_revision: str
     selector: dict[str, str]
     labels: dict[str, str] = field(default_factory=dict)
-    # An HPA or a schedule owns spec.replicas after creation; `pulumi up` must not reset it.
+    # An HPA or a schedule owns spec.replicas after creation; `pulumi up` must not reset it, and an
+    # update may then roll up to `most_replicas` pods.
     replicas_managed_elsewhere: bool = False
+    most_replicas: int | None = None
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -124,6 +218,9 @@ class VllmEngine(pulumi.ComponentResource):
         labels = {**args.labels, **args.selector}
         metadata = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels)
         selector = k8s.meta.v1.LabelSelectorArgs(match_labels=args.selector)
+        # One pod per A4 node and no spare B200 node: replace pods one at a time in place.
+        max_unavailable = 1
+        self.rollout = rollout_wait(args.most_replicas or args.replicas, args.capacity_sources, max_unavailable)
 
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
@@ -134,17 +231,19 @@ class VllmEngine(pulumi.ComponentResource):
                 annotations={
                     "llm-serving/concurrency-per-pod": str(args.concurrency_per_pod),
                     "llm-serving/max-request-tokens": str(args.max_request_tokens),
+                    "llm-serving/model-revision": args.model_revision,
                 },
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=args.replicas,
                 selector=selector,
-                # One pod per A4 node and no spare B200 node: replace pods one at a time in place.
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(
                     type="RollingUpdate",
-                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=0, max_unavailable=1),
+                    rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(
+                        max_surge=0, max_unavailable=max_unavailable
+                    ),
                 ),
-                progress_deadline_seconds=PROGRESS_DEADLINE_SECONDS,
+                progress_deadline_seconds=self.rollout.progress_deadline_seconds,
                 template=k8s.core.v1.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                     spec=self._pod_spec(args),
@@ -152,14 +251,16 @@ class VllmEngine(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
-                custom_timeouts=pulumi.CustomTimeouts(create=ROLLOUT_TIMEOUT, update=ROLLOUT_TIMEOUT),
+                custom_timeouts=pulumi.CustomTimeouts(
+                    create=f"{self.rollout.create_minutes}m", update=f"{self.rollout.update_minutes}m"
+                ),
                 ignore_changes=["spec.replicas"] if args.replicas_managed_elsewhere else None,
             ),
         )
         self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
             metadata=metadata,
-            spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(max_unavailable=1, selector=selector),
+            spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(max_unavailable=max_unavailable, selector=selector),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.pod_monitoring = k8s.apiextensions.CustomResource(
@@ -177,9 +278,9 @@ class VllmEngine(pulumi.ComponentResource):
 
     def _pod_spec(self, args: VllmEngineArgs) -> k8s.core.v1.PodSpecArgs:
         engine = args.engine
-        grace_seconds = SPOT_GRACE_SECONDS if args.spot_capable else GRACE_SECONDS
+        grace = grace_seconds(args.spot_capable)
         compute = {"cpu": engine.cpu, "memory": engine.memory, "ephemeral-storage": engine.ephemeral_storage}
-        gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE)}
+        gpus = {"nvidia.com/gpu": str(GPUS_PER_POD)}
         health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PORT_NAME)
         return k8s.core.v1.PodSpecArgs(
             node_selector=args.node_selector,
@@ -198,18 +299,23 @@ class VllmEngine(pulumi.ComponentResource):
                     )
                 )
             ),
-            termination_grace_period_seconds=grace_seconds,
+            termination_grace_period_seconds=grace,
             enable_service_links=False,
             automount_service_account_token=False,
             security_context=k8s.core.v1.PodSecurityContextArgs(
-                seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault")
+                # The image declares no user (root); nothing in the engine needs it.
+                run_as_non_root=True,
+                run_as_user=ENGINE_USER_ID,
+                run_as_group=ENGINE_USER_ID,
+                seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
             ),
             containers=[
                 k8s.core.v1.ContainerArgs(
                     name=CONTAINER_NAME,
                     image=engine_image(engine),
+                    image_pull_policy="Always",
                     command=["vllm", "serve"],
-                    args=engine_args(engine, args.model_path, args.served_model_name),
+                    args=engine_args(engine, args.model_path, args.served_model_name, drain_seconds(grace)),
                     env=[k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in engine_env(engine).items()],
                     ports=[k8s.core.v1.ContainerPortArgs(name=PORT_NAME, container_port=engine.port)],
                     resources=k8s.core.v1.ResourceRequirementsArgs(
@@ -228,21 +334,19 @@ class VllmEngine(pulumi.ComponentResource):
                     ),
                     lifecycle=k8s.core.v1.LifecycleArgs(
                         pre_stop=k8s.core.v1.LifecycleHandlerArgs(
-                            exec_=k8s.core.v1.ExecActionArgs(
-                                command=[
-                                    "python3",
-                                    "-c",
-                                    DRAIN_SCRIPT,
-                                    str(grace_seconds - SHUTDOWN_MARGIN_SECONDS),
-                                    str(engine.port),
-                                ]
-                            )
+                            sleep=k8s.core.v1.SleepActionArgs(seconds=ENDPOINT_REMOVAL_SECONDS)
                         )
                     ),
-                    security_context=k8s.core.v1.SecurityContextArgs(allow_privilege_escalation=False),
+                    security_context=k8s.core.v1.SecurityContextArgs(
+                        allow_privilege_escalation=False,
+                        read_only_root_filesystem=True,
+                        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                    ),
                     volume_mounts=[
                         k8s.core.v1.VolumeMountArgs(name="weights", mount_path=args.weights_mount_path, read_only=True),
                         k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),
+                        k8s.core.v1.VolumeMountArgs(name="cache", mount_path=CACHE_ROOT),
+                        k8s.core.v1.VolumeMountArgs(name="tmp", mount_path=TMP_DIR),
                     ],
                 )
             ],
@@ -256,5 +360,8 @@ class VllmEngine(pulumi.ComponentResource):
                 k8s.core.v1.VolumeArgs(
                     name="dshm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=SHM_SIZE)
                 ),
+                # Disk-backed, within the pod's ephemeral-storage request.
+                k8s.core.v1.VolumeArgs(name="cache", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
+                k8s.core.v1.VolumeArgs(name="tmp", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
             ],
         )

@@ -1,33 +1,43 @@
 """Model weights on Hyperdisk ML: downloaded once per model revision, served read-only to every
 serving node.
 
-The path is fully declarative and every object has a name known at preview, so one `pulumi up`
-takes an empty project to a mounted, read-only checkpoint:
+Every object of a revision carries the revision's id (a short hash of `model@revision`) in its
+Pulumi logical name and in its cloud name, so a new revision declares new objects beside the old
+ones instead of replacing them; an unchanged revision declares exactly the same objects.
 
-1. a Hyperdisk ML disk (`READ_WRITE_SINGLE`) in the first serving zone, exposed by a static
-   PersistentVolume and a ReadWriteOnce claim;
-2. a Job on a cheap CPU node (C4A by default) that clones the checkpoint from Hugging Face with
-   Git LFS, retrying and resuming (`git lfs pull` keeps finished objects), and writes a marker file
-   last; a re-run finds the marker and exits at once. The Pulumi Kubernetes provider waits for the
-   Job to complete before anything that depends on it. During the download the disk holds the
-   checkpoint twice (Git LFS objects and the checkout), so `weights.sizeGib` must allow for that;
-3. a Compute Engine snapshot of the filled disk, taken after the Job;
-4. one Hyperdisk ML disk per serving zone restored from the snapshot in `READ_ONLY_MANY` mode (up
-   to 2,500 nodes attach it read-only), exposed by one static PersistentVolume and one ReadOnlyMany
-   claim that the Deployment mounts.
+The path follows GKE's "Accelerate AI/ML data loading with Hyperdisk ML" (populate a disk, take a
+disk image, create the READ_ONLY_MANY Hyperdisk ML volumes from it). Two phases, decided at every
+`pulumi up` by looking up the revision's disk image (`gcp.compute.get_images`, a list that is empty
+when the image does not exist yet):
 
-Every name carries a short hash of model and revision: a new revision declares new disks, Job,
-snapshot, volumes and claims (and the Deployment rolls onto the new claim); an unchanged one
-declares exactly the same objects, so nothing is downloaded again. With protection on (prod), the
-read-only disks and the snapshot carry Pulumi `protect` and `deletionPolicy: PREVENT`: after a
-revision change the old ones stay until released with `pulumi state unprotect`.
+* Fill (no image yet): a Hyperdisk Balanced scratch disk in the first zone (a Hyperdisk type C4A
+  attaches; Hyperdisk ML attachment by C4A is not documented), its static PersistentVolume and
+  ReadWriteOnce claim, a download Job on a C4A node that clones the checkpoint with Git LFS, and a
+  snapshot of the filled disk (a snapshot may be taken while the disk is still attached).
+* Serve (always): a disk image made from that snapshot, stored in the stack's region
+  (`storage_locations`), one READ_ONLY_MANY Hyperdisk ML disk per serving zone created from the
+  image, one static PersistentVolume (multi-zone handle for several zones) and one ReadOnlyMany
+  claim that the Deployment mounts.
 
-More than one zone: the serving disks share one name, carry the label `goog-gke-multi-zone`, and
-the PersistentVolume uses the Persistent Disk CSI driver's multi-zone handle
-`projects/P/zones/multi-zone/disks/NAME`; the driver attaches the copy in the zone of the node
-(the same handle GKE's `enable-multi-zone-provisioning` StorageClasses produce). The snapshot was
-taken while the download node may still have had the file system mounted; the CSI driver mounts
-such a read-only ext4 volume with `noload`, and the Job syncs before it writes the marker.
+The image takes its source snapshot by name, not by reference, so its inputs are the same in both
+phases: the `pulumi up` after the one that created the image no longer declares the scratch disk,
+its volume, claim, Job and snapshot, and the engine deletes them (Job first, disk last). No paid
+scratch storage outlives that next `up`; the image (billed per GB stored, in the region) stays as
+the source for the serving disks and for a zone added later.
+
+A failed download does not wedge later ups: the Job carries `pulumi.com/replaceUnready: "true"`
+(pulumi-kubernetes provider.go Diff: an unready Job is scheduled for replacement), so the next `up`
+replaces a Failed Job; the scratch disk keeps finished Git LFS objects and the new Job resumes.
+
+Protection (`keep_on_delete`, on in prod): the image and the serving disks carry the pulumi-gcp
+`deletionPolicy: ABANDON` ("When set to ABANDON, the command will remove the resource from
+Terraform management without updating or deleting the resource in the API", pulumi-gcp 10.2.0
+`compute/disk.py`, `compute/image.py`). A revision change or `pulumi destroy` therefore removes
+them from the stack without deleting them (the engine never refuses, unlike `protect` or
+`PREVENT`), and the serving revision's data survives any Pulumi operation. Old revisions are then
+cleaned up by hand: `gcloud compute disks list --filter=labels.weights=<old id>` and
+`gcloud compute images list --filter=labels.weights=<old id>`, then `delete` (README, "The weights
+path"). Without protection they are deleted with the stack.
 """
 
 from __future__ import annotations
@@ -41,19 +51,28 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from stacks.config import DownloaderConfig
-
-DISK_TYPE = "hyperdisk-ml"
-# The Hyperdisk ML minimum; a Hugging Face download never writes faster.
-FILL_DISK_THROUGHPUT_MIBPS = 400
+SERVING_DISK_TYPE = "hyperdisk-ml"
+# C4A attaches Hyperdisk types only, not Persistent Disk (nextflow-io/nextflow#6841: "C4, C4A, C4D
+# ... do not support pd-balanced"); Hyperdisk Balanced is the general-purpose type and C4A's boot
+# disk. The Compute Engine "C4A machine series" disk table itself could not be read here.
+FILL_DISK_TYPE = "hyperdisk-balanced"
 PD_CSI_DRIVER = "pd.csi.storage.gke.io"
 CSI_ZONE_KEY = "topology.gke.io/zone"
 NODE_ZONE_KEY = "topology.kubernetes.io/zone"
 MULTI_ZONE_LABEL = "goog-gke-multi-zone"
 READ_AHEAD_MOUNT_OPTION = "read_ahead_kb=4096"
+# pulumi-kubernetes (metadata/annotations.go AnnotationReplaceUnready, "Add replaceUnready
+# annotation for Jobs" since 3.2.0): the next update replaces a Job that is not Complete.
+REPLACE_UNREADY_ANNOTATION = "pulumi.com/replaceUnready"
 DOWNLOAD_TIMEOUT = "3h"
 DOWNLOAD_DEADLINE_SECONDS = 3 * 3600
 COMPLETE_MARKER = ".download-complete"
+TOKEN_DIRECTORY = "/var/run/secrets/huggingface"
+SCRATCH_DIRECTORY = "/tmp"
+# The downloader image's user is irrelevant: the Job runs as this unprivileged id (above 10000,
+# no clash with host users) with HOME on an emptyDir, and fsGroup makes the disk writable.
+DOWNLOAD_USER_ID = 10001
+KEEP_DELETION_POLICY = "ABANDON"
 
 DOWNLOAD_SCRIPT = f"""set -eu
 marker="$WEIGHTS_ROOT/{COMPLETE_MARKER}"
@@ -70,11 +89,6 @@ retry() {{
     attempt=$((attempt + 1))
   done
 }}
-retry apt-get update -qq
-retry apt-get install -y -qq --no-install-recommends ca-certificates git git-lfs
-# The token reaches git only through this helper, never a URL, an argument or a file.
-git config --global credential.helper '!f() {{ echo username=hf; echo "password=$HF_TOKEN"; }}; f'
-git lfs install --skip-smudge
 checkout="$WEIGHTS_ROOT/$MODEL"
 clone() {{
   rm -rf "$checkout.partial"
@@ -95,6 +109,12 @@ sync
 echo "$MODEL@$REVISION" > "$marker"
 sync
 """
+
+# Git reads the token through this credential helper from the mounted Secret file: never a URL,
+# an argument, an environment variable or a file the Job writes.
+CREDENTIAL_HELPER = (
+    '!f() { test "$1" = get || exit 0; echo username=hf; printf "password="; cat "$HF_TOKEN_FILE"; echo; }; f'
+)
 
 
 def weights_id(model: str, revision: str) -> str:
@@ -126,9 +146,31 @@ def zone_affinity(key: str, zones: Sequence[str]) -> k8s.core.v1.VolumeNodeAffin
     )
 
 
+def restricted_container_context() -> k8s.core.v1.SecurityContextArgs:
+    """No privilege escalation, no capabilities, nothing written outside the declared volumes."""
+    return k8s.core.v1.SecurityContextArgs(
+        allow_privilege_escalation=False,
+        read_only_root_filesystem=True,
+        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+    )
+
+
+@dataclass(frozen=True)
+class DownloaderArgs:
+    """The one-off Job that copies the checkpoint from Hugging Face onto the scratch disk."""
+
+    image: str
+    machine_family: str
+    arch: str
+    cpu: str
+    memory: str
+    retries: int
+
+
 @dataclass(frozen=True)
 class ModelWeightsArgs:
     project: str
+    region: str
     zones: Sequence[str]
     cluster_name: str
     namespace: pulumi.Input[str]
@@ -137,108 +179,72 @@ class ModelWeightsArgs:
     size_gib: int
     throughput_mibps: int
     mount_path: str
-    downloader: DownloaderConfig
+    downloader: DownloaderArgs
     token_secret_name: pulumi.Input[str]
     token_secret_key: str
-    protect: bool
+    keep_on_delete: bool
     labels: dict[str, str] = field(default_factory=dict)
 
 
 class ModelWeights(pulumi.ComponentResource):
-    fill_disk: gcp.compute.Disk
-    fill_volume: k8s.core.v1.PersistentVolume
-    fill_claim: k8s.core.v1.PersistentVolumeClaim
-    download: k8s.batch.v1.Job
-    snapshot: gcp.compute.Snapshot
+    fill_disk: gcp.compute.Disk | None
+    fill_volume: k8s.core.v1.PersistentVolume | None
+    fill_claim: k8s.core.v1.PersistentVolumeClaim | None
+    download: k8s.batch.v1.Job | None
+    snapshot: gcp.compute.Snapshot | None
+    image: gcp.compute.Image
     disks: dict[str, gcp.compute.Disk]
     volume: k8s.core.v1.PersistentVolume
     claim: k8s.core.v1.PersistentVolumeClaim
 
     def __init__(self, name: str, args: ModelWeightsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:weights:ModelWeights", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        revision_id = weights_id(args.model, args.revision)
-        self.object_name = f"weights-{revision_id}"
+        self.revision_id = weights_id(args.model, args.revision)
+        self.object_name = f"weights-{self.revision_id}"
+        revision_name = f"{name}-{self.revision_id}"
         disk_name = f"{args.cluster_name}-{self.object_name}"
+        fill_disk_name = f"{disk_name}-fill"
         fill_zone = args.zones[0]
         capacity = {"storage": f"{args.size_gib}Gi"}
-        gcp_labels = {"weights": revision_id}
-        labels = {**args.labels, "llm-serving/weights": revision_id}
-        deletion_policy = "PREVENT" if args.protect else "DELETE"
+        gcp_labels = {"weights": self.revision_id}
+        labels = {**args.labels, "llm-serving/weights": self.revision_id}
+        deletion_policy = KEEP_DELETION_POLICY if args.keep_on_delete else "DELETE"
         self.model_path = local_model_path(args.mount_path, args.model)
+        self.image_name = disk_name
 
-        self.fill_disk = gcp.compute.Disk(
-            f"{name}-fill-disk",
-            name=f"{disk_name}-fill",
-            project=args.project,
-            zone=fill_zone,
-            type=DISK_TYPE,
-            size=args.size_gib,
-            provisioned_throughput=FILL_DISK_THROUGHPUT_MIBPS,
-            access_mode="READ_WRITE_SINGLE",
-            labels=gcp_labels,
-            opts=child,
-        )
-        fill_object_name = f"{self.object_name}-fill"
-        self.fill_volume = k8s.core.v1.PersistentVolume(
-            f"{name}-fill-pv",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, labels=labels),
-            spec=k8s.core.v1.PersistentVolumeSpecArgs(
-                access_modes=["ReadWriteOnce"],
-                capacity=capacity,
-                storage_class_name="",
-                persistent_volume_reclaim_policy="Retain",
-                volume_mode="Filesystem",
-                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=fill_object_name),
-                csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
-                    driver=PD_CSI_DRIVER,
-                    volume_handle=self.fill_disk.name.apply(
-                        lambda disk: volume_handle(args.project, [fill_zone], disk)
-                    ),
-                    fs_type="ext4",
-                ),
-                node_affinity=zone_affinity(CSI_ZONE_KEY, [fill_zone]),
-            ),
-            opts=child,
-        )
-        self.fill_claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-fill-pvc",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, namespace=args.namespace, labels=labels),
-            spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
-                access_modes=["ReadWriteOnce"],
-                storage_class_name="",
-                volume_name=self.fill_volume.metadata.name,
-                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests=capacity),
-            ),
-            opts=child,
-        )
-        self.download = self._download_job(name, args, labels, fill_zone)
+        self.fill_disk = self.fill_volume = self.fill_claim = self.download = self.snapshot = None
+        fill_steps: list[pulumi.Resource] = []
+        if not self._image_exists(args.project):
+            fill_steps = self._declare_fill(
+                revision_name, args, fill_disk_name, fill_zone, capacity, gcp_labels, labels
+            )
 
-        self.snapshot = gcp.compute.Snapshot(
-            f"{name}-snapshot",
-            name=disk_name,
+        self.image = gcp.compute.Image(
+            f"{revision_name}-image",
+            name=self.image_name,
             project=args.project,
-            zone=fill_zone,
-            source_disk=self.fill_disk.name,
+            # By name, so that the inputs stay the same once the snapshot is gone.
+            source_snapshot=f"projects/{args.project}/global/snapshots/{disk_name}",
+            storage_locations=[args.region],
             labels=gcp_labels,
             deletion_policy=deletion_policy,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.download], protect=args.protect),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=fill_steps),
         )
         serving_labels = {**gcp_labels, MULTI_ZONE_LABEL: "true"} if len(args.zones) > 1 else gcp_labels
         self.disks = {
             zone: gcp.compute.Disk(
-                f"{name}-disk-{zone}",
+                f"{revision_name}-disk-{zone}",
                 name=disk_name,
                 project=args.project,
                 zone=zone,
-                type=DISK_TYPE,
+                type=SERVING_DISK_TYPE,
                 size=args.size_gib,
                 provisioned_throughput=args.throughput_mibps,
                 access_mode="READ_ONLY_MANY",
-                snapshot=self.snapshot.name,
+                image=self.image.self_link,
                 labels=serving_labels,
                 deletion_policy=deletion_policy,
-                opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+                opts=pulumi.ResourceOptions(parent=self),
             )
             for zone in args.zones
         }
@@ -246,7 +252,7 @@ class ModelWeights(pulumi.ComponentResource):
             lambda names: str(names[0])
         )
         self.volume = k8s.core.v1.PersistentVolume(
-            f"{name}-pv",
+            f"{revision_name}-pv",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=self.object_name, labels=labels),
             spec=k8s.core.v1.PersistentVolumeSpecArgs(
                 access_modes=["ReadOnlyMany"],
@@ -264,10 +270,10 @@ class ModelWeights(pulumi.ComponentResource):
                 ),
                 node_affinity=zone_affinity(CSI_ZONE_KEY, args.zones),
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
         )
         self.claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-pvc",
+            f"{revision_name}-pvc",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=self.object_name, namespace=args.namespace, labels=labels),
             spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
                 access_modes=["ReadOnlyMany"],
@@ -275,23 +281,120 @@ class ModelWeights(pulumi.ComponentResource):
                 volume_name=self.volume.metadata.name,
                 resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests=capacity),
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.download_logs_command: pulumi.Output[str] | None = (
+            None
+            if self.download is None
+            else pulumi.Output.concat(
+                "kubectl logs --namespace ", args.namespace, " job/", self.download.metadata.name, " --all-containers"
+            )
         )
         self.register_outputs(
             {
                 "claimName": self.claim.metadata.name,
                 "modelPath": self.model_path,
-                "snapshot": self.snapshot.name,
+                "image": self.image.name,
+                "downloadLogs": self.download_logs_command,
             }
         )
 
-    def _download_job(self, name: str, args: ModelWeightsArgs, labels: dict[str, str], zone: str) -> k8s.batch.v1.Job:
+    def _image_exists(self, project: str) -> bool:
+        """Whether an earlier `up` already made this revision's image (then nothing is downloaded)."""
+        found = gcp.compute.get_images(
+            project=project,
+            filter=f"name = {self.image_name}",
+            opts=pulumi.InvokeOptions(parent=self),
+        )
+        return any(image.name == self.image_name for image in found.images or [])
+
+    def _declare_fill(
+        self,
+        revision_name: str,
+        args: ModelWeightsArgs,
+        fill_disk_name: str,
+        fill_zone: str,
+        capacity: dict[str, str],
+        gcp_labels: dict[str, str],
+        labels: dict[str, str],
+    ) -> list[pulumi.Resource]:
+        """Declare the scratch disk, its volume and claim, the download Job and the snapshot;
+        return what the image waits for."""
+        child = pulumi.ResourceOptions(parent=self)
+        fill_disk = gcp.compute.Disk(
+            f"{revision_name}-fill-disk",
+            name=fill_disk_name,
+            project=args.project,
+            zone=fill_zone,
+            type=FILL_DISK_TYPE,
+            size=args.size_gib,
+            labels=gcp_labels,
+            opts=child,
+        )
+        fill_object_name = f"{self.object_name}-fill"
+        fill_volume = k8s.core.v1.PersistentVolume(
+            f"{revision_name}-fill-pv",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, labels=labels),
+            spec=k8s.core.v1.PersistentVolumeSpecArgs(
+                access_modes=["ReadWriteOnce"],
+                capacity=capacity,
+                storage_class_name="",
+                persistent_volume_reclaim_policy="Retain",
+                volume_mode="Filesystem",
+                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=fill_object_name),
+                csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
+                    driver=PD_CSI_DRIVER,
+                    volume_handle=fill_disk.name.apply(lambda disk: volume_handle(args.project, [fill_zone], disk)),
+                    fs_type="ext4",
+                ),
+                node_affinity=zone_affinity(CSI_ZONE_KEY, [fill_zone]),
+            ),
+            opts=child,
+        )
+        fill_claim = k8s.core.v1.PersistentVolumeClaim(
+            f"{revision_name}-fill-pvc",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, namespace=args.namespace, labels=labels),
+            spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
+                access_modes=["ReadWriteOnce"],
+                storage_class_name="",
+                volume_name=fill_volume.metadata.name,
+                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests=capacity),
+            ),
+            opts=child,
+        )
+        download = self._download_job(revision_name, args, labels, fill_zone, fill_claim)
+        snapshot = gcp.compute.Snapshot(
+            f"{revision_name}-snapshot",
+            name=self.image_name,
+            project=args.project,
+            zone=fill_zone,
+            source_disk=fill_disk.name,
+            storage_locations=[args.region],
+            labels=gcp_labels,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[download]),
+        )
+        self.fill_disk, self.fill_volume, self.fill_claim = fill_disk, fill_volume, fill_claim
+        self.download, self.snapshot = download, snapshot
+        return [download, snapshot]
+
+    def _download_job(
+        self,
+        revision_name: str,
+        args: ModelWeightsArgs,
+        labels: dict[str, str],
+        zone: str,
+        fill_claim: k8s.core.v1.PersistentVolumeClaim,
+    ) -> k8s.batch.v1.Job:
         downloader = args.downloader
         compute = {"cpu": downloader.cpu, "memory": downloader.memory}
+        token_file = posixpath.join(TOKEN_DIRECTORY, args.token_secret_key)
         return k8s.batch.v1.Job(
-            f"{name}-download",
+            f"{revision_name}-download",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=f"{self.object_name}-download", namespace=args.namespace, labels=labels
+                name=f"{self.object_name}-download",
+                namespace=args.namespace,
+                labels=labels,
+                annotations={REPLACE_UNREADY_ANNOTATION: "true"},
             ),
             spec=k8s.batch.v1.JobSpecArgs(
                 backoff_limit=downloader.retries,
@@ -308,40 +411,63 @@ class ModelWeights(pulumi.ComponentResource):
                             NODE_ZONE_KEY: zone,
                         },
                         security_context=k8s.core.v1.PodSecurityContextArgs(
-                            seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault")
+                            run_as_non_root=True,
+                            run_as_user=DOWNLOAD_USER_ID,
+                            run_as_group=DOWNLOAD_USER_ID,
+                            fs_group=DOWNLOAD_USER_ID,
+                            seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
                         ),
                         containers=[
                             k8s.core.v1.ContainerArgs(
                                 name="download",
                                 image=downloader.image,
+                                image_pull_policy="IfNotPresent",
                                 command=["/bin/sh", "-c", DOWNLOAD_SCRIPT],
                                 env=[
-                                    k8s.core.v1.EnvVarArgs(
-                                        name="HF_TOKEN",
-                                        value_from=k8s.core.v1.EnvVarSourceArgs(
-                                            secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(
-                                                name=args.token_secret_name, key=args.token_secret_key
-                                            )
-                                        ),
-                                    ),
+                                    k8s.core.v1.EnvVarArgs(name="HF_TOKEN_FILE", value=token_file),
                                     k8s.core.v1.EnvVarArgs(name="MODEL", value=args.model),
                                     k8s.core.v1.EnvVarArgs(name="REVISION", value=args.revision),
                                     k8s.core.v1.EnvVarArgs(name="WEIGHTS_ROOT", value=args.mount_path),
                                     k8s.core.v1.EnvVarArgs(name="ATTEMPTS", value=str(downloader.retries + 1)),
+                                    k8s.core.v1.EnvVarArgs(name="HOME", value=SCRATCH_DIRECTORY),
                                     k8s.core.v1.EnvVarArgs(name="GIT_TERMINAL_PROMPT", value="0"),
+                                    k8s.core.v1.EnvVarArgs(name="GIT_LFS_SKIP_SMUDGE", value="1"),
+                                    k8s.core.v1.EnvVarArgs(name="GIT_CONFIG_COUNT", value="1"),
+                                    k8s.core.v1.EnvVarArgs(name="GIT_CONFIG_KEY_0", value="credential.helper"),
+                                    k8s.core.v1.EnvVarArgs(name="GIT_CONFIG_VALUE_0", value=CREDENTIAL_HELPER),
                                 ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=compute, limits=compute),
-                                security_context=k8s.core.v1.SecurityContextArgs(allow_privilege_escalation=False),
-                                volume_mounts=[k8s.core.v1.VolumeMountArgs(name="weights", mount_path=args.mount_path)],
+                                security_context=restricted_container_context(),
+                                volume_mounts=[
+                                    k8s.core.v1.VolumeMountArgs(name="weights", mount_path=args.mount_path),
+                                    k8s.core.v1.VolumeMountArgs(
+                                        name="hf-token", mount_path=TOKEN_DIRECTORY, read_only=True
+                                    ),
+                                    k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH_DIRECTORY),
+                                ],
                             )
                         ],
                         volumes=[
                             k8s.core.v1.VolumeArgs(
                                 name="weights",
                                 persistent_volume_claim=k8s.core.v1.PersistentVolumeClaimVolumeSourceArgs(
-                                    claim_name=self.fill_claim.metadata.name
+                                    claim_name=fill_claim.metadata.name
                                 ),
-                            )
+                            ),
+                            k8s.core.v1.VolumeArgs(
+                                name="hf-token",
+                                secret=k8s.core.v1.SecretVolumeSourceArgs(
+                                    secret_name=args.token_secret_name,
+                                    items=[
+                                        k8s.core.v1.KeyToPathArgs(key=args.token_secret_key, path=args.token_secret_key)
+                                    ],
+                                    # read by the Job's group (fsGroup) only
+                                    default_mode=0o440,
+                                ),
+                            ),
+                            k8s.core.v1.VolumeArgs(
+                                name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit="1Gi")
+                            ),
                         ],
                     ),
                 ),

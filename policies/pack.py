@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from policies.rules.benchmark import BENCHMARK_NOT_CLIENT_BOUND
 from policies.rules.cluster import DEDICATED_NODE_SERVICE_ACCOUNT, MINOR_VERSION_FLOOR, PRIVATE_NODES_HAVE_NAT
 from policies.rules.engine import (
     CONTEXT_SIZED_TO_WORKLOAD,
@@ -28,7 +29,7 @@ from policies.rules.routing import (
     LOAD_BALANCER_ALLOWED,
 )
 from policies.rules.security import NO_TOKEN_LITERAL
-from policies.rules.weights import WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
+from policies.rules.weights import REVISION_IS_A_COMMIT, WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
 PACK_NAME = "gke-b200-serving"
 
@@ -49,6 +50,7 @@ POLICIES: list[Any] = [
     NO_TOKEN_LITERAL,
     WEIGHTS_READ_ONLY,
     WEIGHTS_IN_GPU_ZONES,
+    REVISION_IS_A_COMMIT,
     GATEWAY_PREREQUISITES,
     ENDPOINT_PICKER_CPU,
     LOAD_BALANCER_ALLOWED,
@@ -58,6 +60,7 @@ POLICIES: list[Any] = [
     PRIVATE_NODES_HAVE_NAT,
     MINOR_VERSION_FLOOR,
     PRODUCTION_IS_PROTECTED,
+    BENCHMARK_NOT_CLIENT_BOUND,
     REPLICAS_LEFT_TO_AUTOSCALER,
     SLOW_SCALE_DOWN,
 ]

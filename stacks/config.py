@@ -35,6 +35,10 @@ PROXY_SUBNET_REFERENCE = (
     r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
 EPP_RELEASE_NAME_MAX = 40
+MAX_NODES = 256
+# One `vllm bench serve` process saturates one core at ~16K connections (RECIPE section 8); a
+# quarter of that per vCPU keeps every client far from CPU-bound.
+BENCH_CONCURRENCY_PER_VCPU = 4000
 
 
 class Model(BaseModel):
@@ -228,7 +232,9 @@ CapacitySource = Annotated[SpotSource | FlexStartSource | ReservationSource, Fie
 class CapacityConfig(Model):
     """A4 (8x B200) nodes; one serving pod per node. A4 has no on-demand capacity."""
 
-    nodes: Annotated[int, Field(ge=1, le=256)] = 12
+    nodes: Annotated[int | None, Field(ge=1, le=MAX_NODES)] = Field(
+        default=None, description="A4 node count; exclusive with `target` (the planner then picks it)."
+    )
     sources: Annotated[list[CapacitySource], Field(min_length=1, max_length=8)] = [
         FlexStartSource(type="flexStart"),
         SpotSource(type="spot"),
@@ -254,12 +260,20 @@ class CapacityConfig(Model):
 # ---------------------------------------------------------------- weights
 
 
+# alpine/git: git and git-lfs preinstalled (alpine-docker/git Dockerfile: `apk add git git-lfs`),
+# published for linux/amd64 and linux/arm64 (C4A). The digest is the one a public project pins
+# for this tag; confirm it with `docker buildx imagetools inspect alpine/git:v2.49.1`.
+DOWNLOADER_IMAGE = "alpine/git:v2.49.1@sha256:c0280cf9572316299b08544065d3bf35db65043d5e3963982ec50647d2746e26"
+COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
+IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
 class DownloaderConfig(Model):
-    """The one-off Job that copies the checkpoint from Hugging Face onto the weight disk."""
+    """The one-off Job that copies the checkpoint from Hugging Face onto the scratch disk."""
 
     machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4a"
     arch: Literal["arm64", "amd64"] = "arm64"
-    image: str = "python:3.12-slim-bookworm"
+    image: Annotated[str, Field(pattern=r"^[\w./:-]+(@sha256:[0-9a-f]{64})?$")] = DOWNLOADER_IMAGE
     cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "4"
     memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
     retries: Annotated[int, Field(ge=0, le=20)] = 5
@@ -267,12 +281,25 @@ class DownloaderConfig(Model):
 
 class WeightsConfig(Model):
     model: Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")] = "Qwen/Qwen3.5-27B-FP8"
-    revision: Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")] = "main"
+    revision: Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")] = Field(
+        default="main",
+        description="Branch, tag or commit; prod needs a 40-hex commit id "
+        "(`git ls-remote https://huggingface.co/MODEL main`).",
+    )
     size_gib: Annotated[int, Field(ge=4, le=65536)] = 100
     throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = 2400
     mount_path: Annotated[str, Field(pattern=r"^/[\w/.-]+$")] = "/models"
-    protect: bool | None = Field(default=None, description="Defaults to the environment preset.")
+    protect: bool | None = Field(
+        default=None,
+        description="Keep the disk image and serving disks when Pulumi deletes them (deletionPolicy "
+        "ABANDON); defaults to the environment preset.",
+    )
     downloader: DownloaderConfig = DownloaderConfig()
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the revision is an immutable commit id rather than a branch or tag."""
+        return bool(COMMIT_ID.match(self.revision))
 
 
 # ---------------------------------------------------------------- engine
@@ -283,11 +310,19 @@ class SpeculativeConfig(Model):
     num_speculative_tokens: Annotated[int, Field(ge=1, le=8)] = 1
 
 
+ENGINE_IMAGE = "vllm/vllm-openai:v0.19.0"
+# The linux/amd64 manifest of vllm/vllm-openai:v0.19.0 as a public project pins it (A4 nodes are
+# x86-64); confirm with `docker buildx imagetools inspect vllm/vllm-openai:v0.19.0`.
+ENGINE_IMAGE_DIGEST = "sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53eceab86ef50883da90"
+
+
 class EngineConfig(Model):
     """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
 
-    image: Annotated[str, Field(pattern=r"^[\w./-]+:[\w.-]+$")] = "vllm/vllm-openai:v0.19.0"
-    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = None
+    image: Annotated[str, Field(pattern=r"^[\w./-]+:[\w.-]+$")] = ENGINE_IMAGE
+    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(
+        default=None, description="Defaults to the known digest of the default image; prod requires one."
+    )
     served_model_name: str | None = Field(default=None, description="Defaults to weights.model.")
     port: Annotated[int, Field(ge=1024, le=65535)] = 8000
     data_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = 8
@@ -307,11 +342,27 @@ class EngineConfig(Model):
     estimate_cudagraphs: bool = Field(default=True, description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1")
     extra_args: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9]")]] = []
     extra_env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")], str] = {}
-    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$", description="Per serving pod (A4: 224 vCPU).")] = "96"
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$", description="Per serving pod (A4: 3,968 GB).")] = "1024Gi"
+    # Autopilot bills a GPU pod for its whole node (node-based billing of accelerator Pods: the
+    # a4-highgpu-8g price plus the Autopilot premium), so requests below the node cost the same:
+    # take most of the 224 vCPU (8 API servers, tokenization and 8 engine cores) and half the
+    # 3,968 GB (host memory and page cache), leaving room for system reservations and DaemonSets.
+    # The per-GPU-type maximums of "Resource requests in Autopilot" could not be read here; these
+    # stay below the node's allocatable.
+    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$", description="Per serving pod (A4: 224 vCPU).")] = "200"
+    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$", description="Per serving pod (A4: 3,968 GB).")] = "1800Gi"
     ephemeral_storage: Annotated[
         str, Field(pattern=r"^\d+(Mi|Gi)$", description="torch.compile, FlashInfer and Triton caches.")
-    ] = "100Gi"
+    ] = "200Gi"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_digest_of_default_image(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        image = data.get("image", ENGINE_IMAGE)
+        if image == ENGINE_IMAGE and "imageDigest" not in data and "image_digest" not in data:
+            return {**data, "imageDigest": ENGINE_IMAGE_DIGEST}
+        return data
 
     @model_validator(mode="after")
     def _parallelism_fits_node(self) -> EngineConfig:
@@ -405,15 +456,147 @@ class RoutingConfig(Model):
         return self
 
 
-# ---------------------------------------------------------------- economics
+# ---------------------------------------------------------------- pricing
+
+# Prices in USD. Each default names where it comes from and when; "derived" and "estimate" mark
+# figures that could not be verified at a price list from here (README "Capacity and cost").
+PUBLISHED_SPOT_PER_NODE_HOUR = 32.61  # write-up (March 2026), RECIPE section 9: a4-highgpu-8g Spot VM
+PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR = 88.93  # write-up (March 2026), RECIPE section 9: 1-year commitment
+# Derived, not verified: the 1-year price over (1 - 37%), the resource-based 1-year CUD rate of
+# accelerator-optimized VMs; a reservation without a commitment is billed at this price.
+DERIVED_ON_DEMAND_PER_NODE_HOUR = round(PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR / (1 - 0.37), 2)
+# Derived, not verified: 3-year resource-based CUD of 55% off the on-demand-equivalent price.
+DERIVED_COMMITTED_3Y_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 0.55), 2)
+# Flex-start (DWS): "discounted up to 53%" (RECIPE section 3; "About Flex-start VMs": A4 vCPUs,
+# memory and GPUs "at a discounted price"); the full 53% off on-demand is taken, not verified.
+DERIVED_FLEX_START_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 0.53), 2)
 
 
-class EconomicsConfig(Model):
-    """Per-A4-node VM prices (USD/h, before the Autopilot premium), RECIPE section 9."""
+class ReservationBilling(StrEnum):
+    """How the A4 nodes of a specific reservation are paid for."""
 
-    spot_per_node_hour: Annotated[float, Field(ge=0)] = 32.61
-    committed_per_node_hour: Annotated[float, Field(ge=0)] = 88.93
-    tokens_per_second_per_node: Annotated[float, Field(gt=0)] = 91_995
+    on_demand = "onDemand"
+    commit_1y = "commit1y"
+    commit_3y = "commit3y"
+
+
+class PricingConfig(Model):
+    """USD prices the planner uses (capacity.json, plan.md, goal sizing against a budget)."""
+
+    spot_per_node_hour: Annotated[float, Field(ge=0)] = PUBLISHED_SPOT_PER_NODE_HOUR
+    flex_start_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_FLEX_START_PER_NODE_HOUR
+    on_demand_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_ON_DEMAND_PER_NODE_HOUR
+    committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR
+    committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_COMMITTED_3Y_PER_NODE_HOUR
+    reservation_billing: ReservationBilling = Field(
+        default=ReservationBilling.commit_1y,
+        description="The pricing of a reservation source used for goal sizing against a budget.",
+    )
+    # GKE pricing ("Autopilot mode", node-based billing of accelerator Pods): Compute Engine price
+    # plus an Autopilot premium. The premium per SKU could not be verified here: 10% is an
+    # estimate; set it from the GKE pricing page.
+    autopilot_premium_fraction: Annotated[float, Field(ge=0, le=1)] = 0.10
+    # Compute Engine disk pricing, Hyperdisk ML (us-central1): not verified here, estimates.
+    hyperdisk_ml_per_gib_month: Annotated[float, Field(ge=0)] = 0.08
+    hyperdisk_ml_per_mibps_month: Annotated[float, Field(ge=0)] = 0.12
+    # Compute Engine pricing, custom image storage per GiB-month (the weights' disk image the serving
+    # disks are made from): not verified here, an estimate.
+    image_per_gib_month: Annotated[float, Field(ge=0)] = 0.05
+    # GKE pricing, "Cluster management fee and free tier" (read 2026-11): $0.10 per cluster-hour;
+    # the free tier gives $74.40 a month per billing account to one zonal or Autopilot cluster.
+    cluster_fee_per_hour: Annotated[float, Field(ge=0)] = 0.10
+    cluster_free_tier: bool = Field(
+        default=False, description="Count the $74.40/month free-tier credit against this cluster's fee."
+    )
+    utilization: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=0.5, description="Average load as a fraction of full load, for $ per million tokens."
+    )
+
+
+# ---------------------------------------------------------------- goal sizing
+
+
+class TargetConfig(Model):
+    """Size the stack from a goal instead of `capacity.nodes`: exactly one goal, optionally a budget."""
+
+    total_tokens_per_second: Annotated[float | None, Field(gt=0)] = None
+    output_tokens_per_second: Annotated[float | None, Field(gt=0)] = None
+    concurrent_requests: Annotated[int | None, Field(gt=0)] = None
+    requests_per_second: Annotated[float | None, Field(gt=0)] = None
+    budget_per_hour: Annotated[float | None, Field(gt=0)] = Field(
+        default=None, description="USD per hour, all in (nodes, premium, disks, disk image, cluster fee)."
+    )
+    max_nodes: Annotated[int, Field(ge=1, le=256)] = 64
+
+    @model_validator(mode="after")
+    def _one_goal(self) -> TargetConfig:
+        goals = [key for key, value in self.goals().items() if value is not None]
+        if len(goals) != 1:
+            raise ValueError(
+                f"give exactly one goal of totalTokensPerSecond, outputTokensPerSecond, concurrentRequests, "
+                f"requestsPerSecond (got {len(goals)}{': ' + ', '.join(goals) if goals else ''})"
+            )
+        return self
+
+    def goals(self) -> dict[str, float | None]:
+        return {
+            "totalTokensPerSecond": self.total_tokens_per_second,
+            "outputTokensPerSecond": self.output_tokens_per_second,
+            "concurrentRequests": self.concurrent_requests,
+            "requestsPerSecond": self.requests_per_second,
+        }
+
+    def goal(self) -> tuple[str, float]:
+        return next((key, value) for key, value in self.goals().items() if value is not None)
+
+
+# ---------------------------------------------------------------- benchmark
+
+
+class BenchmarkTarget(StrEnum):
+    service = "service"
+    gateway = "gateway"
+
+
+class BenchmarkConfig(Model):
+    """The opt-in in-cluster benchmark Job: N parallel `vllm bench serve` clients (InferenceMAX)."""
+
+    enabled: bool = False
+    target: BenchmarkTarget | None = Field(
+        default=None, description="Defaults to the routing mode: the ClusterIP Service or the Gateway."
+    )
+    gateway_address: str | None = Field(
+        default=None, description="The Gateway's IP (output gatewayAddressCommand) when target is gateway."
+    )
+    machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4"
+    cpu: Annotated[int, Field(ge=2, le=192)] = Field(
+        default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
+    )
+    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = Field(
+        default="48Gi", description="Fits a 16 vCPU / 60 GB C4 node; each client process imports vLLM (~1-1.5 GB)."
+    )
+    concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = 1000
+    concurrency: Annotated[int | None, Field(ge=1)] = Field(
+        default=None, description="Total concurrency; defaults to nodes x workload.concurrencyPerNode."
+    )
+    prompts_per_concurrency: Annotated[int, Field(ge=1, le=100)] = 10
+    dataset: Literal["random"] = "random"
+    input_len: Annotated[int, Field(ge=1)] = 1024
+    output_len: Annotated[int, Field(ge=1)] = 512
+    range_ratio: Annotated[float, Field(ge=0, lt=1)] = 0.5
+    ignore_eos: bool = True
+    ready_timeout_seconds: Annotated[int, Field(ge=60, le=86400)] = 3600
+    deadline_seconds: Annotated[int, Field(ge=600, le=86400)] = 14400
+
+    @field_validator("gateway_address")
+    @classmethod
+    def _ip_address(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ipaddress.ip_address(value)
+            except ValueError:
+                raise ValueError(f"'{value}' is not an IP address") from None
+        return value
 
 
 # ---------------------------------------------------------------- operations
@@ -638,13 +821,17 @@ class StackConfig(Model):
     engine: EngineConfig = EngineConfig()
     workload: WorkloadConfig = WorkloadConfig()
     routing: RoutingConfig = RoutingConfig()
-    economics: EconomicsConfig = EconomicsConfig()
+    pricing: PricingConfig = PricingConfig()
+    target: TargetConfig | None = None
+    benchmark: BenchmarkConfig = BenchmarkConfig()
     autoscaling: AutoscalingConfig = AutoscalingConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     monitoring: MonitoringConfig = MonitoringConfig()
 
     @model_validator(mode="after")
     def _scaling_fits_capacity(self) -> StackConfig:
+        if self.capacity.nodes is None and not (self.autoscaling.enabled and self.autoscaling.max_replicas is not None):
+            return self  # the node count comes from `target`, resolved later by stacks.loader
         most = self.max_replicas
         for entry in self.schedule.entries:
             if entry.replicas > most:
@@ -699,6 +886,69 @@ class StackConfig(Model):
             )
         return self
 
+    @model_validator(mode="after")
+    def _prod_pins_what_it_runs(self) -> StackConfig:
+        if self.environment is not Environment.prod:
+            return self
+        if not self.weights.pinned:
+            raise ValueError(
+                f"weights.revision: '{self.weights.revision}' can move; prod needs an immutable 40-hex commit id "
+                f"(git ls-remote https://huggingface.co/{self.weights.model} main)"
+            )
+        if self.engine.image_digest is None:
+            raise ValueError(
+                "engine.imageDigest: prod pins the engine image by digest; "
+                f"allowed: sha256:<64 hex> of {self.engine.image}"
+            )
+        if not IMAGE_DIGEST.search(self.weights.downloader.image):
+            raise ValueError(
+                "weights.downloader.image: prod pins the downloader image by digest; allowed: NAME:TAG@sha256:<64 hex>"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _nodes_or_target(self) -> StackConfig:
+        if self.capacity.nodes is not None and self.target is not None:
+            raise ValueError(
+                "capacity.nodes and target are mutually exclusive: give a node count or a goal to size from, not both"
+            )
+        if self.capacity.nodes is None and self.target is None:
+            raise ValueError("capacity.nodes: required key is missing; give capacity.nodes or a target to size from")
+        return self
+
+    @model_validator(mode="after")
+    def _benchmark_endpoint(self) -> StackConfig:
+        benchmark = self.benchmark
+        if not benchmark.enabled:
+            return self
+        if self.benchmark_target is BenchmarkTarget.service and self.routing.mode is RoutingMode.gateway:
+            raise ValueError(
+                "benchmark.target: 'service' needs routing.mode clusterip (gateway mode declares no ClusterIP "
+                "Service); allowed here: gateway"
+            )
+        if self.benchmark_target is BenchmarkTarget.gateway:
+            if self.routing.mode is not RoutingMode.gateway:
+                raise ValueError("benchmark.target: 'gateway' needs routing.mode gateway; allowed here: service")
+            if benchmark.gateway_address is None:
+                raise ValueError(
+                    "benchmark.gatewayAddress: required when the benchmark targets the Gateway; after the first "
+                    "`pulumi up` read it with the gatewayAddressCommand output"
+                )
+        return self
+
+    @property
+    def nodes(self) -> int:
+        """The A4 node count; `stacks.loader` resolves a `target` to it before any resource is declared."""
+        if self.capacity.nodes is None:
+            raise RuntimeError("capacity.nodes is unresolved: load the config through stacks.loader.validate")
+        return self.capacity.nodes
+
+    @property
+    def benchmark_target(self) -> BenchmarkTarget:
+        if self.benchmark.target is not None:
+            return self.benchmark.target
+        return BenchmarkTarget.gateway if self.routing.mode is RoutingMode.gateway else BenchmarkTarget.service
+
     @property
     def protected(self) -> bool:
         """Deletion protection for the cluster (weights may override it separately)."""
@@ -721,12 +971,12 @@ class StackConfig(Model):
         """The replica ceiling: autoscaling.maxReplicas, else the capacity plan's node count."""
         if self.autoscaling.enabled and self.autoscaling.max_replicas is not None:
             return self.autoscaling.max_replicas
-        return self.capacity.nodes
+        return self.nodes
 
     @property
     def initial_replicas(self) -> int:
         """The Deployment's replicas at creation (afterwards the autoscaler or the schedule owns them)."""
-        return self.autoscaling.min_replicas if self.autoscaling.enabled else self.capacity.nodes
+        return self.autoscaling.min_replicas if self.autoscaling.enabled else self.nodes
 
     @property
     def replicas_managed_elsewhere(self) -> bool:

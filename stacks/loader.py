@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import pulumi
 import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 
 from stacks.config import StackConfig
+from stacks.planner import SizingError, resolve
 from stacks.presets import apply_preset
 
 HF_TOKEN_KEY = "hfToken"
@@ -86,18 +87,24 @@ def _allowed_keys(model: type[Any], path: str = "") -> dict[str, list[str]]:
     for name, field in model.model_fields.items():
         alias = field.alias or name
         keys[path].append(alias)
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            keys.update(_allowed_keys(annotation, f"{path}.{alias}" if path else alias))
+        # an optional group (`target: TargetConfig | None`) lists its keys like a required one
+        for annotation in (field.annotation, *get_args(field.annotation)):
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                keys.update(_allowed_keys(annotation, f"{path}.{alias}" if path else alias))
     keys[path].sort()
     return keys
 
 
 def validate(raw: dict[str, Any]) -> StackConfig:
+    """The typed config with a `target` already resolved to `capacity.nodes` by the planner."""
     try:
-        return StackConfig.model_validate(apply_preset(raw))
+        config = StackConfig.model_validate(apply_preset(raw))
     except ValidationError as error:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
+    try:
+        return resolve(config)
+    except SizingError as error:
+        raise InvalidConfig(f"invalid stack config: {error}") from None
 
 
 def load() -> tuple[StackConfig, pulumi.Output[str]]:

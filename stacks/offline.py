@@ -128,7 +128,33 @@ def offline_project_number(project: str) -> str:
     return str(int(hashlib.sha256(project.encode()).hexdigest(), 16) % 10**11 + 10**11)
 
 
+GET_IMAGES = "gcp:compute/getImages:getImages"
+
+
+def _fake_image(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "selfLink": f"https://www.googleapis.com/compute/v1/projects/offline/global/images/{name}",
+        "archiveSizeBytes": 0,
+        "creationTimestamp": "",
+        "description": "",
+        "diskSizeGb": 0,
+        "family": "",
+        "imageId": 0,
+        "labels": {},
+        "sourceDisk": "",
+        "sourceDiskId": "",
+        "sourceImageId": "",
+    }
+
+
 class OfflineMocks(pulumi_mocks.Mocks):
+    """The engine and the cloud of an offline render: by default an empty project (a first `up`);
+    `existing_images` names Compute Engine images that earlier ups made."""
+
+    def __init__(self, existing_images: frozenset[str] = frozenset()) -> None:
+        self.existing_images = existing_images
+
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = _fake_outputs(args.typ, args.name, args.inputs)
         return f"{args.name}-id", state
@@ -137,7 +163,10 @@ class OfflineMocks(pulumi_mocks.Mocks):
         if args.token == "gcp:organizations/getProject:getProject":
             project = str(args.args.get("projectId", "offline"))
             return {"projectId": project, "number": offline_project_number(project)}, []
-        return {}, None
+        if args.token == GET_IMAGES:
+            wanted = str(args.args.get("filter", "")).removeprefix("name = ")
+            return {"images": [_fake_image(name) for name in sorted(self.existing_images) if name == wanted]}, []
+        return {}, []
 
 
 @dataclass

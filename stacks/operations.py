@@ -107,7 +107,7 @@ def build_operations(
     cluster: gcp.container.Cluster,
     kubernetes: pulumi.ProviderResource,
     deployment: pulumi.Resource,
-    download_job_name: pulumi.Input[str],
+    download_job_name: pulumi.Input[str] | None,
     labels: dict[str, str],
     gcp_labels: dict[str, str],
     gcp_apis: Sequence[pulumi.Resource],
@@ -242,9 +242,8 @@ def surge_reaction(config: StackConfig) -> str:
 
 def plan_section(config: StackConfig) -> list[str]:
     """plan.md: scaling settings, their expected reaction time, schedule and cold-start cost."""
-    economics = config.economics
     cold = COLD_START_SECONDS
-    node_hour = economics.spot_per_node_hour, economics.committed_per_node_hour
+    node_hour = config.pricing.spot_per_node_hour, config.pricing.committed_1y_per_node_hour
     warmup_cost = [price * cold / 3600 for price in node_hour]
     lines = ["## Operations", "", "| setting | value |", "|---|---|"]
     scaling = config.autoscaling
@@ -263,7 +262,7 @@ def plan_section(config: StackConfig) -> list[str]:
             f"| reaction to a sustained surge | {surge_reaction(config)} |",
         ]
     else:
-        lines.append(f"| autoscaling | off: {_pods(config.capacity.nodes)}, scale by hand (`scaleByHand` output) |")
+        lines.append(f"| autoscaling | off: {_pods(config.nodes)}, scale by hand (`scaleByHand` output) |")
     if config.schedule.enabled:
         steps = schedule_steps(config)
         lines += [

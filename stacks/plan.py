@@ -5,19 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from components.vllm import engine_args
-from components.weights import local_model_path
-from stacks.config import B200_GPUS_PER_NODE, StackConfig
+from stacks.config import RoutingMode, StackConfig
 from stacks.operations import plan_section as operations_section
+from stacks.planner import CapacityPlan, plan, source_label
+from stacks.program import serve_arguments
 
-
-def _source_label(source: Any) -> str:
-    if source.type == "reservation":
-        owner = f" (project {source.project})" if source.project else ""
-        return f"reservation `{source.name}`{owner}"
-    if source.type == "flexStart":
-        return f"Flex-start (max run {source.max_run_duration_seconds} s)"
-    return "Spot"
+CHART_FILE = "capacity.svg"
 
 
 def _control_plane_label(config: StackConfig) -> str:
@@ -41,10 +34,11 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ("control plane", _control_plane_label(config)),
         (
             "deletion protection",
-            f"cluster {'on' if config.protected else 'off'}, weights {'on' if config.weights_protected else 'off'}",
+            f"cluster {'on' if config.protected else 'off'}, "
+            f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}",
         ),
-        ("A4 nodes (8x B200 each)", str(config.capacity.nodes)),
-        ("capacity fallback", " -> ".join(_source_label(source) for source in config.capacity.sources)),
+        ("A4 nodes (8x B200 each)", _nodes_setting(config)),
+        ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
         ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
         ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.weights.throughput_mibps} MiB/s"),
         (
@@ -53,42 +47,79 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ),
         (
             "vllm serve",
-            " ".join(
-                f"`{arg}`"
-                for arg in engine_args(
-                    config.engine,
-                    local_model_path(config.weights.mount_path, config.weights.model),
-                    config.served_model_name,
-                )
-            ),
+            " ".join(f"`{arg}`" for arg in serve_arguments(config)),
         ),
         ("routing", config.routing.mode.value),
     ]
 
 
-def cost_sheet(config: StackConfig) -> list[str]:
-    nodes = config.capacity.nodes
-    economics = config.economics
-    tokens_per_second = nodes * economics.tokens_per_second_per_node
-    million_tokens_per_hour = tokens_per_second * 3600 / 1e6
-    rows = [
-        "| | per node | stack |",
+def _nodes_setting(config: StackConfig) -> str:
+    if config.target is None:
+        return str(config.nodes)
+    goal, value = config.target.goal()
+    return f"{config.nodes}, sized by the planner from target.{goal} {value:,.0f}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
+
+
+def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
+    """Expected throughput, latency and cost, every figure with the assumption it rests on."""
+    expected = capacity.expectation
+    lines = [
+        f"Expected for {expected.nodes} A4 node(s) ({expected.gpus} B200) with {expected.routing} routing, "
+        f"from the published measurements ([chart]({chart}): throughput and USD per million tokens by node count).",
+        "",
+        "| figure | expected | assumption |",
         "|---|---|---|",
-        f"| A4 nodes / B200 GPUs | 1 / {B200_GPUS_PER_NODE} | {nodes} / {nodes * B200_GPUS_PER_NODE} |",
-        f"| expected total tok/s (recipe: {economics.tokens_per_second_per_node:,.0f} per node at 12 nodes) "
-        f"| {economics.tokens_per_second_per_node:,.0f} | {tokens_per_second:,.0f} |",
-        f"| concurrent requests sized for | {config.workload.concurrency_per_node:,} "
-        f"| {nodes * config.workload.concurrency_per_node:,} |",
+        f"| total tok/s (input + output) | {expected.total_tokens_per_second:,.0f} "
+        f"| {expected.per_node_tokens_per_second:,.0f} per node, scaling efficiency {expected.scaling_efficiency:.1%}"
+        + (f", gateway factor {expected.routing_factor:.1%}" if expected.routing == RoutingMode.gateway.value else "")
+        + " |",
+        f"| output tok/s | {expected.output_tokens_per_second:,.0f} | 512 of every 1,536 tokens |",
+        f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
+        f"| completed req/s | {expected.requests_per_second:,.0f} | measured req/s per total token at 1-8 nodes |",
+        f"| TPOT median | {_ms(expected.tpot_median_ms)} | nearest measured node counts (ClusterIP) |",
+        f"| TTFT median | {_ms(expected.ttft_median_ms)} | nearest measured node counts (ClusterIP), full load |",
+        "",
+        "Assumptions:",
+        "",
+        *[f"- {assumption}" for assumption in expected.assumptions],
+        "",
+        "Cost per capacity source, in fallback order (USD; nodes x price, then the Autopilot premium, the "
+        "weight disks and their disk image, and the cluster fee):",
+        "",
+        "| source | pricing | per node-hour | nodes | Autopilot premium | disks + image | cluster fee "
+        "| per hour | per month | per M tokens, nodes only | per M tokens, all in "
+        f"| all in at {capacity.utilization:.0%} load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for label, price in (
-        ("Spot", economics.spot_per_node_hour),
-        ("1-year committed", economics.committed_per_node_hour),
-    ):
-        rows.append(
-            f"| {label} USD/h (VM, before Autopilot premium) | {price:,.2f} | {nodes * price:,.2f} "
-            f"(USD {nodes * price / million_tokens_per_hour:.3f} per million tokens) |"
-        )
-    return rows
+    for source in capacity.sources:
+        for item in source.costs:
+            storage = item.disk_capacity_per_hour + item.disk_throughput_per_hour + item.image_per_hour
+            lines.append(
+                f"| {source.source} | {item.label} | {item.node_per_hour:,.2f} | {item.nodes_per_hour:,.2f} "
+                f"| {item.autopilot_premium_per_hour:,.2f} | {storage:,.2f} | {item.cluster_fee_per_hour:,.2f} "
+                f"| {item.total_per_hour:,.2f} | {item.total_per_month:,.0f} "
+                f"| {item.usd_per_million_tokens_nodes_only:.3f} | {item.usd_per_million_tokens_full_load:.3f} "
+                f"| {item.usd_per_million_tokens_at_utilization:.3f} |"
+            )
+    lines += ["", "Prices:", "", *[f"- {note}" for note in capacity.pricing_notes]]
+    if capacity.sizing is not None:
+        sizing = capacity.sizing
+        lines += [
+            "",
+            f"Sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), the smallest count "
+            f"within target.maxNodes {sizing.max_nodes} that meets it.",
+        ]
+        if sizing.budget_per_hour is not None:
+            lines.append(
+                f"Within the budget of USD {sizing.budget_per_hour:,.2f}/h (all in): "
+                + ", ".join(sizing.sources_within_budget)
+                + "; a fallback to any other source costs more."
+            )
+    return lines
 
 
 def policy_section(policy: dict[str, Any]) -> list[str]:
@@ -126,7 +157,7 @@ def plan_markdown(
         ]
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
-    lines += ["", "## Capacity and cost", "", *cost_sheet(config)]
+    lines += ["", "## Capacity and cost", "", *capacity_section(plan(stack, config), CHART_FILE)]
     lines += ["", *operations_section(config)]
     lines += ["", *policy_section(policy)]
 

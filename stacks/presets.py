@@ -1,7 +1,8 @@
 """Environment presets: what a stack gets before its own settings are applied.
 
 A stack file names its `environment`; the preset fills every group the file leaves out, and the
-file's own keys win (objects merge key by key, lists replace).
+file's own keys win (objects merge key by key, lists replace). A stack that gives a `target` to size
+from does not inherit the preset's `capacity.nodes`: the goal replaces the count.
 
 Release channels: dev takes RAPID (new GKE features first, the benchmark's channel); staging and
 prod take REGULAR, which is covered by the GKE SLA and offers 1.34 (GKE release notes, "Current
@@ -66,4 +67,6 @@ def apply_preset(raw: dict[str, Any]) -> dict[str, Any]:
     """Lay the stack's own settings over its environment's preset (unknown environments pass
     through untouched so that validation reports them)."""
     preset = PRESETS.get(str(raw.get("environment")), {})
+    if raw.get("target") is not None and "capacity" in preset:
+        preset = {**preset, "capacity": {key: value for key, value in preset["capacity"].items() if key != "nodes"}}
     return merge(preset, raw)

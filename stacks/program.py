@@ -6,21 +6,41 @@ SDK's mocks.
 
 from __future__ import annotations
 
+import math
+
 import pulumi
 import pulumi_gcp as gcp
 
+from components.benchmark import BenchmarkJob, BenchmarkJobArgs
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
-from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, InferenceGateway, InferenceGatewayArgs
+from components.gateway import (
+    GATEWAY_APIS,
+    HEALTH_CHECK_RANGES,
+    LISTENER_PORT,
+    InferenceGateway,
+    InferenceGatewayArgs,
+)
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.metrics import KUBE_STATE_COMPONENTS
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
-from components.vllm import PORT_NAME, VllmEngine, VllmEngineArgs
-from components.weights import ModelWeights, ModelWeightsArgs
+from components.vllm import (
+    PORT_NAME,
+    EngineFlags,
+    Speculative,
+    VllmEngine,
+    VllmEngineArgs,
+    drain_seconds,
+    engine_args,
+    engine_image,
+    grace_seconds,
+)
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, local_model_path
 from stacks import loader
-from stacks.config import RoutingMode, StackConfig
+from stacks.config import BenchmarkTarget, DownloaderConfig, EngineConfig, RoutingMode, StackConfig
 from stacks.operations import build_operations
+from stacks.planner import benchmark_clients, benchmark_concurrency
 
 APP_NAME = "llm-serving"
 # The weight objects, and so the download Job's pods, carry this label; their NetworkPolicy selects on it.
@@ -42,6 +62,62 @@ def serving_selector(config: StackConfig) -> dict[str, str]:
 
 def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
+
+
+def spot_capable(config: StackConfig) -> bool:
+    return any(source.type == "spot" for source in config.capacity.sources)
+
+
+def serve_arguments(config: StackConfig) -> list[str]:
+    """The `vllm serve` arguments the stack renders (for plan.md)."""
+    return engine_args(
+        engine_flags(config.engine),
+        local_model_path(config.weights.mount_path, config.weights.model),
+        config.served_model_name,
+        drain_seconds(grace_seconds(spot_capable(config))),
+    )
+
+
+def engine_flags(engine: EngineConfig) -> EngineFlags:
+    speculative = engine.speculative
+    return EngineFlags(
+        image=engine.image,
+        image_digest=engine.image_digest,
+        port=engine.port,
+        data_parallel_size=engine.data_parallel_size,
+        tensor_parallel_size=engine.tensor_parallel_size,
+        max_model_len=engine.max_model_len,
+        max_num_batched_tokens=engine.max_num_batched_tokens,
+        max_num_seqs=engine.max_num_seqs,
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        enable_prefix_caching=engine.enable_prefix_caching,
+        enable_chunked_prefill=engine.enable_chunked_prefill,
+        attention_backend=engine.attention_backend,
+        optimization_level=engine.optimization_level,
+        speculative=None
+        if speculative is None
+        else Speculative(speculative.method, speculative.num_speculative_tokens),
+        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
+        mamba_block_size=engine.mamba_block_size,
+        estimate_cudagraphs=engine.estimate_cudagraphs,
+        extra_args=tuple(engine.extra_args),
+        extra_env=dict(engine.extra_env),
+        cpu=engine.cpu,
+        memory=engine.memory,
+        ephemeral_storage=engine.ephemeral_storage,
+    )
+
+
+def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
+    return DownloaderArgs(
+        image=downloader.image,
+        machine_family=downloader.machine_family,
+        arch=downloader.arch,
+        cpu=downloader.cpu,
+        memory=downloader.memory,
+        retries=downloader.retries,
+    )
 
 
 def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi.Input[object]]:
@@ -105,6 +181,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         "llm-weights",
         ModelWeightsArgs(
             project=config.project,
+            region=config.region,
             zones=config.zones,
             cluster_name=config.cluster.name,
             namespace=namespace,
@@ -113,10 +190,10 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             size_gib=config.weights.size_gib,
             throughput_mibps=config.weights.throughput_mibps,
             mount_path=config.weights.mount_path,
-            downloader=config.weights.downloader,
+            downloader=downloader_args(config.weights.downloader),
             token_secret_name=token.secret.metadata.name,
             token_secret_key=token.secret_key,
-            protect=config.weights_protected,
+            keep_on_delete=config.weights_protected,
             labels={**kubernetes_labels(config), **DOWNLOAD_SELECTOR},
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
@@ -126,18 +203,21 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         VllmEngineArgs(
             name=config.routing.service_name,
             namespace=namespace,
-            engine=config.engine,
+            engine=engine_flags(config.engine),
             served_model_name=config.served_model_name,
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
             weights_mount_path=config.weights.mount_path,
             replicas=config.initial_replicas,
             replicas_managed_elsewhere=config.replicas_managed_elsewhere,
+            most_replicas=config.max_replicas if config.replicas_managed_elsewhere else None,
+            capacity_sources=len(config.capacity.sources),
             node_selector=capacity.node_selector,
             zones=config.zones,
-            spot_capable=any(source.type == "spot" for source in config.capacity.sources),
+            spot_capable=spot_capable(config),
             concurrency_per_pod=config.workload.concurrency_per_node,
             max_request_tokens=config.workload.max_prompt_tokens + config.workload.max_output_tokens,
+            model_revision=config.weights.revision,
             selector=serving_selector(config),
             labels=kubernetes_labels(config),
         ),
@@ -169,7 +249,11 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             f" --region {config.region} --project {config.project}",
         ),
         "servedModelName": config.served_model_name,
+        "weightsImage": weights.image.name,
     }
+    if weights.download_logs_command is not None:
+        # Only while the revision's download is declared (the `up` that fills its image).
+        outputs["weightsDownloadLogs"] = weights.download_logs_command
     if not gateway:
         routing = ClusterIpRouting(
             "llm-routing",
@@ -186,6 +270,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         )
         outputs["endpoint"] = routing.endpoint
         outputs["tryIt"] = routing.try_it
+        endpoint: pulumi.Resource = routing
     else:
         gateway_config = config.routing.gateway
         inference_gateway = InferenceGateway(
@@ -215,18 +300,67 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         )
         outputs["gatewayAddressCommand"] = inference_gateway.address_command
         outputs["tryIt"] = inference_gateway.try_it
+        endpoint = inference_gateway
+    if config.benchmark.enabled:
+        benchmark = BenchmarkJob(
+            "llm-benchmark",
+            benchmark_args(config),
+            opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[engine, endpoint, cluster.namespace]),
+        )
+        outputs["benchmarkLogs"] = benchmark.logs_command
+        outputs["benchmarkCompare"] = benchmark.logs_command.apply(
+            lambda logs: f"{logs} | .venv/bin/bench-compare {pulumi.get_stack()} -"
+        )
     outputs |= build_operations(
         config,
         gcp_provider,
         cluster.cluster,
         cluster.provider,
         engine.deployment,
-        weights.download.metadata.name,
+        weights.download.metadata.name if weights.download is not None else None,
         kubernetes_labels(config),
         gcp_labels(config),
         list(cluster.apis.values()),
     )
     return outputs
+
+
+def benchmark_base_url(config: StackConfig) -> str:
+    if config.benchmark_target is BenchmarkTarget.gateway:
+        return f"http://{config.benchmark.gateway_address}:{LISTENER_PORT}"
+    return f"http://{config.routing.service_name}.{config.cluster.namespace}.svc.cluster.local:{config.engine.port}"
+
+
+def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
+    benchmark = config.benchmark
+    clients = benchmark_clients(benchmark_concurrency(config), benchmark.concurrency_per_client)
+    return BenchmarkJobArgs(
+        job_name=f"{config.routing.service_name}-bench",
+        namespace=config.cluster.namespace,
+        image=engine_image(engine_flags(config.engine)),
+        base_url=benchmark_base_url(config),
+        served_model_name=config.served_model_name,
+        tokenizer=config.weights.model,
+        clients=clients,
+        concurrency_per_client=math.ceil(benchmark_concurrency(config) / clients),
+        prompts_per_concurrency=benchmark.prompts_per_concurrency,
+        input_len=benchmark.input_len,
+        output_len=benchmark.output_len,
+        range_ratio=benchmark.range_ratio,
+        ignore_eos=benchmark.ignore_eos,
+        ready_timeout_seconds=benchmark.ready_timeout_seconds,
+        deadline_seconds=benchmark.deadline_seconds,
+        machine_family=benchmark.machine_family,
+        cpu=benchmark.cpu,
+        memory=benchmark.memory,
+        serving_selector=serving_selector(config),
+        serving_port=config.engine.port,
+        gateway_address=config.benchmark.gateway_address
+        if config.benchmark_target is BenchmarkTarget.gateway
+        else None,
+        gateway_port=LISTENER_PORT,
+        labels={**kubernetes_labels(config), "app.kubernetes.io/component": "benchmark"},
+    )
 
 
 def deploy() -> None:

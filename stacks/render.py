@@ -1,10 +1,11 @@
 """`render STACK [STACK ...]`: what `pulumi up` would create for each stack, written as plain files.
 
-Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts) and
-`plan.md` to `build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the
-path of a stack file. Several stacks render in one process, each exactly as a fresh process would
-render it. Exit status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after
-writing every file) or any other failure, 2 invalid stack config or arguments.
+Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts),
+`capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
+`build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
+stack file. Several stacks render in one process, each exactly as a fresh process would render it.
+Exit status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing
+every file) or any other failure, 2 invalid stack config or arguments.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import yaml
 
 from policies.runner import Violation, check_records, summary
 from stacks import offline
+from stacks.capacity_report import write_capacity
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
@@ -158,6 +160,7 @@ def render(
     violations = check_records(records, stack=stack, project=settings.project)
     policy = summary(violations)
     (out_dir / "policy.json").write_text(_dump_json(policy))
+    write_capacity(out_dir, stack, config)
     (out_dir / "plan.md").write_text(
         plan_markdown(stack, config, records, outputs, manifests, settings.placeholders, policy)
     )

@@ -21,6 +21,7 @@ CLAIM = "weights"
 VOLUME = "weights"
 DISK = "llm-serving-weights"
 QWEN_27B = SERVED_NAME
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 Records = list[dict[str, Any]]
 
@@ -87,7 +88,11 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
                 }
             },
         },
-        annotations={"llm-serving/concurrency-per-pod": "2000", "llm-serving/max-request-tokens": "2304"},
+        annotations={
+            "llm-serving/concurrency-per-pod": "2000",
+            "llm-serving/max-request-tokens": "2304",
+            "llm-serving/model-revision": COMMIT,
+        },
         labels=labels,
     )
     priority = {
@@ -168,8 +173,13 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
             record(
                 "gcp:compute/disk:Disk",
                 f"llm-weights-disk-{zone}",
-                {"name": DISK, "type": "hyperdisk-ml", "zone": zone, "accessMode": "READ_ONLY_MANY"},
-                protect=protected,
+                {
+                    "name": DISK,
+                    "type": "hyperdisk-ml",
+                    "zone": zone,
+                    "accessMode": "READ_ONLY_MANY",
+                    "deletionPolicy": "ABANDON" if protected else "DELETE",
+                },
             )
             for zone in zones
         ),
@@ -390,6 +400,23 @@ def autoscaled(records: Records, scale_down: dict[str, Any] | None = None, ignor
     return [*records, record("kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "llm-hpa", hpa)]
 
 
+def benchmark_job(records: Records, concurrency: list[int], cpu: str = "15") -> Records:
+    """The stack plus a benchmark Job running one `vllm bench serve` client per concurrency given."""
+    script = "\n".join(
+        f"vllm bench serve --base-url=http://qwen-serving:8000 --max-concurrency={limit} --seed={index} "
+        f"> /results/client-{index}.log 2>&1 &"
+        for index, limit in enumerate(concurrency, 1)
+    )
+    container = {
+        "name": "bench",
+        "image": "vllm/vllm-openai:v0.19.0",
+        "command": ["/bin/sh", "-c", script],
+        "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}},
+    }
+    job = kubernetes("batch/v1", "Job", "qwen-serving-bench", {"template": {"spec": {"containers": [container]}}})
+    return [*records, record("kubernetes:batch/v1:Job", "llm-benchmark-job", job)]
+
+
 @dataclass(frozen=True)
 class PolicyFixture:
     records: Records
@@ -498,8 +525,19 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GKE-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).update(minMasterVersion="1.34.0-gke.1626000"))
     ),
+    "LLM-BENCH-001_pass": lambda: PolicyFixture(benchmark_job(serving_stack(), [1000] * 24)),
+    "LLM-BENCH-001_fail": lambda: PolicyFixture(benchmark_job(serving_stack(), [24000])),
     "LLM-PROD-001_pass": lambda: PolicyFixture(serving_stack("dev")),
     "LLM-PROD-001_fail": lambda: PolicyFixture(
-        edited(serving_stack(), lambda r: named(r, f"llm-weights-disk-{ZONE}")["options"].update(protect=False))
+        edited(serving_stack(), lambda r: inputs_of(r, f"llm-weights-disk-{ZONE}").update(deletionPolicy="DELETE"))
+    ),
+    "LLM-WGT-003_pass": lambda: PolicyFixture(serving_stack("dev")),
+    "LLM-WGT-003_fail": lambda: PolicyFixture(
+        edited(
+            serving_stack("dev"),
+            lambda r: inputs_of(r, "llm-vllm")["metadata"]["annotations"].update(
+                {"llm-serving/model-revision": "main"}
+            ),
+        )
     ),
 }

@@ -1,9 +1,10 @@
-"""The published recipe's `vllm serve` arguments, as the stack renders them by default."""
+"""The published recipe's `vllm serve` arguments, as the stack renders them by default (plus the
+drain a Spot-capable stack gets: 25 s grace - 5 s endpoint removal - 5 s exit margin)."""
 
 MODEL_PATH = "/models/Qwen/Qwen3.5-27B-FP8"
 SERVED_NAME = "Qwen/Qwen3.5-27B-FP8"
 RECIPE_ARGS = [
-    f"--model={MODEL_PATH}",
+    MODEL_PATH,
     f"--served-model-name={SERVED_NAME}",
     "--port=8000",
     "--data-parallel-size=8",
@@ -20,4 +21,5 @@ RECIPE_ARGS = [
     '--speculative-config={"method":"mtp","num_speculative_tokens":1}',
     "--mamba-cache-mode=align",
     "--mamba-block-size=8",
+    "--shutdown-timeout=15",
 ]

@@ -115,7 +115,7 @@ def test_unreadable_stack_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_defaults_reproduce_the_recipe() -> None:
-    config = validate({"environment": "prod", "project": "my-llm-prod"})
+    config = validate({"environment": "prod", "project": "my-llm-prod", "weights": {"revision": "ab" * 20}})
     assert isinstance(config, StackConfig)
     assert config.capacity.nodes == 12
     assert [source.type for source in config.capacity.sources] == ["flexStart", "spot"]
@@ -133,12 +133,19 @@ def test_defaults_reproduce_the_recipe() -> None:
     [("dev", 1, "clusterip", False), ("staging", 4, "gateway", False), ("prod", 12, "clusterip", True)],
 )
 def test_environment_presets(environment: str, nodes: int, mode: str, protected: bool) -> None:
-    config = validate({"environment": environment, "project": "my-llm-test"})
+    config = validate({"environment": environment, "project": "my-llm-test", "weights": {"revision": "ab" * 20}})
     assert (config.capacity.nodes, config.routing.mode.value, config.protected) == (nodes, mode, protected)
 
 
 def test_stack_file_overrides_preset() -> None:
-    config = validate({"environment": "prod", "project": "my-llm-prod", "cluster": {"deletionProtection": False}})
+    config = validate(
+        {
+            "environment": "prod",
+            "project": "my-llm-prod",
+            "cluster": {"deletionProtection": False},
+            "weights": {"revision": "ab" * 20},
+        }
+    )
     assert config.protected is False
     assert config.weights_protected is True
 

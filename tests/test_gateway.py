@@ -323,6 +323,7 @@ def test_gateway_settings_are_checked_only_in_gateway_mode() -> None:
         {
             "environment": "prod",
             "project": "my-llm-prod",
+            "weights": {"revision": "ab" * 20},
             "routing": {"serviceName": "q" * 41, "gateway": {"proxySubnetCidr": "10.4.0.0/23"}},
         }
     )

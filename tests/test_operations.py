@@ -21,7 +21,7 @@ from stacks.loader import validate
 from stacks.offline import offline_project_number
 from stacks.operations import surge_reaction
 from tests.conftest import RenderStack
-from tests.rendered import RenderedStack
+from tests.rendered import ROOT, RenderedStack
 from tests.variants import render_variant, stack_config, variant_config
 
 HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
@@ -487,8 +487,14 @@ def test_variant_configs_are_valid() -> None:
     assert variant_config("prod-autoscaling").max_replicas == 12
 
 
+def prod_settings() -> dict[str, Any]:
+    """Pulumi.prod.yaml's own settings (prod needs its pinned revision and digests)."""
+    doc = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())
+    return {key.removeprefix(f"{PROJECT}:"): value for key, value in doc["config"].items()}
+
+
 def test_a_configured_group_is_on_unless_disabled() -> None:
-    base = {"environment": "prod", "project": "my-llm-prod"}
+    base = prod_settings()
     assert validate({**base, "autoscaling": {"maxReplicas": 6}}).autoscaling.enabled
     assert validate(
         {**base, "schedule": {"entries": [{"name": "x", "cron": "@daily", "replicas": 0}]}}
@@ -496,7 +502,7 @@ def test_a_configured_group_is_on_unless_disabled() -> None:
     assert not validate({**base, "autoscaling": {"enabled": False, "maxReplicas": 6}}).autoscaling.enabled
     assert not validate({**base}).schedule.enabled
     # The dev preset schedules business hours; a stack file switches it off.
-    assert not validate({**base, "environment": "dev", "schedule": {"enabled": False}}).schedule.enabled
+    assert not validate({**BASE, "schedule": {"enabled": False}}).schedule.enabled
 
 
 def test_surge_reaction_without_headroom() -> None:

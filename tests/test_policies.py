@@ -51,7 +51,7 @@ def test_policy_ids_are_unique_and_stable() -> None:
     names = [policy.name for policy in POLICIES]
     assert len(names) == len(set(names))
     for policy in POLICIES:
-        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD|OPS)-\d{3}", policy.name)
+        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD|BENCH|OPS)-\d{3}", policy.name)
         assert policy.enforcement_level.value in ("mandatory", "advisory")
         assert policy.display_name and len(policy.description) > 80
 
@@ -257,6 +257,14 @@ def _grace(records: list[dict[str, Any]]) -> None:
     _deployment(records)["inputs"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 120
 
 
+def _one_benchmark_client(records: list[dict[str, Any]]) -> None:
+    """The weights Job turned into a benchmark driving the whole stack's 24,000 requests from one client."""
+    job = _of_type(records, "kubernetes:batch/v1:Job")[0]
+    (container,) = job["inputs"]["spec"]["template"]["spec"]["containers"]
+    script = "vllm bench serve --base-url=http://qwen-serving:8000 --max-concurrency=24000"
+    container["command"] = ["/bin/sh", "-c", script]
+
+
 MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] = {
     "gpus-4": ("prod", _set_gpus, "LLM-GPU-001"),
     "no-gpu-selector": (
@@ -354,6 +362,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         ].update(stabilizationWindowSeconds=60),
         "LLM-OPS-002",
     ),
+    "revision-main": (
+        "prod",
+        lambda r: _deployment(r)["inputs"]["metadata"]["annotations"].update({"llm-serving/model-revision": "main"}),
+        "LLM-WGT-003",
+    ),
     "external-gateway": (
         "staging",
         lambda r: _of_type(r, "kubernetes:gateway.networking.k8s.io/v1:Gateway")[0]["inputs"]["spec"].update(
@@ -381,8 +394,13 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _cluster(r)["inputs"].update(minMasterVersion="1.34.0-gke.1626000"),
         "LLM-GKE-003",
     ),
+    "benchmark-one-client": ("prod", _one_benchmark_client, "LLM-BENCH-001"),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
-    "prod-disk-unprotected": ("prod", lambda r: _serving_disks(r)[0]["options"].update(protect=False), "LLM-PROD-001"),
+    "prod-disk-unprotected": (
+        "prod",
+        lambda r: _serving_disks(r)[0]["inputs"].update(deletionPolicy="DELETE"),
+        "LLM-PROD-001",
+    ),
 }
 
 
@@ -440,7 +458,8 @@ def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path:
     assert run.returncode == 1, run.stderr
     assert "mandatory LLM-VLLM-006" in run.stderr and "advisory LLM-VLLM-007" in run.stderr
     policy = json.loads((out / "policy.json").read_text())
-    assert policy["mandatory"] == 1 and policy["advisory"] == 1
+    # advisory: LLM-VLLM-007, and LLM-WGT-003 because the dev stack follows the branch main
+    assert policy["mandatory"] == 1 and policy["advisory"] == 2
     assert "| mandatory | LLM-VLLM-006 |" in (out / "plan.md").read_text()
 
 

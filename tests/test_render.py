@@ -90,10 +90,11 @@ def test_one_process_renders_every_stack_file_as_separate_processes_would(
 def test_several_stacks_exit_with_the_worst_status(tmp_path: Path) -> None:
     invalid = tmp_path / "Pulumi.broken.yaml"
     invalid.write_text(yaml.safe_dump({"config": {"gke-b200-serving:environment": "qa"}}))
-    run = run_render("dev", str(invalid), "--out", str(tmp_path / "out"))
+    # prod: a shipped stack without advisories (dev follows the branch main, LLM-WGT-003)
+    run = run_render("prod", str(invalid), "--out", str(tmp_path / "out"))
     assert run.returncode == 2
     assert run.stderr.startswith("broken: invalid stack config: environment")
-    assert (tmp_path / "out" / "dev" / "resources.json").is_file()
+    assert (tmp_path / "out" / "prod" / "resources.json").is_file()
     assert not (tmp_path / "out" / "broken").exists()
 
 
@@ -142,10 +143,10 @@ def test_a_render_reports_every_stage(tmp_path: Path) -> None:
 
 
 def test_piped_output_is_one_summary_line_per_stack(tmp_path: Path) -> None:
-    run = run_render("dev", "--out", str(tmp_path / "out"))
+    run = run_render("prod", "--out", str(tmp_path / "out"))
     assert run.returncode == 0
     assert run.stderr == ""
-    assert len(run.stdout.splitlines()) == 1 and run.stdout.startswith("rendered stack dev: ")
+    assert len(run.stdout.splitlines()) == 1 and run.stdout.startswith("rendered stack prod: ")
 
 
 def test_canary_token_never_leaves_the_program(render_stack: RenderStack, tmp_path: Path) -> None:

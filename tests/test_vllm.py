@@ -6,9 +6,21 @@ from typing import Any
 
 import pytest
 
-from components.vllm import CONTAINER_NAME, engine_args, engine_image
-from stacks.config import EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
-from stacks.program import kubernetes_labels, serving_selector
+from components.vllm import (
+    CACHE_ROOT,
+    CONTAINER_NAME,
+    ENGINE_USER_ID,
+    GRACE_SECONDS,
+    SPOT_GRACE_SECONDS,
+    EngineFlags,
+    drain_seconds,
+    engine_args,
+    engine_image,
+    rollout_wait,
+)
+from stacks.config import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
+from stacks.loader import InvalidConfig, validate
+from stacks.program import engine_flags, kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
 from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME
 from tests.rendered import RenderedStack
@@ -31,14 +43,41 @@ def env_of(stack: RenderedStack) -> dict[str, str]:
     return {item["name"]: item["value"] for item in container(stack)["env"]}
 
 
+SPOT_DRAIN = drain_seconds(SPOT_GRACE_SECONDS)
+
+
+def args_of(**change: Any) -> list[str]:
+    return engine_args(flags(**change), MODEL_PATH, SERVED_NAME, SPOT_DRAIN)
+
+
+def flags(**change: Any) -> EngineFlags:
+    return engine_flags(EngineConfig(**change))
+
+
 def test_prod_runs_the_recipe_on_twelve_nodes(prod: RenderedStack) -> None:
     assert deployment(prod)["spec"]["replicas"] == 12
     vllm = container(prod)
     assert vllm["name"] == CONTAINER_NAME
     assert vllm["command"] == ["vllm", "serve"]
     assert vllm["args"] == RECIPE_ARGS
-    assert vllm["image"] == "vllm/vllm-openai:v0.19.0"
-    assert env_of(prod) == {"HF_HUB_OFFLINE": "1", "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1"}
+    assert vllm["image"] == f"vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
+    assert env_of(prod) == {
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "HOME": CACHE_ROOT,
+        "XDG_CACHE_HOME": CACHE_ROOT,
+        "VLLM_CACHE_ROOT": f"{CACHE_ROOT}/vllm",
+        "TRITON_CACHE_DIR": f"{CACHE_ROOT}/triton",
+        "FLASHINFER_WORKSPACE_BASE": CACHE_ROOT,
+        "TORCHINDUCTOR_CACHE_DIR": f"{CACHE_ROOT}/torchinductor",
+        "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1",
+    }
+
+
+def test_model_is_the_positional_argument(prod: RenderedStack) -> None:
+    args = container(prod)["args"]
+    assert args[0] == MODEL_PATH
+    assert not [arg for arg in args if arg.startswith("--model")]
 
 
 def test_dev_runs_one_node_with_the_same_flags(dev: RenderedStack) -> None:
@@ -47,7 +86,7 @@ def test_dev_runs_one_node_with_the_same_flags(dev: RenderedStack) -> None:
 
 
 def test_defaults_are_the_recipe() -> None:
-    assert engine_args(EngineConfig(), MODEL_PATH, SERVED_NAME) == RECIPE_ARGS
+    assert args_of() == RECIPE_ARGS
 
 
 SINGLE_FIELD_CHANGES: list[tuple[dict[str, Any], str, str]] = [
@@ -72,13 +111,13 @@ SINGLE_FIELD_CHANGES: list[tuple[dict[str, Any], str, str]] = [
 
 @pytest.mark.parametrize(("change", "before", "after"), SINGLE_FIELD_CHANGES, ids=str)
 def test_one_field_changes_exactly_its_flag(change: dict[str, Any], before: str, after: str) -> None:
-    changed = engine_args(EngineConfig(**change), MODEL_PATH, SERVED_NAME)
+    changed = args_of(**change)
     assert len(changed) == len(RECIPE_ARGS)
     assert [(old, new) for old, new in zip(RECIPE_ARGS, changed, strict=True) if old != new] == [(before, after)]
 
 
 def test_parallelism_changes_both_flags() -> None:
-    changed = engine_args(EngineConfig(data_parallel_size=4, tensor_parallel_size=2), MODEL_PATH, SERVED_NAME)
+    changed = args_of(data_parallel_size=4, tensor_parallel_size=2)
     assert [(old, new) for old, new in zip(RECIPE_ARGS, changed, strict=True) if old != new] == [
         ("--data-parallel-size=8", "--data-parallel-size=4"),
         ("--tensor-parallel-size=1", "--tensor-parallel-size=2"),
@@ -86,25 +125,25 @@ def test_parallelism_changes_both_flags() -> None:
 
 
 def test_prefix_caching_off_drops_the_mamba_block_size() -> None:
-    changed = engine_args(EngineConfig(enable_prefix_caching=False, mamba_block_size=None), MODEL_PATH, SERVED_NAME)
+    changed = args_of(enable_prefix_caching=False, mamba_block_size=None)
     assert "--no-enable-prefix-caching" in changed
     assert "--enable-prefix-caching" not in changed
     assert not [arg for arg in changed if arg.startswith("--mamba-block-size")]
 
 
 def test_unset_optionals_are_omitted_and_extra_args_come_last() -> None:
-    changed = engine_args(
-        EngineConfig(speculative=None, mamba_cache_mode=None, extra_args=["--enable-log-requests", "--seed=1"]),
-        MODEL_PATH,
-        SERVED_NAME,
-    )
+    changed = args_of(speculative=None, mamba_cache_mode=None, extra_args=["--enable-log-requests", "--seed=1"])
     assert not [arg for arg in changed if arg.startswith(("--speculative-config", "--mamba-cache-mode"))]
     assert changed[-2:] == ["--enable-log-requests", "--seed=1"]
 
 
 def test_image_digest_pins_the_image() -> None:
     digest = "sha256:" + "ab" * 32
-    assert engine_image(EngineConfig(image_digest=digest)) == f"vllm/vllm-openai:v0.19.0@{digest}"
+    assert engine_image(flags(image_digest=digest)) == f"vllm/vllm-openai:v0.19.0@{digest}"
+    assert engine_image(flags()) == f"vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
+    assert engine_image(flags(image="vllm/vllm-openai:v0.19.1")) == "vllm/vllm-openai:v0.19.1", (
+        "the known digest belongs to the default image only"
+    )
 
 
 def test_rendered_variant_changes_exactly_one_flag(
@@ -122,7 +161,9 @@ def test_one_pod_per_a4_node(name: str, render_stack: RenderStack) -> None:
     resources = container(render_stack(name))["resources"]
     assert resources["limits"]["nvidia.com/gpu"] == "8"
     assert resources["requests"] == resources["limits"]
-    assert {"cpu", "memory"} <= set(resources["limits"])
+    # Node-billed on Autopilot: most of the A4 node's 224 vCPU / 3,968 GB for the same bill.
+    assert (resources["limits"]["cpu"], resources["limits"]["memory"]) == ("200", "1800Gi")
+    assert resources["limits"]["ephemeral-storage"] == "200Gi"
 
 
 @pytest.mark.parametrize("name", ["dev", "prod"])
@@ -133,9 +174,6 @@ def test_pod_hygiene(name: str, render_stack: RenderStack) -> None:
     vllm = container(stack)
     assert pod["enableServiceLinks"] is False
     assert pod["automountServiceAccountToken"] is False
-    assert pod["terminationGracePeriodSeconds"] <= 25, "Spot-capable stacks get at most 25 s on preemption"
-    assert vllm["lifecycle"]["preStop"]["exec"]["command"][-2:] == ["20", "8000"]
-    assert vllm["securityContext"]["allowPrivilegeEscalation"] is False
     startup = vllm["startupProbe"]
     assert startup["httpGet"]["path"] == "/health"
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 20 * 60
@@ -145,21 +183,72 @@ def test_pod_hygiene(name: str, render_stack: RenderStack) -> None:
     assert shm["emptyDir"]["medium"] == "Memory"
     assert {"mountPath": "/dev/shm", "name": "dshm"} in vllm["volumeMounts"]
     assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    assert spec["progressDeadlineSeconds"] >= 1800
 
 
-def test_grace_without_spot_allows_a_longer_drain(
+@pytest.mark.parametrize("name", ["dev", "prod"])
+def test_pod_is_hardened_and_caches_are_writable(name: str, render_stack: RenderStack) -> None:
+    stack = render_stack(name)
+    pod = deployment(stack)["spec"]["template"]["spec"]
+    vllm = container(stack)
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": ENGINE_USER_ID,
+        "runAsGroup": ENGINE_USER_ID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert vllm["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    empty_dirs = {volume["name"] for volume in pod["volumes"] if "emptyDir" in volume}
+    writable = {mount["mountPath"] for mount in vllm["volumeMounts"] if mount["name"] in empty_dirs}
+    assert {CACHE_ROOT, "/tmp", "/dev/shm"} <= writable
+    cache_paths = [value for key, value in env_of(stack).items() if key not in {"HF_HUB_OFFLINE"} and "/" in value]
+    assert cache_paths and all(path.startswith(CACHE_ROOT) for path in cache_paths)
+    assert env_of(stack)["VLLM_NO_USAGE_STATS"] == "1"
+
+
+@pytest.mark.parametrize("name", ["dev", "prod"])
+def test_spot_capable_pods_drain_within_25_seconds(name: str, render_stack: RenderStack) -> None:
+    """Endpoint removal runs with preStop; vLLM then finishes requests for --shutdown-timeout."""
+    stack = render_stack(name)
+    pod = deployment(stack)["spec"]["template"]["spec"]
+    vllm = container(stack)
+    assert pod["terminationGracePeriodSeconds"] == SPOT_GRACE_SECONDS == 25
+    assert vllm["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
+    assert f"--shutdown-timeout={SPOT_GRACE_SECONDS - 10}" in vllm["args"]
+
+
+def test_grace_without_spot_lets_a_recipe_request_finish(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     variant = render_variant("reserved", render_stack, tmp_path_factory)
     pod = deployment(variant)["spec"]["template"]["spec"]
-    assert pod["terminationGracePeriodSeconds"] == 60
-    assert container(variant)["lifecycle"]["preStop"]["exec"]["command"][-2] == "55"
+    assert pod["terminationGracePeriodSeconds"] == GRACE_SECONDS
+    drain = drain_seconds(GRACE_SECONDS)
+    assert f"--shutdown-timeout={drain}" in container(variant)["args"]
+    assert drain >= 2 * 30, "twice a ~30 s recipe request"
 
 
-def test_rollout_is_awaited_long_enough(prod: RenderedStack) -> None:
+def test_rollout_wait_is_sized_to_the_stack(prod: RenderedStack) -> None:
+    """12 nodes from Flex-start then Spot: a create waits for one (parallel) round of node
+    provisioning per source plus model load, an update for 12 sequential rounds."""
     record = prod.one("kubernetes:apps/v1:Deployment")
-    assert record["options"]["customTimeouts"] == {"create": "90m", "update": "90m"}
+    wait = rollout_wait(replicas=12, capacity_sources=2, max_unavailable=1)
+    assert record["options"]["customTimeouts"] == {
+        "create": f"{wait.create_minutes}m",
+        "update": f"{wait.update_minutes}m",
+    }
+    assert wait.update_minutes == 12 * (2 * 15 + 20)
+    assert deployment(prod)["spec"]["progressDeadlineSeconds"] == wait.progress_deadline_seconds == 50 * 60
+
+
+def test_rollout_wait_grows_with_nodes_and_sources() -> None:
+    small, more_nodes, more_sources = rollout_wait(1, 1, 1), rollout_wait(4, 1, 1), rollout_wait(1, 3, 1)
+    assert more_nodes.update_minutes == 4 * small.update_minutes
+    assert more_nodes.create_minutes == small.create_minutes
+    assert more_sources.create_minutes > small.create_minutes
 
 
 @pytest.mark.parametrize("name", ["dev", "prod"])
@@ -172,7 +261,7 @@ def test_weights_mounted_read_only_from_the_claim(name: str, render_stack: Rende
     assert claim["persistentVolumeClaim"] == {"claimName": rox["metadata"]["name"], "readOnly": True}
     mount = next(item for item in container(stack)["volumeMounts"] if item["name"] == claim["name"])
     assert mount == {"mountPath": config.weights.mount_path, "name": claim["name"], "readOnly": True}
-    assert container(stack)["args"][0] == f"--model={config.weights.mount_path}/{config.weights.model}"
+    assert container(stack)["args"][0] == f"{config.weights.mount_path}/{config.weights.model}"
 
 
 def test_policy_annotations(prod: RenderedStack) -> None:
@@ -180,6 +269,7 @@ def test_policy_annotations(prod: RenderedStack) -> None:
     assert deployment(prod)["metadata"]["annotations"] == {
         "llm-serving/concurrency-per-pod": str(workload.concurrency_per_node),
         "llm-serving/max-request-tokens": str(workload.max_prompt_tokens + workload.max_output_tokens),
+        "llm-serving/model-revision": stack_config("prod").weights.revision,
     }
 
 
@@ -210,3 +300,10 @@ def test_pods_pinned_to_every_weight_zone(render_stack: RenderStack, tmp_path_fa
     assert term["matchExpressions"] == [
         {"key": "topology.kubernetes.io/zone", "operator": "In", "values": variant_config("reserved").zones}
     ]
+
+
+def test_prod_refuses_an_engine_image_without_digest() -> None:
+    prod = {"environment": "prod", "project": "my-llm-prod", "weights": {"revision": "ab" * 20}}
+    with pytest.raises(InvalidConfig, match=r"engine\.imageDigest: prod pins the engine image by digest"):
+        validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1"}})
+    assert validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1", "imageDigest": "sha256:" + "cd" * 32}})

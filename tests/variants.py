@@ -65,6 +65,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         "dev",
         {"schedule": {"enabled": False}, "monitoring": {"dashboard": False, "alerts": {"enabled": False}}},
     ),
+    # The published 12-node recipe with the in-cluster benchmark Job.
+    "prod-benchmark": ("prod", {"benchmark": {"enabled": True}}),
+    # Sized from a goal instead of a node count: the planner picks 6 nodes.
+    "dev-goal": ("dev", {"target": {"totalTokensPerSecond": 500000}}),
 }
 
 
@@ -89,6 +93,11 @@ def render_variant(name: str, render_stack: RenderStack, tmp_path_factory: pytes
     if not path.exists():
         path.write_text(yaml.safe_dump(doc))
     return render_stack(name, path)
+
+
+def stack_settings(stack: str) -> dict[str, Any]:
+    """The settings of a shipped stack file, without the project prefix."""
+    return _stack_config(yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text()))
 
 
 def stack_config(stack: str) -> StackConfig:

@@ -8,6 +8,10 @@ from policies.graph import CLUSTER_TYPE, ENVIRONMENT_LABEL, environments, pod_te
 from policies.settings import Setting, config_schema
 from policies.vllm import vllm_servers
 
+# pulumi-gcp's deletion policies that keep a disk when Pulumi deletes it (ABANDON drops it from the
+# stack and leaves it in the project; PREVENT fails the deletion).
+KEEPING_DELETION_POLICIES = ("ABANDON", "PREVENT")
+
 PRODUCTION_ENVIRONMENTS = Setting(
     "productionEnvironments",
     ["prod"],
@@ -34,8 +38,10 @@ def _production_is_protected(args: StackValidationArgs, report: ReportViolation)
                 if link.holds_weights:
                     holders[link.resource.name] = link
     for link in holders.values():
-        if not link.resource.opts.protect:
-            report(f"{environment[0]} weights {link.kind} without the Pulumi protect option", link.resource.urn)
+        if link.resource.opts.protect or link.resource.props.get("deletionPolicy") in KEEPING_DELETION_POLICIES:
+            continue
+        keeps = " or deletionPolicy ABANDON" if link.kind == "disk" else ""
+        report(f"{environment[0]} weights {link.kind} without the Pulumi protect option{keeps}", link.resource.urn)
 
 
 PRODUCTION_IS_PROTECTED = StackValidationPolicy(
@@ -44,7 +50,8 @@ PRODUCTION_IS_PROTECTED = StackValidationPolicy(
     description=(
         "In a production stack (environment label in productionEnvironments, default prod) the GKE cluster needs "
         "deletionProtection and the Pulumi protect option, and every resource whose deletion deletes the served "
-        "weights (the Hyperdisk ML disks, a volume or claim that does not retain them) the protect option: "
+        "weights (the Hyperdisk ML disks, a volume or claim that does not retain them) the protect option, "
+        "or for a disk the deletionPolicy ABANDON that keeps it while letting a revision change replace it: "
         "rebuilding costs node provisioning (~5-6 min), a weight re-download and ~10 min of model load per node."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from policies.graph import claim_named, class_zones, compute_classes, pod_templates, weights_links
-from policies.kubernetes import PodTemplate
+from policies.kubernetes import PodTemplate, pod_template
 from policies.values import as_list, as_mapping, as_number, as_text, dig, number_text
 from policies.vllm import vllm_servers
 
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+REVISION_ANNOTATION = "llm-serving/model-revision"
+COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 KIND_OF_TYPE = {"kubernetes:apps/v1:Deployment": "Deployment", "kubernetes:apps/v1:StatefulSet": "StatefulSet"}
 
 
@@ -101,4 +111,30 @@ WEIGHTS_IN_GPU_ZONES = StackValidationPolicy(
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_weights_in_gpu_zones,
+)
+
+
+def _revision_is_a_commit(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    template = pod_template(args.resource_type, args.props)
+    if template is None or not vllm_servers(args.resource_type, args.props):
+        return
+    revision = as_text(template.annotations.get(REVISION_ANNOTATION))
+    if revision and not COMMIT_ID.match(revision):
+        report(
+            f"{template.name} serves model revision '{revision}', a branch or tag that can move; pin the 40-hex "
+            "commit id (git ls-remote https://huggingface.co/ORG/MODEL main)"
+        )
+
+
+REVISION_IS_A_COMMIT = ResourceValidationPolicy(
+    name="LLM-WGT-003",
+    display_name="Model weights pinned to an immutable commit",
+    description=(
+        f"The model revision a vLLM workload serves (annotation {REVISION_ANNOTATION}) should be a 40-hex commit "
+        "id, not a branch or tag such as main: a moving name is never picked up again once the weights are on "
+        "disk, and two stacks can hold different bytes under one name. Advisory here; a prod stack config "
+        "refuses a moving revision outright."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    validate=_revision_is_a_commit,
 )

@@ -1,0 +1,228 @@
+"""The in-cluster benchmark: one Kubernetes Job on a dedicated CPU node running N parallel
+`vllm bench serve` clients against the serving endpoint, then printing ONE summed result line.
+
+One Python client saturates about one core near 16K connections (RECIPE section 8): the load is
+split over N clients of ~1K concurrency each, all in one pod on its own node. The pod selects the
+Autopilot `Performance` compute class (one Pod per node) and a machine family (default C4), the
+documented pair in GKE's "Choose compute classes for Autopilot Pods"; Autopilot sizes the node from
+the CPU request (15 vCPU -> a 16 vCPU C4 node).
+
+Flags are those of `vllm bench serve` in vllm-project/vllm vllm/benchmarks/serve.py (checked at a
+stored revision of main, 009e6d4a; the v0.19.0 tag itself could not be fetched here):
+`--base-url`, `--endpoint`, `--model`, `--served-model-name`, `--tokenizer`, `--dataset-name random`,
+`--random-input-len`, `--random-output-len`, `--random-range-ratio`, `--ignore-eos`,
+`--request-rate inf`, `--max-concurrency`, `--num-prompts`, `--percentile-metrics`,
+`--metric-percentiles`, `--seed`, `--ready-check-timeout-sec` (waits for the endpoint),
+`--save-result`, `--result-dir`, `--result-filename`, `--disable-tqdm`. Every client gets its own
+`--seed`, so prompts differ across clients (0% prefix-cache hits, as published).
+
+A NetworkPolicy lets the pod take no connection and open only DNS, HTTPS outside the private
+ranges (the tokenizer from Hugging Face) and the serving endpoint: the vLLM pods' port, or the
+Gateway's address on its listener port.
+
+`pulumi up` does not wait for the Job to finish (`pulumi.com/skipAwait`): it is created once the
+engine Deployment is rolled out, and a changed setting replaces it (a Job's pod template is
+immutable), which runs the benchmark again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.network_policy import PRIVATE_RANGES, dns_and_https_egress
+from stacks import bench_result
+
+CONTAINER_NAME = "bench"
+RESULTS_DIR = "/results"
+SCRATCH_DIR = "/tmp"
+RUN_AS_USER = 10001
+PERFORMANCE_COMPUTE_CLASS = "Performance"
+BENCHMARK_LABEL = "llm-serving/benchmark"
+SUMMARY_SOURCE = Path(bench_result.__file__).read_text()
+
+
+@dataclass(frozen=True)
+class BenchmarkJobArgs:
+    job_name: str
+    namespace: pulumi.Input[str]
+    image: str
+    base_url: str
+    served_model_name: str
+    tokenizer: str
+    clients: int
+    concurrency_per_client: int
+    prompts_per_concurrency: int
+    input_len: int
+    output_len: int
+    range_ratio: float
+    ignore_eos: bool
+    ready_timeout_seconds: int
+    deadline_seconds: int
+    machine_family: str
+    cpu: int
+    memory: str
+    # where the clients connect: the serving pods (ClusterIP Service) or the Gateway's address
+    serving_selector: dict[str, str]
+    serving_port: int
+    gateway_address: str | None = None
+    gateway_port: int = 80
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def client_command(args: BenchmarkJobArgs, index: int) -> list[str]:
+    """The `vllm bench serve` command line of client `index` (1-based)."""
+    command = [
+        "vllm",
+        "bench",
+        "serve",
+        "--backend=openai",
+        f"--base-url={args.base_url}",
+        "--endpoint=/v1/completions",
+        f"--model={args.served_model_name}",
+        f"--served-model-name={args.served_model_name}",
+        f"--tokenizer={args.tokenizer}",
+        "--dataset-name=random",
+        f"--random-input-len={args.input_len}",
+        f"--random-output-len={args.output_len}",
+        f"--random-range-ratio={args.range_ratio}",
+        "--request-rate=inf",
+        f"--max-concurrency={args.concurrency_per_client}",
+        f"--num-prompts={args.concurrency_per_client * args.prompts_per_concurrency}",
+        "--percentile-metrics=ttft,tpot,itl,e2el",
+        "--metric-percentiles=50,99",
+        f"--seed={index}",
+        f"--ready-check-timeout-sec={args.ready_timeout_seconds}",
+        "--save-result",
+        f"--result-dir={RESULTS_DIR}",
+        f"--result-filename=client-{index}.json",
+        "--disable-tqdm",
+    ]
+    if args.ignore_eos:
+        command.insert(command.index("--request-rate=inf"), "--ignore-eos")
+    return command
+
+
+def job_script(args: BenchmarkJobArgs) -> str:
+    """Start every client in the background, wait for all, print the combined line; fail if one failed."""
+    lines = ["set -u", "status=0", 'pids=""']
+    for index in range(1, args.clients + 1):
+        log = f"{RESULTS_DIR}/client-{index}.log"
+        lines.append(f"{shlex.join(client_command(args, index))} > {log} 2>&1 &")
+        lines.append('pids="$pids $!"')
+    lines += [
+        'for pid in $pids; do wait "$pid" || status=1; done',
+        f"tail -n 40 {RESULTS_DIR}/client-*.log",
+        f'python3 -c "$SUMMARY_SCRIPT" {RESULTS_DIR} || status=1',
+        'exit "$status"',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+class BenchmarkJob(pulumi.ComponentResource):
+    job: k8s.batch.v1.Job
+    network_policy: k8s.networking.v1.NetworkPolicy
+
+    def __init__(self, name: str, args: BenchmarkJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("llm-serving:benchmark:BenchmarkJob", name, None, opts)
+        compute = {"cpu": str(args.cpu), "memory": args.memory, "ephemeral-storage": "10Gi"}
+        pod_labels = {**args.labels, BENCHMARK_LABEL: args.job_name}
+        self.job = k8s.batch.v1.Job(
+            f"{name}-job",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=args.job_name,
+                namespace=args.namespace,
+                labels=args.labels,
+                annotations={"pulumi.com/skipAwait": "true"},
+            ),
+            spec=k8s.batch.v1.JobSpecArgs(
+                # a retry would mix a second run into the results of the first
+                backoff_limit=0,
+                active_deadline_seconds=args.deadline_seconds,
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=pod_labels),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        restart_policy="Never",
+                        automount_service_account_token=False,
+                        enable_service_links=False,
+                        node_selector={
+                            "cloud.google.com/compute-class": PERFORMANCE_COMPUTE_CLASS,
+                            "cloud.google.com/machine-family": args.machine_family,
+                            "kubernetes.io/arch": "amd64",
+                        },
+                        security_context=k8s.core.v1.PodSecurityContextArgs(
+                            run_as_non_root=True,
+                            run_as_user=RUN_AS_USER,
+                            run_as_group=RUN_AS_USER,
+                            seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
+                        ),
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name=CONTAINER_NAME,
+                                image=args.image,
+                                image_pull_policy="Always",
+                                command=["/bin/sh", "-c", job_script(args)],
+                                env=[
+                                    k8s.core.v1.EnvVarArgs(name="SUMMARY_SCRIPT", value=SUMMARY_SOURCE),
+                                    # the tokenizer downloads into a writable, non-root home
+                                    k8s.core.v1.EnvVarArgs(name="HOME", value=SCRATCH_DIR),
+                                    k8s.core.v1.EnvVarArgs(name="HF_HOME", value=f"{SCRATCH_DIR}/huggingface"),
+                                    k8s.core.v1.EnvVarArgs(name="VLLM_NO_USAGE_STATS", value="1"),
+                                ],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(requests=compute, limits=compute),
+                                security_context=k8s.core.v1.SecurityContextArgs(
+                                    allow_privilege_escalation=False,
+                                    read_only_root_filesystem=True,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                                ),
+                                volume_mounts=[
+                                    k8s.core.v1.VolumeMountArgs(name="results", mount_path=RESULTS_DIR),
+                                    k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH_DIR),
+                                ],
+                            )
+                        ],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(name="results", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
+                            k8s.core.v1.VolumeArgs(name="scratch", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
+                        ],
+                    ),
+                ),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        if args.gateway_address is None:
+            endpoint = k8s.networking.v1.NetworkPolicyPeerArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.serving_selector)
+            )
+            endpoint_port = args.serving_port
+        else:
+            endpoint = k8s.networking.v1.NetworkPolicyPeerArgs(
+                ip_block=k8s.networking.v1.IPBlockArgs(cidr=f"{args.gateway_address}/32")
+            )
+            endpoint_port = args.gateway_port
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-network-policy",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.job_name, namespace=args.namespace, labels=args.labels),
+            spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={BENCHMARK_LABEL: args.job_name}),
+                policy_types=["Ingress", "Egress"],
+                egress=[
+                    *dns_and_https_egress(PRIVATE_RANGES),
+                    k8s.networking.v1.NetworkPolicyEgressRuleArgs(
+                        to=[endpoint],
+                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=endpoint_port)],
+                    ),
+                ],
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.logs_command = pulumi.Output.all(self.job.metadata, args.namespace).apply(
+            lambda parts: f"kubectl logs -n {parts[1]} job/{parts[0]['name']} --tail=-1"
+        )
+        self.register_outputs(
+            {"jobName": self.job.metadata.apply(lambda meta: meta["name"]), "logs": self.logs_command}
+        )

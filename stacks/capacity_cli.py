@@ -1,0 +1,134 @@
+"""Console scripts of the capacity planner.
+
+`plan STACK`: what the stack's nodes should do and cost, per capacity source and pricing (the
+figures `render` writes to capacity.json), as text or `--json`.
+
+`bench-compare STACK [LOG|-] [--results CLIENT.json ...]`: the benchmark Job's summed result line
+(from its log, or combined from the clients' `--save-result` files) next to the planner's
+expectation for the stack. Exit status: 0 compared, 2 invalid stack config or unreadable result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from stacks import bench_result, offline
+from stacks.config import StackConfig
+from stacks.loader import InvalidConfig, raw_project_config, validate
+from stacks.planner import CapacityPlan, Expectation, human_duration, plan
+
+
+def load_config(stack: str, config_file: Path | None) -> StackConfig:
+    settings = offline.load_stack_settings(stack, config_file)
+    offline.apply_settings(settings)
+    return validate(raw_project_config(settings.project))
+
+
+def plan_text(capacity: CapacityPlan) -> str:
+    expected = capacity.expectation
+    lines = [
+        f"stack {capacity.stack}: {expected.nodes} A4 node(s), {expected.gpus} B200, {expected.routing} routing",
+        f"  total tok/s          {expected.total_tokens_per_second:>14,.0f}",
+        f"  output tok/s         {expected.output_tokens_per_second:>14,.0f}",
+        f"  concurrent requests  {expected.concurrent_requests:>14,}",
+        f"  completed req/s      {expected.requests_per_second:>14,.0f}",
+        f"  TPOT / TTFT median   {expected.tpot_median_ms:>10,.0f} ms / {expected.ttft_median_ms / 1000:,.1f} s",
+        "",
+        f"{'source':<44} {'pricing':<34} {'USD/h':>10} {'USD/month':>12} {'USD/M tok':>10} "
+        f"{'at ' + format(capacity.utilization, '.0%'):>10}",
+    ]
+    for source in capacity.sources:
+        for item in source.costs:
+            lines.append(
+                f"{source.source:<44} {item.label:<34} {item.total_per_hour:>10,.2f} {item.total_per_month:>12,.0f} "
+                f"{item.usd_per_million_tokens_full_load:>10.3f} {item.usd_per_million_tokens_at_utilization:>10.3f}"
+            )
+    if capacity.sizing is not None:
+        sizing = capacity.sizing
+        lines += ["", f"sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s)"]
+        if sizing.budget_per_hour is not None:
+            lines.append(f"within USD {sizing.budget_per_hour:,.2f}/h: {', '.join(sizing.sources_within_budget)}")
+    lines += ["", "assumptions:", *[f"  - {item}" for item in expected.assumptions]]
+    lines += ["prices:", *[f"  - {item}" for item in capacity.pricing_notes]]
+    return "\n".join(lines)
+
+
+def plan_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plan", description="Capacity and cost of a stack, from the planner.")
+    parser.add_argument("stack")
+    parser.add_argument("--config-file", type=Path)
+    parser.add_argument("--json", action="store_true", help="print capacity.json's figures")
+    args = parser.parse_args(argv)
+    try:
+        capacity = plan(args.stack, load_config(args.stack, args.config_file))
+    except (InvalidConfig, offline.ProjectError) as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
+    return 0
+
+
+COMPARED = (
+    ("total tok/s", "total_token_throughput", "total_tokens_per_second"),
+    ("output tok/s", "output_throughput", "output_tokens_per_second"),
+    ("completed req/s", "request_throughput", "requests_per_second"),
+    ("TTFT median (ms)", "median_ttft_ms", "ttft_median_ms"),
+    ("TPOT median (ms)", "median_tpot_ms", "tpot_median_ms"),
+)
+
+
+def comparison_rows(measured: dict[str, Any], expected: Expectation) -> list[tuple[str, float, float, float]]:
+    """(figure, expected, measured, measured / expected) for every figure the planner predicts."""
+    rows = []
+    for label, measured_key, expected_key in COMPARED:
+        want = float(getattr(expected, expected_key))
+        got = float(measured[measured_key])
+        rows.append((label, want, got, got / want))
+    return rows
+
+
+def comparison_text(stack: str, measured: dict[str, Any], expected: Expectation) -> str:
+    lines = [
+        f"stack {stack}: {expected.nodes} node(s), {expected.routing} routing; {measured['clients']} client(s), "
+        f"{measured['completed']:,} completed / {measured['failed']:,} failed requests in "
+        f"{human_duration(measured['duration_s'])}",
+        f"{'figure':<20} {'expected':>14} {'measured':>14} {'ratio':>8}",
+    ]
+    for label, want, got, ratio in comparison_rows(measured, expected):
+        lines.append(f"{label:<20} {want:>14,.0f} {got:>14,.0f} {ratio:>8.1%}")
+    lines.append(
+        f"{'TTFT / TPOT / ITL p99':<20} {'':>14} "
+        f"{measured['p99_ttft_ms']:,.0f} / {measured['p99_tpot_ms']:,.0f} / {measured['p99_itl_ms']:,.0f} ms "
+        "(max of client p99s)"
+    )
+    lines.append(f"combined: {measured['combine']}")
+    return "\n".join(lines)
+
+
+def bench_compare_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="bench-compare", description="Compare the benchmark Job's result with the planner's expectation."
+    )
+    parser.add_argument("stack")
+    parser.add_argument("log", nargs="?", help="a log holding the BENCH_RESULT line, or - for standard input")
+    parser.add_argument("--results", nargs="+", type=Path, help="the clients' --save-result JSON files instead")
+    parser.add_argument("--config-file", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.stack, args.config_file)
+        if args.results:
+            measured = bench_result.combine(bench_result.load_results(args.results))
+        elif args.log:
+            text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text()
+            measured = bench_result.parse_line(text)
+        else:
+            parser.error("give a log (or -) or --results")
+    except (InvalidConfig, offline.ProjectError, OSError, ValueError, KeyError) as error:
+        print(f"bench-compare: {error}", file=sys.stderr)
+        return 2
+    print(comparison_text(args.stack, measured, plan(args.stack, config).expectation))
+    return 0

@@ -1,0 +1,212 @@
+"""The in-cluster benchmark Job, the combined result line and `bench-compare`."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import pytest
+
+from components.benchmark import client_command
+from stacks import bench_result
+from stacks.capacity_cli import bench_compare_main
+from stacks.loader import InvalidConfig, validate
+from stacks.program import benchmark_args
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, RenderedStack
+from tests.variants import render_variant, stack_settings
+
+DATA = ROOT / "tests" / "data"
+CLIENT_RESULTS = [DATA / "vllm-bench-client-1.json", DATA / "vllm-bench-client-2.json"]
+JOB_LOG = DATA / "bench-job.log"
+BASE = {"project": "my-llm-dev", "region": "us-central1", "zones": ["us-central1-b"]}
+
+
+@pytest.fixture(scope="module")
+def prod_benchmark(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    return render_variant("prod-benchmark", render_stack, tmp_path_factory)
+
+
+def job_of(rendered: RenderedStack) -> dict[str, Any]:
+    (job,) = [job for job in rendered.kind("Job") if job["metadata"]["name"].endswith("-bench")]
+    return job
+
+
+def test_benchmark_is_opt_in(prod: RenderedStack) -> None:
+    assert not [job for job in prod.kind("Job") if job["metadata"]["name"].endswith("-bench")]
+    assert "benchmarkLogs" not in prod.outputs
+
+
+def test_clients_split_the_stack_concurrency(prod_benchmark: RenderedStack) -> None:
+    script = job_of(prod_benchmark)["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    clients = [shlex.split(line.split(" > ")[0]) for line in script.splitlines() if line.startswith("vllm bench serve")]
+    assert len(clients) == 24, "12 nodes x 2,000 concurrent requests at 1,000 per client"
+    assert {arg for client in clients for arg in client if arg.startswith("--max-concurrency")} == {
+        "--max-concurrency=1000"
+    }
+    assert sorted(arg for client in clients for arg in client if arg.startswith("--seed=")) == sorted(
+        f"--seed={index}" for index in range(1, 25)
+    ), "every client draws its own prompts"
+    assert 'wait "$pid" || status=1' in script
+    assert 'python3 -c "$SUMMARY_SCRIPT" /results' in script
+
+
+def test_client_command_line_is_the_inferencemax_method(prod_benchmark: RenderedStack) -> None:
+    script = job_of(prod_benchmark)["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    first = next(line for line in script.splitlines() if line.startswith("vllm bench serve"))
+    assert shlex.split(first.split(" > ")[0]) == [
+        "vllm",
+        "bench",
+        "serve",
+        "--backend=openai",
+        "--base-url=http://qwen-serving.llm-serving.svc.cluster.local:8000",
+        "--endpoint=/v1/completions",
+        "--model=Qwen/Qwen3.5-27B-FP8",
+        "--served-model-name=Qwen/Qwen3.5-27B-FP8",
+        "--tokenizer=Qwen/Qwen3.5-27B-FP8",
+        "--dataset-name=random",
+        "--random-input-len=1024",
+        "--random-output-len=512",
+        "--random-range-ratio=0.5",
+        "--ignore-eos",
+        "--request-rate=inf",
+        "--max-concurrency=1000",
+        "--num-prompts=10000",
+        "--percentile-metrics=ttft,tpot,itl,e2el",
+        "--metric-percentiles=50,99",
+        "--seed=1",
+        "--ready-check-timeout-sec=3600",
+        "--save-result",
+        "--result-dir=/results",
+        "--result-filename=client-1.json",
+        "--disable-tqdm",
+    ]
+
+
+def test_job_runs_hardened_on_a_dedicated_c4_node_with_the_engine_image(prod_benchmark: RenderedStack) -> None:
+    job = job_of(prod_benchmark)
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    (engine,) = prod_benchmark.kind("Deployment")
+    assert container["image"] == engine["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert pod["nodeSelector"] == {
+        "cloud.google.com/compute-class": "Performance",
+        "cloud.google.com/machine-family": "c4",
+        "kubernetes.io/arch": "amd64",
+    }
+    assert container["resources"]["requests"]["cpu"] == "15"
+    assert container["resources"]["requests"] == container["resources"]["limits"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert job["spec"]["backoffLimit"] == 0
+    assert job["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+
+
+def test_job_starts_after_the_engine_and_the_service(prod_benchmark: RenderedStack) -> None:
+    job = next(record for record in prod_benchmark.resources if record["name"] == "llm-benchmark-job")
+    component = prod_benchmark.named("llm-benchmark")
+    assert job["parent"] == "llm-benchmark"
+    assert {"llm-vllm-deployment", "llm-routing-service"} <= set(component["options"]["dependsOn"])
+    assert prod_benchmark.outputs["benchmarkCompare"].endswith("| .venv/bin/bench-compare prod-benchmark -")
+
+
+def test_gateway_target_uses_the_gateway_address() -> None:
+    config = validate(
+        {
+            "environment": "staging",
+            **BASE,
+            "benchmark": {"enabled": True, "gatewayAddress": "10.128.0.42"},
+        }
+    )
+    args = benchmark_args(config)
+    assert "--base-url=http://10.128.0.42:80" in client_command(args, 1)
+    assert args.clients == 8
+
+
+@pytest.mark.parametrize(
+    ("environment", "settings", "message"),
+    [
+        ("staging", {"enabled": True}, "invalid stack config: benchmark.gatewayAddress: required"),
+        ("staging", {"enabled": True, "target": "service"}, "invalid stack config: benchmark.target: 'service'"),
+        ("dev", {"enabled": True, "target": "gateway"}, "invalid stack config: benchmark.target: 'gateway'"),
+        ("prod", {"enabled": True, "cpu": 4}, "invalid stack config: benchmark.cpu: 4 vCPU cannot drive 24,000"),
+        ("dev", {"enabled": True, "gatewayAddress": "gw"}, "invalid stack config: benchmark.gatewayAddress"),
+        ("dev", {"enabled": True, "rangeRatio": 1.5}, "invalid stack config: benchmark.rangeRatio"),
+    ],
+)
+def test_invalid_benchmark_settings_are_one_line_errors(
+    environment: str, settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidConfig) as error:
+        validate({**stack_settings(environment), "benchmark": settings})
+    assert str(error.value).startswith(message)
+
+
+def test_combining_recorded_client_results() -> None:
+    clients = bench_result.load_results(CLIENT_RESULTS)
+    summary = bench_result.combine(clients)
+    assert summary["clients"] == 2
+    assert summary["completed"] == 20_000
+    assert summary["total_token_throughput"] == pytest.approx(47_641.6 + 47_259.9, abs=1)
+    assert summary["request_throughput"] == pytest.approx(10_000 / 322.4137 + 10_000 / 324.8702)
+    assert summary["median_ttft_ms"] == pytest.approx((8_057.91 + 8_144.62) / 2)
+    assert summary["p99_ttft_ms"] == 21_876.05
+    assert summary["p99_itl_ms"] == 115.30
+    assert summary["duration_s"] == 324.8702
+
+
+def test_result_line_of_the_recorded_job_log_matches_the_client_files() -> None:
+    from_log = bench_result.parse_line(JOB_LOG.read_text())
+    assert from_log == pytest.approx(bench_result.combine(bench_result.load_results(CLIENT_RESULTS)))
+
+
+def test_the_job_runs_the_combiner_it_ships(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    for path in CLIENT_RESULTS:
+        (tmp_path / path.name.replace("vllm-bench-", "")).write_text(path.read_text())
+    assert bench_result.main(["bench_result", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\n") == 1 and printed.startswith("BENCH_RESULT {")
+    assert json.loads(printed.removeprefix("BENCH_RESULT "))["clients"] == 2
+
+
+def test_bench_compare_reports_measured_against_expected(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_compare_main(["dev", str(JOB_LOG)]) == 0
+    report = capsys.readouterr().out
+    assert "stack dev: 1 node(s), clusterip routing; 2 client(s), 20,000 completed / 0 failed" in report
+    assert "total tok/s                  95,317         94,901    99.6%" in report
+    assert bench_compare_main(["dev", "--results", *map(str, CLIENT_RESULTS)]) == 0
+    assert "99.6%" in capsys.readouterr().out
+
+
+def test_bench_compare_without_a_result_line_fails_cleanly(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "empty.log"
+    log.write_text("no result here\n")
+    assert bench_compare_main(["dev", str(log)]) == 2
+    assert "no line starting with 'BENCH_RESULT'" in capsys.readouterr().err
+
+
+def test_benchmark_pod_reaches_only_dns_https_and_the_endpoint(prod_benchmark: RenderedStack) -> None:
+    (policy,) = [item for item in prod_benchmark.kind("NetworkPolicy") if item["metadata"]["name"].endswith("-bench")]
+    job = job_of(prod_benchmark)
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= job["spec"]["template"]["metadata"]["labels"].items()
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in policy["spec"]
+    endpoint = policy["spec"]["egress"][-1]
+    assert endpoint["to"] == [{"podSelector": {"matchLabels": {"app": "qwen-serving"}}}]
+    assert endpoint["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert [rule["ports"][0]["port"] for rule in policy["spec"]["egress"][:-1]] == [53, 443]
+
+
+def test_gateway_benchmark_may_reach_only_the_gateway_address() -> None:
+    config = validate(
+        {"environment": "staging", **BASE, "benchmark": {"enabled": True, "gatewayAddress": "10.128.0.42"}}
+    )
+    args = benchmark_args(config)
+    assert (args.gateway_address, args.gateway_port) == ("10.128.0.42", 80)

@@ -74,6 +74,10 @@ class BenchmarkJobArgs:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+def benchmark_job_name(service_name: str) -> str:
+    return f"{service_name}-bench"
+
+
 def client_command(args: BenchmarkJobArgs, index: int) -> list[str]:
     """The `vllm bench serve` command line of client `index` (1-based)."""
     command = [

@@ -74,6 +74,22 @@ class ClusterArgs:
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
+def network_name(cluster_name: str) -> str:
+    return f"{cluster_name}-vpc"
+
+
+def subnet_name(cluster_name: str) -> str:
+    return f"{cluster_name}-subnet"
+
+
+def router_name(cluster_name: str) -> str:
+    return f"{cluster_name}-router"
+
+
+def nat_name(cluster_name: str) -> str:
+    return f"{cluster_name}-nat"
+
+
 def node_service_account_id(cluster_name: str) -> str:
     """`<cluster>-nodes`, cut to the 30 characters a service account id may have."""
     base = cluster_name[: SERVICE_ACCOUNT_ID_MAX - len(NODE_ACCOUNT_SUFFIX)].rstrip("-")
@@ -139,7 +155,7 @@ class Cluster(pulumi.ComponentResource):
 
         self.network = gcp.compute.Network(
             f"{name}-vpc",
-            name=f"{args.cluster_name}-vpc",
+            name=network_name(args.cluster_name),
             project=args.project,
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
@@ -147,7 +163,7 @@ class Cluster(pulumi.ComponentResource):
         )
         self.subnet = gcp.compute.Subnetwork(
             f"{name}-subnet",
-            name=f"{args.cluster_name}-subnet",
+            name=subnet_name(args.cluster_name),
             project=args.project,
             region=args.region,
             network=self.network.id,
@@ -161,7 +177,7 @@ class Cluster(pulumi.ComponentResource):
         )
         self.router = gcp.compute.Router(
             f"{name}-router",
-            name=f"{args.cluster_name}-router",
+            name=router_name(args.cluster_name),
             project=args.project,
             region=args.region,
             network=self.network.id,
@@ -170,7 +186,7 @@ class Cluster(pulumi.ComponentResource):
         # Private nodes have no external IP: NAT is their only way to Hugging Face and public registries.
         self.nat = gcp.compute.RouterNat(
             f"{name}-nat",
-            name=f"{args.cluster_name}-nat",
+            name=nat_name(args.cluster_name),
             project=args.project,
             region=args.region,
             router=self.router.name,

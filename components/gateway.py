@@ -103,6 +103,18 @@ def epp_name(pool_name: str) -> str:
     return f"{pool_name}-epp"
 
 
+def proxy_subnet_name(cluster_name: str) -> str:
+    return f"{cluster_name}-proxy-only"
+
+
+def firewall_name(cluster_name: str) -> str:
+    return f"{cluster_name}-gateway-to-serving"
+
+
+def epp_firewall_name(cluster_name: str) -> str:
+    return f"{cluster_name}-gateway-to-epp"
+
+
 def epp_chart_values(args: InferenceGatewayArgs) -> dict[str, Any]:
     """Values of the inferencepool chart v1.3-v1.5 (renamed from v1.6 on)."""
     epp_resources = {"cpu": args.epp_cpu, "memory": args.epp_memory}
@@ -148,7 +160,7 @@ class InferenceGateway(pulumi.ComponentResource):
         super().__init__("llm-serving:routing:InferenceGateway", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        declared_proxy_subnet = f"{args.cluster_name}-proxy-only"
+        declared_proxy_subnet = proxy_subnet_name(args.cluster_name)
         self.proxy_subnet = None
         if args.existing_proxy_subnet is None:
             self.proxy_subnet = gcp.compute.Subnetwork(
@@ -164,7 +176,7 @@ class InferenceGateway(pulumi.ComponentResource):
             )
         self.firewall = gcp.compute.Firewall(
             f"{name}-serving-firewall",
-            name=f"{args.cluster_name}-gateway-to-serving",
+            name=firewall_name(args.cluster_name),
             project=args.project,
             network=args.network,
             description=(
@@ -179,7 +191,7 @@ class InferenceGateway(pulumi.ComponentResource):
         )
         self.epp_firewall = gcp.compute.Firewall(
             f"{name}-epp-firewall",
-            name=f"{args.cluster_name}-gateway-to-epp",
+            name=epp_firewall_name(args.cluster_name),
             project=args.project,
             network=args.network,
             description=(

@@ -122,6 +122,24 @@ def weights_id(model: str, revision: str) -> str:
     return hashlib.sha256(f"{model}@{revision}".encode()).hexdigest()[:10]
 
 
+def weights_object_name(model: str, revision: str) -> str:
+    """The name of the Kubernetes objects (volumes, claims, Job prefix) of one revision."""
+    return f"weights-{weights_id(model, revision)}"
+
+
+def download_job_name(model: str, revision: str) -> str:
+    return f"{weights_object_name(model, revision)}-download"
+
+
+def weights_disk_name(cluster_name: str, model: str, revision: str) -> str:
+    """The serving disks, the disk image and the snapshot (Compute Engine names: RFC 1035, <= 63)."""
+    return f"{cluster_name}-{weights_object_name(model, revision)}"
+
+
+def weights_fill_disk_name(cluster_name: str, model: str, revision: str) -> str:
+    return f"{weights_disk_name(cluster_name, model, revision)}-fill"
+
+
 def local_model_path(mount_path: str, model: str) -> str:
     """Where the checkpoint sits on the volume: vLLM loads it from here, not from the Hub."""
     return posixpath.join(mount_path, model)
@@ -200,10 +218,10 @@ class ModelWeights(pulumi.ComponentResource):
     def __init__(self, name: str, args: ModelWeightsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:weights:ModelWeights", name, None, opts)
         self.revision_id = weights_id(args.model, args.revision)
-        self.object_name = f"weights-{self.revision_id}"
+        self.object_name = weights_object_name(args.model, args.revision)
         revision_name = f"{name}-{self.revision_id}"
-        disk_name = f"{args.cluster_name}-{self.object_name}"
-        fill_disk_name = f"{disk_name}-fill"
+        disk_name = weights_disk_name(args.cluster_name, args.model, args.revision)
+        fill_disk_name = weights_fill_disk_name(args.cluster_name, args.model, args.revision)
         fill_zone = args.zones[0]
         capacity = {"storage": f"{args.size_gib}Gi"}
         gcp_labels = {"weights": self.revision_id}
@@ -391,7 +409,7 @@ class ModelWeights(pulumi.ComponentResource):
         return k8s.batch.v1.Job(
             f"{revision_name}-download",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=f"{self.object_name}-download",
+                name=download_job_name(args.model, args.revision),
                 namespace=args.namespace,
                 labels=labels,
                 annotations={REPLACE_UNREADY_ANNOTATION: "true"},

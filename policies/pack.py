@@ -28,7 +28,7 @@ from policies.rules.routing import (
     GATEWAY_PREREQUISITES,
     LOAD_BALANCER_ALLOWED,
 )
-from policies.rules.security import NO_TOKEN_LITERAL
+from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_TOKEN_LITERAL
 from policies.rules.weights import REVISION_IS_A_COMMIT, WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
 PACK_NAME = "gke-b200-serving"
@@ -48,6 +48,8 @@ POLICIES: list[Any] = [
     HYBRID_MAMBA_SETTINGS,
     IMAGE_HAS_FP8_KV_FIX,
     NO_TOKEN_LITERAL,
+    NO_REMOTE_CODE,
+    NO_CORS_WILDCARD,
     WEIGHTS_READ_ONLY,
     WEIGHTS_IN_GPU_ZONES,
     REVISION_IS_A_COMMIT,

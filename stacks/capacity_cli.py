@@ -65,7 +65,7 @@ def plan_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         capacity = plan(args.stack, load_config(args.stack, args.config_file))
-    except (InvalidConfig, offline.ProjectError) as error:
+    except InvalidConfig as error:
         print(str(error), file=sys.stderr)
         return 2
     print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
@@ -127,7 +127,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             measured = bench_result.parse_line(text)
         else:
             parser.error("give a log (or -) or --results")
-    except (InvalidConfig, offline.ProjectError, OSError, ValueError, KeyError) as error:
+    except (InvalidConfig, OSError, ValueError, KeyError) as error:
         print(f"bench-compare: {error}", file=sys.stderr)
         return 2
     print(comparison_text(args.stack, measured, plan(args.stack, config).expectation))

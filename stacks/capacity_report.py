@@ -43,6 +43,10 @@ def chart_series(config: StackConfig, nodes: int) -> dict[str, Any]:
 
 
 def write_chart(path: Path, config: StackConfig, capacity: CapacityPlan) -> None:
+    path.write_text(chart_svg(config, capacity), encoding="utf-8")
+
+
+def chart_svg(config: StackConfig, capacity: CapacityPlan) -> str:
     import pygal
 
     series = chart_series(config, capacity.nodes)
@@ -90,13 +94,15 @@ def write_chart(path: Path, config: StackConfig, capacity: CapacityPlan) -> None
         stroke=False,
         dots_size=8,
     )
-    path.write_bytes(chart.render())
+    svg: bytes = chart.render()
+    return svg.decode("utf-8")
 
 
-def write_capacity(out_dir: Path, stack: str, config: StackConfig) -> CapacityPlan:
-    """Write `capacity.json` and the chart into a render's output directory."""
+def capacity_files(stack: str, config: StackConfig) -> dict[str, str]:
+    """`capacity.json` and the chart of a render, by file name (the render writes them)."""
     capacity = plan(stack, config)
     document = {**capacity.to_json(), "chart": chart_series(config, capacity.nodes)}
-    (out_dir / CAPACITY_FILE).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    write_chart(out_dir / CHART_FILE, config, capacity)
-    return capacity
+    return {
+        CAPACITY_FILE: json.dumps(document, indent=2, sort_keys=True) + "\n",
+        CHART_FILE: chart_svg(config, capacity),
+    }

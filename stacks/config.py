@@ -12,8 +12,18 @@ import zoneinfo
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from stacks.grammars import (
+    hf_repo_problem,
+    image_problem,
+    mount_path_problem,
+    project_id_problem,
+    quantity_problem,
+    revision_problem,
+)
+from stacks.quoting import quote
 
 # Feature minimums (RECIPE section 3; GKE docs "About GKE Inference Gateway": InferencePool v1 from
 # 1.34.0-gke.1626000; "About custom compute classes": 1.30.3-gke.1451000).
@@ -27,14 +37,42 @@ FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 A4_MACHINE_TYPE = "a4-highgpu-8g"
 B200_ACCELERATOR = "nvidia-b200"
 B200_GPUS_PER_NODE = 8
-GKE_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)\.(\d+)-gke\.(\d+)$")
-GKE_MINOR_PATTERN = re.compile(r"^(\d+)\.(\d+)$")
+GKE_VERSION_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)-gke\.([0-9]+)$")
+GKE_MINOR_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)$")
 DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 PROXY_SUBNET_REFERENCE = (
-    r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+\d+/subnetworks/)?"
+    r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?"
     r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
 EPP_RELEASE_NAME_MAX = 40
+EXTRA_ARGS_MAX = 64
+EXTRA_VALUE_MAX = 1024
+
+
+def _checked(problem: str, value: str) -> str:
+    if problem:
+        raise ValueError(f"{quote(value)} {problem}")
+    return value
+
+
+def _image(value: str) -> str:
+    return _checked(image_problem(value), value)
+
+
+def _quantity(value: str) -> str:
+    return _checked(quantity_problem(value), value)
+
+
+def _no_control_characters(value: str) -> str:
+    if any(not char.isprintable() for char in value):
+        raise ValueError(f"{quote(value)} contains control characters; allowed: printable text")
+    if len(value) > EXTRA_VALUE_MAX:
+        raise ValueError(f"is longer than {EXTRA_VALUE_MAX} characters")
+    return value
+
+
+Image = Annotated[str, AfterValidator(_image)]
+Quantity = Annotated[str, AfterValidator(_quantity)]
 MAX_NODES = 256
 # One `vllm bench serve` process saturates one core at ~16K connections (RECIPE section 8); a
 # quarter of that per vCPU keeps every client far from CPU-bound.
@@ -48,6 +86,9 @@ class Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         use_enum_values=False,
+        # no coercion: `nodes: true` or `nodes: "12"` is not 12; no infinities or NaN
+        strict=True,
+        allow_inf_nan=False,
     )
 
 
@@ -94,7 +135,7 @@ class GpuDriverVersion(StrEnum):
 def gke_version_key(version: str) -> tuple[int, ...]:
     match = GKE_VERSION_PATTERN.match(version)
     if not match:
-        raise ValueError(f"'{version}' is not a GKE version like {B200_MIN_GKE_VERSION}")
+        raise ValueError(f"{quote(version)} is not a GKE version like {B200_MIN_GKE_VERSION}")
     return tuple(int(part) for part in match.groups())
 
 
@@ -128,9 +169,9 @@ class NetworkConfig(Model):
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"'{value}' is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
         if not network.is_private:
-            raise ValueError(f"'{value}' is not a private (RFC 1918) range")
+            raise ValueError(f"{quote(value)} is not a private (RFC 1918) range")
         return value
 
     @model_validator(mode="after")
@@ -160,7 +201,7 @@ class AuthorizedNetwork(Model):
         try:
             ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"'{value[:40]}' is not an IPv4 CIDR block like 203.0.113.0/24 ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 203.0.113.0/24 ({error})") from None
         return value
 
 
@@ -195,7 +236,7 @@ class ClusterConfig(Model):
     def _version_floor(cls, value: str) -> str:
         if not (GKE_MINOR_PATTERN.match(value) or GKE_VERSION_PATTERN.match(value)):
             raise ValueError(
-                f"'{value[:40]}' is not a GKE version; allowed: a minor like {DEFAULT_MIN_MASTER_VERSION} "
+                f"{quote(value)} is not a GKE version; allowed: a minor like {DEFAULT_MIN_MASTER_VERSION} "
                 f"or a full version like {INFERENCE_POOL_MIN_GKE_VERSION}"
             )
         for minimum, feature in (
@@ -203,7 +244,7 @@ class ClusterConfig(Model):
             (COMPUTE_CLASS_MIN_GKE_VERSION, "custom ComputeClasses"),
         ):
             if not satisfies_gke_minimum(value, minimum):
-                raise ValueError(f"'{value}' is older than {minimum}, the first GKE version with {feature}")
+                raise ValueError(f"{quote(value)} is older than {minimum}, the first GKE version with {feature}")
         return value
 
 
@@ -219,11 +260,26 @@ class FlexStartSource(Model):
     node_recycling_lead_time_seconds: Annotated[int, Field(ge=0, le=FLEX_START_MAX_RUN_SECONDS)] = 3600
     max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = FLEX_START_MAX_RUN_SECONDS
 
+    @model_validator(mode="after")
+    def _recycling_before_the_end(self) -> FlexStartSource:
+        if self.node_recycling_lead_time_seconds >= self.max_run_duration_seconds:
+            raise ValueError(
+                f"nodeRecyclingLeadTimeSeconds {self.node_recycling_lead_time_seconds} must be shorter than "
+                f"maxRunDurationSeconds {self.max_run_duration_seconds}: the replacement node is requested "
+                "that long before the node's run ends"
+            )
+        return self
+
 
 class ReservationSource(Model):
     type: Literal["reservation"]
     name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")]
     project: str | None = Field(default=None, description="Owner project of a shared reservation.")
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, value: str | None) -> str | None:
+        return None if value is None else _checked(project_id_problem(value), value)
 
 
 CapacitySource = Annotated[SpotSource | FlexStartSource | ReservationSource, Field(discriminator="type")]
@@ -246,7 +302,7 @@ class CapacityConfig(Model):
     @classmethod
     def _not_reserved(cls, value: str) -> str:
         if value.startswith(("gke", "autopilot")):
-            raise ValueError(f"'{value}' starts with 'gke' or 'autopilot', which GKE reserves")
+            raise ValueError(f"{quote(value)} starts with 'gke' or 'autopilot', which GKE reserves")
         return value
 
     @model_validator(mode="after")
@@ -273,28 +329,47 @@ class DownloaderConfig(Model):
 
     machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4a"
     arch: Literal["arm64", "amd64"] = "arm64"
-    image: Annotated[str, Field(pattern=r"^[\w./:-]+(@sha256:[0-9a-f]{64})?$")] = DOWNLOADER_IMAGE
-    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "4"
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
+    image: Image = DOWNLOADER_IMAGE
+    cpu: Quantity = "4"
+    memory: Quantity = "16Gi"
     retries: Annotated[int, Field(ge=0, le=20)] = 5
 
 
 class WeightsConfig(Model):
-    model: Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")] = "Qwen/Qwen3.5-27B-FP8"
-    revision: Annotated[str, Field(pattern=r"^[\w.-]{1,64}$")] = Field(
+    model: str = "Qwen/Qwen3.5-27B-FP8"
+    revision: str = Field(
         default="main",
         description="Branch, tag or commit; prod needs a 40-hex commit id "
         "(`git ls-remote https://huggingface.co/MODEL main`).",
     )
     size_gib: Annotated[int, Field(ge=4, le=65536)] = 100
+    checkpoint_gib: Annotated[int | None, Field(ge=1, le=65536)] = Field(
+        default=None,
+        description="Size of the checkpoint; defaults to an estimate from the model name's parameter count and dtype.",
+    )
     throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = 2400
-    mount_path: Annotated[str, Field(pattern=r"^/[\w/.-]+$")] = "/models"
+    mount_path: str = "/models"
     protect: bool | None = Field(
         default=None,
         description="Keep the disk image and serving disks when Pulumi deletes them (deletionPolicy "
         "ABANDON); defaults to the environment preset.",
     )
     downloader: DownloaderConfig = DownloaderConfig()
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        return _checked(hf_repo_problem(value), value)
+
+    @field_validator("revision")
+    @classmethod
+    def _revision(cls, value: str) -> str:
+        return _checked(revision_problem(value), value)
+
+    @field_validator("mount_path")
+    @classmethod
+    def _mount_path(cls, value: str) -> str:
+        return _checked(mount_path_problem(value), value)
 
     @property
     def pinned(self) -> bool:
@@ -319,7 +394,7 @@ ENGINE_IMAGE_DIGEST = "sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53ecea
 class EngineConfig(Model):
     """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
 
-    image: Annotated[str, Field(pattern=r"^[\w./-]+:[\w.-]+$")] = ENGINE_IMAGE
+    image: str = ENGINE_IMAGE
     image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(
         default=None, description="Defaults to the known digest of the default image; prod requires one."
     )
@@ -340,19 +415,25 @@ class EngineConfig(Model):
     mamba_cache_mode: MambaCacheMode | None = MambaCacheMode.align
     mamba_block_size: Annotated[int | None, Field(ge=8, le=4096)] = 8
     estimate_cudagraphs: bool = Field(default=True, description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1")
-    extra_args: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9]")]] = []
-    extra_env: dict[Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")], str] = {}
+    extra_args: Annotated[
+        list[Annotated[str, AfterValidator(_no_control_characters)]], Field(max_length=EXTRA_ARGS_MAX)
+    ] = Field(default=[], description="More `vllm serve` flags; none may repeat or contradict a typed key.")
+    extra_env: Annotated[
+        dict[
+            Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
+            Annotated[str, AfterValidator(_no_control_characters)],
+        ],
+        Field(max_length=EXTRA_ARGS_MAX),
+    ] = Field(default={}, description="More environment variables; none may override one the stack sets.")
     # Autopilot bills a GPU pod for its whole node (node-based billing of accelerator Pods: the
     # a4-highgpu-8g price plus the Autopilot premium), so requests below the node cost the same:
     # take most of the 224 vCPU (8 API servers, tokenization and 8 engine cores) and half the
     # 3,968 GB (host memory and page cache), leaving room for system reservations and DaemonSets.
     # The per-GPU-type maximums of "Resource requests in Autopilot" could not be read here; these
     # stay below the node's allocatable.
-    cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$", description="Per serving pod (A4: 224 vCPU).")] = "200"
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$", description="Per serving pod (A4: 3,968 GB).")] = "1800Gi"
-    ephemeral_storage: Annotated[
-        str, Field(pattern=r"^\d+(Mi|Gi)$", description="torch.compile, FlashInfer and Triton caches.")
-    ] = "200Gi"
+    cpu: Annotated[Quantity, Field(description="Per serving pod (A4: 224 vCPU).")] = "200"
+    memory: Annotated[Quantity, Field(description="Per serving pod (A4: 3,968 GB).")] = "1800Gi"
+    ephemeral_storage: Annotated[Quantity, Field(description="torch.compile, FlashInfer and Triton caches.")] = "200Gi"
 
     @model_validator(mode="before")
     @classmethod
@@ -363,6 +444,20 @@ class EngineConfig(Model):
         if image == ENGINE_IMAGE and "imageDigest" not in data and "image_digest" not in data:
             return {**data, "imageDigest": ENGINE_IMAGE_DIGEST}
         return data
+
+    @field_validator("image")
+    @classmethod
+    def _engine_image(cls, value: str) -> str:
+        return _checked(image_problem(value, tag_required=True, digest_allowed=False), value)
+
+    @field_validator("served_model_name")
+    @classmethod
+    def _served_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_./:-]{0,127}", value):
+            raise ValueError(
+                f"{quote(value)} is not a model name (ASCII letters, digits, '_', '.', '/', ':', '-'; <= 128)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _parallelism_fits_node(self) -> EngineConfig:
@@ -389,8 +484,8 @@ class WorkloadConfig(Model):
     """The traffic the stack is sized for; policies and the cost sheet compare against it."""
 
     concurrency_per_node: Annotated[int, Field(ge=1, le=65536)] = 2000
-    max_prompt_tokens: Annotated[int, Field(ge=1)] = 1536
-    max_output_tokens: Annotated[int, Field(ge=1)] = 768
+    max_prompt_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = 1536
+    max_output_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = 768
 
 
 # ---------------------------------------------------------------- routing
@@ -408,13 +503,13 @@ class GatewayConfig(Model):
         description="Name or self link of a REGIONAL_MANAGED_PROXY subnet that already exists in the "
         "cluster's VPC and region (one per VPC and region); then the stack declares none.",
     )
-    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[3-5]\.\d+$")] = Field(
+    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[3-5]\.[0-9]+$")] = Field(
         default="v1.4.0",
         description="inferencepool chart; the value names the stack sets are those of v1.3-v1.5 "
         "(v1.6 moved to llm-d/llm-d-router and renamed them).",
     )
-    epp_cpu: Annotated[str, Field(pattern=r"^\d+(m|\.\d+)?$")] = "10"
-    epp_memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = "16Gi"
+    epp_cpu: Quantity = "10"
+    epp_memory: Quantity = "16Gi"
     request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = 300
     allow_external: bool = Field(
         default=False,
@@ -428,9 +523,9 @@ class GatewayConfig(Model):
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"'{value}' is not an IPv4 CIDR block ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block ({error})") from None
         if network.prefixlen > 26:
-            raise ValueError(f"'{value}' is smaller than /26, the minimum proxy-only subnet")
+            raise ValueError(f"{quote(value)} is smaller than /26, the minimum proxy-only subnet")
         return value
 
 
@@ -568,11 +663,12 @@ class BenchmarkConfig(Model):
     gateway_address: str | None = Field(
         default=None, description="The Gateway's IP (output gatewayAddressCommand) when target is gateway."
     )
+
     machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4"
     cpu: Annotated[int, Field(ge=2, le=192)] = Field(
         default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
     )
-    memory: Annotated[str, Field(pattern=r"^\d+(Mi|Gi)$")] = Field(
+    memory: Quantity = Field(
         default="48Gi", description="Fits a 16 vCPU / 60 GB C4 node; each client process imports vLLM (~1-1.5 GB)."
     )
     concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = 1000
@@ -595,7 +691,7 @@ class BenchmarkConfig(Model):
             try:
                 ipaddress.ip_address(value)
             except ValueError:
-                raise ValueError(f"'{value}' is not an IP address") from None
+                raise ValueError(f"{quote(value)} is not an IP address") from None
         return value
 
 
@@ -812,8 +908,8 @@ class MonitoringConfig(Model):
 
 class StackConfig(Model):
     environment: Environment
-    project: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")]
-    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+\d+$")] = "us-central1"
+    project: str
+    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")] = "us-central1"
     zones: Annotated[list[str], Field(min_length=1, max_length=4)] = ["us-central1-b"]
     cluster: ClusterConfig = ClusterConfig()
     capacity: CapacityConfig = CapacityConfig()
@@ -845,6 +941,11 @@ class StackConfig(Model):
         if self.autoscaling.enabled and self.autoscaling.min_replicas > most:
             raise ValueError(f"autoscaling.minReplicas {self.autoscaling.min_replicas} is above maxReplicas {most}")
         return self
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, value: str) -> str:
+        return _checked(project_id_problem(value), value)
 
     @model_validator(mode="after")
     def _zones_in_region(self) -> StackConfig:

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
+import re
 from typing import Any, get_args
 
 import pulumi
 import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
+from stacks.checks import derived_problem
 from stacks.config import StackConfig
 from stacks.planner import SizingError, resolve
 from stacks.presets import apply_preset
+from stacks.quoting import quote
 
 HF_TOKEN_KEY = "hfToken"
+ALLOWED_KEYS_SHOWN = 200
+MESSAGE_MAX = 400
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 
 
 class InvalidConfig(pulumi.RunError):
-    """Raised before any resource is declared; under `pulumi up` the message is the whole error."""
+    """Raised before any resource is declared; under `pulumi up` the message is the whole error.
+
+    The message is always one short line: whitespace runs (newlines included) collapse to one space,
+    other control characters are escaped, and it is cut at MESSAGE_MAX characters."""
+
+    def __init__(self, message: str) -> None:
+        line = "".join(char if char.isprintable() else repr(char)[1:-1] for char in " ".join(message.split()))
+        super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
 
 def _parse(value: Any) -> Any:
@@ -56,14 +72,21 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     first = problems[0]
     loc = tuple(part for part in first["loc"] if part not in ("spot", "flexStart", "reservation"))
     key = _location(loc)
+    key = key if not key or PLAIN_KEY.fullmatch(key) else quote(key, 80)
     if first["type"] == "extra_forbidden":
         parent = _location(loc[:-1])
-        allowed = ", ".join(allowed_keys.get(parent, []))
-        message = f"{key}: unknown key; allowed keys here: {allowed}"
+        candidates = allowed_keys.get(parent, [])
+        near = difflib.get_close_matches(to_camel(str(loc[-1])), candidates, n=1, cutoff=0.6)
+        if near:
+            message = f"{key}: unknown key; did you mean '{near[0]}'?"
+        else:
+            allowed = ", ".join(candidates)
+            shown = allowed if len(allowed) <= ALLOWED_KEYS_SHOWN else allowed[:ALLOWED_KEYS_SHOWN] + "..."
+            message = f"{key}: unknown key; allowed keys here: {shown}"
     elif first["type"] == "union_tag_invalid":
         context = first.get("ctx", {})
         message = (
-            f"{key}.type: '{context.get('tag')}' is not a capacity source; allowed: "
+            f"{key}.type: {quote(context.get('tag'))} is not a capacity source; allowed: "
             f"{context.get('expected_tags')} (A4 has no on-demand capacity)"
         )
     elif first["type"] == "missing":
@@ -73,7 +96,8 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     else:
         detail = first["msg"].removeprefix("Value error, ")
         got = first.get("input")
-        shown = "" if isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
+        quoted_already = first["type"] == "value_error"
+        shown = "" if isinstance(got, (dict, list)) or got is None or quoted_already else f" (got {quote(got)})"
         message = f"{key}: {detail}{shown}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
@@ -95,16 +119,44 @@ def _allowed_keys(model: type[Any], path: str = "") -> dict[str, list[str]]:
     return keys
 
 
+def _non_finite_key(value: Any, path: str = "") -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(value)"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite_key(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
+        if found is not None:
+            return found
+    return None
+
+
 def validate(raw: dict[str, Any]) -> StackConfig:
-    """The typed config with a `target` already resolved to `capacity.nodes` by the planner."""
+    """The typed config, or InvalidConfig for the first problem, before anything is declared; a
+    `target` is resolved to `capacity.nodes` by the planner before the derived checks.
+
+    Validation goes through JSON in strict mode: a number is never read from a string or a bool
+    (`nodes: true` is not 1, `nodes: "12"` is not 12); infinities and NaN are refused. The CLI
+    hands top-level values to the program as strings and objects as JSON, so every typed number
+    or bool of the model sits inside an object and keeps its YAML type.
+    """
+    merged = apply_preset(raw)
+    non_finite = _non_finite_key(merged)
+    if non_finite is not None:
+        raise InvalidConfig(f"invalid stack config: {non_finite}: infinite or NaN; allowed: a finite number")
+    document = json.dumps(merged)
     try:
-        config = StackConfig.model_validate(apply_preset(raw))
+        # by_name=False: only the camelCase keys; `max_model_len` is an unknown key, not a synonym
+        config = StackConfig.model_validate_json(document, by_alias=True, by_name=False)
     except ValidationError as error:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
     try:
-        return resolve(config)
+        config = resolve(config)
     except SizingError as error:
         raise InvalidConfig(f"invalid stack config: {error}") from None
+    problem = derived_problem(config)
+    if problem:
+        raise InvalidConfig(f"invalid stack config: {problem}")
+    return config
 
 
 def load() -> tuple[StackConfig, pulumi.Output[str]]:

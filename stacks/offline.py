@@ -16,21 +16,18 @@ from typing import Any
 import pulumi
 import pulumi.runtime
 import pulumi.runtime.config as runtime_config
-import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.settings import get_root_resource, reset_options
 from pulumi.runtime.sync_await import _sync_await
+
+from stacks import stackfile
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_SIG = rpc._special_sig_key
 SECRET_MARK = rpc._special_secret_sig
 REDACTED = "[secret]"
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcmVuZGVyCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
-
-
-class ProjectError(Exception):
-    """The project or stack file cannot be read (exit status 1)."""
 
 
 @dataclass(frozen=True)
@@ -53,34 +50,23 @@ def _config_string(value: Any) -> str:
 def load_stack_settings(stack: str, config_file: Path | None = None, root: Path = ROOT) -> StackSettings:
     """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
 
-    `secure:` values cannot be decrypted offline; they become placeholders marked secret. The HF
-    token, which a real stack holds as a `secure:` value, gets a placeholder when the file has none.
+    Every problem in either file is an `InvalidConfig` (exit 2) naming file:line:column
+    (`stacks.stackfile`). `secure:` values cannot be decrypted offline; they become placeholders
+    marked secret. The HF token, which a real stack holds as a `secure:` value, gets a placeholder
+    when the file has none.
     """
-    project_file = root / "Pulumi.yaml"
-    stack_file = config_file or root / f"Pulumi.{stack}.yaml"
-    try:
-        project_doc = yaml.safe_load(project_file.read_text()) or {}
-        stack_doc = yaml.safe_load(stack_file.read_text()) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise ProjectError(f"cannot read stack settings: {error}") from None
-    project = str(project_doc["name"])
-    schema: dict[str, Any] = project_doc.get("config") or {}
-    entries: dict[str, Any] = stack_doc.get("config") or {}
-    if not isinstance(entries, dict):
-        raise ProjectError(f"{stack_file}: 'config' must be a mapping")
+    project, schema = stackfile.read_project(root / "Pulumi.yaml")
+    stack_file = stackfile.read_stack_file(stack, config_file or root / f"Pulumi.{stack}.yaml", project, schema)
 
     config: dict[str, str] = {}
-    secret_keys: list[str] = []
-    placeholders: list[str] = []
+    secret_keys: list[str] = list(stack_file.secure_keys)
+    placeholders: list[str] = list(stack_file.secure_keys)
     for key, spec in schema.items():
         if isinstance(spec, dict) and "default" in spec:
             config[f"{project}:{key}"] = _config_string(spec["default"])
-    for key, value in entries.items():
-        full_key = key if ":" in key else f"{project}:{key}"
-        if isinstance(value, dict) and set(value) == {"secure"}:
+    for full_key, value in stack_file.entries.items():
+        if full_key in stack_file.secure_keys:
             config[full_key] = f"[secure:{full_key}]"
-            secret_keys.append(full_key)
-            placeholders.append(full_key)
         else:
             config[full_key] = _config_string(value)
     for key, spec in schema.items():

@@ -11,7 +11,7 @@ import math
 import pulumi
 import pulumi_gcp as gcp
 
-from components.benchmark import BenchmarkJob, BenchmarkJobArgs
+from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
 from components.gateway import (
@@ -335,7 +335,7 @@ def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
     benchmark = config.benchmark
     clients = benchmark_clients(benchmark_concurrency(config), benchmark.concurrency_per_client)
     return BenchmarkJobArgs(
-        job_name=f"{config.routing.service_name}-bench",
+        job_name=benchmark_job_name(config.routing.service_name),
         namespace=config.cluster.namespace,
         image=engine_image(engine_flags(config.engine)),
         base_url=benchmark_base_url(config),

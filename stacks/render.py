@@ -4,8 +4,13 @@ Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy
 `capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
 `build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
 stack file. Several stacks render in one process, each exactly as a fresh process would render it.
-Exit status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing
-every file) or any other failure, 2 invalid stack config or arguments.
+`--out` only ever replaces the files of a previous render (`stacks/output.py`). Exit status, the
+worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every file; nothing
+is written when a file would hold a token) or any other failure, 2 invalid stack config or arguments
+(also an `--out` directory that is neither new, empty nor a previous render).
+With `--against OLD_DIR` it also writes `changes.md` / `changes.json`, the preview of the update from
+that earlier render (`stacks/preview.py`; with several stacks OLD_DIR/STACK): exit 1 when the engine
+would refuse the update, 2 when OLD_DIR is not a render.
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -23,11 +27,12 @@ from typing import Any, TextIO
 import yaml
 
 from policies.runner import Violation, check_records, summary
-from stacks import offline
-from stacks.capacity_report import write_capacity
+from stacks import offline, output
+from stacks.capacity_report import capacity_files
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
+from stacks.preview import PreviewInputError, load_render, preview, report_preview, write_preview
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 STACK_FILE_NAME = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
@@ -120,17 +125,16 @@ def manifest_file_name(manifest: dict[str, Any]) -> str:
     return "--".join(parts) + ".yaml"
 
 
-def write_manifests(records: list[dict[str, Any]], directory: Path) -> list[str]:
-    directory.mkdir(parents=True)
-    written = []
+def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """One YAML text per Kubernetes object, keyed by file name."""
+    texts: dict[str, str] = {}
     for record in filter(is_manifest, records):
         manifest = manifest_of(record)
         file_name = manifest_file_name(manifest)
-        if file_name in written:
+        if file_name in texts:
             raise RuntimeError(f"two Kubernetes objects render to {file_name}")
-        (directory / file_name).write_text(yaml.safe_dump(manifest, sort_keys=False, width=100))
-        written.append(file_name)
-    return sorted(written)
+        texts[file_name] = yaml.safe_dump(manifest, sort_keys=False, width=100)
+    return texts
 
 
 def _dump_json(value: Any) -> str:
@@ -144,27 +148,43 @@ def render(
     settings = offline.load_stack_settings(stack, config_file)
     offline.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
+    out_dir = out or offline.ROOT / "build" / stack
+    output.check_out_dir(out_dir)
     progress("running the program")
     result = offline.run_program(settings)
     records = resource_records(result.registrations)
-    out_dir = out or offline.ROOT / "build" / stack
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    out_dir.mkdir(parents=True)
-    (out_dir / "resources.json").write_text(_dump_json(records))
     progress(f"writing {sum(map(is_manifest, records))} manifests")
-    manifests = write_manifests(records, out_dir / "manifests")
+    manifests = manifest_texts(records)
     outputs = plain(result.outputs)
-    (out_dir / "outputs.json").write_text(_dump_json(outputs))
     progress("checking policies")
     violations = check_records(records, stack=stack, project=settings.project)
     policy = summary(violations)
-    (out_dir / "policy.json").write_text(_dump_json(policy))
-    write_capacity(out_dir, stack, config)
-    (out_dir / "plan.md").write_text(
-        plan_markdown(stack, config, records, outputs, manifests, settings.placeholders, policy)
-    )
+    files = {
+        "resources.json": _dump_json(records),
+        **{f"manifests/{name}": text for name, text in manifests.items()},
+        "outputs.json": _dump_json(outputs),
+        "policy.json": _dump_json(policy),
+        **capacity_files(stack, config),
+        "plan.md": plan_markdown(stack, config, records, outputs, sorted(manifests), settings.placeholders, policy),
+    }
+    leaks = output.token_leaks(files, secret_values(settings))
+    if leaks:
+        raise output.SecretInOutputError(
+            f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written "
+            "(keep the token in `pulumi config set --secret hfToken` only)",
+            [violation.line() for violation in violations],
+        )
+    output.write_render(out_dir, files)
     return config, records, out_dir, violations
+
+
+def secret_values(settings: offline.StackSettings) -> list[str]:
+    """The values of the stack's secret keys that are real (not offline placeholders)."""
+    return [
+        settings.config[key]
+        for key in settings.secret_keys
+        if key in settings.config and key not in settings.placeholders
+    ]
 
 
 def _summary(records: list[dict[str, Any]]) -> str:
@@ -181,26 +201,44 @@ def stack_target(target: str) -> tuple[str, Path | None]:
     return (match["stack"] if match else path.stem), path
 
 
-def render_one(stack: str, config_file: Path | None, out: Path | None, label: str = "") -> int:
-    """Render one stack and report it as the command does; returns its exit status."""
+def render_one(
+    stack: str,
+    config_file: Path | None,
+    out: Path | None,
+    label: str = "",
+    earlier: list[dict[str, Any]] | None = None,
+) -> int:
+    """Render one stack and report it as the command does (with the preview of the update from the
+    `earlier` render's records, if given); returns its exit status."""
     try:
         _, records, out_dir, violations = render(stack, config_file, out, terminal_progress(stack, sys.stderr))
     except InvalidConfig as error:
         print(f"{label}{error}", file=sys.stderr)
         return 2
+    except output.OutputError as error:
+        print(f"{label}render: {error}", file=sys.stderr)
+        return 2
+    except output.SecretInOutputError as error:
+        print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
+        return 1
     except Exception as error:
         print(f"{label}render failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
     for violation in violations:
         print(f"{label}{violation.line()}", file=sys.stderr)
+    refused = 0
+    if earlier is not None:
+        changes = preview(earlier, load_render(out_dir))
+        write_preview(changes, out_dir)
+        refused = report_preview(changes, out_dir)
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
         print(
             f"{label}render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr
         )
         return 1
-    return 0
+    return refused
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -211,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config-file", type=Path, help="with one STACK: stack settings file to use instead")
     parser.add_argument(
         "--out", type=Path, help="output directory (default build/STACK); with several stacks, one STACK folder in it"
+    )
+    parser.add_argument(
+        "--against", type=Path, metavar="OLD_DIR", help="also preview the update from this render (OLD_DIR/STACK)"
     )
     args = parser.parse_args(argv)
     targets = [stack_target(target) for target in args.stacks]
@@ -225,12 +266,20 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         targets = [(names[0], args.config_file)]
     several = len(targets) > 1
+    earlier: dict[str, list[dict[str, Any]] | None] = {}
+    for name, _ in targets:
+        try:  # read before rendering: OLD_DIR may be the output directory the render replaces
+            earlier[name] = load_render(args.against / name if several else args.against) if args.against else None
+        except PreviewInputError as error:
+            print(f"preview: {error}", file=sys.stderr)
+            return 2
     statuses = [
         render_one(
             name,
             config_file,
             (args.out / name if several else args.out) if args.out else None,
             label=f"{name}: " if several else "",
+            earlier=earlier[name],
         )
         for name, config_file in targets
     ]

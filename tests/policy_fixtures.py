@@ -489,6 +489,20 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
             lambda r: vllm_container(r)["env"].append({"name": "HF_TOKEN", "value": "hf_" + "aB3" * 12}),
         )
     ),
+    "LLM-SEC-002_pass": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: vllm_container(r)["args"].append("--no-trust-remote-code"))
+    ),
+    "LLM-SEC-002_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: vllm_container(r)["args"].append("--trust-remote-code"))
+    ),
+    "LLM-SEC-003_pass": lambda: PolicyFixture(
+        edited(
+            serving_stack(), lambda r: vllm_container(r)["args"].append('--allowed-origins=["https://chat.example"]')
+        )
+    ),
+    "LLM-SEC-003_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: vllm_container(r)["args"].extend(["--allowed-origins", '["*"]']))
+    ),
     "LLM-WGT-001_pass": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: pod_spec(r)["volumes"][0]["persistentVolumeClaim"].pop("readOnly"))
     ),

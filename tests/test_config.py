@@ -55,7 +55,7 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         "cluster.network: subnetCidr 10.0.0.0/20 overlaps podsCidr",
     ),
     ("weights-too-small", {"weights": {"sizeGib": 2}}, "weights.sizeGib: Input should be greater than or equal to 4"),
-    ("bad-project-id", {"project": "My_Project"}, "project: String should match pattern"),
+    ("bad-project-id", {"project": "My_Project"}, "project: 'My_Project' is not a GCP project id"),
     ("proxy-subnet-too-small", {"routing": {"gateway": {"proxySubnetCidr": "10.129.0.0/28"}}}, "proxySubnetCidr"),
 ]
 
@@ -109,9 +109,22 @@ def test_program_declares_nothing_for_an_invalid_config(tmp_path: Path) -> None:
     assert monitor.registrations == []
 
 
-def test_unreadable_stack_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert render.main(["missing", "--config-file", str(tmp_path / "nope.yaml")]) == 1
-    assert "cannot read stack settings" in capsys.readouterr().err
+def test_derived_checks_run_in_the_program_too(tmp_path: Path) -> None:
+    """`__main__.py` validates through the same loader under `pulumi up`: a contradicting extra flag
+    stops the program before the first registration."""
+    path = stack_file(tmp_path, {"engine": {"extraArgs": ["--port", "9000"]}})
+    monitor = offline.RecordingMonitor(offline.OfflineMocks())
+    with pytest.raises(InvalidConfig, match=r"engine\.extraArgs\[0\]: '--port' sets --port"):
+        offline.run_program(offline.load_stack_settings("invalid", path), monitor=monitor)
+    assert monitor.registrations == []
+
+
+def test_missing_stack_file_exits_2_listing_the_stack_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "Pulumi.there.yaml").write_text("config: {}\n")
+    assert render.main(["missing", "--config-file", str(tmp_path / "Pulumi.nope.yaml")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "stack file not found" in error and "Pulumi.there.yaml" in error
 
 
 def test_defaults_reproduce_the_recipe() -> None:

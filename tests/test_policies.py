@@ -139,6 +139,21 @@ def test_token_candidates(text: str, tokens: int) -> None:
     assert len(list(token_candidates(text))) == tokens
 
 
+def test_the_stacks_own_token_outside_its_secret_is_a_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pasted into extraEnv (or any input but the Secret's payload) the stack's own token is no exemption,
+    also when it does not look like hf_..."""
+    for token in ("hf_" + "Zy9" * 12, "canary-0f3b9d2e41c7a8"):
+        monkeypatch.setenv("PULUMI_CONFIG", json.dumps({f"{PACK_NAME}:hfToken": token}))
+        records = serving_stack()
+        inputs_of(records, "llm-hf-token")["stringData"]["token"] = token
+        assert verdicts(check_records(records), "LLM-SEC-001") == []
+        vllm_env = inputs_of(records, "llm-vllm")["spec"]["template"]["spec"]["containers"][0]["env"]
+        vllm_env.append({"name": "MY_TOKEN", "value": f"Bearer {token}"})
+        found = verdicts(check_records(records), "LLM-SEC-001")
+        assert found and "own Hugging Face token" in found[0].message
+        assert token not in found[0].message
+
+
 def test_the_stacks_own_secret_token_is_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine hands a policy pack decrypted secrets and the decrypted stack config."""
     token = "hf_" + "Zy9" * 12
@@ -164,7 +179,12 @@ def test_every_stack_file_passes(name: str, render_stack: RenderStack) -> None:
 
 
 def _deployment(records: list[dict[str, Any]]) -> dict[str, Any]:
-    (found,) = [record for record in records if record["type"] == "kubernetes:apps/v1:Deployment"]
+    """The serving Deployment (with autoscaling on, the metrics adapter has one too)."""
+    (found,) = [
+        record
+        for record in records
+        if record["type"] == "kubernetes:apps/v1:Deployment" and record["name"] != "llm-metrics-adapter-deployment"
+    ]
     return found
 
 
@@ -307,6 +327,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _of_type(r, "kubernetes:core/v1:Secret")[0]["inputs"]["stringData"].update(token="hf_literal_token"),
         "LLM-SEC-001",
     ),
+    "trust-remote-code": ("prod", lambda r: _vllm(r)["args"].append("--trust-remote-code"), "LLM-SEC-002"),
+    "cors-wildcard": ("staging", lambda r: _vllm(r)["args"].extend(["--allowed-origins", '["*"]']), "LLM-SEC-003"),
     "weights-read-write": ("prod", _read_write_weights, "LLM-WGT-001"),
     "weights-claim-rwo": (
         "prod",

@@ -60,6 +60,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
             "monitoring": {"alerts": {"notificationChannel": "projects/my-llm-dev/notificationChannels/1234567890"}},
         },
     ),
+    # Operations: a day-2 change of the autoscaler's floor.
+    "staging-min-2": ("staging", {"autoscaling": {"enabled": True, "minReplicas": 2}}),
     # Operations: everything off.
     "dev-quiet": (
         "dev",

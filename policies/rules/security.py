@@ -12,6 +12,9 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 
 from policies.settings import Setting, config_schema
 from policies.values import as_mapping, known_strings
+from policies.vllm import vllm_servers
+
+SECRET_TYPE = "kubernetes:core/v1:Secret"
 
 TOKEN_CONFIG_KEYS = Setting("tokenConfigKeys", ["hfToken"], "secret stack config keys that hold the Hugging Face token")
 EMBEDDED_TOKEN = re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9_]{8,}")
@@ -49,14 +52,23 @@ def _decoded(text: str) -> str:
         return ""
 
 
+def _is_token_payload(resource_type: str, path: str) -> bool:
+    """The one place the token may sit: the payload of a Kubernetes Secret."""
+    return resource_type == SECRET_TYPE and path.startswith(("stringData.", "data."))
+
+
 def _no_token_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    allowed = _secret_config_values([str(key) for key in TOKEN_CONFIG_KEYS.read(args.get_config())])
+    own_tokens = _secret_config_values([str(key) for key in TOKEN_CONFIG_KEYS.read(args.get_config())])
     strings = list(known_strings(args.props))
-    if args.resource_type == "kubernetes:core/v1:Secret":
+    if args.resource_type == SECRET_TYPE:
         data = as_mapping(args.props.get("data"))
         strings += [(f"data.{key} (base64)", _decoded(text)) for key, text in known_strings(data)]
     for path, text in strings:
-        if any(candidate not in allowed for candidate in token_candidates(text)):
+        if _is_token_payload(args.resource_type, path) and text in own_tokens:
+            continue
+        if any(token in text for token in own_tokens):
+            report(f"the stack's own Hugging Face token at {path}; it belongs only in the token Secret")
+        elif any(True for _ in token_candidates(text)):
             report(f"a Hugging Face token literal at {path}; set it with `pulumi config set --secret hfToken`")
 
 
@@ -64,11 +76,57 @@ NO_TOKEN_LITERAL = ResourceValidationPolicy(
     name="LLM-SEC-001",
     display_name="No Hugging Face token as a literal",
     description=(
-        "A string that looks like a Hugging Face token (hf_...) in any resource input, other than the stack's own "
-        "secret hfToken config value: keep the token a Pulumi secret end to end (pulumi config set --secret), "
-        "never a literal in a manifest, an export or a log."
+        "A string that looks like a Hugging Face token (hf_...), or the stack's own secret hfToken value, anywhere "
+        "but the payload of a Kubernetes Secret: keep the token a Pulumi secret end to end (pulumi config set "
+        "--secret) that only the token Secret carries; pasted into extraEnv, extraArgs or any other input it lands "
+        "in a manifest, the state and the pod spec in plain text."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_no_token_literal,
     config_schema=config_schema(TOKEN_CONFIG_KEYS),
+)
+
+
+def _no_remote_code(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for server in vllm_servers(args.resource_type, args.props):
+        if server.has("trust-remote-code"):
+            report(
+                f"container {server.container_name} runs vLLM with --trust-remote-code: Python from the model "
+                "repository executes in the serving pod"
+            )
+
+
+NO_REMOTE_CODE = ResourceValidationPolicy(
+    name="LLM-SEC-002",
+    display_name="No --trust-remote-code",
+    description=(
+        "vLLM with --trust-remote-code imports and runs Python files from the model repository: whoever can push to "
+        "that repository (or a revision the stack follows) runs code next to the GPUs and the mounted weights. "
+        "Qwen 3.5 needs no remote code in vLLM 0.19; pin a commit revision if a model really does."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    validate=_no_remote_code,
+)
+
+
+def _no_cors_wildcard(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for server in vllm_servers(args.resource_type, args.props):
+        origins = server.value("allowed-origins")
+        if origins is not None and "*" in origins:
+            report(
+                f"container {server.container_name} sets --allowed-origins {origins[:40]}: any web page may call "
+                "the API from a browser"
+            )
+
+
+NO_CORS_WILDCARD = ResourceValidationPolicy(
+    name="LLM-SEC-003",
+    display_name="No CORS wildcard set on the engine",
+    description=(
+        "An explicit --allowed-origins with '*' lets any web page a user of the internal network opens call the "
+        "OpenAI API from the browser (cross-site requests to an unauthenticated endpoint). Name the origins that "
+        "need browser access instead."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    validate=_no_cors_wildcard,
 )

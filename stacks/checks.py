@@ -1,0 +1,393 @@
+"""Cross-field and derived-value checks, run on the typed config before anything is declared.
+
+The names and flags come from the components' own pure functions, so a check cannot drift from
+what the program declares. Each check returns one line (the key, what is wrong, what is allowed)
+or None.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from components.benchmark import benchmark_job_name
+from components.cluster import nat_name, network_name, node_service_account_id, router_name, subnet_name
+from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
+from components.vllm import CACHE_ROOT, TMP_DIR, engine_env
+from components.weights import (
+    download_job_name,
+    weights_disk_name,
+    weights_fill_disk_name,
+    weights_object_name,
+)
+from stacks.config import RoutingMode, StackConfig
+from stacks.quoting import quote
+
+GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+GCE_NAME_MAX = 63
+DNS_LABEL_MAX = 63
+# IAM: a service account id is 6-30 lower-case letters, digits and hyphens, a letter first.
+SERVICE_ACCOUNT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+SERVICE_ACCOUNT_ID_MAX = 30
+
+# --- vLLM flags -------------------------------------------------------------------------------
+# vllm@v0.19.0 vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args: underscores in a
+# flag name become dashes (`--max_model_len` == `--max-model-len`), `-O3`, `-O=3` and `-O 3` mean
+# `--optimization-level 3`, `--json-arg.key value` sets one key of a JSON flag, `--model` is moved
+# to the positional model, `--config FILE` reads more flags from a file. argparse expands a unique
+# prefix of a long flag (allow_abbrev is left on). vllm/engine/arg_utils.py adds -tp, -dp, -pp, -q.
+SHORT_FLAGS = {
+    "-tp": "tensor-parallel-size",
+    "-dp": "data-parallel-size",
+    "-pp": "pipeline-parallel-size",
+    "-q": "quantization",
+}
+# Flags the stack owns although it does not always pass them: they would move the model, the
+# listening address or the GPU layout away from what the Deployment, probes and routing expect.
+RESERVED_FLAGS = {
+    "model": "weights.model",
+    "config": "the typed engine keys (a config file is not part of the stack)",
+    "host": "the stack (probes and routing reach the pod address)",
+    "uds": "the stack (probes and routing need TCP)",
+    "pipeline-parallel-size": "engine.dataParallelSize x engine.tensorParallelSize (8 GPUs per node)",
+    "data-parallel-size-local": "engine.dataParallelSize",
+    "help": "nothing (vLLM would print help and exit)",
+    "version": "nothing (vLLM would print its version and exit)",
+}
+FLAG_KEYS = {
+    "served-model-name": "engine.servedModelName",
+    "speculative-config": "engine.speculative",
+    "optimization-level": "engine.optimizationLevel",
+    "shutdown-timeout": "the pod's termination grace (Spot or not, capacity.sources)",
+}
+
+# --- environment ------------------------------------------------------------------------------
+# Variables the stack relies on besides those engine_env() sets: a Service named vllm injects
+# VLLM_PORT (vLLM then fails to start), the token must stay in its Secret, GPU visibility is the
+# device plugin's.
+RESERVED_ENV = {
+    "VLLM_PORT": "a Service-style VLLM_PORT breaks vLLM's port parsing",
+    "VLLM_HOST_IP": "the pod address is set by Kubernetes",
+    "HF_TOKEN": "the token stays in its Secret (pulumi config set --secret hfToken)",
+    "HUGGING_FACE_HUB_TOKEN": "the token stays in its Secret (pulumi config set --secret hfToken)",
+    "HF_HUB_OFFLINE": "weights load from the disk, never from the Hub",
+    "TRANSFORMERS_OFFLINE": "weights load from the disk, never from the Hub",
+    "HF_HOME": "the stack's cache and weights layout",
+    "CUDA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
+    "NVIDIA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
+}
+
+# --- mounts -----------------------------------------------------------------------------------
+# What the serving pod mounts or the images need at fixed paths (components/vllm.py mounts /dev/shm,
+# its caches and /tmp; the vLLM image keeps Python under /usr).
+NEEDED_PATHS = (
+    CACHE_ROOT,
+    TMP_DIR,
+    "/",
+    "/bin",
+    "/dev",
+    "/dev/shm",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib64",
+    "/proc",
+    "/root",
+    "/root/.cache",
+    "/run",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var",
+    "/vllm-workspace",
+)
+NO_MOUNTS_UNDER = ("/dev", "/proc", "/sys", "/root/.cache", CACHE_ROOT, TMP_DIR)
+
+# --- network ----------------------------------------------------------------------------------
+# Pod range per node: Autopilot preconfigures max Pods per node (GKE docs "Configure maximum Pods
+# per node"); 32 Pods take a /26, but the docs reviewed here did not state the size for every
+# version, so the check assumes a /24 per node, the Standard default. Not verified at the source.
+POD_ADDRESSES_PER_NODE = 256
+# CPU nodes besides the A4 nodes: system pods, the download Job, the endpoint picker.
+OTHER_NODES = 4
+# Compute Engine reserves four addresses in every primary range (VPC docs "Subnets").
+SUBNET_RESERVED_ADDRESSES = 4
+# The smallest Services range GKE accepts (GKE "IP address range planning" lists /27; not re-checked
+# at the source here).
+SERVICES_MIN_PREFIX = 27
+
+# --- weights ----------------------------------------------------------------------------------
+PARAMETER_BILLIONS = re.compile(r"([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
+ONE_BYTE_DTYPES = ("fp8", "int8", "w8a8")
+HALF_BYTE_DTYPES = ("int4", "awq", "gptq", "nvfp4", "mxfp4", "w4a16", "4bit")
+# Embeddings, norms, MTP heads and vision towers stay in 16 bits in quantized checkpoints.
+CHECKPOINT_OVERHEAD = 1.1
+# During the download the disk holds the Git LFS objects and the checkout (components/weights.py).
+DOWNLOAD_COPIES = 2
+DISK_HEADROOM = 1.1
+
+
+@dataclass(frozen=True)
+class DerivedName:
+    what: str
+    value: str
+    limit: int
+    grammar: re.Pattern[str]
+    key: str
+
+
+def derived_names(config: StackConfig) -> list[DerivedName]:
+    """Every name the program derives from config, with the platform's limit and grammar."""
+    cluster = config.cluster.name
+    model, revision = config.weights.model, config.weights.revision
+    names = [
+        DerivedName("VPC network", network_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName("subnet", subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName("Cloud Router", router_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName("Cloud NAT", nat_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+        DerivedName(
+            "node service account",
+            node_service_account_id(cluster),
+            SERVICE_ACCOUNT_ID_MAX,
+            SERVICE_ACCOUNT_ID,
+            "cluster.name",
+        ),
+        DerivedName(
+            "fill disk", weights_fill_disk_name(cluster, model, revision), GCE_NAME_MAX, GCE_NAME, "cluster.name"
+        ),
+        DerivedName(
+            "serving disk and snapshot",
+            weights_disk_name(cluster, model, revision),
+            GCE_NAME_MAX,
+            GCE_NAME,
+            "cluster.name",
+        ),
+        DerivedName("weights volume", weights_object_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
+        DerivedName("download Job", download_job_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
+        DerivedName("serving Deployment and Service", config.routing.service_name, DNS_LABEL_MAX, DNS_LABEL, "routing"),
+    ]
+    if config.benchmark.enabled:
+        names.append(
+            DerivedName(
+                "benchmark Job", benchmark_job_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"
+            )
+        )
+    if config.routing.mode is RoutingMode.gateway:
+        names += [
+            DerivedName("firewall rule", firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName("firewall rule", epp_firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName("endpoint picker", epp_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"),
+        ]
+        if config.routing.gateway.existing_proxy_subnet is None:
+            names.append(
+                DerivedName("proxy-only subnet", proxy_subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name")
+            )
+    return names
+
+
+def _names_fit(config: StackConfig) -> str | None:
+    for name in sorted(derived_names(config), key=lambda item: len(item.value) - item.limit, reverse=True):
+        if len(name.value) > name.limit:
+            return (
+                f"{name.key}: the derived {name.what} name {quote(name.value, 70)} has {len(name.value)} "
+                f"characters; the limit is {name.limit}, shorten {name.key}"
+            )
+        if not name.grammar.fullmatch(name.value):
+            return f"{name.key}: the derived {name.what} name {quote(name.value)} is not a valid name"
+    return None
+
+
+def flag_name(token: str) -> str | None:
+    """The long name (no dashes, dashes for underscores) a token sets, '' for an unknown short
+    flag, None when the token is not a flag."""
+    if token.startswith("--"):
+        return token[2:].split("=", 1)[0].split(".", 1)[0].replace("_", "-")
+    if token.startswith("-O"):
+        return "optimization-level"
+    if token.startswith("-") and len(token) > 1 and not _is_number(token):
+        return SHORT_FLAGS.get(token.split("=", 1)[0], "")
+    return None
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def stack_engine_args(config: StackConfig) -> list[str]:
+    """The `vllm serve` arguments the program passes, without the user's `extraArgs`."""
+    # imported here: the composition imports this module through the loader
+    from stacks.program import serve_arguments
+
+    return serve_arguments(config.model_copy(update={"engine": config.engine.model_copy(update={"extra_args": []})}))
+
+
+def stack_engine_env(config: StackConfig) -> dict[str, str]:
+    """The engine environment the program sets, without the user's `extraEnv`."""
+    from stacks.program import engine_flags
+
+    return engine_env(engine_flags(config.engine.model_copy(update={"extra_env": {}})))
+
+
+def typed_flags(config: StackConfig) -> dict[str, str]:
+    """The flags the stack sets itself, mapped to the key that sets each."""
+    flags: dict[str, str] = {}
+    for token in stack_engine_args(config):
+        name = flag_name(token)
+        if name:
+            base = name.removeprefix("no-")
+            key = FLAG_KEYS.get(base) or _engine_key(base)
+            flags[base] = key
+    flags.update(RESERVED_FLAGS)
+    return flags
+
+
+def _engine_key(flag: str) -> str:
+    parts = flag.split("-")
+    return "engine." + parts[0] + "".join(part.capitalize() for part in parts[1:])
+
+
+def _extra_args(config: StackConfig) -> str | None:
+    owned = typed_flags(config)
+    seen: set[str] = set()
+    previous_takes_value = False
+    for index, token in enumerate(config.engine.extra_args):
+        where = f"engine.extraArgs[{index}]"
+        name = flag_name(token)
+        if name is None:
+            if not previous_takes_value:
+                return (
+                    f"{where}: {quote(token)} is not a flag and follows no flag; vLLM would read it as the "
+                    "model (set weights.model); allowed: --flag, --flag=value or --flag value"
+                )
+            previous_takes_value = False
+            continue
+        if name == "":
+            return f"{where}: {quote(token)} is not a known short flag; use the long --flag form"
+        base = name.removeprefix("no-") if name.removeprefix("no-") in owned else name
+        if base in owned:
+            return f"{where}: {quote(token)} sets --{base}, which the stack sets from {owned[base]}; set that instead"
+        abbreviated = sorted(flag for flag in owned if flag.startswith(base))
+        if abbreviated:
+            return (
+                f"{where}: {quote(token)} abbreviates --{abbreviated[0]} (argparse expands unique prefixes), "
+                f"which the stack sets from {owned[abbreviated[0]]}"
+            )
+        if base in seen:
+            return f"{where}: {quote(token)} repeats --{base}; give each flag once"
+        seen.add(base)
+        previous_takes_value = "=" not in token and not (token.startswith("-O") and len(token) > 2)
+    return None
+
+
+def _extra_env(config: StackConfig) -> str | None:
+    stack_env = stack_engine_env(config)
+    for name in config.engine.extra_env:
+        if name in stack_env:
+            return f"engine.extraEnv.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"
+        if name in RESERVED_ENV:
+            return f"engine.extraEnv.{name}: reserved ({RESERVED_ENV[name]})"
+    return None
+
+
+def _mount_path(config: StackConfig) -> str | None:
+    path = config.weights.mount_path
+    for needed in NEEDED_PATHS:
+        if path == needed or needed.startswith(path.rstrip("/") + "/"):
+            return f"weights.mountPath: {quote(path)} would hide {needed}, which the pod needs; use a new directory"
+    for parent in NO_MOUNTS_UNDER:
+        if path.startswith(parent + "/"):
+            return f"weights.mountPath: {quote(path)} is inside {parent}; use a new top-level directory like /models"
+    return None
+
+
+def _tokens_fit(config: StackConfig) -> str | None:
+    workload, engine = config.workload, config.engine
+    total = workload.max_prompt_tokens + workload.max_output_tokens
+    if total > engine.max_model_len:
+        return (
+            f"workload: maxPromptTokens + maxOutputTokens = {total} exceeds engine.maxModelLen "
+            f"{engine.max_model_len}; raise maxModelLen or lower the workload"
+        )
+    return None
+
+
+def checkpoint_gib(model: str) -> float | None:
+    """An estimate of a checkpoint's size from its name: parameter count x bytes per parameter."""
+    name = model.lower()
+    counts = [float(count) for count in PARAMETER_BILLIONS.findall(name)]
+    if not counts:
+        return None
+    if any(marker in name for marker in HALF_BYTE_DTYPES):
+        bytes_per_parameter = 0.5
+    elif any(marker in name for marker in ONE_BYTE_DTYPES):
+        bytes_per_parameter = 1.0
+    else:
+        bytes_per_parameter = 2.0
+    return max(counts) * 1e9 * bytes_per_parameter / 2**30 * CHECKPOINT_OVERHEAD
+
+
+def _disk_holds_checkpoint(config: StackConfig) -> str | None:
+    weights = config.weights
+    size = weights.checkpoint_gib if weights.checkpoint_gib is not None else checkpoint_gib(weights.model)
+    if size is None:
+        return None
+    needed = math.ceil(size * DOWNLOAD_COPIES * DISK_HEADROOM)
+    if weights.size_gib < needed:
+        source = "weights.checkpointGib" if weights.checkpoint_gib is not None else f"an estimate for {weights.model}"
+        return (
+            f"weights.sizeGib: {weights.size_gib} GiB cannot hold a {size:.0f} GiB checkpoint ({source}) twice "
+            f"during the download plus 10% headroom; use at least {needed}"
+        )
+    return None
+
+
+def _ranges_fit(config: StackConfig) -> str | None:
+    network = config.cluster.network
+    if config.capacity.nodes is None:  # a `target` not yet resolved by the planner
+        return None
+    nodes = config.capacity.nodes + OTHER_NODES
+    pods = ipaddress.IPv4Network(network.pods_cidr)
+    if pods.num_addresses < nodes * POD_ADDRESSES_PER_NODE:
+        prefix = 32 - math.ceil(math.log2(nodes * POD_ADDRESSES_PER_NODE))
+        return (
+            f"cluster.network.podsCidr: {pods} has room for {pods.num_addresses // POD_ADDRESSES_PER_NODE} nodes "
+            f"({POD_ADDRESSES_PER_NODE} Pod addresses each); {nodes} are needed, use /{prefix} or larger"
+        )
+    subnet = ipaddress.IPv4Network(network.subnet_cidr)
+    if subnet.num_addresses - SUBNET_RESERVED_ADDRESSES < nodes:
+        return f"cluster.network.subnetCidr: {subnet} has too few node addresses for {nodes} nodes"
+    services = ipaddress.IPv4Network(network.services_cidr)
+    if services.prefixlen > SERVICES_MIN_PREFIX:
+        return f"cluster.network.servicesCidr: {services} is smaller than /{SERVICES_MIN_PREFIX}, GKE's minimum"
+    return None
+
+
+CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
+    _names_fit,
+    _extra_args,
+    _extra_env,
+    _mount_path,
+    _tokens_fit,
+    _disk_holds_checkpoint,
+    _ranges_fit,
+)
+
+
+def problems(config: StackConfig) -> Iterator[str]:
+    for check in CHECKS:
+        problem = check(config)
+        if problem:
+            yield problem
+
+
+def derived_problem(config: StackConfig) -> str | None:
+    """The first cross-field problem, or None."""
+    return next(problems(config), None)

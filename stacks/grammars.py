@@ -1,0 +1,144 @@
+"""The real grammars of the identifiers a stack file names, ASCII only.
+
+Each check returns the problem as text (empty when the value is valid) so that the config model
+can report it in one line.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from decimal import Decimal, InvalidOperation
+
+# huggingface_hub utils/_validators.py validate_repo_id: REPO_ID_REGEX, no "--" or "..", no ".git" end.
+# The stack needs the `org/name` form: the checkpoint path and the clone URL are built from it.
+HF_REPO_ID = re.compile(
+    r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?/[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$"
+)
+
+# A git branch, tag or commit (git-check-ref-format, narrowed to ASCII): never a leading "-", which
+# `git checkout` would read as an option.
+GIT_REVISION = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_./-]{0,126}[A-Za-z0-9_])?$")
+
+# distribution/reference regexp.go (the OCI reference grammar):
+#   reference := name [ ":" tag ] [ "@" digest ]; name := [domain "/"] path-component ["/" path-component]*
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[._]|__|[-]+)"
+_PATH_COMPONENT = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])"
+_DOMAIN = rf"{_HOST}(?::[0-9]+)?"
+_NAME = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+OCI_REFERENCE = re.compile(rf"^(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$")
+OCI_NAME_MAX = 255
+
+# apimachinery pkg/api/resource/quantity.go:
+#   <quantity> ::= <signedNumber><suffix>; <suffix> ::= <binarySI> | <decimalExponent> | <decimalSI>
+QUANTITY = re.compile(
+    r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+)
+# apimachinery caps a quantity at 2^63 - 1 base units ("Max" of int64Amount): anything larger is a typo.
+QUANTITY_MAX = Decimal(2**63 - 1)
+_SUFFIX_FACTORS = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    **{suffix: Decimal(1024) ** (index + 1) for index, suffix in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
+}
+
+# Resource Manager: 6-30 characters, lower-case letters, digits and hyphens, a letter first, no
+# hyphen last; restricted strings may not appear.
+GCP_PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+GCP_PROJECT_RESTRICTED = ("google", "ssl")
+
+
+def hf_repo_problem(value: str) -> str:
+    if not value.isascii() or not HF_REPO_ID.fullmatch(value):
+        return "is not a Hugging Face model id 'org/name' (ASCII letters, digits, '-', '_', '.'; name <= 96)"
+    if "--" in value or ".." in value:
+        return "may not contain '--' or '..' (Hugging Face repo id rules)"
+    if value.endswith(".git"):
+        return "may not end with '.git' (Hugging Face repo id rules)"
+    return ""
+
+
+def revision_problem(value: str) -> str:
+    if value.startswith("-"):
+        return "may not start with '-' (git would read it as an option)"
+    if not value.isascii() or not GIT_REVISION.fullmatch(value):
+        return "is not a git branch, tag or commit (ASCII letters, digits, '_', '-', '.', '/'; <= 128)"
+    if ".." in value or "//" in value or value.endswith(".lock") or "/." in value:
+        return "is not a valid git ref name (no '..', '//', '/.' or '.lock' end)"
+    return ""
+
+
+def image_problem(value: str, *, tag_required: bool = False, digest_allowed: bool = True) -> str:
+    match = OCI_REFERENCE.fullmatch(value) if value.isascii() else None
+    if match is None:
+        return "is not an OCI image reference [registry[:port]/]path[:tag][@digest] (lower-case path)"
+    if len(match["name"]) > OCI_NAME_MAX:
+        return f"has a repository name over {OCI_NAME_MAX} characters"
+    if match["digest"] and not digest_allowed:
+        return "carries a digest; set the digest in its own key (imageDigest)"
+    if tag_required and not match["tag"]:
+        return "needs an explicit tag (:vX.Y.Z); 'latest' by omission is not reproducible"
+    if not match["tag"] and not match["digest"]:
+        return "needs a tag or a digest; 'latest' by omission is not reproducible"
+    return ""
+
+
+def quantity_value(value: str) -> Decimal | None:
+    """The number a Kubernetes quantity stands for, or None when it does not parse."""
+    match = QUANTITY.fullmatch(value) if value.isascii() else None
+    if match is None:
+        return None
+    suffix = match["suffix"] or ""
+    try:
+        number = Decimal(match["number"])
+        if suffix[:1] in ("e", "E"):
+            return number * Decimal(10) ** int(suffix[1:])
+        return number * _SUFFIX_FACTORS[suffix]
+    except (InvalidOperation, ValueError, OverflowError):
+        return None
+
+
+def quantity_problem(value: str) -> str:
+    amount = quantity_value(value)
+    if amount is None:
+        return "is not a Kubernetes quantity like 4, 500m, 16Gi or 1.5e3"
+    if amount <= 0:
+        return "must be greater than zero"
+    if amount > QUANTITY_MAX:
+        return "is larger than a Kubernetes quantity holds (2^63)"
+    return ""
+
+
+def project_id_problem(value: str) -> str:
+    if not GCP_PROJECT_ID.fullmatch(value):
+        return "is not a GCP project id (6-30 lower-case letters, digits, hyphens; a letter first, no hyphen last)"
+    restricted = next((word for word in GCP_PROJECT_RESTRICTED if word in value), None)
+    if restricted:
+        return f"contains '{restricted}', which GCP project ids may not contain"
+    return ""
+
+
+def mount_path_problem(value: str) -> str:
+    if not value.isascii() or not value.startswith("/"):
+        return "must be an absolute ASCII path"
+    if any(part in (".", "..") for part in value.split("/")):
+        return "may not contain '.' or '..' components"
+    if posixpath.normpath(value) != value or "//" in value:
+        return f"is not normalised (use '{posixpath.normpath(value).replace('//', '/')}')"
+    if not re.fullmatch(r"/|(/[A-Za-z0-9_.-]+)+", value):
+        return "may only contain letters, digits, '_', '-', '.' and '/'"
+    return ""

@@ -1,0 +1,13 @@
+"""Quoting a bad value in a one-line message: a short, escaped prefix, never the whole value."""
+
+from __future__ import annotations
+
+QUOTE_LIMIT = 40
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """At most `limit` characters of the value, control characters and non-ASCII escaped."""
+    text = value if isinstance(value, str) else repr(value)
+    prefix = text[:limit].encode("ascii", "backslashreplace").decode("ascii")
+    shown = "".join(char if char.isprintable() else repr(char)[1:-1] for char in prefix).replace("'", "\\'")
+    return f"'{shown}{'...' if len(text) > limit else ''}'"

@@ -1,0 +1,229 @@
+"""Read `Pulumi.yaml` and `Pulumi.<stack>.yaml` strictly: every problem in a file is a config error.
+
+The offline render reads the stack file itself (under `pulumi up` the CLI does), so a file that
+is not valid UTF-8, not valid YAML, not a mapping, has duplicate or non-string keys, YAML aliases,
+keys in a foreign or misspelled namespace, the same key bare and namespaced, or a plaintext value
+for a `secret: true` key stops the render with one line `FILE:LINE:COLUMN: what is wrong`.
+
+Aliases are refused when the composer meets them, before anything is expanded: an alias bomb
+("billion laughs") costs no more than reading its text, and the file size is capped.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from stacks.loader import InvalidConfig
+from stacks.quoting import quote
+
+MAX_FILE_BYTES = 256 * 1024
+# What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
+# the ProjectStack struct; recalled, not re-read at a tag here).
+STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
+SECURE_KEY = "secure"
+
+
+@dataclass(frozen=True)
+class StackFile:
+    """The `config` entries of a stack file keyed `<namespace>:<key>`, and which are `secure:`."""
+
+    entries: dict[str, Any]
+    secure_keys: list[str] = field(default_factory=list)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases (before expanding them) and duplicate or non-string keys."""
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.MarkedYAMLError(
+                None, None, f"YAML alias {quote('*' + event.anchor, 20)} refused; write the value out", event.start_mark
+            )
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                raise yaml.MarkedYAMLError(
+                    None, None, f"mapping key {quote(_node_text(key_node))} is not a string", key_node.start_mark
+                )
+            if key_node.value in seen:
+                raise yaml.MarkedYAMLError(
+                    None, None, f"duplicate key {quote(key_node.value)}; each key may appear once", key_node.start_mark
+                )
+            seen.add(key_node.value)
+        return super().construct_mapping(node, deep=True)
+
+
+# Timestamps and other implicit types would reach the config as Python objects; keep YAML's JSON subset.
+for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
+    _StrictLoader.yaml_implicit_resolvers[_first] = [
+        (tag, regexp) for tag, regexp in _resolvers if tag != "tag:yaml.org,2002:timestamp"
+    ]
+JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map"))
+
+
+def _invalid(message: str) -> InvalidConfig:
+    return InvalidConfig(f"invalid stack config: {message}")
+
+
+def _node_text(node: Node) -> str:
+    return str(node.value) if isinstance(node, ScalarNode) else f"<{type(node).__name__}>"
+
+
+def _where(path: Path, mark: yaml.Mark | None) -> str:
+    return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+
+
+def _check_tags(node: Node, path: Path) -> None:
+    """Only JSON's types: a `!!binary`, `!!set` or custom tag is not a config value."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.tag not in JSON_TAGS:
+            raise _invalid(
+                f"{_where(path, current.start_mark)}: YAML tag {quote(current.tag)} is not allowed; "
+                "use plain strings, numbers, booleans, lists and mappings"
+            )
+        if isinstance(current, SequenceNode):
+            stack.extend(current.value)
+        elif isinstance(current, MappingNode):
+            stack.extend(value for _, value in current.value)
+            stack.extend(key for key, _ in current.value)
+
+
+def read_yaml(path: Path) -> tuple[Any, Node | None]:
+    """The document of a YAML file and its root node, or InvalidConfig naming file:line:column."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise _invalid(f"{path}: file not found") from None
+    except OSError as error:
+        raise _invalid(f"{path}: cannot read the file ({error.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise _invalid(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a few lines")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise _invalid(f"{path}:{line}:{column}: not valid UTF-8 (byte 0x{data[error.start]:02x})") from None
+    loader = _StrictLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        _check_tags(root, path)
+        return loader.construct_document(root), root
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
+        raise _invalid(f"{_where(path, mark)}: {problem}") from None
+    except yaml.YAMLError as error:
+        raise _invalid(f"{path}: invalid YAML ({' '.join(str(error).split())[:120]})") from None
+    except RecursionError:
+        raise _invalid(f"{path}: nested too deeply; a stack file is a few levels deep") from None
+    finally:
+        loader.dispose()
+
+
+def _key_marks(root: Node | None, *path: str) -> dict[str, yaml.Mark]:
+    """Where each key of the mapping at `path` starts, for messages."""
+    node = root
+    for part in path:
+        if not isinstance(node, MappingNode):
+            return {}
+        node = next((value for key, value in node.value if key.value == part), None)
+    if not isinstance(node, MappingNode):
+        return {}
+    return {str(key.value): key.start_mark for key, _ in node.value}
+
+
+def stack_files(root: Path) -> list[str]:
+    return sorted(path.name for path in root.glob("Pulumi.*.yaml"))
+
+
+def read_project(project_file: Path) -> tuple[str, dict[str, Any]]:
+    """The project name and its config schema from Pulumi.yaml."""
+    document, _ = read_yaml(project_file)
+    if not isinstance(document, dict) or not isinstance(document.get("name"), str):
+        raise _invalid(f"{project_file}: not a Pulumi project file (a mapping with a 'name')")
+    schema = document.get("config") or {}
+    if not isinstance(schema, dict):
+        raise _invalid(f"{project_file}: 'config' must be a mapping")
+    return document["name"], schema
+
+
+def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str, Any]) -> StackFile:
+    """The stack file's config, checked as the CLI checks it, and stricter where the CLI is lax."""
+    if not stack_file.is_file():
+        found = ", ".join(stack_files(stack_file.parent)) or "none"
+        raise _invalid(f"{stack_file}: stack file not found; stack files in {stack_file.parent}: {found}")
+    document, root = read_yaml(stack_file)
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise _invalid(f"{_where(stack_file, root.start_mark if root else None)}: the file must be a mapping")
+    top_marks = _key_marks(root)
+    for key in document:
+        if key not in STACK_FILE_KEYS:
+            raise _invalid(
+                f"{_where(stack_file, top_marks.get(key))}: unknown top-level key {quote(key)}; "
+                f"allowed: {', '.join(STACK_FILE_KEYS)}"
+            )
+    entries = document.get("config")
+    if entries is None:
+        entries = {}
+    if not isinstance(entries, dict):
+        raise _invalid(f"{_where(stack_file, top_marks.get('config'))}: 'config' must be a mapping")
+    marks = _key_marks(root, "config")
+    config: dict[str, Any] = {}
+    secure_keys: list[str] = []
+    for key, value in entries.items():
+        where = _where(stack_file, marks.get(key))
+        namespace, _, name = key.partition(":") if ":" in key else ("", "", key)
+        if not name:
+            raise _invalid(f"{where}: config key {quote(key)} has no name after the namespace")
+        if namespace and namespace != project:
+            raise _invalid(f"{where}: {_foreign_namespace(key, namespace, project)}")
+        full_key = f"{project}:{name}"
+        if full_key in config:
+            raise _invalid(
+                f"{where}: {quote(name)} is set both bare and as {quote(full_key)}; keep one "
+                f"(bare keys belong to the project namespace)"
+            )
+        if value is None:
+            raise _invalid(f"{where}: config key {quote(key)} has no value; set one or remove the key")
+        secure = isinstance(value, dict) and set(value) == {SECURE_KEY}
+        spec = schema.get(name)
+        if isinstance(spec, dict) and spec.get("secret") and not secure:
+            # The CLI's own words (pulumi/pulumi sdk/go/common/workspace, validateStackConfigValue).
+            raise _invalid(
+                f"{where}: Stack '{stack}' with configuration key '{name}' must be encrypted as it's secret; "
+                f"remove the plaintext and run `pulumi config set --secret {name}`"
+            )
+        if secure:
+            if not isinstance(value[SECURE_KEY], str):
+                raise _invalid(f"{where}: 'secure' must hold the encrypted text as a string")
+            secure_keys.append(full_key)
+        config[full_key] = value
+    return StackFile(config, secure_keys)
+
+
+def _foreign_namespace(key: str, namespace: str, project: str) -> str:
+    near = difflib.get_close_matches(namespace.lower(), [project], n=1, cutoff=0.6)
+    if near:
+        return f"config key {quote(key)}: namespace {quote(namespace)} is not this project; did you mean '{project}:'?"
+    return (
+        f"config key {quote(key)}: only '{project}:' or bare keys are read (the providers are explicit, "
+        "other namespaces have no effect)"
+    )

@@ -1,0 +1,68 @@
+"""A corpus of hostile and edge-case stack files (tests/hostile/), each with its expected outcome.
+
+The first line of every file is `# expect: STATUS [TEXT]`: 2 and TEXT in the one-line refusal, 1
+and the policy id TEXT reported with nothing written (a token would have been), or 0 (TEXT, if
+any, a policy reported as advisory). Each file runs in-process through `render.main`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from stacks import render
+
+CORPUS = Path(__file__).parent / "hostile"
+EXPECT = re.compile(rb"^# expect: (?P<status>[012])(?: (?P<text>.+))?$")
+MAX_MESSAGE_CHARS = 400
+# Every hf_ token the corpus pastes somewhere: it may never reach a file, stdout or stderr.
+PASTED_TOKEN = re.compile(r"hf_[A-Za-z0-9]{20,}")
+
+
+def cases() -> list[Path]:
+    return sorted(CORPUS.glob("*.yaml"))
+
+
+def expectation(path: Path) -> tuple[int, str]:
+    first_line = path.read_bytes().split(b"\n", 1)[0]
+    match = EXPECT.match(first_line)
+    assert match, f"{path.name}: no '# expect:' line"
+    return int(match["status"]), (match["text"] or b"").decode()
+
+
+def test_the_corpus_covers_every_class() -> None:
+    assert len(cases()) >= 60
+    statuses = {expectation(path)[0] for path in cases()}
+    assert statuses == {0, 1, 2}
+
+
+@pytest.mark.parametrize("path", cases(), ids=[path.stem for path in cases()])
+def test_hostile_stack_file(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, text = expectation(path)
+    out = tmp_path / "out"
+    returned = render.main(["hostile", "--config-file", str(path), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert returned == status, captured.err
+    assert "Traceback" not in captured.err
+    assert not PASTED_TOKEN.search(captured.out + captured.err), "a pasted token reached the console"
+    if status == 2:
+        lines = captured.err.splitlines()
+        assert len(lines) == 1, captured.err
+        assert lines[0].startswith("invalid stack config: ")
+        assert len(lines[0]) <= MAX_MESSAGE_CHARS
+        assert lines[0].isprintable()
+        assert text in lines[0]
+        assert captured.out == ""
+        assert not out.exists(), "nothing may be written for an invalid config"
+    elif status == 1:
+        assert f"mandatory {text}" in captured.err
+        assert not out.exists(), "a render that would write a token writes nothing"
+    else:
+        assert (out / "resources.json").is_file()
+        if text:
+            assert f"advisory {text}" in captured.err
+        for written in out.rglob("*"):
+            if written.is_file():
+                assert not PASTED_TOKEN.search(written.read_text())

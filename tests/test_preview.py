@@ -1,0 +1,479 @@
+"""The offline preview: engine rules on small hand-made states, the command line, and day-2 changes
+to every stack file (each rendered through `render_stack`, then compared with the stack's render)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stacks.config import RoutingMode
+from stacks.preview import Preview, changes_markdown, preview
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
+from tests.variants import PROJECT, stack_config
+
+# ---------------------------------------------------------------- engine rules on small states
+
+
+def record(
+    type_: str,
+    name: str,
+    inputs: dict[str, Any],
+    *,
+    parent: str | None = None,
+    provider: str | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    return {
+        "type": type_,
+        "name": name,
+        "parent": parent,
+        "provider": provider,
+        "custom": not type_.startswith("llm-serving:"),
+        "inputs": inputs,
+        "options": {"protect": False, "retainOnDelete": False, "dependsOn": [], "ignoreChanges": [], **options},
+    }
+
+
+def base_state() -> list[dict[str, Any]]:
+    return [
+        record("llm-serving:gke:Cluster", "llm", {}),
+        record("pulumi:providers:gcp", "gcp", {"project": "p"}),
+        record("gcp:compute/network:Network", "vpc", {"name": "vpc", "project": "p"}, parent="llm", provider="gcp"),
+        record(
+            "gcp:container/cluster:Cluster",
+            "gke",
+            {"name": "c", "location": "us-central1", "network": "vpc-id", "project": "p"},
+            parent="llm",
+            provider="gcp",
+            dependsOn=["vpc"],
+            protect=True,
+        ),
+        record("pulumi:providers:kubernetes", "k8s", {"kubeconfig": "[secret]"}, parent="llm", dependsOn=["gke"]),
+        record(
+            "kubernetes:apps/v1:Deployment",
+            "deploy",
+            {"metadata": {"name": "vllm", "namespace": "ns"}, "spec": {"replicas": 2, "selector": {"app": "a"}}},
+            parent="llm",
+            provider="k8s",
+            ignoreChanges=["spec.replicas"],
+        ),
+        record(
+            "kubernetes:batch/v1:Job",
+            "job",
+            {"metadata": {"name": "download", "namespace": "ns"}, "spec": {"template": {"args": ["a"]}}},
+            parent="llm",
+            provider="k8s",
+        ),
+        record(
+            "gcp:compute/disk:Disk",
+            "disk",
+            {"name": "d", "size": 100, "zone": "us-central1-b", "project": "p"},
+            parent="llm",
+            provider="gcp",
+            retainOnDelete=True,
+        ),
+    ]
+
+
+def changed(state: list[dict[str, Any]], name: str, path: str, value: Any) -> list[dict[str, Any]]:
+    state = copy.deepcopy(state)
+    (target,) = [item for item in state if item["name"] == name]
+    *parents, leaf = path.split(".")
+    node = target
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[leaf] = value
+    return state
+
+
+def by_action(result: Preview) -> dict[str, set[str]]:
+    return {action: {change.record["name"] for change in result.of(action)} for action in result.counts()}
+
+
+def one(result: Preview, name: str) -> Any:
+    (match,) = [change for change in result.changes if change.record["name"] == name]
+    return match
+
+
+def test_same_state_is_no_change() -> None:
+    result = preview(base_state(), base_state())
+    assert result.changes == [] and result.refusals == [] and result.unchanged == len(base_state())
+
+
+def test_in_place_update_lists_paths_old_and_new() -> None:
+    result = preview(base_state(), changed(base_state(), "disk", "inputs.size", 200))
+    change = one(result, "disk")
+    assert change.action == "update"
+    assert [entry.as_json() for entry in change.inputs] == [{"path": "size", "old": 100, "new": 200, "replaces": False}]
+    assert change.config_keys == {"weights.sizeGib"}
+
+
+def test_immutable_field_replaces_and_names_it() -> None:
+    result = preview(base_state(), changed(base_state(), "disk", "inputs.zone", "us-central1-c"))
+    change = one(result, "disk")
+    assert change.action == "replace" and change.replaced_because == ["zone changed"]
+    assert change.delete_before_replace is False
+    assert any("retainOnDelete" in warning for warning in result.warnings)
+
+
+def test_an_added_object_is_diffed_by_the_fields_it_sets() -> None:
+    private_nodes = changed(base_state(), "gke", "inputs.privateClusterConfig", {"enablePrivateNodes": True})
+    gke = one(preview(base_state(), private_nodes), "gke")
+    assert gke.action == "update" and [entry.path for entry in gke.inputs] == [
+        "privateClusterConfig.enablePrivateNodes"
+    ]
+    master_range = changed(base_state(), "gke", "inputs.privateClusterConfig", {"masterIpv4CidrBlock": "172.16.0.0/28"})
+    assert one(preview(base_state(), master_range), "gke").action == "replace"
+
+
+def test_named_kubernetes_object_is_deleted_before_replacement() -> None:
+    result = preview(base_state(), changed(base_state(), "job", "inputs.spec.template.args", ["b"]))
+    assert one(result, "job").action == "replace" and one(result, "job").delete_before_replace is True
+
+
+def test_renamed_kubernetes_object_is_created_before_delete() -> None:
+    result = preview(base_state(), changed(base_state(), "job", "inputs.metadata.name", "download-2"))
+    assert one(result, "job").action == "replace" and one(result, "job").delete_before_replace is False
+
+
+def test_delete_before_replace_option_wins() -> None:
+    state = changed(base_state(), "disk", "options.deleteBeforeReplace", True)
+    result = preview(base_state(), changed(state, "disk", "inputs.zone", "us-central1-c"))
+    assert one(result, "disk").delete_before_replace is True
+
+
+def test_ignore_changes_paths_are_not_diffs() -> None:
+    result = preview(base_state(), changed(base_state(), "deploy", "inputs.spec.replicas", 5))
+    assert result.changes == []
+
+
+def test_replace_on_changes_turns_an_update_into_a_replacement() -> None:
+    state = changed(base_state(), "disk", "options.replaceOnChanges", ["size"])
+    result = preview(base_state(), changed(state, "disk", "inputs.size", 200))
+    assert one(result, "disk").action == "replace"
+
+
+def test_protected_replacement_is_refused_and_cascades_through_the_provider() -> None:
+    result = preview(base_state(), changed(base_state(), "gke", "inputs.name", "c2"))
+    actions = by_action(result)
+    assert actions["replace"] == {"gke", "k8s", "deploy", "job"}
+    assert one(result, "deploy").replaced_because[0] == "its provider k8s is replaced"
+    assert one(result, "deploy").delete_before_replace is False  # the engine never asked the provider's Diff
+    assert one(result, "deploy").config_keys == {"cluster.name"}
+    (refusal,) = result.refusals
+    assert "gke" in refusal and "name changed" in refusal and "cluster.name" in refusal
+
+
+def test_replaced_outputs_become_unknown_in_inputs_built_from_them() -> None:
+    result = preview(base_state(), changed(base_state(), "vpc", "inputs.name", "vpc-2"))
+    gke = one(result, "gke")
+    assert gke.action == "replace" and "network depends on vpc, which is replaced" in gke.replaced_because
+    assert gke.config_keys == {"cluster.name"}
+    assert result.refusals  # the cluster is protected
+
+
+def test_a_setting_shared_by_several_inputs_is_narrowed_by_the_other_changes() -> None:
+    renamed_disk = changed(base_state(), "disk", "inputs.name", "d2")
+    assert one(preview(base_state(), renamed_disk), "disk").config_keys == {
+        "cluster.name",
+        "weights.model",
+        "weights.revision",
+    }
+    both = changed(renamed_disk, "gke", "inputs.name", "c2")
+    assert one(preview(base_state(), both), "disk").config_keys == {"cluster.name"}
+
+
+def test_unprotecting_first_allows_the_replacement() -> None:
+    old = changed(base_state(), "gke", "options.protect", False)
+    result = preview(old, changed(base_state(), "gke", "inputs.name", "c2"))
+    assert result.refusals == []
+
+
+def test_protected_delete_is_refused_and_retain_on_delete_is_reported() -> None:
+    result = preview(base_state(), [item for item in base_state() if item["name"] not in ("gke", "disk")])
+    assert by_action(result)["delete"] == {"gke", "disk"}
+    assert any("unable to delete protected" in refusal and "gke" in refusal for refusal in result.refusals)
+    assert any("disk" in warning and "stays in the cloud" in warning for warning in result.warnings)
+    assert any("k8s still depends on gke" in refusal for refusal in result.refusals)
+
+
+def test_gcp_delete_guards_in_the_state() -> None:
+    guarded = changed(base_state(), "disk", "inputs.deletionPolicy", "PREVENT")
+    result = preview(guarded, [item for item in guarded if item["name"] != "disk"])
+    assert any("fail to delete" in refusal and "PREVENT" in refusal for refusal in result.refusals)
+    abandoned = changed(base_state(), "disk", "inputs.deletionPolicy", "ABANDON")
+    result = preview(abandoned, [item for item in abandoned if item["name"] != "disk"])
+    assert result.refusals == [] and any("ABANDON" in warning for warning in result.warnings)
+    unprotected = changed(base_state(), "gke", "options.protect", False)
+    cluster_guard = changed(unprotected, "gke", "inputs.deletionProtection", True)
+    result = preview(cluster_guard, changed(unprotected, "gke", "inputs.name", "c2"))
+    (refusal,) = result.refusals
+    assert "deletionProtection is true" in refusal and "cluster.name" in refusal
+
+
+def test_gcp_replacement_under_the_same_name_is_flagged() -> None:
+    result = preview(base_state(), changed(base_state(), "vpc", "inputs.description", "x"))
+    assert any("409 alreadyExists" in warning and "vpc" in warning for warning in result.warnings)
+
+
+def test_gcp_provider_change_is_an_update() -> None:
+    result = preview(base_state(), changed(base_state(), "gcp", "inputs.project", "q"))
+    assert by_action(result)["update"] == {"gcp"} and not result.refusals
+
+
+def test_unknown_type_is_an_update_flagged_no_rule() -> None:
+    old = [*base_state(), record("kubernetes:example.com/v1:Widget", "widget", {"metadata": {"name": "w"}})]
+    result = preview(old, changed(old, "widget", "inputs.metadata.name", "w2"))
+    widget = one(result, "widget")
+    assert widget.action == "update" and widget.no_rule and "[update]" not in changes_markdown(result)
+    assert any("no replacement rule" in warning for warning in result.warnings)
+
+
+def test_parent_chain_is_part_of_the_urn() -> None:
+    moved = changed(base_state(), "disk", "parent", None)
+    result = preview(base_state(), moved)
+    assert by_action(result)["create"] == {"disk"} and by_action(result)["delete"] == {"disk"}
+
+
+def test_secrets_stay_redacted() -> None:
+    old = [*base_state(), record("kubernetes:core/v1:Secret", "token", {"stringData": {"token": "[secret]"}})]
+    new = changed(old, "token", "inputs.stringData", {"token": "[secret]", "other": "[secret]"})
+    text = json.dumps(preview(old, new).as_json())
+    assert '"new": "[secret]"' in text
+
+
+# ---------------------------------------------------------------- command line
+
+
+def run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def write_render(directory: Path, records: list[dict[str, Any]]) -> Path:
+    directory.mkdir(parents=True)
+    (directory / "resources.json").write_text(json.dumps(records))
+    return directory
+
+
+def test_cli_exit_status_and_files(tmp_path: Path) -> None:
+    old = write_render(tmp_path / "old", base_state())
+    same = write_render(tmp_path / "same", base_state())
+    refused = write_render(tmp_path / "refused", changed(base_state(), "gke", "inputs.name", "c2"))
+    assert run("stacks.preview", str(old), str(same)).returncode == 0
+    assert json.loads((same / "changes.json").read_text())["summary"]["same"] == len(base_state())
+    outcome = run("stacks.preview", str(old), str(refused))
+    assert outcome.returncode == 1
+    assert "unable to replace protected" in outcome.stderr and "cluster.name" in outcome.stderr
+    assert "4 replace" in outcome.stdout and (refused / "changes.md").is_file()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(None, "no such render directory"), ("", "not a render directory"), ("{not json", "malformed JSON")],
+)
+def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, content: str | None, message: str) -> None:
+    good = write_render(tmp_path / "good", base_state())
+    bad = tmp_path / "bad"
+    if content is not None:
+        bad.mkdir()
+        if content:
+            (bad / "resources.json").write_text(content)
+    for args in ((str(bad), str(good)), (str(good), str(bad))):
+        outcome = run("stacks.preview", *args, "--out", str(tmp_path / "out"))
+        assert outcome.returncode == 2 and message in outcome.stderr and outcome.stderr.count("\n") == 1
+
+
+def test_render_against_a_missing_dir_exits_2_before_rendering(tmp_path: Path) -> None:
+    outcome = run_render("dev", "--out", str(tmp_path / "dev"), "--against", str(tmp_path / "missing"))
+    assert outcome.returncode == 2 and "no such render directory" in outcome.stderr
+    assert not (tmp_path / "dev").exists()
+
+
+def test_render_against_writes_the_preview(render_stack: RenderStack, tmp_path: Path) -> None:
+    earlier = render_stack("dev").directory
+    outcome = run_render("dev", "--out", str(tmp_path / "dev"), "--against", str(earlier))
+    assert outcome.returncode == 0, outcome.stderr
+    assert "0 create, 0 update, 0 replace, 0 delete" in outcome.stdout
+    summary = json.loads((tmp_path / "dev" / "changes.json").read_text())["summary"]
+    assert summary["same"] == len(render_stack("dev").resources)
+
+
+# ---------------------------------------------------------------- day-2 changes to every stack file
+
+
+def render_with(
+    render_stack: RenderStack,
+    tmp_path_factory: pytest.TempPathFactory,
+    stack: str,
+    label: str,
+    settings: dict[str, Any],
+) -> RenderedStack:
+    """The stack file with `settings` laid over its config (objects merge key by key), rendered once."""
+    doc = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())
+    config = doc["config"]
+    for key, value in settings.items():
+        current = config.get(f"{PROJECT}:{key}")
+        merged = {**current, **value} if isinstance(value, dict) and isinstance(current, dict) else value
+        config[f"{PROJECT}:{key}"] = merged
+    directory = tmp_path_factory.getbasetemp() / "day2"
+    directory.mkdir(exist_ok=True)
+    path = directory / f"Pulumi.{stack}-{label}.yaml"
+    if not path.exists():
+        path.write_text(yaml.safe_dump(doc))
+    return render_stack(stack, path)
+
+
+def preview_of(old: RenderedStack, new: RenderedStack) -> Preview:
+    return preview(old.resources, new.resources)
+
+
+def types_of(result: Preview, action: str) -> set[str]:
+    return {change.record["type"] for change in result.of(action)}
+
+
+WEIGHTS_PARENT = "llm-serving:weights:ModelWeights"
+DEPLOYMENT_SIZED_FROM_CAPACITY = {"spec.progressDeadlineSeconds", "spec.template.spec.terminationGracePeriodSeconds"}
+ROUTING_PARENTS = ("llm-serving:routing:",)
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+def test_nothing_changed_is_no_change(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    again = render_with(render_stack, tmp_path_factory, stack, "same", {})
+    base = render_stack(stack)
+    assert (again.directory / "resources.json").read_bytes() == (base.directory / "resources.json").read_bytes()
+    first, second = preview_of(base, again), preview_of(base, again)
+    assert first.changes == [] and first.refusals == [] and first.warnings == []
+    assert changes_markdown(first).encode() == changes_markdown(second).encode()
+    assert json.dumps(first.as_json(), sort_keys=True) == json.dumps(second.as_json(), sort_keys=True)
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+def test_model_revision_creates_new_weights_and_updates_the_deployment(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    commits = ("0123456789abcdef0123456789abcdef01234567", "fedcba9876543210fedcba9876543210fedcba98")
+    current = stack_config(stack).weights.revision
+    revision = {"weights": {"revision": next(commit for commit in commits if commit != current)}}
+    result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, "revision", revision))
+    assert result.refusals == []
+    assert result.of("replace") == [], [change.urn for change in result.of("replace")]
+    created = result.of("create")
+    assert created and all(WEIGHTS_PARENT in change.urn for change in created)
+    assert {"gcp:compute/disk:Disk", "kubernetes:core/v1:PersistentVolumeClaim"} <= types_of(result, "create")
+    for change in result.of("delete"):
+        assert WEIGHTS_PARENT in change.urn and not change.options.get("protect")
+    (deployment,) = [
+        change for change in result.of("update") if change.record["type"] == "kubernetes:apps/v1:Deployment"
+    ]
+    assert any("persistentVolumeClaim.claimName" in entry.path for entry in deployment.inputs)
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+def test_node_count_updates_only_what_is_sized_from_it(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    config = stack_config(stack)
+    if config.target is not None:
+        pytest.skip(f"Pulumi.{stack}.yaml sizes its nodes from a target, not capacity.nodes")
+    nodes = config.nodes + 1
+    result = preview_of(
+        render_stack(stack), render_with(render_stack, tmp_path_factory, stack, "nodes", {"capacity": {"nodes": nodes}})
+    )
+    assert not result.of("create") and not result.of("replace") and not result.of("delete") and not result.refusals
+    assert types_of(result, "update") and types_of(result, "update") <= {
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:policy/v1:PodDisruptionBudget",
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        "kubernetes:batch/v1:CronJob",  # a schedule's wake step scales to the node count
+    }
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+def test_engine_flag_updates_only_the_deployment(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    engine = {"engine": {"maxNumSeqs": 4096}}
+    result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, "engine", engine))
+    assert [change.action for change in result.changes] == ["update"]
+    assert types_of(result, "update") == {"kubernetes:apps/v1:Deployment"}
+    assert result.of("update")[0].config_keys == {"engine"}
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+def test_capacity_fallback_updates_only_the_compute_class(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    current = [source.type for source in stack_config(stack).capacity.sources]
+    sources = (
+        [{"type": "spot"}, {"type": "flexStart"}] if current[0] != "spot" else [{"type": "flexStart"}, {"type": "spot"}]
+    )
+    settings = {"capacity": {"sources": sources}}
+    result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, "fallback", settings))
+    assert {change.action for change in result.changes} == {"update"}
+    assert "kubernetes:cloud.google.com/v1:ComputeClass" in types_of(result, "update")
+    assert types_of(result, "update") <= {
+        "kubernetes:cloud.google.com/v1:ComputeClass",
+        "kubernetes:apps/v1:Deployment",
+    }
+    # the Deployment only where its rollout wait and drain are sized from the sources, never its containers
+    for change in result.of("update"):
+        if change.record["type"] == "kubernetes:apps/v1:Deployment":
+            assert {entry.path for entry in change.inputs} <= DEPLOYMENT_SIZED_FROM_CAPACITY
+            assert change.config_keys == {"capacity.sources"}
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+def test_routing_mode_round_trip_adds_and_removes_gateway_objects_only(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    mode = stack_config(stack).routing.mode
+    other = RoutingMode.clusterip if mode == RoutingMode.gateway else RoutingMode.gateway
+    base = render_stack(stack)
+    toggled = render_with(render_stack, tmp_path_factory, stack, "routing", {"routing": {"mode": other.value}})
+    for result in (preview_of(base, toggled), preview_of(toggled, base)):
+        assert result.refusals == []
+        assert result.of("replace") == [], [change.urn for change in result.of("replace")]
+        for change in result.of("create") + result.of("delete"):
+            assert any(parent in change.urn for parent in ROUTING_PARENTS) or change.record["type"] in (
+                "gcp:projects/service:Service"
+            ), change.urn
+        assert "gcp:container/cluster:Cluster" in types_of(result, "update")
+
+
+CLUSTER_MOVES: dict[str, tuple[str, dict[str, Any]]] = {
+    "name": ("cluster.name", {"cluster": {"name": "llm-serving-b"}}),
+    "region": ("region", {"region": "us-east1", "zones": ["us-east1-b"]}),
+    "range": ("cluster.network.subnetCidr", {"cluster": {"network": {"subnetCidr": "10.16.0.0/20"}}}),
+}
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+@pytest.mark.parametrize("move", sorted(CLUSTER_MOVES))
+def test_cluster_move_replaces_everything_on_it_and_prod_refuses(
+    stack: str, move: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    key, settings = CLUSTER_MOVES[move]
+    base = render_stack(stack)
+    result = preview_of(base, render_with(render_stack, tmp_path_factory, stack, f"cluster-{move}", settings))
+    replaced = {change.record["name"] for change in result.of("replace")}
+    assert "llm-gke" in replaced
+    on_cluster = {record["name"] for record in base.resources if record["provider"] == "llm-k8s"}
+    assert on_cluster <= replaced | {change.record["name"] for change in result.of("delete")}
+    cluster = next(change for change in result.of("replace") if change.record["name"] == "llm-gke")
+    assert key in cluster.config_keys
+    if stack_config(stack).cluster.deletion_protection:
+        assert any("llm-gke" in refusal and key in refusal for refusal in result.refusals), result.refusals
+    else:
+        assert not any("llm-gke" in refusal for refusal in result.refusals)

@@ -69,6 +69,8 @@ class ClusterArgs:
     authorized_networks: tuple[AuthorizedNetwork, ...] | None = None
     gateway_api: bool = False
     extra_apis: tuple[str, ...] = ()
+    # Further monitoring packages, e.g. kube state metrics ("POD", "DEPLOYMENT", "HPA").
+    extra_monitoring_components: tuple[str, ...] = ()
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -230,7 +232,7 @@ class Cluster(pulumi.ComponentResource):
                 workload_pool=f"{args.project}.svc.id.goog"
             ),
             monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-                enable_components=["SYSTEM_COMPONENTS", "DCGM"],
+                enable_components=["SYSTEM_COMPONENTS", "DCGM", *args.extra_monitoring_components],
                 managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
             ),
             gateway_api_config=(

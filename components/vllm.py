@@ -202,6 +202,10 @@ class VllmEngineArgs:
     model_revision: str
     selector: dict[str, str]
     labels: dict[str, str] = field(default_factory=dict)
+    # An HPA or a schedule owns spec.replicas after creation; `pulumi up` must not reset it, and an
+    # update may then roll up to `most_replicas` pods.
+    replicas_managed_elsewhere: bool = False
+    most_replicas: int | None = None
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -216,7 +220,7 @@ class VllmEngine(pulumi.ComponentResource):
         selector = k8s.meta.v1.LabelSelectorArgs(match_labels=args.selector)
         # One pod per A4 node and no spare B200 node: replace pods one at a time in place.
         max_unavailable = 1
-        self.rollout = rollout_wait(args.replicas, args.capacity_sources, max_unavailable)
+        self.rollout = rollout_wait(args.most_replicas or args.replicas, args.capacity_sources, max_unavailable)
 
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
@@ -250,6 +254,7 @@ class VllmEngine(pulumi.ComponentResource):
                 custom_timeouts=pulumi.CustomTimeouts(
                     create=f"{self.rollout.create_minutes}m", update=f"{self.rollout.update_minutes}m"
                 ),
+                ignore_changes=["spec.replicas"] if args.replicas_managed_elsewhere else None,
             ),
         )
         self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(

@@ -19,6 +19,7 @@ from policies.rules.engine import (
     SPECULATIVE_TOKENS_AT_MOST_TWO,
 )
 from policies.rules.gpu import B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
+from policies.rules.operations import REPLICAS_LEFT_TO_AUTOSCALER, SLOW_SCALE_DOWN
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
 from policies.rules.routing import (
     ENDPOINT_PICKER_CPU,
@@ -62,4 +63,6 @@ POLICIES: list[Any] = [
     MINOR_VERSION_FLOOR,
     PRODUCTION_IS_PROTECTED,
     BENCHMARK_NOT_CLIENT_BOUND,
+    REPLICAS_LEFT_TO_AUTOSCALER,
+    SLOW_SCALE_DOWN,
 ]

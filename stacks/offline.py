@@ -6,6 +6,7 @@ program itself (`__main__.py`) runs unchanged.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import runpy
 from dataclasses import dataclass
@@ -101,9 +102,16 @@ def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, An
             "selfLink",
             f"https://www.googleapis.com/compute/v1/projects/{project}/{type_.split('/')[1]}/{resource_name}",
         )
+    if type_ == "gcp:monitoring/notificationChannel:NotificationChannel":
+        state.setdefault("name", f"projects/{inputs.get('project', 'offline')}/notificationChannels/{name}")
     if type_.startswith("gcp:"):
         state.setdefault("id", f"{resource_name}")
     return state
+
+
+def offline_project_number(project: str) -> str:
+    """A stable 12-digit stand-in for the project number the engine would look up."""
+    return str(int(hashlib.sha256(project.encode()).hexdigest(), 16) % 10**11 + 10**11)
 
 
 GET_IMAGES = "gcp:compute/getImages:getImages"
@@ -138,6 +146,9 @@ class OfflineMocks(pulumi_mocks.Mocks):
         return f"{args.name}-id", state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == "gcp:organizations/getProject:getProject":
+            project = str(args.args.get("projectId", "offline"))
+            return {"projectId": project, "number": offline_project_number(project)}, []
         if args.token == GET_IMAGES:
             wanted = str(args.args.get("filter", "")).removeprefix("name = ")
             return {"images": [_fake_image(name) for name in sorted(self.existing_images) if name == wanted]}, []

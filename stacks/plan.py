@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from stacks.config import RoutingMode, StackConfig
+from stacks.operations import plan_section as operations_section
 from stacks.planner import CapacityPlan, plan, source_label
 from stacks.program import serve_arguments
 
@@ -157,6 +158,7 @@ def plan_markdown(
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
     lines += ["", "## Capacity and cost", "", *capacity_section(plan(stack, config), CHART_FILE)]
+    lines += ["", *operations_section(config)]
     lines += ["", *policy_section(policy)]
 
     children: dict[str | None, list[dict[str, Any]]] = defaultdict(list)

@@ -26,12 +26,23 @@ PRESETS: dict[str, dict[str, Any]] = {
         "capacity": {"nodes": 1, "sources": [{"type": "spot"}]},
         "weights": {"protect": False},
         "routing": {"mode": "clusterip"},
+        # Nobody uses dev at night: scale to zero out of office hours (a Spot A4 node is ~USD 33/h).
+        "schedule": {
+            "enabled": True,
+            "businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "19:00"},
+        },
     },
     "staging": {
         "cluster": {"deletionProtection": False, "releaseChannel": "REGULAR"},
         "capacity": {"nodes": 4, "sources": [{"type": "spot"}]},
         "weights": {"protect": False},
         "routing": {"mode": "gateway"},
+        # Staging rehearses production's scaling: queue-depth autoscaling up to the 4 nodes, off at night.
+        "autoscaling": {"enabled": True, "minReplicas": 1},
+        "schedule": {
+            "enabled": True,
+            "businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "start": "08:00", "end": "19:00"},
+        },
     },
     "prod": {
         "cluster": {"deletionProtection": True, "releaseChannel": "REGULAR", "authorizedNetworks": []},

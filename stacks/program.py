@@ -22,6 +22,7 @@ from components.gateway import (
     InferenceGatewayArgs,
 )
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.metrics import KUBE_STATE_COMPONENTS
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from components.vllm import (
@@ -38,6 +39,7 @@ from components.vllm import (
 from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, local_model_path
 from stacks import loader
 from stacks.config import BenchmarkTarget, DownloaderConfig, EngineConfig, RoutingMode, StackConfig
+from stacks.operations import build_operations
 from stacks.planner import benchmark_clients, benchmark_concurrency
 
 APP_NAME = "llm-serving"
@@ -151,6 +153,8 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             ),
             gateway_api=gateway,
             extra_apis=GATEWAY_APIS if gateway else (),
+            # The cluster's list replaces GKE's default packages: name the ones dashboards and alerts read.
+            extra_monitoring_components=KUBE_STATE_COMPONENTS,
             kubernetes_labels=kubernetes_labels(config),
         ),
         opts=pulumi.ResourceOptions(providers=[gcp_provider]),
@@ -204,7 +208,9 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
             weights_mount_path=config.weights.mount_path,
-            replicas=config.nodes,
+            replicas=config.initial_replicas,
+            replicas_managed_elsewhere=config.replicas_managed_elsewhere,
+            most_replicas=config.max_replicas if config.replicas_managed_elsewhere else None,
             capacity_sources=len(config.capacity.sources),
             node_selector=capacity.node_selector,
             zones=config.zones,
@@ -305,6 +311,17 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         outputs["benchmarkCompare"] = benchmark.logs_command.apply(
             lambda logs: f"{logs} | .venv/bin/bench-compare {pulumi.get_stack()} -"
         )
+    outputs |= build_operations(
+        config,
+        gcp_provider,
+        cluster.cluster,
+        cluster.provider,
+        engine.deployment,
+        weights.download.metadata.name if weights.download is not None else None,
+        kubernetes_labels(config),
+        gcp_labels(config),
+        list(cluster.apis.values()),
+    )
     return outputs
 
 

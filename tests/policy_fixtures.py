@@ -376,6 +376,30 @@ def load_balancer(records: Records, annotations: dict[str, str] | None = None) -
     return records
 
 
+def autoscaled(records: Records, scale_down: dict[str, Any] | None = None, ignore_replicas: bool = True) -> Records:
+    """The serving Deployment under an HPA (scale-down behaviour as given, the stack's by default)."""
+    behavior = {
+        "scaleDown": scale_down
+        if scale_down is not None
+        else {"stabilizationWindowSeconds": 1920, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 600}]}
+    }
+    hpa = kubernetes(
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        "qwen-serving",
+        {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "qwen-serving"},
+            "minReplicas": 1,
+            "maxReplicas": 12,
+            "metrics": [],
+            "behavior": behavior,
+        },
+    )
+    if ignore_replicas:
+        named(records, "llm-vllm")["options"]["ignoreChanges"] = ["spec.replicas"]
+    return [*records, record("kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "llm-hpa", hpa)]
+
+
 def benchmark_job(records: Records, concurrency: list[int], cpu: str = "15") -> Records:
     """The stack plus a benchmark Job running one `vllm bench serve` client per concurrency given."""
     script = "\n".join(
@@ -495,6 +519,10 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
         load_balancer(serving_stack(), {"llm-serving/allow-load-balancer": "true"})
     ),
     "LLM-NET-003_fail": lambda: PolicyFixture(load_balancer(serving_stack())),
+    "LLM-OPS-001_pass": lambda: PolicyFixture(autoscaled(serving_stack())),
+    "LLM-OPS-001_fail": lambda: PolicyFixture(autoscaled(serving_stack(), ignore_replicas=False)),
+    "LLM-OPS-002_pass": lambda: PolicyFixture(autoscaled(serving_stack())),
+    "LLM-OPS-002_fail": lambda: PolicyFixture(autoscaled(serving_stack(), scale_down={})),
     "LLM-NET-004_pass": lambda: PolicyFixture(
         external_gateway(gateway_stack(), {"llm-serving/allow-external-gateway": "true"})
     ),

@@ -16,8 +16,22 @@ import pytest
 from tests.rendered import STACK_FILES
 
 # (check id, kind, object name) -> why the finding does not apply
+ADAPTER = "custom-metrics-stackdriver-adapter"
 JUSTIFIED_SKIPS: dict[tuple[str, str, str], str] = {
     ("CKV_K8S_38", "Job", "qwen-serving-crds-ready"): "kubectl waits on the API with its service account token",
+    # Scale schedules (components/schedule.py): kubectl scales the Deployment through the API.
+    ("CKV_K8S_38", "CronJob", "serving-schedule-wake"): "kubectl scales through the API with its token",
+    ("CKV_K8S_38", "CronJob", "serving-schedule-sleep"): "kubectl scales through the API with its token",
+    # Custom Metrics Stackdriver Adapter, as its upstream manifest (components/autoscaling.py ADAPTER_SKIPS).
+    ("CKV_K8S_38", "Deployment", ADAPTER): "reads pods and nodes, delegates authentication: needs its token",
+    ("CKV_K8S_23", "Deployment", ADAPTER): "upstream image runs as root and binds 443",
+    ("CKV_K8S_40", "Deployment", ADAPTER): "runs as root, see CKV_K8S_23",
+    ("CKV_K8S_22", "Deployment", ADAPTER): "writes its self-signed serving certificate on the root filesystem",
+    ("CKV_K8S_37", "Deployment", ADAPTER): "all capabilities dropped but NET_BIND_SERVICE",
+    ("CKV_K8S_25", "Deployment", ADAPTER): "NET_BIND_SERVICE added back alone, to bind 443",
+    ("CKV_K8S_43", "Deployment", ADAPTER): "upstream publishes a tag only; no digest resolvable offline",
+    ("CKV_K8S_49", "ClusterRole", "external-metrics-reader"): "upstream: external metric names are resource names",
+    ("CKV2_K8S_5", "ClusterRoleBinding", "external-metrics-reader"): "grants metric values to the HPA, no secrets",
 }
 
 

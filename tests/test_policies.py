@@ -51,7 +51,7 @@ def test_policy_ids_are_unique_and_stable() -> None:
     names = [policy.name for policy in POLICIES]
     assert len(names) == len(set(names))
     for policy in POLICIES:
-        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD|BENCH)-\d{3}", policy.name)
+        assert re.fullmatch(r"LLM-(GPU|VLLM|SEC|WGT|NET|GKE|PROD|BENCH|OPS)-\d{3}", policy.name)
         assert policy.enforcement_level.value in ("mandatory", "advisory")
         assert policy.display_name and len(policy.description) > 80
 
@@ -179,7 +179,12 @@ def test_every_stack_file_passes(name: str, render_stack: RenderStack) -> None:
 
 
 def _deployment(records: list[dict[str, Any]]) -> dict[str, Any]:
-    (found,) = [record for record in records if record["type"] == "kubernetes:apps/v1:Deployment"]
+    """The serving Deployment (with autoscaling on, the metrics adapter has one too)."""
+    (found,) = [
+        record
+        for record in records
+        if record["type"] == "kubernetes:apps/v1:Deployment" and record["name"] != "llm-metrics-adapter-deployment"
+    ]
     return found
 
 
@@ -218,6 +223,11 @@ def _serving_claim(records: list[dict[str, Any]]) -> dict[str, Any]:
         if record["inputs"]["metadata"]["name"] == claim_name
     ]
     return claim
+
+
+def _named(records: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    (found,) = [record for record in records if record["name"] == name]
+    return found
 
 
 def _remove(records: list[dict[str, Any]], predicate: Callable[[dict[str, Any]], bool]) -> None:
@@ -356,6 +366,23 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         "prod",
         lambda r: _of_type(r, "kubernetes:core/v1:Service")[0]["inputs"]["spec"].update(type="LoadBalancer"),
         "LLM-NET-003",
+    ),
+    "autoscaled-replicas-declared": (
+        "staging",
+        lambda r: _named(r, "llm-vllm-deployment")["options"].update(ignoreChanges=[]),
+        "LLM-OPS-001",
+    ),
+    "scheduled-replicas-declared": (
+        "dev",
+        lambda r: _named(r, "llm-vllm-deployment")["options"].update(ignoreChanges=[]),
+        "LLM-OPS-001",
+    ),
+    "autoscaler-quick-scale-down": (
+        "staging",
+        lambda r: _of_type(r, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler")[0]["inputs"]["spec"]["behavior"][
+            "scaleDown"
+        ].update(stabilizationWindowSeconds=60),
+        "LLM-OPS-002",
     ),
     "revision-main": (
         "prod",

@@ -34,6 +34,39 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dev-engine": ("dev", {"engine": {"maxNumSeqs": 4096}}),
     # Another model revision.
     "dev-revision": ("dev", {"weights": {"revision": "0123456789abcdef0123456789abcdef01234567"}}),
+    # Operations: production on queue-depth autoscaling, paging an email address.
+    "prod-autoscaling": (
+        "prod",
+        {
+            "autoscaling": {"enabled": True, "minReplicas": 4, "maxReplicas": 12, "scaleUpPeriodSeconds": 300},
+            "monitoring": {"alerts": {"email": "oncall@example.com"}},
+        },
+    ),
+    # Operations: KV-cache autoscaling, cron entries in a local time zone, an existing channel, no MTP.
+    "dev-kv-schedule": (
+        "dev",
+        {
+            "capacity": {"nodes": 2},
+            "engine": {"speculative": None},
+            "autoscaling": {"enabled": True, "metric": "kvCacheUsage", "targetKvCacheUsage": 0.8},
+            "schedule": {
+                "enabled": True,
+                "timeZone": "Europe/Amsterdam",
+                "entries": [
+                    {"name": "morning", "cron": "30 7 * * mon-fri", "replicas": 2},
+                    {"name": "evening", "cron": "0 20 * * *", "replicas": 0},
+                ],
+            },
+            "monitoring": {"alerts": {"notificationChannel": "projects/my-llm-dev/notificationChannels/1234567890"}},
+        },
+    ),
+    # Operations: a day-2 change of the autoscaler's floor.
+    "staging-min-2": ("staging", {"autoscaling": {"enabled": True, "minReplicas": 2}}),
+    # Operations: everything off.
+    "dev-quiet": (
+        "dev",
+        {"schedule": {"enabled": False}, "monitoring": {"dashboard": False, "alerts": {"enabled": False}}},
+    ),
     # The published 12-node recipe with the in-cluster benchmark Job.
     "prod-benchmark": ("prod", {"benchmark": {"enabled": True}}),
     # Sized from a goal instead of a node count: the planner picks 6 nodes.

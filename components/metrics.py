@@ -1,0 +1,187 @@
+"""The metrics the stack scales and alerts on, and the PromQL built from them.
+
+Every query of the dashboard, the alert policies and the autoscaler is built here from `KNOWN`, a
+table of metric names and Prometheus types checked at their source:
+
+- vLLM v0.19.0 (`vllm/v1/metrics/loggers.py`, `vllm/v1/spec_decode/metrics.py` of the v0.19.0
+  wheel): every series carries `model_name` and `engine`; with data parallel 8 a pod exports one
+  series per engine (`engine="0"` .. `"7"`), so a per-pod value is a `sum by (pod)` (queues, tokens)
+  or an `avg by (pod)` (KV-cache usage) over its engines. prometheus_client exposes counters with
+  a `_total` suffix and histograms as `_bucket` / `_sum` / `_count`.
+- GKE managed DCGM ("Collect and view DCGM metrics"): DCGM-Exporter field names.
+- GKE kube state metrics package ("Collect and view kube state metrics", enable_components POD,
+  DEPLOYMENT, HPA): kube-state-metrics names. GKE has no JOB package (GKE API
+  MonitoringComponentConfig.Component lists JOBSET only), so the download Job is watched through
+  its Kubernetes events in Cloud Logging instead.
+- Endpoint Picker, gateway-api-inference-extension@v1.4.0:pkg/epp/metrics/metrics.go (no
+  namespace prefix; pool metrics labelled `name`).
+
+Google Cloud Managed Service for Prometheus stores each as
+`prometheus.googleapis.com/<name>/<gauge|counter|histogram>` (kube state metrics docs, "Metric
+format"); PromQL in Cloud Monitoring uses the Prometheus names.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+RATE_WINDOW = "5m"
+
+
+class MetricType(StrEnum):
+    gauge = "gauge"
+    counter = "counter"
+    histogram = "histogram"
+
+
+class Source(StrEnum):
+    vllm = "vLLM v0.19.0"
+    dcgm = "GKE managed DCGM"
+    kube_state = "GKE kube state metrics"
+    epp = "Endpoint Picker v1.4.0"
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    type: MetricType
+    source: Source
+
+    @property
+    def cloud_monitoring_type(self) -> str:
+        """The metric type Managed Service for Prometheus writes to Cloud Monitoring."""
+        return f"prometheus.googleapis.com/{self.exposed_name}/{self.type.value}"
+
+    @property
+    def exposed_name(self) -> str:
+        """The name on the /metrics page (prometheus_client adds `_total` to counters)."""
+        if self.type is MetricType.counter and not self.name.endswith("_total"):
+            return f"{self.name}_total"
+        return self.name
+
+    @property
+    def adapter_name(self) -> str:
+        """The name an HPA asks the Custom Metrics Stackdriver Adapter for (`/` replaced by `|`)."""
+        return self.cloud_monitoring_type.replace("/", "|")
+
+
+def _table(*metrics: Metric) -> dict[str, Metric]:
+    return {metric.name: metric for metric in metrics}
+
+
+KNOWN: dict[str, Metric] = _table(
+    Metric("vllm:num_requests_running", MetricType.gauge, Source.vllm),
+    Metric("vllm:num_requests_waiting", MetricType.gauge, Source.vllm),
+    Metric("vllm:kv_cache_usage_perc", MetricType.gauge, Source.vllm),
+    Metric("vllm:num_preemptions", MetricType.counter, Source.vllm),
+    Metric("vllm:prompt_tokens", MetricType.counter, Source.vllm),
+    Metric("vllm:generation_tokens", MetricType.counter, Source.vllm),
+    Metric("vllm:time_to_first_token_seconds", MetricType.histogram, Source.vllm),
+    Metric("vllm:inter_token_latency_seconds", MetricType.histogram, Source.vllm),
+    Metric("vllm:request_time_per_output_token_seconds", MetricType.histogram, Source.vllm),
+    Metric("vllm:spec_decode_num_draft_tokens", MetricType.counter, Source.vllm),
+    Metric("vllm:spec_decode_num_accepted_tokens", MetricType.counter, Source.vllm),
+    Metric("DCGM_FI_DEV_GPU_UTIL", MetricType.gauge, Source.dcgm),
+    Metric("DCGM_FI_DEV_POWER_USAGE", MetricType.gauge, Source.dcgm),
+    Metric("DCGM_FI_DEV_FB_USED", MetricType.gauge, Source.dcgm),
+    Metric("kube_deployment_spec_replicas", MetricType.gauge, Source.kube_state),
+    Metric("kube_deployment_status_replicas_available", MetricType.gauge, Source.kube_state),
+    Metric("kube_pod_status_phase", MetricType.gauge, Source.kube_state),
+    Metric("kube_horizontalpodautoscaler_status_desired_replicas", MetricType.gauge, Source.kube_state),
+    Metric("inference_pool_average_queue_size", MetricType.gauge, Source.epp),
+    Metric("inference_pool_average_kv_cache_utilization", MetricType.gauge, Source.epp),
+    Metric("inference_pool_ready_pods", MetricType.gauge, Source.epp),
+)
+
+# The kube state metrics packages (cluster monitoring_config.enable_components) the queries need.
+KUBE_STATE_COMPONENTS = ("POD", "DEPLOYMENT", "HPA")
+
+_SERIES = re.compile(r"\b([A-Za-z_][A-Za-z0-9_:]*)\{")
+
+
+def series_names(query: str) -> set[str]:
+    """The metric names a PromQL expression selects (every selector here carries a `{...}`)."""
+    return set(_SERIES.findall(query))
+
+
+def known_series(metric: Metric) -> set[str]:
+    """The PromQL names under which a known metric can be selected."""
+    if metric.type is MetricType.histogram:
+        return {f"{metric.name}_bucket", f"{metric.name}_sum", f"{metric.name}_count"}
+    return {metric.exposed_name}
+
+
+def _matchers(labels: dict[str, str]) -> str:
+    return ",".join(f'{key}="{value}"' for key, value in labels.items())
+
+
+@dataclass(frozen=True)
+class ServingQueries:
+    """PromQL over the serving pods of one Deployment (namespace, served model and pod names)."""
+
+    namespace: str
+    deployment: str
+    served_model_name: str
+    pool_name: str | None = None
+
+    def _vllm(self, name: str, extra: str = "") -> str:
+        metric = KNOWN[name]
+        selector = _matchers({"namespace": self.namespace, "model_name": self.served_model_name})
+        series = f"{metric.exposed_name}{extra}" if metric.type is not MetricType.histogram else f"{name}{extra}"
+        return f"{series}{{{selector}}}"
+
+    def _rate(self, name: str, window: str = RATE_WINDOW) -> str:
+        return f"rate({self._vllm(name)}[{window}])"
+
+    def tokens_per_second(self, name: str, by_pod: bool = False) -> str:
+        return f"sum{' by (pod)' if by_pod else ''}({self._rate(name)})"
+
+    def requests(self, name: str, by_pod: bool = False) -> str:
+        return f"sum{' by (pod)' if by_pod else ''}({self._vllm(name)})"
+
+    def waiting_change(self, window: str) -> str:
+        return f"sum(delta({self._vllm('vllm:num_requests_waiting')}[{window}]))"
+
+    def kv_cache_usage_by_pod(self) -> str:
+        return f"avg by (pod)({self._vllm('vllm:kv_cache_usage_perc')})"
+
+    def latency_quantile(self, name: str, quantile: float) -> str:
+        buckets = f"rate({self._vllm(name, '_bucket')}[{RATE_WINDOW}])"
+        return f"histogram_quantile({quantile}, sum by (le)({buckets}))"
+
+    def mtp_acceptance(self, window: str = RATE_WINDOW) -> str:
+        accepted = f"sum({self._rate('vllm:spec_decode_num_accepted_tokens', window)})"
+        drafted = f"sum({self._rate('vllm:spec_decode_num_draft_tokens', window)})"
+        return f"{accepted} / {drafted}"
+
+    def drafted_per_second(self, window: str = RATE_WINDOW) -> str:
+        return f"sum({self._rate('vllm:spec_decode_num_draft_tokens', window)})"
+
+    def preemptions_per_second(self) -> str:
+        return f"sum({self._rate('vllm:num_preemptions')})"
+
+    def gpu(self, name: str, aggregate: str) -> str:
+        return f"{aggregate}({KNOWN[name].exposed_name}{{}})"
+
+    def _deployment(self, name: str) -> str:
+        return f"max({name}{{{_matchers({'namespace': self.namespace, 'deployment': self.deployment})}}})"
+
+    def desired_replicas(self) -> str:
+        return self._deployment("kube_deployment_spec_replicas")
+
+    def available_replicas(self) -> str:
+        return self._deployment("kube_deployment_status_replicas_available")
+
+    def autoscaler_desired_replicas(self) -> str:
+        selector = _matchers({"namespace": self.namespace, "horizontalpodautoscaler": self.deployment})
+        return f"max(kube_horizontalpodautoscaler_status_desired_replicas{{{selector}}})"
+
+    def pending_pods(self) -> str:
+        # Deployment pods are named <deployment>-<replica set hash>-<pod hash>.
+        selector = _matchers({"namespace": self.namespace, "phase": "Pending"})
+        return f'sum(kube_pod_status_phase{{{selector},pod=~"{self.deployment}-[a-z0-9]+-[a-z0-9]+"}})'
+
+    def pool(self, name: str) -> str:
+        return f"max({name}{{{_matchers({'name': self.pool_name or self.deployment})}}})"

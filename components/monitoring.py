@@ -1,0 +1,391 @@
+"""The on-call view of the serving stack: a Cloud Monitoring dashboard and alert policies.
+
+The dashboard JSON is built from typed charts (`Chart`, `Series`) and PromQL from
+`components.metrics`; the alert policies use PromQL conditions (Managed Service for Prometheus
+data) and one log-match condition for the weight download Job (GKE has no kube state metrics
+package for Jobs). PromQL conditions skip metric validation: on the first `pulumi up` no vLLM,
+DCGM or Endpoint Picker series exists yet, and Cloud Monitoring would refuse the policy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.metrics import ServingQueries
+
+GRID_COLUMNS = 48
+TILE_WIDTH = 24
+TILE_HEIGHT = 16
+EVALUATION_INTERVAL = "60s"
+
+
+@dataclass(frozen=True)
+class Series:
+    query: str
+    legend: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    unit: str
+    series: Sequence[Series]
+
+    def widget(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "xyChart": {
+                "dataSets": [
+                    {
+                        "timeSeriesQuery": {"prometheusQuery": series.query, "unitOverride": self.unit},
+                        "plotType": "LINE",
+                        "legendTemplate": series.legend,
+                    }
+                    for series in self.series
+                ],
+                "yAxis": {"label": self.unit, "scale": "LINEAR"},
+            },
+        }
+
+
+def _tile(index: int, chart: Chart) -> dict[str, Any]:
+    per_row = GRID_COLUMNS // TILE_WIDTH
+    position = {"xPos": (index % per_row) * TILE_WIDTH, "yPos": (index // per_row) * TILE_HEIGHT}
+    # The API leaves zero coordinates out of what it returns, and the provider's diff suppression only
+    # drops keys the program lacks (terraform-provider-google resource_monitoring_dashboard.go,
+    # monitoringDashboardDiffSuppress): writing `"xPos": 0` would show a diff on every refresh.
+    return {
+        **{key: value for key, value in position.items() if value},
+        "width": TILE_WIDTH,
+        "height": TILE_HEIGHT,
+        "widget": chart.widget(),
+    }
+
+
+def dashboard_json(title: str, charts: Sequence[Chart]) -> str:
+    """A mosaic layout, two charts per row."""
+    tiles = [_tile(index, chart) for index, chart in enumerate(charts)]
+    return json.dumps({"displayName": title, "mosaicLayout": {"columns": GRID_COLUMNS, "tiles": tiles}}, sort_keys=True)
+
+
+def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, autoscaling: bool) -> list[Chart]:
+    q = queries
+    charts = [
+        Chart(
+            "Generation tokens/s",
+            "1/s",
+            [
+                Series(q.tokens_per_second("vllm:generation_tokens"), "total"),
+                Series(q.tokens_per_second("vllm:generation_tokens", by_pod=True), "{{pod}}"),
+            ],
+        ),
+        Chart(
+            "Prompt tokens/s",
+            "1/s",
+            [
+                Series(q.tokens_per_second("vllm:prompt_tokens"), "total"),
+                Series(q.tokens_per_second("vllm:prompt_tokens", by_pod=True), "{{pod}}"),
+            ],
+        ),
+        Chart(
+            "Requests running",
+            "1",
+            [
+                Series(q.requests("vllm:num_requests_running"), "total"),
+                Series(q.requests("vllm:num_requests_running", by_pod=True), "{{pod}}"),
+            ],
+        ),
+        Chart(
+            "Requests waiting (the autoscaler's signal)",
+            "1",
+            [
+                Series(q.requests("vllm:num_requests_waiting"), "total"),
+                Series(q.requests("vllm:num_requests_waiting", by_pod=True), "{{pod}}"),
+            ],
+        ),
+        Chart("KV cache usage (mean of a pod's engines)", "10^2.%", [Series(q.kv_cache_usage_by_pod(), "{{pod}}")]),
+        Chart(
+            "Time to first token",
+            "s",
+            [
+                Series(q.latency_quantile("vllm:time_to_first_token_seconds", 0.5), "p50"),
+                Series(q.latency_quantile("vllm:time_to_first_token_seconds", 0.99), "p99"),
+            ],
+        ),
+        Chart(
+            "Time per output token (per request)",
+            "s",
+            [
+                Series(q.latency_quantile("vllm:request_time_per_output_token_seconds", 0.5), "p50"),
+                Series(q.latency_quantile("vllm:request_time_per_output_token_seconds", 0.99), "p99"),
+            ],
+        ),
+        Chart(
+            "Inter-token latency",
+            "s",
+            [
+                Series(q.latency_quantile("vllm:inter_token_latency_seconds", 0.5), "p50"),
+                Series(q.latency_quantile("vllm:inter_token_latency_seconds", 0.99), "p99"),
+            ],
+        ),
+        Chart("Preemptions/s", "1/s", [Series(q.preemptions_per_second(), "preemptions")]),
+        Chart("GPU utilisation", "%", [Series(q.gpu("DCGM_FI_DEV_GPU_UTIL", "avg"), "mean of all GPUs")]),
+        Chart("GPU power", "W", [Series(q.gpu("DCGM_FI_DEV_POWER_USAGE", "sum"), "all GPUs")]),
+        Chart("GPU memory used", "MiBy", [Series(q.gpu("DCGM_FI_DEV_FB_USED", "sum"), "all GPUs")]),
+        Chart(
+            "Replicas and pending pods",
+            "1",
+            [
+                Series(q.desired_replicas(), "desired"),
+                Series(q.available_replicas(), "available"),
+                Series(q.pending_pods(), "pending (capacity)"),
+                *([Series(q.autoscaler_desired_replicas(), "autoscaler wants")] if autoscaling else []),
+            ],
+        ),
+    ]
+    if speculative:
+        charts.append(
+            Chart("MTP acceptance rate (accepted / drafted tokens)", "1", [Series(q.mtp_acceptance(), "acceptance")])
+        )
+    if gateway:
+        charts.append(
+            Chart(
+                "Endpoint Picker view of the pool",
+                "1",
+                [
+                    Series(q.pool("inference_pool_average_queue_size"), "mean queue"),
+                    Series(q.pool("inference_pool_average_kv_cache_utilization"), "mean KV cache"),
+                    Series(q.pool("inference_pool_ready_pods"), "ready pods"),
+                ],
+            )
+        )
+    return charts
+
+
+class Severity(StrEnum):
+    critical = "CRITICAL"
+    error = "ERROR"
+    warning = "WARNING"
+
+
+@dataclass(frozen=True)
+class PromQlAlert:
+    key: str
+    title: str
+    query: str
+    duration_seconds: int
+    severity: Severity
+    runbook: str
+
+
+@dataclass(frozen=True)
+class AlertThresholds:
+    queue_waiting: int
+    kv_cache_usage: float
+    min_mtp_acceptance: float
+    pending_seconds: int
+    cold_start_seconds: int
+
+
+def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, speculative: bool) -> list[PromQlAlert]:
+    q = queries
+    alerts = [
+        PromQlAlert(
+            "no-ready-replica",
+            "No ready serving replica",
+            f"({q.desired_replicas()} > 0) and ({q.available_replicas()} < 1)",
+            # A scale-up from zero (schedule, first deploy) legitimately has no ready pod for one cold start.
+            thresholds.cold_start_seconds,
+            Severity.critical,
+            "Pods wanted but none ready for longer than a cold start. See `pendingReason` and `tailLogs`.",
+        ),
+        PromQlAlert(
+            "queue-growing",
+            "Request queue growing for 10 minutes",
+            f"({q.requests('vllm:num_requests_waiting')} > {thresholds.queue_waiting}) "
+            f"and ({q.waiting_change('10m')} > 0)",
+            600,
+            Severity.error,
+            "Waiting requests above the threshold and higher than 10 minutes ago: add capacity "
+            "(`scaleByHand`) or check why the autoscaler does not (max replicas, pending pods).",
+        ),
+        PromQlAlert(
+            "kv-cache-full",
+            "KV cache above threshold",
+            f"max({q.kv_cache_usage_by_pod()}) > {thresholds.kv_cache_usage}",
+            600,
+            Severity.warning,
+            "A pod's engines hold more KV cache than the threshold for 10 minutes: requests queue and "
+            "get preempted. Scale out or lower the concurrency sent to each pod.",
+        ),
+        PromQlAlert(
+            "pods-pending",
+            "Serving pods pending for capacity",
+            f"{q.pending_pods()} > 0",
+            thresholds.pending_seconds,
+            Severity.error,
+            "Pods Pending longer than A4 provisioning takes: no Spot/Flex-start/reservation capacity. "
+            "See `pendingReason`.",
+        ),
+    ]
+    if speculative:
+        alerts.append(
+            PromQlAlert(
+                "mtp-acceptance-collapsed",
+                "MTP acceptance collapsed",
+                f"({q.mtp_acceptance('15m')} < {thresholds.min_mtp_acceptance}) "
+                f"and ({q.drafted_per_second('15m')} > 0)",
+                900,
+                Severity.warning,
+                "Accepted/drafted tokens fell under the threshold (recipe: ~0.85-0.9 with MTP-1): throughput "
+                "drops by up to a third. Check the model revision and the speculative config.",
+            )
+        )
+    return alerts
+
+
+def job_failed_filter(namespace: str, job_name: str) -> str:
+    """Cloud Logging filter of the Job controller's event when a Job gives up (backoffLimit)."""
+    return (
+        'log_id("events") AND jsonPayload.reason="BackoffLimitExceeded" '
+        f'AND jsonPayload.involvedObject.kind="Job" AND jsonPayload.involvedObject.namespace="{namespace}" '
+        f'AND jsonPayload.involvedObject.name="{job_name}"'
+    )
+
+
+@dataclass(frozen=True)
+class ServingMonitoringArgs:
+    project: str
+    title: str
+    queries: ServingQueries
+    charts: Sequence[Chart]
+    alerts: Sequence[PromQlAlert]
+    alerts_enabled: bool
+    download_job_name: pulumi.Input[str] | None
+    notification_channel: str | None = None
+    notification_email: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    # The Cloud Monitoring API must be on before the first dashboard or policy is created.
+    requires: Sequence[pulumi.Resource] = ()
+
+
+class ServingMonitoring(pulumi.ComponentResource):
+    dashboard: gcp.monitoring.Dashboard | None
+    channel: gcp.monitoring.NotificationChannel | None
+    alert_policies: list[gcp.monitoring.AlertPolicy]
+    dashboard_url: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: ServingMonitoringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("llm-serving:operations:ServingMonitoring", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.requires))
+        self.dashboard = None
+        self.dashboard_url = None
+        if args.charts:
+            self.dashboard = gcp.monitoring.Dashboard(
+                f"{name}-dashboard",
+                project=args.project,
+                dashboard_json=dashboard_json(args.title, args.charts),
+                opts=child,
+            )
+            self.dashboard_url = self.dashboard.id.apply(
+                lambda dashboard_id: (
+                    "https://console.cloud.google.com/monitoring/dashboards/builder/"
+                    f"{dashboard_id.split('/')[-1]}?project={args.project}"
+                )
+            )
+
+        self.channel = None
+        channels: list[pulumi.Input[str]] = []
+        if args.notification_channel:
+            channels.append(args.notification_channel)
+        elif args.notification_email:
+            self.channel = gcp.monitoring.NotificationChannel(
+                f"{name}-email",
+                project=args.project,
+                display_name=f"{args.title} on-call",
+                type="email",
+                labels={"email_address": args.notification_email},
+                opts=child,
+            )
+            channels.append(self.channel.name)
+
+        self.alert_policies = []
+        if args.alerts_enabled:
+            self.alert_policies = [self._promql_policy(name, args, alert, channels) for alert in args.alerts]
+            if args.download_job_name is not None:
+                self.alert_policies.append(self._job_failed_policy(name, args, channels))
+        self.register_outputs(
+            {
+                "dashboard": self.dashboard.id if self.dashboard else None,
+                "alertPolicies": [policy.name for policy in self.alert_policies],
+            }
+        )
+
+    def _promql_policy(
+        self, name: str, args: ServingMonitoringArgs, alert: PromQlAlert, channels: list[pulumi.Input[str]]
+    ) -> gcp.monitoring.AlertPolicy:
+        return gcp.monitoring.AlertPolicy(
+            f"{name}-{alert.key}",
+            project=args.project,
+            display_name=f"{args.title}: {alert.title}",
+            combiner="OR",
+            severity=alert.severity.value,
+            conditions=[
+                gcp.monitoring.AlertPolicyConditionArgs(
+                    display_name=alert.title,
+                    condition_prometheus_query_language=gcp.monitoring.AlertPolicyConditionConditionPrometheusQueryLanguageArgs(
+                        query=alert.query,
+                        duration=f"{alert.duration_seconds}s",
+                        evaluation_interval=EVALUATION_INTERVAL,
+                        disable_metric_validation=True,
+                    ),
+                )
+            ],
+            documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=alert.runbook, mime_type="text/markdown"),
+            notification_channels=channels,
+            user_labels=args.labels,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.requires)),
+        )
+
+    def _job_failed_policy(
+        self, name: str, args: ServingMonitoringArgs, channels: list[pulumi.Input[str]]
+    ) -> gcp.monitoring.AlertPolicy:
+        namespace = args.queries.namespace
+        log_filter = pulumi.Output.from_input(args.download_job_name).apply(
+            lambda job: job_failed_filter(namespace, str(job))
+        )
+        return gcp.monitoring.AlertPolicy(
+            f"{name}-download-failed",
+            project=args.project,
+            display_name=f"{args.title}: weight download Job failed",
+            combiner="OR",
+            severity=Severity.error.value,
+            conditions=[
+                gcp.monitoring.AlertPolicyConditionArgs(
+                    display_name="Download Job exceeded its retries",
+                    condition_matched_log=gcp.monitoring.AlertPolicyConditionConditionMatchedLogArgs(filter=log_filter),
+                )
+            ],
+            # Log-match conditions require a notification rate limit.
+            alert_strategy=gcp.monitoring.AlertPolicyAlertStrategyArgs(
+                notification_rate_limit=gcp.monitoring.AlertPolicyAlertStrategyNotificationRateLimitArgs(
+                    period="3600s"
+                ),
+                auto_close="86400s",
+            ),
+            documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
+                content="The Job that copies the checkpoint onto the weight disk gave up: no pod can start. "
+                "`kubectl logs job/<name>` in the serving namespace tells why (token, network, disk).",
+                mime_type="text/markdown",
+            ),
+            notification_channels=channels,
+            user_labels=args.labels,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.requires)),
+        )

@@ -1,0 +1,138 @@
+"""Autoscaled GPU serving: the autoscaler owns the replica count and gives A4 nodes back slowly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+
+from policies.graph import pod_templates
+from policies.kubernetes import PodTemplate
+from policies.settings import Setting, config_schema
+from policies.values import as_list, as_mapping, as_number, as_text, dig, number_text
+
+HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+CRON_JOB_TYPE = "kubernetes:batch/v1:CronJob"
+KIND_OF_TYPE = {"kubernetes:apps/v1:Deployment": "Deployment", "kubernetes:apps/v1:StatefulSet": "StatefulSet"}
+REPLICAS_PATHS = ("spec.replicas", "spec")
+# The HPA default (autoscaling/v2 behavior.scaleDown.stabilizationWindowSeconds when unset).
+DEFAULT_SCALE_DOWN_STABILIZATION = 300
+# Node provisioning ~6 min + model load and CUDA graph capture ~10 min (RECIPE sections 2 and 7).
+COLD_START_SECONDS = 960
+MIN_SCALE_DOWN_STABILIZATION = Setting(
+    "minScaleDownStabilizationSeconds",
+    COLD_START_SECONDS,
+    "Least scale-down stabilization window for an HPA of GPU pods (seconds): one cold start",
+)
+
+
+def _autoscaled(resources: Sequence[Any]) -> Iterator[tuple[Any, Any, PodTemplate]]:
+    """(autoscaler, workload, pod template) for every HPA whose target this stack declares."""
+    workloads = [
+        (resource, template)
+        for resource, template in pod_templates(resources)
+        if resource.resource_type in KIND_OF_TYPE
+    ]
+    for autoscaler in resources:
+        if autoscaler.resource_type != HPA_TYPE:
+            continue
+        target = as_mapping(dig(autoscaler.props, "spec", "scaleTargetRef"))
+        namespace = as_text(dig(autoscaler.props, "metadata", "namespace"))
+        for resource, template in workloads:
+            workload_namespace = as_text(dig(resource.props, "metadata", "namespace"))
+            if (
+                target.get("kind") == KIND_OF_TYPE[resource.resource_type]
+                and target.get("name") == template.name
+                and (not namespace or not workload_namespace or namespace == workload_namespace)
+            ):
+                yield autoscaler, resource, template
+
+
+def _scheduled(resources: Sequence[Any]) -> Iterator[tuple[str, Any, PodTemplate]]:
+    """(CronJob name, workload, pod template) for every CronJob that runs `kubectl scale` on a workload."""
+    workloads = [
+        (resource, template)
+        for resource, template in pod_templates(resources)
+        if resource.resource_type in KIND_OF_TYPE
+    ]
+    for job, job_template in pod_templates(resources):
+        if job.resource_type != CRON_JOB_TYPE:
+            continue
+        for container in job_template.containers:
+            words = [as_text(word) for word in [*as_list(container.get("command")), *as_list(container.get("args"))]]
+            if "scale" not in words:
+                continue
+            for resource, template in workloads:
+                kind = KIND_OF_TYPE[resource.resource_type].lower()
+                if f"{kind}/{template.name}" in words or (kind in words and template.name in words):
+                    yield f"CronJob {job_template.name}", resource, template
+
+
+def _replicas_left_to_autoscaler(args: StackValidationArgs, report: ReportViolation) -> None:
+    scalers = [
+        (f"HorizontalPodAutoscaler {as_text(dig(autoscaler.props, 'metadata', 'name'))}", resource, template)
+        for autoscaler, resource, template in _autoscaled(args.resources)
+    ]
+    for scaler, resource, template in [*scalers, *_scheduled(args.resources)]:
+        ignored = set(resource.opts.ignore_changes or []) if resource.opts else set()
+        if not ignored & set(REPLICAS_PATHS):
+            report(
+                f"{KIND_OF_TYPE[resource.resource_type]} {template.name} is scaled by {scaler} but does not "
+                "ignore changes to spec.replicas; add ignoreChanges: [spec.replicas]",
+                resource.urn,
+            )
+
+
+REPLICAS_LEFT_TO_AUTOSCALER = StackValidationPolicy(
+    name="LLM-OPS-001",
+    display_name="A workload scaled by an autoscaler or a schedule leaves spec.replicas to it",
+    description=(
+        "A Deployment or StatefulSet targeted by a HorizontalPodAutoscaler, or scaled by a CronJob running "
+        "kubectl scale, must declare ignoreChanges on spec.replicas: otherwise every pulumi up sets the replica "
+        "count back to the declared one, fighting the autoscaler or undoing the schedule. With one A4 node "
+        "per pod that stops pods that took ~16 minutes to start (node provisioning plus model load) or starts "
+        "nodes nobody asked for."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_replicas_left_to_autoscaler,
+)
+
+
+def _slow_scale_down(args: StackValidationArgs, report: ReportViolation) -> None:
+    least = float(MIN_SCALE_DOWN_STABILIZATION.read(args.get_config()))
+    for autoscaler, _workload, template in _autoscaled(args.resources):
+        if not template.gpus:
+            continue
+        scale_down = as_mapping(dig(autoscaler.props, "spec", "behavior", "scaleDown"))
+        window = as_number(scale_down.get("stabilizationWindowSeconds"))
+        window = float(DEFAULT_SCALE_DOWN_STABILIZATION) if window is None else window
+        if window < least:
+            report(
+                f"HorizontalPodAutoscaler {as_text(dig(autoscaler.props, 'metadata', 'name'))} scales GPU pods of "
+                f"{template.name} down after {number_text(window)} s of lower demand; keep at least "
+                f"{number_text(least)} s (one cold start) in behavior.scaleDown.stabilizationWindowSeconds",
+                autoscaler.urn,
+            )
+        policies = [as_mapping(policy) for policy in as_list(scale_down.get("policies"))]
+        if scale_down.get("selectPolicy") != "Disabled" and not policies:
+            report(
+                f"HorizontalPodAutoscaler {as_text(dig(autoscaler.props, 'metadata', 'name'))} has no scale-down "
+                "policy: by default it may remove every pod above minReplicas at once; remove one pod per period",
+                autoscaler.urn,
+            )
+
+
+SLOW_SCALE_DOWN = StackValidationPolicy(
+    name="LLM-OPS-002",
+    display_name="GPU autoscaling gives nodes back slowly",
+    description=(
+        "A HorizontalPodAutoscaler of GPU pods should hold a scale-down for at least one cold start "
+        "(behavior.scaleDown.stabilizationWindowSeconds, default 300 s) and remove pods by an explicit policy: "
+        "each A4 pod given back takes ~16 minutes (node provisioning ~6 min plus model load ~10 min) to come "
+        "back when the next surge arrives."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    config_schema=config_schema(MIN_SCALE_DOWN_STABILIZATION),
+    validate=_slow_scale_down,
+)

@@ -1,0 +1,285 @@
+"""Operations: the composition of autoscaling, schedules, dashboard and alerts, their operator
+outputs and their plan.md section. `stacks/program.py` calls `build_operations` once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
+from components.metrics import KNOWN, ServingQueries
+from components.monitoring import (
+    AlertThresholds,
+    ServingMonitoring,
+    ServingMonitoringArgs,
+    serving_alerts,
+    serving_charts,
+)
+from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
+from components.vllm import CONTAINER_NAME
+from stacks.config import (
+    COLD_START_SECONDS,
+    MODEL_LOAD_SECONDS,
+    NODE_PROVISIONING_SECONDS,
+    WEEKDAYS,
+    AutoscalingMetric,
+    RoutingMode,
+    StackConfig,
+)
+
+SCHEDULE_NAME = "serving-schedule"
+CRON_WEEKDAY = {day: str((index + 1) % 7) for index, day in enumerate(WEEKDAYS)}
+
+
+def autoscaling_metric(config: StackConfig) -> tuple[str, str]:
+    """The HPA's custom metric and its per-pod target (the adapter sums a pod's engine series)."""
+    scaling = config.autoscaling
+    if scaling.metric is AutoscalingMetric.kv_cache_usage:
+        engines = config.engine.data_parallel_size
+        milli = round(scaling.target_kv_cache_usage * engines * 1000)
+        return KNOWN["vllm:kv_cache_usage_perc"].adapter_name, f"{milli}m"
+    return KNOWN["vllm:num_requests_waiting"].adapter_name, str(scaling.target_waiting_requests_per_pod)
+
+
+def schedule_steps(config: StackConfig) -> list[ScaleStep]:
+    schedule = config.schedule
+    if not schedule.enabled:
+        return []
+    hours = schedule.business_hours
+    if schedule.entries or hours is None:
+        return [ScaleStep(entry.name, entry.cron, entry.replicas) for entry in schedule.entries]
+    days = ",".join(CRON_WEEKDAY[day] for day in hours.days)
+    start_hour, start_minute = (int(part) for part in hours.start.split(":"))
+    end_hour, end_minute = (int(part) for part in hours.end.split(":"))
+    return [
+        ScaleStep("wake", f"{start_minute} {start_hour} * * {days}", hours.replicas or config.initial_replicas),
+        ScaleStep("sleep", f"{end_minute} {end_hour} * * {days}", 0),
+    ]
+
+
+def queries_for(config: StackConfig) -> ServingQueries:
+    gateway = config.routing.mode is RoutingMode.gateway
+    return ServingQueries(
+        namespace=config.cluster.namespace,
+        deployment=config.routing.service_name,
+        served_model_name=config.served_model_name,
+        pool_name=config.routing.service_name if gateway else None,
+    )
+
+
+@dataclass(frozen=True)
+class OperatorCommands:
+    tail_logs: str
+    scale_by_hand: str
+    pending_reason: str
+
+
+def operator_commands(config: StackConfig) -> OperatorCommands:
+    namespace = config.cluster.namespace
+    name = config.routing.service_name
+    if config.autoscaling.enabled:
+        scale = (
+            f"N=2; kubectl -n {namespace} patch hpa {name} --type=merge "
+            f'-p "{{\\"spec\\":{{\\"minReplicas\\":$N}}}}"  '
+            f"# the HPA keeps at least N pods (max {config.max_replicas}); "
+            f"from 0 (a schedule's sleep step) also: kubectl -n {namespace} scale deployment/{name} --replicas=$N"
+        )
+    else:
+        scale = f"N=2; kubectl -n {namespace} scale deployment/{name} --replicas=$N  # one A4 node per pod"
+    return OperatorCommands(
+        tail_logs=f"kubectl -n {namespace} logs -f -l app={name} -c {CONTAINER_NAME} --prefix --max-log-requests=64",
+        scale_by_hand=scale,
+        pending_reason=(
+            f"kubectl -n {namespace} get pods -l app={name} -o wide; "
+            f"kubectl -n {namespace} get events --sort-by=.lastTimestamp --field-selector involvedObject.kind=Pod "
+            "| grep -E 'FailedScheduling|TriggeredScaleUp|NotTriggerScaleUp|FailedScaleUp'; "
+            f"kubectl get computeclass {config.capacity.compute_class_name} -o yaml | sed -n '/^status:/,$p'"
+        ),
+    )
+
+
+def build_operations(
+    config: StackConfig,
+    gcp_provider: gcp.Provider,
+    cluster: gcp.container.Cluster,
+    kubernetes: pulumi.ProviderResource,
+    deployment: pulumi.Resource,
+    download_job_name: pulumi.Input[str] | None,
+    labels: dict[str, str],
+    gcp_labels: dict[str, str],
+    gcp_apis: Sequence[pulumi.Resource],
+) -> dict[str, pulumi.Input[object]]:
+    """Declare the autoscaler (+ metrics adapter), the schedule and the monitoring; return outputs."""
+    namespace = config.cluster.namespace
+    name = config.routing.service_name
+    in_cluster = pulumi.ResourceOptions(providers=[gcp_provider, kubernetes])
+    after_deployment = pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment])
+    commands = operator_commands(config)
+    outputs: dict[str, pulumi.Input[object]] = {
+        "tailLogs": commands.tail_logs,
+        "scaleByHand": commands.scale_by_hand,
+        "pendingReason": commands.pending_reason,
+    }
+
+    if config.autoscaling.enabled:
+        project_number = gcp.organizations.get_project_output(
+            project_id=config.project, opts=pulumi.InvokeOptions(provider=gcp_provider)
+        ).number
+        adapter = MetricsAdapter(
+            "llm-metrics-adapter",
+            MetricsAdapterArgs(
+                project=config.project,
+                project_number=project_number,
+                workload_pool=cluster.workload_identity_config.apply(
+                    lambda identity: identity.workload_pool if identity else f"{config.project}.svc.id.goog"
+                ),
+                labels=labels,
+            ),
+            opts=in_cluster,
+        )
+        metric, target = autoscaling_metric(config)
+        scaling = config.autoscaling
+        autoscaler = ServingAutoscaler(
+            "llm-autoscaler",
+            ServingAutoscalerArgs(
+                name=name,
+                namespace=namespace,
+                deployment=name,
+                min_replicas=scaling.min_replicas,
+                max_replicas=config.max_replicas,
+                metric_name=metric,
+                target_average_value=target,
+                scale_up_period_seconds=scaling.scale_up_period_seconds,
+                scale_down_stabilization_seconds=scaling.scale_down_stabilization_seconds,
+                scale_down_period_seconds=scaling.scale_down_period_seconds,
+                labels=labels,
+            ),
+            opts=pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, adapter]),
+        )
+        outputs["autoscaler"] = autoscaler.autoscaler.metadata.name
+
+    steps = schedule_steps(config)
+    if config.schedule.enabled:
+        schedule = ScaleSchedule(
+            "llm-schedule",
+            ScaleScheduleArgs(
+                name=SCHEDULE_NAME,
+                namespace=namespace,
+                deployment=name,
+                time_zone=config.schedule.time_zone,
+                steps=steps,
+                labels=labels,
+            ),
+            opts=after_deployment,
+        )
+        outputs["scheduleCronJobs"] = [job.metadata.name for job in schedule.cron_jobs]
+
+    alerts = config.monitoring.alerts
+    speculative = config.engine.speculative is not None
+    queries = queries_for(config)
+    monitoring = ServingMonitoring(
+        "llm-monitoring",
+        ServingMonitoringArgs(
+            project=config.project,
+            title=f"{config.cluster.name} {config.environment.value} serving",
+            queries=queries,
+            charts=serving_charts(
+                queries,
+                speculative=speculative,
+                gateway=config.routing.mode is RoutingMode.gateway,
+                autoscaling=config.autoscaling.enabled,
+            )
+            if config.monitoring.dashboard
+            else [],
+            alerts=serving_alerts(
+                queries,
+                AlertThresholds(
+                    queue_waiting=alerts.queue_waiting_threshold,
+                    kv_cache_usage=alerts.kv_cache_usage_threshold,
+                    min_mtp_acceptance=alerts.min_mtp_acceptance,
+                    pending_seconds=alerts.pending_seconds,
+                    cold_start_seconds=COLD_START_SECONDS + NODE_PROVISIONING_SECONDS,
+                ),
+                speculative=speculative,
+            ),
+            alerts_enabled=alerts.enabled,
+            download_job_name=download_job_name,
+            notification_channel=alerts.notification_channel,
+            notification_email=alerts.email,
+            labels=gcp_labels,
+            requires=gcp_apis,
+        ),
+        opts=pulumi.ResourceOptions(providers=[gcp_provider]),
+    )
+    if monitoring.dashboard_url is not None:
+        outputs["dashboardUrl"] = monitoring.dashboard_url
+    return outputs
+
+
+def _pods(count: int) -> str:
+    return f"{count} pod{'' if count == 1 else 's'}"
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds / 60:.0f} min"
+
+
+def surge_reaction(config: StackConfig) -> str:
+    """How long a sustained surge takes to get its first extra pod serving, and all of them."""
+    scaling = config.autoscaling
+    headroom = config.max_replicas - scaling.min_replicas
+    if headroom == 0:
+        return f"none: min = max = {_pods(config.max_replicas)}"
+    last = COLD_START_SECONDS + (headroom - 1) * scaling.scale_up_period_seconds
+    return (
+        f"first new pod ready after ~{_minutes(COLD_START_SECONDS)}; "
+        f"{_pods(headroom)} more serve after ~{_minutes(last)}"
+    )
+
+
+def plan_section(config: StackConfig) -> list[str]:
+    """plan.md: scaling settings, their expected reaction time, schedule and cold-start cost."""
+    cold = COLD_START_SECONDS
+    node_hour = config.pricing.spot_per_node_hour, config.pricing.committed_1y_per_node_hour
+    warmup_cost = [price * cold / 3600 for price in node_hour]
+    lines = ["## Operations", "", "| setting | value |", "|---|---|"]
+    scaling = config.autoscaling
+    if scaling.enabled:
+        metric, target = autoscaling_metric(config)
+        # GitHub tables split cells on every unescaped pipe, code spans included.
+        shown_metric = metric.replace("|", "\\|")
+        lines += [
+            f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
+            f"{scaling.min_replicas}-{config.max_replicas} pods |",
+            f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
+            f"~{_minutes(cold)} (provisioning ~{_minutes(NODE_PROVISIONING_SECONDS)} "
+            f"+ load ~{_minutes(MODEL_LOAD_SECONDS)}) |",
+            f"| scale down | after {scaling.scale_down_stabilization_seconds} s of lower demand, -1 pod per "
+            f"{scaling.scale_down_period_seconds} s |",
+            f"| reaction to a sustained surge | {surge_reaction(config)} |",
+        ]
+    else:
+        lines.append(f"| autoscaling | off: {_pods(config.nodes)}, scale by hand (`scaleByHand` output) |")
+    if config.schedule.enabled:
+        steps = schedule_steps(config)
+        lines += [
+            f"| schedule ({config.schedule.time_zone}) | "
+            + "; ".join(f"`{step.cron}` -> {_pods(step.replicas)}" for step in steps)
+            + " |",
+        ]
+    else:
+        lines.append("| schedule | none (pods run around the clock) |")
+    lines.append(
+        f"| cold start per pod | ~{_minutes(cold)}; the node is billed during warm-up: USD {warmup_cost[0]:.2f} Spot, "
+        f"USD {warmup_cost[1]:.2f} committed per node (VM price, before the Autopilot premium) |"
+    )
+    alerts = config.monitoring.alerts
+    channel = alerts.notification_channel or (f"email {alerts.email}" if alerts.email else "none (console only)")
+    lines += [
+        f"| dashboard | {'on' if config.monitoring.dashboard else 'off'} |",
+        f"| alerts | {'on' if alerts.enabled else 'off'}, notify: {channel} |",
+    ]
+    return lines

@@ -35,6 +35,8 @@ from stacks.plan import plan_markdown
 from stacks.preview import PreviewInputError, load_render, preview, report_preview, write_preview
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
+# libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
+SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 STACK_FILE_NAME = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
 
 Progress = Callable[[str], None]
@@ -133,7 +135,7 @@ def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
         file_name = manifest_file_name(manifest)
         if file_name in texts:
             raise RuntimeError(f"two Kubernetes objects render to {file_name}")
-        texts[file_name] = yaml.safe_dump(manifest, sort_keys=False, width=100)
+        texts[file_name] = yaml.dump(manifest, Dumper=SAFE_DUMPER, sort_keys=False, width=100)
     return texts
 
 

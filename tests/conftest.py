@@ -85,9 +85,12 @@ COMMAND_LINE_RENDER = pytest.StashKey[CommandLineRender]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Start the background render if a test needs it, and run those tests last: by then it is done."""
     background = {"command_line_render", "checkov_report"}
-    if any(background & set(getattr(item, "fixturenames", ())) for item in items):
+    waiting = [item for item in items if background & set(getattr(item, "fixturenames", ()))]
+    if waiting:
         config.stash[COMMAND_LINE_RENDER] = CommandLineRender()
+        items[:] = [item for item in items if item not in waiting] + waiting
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

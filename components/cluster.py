@@ -40,6 +40,8 @@ BASE_APIS = (
     "container.googleapis.com",
     "monitoring.googleapis.com",
     "iam.googleapis.com",
+    # projects.get (the project number of a Workload Identity principal) is a Resource Manager call.
+    "cloudresourcemanager.googleapis.com",
 )
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 SERVICE_ACCOUNT_ID_MAX = 30
@@ -151,7 +153,13 @@ class Cluster(pulumi.ComponentResource):
             )
             for api in (*BASE_APIS, *args.extra_apis)
         }
-        after_apis = pulumi.ResourceOptions(parent=self, depends_on=list(self.apis.values()))
+        # Every GCP object below has a fixed name, unique in the project (or region / location): a
+        # replacement created before the old one is deleted would be refused (409 alreadyExists), so
+        # the engine deletes first (Pulumi `deleteBeforeReplace`; `preview` flags the case).
+        after_apis = pulumi.ResourceOptions(
+            parent=self, depends_on=list(self.apis.values()), delete_before_replace=True
+        )
+        named = pulumi.ResourceOptions(parent=self, delete_before_replace=True)
 
         self.network = gcp.compute.Network(
             f"{name}-vpc",
@@ -173,7 +181,7 @@ class Cluster(pulumi.ComponentResource):
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=PODS_RANGE, ip_cidr_range=args.pods_cidr),
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(range_name=SERVICES_RANGE, ip_cidr_range=args.services_cidr),
             ],
-            opts=child,
+            opts=named,
         )
         self.router = gcp.compute.Router(
             f"{name}-router",
@@ -181,7 +189,7 @@ class Cluster(pulumi.ComponentResource):
             project=args.project,
             region=args.region,
             network=self.network.id,
-            opts=child,
+            opts=named,
         )
         # Private nodes have no external IP: NAT is their only way to Hugging Face and public registries.
         self.nat = gcp.compute.RouterNat(
@@ -196,7 +204,7 @@ class Cluster(pulumi.ComponentResource):
                 gcp.compute.RouterNatSubnetworkArgs(name=self.subnet.id, source_ip_ranges_to_nats=["ALL_IP_RANGES"])
             ],
             log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
-            opts=child,
+            opts=named,
         )
         self.node_service_account = gcp.serviceaccount.Account(
             f"{name}-node-sa",
@@ -272,6 +280,7 @@ class Cluster(pulumi.ComponentResource):
                 parent=self,
                 depends_on=[*self.apis.values(), self.node_service_account_role, self.nat],
                 protect=args.deletion_protection,
+                delete_before_replace=True,
             ),
         )
 

@@ -159,6 +159,8 @@ class InferenceGateway(pulumi.ComponentResource):
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:routing:InferenceGateway", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        # Fixed GCP names: replace by deleting first, or GCP refuses the new one (409 alreadyExists).
+        named = pulumi.ResourceOptions(parent=self, delete_before_replace=True)
 
         declared_proxy_subnet = proxy_subnet_name(args.cluster_name)
         self.proxy_subnet = None
@@ -172,7 +174,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 ip_cidr_range=args.proxy_subnet_cidr,
                 purpose="REGIONAL_MANAGED_PROXY",
                 role="ACTIVE",
-                opts=child,
+                opts=named,
             )
         self.firewall = gcp.compute.Firewall(
             f"{name}-serving-firewall",
@@ -187,7 +189,7 @@ class InferenceGateway(pulumi.ComponentResource):
             source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
             destination_ranges=[args.pods_cidr],
             allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(args.serving_port)])],
-            opts=child,
+            opts=named,
         )
         self.epp_firewall = gcp.compute.Firewall(
             f"{name}-epp-firewall",
@@ -205,7 +207,7 @@ class InferenceGateway(pulumi.ComponentResource):
             allows=[
                 gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)])
             ],
-            opts=child,
+            opts=named,
         )
         self.crds = CrdReadiness(
             f"{name}-crds",

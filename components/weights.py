@@ -318,12 +318,21 @@ class ModelWeights(pulumi.ComponentResource):
         )
 
     def _image_exists(self, project: str) -> bool:
-        """Whether an earlier `up` already made this revision's image (then nothing is downloaded)."""
-        found = gcp.compute.get_images(
-            project=project,
-            filter=f"name = {self.image_name}",
-            opts=pulumi.InvokeOptions(parent=self),
-        )
+        """Whether an earlier `up` already made this revision's image (then nothing is downloaded).
+
+        The look-up runs when the program runs, before any resource of this `up` exists: on an empty
+        project the Compute Engine API this stack enables is still off and the call fails. That, or
+        any other failed look-up, means "not made yet": the fill path is declared (again), which
+        costs nothing when its objects already exist, and only keeps the scratch storage."""
+        try:
+            found = gcp.compute.get_images(
+                project=project,
+                filter=f"name = {self.image_name}",
+                opts=pulumi.InvokeOptions(parent=self),
+            )
+        except Exception as error:  # the invoke's error type is the provider's; any failure means "unknown"
+            pulumi.log.warn(f"cannot look up image {self.image_name} ({error}); declaring the fill path", self)
+            return False
         return any(image.name == self.image_name for image in found.images or [])
 
     def _declare_fill(

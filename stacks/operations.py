@@ -125,8 +125,11 @@ def build_operations(
     }
 
     if config.autoscaling.enabled:
+        # An output invoke that waits for the APIs: on an empty project Resource Manager is enabled
+        # by this same `up` (pulumi InvokeOutputOptions.depends_on).
         project_number = gcp.organizations.get_project_output(
-            project_id=config.project, opts=pulumi.InvokeOptions(provider=gcp_provider)
+            project_id=config.project,
+            opts=pulumi.InvokeOutputOptions(provider=gcp_provider, depends_on=list(gcp_apis)),
         ).number
         adapter = MetricsAdapter(
             "llm-metrics-adapter",

@@ -185,3 +185,23 @@ def test_gcp_provider_carries_project_and_region(stack: RenderedStack) -> None:
     provider = stack.one("pulumi:providers:gcp")["inputs"]
     assert provider["project"].startswith("my-llm-")
     assert provider["region"] == "us-central1"
+
+
+FIXED_NAME_TYPES = {
+    "gcp:compute/network:Network",
+    "gcp:compute/subnetwork:Subnetwork",
+    "gcp:compute/router:Router",
+    "gcp:compute/routerNat:RouterNat",
+    "gcp:compute/firewall:Firewall",
+    "gcp:serviceaccount/account:Account",
+    "gcp:container/cluster:Cluster",
+}
+
+
+def test_fixed_name_gcp_objects_are_replaced_by_deleting_first(stack: RenderedStack) -> None:
+    """Their names are unique in the project, region or location: a replacement created before the
+    old object is deleted would be refused by GCP (409 alreadyExists)."""
+    named = [record for record in stack.resources if record["type"] in FIXED_NAME_TYPES]
+    assert {record["type"] for record in named} >= FIXED_NAME_TYPES - {"gcp:compute/firewall:Firewall"}
+    for record in named:
+        assert record["options"]["deleteBeforeReplace"], record["name"]

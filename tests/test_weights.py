@@ -306,6 +306,25 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
             assert inputs == first_up[key]["inputs"], key
 
 
+class ComputeApiOff(offline.OfflineMocks):
+    """An empty project whose Compute Engine API this `up` has yet to enable: the image look-up fails."""
+
+    def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == offline.GET_IMAGES:
+            return {}, [("project", "Compute Engine API has not been used in project my-llm-dev or it is disabled")]
+        return super().call(args)
+
+
+def test_a_failed_image_look_up_declares_the_fill_path(dev: RenderedStack) -> None:
+    """First `up` on an empty project: the look-up runs before the API is on; the program must still
+    declare exactly what a successful look-up that found nothing declares, and say why."""
+    monitor = offline.RecordingMonitor(ComputeApiOff())
+    result = offline.run_program(offline.load_stack_settings("dev"), monitor=monitor)
+    declared = sorted((registration.type, registration.name) for registration in result.registrations)
+    assert declared == sorted((record["type"], record["name"]) for record in dev.resources)
+    assert any("cannot look up image" in line for line in result.logs)
+
+
 def test_weights_id_is_stable_and_revision_specific() -> None:
     assert weights_id("Qwen/Qwen3.5-27B-FP8", "main") == weights_id("Qwen/Qwen3.5-27B-FP8", "main")
     assert weights_id("Qwen/Qwen3.5-27B-FP8", "main") != weights_id("Qwen/Qwen3.5-27B-FP8", "v2")

@@ -243,8 +243,10 @@ class Cluster(pulumi.ComponentResource):
                 enable_components=["SYSTEM_COMPONENTS", "DCGM", *args.extra_monitoring_components],
                 managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
             ),
-            gateway_api_config=(
-                gcp.container.ClusterGatewayApiConfigArgs(channel="CHANNEL_STANDARD") if args.gateway_api else None
+            # Always explicit: the provider's field is Optional+Computed, so leaving it out after a
+            # gateway -> clusterip switch would keep the Gateway API on without a diff.
+            gateway_api_config=gcp.container.ClusterGatewayApiConfigArgs(
+                channel="CHANNEL_STANDARD" if args.gateway_api else "CHANNEL_DISABLED"
             ),
             cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
                 auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(

@@ -75,6 +75,10 @@ def dashboard_json(title: str, charts: Sequence[Chart]) -> str:
     return json.dumps({"displayName": title, "mosaicLayout": {"columns": GRID_COLUMNS, "tiles": tiles}}, sort_keys=True)
 
 
+# Cloud Monitoring's legend template interpolates ${label_name} (Dashboard API, DataSet.legendTemplate).
+POD_LEGEND = "${pod}"
+
+
 def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, autoscaling: bool) -> list[Chart]:
     q = queries
     charts = [
@@ -83,7 +87,7 @@ def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, au
             "1/s",
             [
                 Series(q.tokens_per_second("vllm:generation_tokens"), "total"),
-                Series(q.tokens_per_second("vllm:generation_tokens", by_pod=True), "{{pod}}"),
+                Series(q.tokens_per_second("vllm:generation_tokens", by_pod=True), POD_LEGEND),
             ],
         ),
         Chart(
@@ -91,7 +95,7 @@ def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, au
             "1/s",
             [
                 Series(q.tokens_per_second("vllm:prompt_tokens"), "total"),
-                Series(q.tokens_per_second("vllm:prompt_tokens", by_pod=True), "{{pod}}"),
+                Series(q.tokens_per_second("vllm:prompt_tokens", by_pod=True), POD_LEGEND),
             ],
         ),
         Chart(
@@ -99,7 +103,7 @@ def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, au
             "1",
             [
                 Series(q.requests("vllm:num_requests_running"), "total"),
-                Series(q.requests("vllm:num_requests_running", by_pod=True), "{{pod}}"),
+                Series(q.requests("vllm:num_requests_running", by_pod=True), POD_LEGEND),
             ],
         ),
         Chart(
@@ -107,10 +111,10 @@ def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, au
             "1",
             [
                 Series(q.requests("vllm:num_requests_waiting"), "total"),
-                Series(q.requests("vllm:num_requests_waiting", by_pod=True), "{{pod}}"),
+                Series(q.requests("vllm:num_requests_waiting", by_pod=True), POD_LEGEND),
             ],
         ),
-        Chart("KV cache usage (mean of a pod's engines)", "10^2.%", [Series(q.kv_cache_usage_by_pod(), "{{pod}}")]),
+        Chart("KV cache usage (mean of a pod's engines)", "10^2.%", [Series(q.kv_cache_usage_by_pod(), POD_LEGEND)]),
         Chart(
             "Time to first token",
             "s",
@@ -252,9 +256,10 @@ def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, specula
 
 
 def job_failed_filter(namespace: str, job_name: str) -> str:
-    """Cloud Logging filter of the Job controller's event when a Job gives up (backoffLimit)."""
+    """Cloud Logging filter of the Job controller's event when a Job gives up: its retries spent
+    (BackoffLimitExceeded) or its activeDeadlineSeconds passed (DeadlineExceeded, a stalled download)."""
     return (
-        'log_id("events") AND jsonPayload.reason="BackoffLimitExceeded" '
+        'log_id("events") AND jsonPayload.reason=("BackoffLimitExceeded" OR "DeadlineExceeded") '
         f'AND jsonPayload.involvedObject.kind="Job" AND jsonPayload.involvedObject.namespace="{namespace}" '
         f'AND jsonPayload.involvedObject.name="{job_name}"'
     )

@@ -59,6 +59,10 @@ class PreviewInputError(Exception):
     """A directory is missing, is not a render, or holds malformed JSON (exit status 2)."""
 
 
+SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
+CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+
+
 @dataclass(frozen=True)
 class Unknown:
     """An input computed from the outputs of a resource being replaced: unknown until it exists."""
@@ -391,6 +395,30 @@ class _Planner:
             old_metadata.get(key) == new_metadata.get(key) for key in ("name", "namespace")
         )
 
+    def _secondary_ranges_in_use(self, change: ResourceChange) -> str:
+        """The names of a subnet's secondary ranges whose CIDR changes although a cluster of the old
+        state allocates its pods or services from them (the provider updates them in place, as
+        terraform-provider-google does not mark them ForceNew; GCP refuses it while they are in use)."""
+        if change.record["type"] != SUBNETWORK_TYPE:
+            return ""
+        old_subnet = self.old[change.urn]
+        old_ranges = {
+            item.get("rangeName"): item.get("ipCidrRange")
+            for item in old_subnet["inputs"].get("secondaryIpRanges") or []
+        }
+        new_ranges = {
+            item.get("rangeName"): item.get("ipCidrRange")
+            for item in change.record["inputs"].get("secondaryIpRanges") or []
+        }
+        changed = {name for name, cidr in old_ranges.items() if name in new_ranges and new_ranges[name] != cidr}
+        used = {
+            (record["inputs"].get("ipAllocationPolicy") or {}).get(key)
+            for record in self.old.values()
+            if record["type"] == CLUSTER_TYPE
+            for key in ("clusterSecondaryRangeName", "servicesSecondaryRangeName")
+        }
+        return ", ".join(repr(name) for name in sorted(changed & used))
+
     def _refusals(self, changes: list[ResourceChange]) -> list[str]:
         refusals = []
         for change in changes:
@@ -406,6 +434,12 @@ class _Planner:
                 refusals.append(f"unable to delete protected {change.urn}: it is no longer declared")
             if change.action in ("delete", "replace") and (guard := _delete_guard(self.old[change.urn])):
                 refusals.append(f"the provider would fail to delete {change.urn}: {guard}{keys}")
+            if change.action in ("update", "replace") and (in_use := self._secondary_ranges_in_use(change)):
+                refusals.append(
+                    f"GCP would refuse to update {change.urn}: secondary range {in_use} changes while a cluster "
+                    f"uses it (a cluster's pod and service ranges are fixed; a new range needs a new cluster: "
+                    f"destroy first, or deploy a new stack){keys}"
+                )
         for urn, record in sorted(self.new.items()):
             references = [
                 *(record["options"].get("dependsOn") or []),

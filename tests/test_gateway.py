@@ -242,7 +242,7 @@ def test_clusterip_stacks_declare_no_gateway(dev: RenderedStack, prod: RenderedS
         assert not stack.of_type(RELEASE) and not stack.of_type(FIREWALL)
         assert all(record["inputs"].get("purpose") != "REGIONAL_MANAGED_PROXY" for record in stack.of_type(SUBNET))
         assert GATEWAY_API not in {record["inputs"]["service"] for record in stack.of_type(API)}
-        assert "gatewayApiConfig" not in stack.one(CLUSTER)["inputs"]
+        assert stack.one(CLUSTER)["inputs"]["gatewayApiConfig"] == {"channel": "CHANNEL_DISABLED"}
         assert "gatewayAddressCommand" not in stack.outputs
 
 
@@ -270,10 +270,14 @@ def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, pro
             continue
         if name == "llm-network-policies-serving":
             continue  # admits the proxy-only subnet and health checkers in gateway mode: see below
-        # Allowed: the cluster's Gateway API channel, and waiting for the Network Services API.
+        # Allowed: the cluster's Gateway API channel (standard / disabled), and waiting for the Network
+        # Services API.
         switched = {
             **gateway[name],
-            "inputs": {key: value for key, value in gateway[name]["inputs"].items() if key != "gatewayApiConfig"},
+            "inputs": {
+                **gateway[name]["inputs"],
+                **{key: record["inputs"][key] for key in ("gatewayApiConfig",) if key in record["inputs"]},
+            },
             "options": {
                 **gateway[name]["options"],
                 "dependsOn": [item for item in gateway[name]["options"]["dependsOn"] if item != api],

@@ -359,7 +359,7 @@ def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) ->
     policy = prod.named("llm-monitoring-download-failed")["inputs"]
     log_filter = policy["conditions"][0]["conditionMatchedLog"]["filter"]
     assert f'jsonPayload.involvedObject.name="{job["metadata"]["name"]}"' in log_filter
-    assert 'jsonPayload.reason="BackoffLimitExceeded"' in log_filter
+    assert 'jsonPayload.reason=("BackoffLimitExceeded" OR "DeadlineExceeded")' in log_filter
     assert policy["alertStrategy"]["notificationRateLimit"]["period"] == "3600s"
 
 
@@ -523,3 +523,11 @@ def test_preview_leaves_replicas_to_the_autoscaler(
     deployment = updated.get("llm-vllm-deployment")
     assert deployment is None or not any("replicas" in entry.path for entry in deployment.inputs)
     assert not result.of("replace") and not result.of("delete") and not result.refusals
+
+
+def test_dashboard_legends_use_cloud_monitorings_template_syntax(stack: RenderedStack) -> None:
+    """DataSet.legendTemplate interpolates ${label}; Grafana's {{label}} would print literally."""
+    text = stack.one(DASHBOARD)["inputs"]["dashboardJson"]
+    legends = re.findall(r'"legendTemplate": "([^"]*)"', text)
+    assert "${pod}" in legends
+    assert all("{{" not in legend for legend in legends)

@@ -489,3 +489,16 @@ def test_cluster_move_replaces_everything_on_it_and_prod_refuses(
         assert any("llm-gke" in refusal and key in refusal for refusal in result.refusals), result.refusals
     else:
         assert not any("llm-gke" in refusal for refusal in result.refusals)
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+@pytest.mark.parametrize(("key", "cidr"), [("podsCidr", "10.64.0.0/14"), ("servicesCidr", "10.9.0.0/20")])
+def test_a_new_pod_or_service_range_is_refused_while_the_cluster_uses_it(
+    stack: str, key: str, cidr: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The provider updates secondary ranges in place (not ForceNew), and GCP refuses to change one a
+    cluster allocates from: `pulumi up` would fail half-way, so the preview refuses it up front."""
+    settings = {"cluster": {"network": {key: cidr}}}
+    result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, key, settings))
+    (refusal,) = [refusal for refusal in result.refusals if "secondary range" in refusal]
+    assert f"cluster.network.{key}" in refusal and "llm-subnet" in refusal

@@ -67,6 +67,8 @@ class B200CapacityArgs:
     zones: Sequence[str]
     gpu_driver_version: str
     labels: dict[str, str] = field(default_factory=dict)
+    # What must exist first: the wait for GKE to serve the ComputeClass CRD on a new cluster.
+    after: Sequence[pulumi.Resource] = ()
 
 
 class B200Capacity(pulumi.ComponentResource):
@@ -80,7 +82,7 @@ class B200Capacity(pulumi.ComponentResource):
             kind="ComputeClass",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.compute_class_name, labels=args.labels),
             spec=compute_class_spec(args.sources, args.zones, args.gpu_driver_version),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
         )
         # Read back from the object so that pods selecting the class wait until it exists.
         self.compute_class_name: pulumi.Output[str] = self.compute_class.metadata.apply(

@@ -1,9 +1,11 @@
-"""A Job that finishes once the custom resource definitions the gateway objects need exist and are
+"""A Job that finishes once the custom resource definitions some objects need exist and are
 Established, so that the first `pulumi up` after the cluster is created does not fail on
 "no matches for kind".
 
-Why a Job: GKE installs the Gateway API, GKE policy and InferencePool CRDs itself, asynchronously,
-after the cluster reports RUNNING (the stack cannot own them: GKE's add-on manager does). The
+Why a Job: GKE installs the ComputeClass and Managed Prometheus CRDs, and with the Gateway API on,
+the Gateway API, GKE policy and InferencePool CRDs itself, asynchronously, after the cluster
+reports RUNNING (the stack cannot own them: GKE's add-on manager does; how long after was not
+found in GKE's docs). The
 Kubernetes provider retries a create that fails with "no matches for kind" only 5 times with
 1 s doubling back-off, about 31 s in all, then fails the update
 (pulumi/pulumi-kubernetes@v4.32.0 (+27 commits):provider/pkg/await/await.go, `WithMaxRetries(5)`,
@@ -41,6 +43,14 @@ JOB_DEADLINE_SECONDS = WAIT_FOR_CREATION_SECONDS + WAIT_FOR_ESTABLISHED_SECONDS 
 HOME = "/tmp"
 # checkov CKV_K8S_38: this pod exists to read the API, it needs its service account token.
 TOKEN_SKIP = "CKV_K8S_38=kubectl reads the CRDs through the API with this service account's token"
+
+
+# Served by GKE on every Autopilot cluster, used in every routing mode.
+PLATFORM_CRDS = ("computeclasses.cloud.google.com", "podmonitorings.monitoring.googleapis.com")
+
+
+def platform_crds_job_name(service_name: str) -> str:
+    return f"{service_name}-crds"
 
 
 @dataclass(frozen=True)

@@ -206,6 +206,8 @@ class VllmEngineArgs:
     # update may then roll up to `most_replicas` pods.
     replicas_managed_elsewhere: bool = False
     most_replicas: int | None = None
+    # What the PodMonitoring waits for: GKE serving its CRD on a new cluster.
+    monitoring_after: Sequence[pulumi.Resource] = ()
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -272,7 +274,7 @@ class VllmEngine(pulumi.ComponentResource):
                 "selector": {"matchLabels": args.selector},
                 "endpoints": [{"port": args.engine.port, "path": METRICS_PATH, "interval": METRICS_INTERVAL}],
             },
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.monitoring_after)),
         )
         self.register_outputs({"deployment": self.deployment.metadata.name, "servedModelName": args.served_model_name})
 

@@ -36,6 +36,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policies.pack import PACK_NAME, POLICIES
+from policies.rules.security import redact_tokens
 
 STACK_TARGET = "(stack)"
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
@@ -54,6 +55,10 @@ class Violation:
     level: str
     message: str
     type: str
+
+    def __post_init__(self) -> None:
+        # A message may quote an input; a token in it must not reach stderr, policy.json or plan.md.
+        object.__setattr__(self, "message", redact_tokens(self.message))
 
     @property
     def mandatory(self) -> bool:

@@ -15,15 +15,18 @@ from dataclasses import dataclass
 
 from components.benchmark import benchmark_job_name
 from components.cluster import nat_name, network_name, node_service_account_id, router_name, subnet_name
+from components.crd_readiness import platform_crds_job_name
 from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
 from components.vllm import CACHE_ROOT, TMP_DIR, engine_env
 from components.weights import (
+    TOKEN_DIRECTORY,
     download_job_name,
     weights_disk_name,
     weights_fill_disk_name,
     weights_object_name,
 )
 from stacks.config import RoutingMode, StackConfig
+from stacks.grammars import quantity_value
 from stacks.quoting import quote
 
 GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -104,8 +107,10 @@ NEEDED_PATHS = (
     "/usr",
     "/var",
     "/vllm-workspace",
+    TOKEN_DIRECTORY,
 )
-NO_MOUNTS_UNDER = ("/dev", "/proc", "/sys", "/root/.cache", CACHE_ROOT, TMP_DIR)
+# /var/run/secrets: the download Job's token volume and Kubernetes' service account token.
+NO_MOUNTS_UNDER = ("/dev", "/proc", "/sys", "/root/.cache", "/var/run/secrets", CACHE_ROOT, TMP_DIR)
 
 # --- network ----------------------------------------------------------------------------------
 # Pod range per node: Autopilot preconfigures max Pods per node (GKE docs "Configure maximum Pods
@@ -186,6 +191,11 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
             names.append(
                 DerivedName("proxy-only subnet", proxy_subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name")
             )
+    names.append(
+        DerivedName(
+            "CRD wait Job", platform_crds_job_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"
+        )
+    )
     return names
 
 
@@ -370,6 +380,21 @@ def _ranges_fit(config: StackConfig) -> str | None:
     return None
 
 
+# An A4 node (a4-highgpu-8g): 224 vCPU, 3,968 GB of memory, 12 TiB of local SSD (Compute Engine
+# "Accelerator-optimized machine family", A4). Autopilot rejects a pod larger than the node can hold
+# (GKE "Resource requests in Autopilot"); the exact allocatable after system pods was not verified.
+A4_NODE_CAPACITY = {"cpu": "224", "memory": "3968G", "ephemeralStorage": "12Ti"}
+
+
+def _pod_fits_node(config: StackConfig) -> str | None:
+    engine = config.engine
+    for key, value in (("cpu", engine.cpu), ("memory", engine.memory), ("ephemeralStorage", engine.ephemeral_storage)):
+        amount, node = quantity_value(value), quantity_value(A4_NODE_CAPACITY[key])
+        if amount is not None and node is not None and amount > node:
+            return f"engine.{key}: {quote(value)} is more than an A4 node has; at most {A4_NODE_CAPACITY[key]}"
+    return None
+
+
 CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _names_fit,
     _extra_args,
@@ -378,6 +403,7 @@ CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _tokens_fit,
     _disk_holds_checkpoint,
     _ranges_fit,
+    _pod_fits_node,
 )
 
 

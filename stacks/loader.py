@@ -13,6 +13,7 @@ import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
+from policies.rules.security import redact_tokens
 from stacks.checks import derived_problem
 from stacks.config import StackConfig
 from stacks.planner import SizingError, resolve
@@ -29,10 +30,12 @@ class InvalidConfig(pulumi.RunError):
     """Raised before any resource is declared; under `pulumi up` the message is the whole error.
 
     The message is always one short line: whitespace runs (newlines included) collapse to one space,
-    other control characters are escaped, and it is cut at MESSAGE_MAX characters."""
+    other control characters are escaped, anything shaped like a token (a key path may hold one) is
+    hidden, and it is cut at MESSAGE_MAX characters."""
 
     def __init__(self, message: str) -> None:
-        line = "".join(char if char.isprintable() else repr(char)[1:-1] for char in " ".join(message.split()))
+        one_line = " ".join(redact_tokens(message).split())
+        line = "".join(char if char.isprintable() else repr(char)[1:-1] for char in one_line)
         super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
 

@@ -14,6 +14,7 @@ import pulumi_gcp as gcp
 from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
+from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
 from components.gateway import (
     GATEWAY_APIS,
     HEALTH_CHECK_RANGES,
@@ -166,6 +167,18 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         HuggingFaceTokenArgs(namespace=namespace, token=hf_token, labels=kubernetes_labels(config)),
         opts=in_namespace,
     )
+    # GKE serves the ComputeClass and PodMonitoring CRDs itself; on a new cluster they may not be
+    # served yet when the first objects of those kinds are created (see components/crd_readiness.py).
+    platform_crds = CrdReadiness(
+        "llm-crds",
+        CrdReadinessArgs(
+            namespace=namespace,
+            name=platform_crds_job_name(config.routing.service_name),
+            crds=PLATFORM_CRDS,
+            labels=kubernetes_labels(config),
+        ),
+        opts=in_namespace,
+    )
     capacity = B200Capacity(
         "llm-capacity",
         B200CapacityArgs(
@@ -174,6 +187,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             zones=config.zones,
             gpu_driver_version=config.capacity.gpu_driver_version.value,
             labels=kubernetes_labels(config),
+            after=[platform_crds.job],
         ),
         opts=pulumi.ResourceOptions(providers=[cluster.provider]),
     )
@@ -210,6 +224,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             weights_mount_path=config.weights.mount_path,
             replicas=config.initial_replicas,
             replicas_managed_elsewhere=config.replicas_managed_elsewhere,
+            monitoring_after=[platform_crds.job],
             most_replicas=config.max_replicas if config.replicas_managed_elsewhere else None,
             capacity_sources=len(config.capacity.sources),
             node_selector=capacity.node_selector,

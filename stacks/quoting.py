@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from policies.rules.security import redact_tokens
+
 QUOTE_LIMIT = 40
 
 
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """At most `limit` characters of the value, control characters and non-ASCII escaped."""
-    text = value if isinstance(value, str) else repr(value)
+    """At most `limit` characters of the value, control characters and non-ASCII escaped, tokens hidden."""
+    text = redact_tokens(value if isinstance(value, str) else repr(value))
     prefix = text[:limit].encode("ascii", "backslashreplace").decode("ascii")
     shown = "".join(char if char.isprintable() else repr(char)[1:-1] for char in prefix).replace("'", "\\'")
     return f"'{shown}{'...' if len(text) > limit else ''}'"

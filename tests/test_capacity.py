@@ -117,3 +117,20 @@ def test_each_source_sets_only_its_own_provisioning(source: Any, key: str) -> No
     keys = set(provisioning(priority_for(source, ["us-central1-b"], "latest")))
     assert key in keys
     assert not keys & ({"spot", "flexStart", "reservations"} - {key})
+
+
+def test_compute_class_and_pod_monitoring_wait_for_their_crds(stack: RenderedStack) -> None:
+    """GKE serves the ComputeClass and PodMonitoring CRDs itself, after the cluster is RUNNING: on a
+    first `up` both objects are created only once the wait Job saw the CRDs Established."""
+    (wait,) = [job for job in stack.kind("Job") if job["metadata"]["name"].endswith("-crds")]
+    waited = " ".join(wait["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert "computeclasses.cloud.google.com" in waited and "podmonitorings.monitoring.googleapis.com" in waited
+    job_record = next(
+        record
+        for record in stack.of_type("kubernetes:batch/v1:Job")
+        if record["inputs"]["metadata"]["name"] == wait["metadata"]["name"]
+    )
+    compute_class = stack.one("kubernetes:cloud.google.com/v1:ComputeClass")
+    pod_monitoring = stack.named("llm-vllm-pod-monitoring")
+    for record in (compute_class, pod_monitoring):
+        assert job_record["name"] in record["options"]["dependsOn"], record["name"]

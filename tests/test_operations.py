@@ -270,7 +270,7 @@ def test_schedule_is_least_privilege_and_pinned(dev: RenderedStack) -> None:
     ]
     (binding,) = dev.kind("RoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
-    (account,) = dev.kind("ServiceAccount")
+    (account,) = [account for account in dev.kind("ServiceAccount") if "crds" not in account["metadata"]["name"]]
     assert binding["subjects"][0]["name"] == account["metadata"]["name"]
     for job in dev.kind("CronJob"):
         pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
@@ -355,7 +355,7 @@ def test_alert_policies(prod: RenderedStack) -> None:
 
 
 def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) -> None:
-    (job,) = prod.kind("Job")
+    (job,) = [job for job in prod.kind("Job") if job["metadata"]["name"].endswith("-download")]
     policy = prod.named("llm-monitoring-download-failed")["inputs"]
     log_filter = policy["conditions"][0]["conditionMatchedLog"]["filter"]
     assert f'jsonPayload.involvedObject.name="{job["metadata"]["name"]}"' in log_filter

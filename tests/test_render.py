@@ -203,3 +203,36 @@ def test_plan_lists_components_and_cost(stack: RenderedStack) -> None:
     assert "## Key settings" in stack.plan
     assert "## Capacity and cost" in stack.plan
     assert "### llm (llm-serving:gke:Cluster)" in stack.plan
+
+
+SHORT_CANARY = "hf_CANARYabc123XYZ"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"engine": {"maxModelLen": SHORT_CANARY}},
+        {"capacity": {"nodes": SHORT_CANARY}},
+        {"cluster": {"namespace": SHORT_CANARY}},
+        {"region": SHORT_CANARY},
+        {"weights": {"revision": SHORT_CANARY}},
+        {"engine": {"extraEnv": {SHORT_CANARY: "x"}}},
+        {"engine": {"extraEnv": {"A": SHORT_CANARY}}},
+        {"engine": {"extraEnv": {"A": "hf_CANARY"}}},
+        {"engine": {"extraArgs": [f"--lora-modules=x{SHORT_CANARY}"]}},
+    ],
+    ids=lambda settings: json.dumps(settings)[:40],
+)
+def test_a_token_in_any_field_reaches_no_file_and_no_line(settings: dict[str, object], tmp_path: Path) -> None:
+    """Refused (exit 2), rejected by a policy (exit 1) or rendered: in every case neither stderr, stdout
+    nor any written file shows the token."""
+    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["config"].update({f"gke-b200-serving:{key}": value for key, value in settings.items()})
+    config_file = tmp_path / "Pulumi.canary.yaml"
+    config_file.write_text(yaml.safe_dump(stack_doc))
+    out = tmp_path / "out"
+    run = run_render("canary", "--config-file", str(config_file), "--out", str(out))
+    assert run.returncode in (1, 2), run.stdout
+    assert "CANARY" not in run.stdout + run.stderr
+    written = [path for path in out.rglob("*") if path.is_file()] if out.exists() else []
+    assert all("CANARY" not in path.read_text() for path in written)

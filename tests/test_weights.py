@@ -39,7 +39,8 @@ def reserved(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 
 
 def job(stack: RenderedStack) -> dict[str, Any]:
-    (manifest,) = stack.kind("Job")
+    """The download Job (the stack also runs a Job that waits for GKE's CRDs)."""
+    (manifest,) = [manifest for manifest in stack.kind("Job") if manifest["metadata"]["name"].endswith("-download")]
     return manifest
 
 
@@ -64,7 +65,11 @@ def fill_disk(stack: RenderedStack) -> dict[str, Any]:
 
 
 def weights_records(stack: RenderedStack) -> list[dict[str, Any]]:
-    return [record for record in stack.resources if record["type"] in WEIGHTS_TYPES]
+    return [
+        record
+        for record in stack.resources
+        if record["type"] in WEIGHTS_TYPES and record["name"].startswith("llm-weights-")
+    ]
 
 
 def object_names(stack: RenderedStack) -> list[str]:
@@ -138,7 +143,7 @@ def test_download_is_robust_and_idempotent(dev: RenderedStack) -> None:
 
 def test_a_failed_download_is_replaced_on_the_next_up(dev: RenderedStack) -> None:
     assert job(dev)["metadata"]["annotations"] == {REPLACE_UNREADY_ANNOTATION: "true"}
-    record = dev.one("kubernetes:batch/v1:Job")
+    (record,) = [item for item in dev.of_type("kubernetes:batch/v1:Job") if item["name"].endswith("-download")]
     assert record["options"]["customTimeouts"] == {"create": "3h", "update": "3h"}
     assert "llm-hf-token-secret" in record["options"]["dependsOn"]
 
@@ -289,7 +294,7 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
     after = {
         (registration.type, registration.name): registration.inputs
         for registration in result.registrations
-        if registration.type in WEIGHTS_TYPES
+        if registration.type in WEIGHTS_TYPES and registration.name.startswith("llm-weights-")
     }
     first_up = {(record["type"], record["name"]): record for record in weights_records(dev)}
     released = {key for key in first_up if key not in after}

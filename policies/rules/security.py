@@ -17,7 +17,11 @@ from policies.vllm import vllm_servers
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 
 TOKEN_CONFIG_KEYS = Setting("tokenConfigKeys", ["hfToken"], "secret stack config keys that hold the Hugging Face token")
-EMBEDDED_TOKEN = re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9_]{8,}")
+# No look-behind: a token glued to other text ("Xhf_...", "=hf_...") is still a token.
+EMBEDDED_TOKEN = re.compile(r"hf_[A-Za-z0-9_]{8,}")
+# What a message or an error line hides: anything shaped like a token, however short.
+TOKEN_LIKE = re.compile(r"hf_[A-Za-z0-9_-]+")
+REDACTED_TOKEN = "hf_***"
 # names of Hugging Face packages and functions that also start with hf_
 NOT_TOKENS = frozenset({"hf_transfer", "hf_xet"})
 
@@ -35,6 +39,12 @@ def token_candidates(text: str) -> Iterator[str]:
         yield stripped
         return
     yield from (match for match in EMBEDDED_TOKEN.findall(text) if _looks_like_token(match))
+
+
+def redact_tokens(text: str) -> str:
+    """The text with everything shaped like a Hugging Face token (hf_...) replaced by hf_***, for
+    messages and error lines, which may quote an input but must never show a token."""
+    return TOKEN_LIKE.sub(lambda match: match.group() if match.group() in NOT_TOKENS else REDACTED_TOKEN, text)
 
 
 def _secret_config_values(keys: list[str]) -> set[str]:

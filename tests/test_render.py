@@ -194,8 +194,9 @@ def test_secure_values_render_as_placeholders(tmp_path: Path) -> None:
 
 
 def test_outputs_have_no_secrets(stack: RenderedStack) -> None:
-    assert stack.outputs["clusterName"] == "llm-serving"
-    assert stack.outputs["getCredentials"].startswith("gcloud container clusters get-credentials llm-serving")
+    cluster_name = stack.one("gcp:container/cluster:Cluster")["inputs"]["name"]
+    assert stack.outputs["clusterName"] == cluster_name
+    assert stack.outputs["getCredentials"].startswith(f"gcloud container clusters get-credentials {cluster_name} ")
     assert "kubeconfig" not in json.dumps(stack.outputs)
 
 

@@ -65,6 +65,17 @@ def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[s
     )
 
 
+def add_to_render(directory: Path, files: Mapping[str, str]) -> None:
+    """Write `files` into a render just written and list them in its marker, so that the next render
+    there replaces them too (a later render without `--against` leaves no stale preview behind)."""
+    own = _own_files(directory)
+    for name, text in sorted(files.items()):
+        if not _is_own_path(name) or "/" in name:
+            raise OutputError(f"refusing to write {name!r} outside {directory}")
+        (directory / name).write_text(text, encoding="utf-8")
+    (directory / MARKER).write_text(json.dumps(sorted(set(own) | set(files)), indent=1) + "\n")
+
+
 def write_render(directory: Path, files: Mapping[str, str]) -> None:
     """Replace a previous render's own files with `files` (relative POSIX paths to text)."""
     check_out_dir(directory)

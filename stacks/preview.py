@@ -548,10 +548,17 @@ def changes_markdown(result: Preview) -> str:
     return "\n".join(lines) + "\n"
 
 
+def preview_files(result: Preview) -> dict[str, str]:
+    return {
+        "changes.json": json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n",
+        "changes.md": changes_markdown(result),
+    }
+
+
 def write_preview(result: Preview, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "changes.json").write_text(json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n")
-    (out_dir / "changes.md").write_text(changes_markdown(result))
+    for name, text in preview_files(result).items():
+        (out_dir / name).write_text(text)
 
 
 def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> Preview:

@@ -33,7 +33,7 @@ from stacks.capacity_report import capacity_files
 from stacks.config import StackConfig
 from stacks.loader import InvalidConfig, raw_project_config, validate
 from stacks.plan import plan_markdown
-from stacks.preview import PreviewInputError, load_render, preview, report_preview, write_preview
+from stacks.preview import PreviewInputError, load_render, preview, preview_files, report_preview
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 # libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
@@ -236,7 +236,7 @@ def render_one(
     refused = 0
     if earlier is not None:
         changes = preview(earlier, load_render(out_dir))
-        write_preview(changes, out_dir)
+        output.add_to_render(out_dir, preview_files(changes))
         refused = report_preview(changes, out_dir)
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:

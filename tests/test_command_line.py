@@ -13,7 +13,7 @@ from tests.conftest import pytest_report_header
 from tests.rendered import ROOT, STACK_FILES
 
 # Tools the README expects the user to have (the deploy section) or that every machine has.
-EXTERNAL_COMMANDS = {"pulumi", "gcloud", "kubectl", "cp", "python", "git", "curl", "uv"}
+EXTERNAL_COMMANDS = {"pulumi", "gcloud", "kubectl", "cp", "python", "git", "curl", "cd", "echo"}
 SHELL_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 
 

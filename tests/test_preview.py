@@ -502,3 +502,13 @@ def test_a_new_pod_or_service_range_is_refused_while_the_cluster_uses_it(
     result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, key, settings))
     (refusal,) = [refusal for refusal in result.refusals if "secondary range" in refusal]
     assert f"cluster.network.{key}" in refusal and "llm-subnet" in refusal
+
+
+def test_a_plain_render_leaves_no_stale_preview(render_stack: RenderStack, tmp_path: Path) -> None:
+    """The preview files belong to the render that wrote them: the next render into the same
+    directory without --against removes them like any other file of the previous render."""
+    out = tmp_path / "dev"
+    assert run_render("dev", "--out", str(out), "--against", str(render_stack("dev").directory)).returncode == 0
+    assert (out / "changes.md").is_file()
+    assert run_render("dev", "--out", str(out)).returncode == 0
+    assert not (out / "changes.md").exists() and not (out / "changes.json").exists()

@@ -127,6 +127,16 @@ def weights_object_name(model: str, revision: str) -> str:
     return f"weights-{weights_id(model, revision)}"
 
 
+def serving_volume_name(model: str, revision: str, zones: Sequence[str], size_gib: int) -> str:
+    """The name of the serving PersistentVolume and claim: the revision, and a short hash of the zones
+    and size. A static volume's handle, node affinity and capacity cannot change in place (a bound
+    volume is not deleted while pods use it, and a claim without a StorageClass is not resized), so a
+    new set of zones or size makes a new volume and claim, the Deployment rolls onto it, and the old
+    pair is deleted once no pod uses it."""
+    layout = hashlib.sha256(f"{','.join(zones)}|{size_gib}".encode()).hexdigest()[:6]
+    return f"{weights_object_name(model, revision)}-{layout}"
+
+
 def download_job_name(model: str, revision: str) -> str:
     return f"{weights_object_name(model, revision)}-download"
 
@@ -269,9 +279,11 @@ class ModelWeights(pulumi.ComponentResource):
         serving_disk_name = pulumi.Output.all(*(disk.name for disk in self.disks.values())).apply(
             lambda names: str(names[0])
         )
+        volume_name = serving_volume_name(args.model, args.revision, args.zones, args.size_gib)
+        volume_logical_name = f"{name}-{volume_name.removeprefix('weights-')}"
         self.volume = k8s.core.v1.PersistentVolume(
-            f"{revision_name}-pv",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.object_name, labels=labels),
+            f"{volume_logical_name}-pv",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=volume_name, labels=labels),
             spec=k8s.core.v1.PersistentVolumeSpecArgs(
                 access_modes=["ReadOnlyMany"],
                 capacity=capacity,
@@ -279,7 +291,7 @@ class ModelWeights(pulumi.ComponentResource):
                 persistent_volume_reclaim_policy="Retain",
                 volume_mode="Filesystem",
                 mount_options=[READ_AHEAD_MOUNT_OPTION],
-                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=self.object_name),
+                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=volume_name),
                 csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
                     driver=PD_CSI_DRIVER,
                     volume_handle=serving_disk_name.apply(lambda disk: volume_handle(args.project, args.zones, disk)),
@@ -291,8 +303,8 @@ class ModelWeights(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{revision_name}-pvc",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.object_name, namespace=args.namespace, labels=labels),
+            f"{volume_logical_name}-pvc",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=volume_name, namespace=args.namespace, labels=labels),
             spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
                 access_modes=["ReadOnlyMany"],
                 storage_class_name="",

@@ -512,3 +512,29 @@ def test_a_plain_render_leaves_no_stale_preview(render_stack: RenderStack, tmp_p
     assert (out / "changes.md").is_file()
     assert run_render("dev", "--out", str(out)).returncode == 0
     assert not (out / "changes.md").exists() and not (out / "changes.json").exists()
+
+
+WEIGHTS_LAYOUT_CHANGES: dict[str, Any] = {
+    "size": lambda config: {"weights": {"sizeGib": config.weights.size_gib + 50}},
+    "zone": lambda config: {
+        "zones": [
+            *config.zones,
+            next(f"{config.region}-{letter}" for letter in "abcdf" if f"{config.region}-{letter}" not in config.zones),
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("stack", STACK_FILES)
+@pytest.mark.parametrize("change", sorted(WEIGHTS_LAYOUT_CHANGES))
+def test_a_new_weights_size_or_zone_makes_a_new_volume_not_a_stuck_one(
+    stack: str, change: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A static volume cannot be resized or moved in place: the change creates a new volume and claim,
+    the Deployment rolls onto the claim, and the old pair is deleted; nothing is replaced or refused."""
+    settings = WEIGHTS_LAYOUT_CHANGES[change](stack_config(stack))
+    result = preview_of(render_stack(stack), render_with(render_stack, tmp_path_factory, stack, change, settings))
+    assert result.refusals == [] and result.of("replace") == [], [c.urn for c in result.of("replace")]
+    volumes = {"kubernetes:core/v1:PersistentVolume", "kubernetes:core/v1:PersistentVolumeClaim"}
+    assert types_of(result, "create") >= volumes and types_of(result, "delete") >= volumes
+    assert "kubernetes:apps/v1:Deployment" in types_of(result, "update")

@@ -131,7 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("readme", help="rewrite README.md from sources.json")
     args = parser.parse_args(argv)
     if args.command == "refresh":
-        for file_name in refresh(args.upstream, args.ref, args.from_dir):
+        try:
+            written = refresh(args.upstream, args.ref, args.from_dir)
+        except (OSError, ValueError) as error:
+            print(f"crds: {error}", file=sys.stderr)
+            return 2
+        for file_name in written:
             print(f"refreshed {file_name} from {args.upstream}@{args.ref}")
     README.write_text(readme(sources()))
     return 0

@@ -53,3 +53,9 @@ def test_refresh_refuses_a_file_that_is_not_a_crd(tmp_path: Path) -> None:
             target.write_text("apiVersion: v1\nkind: ConfigMap\n")
     with pytest.raises(ValueError, match="not one CustomResourceDefinition"):
         crds.refresh("gke-gateway-api", "v1", from_dir=checkout, directory=vendored)
+
+
+def test_refresh_from_a_missing_checkout_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert crds.main(["refresh", "gke-gateway-api", "v1", "--from-dir", str(tmp_path / "missing")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("crds: ") and error.count("\n") == 1

@@ -34,6 +34,7 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.hardening import non_root_pod_context, restricted_container_context
 from components.network_policy import PRIVATE_RANGES, dns_and_https_egress
 from stacks import bench_result
 
@@ -158,12 +159,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                             "cloud.google.com/machine-family": args.machine_family,
                             "kubernetes.io/arch": "amd64",
                         },
-                        security_context=k8s.core.v1.PodSecurityContextArgs(
-                            run_as_non_root=True,
-                            run_as_user=RUN_AS_USER,
-                            run_as_group=RUN_AS_USER,
-                            seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
-                        ),
+                        security_context=non_root_pod_context(RUN_AS_USER),
                         containers=[
                             k8s.core.v1.ContainerArgs(
                                 name=CONTAINER_NAME,
@@ -178,11 +174,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                                     k8s.core.v1.EnvVarArgs(name="VLLM_NO_USAGE_STATS", value="1"),
                                 ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=compute, limits=compute),
-                                security_context=k8s.core.v1.SecurityContextArgs(
-                                    allow_privilege_escalation=False,
-                                    read_only_root_filesystem=True,
-                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-                                ),
+                                security_context=restricted_container_context(),
                                 volume_mounts=[
                                     k8s.core.v1.VolumeMountArgs(name="results", mount_path=RESULTS_DIR),
                                     k8s.core.v1.VolumeMountArgs(name="scratch", mount_path=SCRATCH_DIR),

@@ -19,6 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.crd_readiness import KUBECTL, KUBECTL_IMAGE
+from components.hardening import restricted_container_context
 
 NONROOT_UID = 65532
 # A scale step missed by more than this (control plane upgrade, ...) is skipped, not run late.
@@ -135,11 +136,7 @@ class ScaleSchedule(pulumi.ComponentResource):
                                             requests={"cpu": "50m", "memory": "64Mi"},
                                             limits={"cpu": "250m", "memory": "128Mi"},
                                         ),
-                                        security_context=k8s.core.v1.SecurityContextArgs(
-                                            allow_privilege_escalation=False,
-                                            read_only_root_filesystem=True,
-                                            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-                                        ),
+                                        security_context=restricted_container_context(),
                                         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="tmp", mount_path="/tmp")],
                                     )
                                 ],

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.hardening import non_root_pod_context, restricted_container_context
+
 CONTAINER_NAME = "vllm"
 PORT_NAME = "http"
 HEALTH_PATH = "/health"
@@ -304,13 +306,8 @@ class VllmEngine(pulumi.ComponentResource):
             termination_grace_period_seconds=grace,
             enable_service_links=False,
             automount_service_account_token=False,
-            security_context=k8s.core.v1.PodSecurityContextArgs(
-                # The image declares no user (root); nothing in the engine needs it.
-                run_as_non_root=True,
-                run_as_user=ENGINE_USER_ID,
-                run_as_group=ENGINE_USER_ID,
-                seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
-            ),
+            # The image declares no user (root); nothing in the engine needs it.
+            security_context=non_root_pod_context(ENGINE_USER_ID),
             containers=[
                 k8s.core.v1.ContainerArgs(
                     name=CONTAINER_NAME,
@@ -339,11 +336,7 @@ class VllmEngine(pulumi.ComponentResource):
                             sleep=k8s.core.v1.SleepActionArgs(seconds=ENDPOINT_REMOVAL_SECONDS)
                         )
                     ),
-                    security_context=k8s.core.v1.SecurityContextArgs(
-                        allow_privilege_escalation=False,
-                        read_only_root_filesystem=True,
-                        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-                    ),
+                    security_context=restricted_container_context(),
                     volume_mounts=[
                         k8s.core.v1.VolumeMountArgs(name="weights", mount_path=args.weights_mount_path, read_only=True),
                         k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),

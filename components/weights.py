@@ -51,6 +51,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.hardening import restricted_container_context
+
 SERVING_DISK_TYPE = "hyperdisk-ml"
 # C4A attaches Hyperdisk types only, not Persistent Disk (nextflow-io/nextflow#6841: "C4, C4A, C4D
 # ... do not support pd-balanced"); Hyperdisk Balanced is the general-purpose type and C4A's boot
@@ -171,15 +173,6 @@ def zone_affinity(key: str, zones: Sequence[str]) -> k8s.core.v1.VolumeNodeAffin
                 )
             ]
         )
-    )
-
-
-def restricted_container_context() -> k8s.core.v1.SecurityContextArgs:
-    """No privilege escalation, no capabilities, nothing written outside the declared volumes."""
-    return k8s.core.v1.SecurityContextArgs(
-        allow_privilege_escalation=False,
-        read_only_root_filesystem=True,
-        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
     )
 
 

@@ -274,37 +274,15 @@ class ModelWeights(pulumi.ComponentResource):
         )
         volume_name = serving_volume_name(args.model, args.revision, args.zones, args.size_gib)
         volume_logical_name = f"{name}-{volume_name.removeprefix('weights-')}"
-        self.volume = k8s.core.v1.PersistentVolume(
-            f"{volume_logical_name}-pv",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=volume_name, labels=labels),
-            spec=k8s.core.v1.PersistentVolumeSpecArgs(
-                access_modes=["ReadOnlyMany"],
-                capacity=capacity,
-                storage_class_name="",
-                persistent_volume_reclaim_policy="Retain",
-                volume_mode="Filesystem",
-                mount_options=[READ_AHEAD_MOUNT_OPTION],
-                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=volume_name),
-                csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
-                    driver=PD_CSI_DRIVER,
-                    volume_handle=serving_disk_name.apply(lambda disk: volume_handle(args.project, args.zones, disk)),
-                    fs_type="ext4",
-                    read_only=True,
-                ),
-                node_affinity=zone_affinity(CSI_ZONE_KEY, args.zones),
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{volume_logical_name}-pvc",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=volume_name, namespace=args.namespace, labels=labels),
-            spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
-                access_modes=["ReadOnlyMany"],
-                storage_class_name="",
-                volume_name=self.volume.metadata.name,
-                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests=capacity),
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
+        self.volume, self.claim = self._static_volume(
+            volume_logical_name,
+            volume_name,
+            args,
+            disk_name=serving_disk_name,
+            zones=args.zones,
+            read_only=True,
+            capacity=capacity,
+            labels=labels,
         )
         self.download_logs_command: pulumi.Output[str] | None = (
             None
@@ -321,6 +299,57 @@ class ModelWeights(pulumi.ComponentResource):
                 "downloadLogs": self.download_logs_command,
             }
         )
+
+    def _static_volume(
+        self,
+        logical_prefix: str,
+        object_name: str,
+        args: ModelWeightsArgs,
+        disk_name: pulumi.Input[str],
+        zones: Sequence[str],
+        read_only: bool,
+        capacity: dict[str, str],
+        labels: dict[str, str],
+    ) -> tuple[k8s.core.v1.PersistentVolume, k8s.core.v1.PersistentVolumeClaim]:
+        """A static PersistentVolume on an existing Compute Engine disk and the claim bound to it:
+        ReadWriteOnce for the scratch disk the download writes, ReadOnlyMany (read-only, with read-ahead)
+        for the serving disks every node attaches."""
+        access_mode = "ReadOnlyMany" if read_only else "ReadWriteOnce"
+        volume = k8s.core.v1.PersistentVolume(
+            f"{logical_prefix}-pv",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=object_name, labels=labels),
+            spec=k8s.core.v1.PersistentVolumeSpecArgs(
+                access_modes=[access_mode],
+                capacity=capacity,
+                storage_class_name="",
+                persistent_volume_reclaim_policy="Retain",
+                volume_mode="Filesystem",
+                mount_options=[READ_AHEAD_MOUNT_OPTION] if read_only else None,
+                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=object_name),
+                csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
+                    driver=PD_CSI_DRIVER,
+                    volume_handle=pulumi.Output.from_input(disk_name).apply(
+                        lambda disk: volume_handle(args.project, zones, disk)
+                    ),
+                    fs_type="ext4",
+                    read_only=True if read_only else None,
+                ),
+                node_affinity=zone_affinity(CSI_ZONE_KEY, zones),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        claim = k8s.core.v1.PersistentVolumeClaim(
+            f"{logical_prefix}-pvc",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=args.namespace, labels=labels),
+            spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
+                access_modes=[access_mode],
+                storage_class_name="",
+                volume_name=volume.metadata.name,
+                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests=capacity),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return volume, claim
 
     def _image_exists(self, project: str) -> bool:
         """Whether an earlier `up` already made this revision's image (then nothing is downloaded).
@@ -364,35 +393,15 @@ class ModelWeights(pulumi.ComponentResource):
             opts=child,
         )
         fill_object_name = f"{self.object_name}-fill"
-        fill_volume = k8s.core.v1.PersistentVolume(
-            f"{revision_name}-fill-pv",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, labels=labels),
-            spec=k8s.core.v1.PersistentVolumeSpecArgs(
-                access_modes=["ReadWriteOnce"],
-                capacity=capacity,
-                storage_class_name="",
-                persistent_volume_reclaim_policy="Retain",
-                volume_mode="Filesystem",
-                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=fill_object_name),
-                csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
-                    driver=PD_CSI_DRIVER,
-                    volume_handle=fill_disk.name.apply(lambda disk: volume_handle(args.project, [fill_zone], disk)),
-                    fs_type="ext4",
-                ),
-                node_affinity=zone_affinity(CSI_ZONE_KEY, [fill_zone]),
-            ),
-            opts=child,
-        )
-        fill_claim = k8s.core.v1.PersistentVolumeClaim(
-            f"{revision_name}-fill-pvc",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=fill_object_name, namespace=args.namespace, labels=labels),
-            spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
-                access_modes=["ReadWriteOnce"],
-                storage_class_name="",
-                volume_name=fill_volume.metadata.name,
-                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests=capacity),
-            ),
-            opts=child,
+        fill_volume, fill_claim = self._static_volume(
+            f"{revision_name}-fill",
+            fill_object_name,
+            args,
+            disk_name=fill_disk.name,
+            zones=[fill_zone],
+            read_only=False,
+            capacity=capacity,
+            labels=labels,
         )
         download = self._download_job(revision_name, args, labels, fill_zone, fill_claim)
         snapshot = gcp.compute.Snapshot(

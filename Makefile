@@ -13,6 +13,11 @@ RUNTIME := $(VENV)/.synced-runtime
 DEV := $(VENV)/.synced-dev
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
+# Bytecode: uv compiles the installed packages (pip does, uv does not by default), and Python may
+# cache the project's own (this machine sets PYTHONDONTWRITEBYTECODE). Without it every process
+# recompiles pulumi_gcp from source: about 5 s of each render and test process.
+export UV_COMPILE_BYTECODE := 1
+unexport PYTHONDONTWRITEBYTECODE
 
 # `make render prod staging`: the words after `render` are the stacks (and not targets of their own).
 ifeq (render,$(firstword $(MAKECMDGOALS)))
@@ -28,11 +33,11 @@ $(UV):
 	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
 # What a render needs, and nothing else (the linters and test tools come with `make test`).
-$(RUNTIME): $(UV) pyproject.toml uv.lock
+$(RUNTIME): $(UV) pyproject.toml uv.lock Makefile
 	$(UV) sync --frozen --no-dev --inexact --python $(PYTHON)
 	touch $@
 
-$(DEV): $(UV) pyproject.toml uv.lock
+$(DEV): $(UV) pyproject.toml uv.lock Makefile
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@ $(RUNTIME)
 

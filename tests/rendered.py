@@ -7,11 +7,13 @@ for the few tests of the command-line contract itself.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -34,13 +36,32 @@ class RenderRun:
 
 
 def run_render(*args: str) -> RenderRun:
-    """`render ARGS` in this process: the same `main()` the console script calls."""
+    """`render ARGS` in this process: the same `main()` the console script calls.
+
+    It runs in a thread of its own, as in a new process: a fresh context (the SDK keeps its
+    settings in context variables) and event loop, and the command's shallow stack (the SDK
+    records a stack trace per resource; under pytest's frames that is several times the work)."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    result: list[int | BaseException] = []
+
+    def command() -> None:
+        asyncio.set_event_loop(loop := asyncio.new_event_loop())
         try:
-            status = render.main(list(args))
+            result.append(render.main(list(args)))
         except SystemExit as exit_:  # argparse refusing the arguments
-            status = exit_.code if isinstance(exit_.code, int) else 2
+            result.append(exit_.code if isinstance(exit_.code, int) else 2)
+        except BaseException as error:  # re-raised in the test's thread
+            result.append(error)
+        finally:
+            loop.close()
+
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        thread = threading.Thread(target=command, name="render")
+        thread.start()
+        thread.join()
+    (status,) = result
+    if isinstance(status, BaseException):
+        raise status
     return RenderRun(status, stdout.getvalue(), stderr.getvalue())
 
 
@@ -67,7 +88,10 @@ class RenderedStack:
 
     @cached_property
     def manifests(self) -> list[dict[str, Any]]:
-        return [yaml.safe_load(path.read_text()) for path in sorted((self.directory / "manifests").glob("*.yaml"))]
+        return [
+            yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+            for path in sorted((self.directory / "manifests").glob("*.yaml"))
+        ]
 
     @cached_property
     def outputs(self) -> dict[str, Any]:

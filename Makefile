@@ -61,7 +61,7 @@ typecheck: $(DEV)
 	$(VENV)/bin/mypy
 
 test: lint typecheck checkov
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --numprocesses auto --dist worksteal
 
 bench: $(DEV)
 	$(VENV)/bin/python benchmarks/render_bench.py

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,17 +28,21 @@ def pytest_report_header() -> str:
 
 CHECKOV = ROOT / ".tools" / "checkov" / "bin" / "checkov"
 CHECKOV_TIMEOUT_SECONDS = 300
+BACKGROUND_FIXTURES = frozenset({"command_line_render", "checkov_report"})
 
 
 class CommandLineRender:
     """`render` of every stack file plus one that violates a mandatory policy, as a real process,
     then checkov over the stack files' manifests (from its own environment, `make checkov`).
 
-    Started as soon as the tests are collected: both run on the second core while the suite
-    imports the providers and renders in-process. The in-process renders are byte-identical to
-    this one (test_render checks), so checkov scans exactly what the suite asserts on."""
+    Started before the tests run, it works on a core of its own while the suite imports the
+    providers and renders in-process; the tests that need it run last. The in-process renders are
+    byte-identical to this one (test_render checks), so checkov scans exactly what the suite asserts
+    on. Its results land in `result.json` in its directory, which is all the tests read: under
+    pytest-xdist the controller starts the one background run and every worker reads that file."""
 
     VIOLATING = "violating"
+    RESULT = "result.json"
 
     def __init__(self) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="render-cli-"))
@@ -45,34 +50,28 @@ class CommandLineRender:
         violating["config"]["gke-b200-serving:engine"] = {"gpuMemoryUtilization": 0.95}
         violating_file = self.directory / f"Pulumi.{self.VIOLATING}.yaml"
         violating_file.write_text(yaml.safe_dump(violating))
-        command = [sys.executable, "-m", "stacks.render", *STACK_FILES, str(violating_file), "--out", str(self.out)]
+        out = self.directory / "out"
+        command = [sys.executable, "-m", "stacks.render", *STACK_FILES, str(violating_file), "--out", str(out)]
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.render_run: RenderRun | None = None
-        self.checkov_run: subprocess.CompletedProcess[str] | None = None
-        self.worker = threading.Thread(target=self._render_then_scan, daemon=True)
+        self.worker = threading.Thread(target=self._render_then_scan, args=(out,), daemon=True)
         self.worker.start()
 
-    @property
-    def out(self) -> Path:
-        return self.directory / "out"
-
-    def _render_then_scan(self) -> None:
+    def _render_then_scan(self, out: Path) -> None:
         stdout, stderr = self.process.communicate(timeout=RENDER_TIMEOUT_SECONDS)
-        self.render_run = RenderRun(self.process.returncode, stdout, stderr)
-        if CHECKOV.exists():
-            scan = ["--directory", str(self.out), "--skip-path", self.VIOLATING, "--framework", "kubernetes"]
-            self.checkov_run = subprocess.run(
+        result: dict[str, Any] = {"returncode": self.process.returncode, "stdout": stdout, "stderr": stderr}
+        if self.process.returncode >= 0 and CHECKOV.exists():  # not when stopped early
+            scan = ["--directory", str(out), "--skip-path", self.VIOLATING, "--framework", "kubernetes"]
+            checkov = subprocess.run(
                 [str(CHECKOV), *scan, "--skip-download", "--output", "json"],
                 capture_output=True,
                 text=True,
                 timeout=CHECKOV_TIMEOUT_SECONDS,
                 check=False,
             )
-
-    def finished(self) -> CommandLineRender:
-        self.worker.join(RENDER_TIMEOUT_SECONDS + CHECKOV_TIMEOUT_SECONDS)
-        assert not self.worker.is_alive(), "the command-line render or checkov did not finish"
-        return self
+            result["checkov"] = checkov.stdout
+        written = self.directory / f".{self.RESULT}"
+        written.write_text(json.dumps(result))
+        written.rename(self.directory / self.RESULT)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -81,15 +80,49 @@ class CommandLineRender:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def finished(directory: Path) -> dict[str, Any]:
+    """The background run's result, once it is there."""
+    deadline = time.monotonic() + RENDER_TIMEOUT_SECONDS + CHECKOV_TIMEOUT_SECONDS
+    result = directory / CommandLineRender.RESULT
+    while not result.exists():
+        assert time.monotonic() < deadline, "the command-line render or checkov did not finish"
+        time.sleep(0.1)
+    finished_run: dict[str, Any] = json.loads(result.read_text())
+    return finished_run
+
+
 COMMAND_LINE_RENDER = pytest.StashKey[CommandLineRender]()
+BACKGROUND_DIRECTORY = pytest.StashKey[Path]()
+WORKER_INPUT_KEY = "command_line_render"
+
+
+def _start_background(config: pytest.Config) -> None:
+    background = CommandLineRender()
+    config.stash[COMMAND_LINE_RENDER] = background
+    config.stash[BACKGROUND_DIRECTORY] = background.directory
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None and WORKER_INPUT_KEY in worker_input:
+        config.stash[BACKGROUND_DIRECTORY] = Path(worker_input[WORKER_INPUT_KEY])
+    elif worker_input is None and getattr(config.option, "numprocesses", None):
+        _start_background(config)  # the xdist controller: one run for every worker
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: tell each worker where the controller's background run writes its result."""
+    if BACKGROUND_DIRECTORY in node.config.stash:
+        node.workerinput[WORKER_INPUT_KEY] = str(node.config.stash[BACKGROUND_DIRECTORY])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Start the background render if a test needs it, and run those tests last: by then it is done."""
-    background = {"command_line_render", "checkov_report"}
-    waiting = [item for item in items if background & set(getattr(item, "fixturenames", ()))]
+    """Run the tests that wait for the background run last, and start it here if no controller did."""
+    waiting = [item for item in items if BACKGROUND_FIXTURES & set(getattr(item, "fixturenames", ()))]
     if waiting:
-        config.stash[COMMAND_LINE_RENDER] = CommandLineRender()
+        if BACKGROUND_DIRECTORY not in config.stash:
+            _start_background(config)
         items[:] = [item for item in items if item not in waiting] + waiting
 
 
@@ -101,18 +134,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def command_line_render(pytestconfig: pytest.Config) -> Iterator[tuple[RenderRun, Path]]:
     """The finished command-line render and its output directory (one folder per stack)."""
-    background = pytestconfig.stash[COMMAND_LINE_RENDER].finished()
-    assert background.render_run is not None
-    yield background.render_run, background.out
+    directory = pytestconfig.stash[BACKGROUND_DIRECTORY]
+    result = finished(directory)
+    yield RenderRun(result["returncode"], result["stdout"], result["stderr"]), directory / "out"
 
 
 @pytest.fixture(scope="session")
 def checkov_report(pytestconfig: pytest.Config) -> list[dict[str, Any]]:
     """checkov's JSON reports on the manifests of every stack file (file paths start /STACK/)."""
-    background = pytestconfig.stash[COMMAND_LINE_RENDER].finished()
-    if background.checkov_run is None:
+    result = finished(pytestconfig.stash[BACKGROUND_DIRECTORY])
+    if "checkov" not in result:
         pytest.fail(f"{CHECKOV.relative_to(ROOT)} is missing: run `make checkov` (make test does)")
-    report = json.loads(background.checkov_run.stdout)
+    report = json.loads(result["checkov"])
     return report if isinstance(report, list) else [report]
 
 

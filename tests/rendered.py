@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import filecmp
 import io
 import json
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
-from stacks import render
+from stacks import offline, render
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_SECONDS = 240
+T = TypeVar("T")
 STACK_FILES = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in ROOT.glob("Pulumi.*.yaml"))
 
 
@@ -35,34 +38,45 @@ class RenderRun:
     stderr: str
 
 
-def run_render(*args: str) -> RenderRun:
-    """`render ARGS` in this process: the same `main()` the console script calls.
+def as_a_new_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call `function` in a thread of its own, as the program runs in a new process: a fresh context
+    (the SDK keeps its settings in context variables), its own event loop, and the command's
+    shallow stack (the SDK records a stack trace per resource; under pytest's frames that is
+    several times the work). What it raises is raised here."""
+    result: list[T] = []
+    failure: list[BaseException] = []
 
-    It runs in a thread of its own, as in a new process: a fresh context (the SDK keeps its
-    settings in context variables) and event loop, and the command's shallow stack (the SDK
-    records a stack trace per resource; under pytest's frames that is several times the work)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    result: list[int | BaseException] = []
-
-    def command() -> None:
+    def call() -> None:
         asyncio.set_event_loop(loop := asyncio.new_event_loop())
         try:
-            result.append(render.main(list(args)))
-        except SystemExit as exit_:  # argparse refusing the arguments
-            result.append(exit_.code if isinstance(exit_.code, int) else 2)
-        except BaseException as error:  # re-raised in the test's thread
-            result.append(error)
+            result.append(function(*args, **kwargs))
+        except BaseException as error:
+            failure.append(error)
         finally:
             loop.close()
 
+    thread = threading.Thread(target=call, name=getattr(function, "__name__", "program"))
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def run_render(*args: str) -> RenderRun:
+    """`render ARGS` in this process (`as_a_new_process`): the same `main()` the console script calls."""
+    stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        thread = threading.Thread(target=command, name="render")
-        thread.start()
-        thread.join()
-    (status,) = result
-    if isinstance(status, BaseException):
-        raise status
+        try:
+            status = as_a_new_process(render.main, list(args))
+        except SystemExit as exit_:  # argparse refusing the arguments
+            status = exit_.code if isinstance(exit_.code, int) else 2
     return RenderRun(status, stdout.getvalue(), stderr.getvalue())
+
+
+def run_program(settings: offline.StackSettings, monitor: offline.RecordingMonitor | None = None) -> offline.RunResult:
+    """`offline.run_program` in this process (`as_a_new_process`)."""
+    return as_a_new_process(offline.run_program, settings, monitor=monitor)
 
 
 def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> RenderRun:
@@ -120,3 +134,14 @@ class RenderedStack:
 
     def all_text(self) -> str:
         return "\n".join(path.read_text() for path in sorted(self.directory.rglob("*")) if path.is_file())
+
+
+def assert_same_files(first: Path, second: Path, ignore: tuple[str, ...] = ()) -> None:
+    """Two render directories hold the same files, byte for byte (but the names in `ignore`)."""
+    comparison = filecmp.dircmp(first, second, ignore=list(ignore))
+    assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
+    for directory in ("", "manifests"):
+        left, right = first / directory, second / directory
+        files = sorted(path.name for path in left.iterdir() if path.is_file() and path.name not in ignore)
+        _, mismatch, errors = filecmp.cmpfiles(left, right, files, shallow=False)
+        assert not mismatch and not errors, f"{directory or '.'}: {mismatch}"

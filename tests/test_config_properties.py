@@ -14,13 +14,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from stacks import render
 from stacks.config import StackConfig
+from tests.rendered import run_render
 
 NAMESPACE = "gke-b200-serving"
 SCHEMA = StackConfig.model_json_schema(by_alias=True)
@@ -126,21 +125,21 @@ def stack_document(environment: str, changes: list[tuple[tuple[str, ...], Any]])
 )
 @given(environment=st.sampled_from(["dev", "staging", "prod"]), changes=st.lists(CHANGE, min_size=1, max_size=3))
 def test_any_config_renders_or_is_refused_in_one_line(
-    environment: str, changes: list[tuple[tuple[str, ...], Any]], capsys: pytest.CaptureFixture[str]
+    environment: str, changes: list[tuple[tuple[str, ...], Any]]
 ) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         stack_file = Path(scratch) / "Pulumi.generated.yaml"
         stack_file.write_text(yaml.safe_dump(stack_document(environment, changes), allow_unicode=False))
         out = Path(scratch) / "out"
-        status = render.main(["generated", "--config-file", str(stack_file), "--out", str(out)])
-        captured = capsys.readouterr()
+        captured = run_render("generated", "--config-file", str(stack_file), "--out", str(out))
+        status = captured.returncode
         event(f"exit {status}")
-        assert "Traceback" not in captured.err
-        assert "render failed" not in captured.err, captured.err
+        assert "Traceback" not in captured.stderr
+        assert "render failed" not in captured.stderr, captured.stderr
         if status == 2:
-            assert len(captured.err.splitlines()) == 1, captured.err
-            assert captured.err.startswith("invalid stack config: ")
+            assert len(captured.stderr.splitlines()) == 1, captured.stderr
+            assert captured.stderr.startswith("invalid stack config: ")
             assert not out.exists()
         else:
-            assert status in (0, 1), captured.err
+            assert status in (0, 1), captured.stderr
             assert (out / "resources.json").is_file() and (out / "plan.md").is_file()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stacks import render
+from tests.rendered import run_render
 
 CORPUS = Path(__file__).parent / "hostile"
 EXPECT = re.compile(rb"^# expect: (?P<status>[012])(?: (?P<text>.+))?$")
@@ -39,30 +39,30 @@ def test_the_corpus_covers_every_class() -> None:
 
 
 @pytest.mark.parametrize("path", cases(), ids=[path.stem for path in cases()])
-def test_hostile_stack_file(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hostile_stack_file(path: Path, tmp_path: Path) -> None:
     status, text = expectation(path)
     out = tmp_path / "out"
-    returned = render.main(["hostile", "--config-file", str(path), "--out", str(out)])
-    captured = capsys.readouterr()
-    assert returned == status, captured.err
-    assert "Traceback" not in captured.err
-    assert not PASTED_TOKEN.search(captured.out + captured.err), "a pasted token reached the console"
+    captured = run_render("hostile", "--config-file", str(path), "--out", str(out))
+    returned = captured.returncode
+    assert returned == status, captured.stderr
+    assert "Traceback" not in captured.stderr
+    assert not PASTED_TOKEN.search(captured.stdout + captured.stderr), "a pasted token reached the console"
     if status == 2:
-        lines = captured.err.splitlines()
-        assert len(lines) == 1, captured.err
+        lines = captured.stderr.splitlines()
+        assert len(lines) == 1, captured.stderr
         assert lines[0].startswith("invalid stack config: ")
         assert len(lines[0]) <= MAX_MESSAGE_CHARS
         assert lines[0].isprintable()
         assert text in lines[0]
-        assert captured.out == ""
+        assert captured.stdout == ""
         assert not out.exists(), "nothing may be written for an invalid config"
     elif status == 1:
-        assert f"mandatory {text}" in captured.err
+        assert f"mandatory {text}" in captured.stderr
         assert not out.exists(), "a render that would write a token writes nothing"
     else:
         assert (out / "resources.json").is_file()
         if text:
-            assert f"advisory {text}" in captured.err
+            assert f"advisory {text}" in captured.stderr
         for written in out.rglob("*"):
             if written.is_file():
                 assert not PASTED_TOKEN.search(written.read_text())

@@ -16,10 +16,11 @@ import pytest
 import yaml
 
 from stacks.config import RoutingMode
+from stacks.output import MARKER
 from stacks.preview import Preview, changes_markdown, preview
 from stacks.preview import main as preview_main
 from tests.conftest import RenderStack
-from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, assert_same_files, run_render
 from tests.variants import PROJECT, stack_config
 
 # ---------------------------------------------------------------- engine rules on small states
@@ -311,15 +312,6 @@ def test_render_against_a_missing_dir_exits_2_before_rendering(tmp_path: Path) -
     assert not (tmp_path / "dev").exists()
 
 
-def test_render_against_writes_the_preview(render_stack: RenderStack, tmp_path: Path) -> None:
-    earlier = render_stack("dev").directory
-    outcome = run_render("dev", "--out", str(tmp_path / "dev"), "--against", str(earlier))
-    assert outcome.returncode == 0, outcome.stderr
-    assert "0 create, 0 update, 0 replace, 0 delete" in outcome.stdout
-    summary = json.loads((tmp_path / "dev" / "changes.json").read_text())["summary"]
-    assert summary["same"] == len(render_stack("dev").resources)
-
-
 # ---------------------------------------------------------------- day-2 changes to every stack file
 
 
@@ -359,13 +351,19 @@ ROUTING_PARENTS = ("llm-serving:routing:",)
 
 
 @pytest.mark.parametrize("stack", STACK_FILES)
-def test_nothing_changed_is_no_change(
-    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+def test_a_second_render_with_nothing_changed_is_the_same_bytes_and_no_change(
+    stack: str, render_stack: RenderStack, tmp_path: Path
 ) -> None:
-    again = render_with(render_stack, tmp_path_factory, stack, "same", {})
+    """The second `up` with nothing changed: `render --against` the first render writes the same
+    files byte for byte (its preview aside) and previews no change, the same way twice."""
     base = render_stack(stack)
-    assert (again.directory / "resources.json").read_bytes() == (base.directory / "resources.json").read_bytes()
-    first, second = preview_of(base, again), preview_of(base, again)
+    again = tmp_path / stack
+    outcome = run_render(stack, "--out", str(again), "--against", str(base.directory))
+    assert outcome.returncode == 0, outcome.stderr
+    assert "0 create, 0 update, 0 replace, 0 delete" in outcome.stdout
+    assert_same_files(base.directory, again, ignore=("changes.json", "changes.md", MARKER))
+    assert json.loads((again / "changes.json").read_text())["summary"]["same"] == len(base.resources)
+    first, second = preview_of(base, RenderedStack(again)), preview_of(base, RenderedStack(again))
     assert first.changes == [] and first.refusals == [] and first.warnings == []
     assert changes_markdown(first).encode() == changes_markdown(second).encode()
     assert json.dumps(first.as_json(), sort_keys=True) == json.dumps(second.as_json(), sort_keys=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import filecmp
 import io
 import json
 from pathlib import Path
@@ -12,7 +11,7 @@ import yaml
 
 from stacks import offline, output, render
 from tests.conftest import RenderStack
-from tests.rendered import ROOT, STACK_FILES, RenderedStack, RenderRun, run_render
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, RenderRun, assert_same_files, run_program, run_render
 
 CANARY = "hf_CANARY_d2f1c9e4b7a84d0f9e3c"
 RECORD_KEYS = {"type", "name", "parent", "provider", "custom", "inputs", "options"}
@@ -53,23 +52,6 @@ def test_manifest_per_kubernetes_object(stack: RenderedStack) -> None:
     for manifest in stack.manifests:
         assert {"apiVersion", "kind", "metadata"} <= set(manifest)
         assert manifest["metadata"]["name"]
-
-
-def assert_same_files(first: Path, second: Path) -> None:
-    comparison = filecmp.dircmp(first, second)
-    assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
-    for directory in ("", "manifests"):
-        left, right = first / directory, second / directory
-        files = sorted(path.name for path in left.iterdir() if path.is_file())
-        _, mismatch, errors = filecmp.cmpfiles(left, right, files, shallow=False)
-        assert not mismatch and not errors, f"{directory or '.'}: {mismatch}"
-
-
-@pytest.mark.parametrize("name", STACK_FILES)
-def test_two_renders_are_byte_identical(name: str, render_stack: RenderStack, tmp_path: Path) -> None:
-    again = tmp_path / "again"
-    assert run_render(name, "--out", str(again)).returncode == 0
-    assert_same_files(render_stack(name).directory, again)
 
 
 def test_one_process_renders_every_stack_file_as_separate_processes_would(
@@ -156,7 +138,7 @@ def test_canary_token_never_leaves_the_program() -> None:
     token_key = f"{settings.project}:hfToken"
     settings.config[token_key] = CANARY
     settings.placeholders.remove(token_key)
-    result = offline.run_program(settings)
+    result = run_program(settings)
     records = render.resource_records(result.registrations)
     files = {
         "resources.json": json.dumps(records),

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -44,7 +45,8 @@ class CommandLineRender:
     VIOLATING = "violating"
     RESULT = "result.json"
 
-    def __init__(self) -> None:
+    def __init__(self, checkov_cache: Path | None = None) -> None:
+        self.checkov_cache = checkov_cache
         self.directory = Path(tempfile.mkdtemp(prefix="render-cli-"))
         violating = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
         violating["config"]["gke-b200-serving:engine"] = {"gpuMemoryUtilization": 0.95}
@@ -60,18 +62,34 @@ class CommandLineRender:
         stdout, stderr = self.process.communicate(timeout=RENDER_TIMEOUT_SECONDS)
         result: dict[str, Any] = {"returncode": self.process.returncode, "stdout": stdout, "stderr": stderr}
         if self.process.returncode >= 0 and CHECKOV.exists():  # not when stopped early
-            scan = ["--directory", str(out), "--skip-path", self.VIOLATING, "--framework", "kubernetes"]
-            checkov = subprocess.run(
-                [str(CHECKOV), *scan, "--skip-download", "--output", "json"],
-                capture_output=True,
-                text=True,
-                timeout=CHECKOV_TIMEOUT_SECONDS,
-                check=False,
-            )
-            result["checkov"] = checkov.stdout
+            result["checkov"] = self._scan(out)
         written = self.directory / f".{self.RESULT}"
         written.write_text(json.dumps(result))
         written.rename(self.directory / self.RESULT)
+
+    def _scan(self, out: Path) -> str:
+        """checkov's JSON report on the stack files' manifests. A report is a function of the files
+        scanned, the arguments and checkov's version: with pytest's cache, the report of the same
+        bytes is reused (`pytest --cache-clear` rescans)."""
+        scan = ["--directory", str(out), "--skip-path", self.VIOLATING, "--framework", "kubernetes"]
+        installed = sorted(path.name for path in CHECKOV.parent.parent.glob("lib/python*/site-packages/checkov-*"))
+        key = hashlib.sha256(f"{installed} {scan[2:]}".encode())
+        for path in sorted(out.rglob("*")):
+            if path.is_file() and self.VIOLATING not in path.relative_to(out).parts:
+                key.update(f"\0{path.relative_to(out)}\0".encode() + path.read_bytes())
+        cached = self.checkov_cache / f"{key.hexdigest()}.json" if self.checkov_cache else None
+        if cached is not None and cached.exists():
+            return cached.read_text()
+        checkov = subprocess.run(
+            [str(CHECKOV), *scan, "--skip-download", "--output", "json"],
+            capture_output=True,
+            text=True,
+            timeout=CHECKOV_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if cached is not None and checkov.returncode in (0, 1):  # 1: failed checks, still a report
+            cached.write_text(checkov.stdout)
+        return checkov.stdout
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -97,7 +115,8 @@ WORKER_INPUT_KEY = "command_line_render"
 
 
 def _start_background(config: pytest.Config) -> None:
-    background = CommandLineRender()
+    cache = getattr(config, "cache", None)  # None with `-p no:cacheprovider`
+    background = CommandLineRender(cache.mkdir("checkov") if cache is not None else None)
     config.stash[COMMAND_LINE_RENDER] = background
     config.stash[BACKGROUND_DIRECTORY] = background.directory
 

@@ -3,7 +3,9 @@ offline runner against the SDK's own policy server, the README list and the pack
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import re
 import subprocess
@@ -24,6 +26,7 @@ from policies import docs
 from policies.pack import PACK_NAME, POLICIES
 from policies.rules.security import token_candidates
 from policies.runner import Violation, check_records
+from policies.runner import main as runner_main
 from tests.conftest import RenderStack
 from tests.policy_fixtures import (
     FIXTURES,
@@ -446,12 +449,21 @@ def test_every_rule_has_a_mutation_of_a_real_stack() -> None:
 
 
 def _check_policies(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command as a real process: its exit status and streams are the contract."""
     script = Path(sys.executable).parent / "check-policies"
     return subprocess.run([str(script), *args], capture_output=True, text=True, timeout=120, check=False)
 
 
+def _check_policies_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`check-policies ARGS` through the same `main()` the console script calls, in this process."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        status = runner_main(list(args))
+    return subprocess.CompletedProcess(["check-policies", *args], status, stdout.getvalue(), stderr.getvalue())
+
+
 def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
-    clean = _check_policies(str(prod.directory / "resources.json"))
+    clean = _check_policies_in_process(str(prod.directory / "resources.json"))
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert clean.stdout == ""
     records = copy.deepcopy(prod.resources)
@@ -467,7 +479,7 @@ def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
     assert any(line.startswith(f"advisory LLM-VLLM-007 {deployment}: ") for line in lines)
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"LLM-VLLM-001": "advisory"}))
-    assert _check_policies(str(mutated), "--config", str(config)).returncode == 0
+    assert _check_policies_in_process(str(mutated), "--config", str(config)).returncode == 0
 
 
 def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path: Path) -> None:

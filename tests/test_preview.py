@@ -282,7 +282,7 @@ def test_cli_exit_status_and_files(tmp_path: Path) -> None:
     old = write_render(tmp_path / "old", base_state())
     same = write_render(tmp_path / "same", base_state())
     refused = write_render(tmp_path / "refused", changed(base_state(), "gke", "inputs.name", "c2"))
-    assert run("stacks.preview", str(old), str(same)).returncode == 0
+    assert run_in_process(str(old), str(same)).returncode == 0
     assert json.loads((same / "changes.json").read_text())["summary"]["same"] == len(base_state())
     outcome = run("stacks.preview", str(old), str(refused))
     assert outcome.returncode == 1

@@ -6,11 +6,13 @@ program itself (`__main__.py`) runs unchanged.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import gc
 import hashlib
 import json
 import runpy
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -262,20 +264,36 @@ def run_program(
     def program_run() -> None:
         runpy.run_path(str(program), run_name="__main__")
 
-    program_run()
-    root = get_root_resource()
-    outputs = _resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
-    _freeze_imported_modules()
+    with _collector_paused_on_the_first_run():
+        program_run()
+        root = get_root_resource()
+        outputs = _resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
     return RunResult(monitor.registrations, outputs, logs.lines)
 
 
-@functools.cache  # once per process (not `gc.get_freeze_count() == 0`: that walks the list, 50 ms)
-def _freeze_imported_modules() -> None:
-    """After the first run, move what it imported (the provider SDKs: about a million objects) out of
-    the garbage collector's view, so later runs in this process do not rescan it in every full
-    collection."""
-    gc.collect()
-    gc.freeze()
+_FIRST_RUN_DONE = threading.Event()
+
+
+@contextlib.contextmanager
+def _collector_paused_on_the_first_run() -> Iterator[None]:
+    """The first run in a process imports the provider SDKs: about a million objects that live as
+    long as the process. Collections while they are being made rescan them over and over (a third
+    of that run), and later runs would rescan them in every full collection. So the first run goes
+    without collections; then what it left is collected once and frozen (moved out of the
+    collector's view). A render's own garbage is small; later runs collect as usual."""
+    if _FIRST_RUN_DONE.is_set():
+        yield
+        return
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+        _FIRST_RUN_DONE.set()
 
 
 def _resolve_outputs(outputs: dict[str, Any]) -> dict[str, Any]:

@@ -271,7 +271,8 @@ def run_program(
     return RunResult(monitor.registrations, outputs, logs.lines)
 
 
-_FIRST_RUN_DONE = threading.Event()
+# Taken by the first run in the process and never released: later runs find it taken.
+_FIRST_RUN = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -282,7 +283,7 @@ def _collector_paused_on_the_first_run() -> Iterator[None]:
     run goes without collections, then everything it made is frozen (moved out of the collector's
     view), the pattern the `gc.freeze` documentation gives. The cyclic garbage of that one render
     (~16k objects, a few MB) is frozen with it rather than paying a full collection (~0.4 s)."""
-    if _FIRST_RUN_DONE.is_set():
+    if not _FIRST_RUN.acquire(blocking=False):
         yield
         return
     was_enabled = gc.isenabled()
@@ -293,7 +294,6 @@ def _collector_paused_on_the_first_run() -> Iterator[None]:
         gc.freeze()
         if was_enabled:
             gc.enable()
-        _FIRST_RUN_DONE.set()
 
 
 def _resolve_outputs(outputs: dict[str, Any]) -> dict[str, Any]:

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,7 @@ class CommandLineRender:
     Started before the tests run, it works on a core of its own while the suite imports the
     providers and renders in-process; the tests that need it run last. The in-process renders are
     byte-identical to this one (test_render checks), so checkov scans exactly what the suite asserts
-    on. Its results land in `result.json` in its directory, which is all the tests read: under
+    on. Its outcome lands in `result.json` in its directory, which is all the tests read: under
     pytest-xdist the controller starts the one background run and every worker reads that file."""
 
     VIOLATING = "violating"
@@ -55,47 +57,89 @@ class CommandLineRender:
         out = self.directory / "out"
         command = [sys.executable, "-m", "stacks.render", *STACK_FILES, str(violating_file), "--out", str(out)]
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.scanner: subprocess.Popen[str] | None = None
+        self.stopping = False
         self.worker = threading.Thread(target=self._render_then_scan, args=(out,), daemon=True)
         self.worker.start()
 
     def _render_then_scan(self, out: Path) -> None:
-        stdout, stderr = self.process.communicate(timeout=RENDER_TIMEOUT_SECONDS)
-        result: dict[str, Any] = {"returncode": self.process.returncode, "stdout": stdout, "stderr": stderr}
-        if self.process.returncode >= 0 and CHECKOV.exists():  # not when stopped early
-            result["checkov"] = self._scan(out)
+        """Whatever happens, a result file: the tests waiting for it fail with the reason, not a timeout."""
+        result: dict[str, Any]
+        try:
+            stdout, stderr = self.process.communicate(timeout=RENDER_TIMEOUT_SECONDS)
+            result = {"returncode": self.process.returncode, "stdout": stdout, "stderr": stderr}
+            if self.stopping:
+                result["error"] = "the session ended before the command-line render finished"
+            elif CHECKOV.exists():
+                result["checkov"] = self._scan(out)
+        except BaseException:  # reported to the waiting tests
+            result = {"error": f"the command-line render or checkov failed:\n{traceback.format_exc()}"}
         written = self.directory / f".{self.RESULT}"
         written.write_text(json.dumps(result))
         written.rename(self.directory / self.RESULT)
 
     def _scan(self, out: Path) -> str:
-        """checkov's JSON report on the stack files' manifests. A report is a function of the files
-        scanned, the arguments and checkov's version: with pytest's cache, the report of the same
-        bytes is reused (`pytest --cache-clear` rescans)."""
-        scan = ["--directory", str(out), "--skip-path", self.VIOLATING, "--framework", "kubernetes"]
+        """checkov's JSON report on the stack files' manifests, sealed off from the user's checkov
+        settings (CKV_/BC_/PRISMA_ variables, a .checkov.yaml in the home or working directory).
+        The report is then a function of checkov's version, its arguments and the files scanned:
+        with pytest's cache, the report on the same bytes is reused (`pytest --cache-clear` rescans)."""
+        arguments = ["--skip-path", self.VIOLATING, "--framework", "kubernetes", "--skip-download", "--output", "json"]
         installed = sorted(path.name for path in CHECKOV.parent.parent.glob("lib/python*/site-packages/checkov-*"))
-        key = hashlib.sha256(f"{installed} {scan[2:]}".encode())
+        key = hashlib.sha256(json.dumps([installed, arguments]).encode())
         for path in sorted(out.rglob("*")):
             if path.is_file() and self.VIOLATING not in path.relative_to(out).parts:
                 key.update(f"\0{path.relative_to(out)}\0".encode() + path.read_bytes())
         cached = self.checkov_cache / f"{key.hexdigest()}.json" if self.checkov_cache else None
         if cached is not None and cached.exists():
             return cached.read_text()
-        checkov = subprocess.run(
-            [str(CHECKOV), *scan, "--skip-download", "--output", "json"],
-            capture_output=True,
-            text=True,
-            timeout=CHECKOV_TIMEOUT_SECONDS,
-            check=False,
-        )
-        if cached is not None and checkov.returncode in (0, 1):  # 1: failed checks, still a report
-            cached.write_text(checkov.stdout)
-        return checkov.stdout
+        with tempfile.TemporaryDirectory() as home:
+            environment = {
+                name: value for name, value in os.environ.items() if not name.startswith(("CKV_", "BC_", "PRISMA_"))
+            }
+            self.scanner = subprocess.Popen(
+                [str(CHECKOV), "--directory", str(out), *arguments],
+                cwd=home,
+                env={**environment, "HOME": home},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            report, errors = self.scanner.communicate(timeout=CHECKOV_TIMEOUT_SECONDS)
+        if self.scanner.returncode not in (0, 1) or not _is_checkov_report(report):
+            raise RuntimeError(f"checkov exited {self.scanner.returncode} without a report: {errors[-2000:]}")
+        if cached is not None:
+            _replace_cached_report(cached, report)
+        return report
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
+        self.stopping = True
+        for process in (self.process, self.scanner):
+            if process is not None and process.poll() is None:
+                process.kill()
         self.worker.join(CHECKOV_TIMEOUT_SECONDS)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _is_checkov_report(text: str) -> bool:
+    try:
+        report = json.loads(text)
+    except ValueError:
+        return False
+    reports = report if isinstance(report, list) else [report]
+    return bool(reports) and all(isinstance(item, dict) and {"results", "summary"} <= item.keys() for item in reports)
+
+
+def _replace_cached_report(cached: Path, report: str) -> None:
+    """Keep one report (the latest manifests'); the cache is best effort (`--cache-clear` may remove it)."""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        for old in cached.parent.glob("*.json"):
+            old.unlink(missing_ok=True)
+        partial = cached.with_suffix(".partial")
+        partial.write_text(report)
+        partial.rename(cached)
+    except OSError:
+        pass
 
 
 def finished(directory: Path) -> dict[str, Any]:
@@ -106,6 +150,8 @@ def finished(directory: Path) -> dict[str, Any]:
         assert time.monotonic() < deadline, "the command-line render or checkov did not finish"
         time.sleep(0.1)
     finished_run: dict[str, Any] = json.loads(result.read_text())
+    if "error" in finished_run:
+        pytest.fail(finished_run["error"])
     return finished_run
 
 
@@ -121,12 +167,19 @@ def _start_background(config: pytest.Config) -> None:
     config.stash[BACKGROUND_DIRECTORY] = background.directory
 
 
+def _distributes_tests(config: pytest.Config) -> bool:
+    """This process is the pytest-xdist controller of a run that executes tests (xdist's own test)."""
+    return (
+        not config.option.collectonly and config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None and WORKER_INPUT_KEY in worker_input:
         config.stash[BACKGROUND_DIRECTORY] = Path(worker_input[WORKER_INPUT_KEY])
-    elif worker_input is None and getattr(config.option, "numprocesses", None):
-        _start_background(config)  # the xdist controller: one run for every worker
+    elif worker_input is None and _distributes_tests(config):
+        _start_background(config)  # one run for every worker
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -139,7 +192,7 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the tests that wait for the background run last, and start it here if no controller did."""
     waiting = [item for item in items if BACKGROUND_FIXTURES & set(getattr(item, "fixturenames", ()))]
-    if waiting:
+    if waiting and not config.option.collectonly:
         if BACKGROUND_DIRECTORY not in config.stash:
             _start_background(config)
         items[:] = [item for item in items if item not in waiting] + waiting

@@ -55,7 +55,7 @@ def as_a_new_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T
         finally:
             loop.close()
 
-    thread = threading.Thread(target=call, name=getattr(function, "__name__", "program"))
+    thread = threading.Thread(target=call, name=getattr(function, "__name__", "program"), daemon=True)
     thread.start()
     thread.join()
     if failure:
@@ -138,9 +138,9 @@ class RenderedStack:
 
 def assert_same_files(first: Path, second: Path, ignore: tuple[str, ...] = ()) -> None:
     """Two render directories hold the same files, byte for byte (but the names in `ignore`)."""
-    comparison = filecmp.dircmp(first, second, ignore=list(ignore))
-    assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
     for directory in ("", "manifests"):
+        comparison = filecmp.dircmp(first / directory, second / directory, ignore=list(ignore))
+        assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
         left, right = first / directory, second / directory
         files = sorted(path.name for path in left.iterdir() if path.is_file() and path.name not in ignore)
         _, mismatch, errors = filecmp.cmpfiles(left, right, files, shallow=False)

@@ -11,7 +11,16 @@ import yaml
 
 from stacks import offline, output, render
 from tests.conftest import RenderStack
-from tests.rendered import ROOT, STACK_FILES, RenderedStack, RenderRun, assert_same_files, run_program, run_render
+from tests.rendered import (
+    ROOT,
+    STACK_FILES,
+    RenderedStack,
+    RenderRun,
+    as_a_new_process,
+    assert_same_files,
+    run_program,
+    run_render,
+)
 
 CANARY = "hf_CANARY_d2f1c9e4b7a84d0f9e3c"
 RECORD_KEYS = {"type", "name", "parent", "provider", "custom", "inputs", "options"}
@@ -119,7 +128,7 @@ def test_progress_lines_on_a_terminal_only() -> None:
 
 def test_a_render_reports_every_stage(tmp_path: Path) -> None:
     stages: list[str] = []
-    render.render("dev", out=tmp_path / "out", progress=stages.append)
+    as_a_new_process(render.render, "dev", out=tmp_path / "out", progress=stages.append)
     manifests = len(list((tmp_path / "out" / "manifests").iterdir()))
     assert stages == ["loading config", "running the program", f"writing {manifests} manifests", "checking policies"]
 

@@ -48,14 +48,12 @@ def write_chart(path: Path, config: StackConfig, capacity: CapacityPlan) -> None
 
 
 def chart_svg(config: StackConfig, capacity: CapacityPlan) -> str:
+    return _svg(capacity, chart_series(config, capacity.nodes))
+
+
+def _svg(capacity: CapacityPlan, series: dict[str, Any]) -> str:
     chosen = capacity.expectation
-    return _draw_chart(
-        capacity.stack,
-        json.dumps(chart_series(config, capacity.nodes)),
-        chosen.nodes,
-        chosen.total_tokens_per_second,
-        chosen.routing,
-    )
+    return _draw_chart(capacity.stack, json.dumps(series), chosen.nodes, chosen.total_tokens_per_second, chosen.routing)
 
 
 @functools.lru_cache(maxsize=16)  # variants of a stack that leave the numbers alone draw the same chart
@@ -115,8 +113,9 @@ def _draw_chart(
 def capacity_files(stack: str, config: StackConfig) -> dict[str, str]:
     """`capacity.json` and the chart of a render, by file name (the render writes them)."""
     capacity = plan(stack, config)
-    document = {**capacity.to_json(), "chart": chart_series(config, capacity.nodes)}
+    series = chart_series(config, capacity.nodes)
+    document = {**capacity.to_json(), "chart": series}
     return {
         CAPACITY_FILE: json.dumps(document, indent=2, sort_keys=True) + "\n",
-        CHART_FILE: chart_svg(config, capacity),
+        CHART_FILE: _svg(capacity, series),
     }

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.rendered import RENDER_TIMEOUT_SECONDS, ROOT, STACK_FILES, RenderedStack, RenderRun, run_render
+from tests.rendered import RENDER_TIMEOUT_SECONDS, ROOT, STACK_FILES, CommandRun, RenderedStack, run_render
 
 # The shipped environments, for tests that assert what a preset gives.
 STACKS = ("dev", "staging", "prod")
@@ -204,11 +204,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def command_line_render(pytestconfig: pytest.Config) -> Iterator[tuple[RenderRun, Path]]:
+def command_line_render(pytestconfig: pytest.Config) -> Iterator[tuple[CommandRun, Path]]:
     """The finished command-line render and its output directory (one folder per stack)."""
     directory = pytestconfig.stash[BACKGROUND_DIRECTORY]
     result = finished(directory)
-    yield RenderRun(result["returncode"], result["stdout"], result["stderr"]), directory / "out"
+    yield CommandRun(result["returncode"], result["stdout"], result["stderr"]), directory / "out"
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,7 @@ STACK_FILES = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for
 
 
 @dataclass(frozen=True)
-class RenderRun:
+class CommandRun:
     returncode: int
     stdout: str
     stderr: str
@@ -63,15 +63,20 @@ def as_a_new_process(function: Callable[..., T], *args: Any, **kwargs: Any) -> T
     return result[0]
 
 
-def run_render(*args: str) -> RenderRun:
-    """`render ARGS` in this process (`as_a_new_process`): the same `main()` the console script calls."""
+def run_main(main: Callable[[list[str]], int], *args: str) -> CommandRun:
+    """A command's `main(ARGS)` (what its console script calls) in this process: exit status and output."""
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
-            status = as_a_new_process(render.main, list(args))
+            status = main(list(args))
         except SystemExit as exit_:  # argparse refusing the arguments
             status = exit_.code if isinstance(exit_.code, int) else 2
-    return RenderRun(status, stdout.getvalue(), stderr.getvalue())
+    return CommandRun(status, stdout.getvalue(), stderr.getvalue())
+
+
+def run_render(*args: str) -> CommandRun:
+    """`render ARGS` in this process (`run_main`), run `as_a_new_process`."""
+    return run_main(lambda argv: as_a_new_process(render.main, argv), *args)
 
 
 def run_program(settings: offline.StackSettings, monitor: offline.RecordingMonitor | None = None) -> offline.RunResult:
@@ -79,7 +84,7 @@ def run_program(settings: offline.StackSettings, monitor: offline.RecordingMonit
     return as_a_new_process(offline.run_program, settings, monitor=monitor)
 
 
-def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> RenderRun:
+def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> CommandRun:
     completed = subprocess.run(
         [sys.executable, "-m", "stacks.render", *args],
         cwd=ROOT,
@@ -88,7 +93,7 @@ def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -
         timeout=timeout,
         check=False,
     )
-    return RenderRun(completed.returncode, completed.stdout, completed.stderr)
+    return CommandRun(completed.returncode, completed.stdout, completed.stderr)
 
 
 @dataclass(frozen=True)
@@ -139,9 +144,9 @@ class RenderedStack:
 def assert_same_files(first: Path, second: Path, ignore: tuple[str, ...] = ()) -> None:
     """Two render directories hold the same files, byte for byte (but the names in `ignore`)."""
     for directory in ("", "manifests"):
-        comparison = filecmp.dircmp(first / directory, second / directory, ignore=list(ignore))
-        assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
         left, right = first / directory, second / directory
+        comparison = filecmp.dircmp(left, right, ignore=list(ignore))
+        assert not comparison.left_only and not comparison.right_only, (comparison.left_only, comparison.right_only)
         files = sorted(path.name for path in left.iterdir() if path.is_file() and path.name not in ignore)
         _, mismatch, errors = filecmp.cmpfiles(left, right, files, shallow=False)
         assert not mismatch and not errors, f"{directory or '.'}: {mismatch}"

@@ -3,9 +3,7 @@ offline runner against the SDK's own policy server, the README list and the pack
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import re
 import subprocess
@@ -38,7 +36,7 @@ from tests.policy_fixtures import (
     set_flag,
     without,
 )
-from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_main, run_render
 
 LEVELS = {policy.name: policy.enforcement_level.value for policy in POLICIES}
 
@@ -454,16 +452,8 @@ def _check_policies(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(script), *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-def _check_policies_in_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """`check-policies ARGS` through the same `main()` the console script calls, in this process."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        status = runner_main(list(args))
-    return subprocess.CompletedProcess(["check-policies", *args], status, stdout.getvalue(), stderr.getvalue())
-
-
 def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
-    clean = _check_policies_in_process(str(prod.directory / "resources.json"))
+    clean = run_main(runner_main, str(prod.directory / "resources.json"))
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert clean.stdout == ""
     records = copy.deepcopy(prod.resources)
@@ -479,7 +469,7 @@ def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
     assert any(line.startswith(f"advisory LLM-VLLM-007 {deployment}: ") for line in lines)
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"LLM-VLLM-001": "advisory"}))
-    assert _check_policies_in_process(str(mutated), "--config", str(config)).returncode == 0
+    assert run_main(runner_main, str(mutated), "--config", str(config)).returncode == 0
 
 
 def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path: Path) -> None:

@@ -3,9 +3,7 @@ to every stack file (each rendered through `render_stack`, then compared with th
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import json
 import subprocess
 import sys
@@ -20,7 +18,7 @@ from stacks.output import MARKER
 from stacks.preview import Preview, changes_markdown, preview
 from stacks.preview import main as preview_main
 from tests.conftest import RenderStack
-from tests.rendered import ROOT, STACK_FILES, RenderedStack, assert_same_files, run_render
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, assert_same_files, run_main, run_render
 from tests.variants import PROJECT, stack_config
 
 # ---------------------------------------------------------------- engine rules on small states
@@ -264,14 +262,6 @@ def run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:
-    """`preview ARGS` through the same `main()` the console script calls, in this process."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        status = preview_main(list(args))
-    return subprocess.CompletedProcess(["preview", *args], status, stdout.getvalue(), stderr.getvalue())
-
-
 def write_render(directory: Path, records: list[dict[str, Any]]) -> Path:
     directory.mkdir(parents=True)
     (directory / "resources.json").write_text(json.dumps(records))
@@ -282,7 +272,7 @@ def test_cli_exit_status_and_files(tmp_path: Path) -> None:
     old = write_render(tmp_path / "old", base_state())
     same = write_render(tmp_path / "same", base_state())
     refused = write_render(tmp_path / "refused", changed(base_state(), "gke", "inputs.name", "c2"))
-    assert run_in_process(str(old), str(same)).returncode == 0
+    assert run_main(preview_main, str(old), str(same)).returncode == 0
     assert json.loads((same / "changes.json").read_text())["summary"]["same"] == len(base_state())
     outcome = run("stacks.preview", str(old), str(refused))
     assert outcome.returncode == 1
@@ -302,7 +292,7 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, content: str | None, m
         if content:
             (bad / "resources.json").write_text(content)
     for args in ((str(bad), str(good)), (str(good), str(bad))):
-        outcome = run_in_process(*args, "--out", str(tmp_path / "out"))
+        outcome = run_main(preview_main, *args, "--out", str(tmp_path / "out"))
         assert outcome.returncode == 2 and message in outcome.stderr and outcome.stderr.count("\n") == 1
 
 

@@ -14,8 +14,8 @@ from tests.conftest import RenderStack
 from tests.rendered import (
     ROOT,
     STACK_FILES,
+    CommandRun,
     RenderedStack,
-    RenderRun,
     as_a_new_process,
     assert_same_files,
     run_program,
@@ -64,7 +64,7 @@ def test_manifest_per_kubernetes_object(stack: RenderedStack) -> None:
 
 
 def test_one_process_renders_every_stack_file_as_separate_processes_would(
-    render_stack: RenderStack, command_line_render: tuple[RenderRun, Path]
+    render_stack: RenderStack, command_line_render: tuple[CommandRun, Path]
 ) -> None:
     """The command-line contract, in a real process: every stack file in one `render` run, plus one
     that violates a mandatory policy (exit status: the worst of them), byte-identical to the

@@ -31,7 +31,7 @@ def loaded_modules(stacks: tuple[str, ...]) -> list[str]:
     script = f"""
 import json, sys, sysconfig, tempfile, types
 from pathlib import Path
-from stacks import render
+from stacks.offline import render
 render.main([*{list(stacks)!r}, "--out", tempfile.mkdtemp()])
 site = sysconfig.get_paths()["purelib"]
 loaded = [name for name, module in list(sys.modules.items())
@@ -73,7 +73,7 @@ def main() -> int:
     # The render imports with the garbage collector paused (stacks/offline.py): the same for the floor.
     paused_floor_command = [sys.executable, "-c", "import gc, importlib\ngc.disable()\n" + imports]
     with tempfile.TemporaryDirectory() as out:
-        render_command = [sys.executable, "-m", "stacks.render", *STACKS, "--out", out]
+        render_command = [sys.executable, "-m", "stacks.offline.render", *STACKS, "--out", out]
         floor_times, paused_times, render_times = interleaved(
             [floor_command, paused_floor_command, render_command], args.runs
         )

@@ -34,9 +34,9 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import bench_result
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.network_policy import PRIVATE_RANGES, dns_and_https_egress
-from stacks import bench_result
 
 CONTAINER_NAME = "bench"
 RESULTS_DIR = "/results"

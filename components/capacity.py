@@ -16,17 +16,33 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from stacks.config import (
-    A4_MACHINE_TYPE,
-    B200_ACCELERATOR,
-    B200_GPUS_PER_NODE,
-    CapacitySource,
-    FlexStartSource,
-    ReservationSource,
-    SpotSource,
-)
+from components.hardware import A4_MACHINE_TYPE, B200_ACCELERATOR, B200_GPUS_PER_NODE
 
 COMPUTE_CLASS_SELECTOR = "cloud.google.com/compute-class"
+
+
+@dataclass(frozen=True)
+class SpotCapacity:
+    """Spot A4 nodes: preemptible, at most 25 s of graceful termination on Autopilot."""
+
+
+@dataclass(frozen=True)
+class FlexStartCapacity:
+    """Flex-start (Dynamic Workload Scheduler) A4 nodes, which live at most `max_run_duration_seconds`."""
+
+    node_recycling_lead_time_seconds: int
+    max_run_duration_seconds: int
+
+
+@dataclass(frozen=True)
+class ReservationCapacity:
+    """A specific reservation, `project` set when another project owns (and shares) it."""
+
+    name: str
+    project: str | None = None
+
+
+CapacitySource = SpotCapacity | FlexStartCapacity | ReservationCapacity
 
 
 def priority_for(source: CapacitySource, zones: Sequence[str], driver_version: str) -> dict[str, Any]:
@@ -36,18 +52,18 @@ def priority_for(source: CapacitySource, zones: Sequence[str], driver_version: s
         "gpu": {"type": B200_ACCELERATOR, "count": B200_GPUS_PER_NODE, "driverVersion": driver_version},
         "location": {"zones": list(zones)},
     }
-    if isinstance(source, ReservationSource):
+    if isinstance(source, ReservationCapacity):
         reservation: dict[str, str] = {"name": source.name}
         if source.project:
             reservation["project"] = source.project
         priority["reservations"] = {"affinity": "Specific", "specific": [reservation]}
-    elif isinstance(source, FlexStartSource):
+    elif isinstance(source, FlexStartCapacity):
         priority["flexStart"] = {
             "enabled": True,
             "nodeRecycling": {"leadTimeSeconds": source.node_recycling_lead_time_seconds},
         }
         priority["maxRunDurationSeconds"] = source.max_run_duration_seconds
-    elif isinstance(source, SpotSource):
+    elif isinstance(source, SpotCapacity):
         priority["spot"] = True
     return priority
 

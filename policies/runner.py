@@ -36,7 +36,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policies.pack import PACK_NAME, POLICIES
-from policies.rules.security import redact_tokens
+from policies.redaction import redact_tokens
 
 STACK_TARGET = "(stack)"
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")

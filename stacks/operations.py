@@ -20,7 +20,7 @@ from components.monitoring import (
 )
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
-from stacks.config import (
+from stacks.config.model import (
     COLD_START_SECONDS,
     MODEL_LOAD_SECONDS,
     NODE_PROVISIONING_SECONDS,

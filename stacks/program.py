@@ -28,20 +28,16 @@ from components.network_policy import ServingNetworkPolicies, ServingNetworkPoli
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from components.vllm import (
     PORT_NAME,
-    EngineFlags,
-    Speculative,
     VllmEngine,
     VllmEngineArgs,
-    drain_seconds,
-    engine_args,
     engine_image,
-    grace_seconds,
 )
-from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, local_model_path
-from stacks import loader
-from stacks.config import BenchmarkTarget, DownloaderConfig, EngineConfig, RoutingMode, StackConfig
+from components.weights import ModelWeights, ModelWeightsArgs
+from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
+from stacks.config.model import BenchmarkTarget, RoutingMode, StackConfig
+from stacks.load import loader
+from stacks.load.to_args import capacity_sources, downloader_args, engine_flags, spot_capable
 from stacks.operations import build_operations
-from stacks.planner import benchmark_clients, benchmark_concurrency
 
 APP_NAME = "llm-serving"
 # The weight objects, and so the download Job's pods, carry this label; their NetworkPolicy selects on it.
@@ -63,62 +59,6 @@ def serving_selector(config: StackConfig) -> dict[str, str]:
 
 def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
-
-
-def spot_capable(config: StackConfig) -> bool:
-    return any(source.type == "spot" for source in config.capacity.sources)
-
-
-def serve_arguments(config: StackConfig) -> list[str]:
-    """The `vllm serve` arguments the stack renders (for plan.md)."""
-    return engine_args(
-        engine_flags(config.engine),
-        local_model_path(config.weights.mount_path, config.weights.model),
-        config.served_model_name,
-        drain_seconds(grace_seconds(spot_capable(config))),
-    )
-
-
-def engine_flags(engine: EngineConfig) -> EngineFlags:
-    speculative = engine.speculative
-    return EngineFlags(
-        image=engine.image,
-        image_digest=engine.image_digest,
-        port=engine.port,
-        data_parallel_size=engine.data_parallel_size,
-        tensor_parallel_size=engine.tensor_parallel_size,
-        max_model_len=engine.max_model_len,
-        max_num_batched_tokens=engine.max_num_batched_tokens,
-        max_num_seqs=engine.max_num_seqs,
-        kv_cache_dtype=engine.kv_cache_dtype.value,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-        enable_prefix_caching=engine.enable_prefix_caching,
-        enable_chunked_prefill=engine.enable_chunked_prefill,
-        attention_backend=engine.attention_backend,
-        optimization_level=engine.optimization_level,
-        speculative=None
-        if speculative is None
-        else Speculative(speculative.method, speculative.num_speculative_tokens),
-        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
-        mamba_block_size=engine.mamba_block_size,
-        estimate_cudagraphs=engine.estimate_cudagraphs,
-        extra_args=tuple(engine.extra_args),
-        extra_env=dict(engine.extra_env),
-        cpu=engine.cpu,
-        memory=engine.memory,
-        ephemeral_storage=engine.ephemeral_storage,
-    )
-
-
-def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
-    return DownloaderArgs(
-        image=downloader.image,
-        machine_family=downloader.machine_family,
-        arch=downloader.arch,
-        cpu=downloader.cpu,
-        memory=downloader.memory,
-        retries=downloader.retries,
-    )
 
 
 def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi.Input[object]]:
@@ -183,7 +123,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         "llm-capacity",
         B200CapacityArgs(
             compute_class_name=config.capacity.compute_class_name,
-            sources=config.capacity.sources,
+            sources=capacity_sources(config.capacity.sources),
             zones=config.zones,
             gpu_driver_version=config.capacity.gpu_driver_version.value,
             labels=kubernetes_labels(config),

@@ -55,7 +55,7 @@ class CommandLineRender:
         violating_file = self.directory / f"Pulumi.{self.VIOLATING}.yaml"
         violating_file.write_text(yaml.safe_dump(violating))
         out = self.directory / "out"
-        command = [sys.executable, "-m", "stacks.render", *STACK_FILES, str(violating_file), "--out", str(out)]
+        command = [sys.executable, "-m", "stacks.offline.render", *STACK_FILES, str(violating_file), "--out", str(out)]
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.scanner: subprocess.Popen[str] | None = None
         self.stopping = False

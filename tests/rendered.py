@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from stacks import offline, render
+from stacks.offline import engine, render
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_SECONDS = 240
@@ -79,14 +79,14 @@ def run_render(*args: str) -> CommandRun:
     return run_main(lambda argv: as_a_new_process(render.main, argv), *args)
 
 
-def run_program(settings: offline.StackSettings, monitor: offline.RecordingMonitor | None = None) -> offline.RunResult:
-    """`offline.run_program` in this process (`as_a_new_process`)."""
-    return as_a_new_process(offline.run_program, settings, monitor=monitor)
+def run_program(settings: engine.StackSettings, monitor: engine.RecordingMonitor | None = None) -> engine.RunResult:
+    """`engine.run_program` in this process (`as_a_new_process`)."""
+    return as_a_new_process(engine.run_program, settings, monitor=monitor)
 
 
 def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> CommandRun:
     completed = subprocess.run(
-        [sys.executable, "-m", "stacks.render", *args],
+        [sys.executable, "-m", "stacks.offline.render", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

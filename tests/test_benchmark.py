@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from components import bench_result
 from components.benchmark import client_command
-from stacks import bench_result
-from stacks.capacity_cli import bench_compare_main
-from stacks.loader import InvalidConfig, validate
+from stacks.capacity.cli import bench_compare_main
+from stacks.load.loader import InvalidConfig, validate
 from stacks.program import benchmark_args
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack

@@ -6,8 +6,13 @@ from typing import Any
 
 import pytest
 
-from components.capacity import COMPUTE_CLASS_SELECTOR, priority_for
-from stacks.config import FlexStartSource, ReservationSource, SpotSource
+from components.capacity import (
+    COMPUTE_CLASS_SELECTOR,
+    FlexStartCapacity,
+    ReservationCapacity,
+    SpotCapacity,
+    priority_for,
+)
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.schemas import validate_custom
@@ -100,7 +105,7 @@ def test_deployment_waits_for_the_compute_class(prod: RenderedStack) -> None:
 
 
 def test_reservation_without_project_names_only_the_reservation() -> None:
-    priority = priority_for(ReservationSource(type="reservation", name="mine"), ["us-central1-b"], "default")
+    priority = priority_for(ReservationCapacity(name="mine"), ["us-central1-b"], "default")
     assert priority["reservations"] == {"affinity": "Specific", "specific": [{"name": "mine"}]}
     assert priority["gpu"]["driverVersion"] == "default"
 
@@ -108,9 +113,9 @@ def test_reservation_without_project_names_only_the_reservation() -> None:
 @pytest.mark.parametrize(
     ("source", "key"),
     [
-        (SpotSource(type="spot"), "spot"),
-        (FlexStartSource(type="flexStart"), "flexStart"),
-        (ReservationSource(type="reservation", name="r"), "reservations"),
+        (SpotCapacity(), "spot"),
+        (FlexStartCapacity(3600, 604800), "flexStart"),
+        (ReservationCapacity(name="r"), "reservations"),
     ],
 )
 def test_each_source_sets_only_its_own_provisioning(source: Any, key: str) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks import offline, render
-from stacks.config import StackConfig
-from stacks.loader import InvalidConfig, validate
+from stacks.config.model import StackConfig
+from stacks.load.loader import InvalidConfig, validate
+from stacks.offline import engine, render
 from tests.rendered import run_render_subprocess
 
 PROJECT = "gke-b200-serving"
@@ -102,10 +102,10 @@ def test_invalid_config_through_the_command_line(tmp_path: Path) -> None:
 def test_program_declares_nothing_for_an_invalid_config(tmp_path: Path) -> None:
     """The same check under the engine: the program raises RunError (the CLI shows only its
     message) before the first registration."""
-    settings = offline.load_stack_settings("invalid", stack_file(tmp_path, {"capacity": {"nodes": -1}}))
-    monitor = offline.RecordingMonitor(offline.OfflineMocks())
+    settings = engine.load_stack_settings("invalid", stack_file(tmp_path, {"capacity": {"nodes": -1}}))
+    monitor = engine.RecordingMonitor(engine.OfflineMocks())
     with pytest.raises(InvalidConfig, match=r"capacity\.nodes"):
-        offline.run_program(settings, monitor=monitor)
+        engine.run_program(settings, monitor=monitor)
     assert monitor.registrations == []
 
 
@@ -113,9 +113,9 @@ def test_derived_checks_run_in_the_program_too(tmp_path: Path) -> None:
     """`__main__.py` validates through the same loader under `pulumi up`: a contradicting extra flag
     stops the program before the first registration."""
     path = stack_file(tmp_path, {"engine": {"extraArgs": ["--port", "9000"]}})
-    monitor = offline.RecordingMonitor(offline.OfflineMocks())
+    monitor = engine.RecordingMonitor(engine.OfflineMocks())
     with pytest.raises(InvalidConfig, match=r"engine\.extraArgs\[0\]: '--port' sets --port"):
-        offline.run_program(offline.load_stack_settings("invalid", path), monitor=monitor)
+        engine.run_program(engine.load_stack_settings("invalid", path), monitor=monitor)
     assert monitor.registrations == []
 
 

@@ -26,7 +26,7 @@ from components.gateway import (
     curl_example,
     epp_name,
 )
-from stacks.loader import InvalidConfig, validate
+from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack, run_render
 from tests.schemas import is_custom, validate_custom, validate_manifest

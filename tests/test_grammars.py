@@ -6,8 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from stacks.checks import checkpoint_gib, flag_name
-from stacks.grammars import (
+from stacks.config.grammars import (
     hf_repo_problem,
     image_problem,
     mount_path_problem,
@@ -15,6 +14,7 @@ from stacks.grammars import (
     quantity_value,
     revision_problem,
 )
+from stacks.load.checks import checkpoint_gib, flag_name
 
 SHA = "sha256:" + "0123456789abcdef" * 4
 

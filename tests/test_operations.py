@@ -15,12 +15,12 @@ from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
 from components.crd_readiness import KUBECTL_IMAGE
 from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, MetricType, ServingQueries, known_series, series_names
 from components.monitoring import AlertThresholds, serving_alerts, serving_charts
-from stacks import render
-from stacks.config import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
-from stacks.loader import validate
-from stacks.offline import offline_project_number
+from stacks.config.model import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
+from stacks.load.loader import validate
+from stacks.offline import render
+from stacks.offline.engine import offline_project_number
+from stacks.offline.preview import preview
 from stacks.operations import surge_reaction
-from stacks.preview import preview
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
 from tests.variants import render_variant, stack_config, variant_config

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stacks import output, render
+from stacks.offline import output, render
 
 FILES = {"resources.json": "[]\n", "manifests/a.yaml": "a: 1\n", "plan.md": "# plan\n"}
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from stacks.capacity_report import write_chart
-from stacks.config import RoutingMode, StackConfig
-from stacks.loader import InvalidConfig, validate
-from stacks.planner import cost, expect, human_duration, plan, size, storage_of
+from stacks.capacity.planner import cost, expect, human_duration, plan, size, storage_of
+from stacks.capacity.report import write_chart
+from stacks.config.model import RoutingMode, StackConfig
+from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_config, stack_settings

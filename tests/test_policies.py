@@ -22,7 +22,7 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from policies import docs
 from policies.pack import PACK_NAME, POLICIES
-from policies.rules.security import token_candidates
+from policies.redaction import token_candidates
 from policies.runner import Violation, check_records
 from policies.runner import main as runner_main
 from tests.conftest import RenderStack

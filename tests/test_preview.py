@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.config import RoutingMode
-from stacks.output import MARKER
-from stacks.preview import Preview, changes_markdown, preview
-from stacks.preview import main as preview_main
+from stacks.config.model import RoutingMode
+from stacks.offline.output import MARKER
+from stacks.offline.preview import Preview, changes_markdown, preview
+from stacks.offline.preview import main as preview_main
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, STACK_FILES, RenderedStack, assert_same_files, run_main, run_render
 from tests.variants import PROJECT, stack_config
@@ -274,7 +274,7 @@ def test_cli_exit_status_and_files(tmp_path: Path) -> None:
     refused = write_render(tmp_path / "refused", changed(base_state(), "gke", "inputs.name", "c2"))
     assert run_main(preview_main, str(old), str(same)).returncode == 0
     assert json.loads((same / "changes.json").read_text())["summary"]["same"] == len(base_state())
-    outcome = run("stacks.preview", str(old), str(refused))
+    outcome = run("stacks.offline.preview", str(old), str(refused))
     assert outcome.returncode == 1
     assert "unable to replace protected" in outcome.stderr and "cluster.name" in outcome.stderr
     assert "4 replace" in outcome.stdout and (refused / "changes.md").is_file()

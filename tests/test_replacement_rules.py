@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from stacks.config import StackConfig
-from stacks.replacement_rules import (
+from stacks.config.model import StackConfig
+from stacks.offline.replacement_rules import (
     CONFIG_SOURCES,
     RULES,
     config_keys_for,

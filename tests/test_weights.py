@@ -14,9 +14,9 @@ from components.weights import (
     TOKEN_DIRECTORY,
     weights_id,
 )
-from stacks import offline
-from stacks.config import IMAGE_DIGEST
-from stacks.loader import InvalidConfig, validate
+from stacks.config.model import IMAGE_DIGEST
+from stacks.load.loader import InvalidConfig, validate
+from stacks.offline import engine
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_program
 from tests.schemas import validate_manifest
@@ -289,8 +289,8 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
     volume, claim, Job and snapshot (the engine deletes them), and the image and serving objects
     keep exactly the inputs of the first up (no replacement)."""
     image_name = dev.outputs["weightsImage"]
-    monitor = offline.RecordingMonitor(offline.OfflineMocks(existing_images=frozenset({image_name})))
-    result = run_program(offline.load_stack_settings("dev"), monitor=monitor)
+    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images=frozenset({image_name})))
+    result = run_program(engine.load_stack_settings("dev"), monitor=monitor)
     after = {
         (registration.type, registration.name): registration.inputs
         for registration in result.registrations
@@ -311,11 +311,11 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
             assert inputs == first_up[key]["inputs"], key
 
 
-class ComputeApiOff(offline.OfflineMocks):
+class ComputeApiOff(engine.OfflineMocks):
     """An empty project whose Compute Engine API this `up` has yet to enable: the image look-up fails."""
 
     def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        if args.token == offline.GET_IMAGES:
+        if args.token == engine.GET_IMAGES:
             return {}, [("project", "Compute Engine API has not been used in project my-llm-dev or it is disabled")]
         return super().call(args)
 
@@ -323,8 +323,8 @@ class ComputeApiOff(offline.OfflineMocks):
 def test_a_failed_image_look_up_declares_the_fill_path(dev: RenderedStack) -> None:
     """First `up` on an empty project: the look-up runs before the API is on; the program must still
     declare exactly what a successful look-up that found nothing declares, and say why."""
-    monitor = offline.RecordingMonitor(ComputeApiOff())
-    result = run_program(offline.load_stack_settings("dev"), monitor=monitor)
+    monitor = engine.RecordingMonitor(ComputeApiOff())
+    result = run_program(engine.load_stack_settings("dev"), monitor=monitor)
     declared = sorted((registration.type, registration.name) for registration in result.registrations)
     assert declared == sorted((record["type"], record["name"]) for record in dev.resources)
     assert any("cannot look up image" in line for line in result.logs)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.config import StackConfig
-from stacks.loader import validate
+from stacks.config.model import StackConfig
+from stacks.load.loader import validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
 

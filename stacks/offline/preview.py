@@ -38,8 +38,8 @@ from typing import Any
 
 from pulumi.runtime import mocks as pulumi_mocks
 
-from stacks import offline
-from stacks.replacement_rules import (
+from stacks.offline import engine
+from stacks.offline.replacement_rules import (
     Segment,
     config_keys_for,
     format_path,
@@ -257,7 +257,7 @@ def _replace_on_changes(path: str, replace_on_changes: list[str]) -> bool:
 def _mock_references(record: dict[str, Any]) -> set[str]:
     """Strings by which other inputs carry this resource's computed outputs in a render: the id and
     the outputs the offline mocks add (selfLink, cluster endpoint), all unknown while it is replaced."""
-    resource_id, state = offline.OfflineMocks().new_resource(
+    resource_id, state = engine.OfflineMocks().new_resource(
         pulumi_mocks.MockResourceArgs(record["type"], record["name"], record["inputs"], "", "", record["custom"])
     )
     computed = {
@@ -370,7 +370,7 @@ class _Planner:
                 path = format_path(segments)
                 derived = isinstance(value, str) and any(reference in value for reference in references)
                 # a provider's redacted inputs (kubeconfig) are built from what it depends on
-                derived |= record["type"].startswith("pulumi:providers:") and value == offline.REDACTED
+                derived |= record["type"].startswith("pulumi:providers:") and value == engine.REDACTED
                 if not derived or path in known or _ignored(path, record["options"].get("ignoreChanges") or []):
                     continue
                 replaces = rule is not None and rule.forces_replacement(path, value, Unknown(dependency))

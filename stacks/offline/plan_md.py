@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from stacks.config import RoutingMode, StackConfig
+from stacks.capacity.planner import CapacityPlan, plan, source_label
+from stacks.config.model import RoutingMode, StackConfig
+from stacks.load.to_args import serve_arguments
 from stacks.operations import plan_section as operations_section
-from stacks.planner import CapacityPlan, plan, source_label
-from stacks.program import serve_arguments
 
 CHART_FILE = "capacity.svg"
 

@@ -25,9 +25,9 @@ from pulumi.runtime import rpc
 from pulumi.runtime.settings import get_root_resource, reset_options
 from pulumi.runtime.sync_await import _sync_await
 
-from stacks import stackfile
+from stacks.load import stackfile
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SECRET_SIG = rpc._special_sig_key
 SECRET_MARK = rpc._special_secret_sig
 REDACTED = "[secret]"
@@ -55,7 +55,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
     """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
 
     Every problem in either file is an `InvalidConfig` (exit 2) naming file:line:column
-    (`stacks.stackfile`). `secure:` values cannot be decrypted offline; they become placeholders
+    (`stacks.load.stackfile`). `secure:` values cannot be decrypted offline; they become placeholders
     marked secret. The HF token, which a real stack holds as a `secure:` value, gets a placeholder
     when the file has none.
     """

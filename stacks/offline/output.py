@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-from policies.rules.security import token_candidates
+from policies.redaction import token_candidates
 
 MARKER = ".render-files.json"
 

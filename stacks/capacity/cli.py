@@ -16,15 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stacks import bench_result, offline
-from stacks.config import StackConfig
-from stacks.loader import InvalidConfig, raw_project_config, validate
-from stacks.planner import CapacityPlan, Expectation, human_duration, plan
+from components import bench_result
+from stacks.capacity.planner import CapacityPlan, Expectation, human_duration, plan
+from stacks.config.model import StackConfig
+from stacks.load.loader import InvalidConfig, raw_project_config, validate
+from stacks.offline import engine
 
 
 def load_config(stack: str, config_file: Path | None) -> StackConfig:
-    settings = offline.load_stack_settings(stack, config_file)
-    offline.apply_settings(settings)
+    settings = engine.load_stack_settings(stack, config_file)
+    engine.apply_settings(settings)
     return validate(raw_project_config(settings.project))
 
 

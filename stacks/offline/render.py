@@ -28,12 +28,12 @@ import yaml
 
 from policies.rules.security import NO_TOKEN_LITERAL
 from policies.runner import Violation, check_records, summary
-from stacks import offline, output
-from stacks.capacity_report import capacity_files
-from stacks.config import StackConfig
-from stacks.loader import InvalidConfig, raw_project_config, validate
-from stacks.plan import plan_markdown
-from stacks.preview import PreviewInputError, load_render, preview, preview_files, report_preview
+from stacks.capacity.report import capacity_files
+from stacks.config.model import StackConfig
+from stacks.load.loader import InvalidConfig, raw_project_config, validate
+from stacks.offline import engine, output
+from stacks.offline.plan_md import plan_markdown
+from stacks.offline.preview import PreviewInputError, load_render, preview, preview_files, report_preview
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 # libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
@@ -64,13 +64,13 @@ def redacted(value: Any) -> Any:
         return {key: redacted(item) for key, item in sorted(value.items())}
     if isinstance(value, (list, tuple)):
         return [redacted(item) for item in value]
-    return offline.REDACTED
+    return engine.REDACTED
 
 
 def plain(value: Any) -> Any:
     """Engine-shaped values to plain JSON: secrets redacted, integral floats as ints, keys sorted."""
     if isinstance(value, dict):
-        if value.get(offline.SECRET_SIG) == offline.SECRET_MARK:
+        if value.get(engine.SECRET_SIG) == engine.SECRET_MARK:
             return redacted(value.get("value"))
         return {key: plain(item) for key, item in sorted(value.items())}
     if isinstance(value, (list, tuple)):
@@ -84,7 +84,7 @@ def _name_of(urn: str) -> str:
     return urn.rsplit("::", 1)[-1]
 
 
-def resource_records(registrations: list[offline.Registration]) -> list[dict[str, Any]]:
+def resource_records(registrations: list[engine.Registration]) -> list[dict[str, Any]]:
     """One JSON object per declared resource, sorted by type and logical name."""
     names = {registration.urn: registration.name for registration in registrations}
     records = []
@@ -148,13 +148,13 @@ def render(
     stack: str, config_file: Path | None = None, out: Path | None = None, progress: Progress = quiet
 ) -> tuple[StackConfig, list[dict[str, Any]], Path, list[Violation]]:
     progress("loading config")
-    settings = offline.load_stack_settings(stack, config_file)
-    offline.apply_settings(settings)
+    settings = engine.load_stack_settings(stack, config_file)
+    engine.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
-    out_dir = out or offline.ROOT / "build" / stack
+    out_dir = out or engine.ROOT / "build" / stack
     output.check_out_dir(out_dir)
     progress("running the program")
-    result = offline.run_program(settings)
+    result = engine.run_program(settings)
     records = resource_records(result.registrations)
     progress(f"writing {sum(map(is_manifest, records))} manifests")
     manifests = manifest_texts(records)
@@ -184,7 +184,7 @@ def render(
     return config, records, out_dir, violations
 
 
-def secret_values(settings: offline.StackSettings) -> list[str]:
+def secret_values(settings: engine.StackSettings) -> list[str]:
     """The values of the stack's secret keys that are real (not offline placeholders)."""
     return [
         settings.config[key]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policies.rules.security import redact_tokens
+from policies.redaction import redact_tokens
 
 QUOTE_LIMIT = 40
 

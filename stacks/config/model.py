@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from stacks.grammars import (
+from components.hardware import B200_GPUS_PER_NODE
+from stacks.config.grammars import (
     hf_repo_problem,
     image_problem,
     mount_path_problem,
@@ -23,7 +24,7 @@ from stacks.grammars import (
     quantity_problem,
     revision_problem,
 )
-from stacks.quoting import quote
+from stacks.config.quoting import quote
 
 # Feature minimums (RECIPE section 3; GKE docs "About GKE Inference Gateway": InferencePool v1 from
 # 1.34.0-gke.1626000; "About custom compute classes": 1.30.3-gke.1451000).
@@ -34,9 +35,6 @@ INFERENCE_POOL_MIN_GKE_VERSION = "1.34.0-gke.1626000"
 # created (the provider sends it as initialClusterVersion), so it never names a retired patch.
 DEFAULT_MIN_MASTER_VERSION = "1.34"
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
-A4_MACHINE_TYPE = "a4-highgpu-8g"
-B200_ACCELERATOR = "nvidia-b200"
-B200_GPUS_PER_NODE = 8
 GKE_VERSION_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)-gke\.([0-9]+)$")
 GKE_MINOR_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)$")
 DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
@@ -927,7 +925,7 @@ class StackConfig(Model):
     @model_validator(mode="after")
     def _scaling_fits_capacity(self) -> StackConfig:
         if self.capacity.nodes is None and not (self.autoscaling.enabled and self.autoscaling.max_replicas is not None):
-            return self  # the node count comes from `target`, resolved later by stacks.loader
+            return self  # the node count comes from `target`, resolved later by stacks.load.loader
         most = self.max_replicas
         for entry in self.schedule.entries:
             if entry.replicas > most:
@@ -1039,7 +1037,7 @@ class StackConfig(Model):
 
     @property
     def nodes(self) -> int:
-        """The A4 node count; `stacks.loader` resolves a `target` to it before any resource is declared."""
+        """The A4 node count; `stacks.load.loader` resolves a `target` to it before any resource is declared."""
         if self.capacity.nodes is None:
             raise RuntimeError("capacity.nodes is unresolved: load the config through stacks.loader.validate")
         return self.capacity.nodes

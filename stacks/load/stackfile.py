@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from stacks.loader import InvalidConfig
-from stacks.quoting import quote
+from stacks.config.quoting import quote
+from stacks.load.loader import InvalidConfig
 
 MAX_FILE_BYTES = 256 * 1024
 # What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,

@@ -1,7 +1,7 @@
 """Capacity planner: expected throughput, latency and cost of a stack, and sizing from a goal.
 
 Pure Python (no cloud, no Pulumi): `render` writes its plan as `capacity.json` and a plan.md section,
-`plan STACK` prints it, `stacks.loader` uses `size()` to turn a `target` into `capacity.nodes`.
+`plan STACK` prints it, `stacks.load.loader` uses `size()` to turn a `target` into `capacity.nodes`.
 
 The model is the published measurements (RECIPE sections 1, 6, 8; write-up of March 2026, vLLM
 v0.18.0, InferenceMAX input 1024 / output 512 tokens, range ratio 0.5, unique prompts):
@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from stacks.config import (
-    B200_GPUS_PER_NODE,
+from components.hardware import B200_GPUS_PER_NODE
+from stacks.config.model import (
     BENCH_CONCURRENCY_PER_VCPU,
     MAX_NODES,
     CapacitySource,

@@ -25,9 +25,10 @@ from components.weights import (
     weights_fill_disk_name,
     weights_object_name,
 )
-from stacks.config import RoutingMode, StackConfig
-from stacks.grammars import quantity_value
-from stacks.quoting import quote
+from stacks.config.grammars import quantity_value
+from stacks.config.model import RoutingMode, StackConfig
+from stacks.config.quoting import quote
+from stacks.load.to_args import engine_flags, serve_arguments
 
 GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -233,16 +234,11 @@ def _is_number(token: str) -> bool:
 
 def stack_engine_args(config: StackConfig) -> list[str]:
     """The `vllm serve` arguments the program passes, without the user's `extraArgs`."""
-    # imported here: the composition imports this module through the loader
-    from stacks.program import serve_arguments
-
     return serve_arguments(config.model_copy(update={"engine": config.engine.model_copy(update={"extra_args": []})}))
 
 
 def stack_engine_env(config: StackConfig) -> dict[str, str]:
     """The engine environment the program sets, without the user's `extraEnv`."""
-    from stacks.program import engine_flags
-
     return engine_env(engine_flags(config.engine.model_copy(update={"extra_env": {}})))
 
 

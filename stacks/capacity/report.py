@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stacks.config import MAX_NODES, RoutingMode, StackConfig
-from stacks.plan import CHART_FILE
-from stacks.planner import SCALING, CapacityPlan, budget_pricing, cost, expect, plan, storage_of
+from stacks.capacity.planner import SCALING, CapacityPlan, budget_pricing, cost, expect, plan, storage_of
+from stacks.config.model import MAX_NODES, RoutingMode, StackConfig
+from stacks.offline.plan_md import CHART_FILE
 
 CAPACITY_FILE = "capacity.json"
 CHART_MIN_NODES = 16

@@ -13,12 +13,12 @@ import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from policies.rules.security import redact_tokens
-from stacks.checks import derived_problem
-from stacks.config import StackConfig
-from stacks.planner import SizingError, resolve
-from stacks.presets import apply_preset
-from stacks.quoting import quote
+from policies.redaction import redact_tokens
+from stacks.capacity.planner import SizingError, resolve
+from stacks.config.model import StackConfig
+from stacks.config.presets import apply_preset
+from stacks.config.quoting import quote
+from stacks.load.checks import derived_problem
 
 HF_TOKEN_KEY = "hfToken"
 ALLOWED_KEYS_SHOWN = 200

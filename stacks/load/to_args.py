@@ -1,0 +1,94 @@
+"""Config to component arguments: the one place where the stack's config groups become the typed Args
+the components own, so the composition, the derived checks and plan.md read the same values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from components.capacity import CapacitySource, FlexStartCapacity, ReservationCapacity, SpotCapacity
+from components.vllm import EngineFlags, Speculative, drain_seconds, engine_args, grace_seconds
+from components.weights import DownloaderArgs, local_model_path
+from stacks.config.model import (
+    CapacitySource as CapacitySourceConfig,
+)
+from stacks.config.model import (
+    DownloaderConfig,
+    EngineConfig,
+    FlexStartSource,
+    ReservationSource,
+    StackConfig,
+)
+
+
+def spot_capable(config: StackConfig) -> bool:
+    return any(source.type == "spot" for source in config.capacity.sources)
+
+
+def serve_arguments(config: StackConfig) -> list[str]:
+    """The `vllm serve` arguments the stack renders (for plan.md)."""
+    return engine_args(
+        engine_flags(config.engine),
+        local_model_path(config.weights.mount_path, config.weights.model),
+        config.served_model_name,
+        drain_seconds(grace_seconds(spot_capable(config))),
+    )
+
+
+def engine_flags(engine: EngineConfig) -> EngineFlags:
+    speculative = engine.speculative
+    return EngineFlags(
+        image=engine.image,
+        image_digest=engine.image_digest,
+        port=engine.port,
+        data_parallel_size=engine.data_parallel_size,
+        tensor_parallel_size=engine.tensor_parallel_size,
+        max_model_len=engine.max_model_len,
+        max_num_batched_tokens=engine.max_num_batched_tokens,
+        max_num_seqs=engine.max_num_seqs,
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        enable_prefix_caching=engine.enable_prefix_caching,
+        enable_chunked_prefill=engine.enable_chunked_prefill,
+        attention_backend=engine.attention_backend,
+        optimization_level=engine.optimization_level,
+        speculative=None
+        if speculative is None
+        else Speculative(speculative.method, speculative.num_speculative_tokens),
+        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
+        mamba_block_size=engine.mamba_block_size,
+        estimate_cudagraphs=engine.estimate_cudagraphs,
+        extra_args=tuple(engine.extra_args),
+        extra_env=dict(engine.extra_env),
+        cpu=engine.cpu,
+        memory=engine.memory,
+        ephemeral_storage=engine.ephemeral_storage,
+    )
+
+
+def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
+    return DownloaderArgs(
+        image=downloader.image,
+        machine_family=downloader.machine_family,
+        arch=downloader.arch,
+        cpu=downloader.cpu,
+        memory=downloader.memory,
+        retries=downloader.retries,
+    )
+
+
+def capacity_sources(sources: Sequence[CapacitySourceConfig]) -> list[CapacitySource]:
+    """The stack's capacity fallback order as the capacity component's own source types."""
+    result: list[CapacitySource] = []
+    for source in sources:
+        if isinstance(source, ReservationSource):
+            result.append(ReservationCapacity(name=source.name, project=source.project))
+        elif isinstance(source, FlexStartSource):
+            result.append(
+                FlexStartCapacity(
+                    node_recycling_lead_time_seconds=source.node_recycling_lead_time_seconds,
+                    max_run_duration_seconds=source.max_run_duration_seconds,
+                )
+            )
+        else:
+            result.append(SpotCapacity())
+    return result

@@ -20,15 +20,15 @@ from components.monitoring import (
 )
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
-from stacks.config.model import (
+from stacks.config.cron import WEEKDAYS
+from stacks.config.operations import (
     COLD_START_SECONDS,
     MODEL_LOAD_SECONDS,
     NODE_PROVISIONING_SECONDS,
-    WEEKDAYS,
     AutoscalingMetric,
-    RoutingMode,
-    StackConfig,
 )
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 
 SCHEDULE_NAME = "serving-schedule"
 CRON_WEEKDAY = {day: str((index + 1) % 7) for index, day in enumerate(WEEKDAYS)}

@@ -34,7 +34,9 @@ from components.vllm import (
 )
 from components.weights import ModelWeights, ModelWeightsArgs
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
-from stacks.config.model import BenchmarkTarget, RoutingMode, StackConfig
+from stacks.config.benchmark import BenchmarkTarget
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 from stacks.load import loader
 from stacks.load.to_args import capacity_sources, downloader_args, engine_flags, spot_capable
 from stacks.operations import build_operations

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.config.model import StackConfig
+from stacks.config.stack import StackConfig
 from stacks.load.loader import validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack

@@ -18,7 +18,7 @@ from typing import Any
 
 from components import bench_result
 from stacks.capacity.planner import CapacityPlan, Expectation, human_duration, plan
-from stacks.config.model import StackConfig
+from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine
 

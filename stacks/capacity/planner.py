@@ -23,16 +23,11 @@ from itertools import pairwise
 from typing import Any
 
 from components.hardware import B200_GPUS_PER_NODE
-from stacks.config.model import (
-    BENCH_CONCURRENCY_PER_VCPU,
-    MAX_NODES,
-    CapacitySource,
-    PricingConfig,
-    ReservationBilling,
-    RoutingMode,
-    StackConfig,
-    TargetConfig,
-)
+from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
+from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
+from stacks.config.pricing import PricingConfig, ReservationBilling
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 
 HOURS_PER_MONTH = 730
 FREE_TIER_CREDIT_PER_MONTH = 74.40

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from stacks.capacity.planner import SCALING, CapacityPlan, budget_pricing, cost, expect, plan, storage_of
-from stacks.config.model import MAX_NODES, RoutingMode, StackConfig
+from stacks.config.capacity import MAX_NODES
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 from stacks.offline.plan_md import CHART_FILE
 
 CAPACITY_FILE = "capacity.json"

@@ -26,8 +26,9 @@ from components.weights import (
     weights_object_name,
 )
 from stacks.config.grammars import quantity_value
-from stacks.config.model import RoutingMode, StackConfig
 from stacks.config.quoting import quote
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 from stacks.load.to_args import engine_flags, serve_arguments
 
 GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")

@@ -15,9 +15,9 @@ from pydantic.alias_generators import to_camel
 
 from policies.redaction import redact_tokens
 from stacks.capacity.planner import SizingError, resolve
-from stacks.config.model import StackConfig
 from stacks.config.presets import apply_preset
 from stacks.config.quoting import quote
+from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 
 HF_TOKEN_KEY = "hfToken"

@@ -8,16 +8,11 @@ from collections.abc import Sequence
 from components.capacity import CapacitySource, FlexStartCapacity, ReservationCapacity, SpotCapacity
 from components.vllm import EngineFlags, Speculative, drain_seconds, engine_args, grace_seconds
 from components.weights import DownloaderArgs, local_model_path
-from stacks.config.model import (
-    CapacitySource as CapacitySourceConfig,
-)
-from stacks.config.model import (
-    DownloaderConfig,
-    EngineConfig,
-    FlexStartSource,
-    ReservationSource,
-    StackConfig,
-)
+from stacks.config.capacity import CapacitySource as CapacitySourceConfig
+from stacks.config.capacity import FlexStartSource, ReservationSource
+from stacks.config.engine import EngineConfig
+from stacks.config.stack import StackConfig
+from stacks.config.weights import DownloaderConfig
 
 
 def spot_capable(config: StackConfig) -> bool:

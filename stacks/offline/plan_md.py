@@ -6,7 +6,8 @@ from collections import defaultdict
 from typing import Any
 
 from stacks.capacity.planner import CapacityPlan, plan, source_label
-from stacks.config.model import RoutingMode, StackConfig
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 from stacks.load.to_args import serve_arguments
 from stacks.operations import plan_section as operations_section
 

@@ -29,7 +29,7 @@ import yaml
 from policies.rules.security import NO_TOKEN_LITERAL
 from policies.runner import Violation, check_records, summary
 from stacks.capacity.report import capacity_files
-from stacks.config.model import StackConfig
+from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine, output
 from stacks.offline.plan_md import plan_markdown

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components.cluster import NODE_SERVICE_ACCOUNT_ROLE, kubeconfig_for, node_service_account_id
-from stacks.config.model import B200_MIN_GKE_VERSION, INFERENCE_POOL_MIN_GKE_VERSION, satisfies_gke_minimum
+from stacks.config.gke_versions import B200_MIN_GKE_VERSION, INFERENCE_POOL_MIN_GKE_VERSION, satisfies_gke_minimum
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack

@@ -15,7 +15,7 @@ from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
 from components.crd_readiness import KUBECTL_IMAGE
 from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, MetricType, ServingQueries, known_series, series_names
 from components.monitoring import AlertThresholds, serving_alerts, serving_charts
-from stacks.config.model import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
+from stacks.config.operations import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
 from stacks.load.loader import validate
 from stacks.offline import render
 from stacks.offline.engine import offline_project_number

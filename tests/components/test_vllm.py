@@ -18,7 +18,7 @@ from components.vllm import (
     engine_image,
     rollout_wait,
 )
-from stacks.config.model import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
+from stacks.config.engine import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
 from stacks.load.loader import InvalidConfig, validate
 from stacks.load.to_args import engine_flags
 from stacks.program import kubernetes_labels, serving_selector

@@ -14,7 +14,7 @@ from components.weights import (
     TOKEN_DIRECTORY,
     weights_id,
 )
-from stacks.config.model import IMAGE_DIGEST
+from stacks.config.weights import IMAGE_DIGEST
 from stacks.load.loader import InvalidConfig, validate
 from stacks.offline import engine
 from tests.conftest import RenderStack

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.config.model import StackConfig
+from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 from stacks.offline import engine, render
 from tests.rendered import run_render_subprocess

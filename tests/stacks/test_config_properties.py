@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from stacks.config.model import StackConfig
+from stacks.config.stack import StackConfig
 from tests.rendered import run_render
 
 NAMESPACE = "gke-b200-serving"

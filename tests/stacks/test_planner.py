@@ -10,7 +10,8 @@ import pytest
 
 from stacks.capacity.planner import cost, expect, human_duration, plan, size, storage_of
 from stacks.capacity.report import write_chart
-from stacks.config.model import RoutingMode, StackConfig
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack

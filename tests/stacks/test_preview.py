@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.config.model import RoutingMode
+from stacks.config.routing import RoutingMode
 from stacks.offline.output import MARKER
 from stacks.offline.preview import Preview, changes_markdown, preview
 from stacks.offline.preview import main as preview_main

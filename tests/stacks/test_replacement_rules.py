@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stacks.config.model import StackConfig
+from stacks.config.stack import StackConfig
 from stacks.offline.replacement_rules import (
     CONFIG_SOURCES,
     RULES,

@@ -1,0 +1,57 @@
+"""The base every config model shares (camelCase keys, no unknown keys, no coercion) and shared value types."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from stacks.config.grammars import (
+    image_problem,
+    quantity_problem,
+)
+from stacks.config.quoting import quote
+
+DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+EXTRA_ARGS_MAX = 64
+EXTRA_VALUE_MAX = 1024
+
+
+def checked(problem: str, value: str) -> str:
+    if problem:
+        raise ValueError(f"{quote(value)} {problem}")
+    return value
+
+
+def checked_image(value: str) -> str:
+    return checked(image_problem(value), value)
+
+
+def checked_quantity(value: str) -> str:
+    return checked(quantity_problem(value), value)
+
+
+def checked_printable(value: str) -> str:
+    if any(not char.isprintable() for char in value):
+        raise ValueError(f"{quote(value)} contains control characters; allowed: printable text")
+    if len(value) > EXTRA_VALUE_MAX:
+        raise ValueError(f"is longer than {EXTRA_VALUE_MAX} characters")
+    return value
+
+
+Image = Annotated[str, AfterValidator(checked_image)]
+Quantity = Annotated[str, AfterValidator(checked_quantity)]
+
+
+class ConfigModel(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        use_enum_values=False,
+        # no coercion: `nodes: true` or `nodes: "12"` is not 12; no infinities or NaN
+        strict=True,
+        allow_inf_nan=False,
+    )

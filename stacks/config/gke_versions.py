@@ -1,0 +1,39 @@
+"""GKE version strings: the feature minimums the stack relies on and how versions compare."""
+
+from __future__ import annotations
+
+import re
+
+from stacks.config.quoting import quote
+
+# Feature minimums (RECIPE section 3; GKE docs "About GKE Inference Gateway": InferencePool v1 from
+# 1.34.0-gke.1626000; "About custom compute classes": 1.30.3-gke.1451000).
+B200_MIN_GKE_VERSION = "1.32.2-gke.1422000"
+COMPUTE_CLASS_MIN_GKE_VERSION = "1.30.3-gke.1451000"
+INFERENCE_POOL_MIN_GKE_VERSION = "1.34.0-gke.1626000"
+# A minor-version floor: GKE resolves it to a patch its release channel offers when the cluster is
+# created (the provider sends it as initialClusterVersion), so it never names a retired patch.
+DEFAULT_MIN_MASTER_VERSION = "1.34"
+GKE_VERSION_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)-gke\.([0-9]+)$")
+GKE_MINOR_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)$")
+
+
+def gke_version_key(version: str) -> tuple[int, ...]:
+    match = GKE_VERSION_PATTERN.match(version)
+    if not match:
+        raise ValueError(f"{quote(version)} is not a GKE version like {B200_MIN_GKE_VERSION}")
+    return tuple(int(part) for part in match.groups())
+
+
+def satisfies_gke_minimum(floor: str, minimum: str) -> bool:
+    """Whether every version a `minMasterVersion` floor can give the cluster is at least `minimum`.
+
+    A full version compares patch by patch. A minor floor (`1.34`) resolves to a patch of that minor
+    the channel offers at creation: it meets a minimum of an older minor, and of the same minor too,
+    because a channel only offers a minor's patches from the one it was promoted with on (the
+    minimums here are each feature's first patch, older than any patch a channel still offers).
+    """
+    minor = GKE_MINOR_PATTERN.match(floor)
+    if minor:
+        return tuple(int(part) for part in minor.groups()) >= gke_version_key(minimum)[:2]
+    return gke_version_key(floor) >= gke_version_key(minimum)

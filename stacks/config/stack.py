@@ -1,0 +1,208 @@
+"""The whole stack's config: the groups, the environment and the checks that span groups."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field, field_validator, model_validator
+
+from stacks.config.base import ConfigModel, checked
+from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
+from stacks.config.capacity import CapacityConfig, TargetConfig
+from stacks.config.cluster import ClusterConfig
+from stacks.config.engine import EngineConfig, WorkloadConfig
+from stacks.config.gke_versions import INFERENCE_POOL_MIN_GKE_VERSION, satisfies_gke_minimum
+from stacks.config.grammars import (
+    project_id_problem,
+)
+from stacks.config.operations import AutoscalingConfig, MonitoringConfig, ScheduleConfig
+from stacks.config.pricing import PricingConfig
+from stacks.config.routing import RoutingConfig, RoutingMode
+from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
+
+
+class Environment(StrEnum):
+    dev = "dev"
+    staging = "staging"
+    prod = "prod"
+
+
+class StackConfig(ConfigModel):
+    environment: Environment
+    project: str
+    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")] = "us-central1"
+    zones: Annotated[list[str], Field(min_length=1, max_length=4)] = ["us-central1-b"]
+    cluster: ClusterConfig = ClusterConfig()
+    capacity: CapacityConfig = CapacityConfig()
+    weights: WeightsConfig = WeightsConfig()
+    engine: EngineConfig = EngineConfig()
+    workload: WorkloadConfig = WorkloadConfig()
+    routing: RoutingConfig = RoutingConfig()
+    pricing: PricingConfig = PricingConfig()
+    target: TargetConfig | None = None
+    benchmark: BenchmarkConfig = BenchmarkConfig()
+    autoscaling: AutoscalingConfig = AutoscalingConfig()
+    schedule: ScheduleConfig = ScheduleConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
+
+    @model_validator(mode="after")
+    def _scaling_fits_capacity(self) -> StackConfig:
+        if self.capacity.nodes is None and not (self.autoscaling.enabled and self.autoscaling.max_replicas is not None):
+            return self  # the node count comes from `target`, resolved later by stacks.load.loader
+        most = self.max_replicas
+        for entry in self.schedule.entries:
+            if entry.replicas > most:
+                raise ValueError(
+                    f"schedule.entries: '{entry.name}' asks for {entry.replicas} pods; "
+                    f"at most {most} (the replica ceiling)"
+                )
+        hours = self.schedule.business_hours
+        if hours is not None and hours.replicas is not None and hours.replicas > most:
+            raise ValueError(f"schedule.businessHours.replicas {hours.replicas} is above the replica ceiling {most}")
+        if self.autoscaling.enabled and self.autoscaling.min_replicas > most:
+            raise ValueError(f"autoscaling.minReplicas {self.autoscaling.min_replicas} is above maxReplicas {most}")
+        return self
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, value: str) -> str:
+        return checked(project_id_problem(value), value)
+
+    @model_validator(mode="after")
+    def _zones_in_region(self) -> StackConfig:
+        for zone in self.zones:
+            if not re.fullmatch(rf"{re.escape(self.region)}-[a-z]", zone):
+                raise ValueError(
+                    f"zones: '{zone}' is not in region {self.region}; allowed: zones named {self.region}-<letter>"
+                )
+        if len(set(self.zones)) != len(self.zones):
+            raise ValueError("zones: a zone is listed twice; list each zone once")
+        return self
+
+    @model_validator(mode="after")
+    def _proxy_subnet_outside_cluster_ranges(self) -> StackConfig:
+        if self.routing.mode is not RoutingMode.gateway:
+            return self
+        proxy = ipaddress.IPv4Network(self.routing.gateway.proxy_subnet_cidr)
+        network = self.cluster.network
+        for key, cidr in (
+            ("subnetCidr", network.subnet_cidr),
+            ("podsCidr", network.pods_cidr),
+            ("servicesCidr", network.services_cidr),
+        ):
+            if proxy.overlaps(ipaddress.IPv4Network(cidr)):
+                raise ValueError(
+                    f"routing.gateway.proxySubnetCidr {proxy} overlaps cluster.network.{key} {cidr}; "
+                    "the proxy-only subnet needs its own range in the VPC"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _gateway_needs_inference_pool_crd(self) -> StackConfig:
+        if self.routing.mode is RoutingMode.gateway and not satisfies_gke_minimum(
+            self.cluster.min_master_version, INFERENCE_POOL_MIN_GKE_VERSION
+        ):
+            raise ValueError(
+                "cluster.minMasterVersion: routing.mode gateway needs GKE "
+                f">= {INFERENCE_POOL_MIN_GKE_VERSION} (InferencePool v1 CRD)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _prod_pins_what_it_runs(self) -> StackConfig:
+        if self.environment is not Environment.prod:
+            return self
+        if not self.weights.pinned:
+            raise ValueError(
+                f"weights.revision: '{self.weights.revision}' can move; prod needs an immutable 40-hex commit id "
+                f"(git ls-remote https://huggingface.co/{self.weights.model} main)"
+            )
+        if self.engine.image_digest is None:
+            raise ValueError(
+                "engine.imageDigest: prod pins the engine image by digest; "
+                f"allowed: sha256:<64 hex> of {self.engine.image}"
+            )
+        if not IMAGE_DIGEST.search(self.weights.downloader.image):
+            raise ValueError(
+                "weights.downloader.image: prod pins the downloader image by digest; allowed: NAME:TAG@sha256:<64 hex>"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _nodes_or_target(self) -> StackConfig:
+        if self.capacity.nodes is not None and self.target is not None:
+            raise ValueError(
+                "capacity.nodes and target are mutually exclusive: give a node count or a goal to size from, not both"
+            )
+        if self.capacity.nodes is None and self.target is None:
+            raise ValueError("capacity.nodes: required key is missing; give capacity.nodes or a target to size from")
+        return self
+
+    @model_validator(mode="after")
+    def _benchmark_endpoint(self) -> StackConfig:
+        benchmark = self.benchmark
+        if not benchmark.enabled:
+            return self
+        if self.benchmark_target is BenchmarkTarget.service and self.routing.mode is RoutingMode.gateway:
+            raise ValueError(
+                "benchmark.target: 'service' needs routing.mode clusterip (gateway mode declares no ClusterIP "
+                "Service); allowed here: gateway"
+            )
+        if self.benchmark_target is BenchmarkTarget.gateway:
+            if self.routing.mode is not RoutingMode.gateway:
+                raise ValueError("benchmark.target: 'gateway' needs routing.mode gateway; allowed here: service")
+            if benchmark.gateway_address is None:
+                raise ValueError(
+                    "benchmark.gatewayAddress: required when the benchmark targets the Gateway; after the first "
+                    "`pulumi up` read it with the gatewayAddressCommand output"
+                )
+        return self
+
+    @property
+    def nodes(self) -> int:
+        """The A4 node count; `stacks.load.loader` resolves a `target` to it before any resource is declared."""
+        if self.capacity.nodes is None:
+            raise RuntimeError("capacity.nodes is unresolved: load the config through stacks.loader.validate")
+        return self.capacity.nodes
+
+    @property
+    def benchmark_target(self) -> BenchmarkTarget:
+        if self.benchmark.target is not None:
+            return self.benchmark.target
+        return BenchmarkTarget.gateway if self.routing.mode is RoutingMode.gateway else BenchmarkTarget.service
+
+    @property
+    def protected(self) -> bool:
+        """Deletion protection for the cluster (weights may override it separately)."""
+        if self.cluster.deletion_protection is not None:
+            return self.cluster.deletion_protection
+        return self.environment is Environment.prod
+
+    @property
+    def weights_protected(self) -> bool:
+        if self.weights.protect is not None:
+            return self.weights.protect
+        return self.environment is Environment.prod
+
+    @property
+    def served_model_name(self) -> str:
+        return self.engine.served_model_name or self.weights.model
+
+    @property
+    def max_replicas(self) -> int:
+        """The replica ceiling: autoscaling.maxReplicas, else the capacity plan's node count."""
+        if self.autoscaling.enabled and self.autoscaling.max_replicas is not None:
+            return self.autoscaling.max_replicas
+        return self.nodes
+
+    @property
+    def initial_replicas(self) -> int:
+        """The Deployment's replicas at creation (afterwards the autoscaler or the schedule owns them)."""
+        return self.autoscaling.min_replicas if self.autoscaling.enabled else self.nodes
+
+    @property
+    def replicas_managed_elsewhere(self) -> bool:
+        return self.autoscaling.enabled or self.schedule.enabled

@@ -36,8 +36,8 @@ Terraform management without updating or deleting the resource in the API", pulu
 them from the stack without deleting them (the engine never refuses, unlike `protect` or
 `PREVENT`), and the serving revision's data survives any Pulumi operation. Old revisions are then
 cleaned up by hand: `gcloud compute disks list --filter=labels.weights=<old id>` and
-`gcloud compute images list --filter=labels.weights=<old id>`, then `delete` (README, "The weights
-path"). Without protection they are deleted with the stack.
+`gcloud compute images list --filter=labels.weights=<old id>`, then `delete` (docs/weights.md).
+Without protection they are deleted with the stack.
 """
 
 from __future__ import annotations

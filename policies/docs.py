@@ -1,6 +1,6 @@
-"""`python -m policies.docs [--check]`: the README's list of rules, generated from the pack.
+"""`python -m policies.docs [--check]`: the list of rules in docs/policies.md, generated from the pack.
 
-Rewrites the block between the policies markers in README.md; `--check` only reports (exit 1)
+Rewrites the block between the policies markers in docs/policies.md; `--check` only reports (exit 1)
 when the block differs from the pack.
 """
 
@@ -17,7 +17,7 @@ from pulumi_policy import ResourceValidationPolicy
 
 from policies.pack import PACK_NAME, POLICIES
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+RULES_PAGE = Path(__file__).resolve().parent.parent / "docs" / "policies.md"
 BEGIN = "<!-- policies:begin -->"
 END = "<!-- policies:end -->"
 
@@ -56,22 +56,22 @@ def with_rules(readme: str, policies: Sequence[Any] = POLICIES) -> str:
     head, begin, rest = readme.partition(BEGIN)
     _, end, tail = rest.partition(END)
     if not begin or not end:
-        raise ValueError(f"README.md lacks the {BEGIN} / {END} markers")
+        raise ValueError(f"docs/policies.md lacks the {BEGIN} / {END} markers")
     return f"{head}{BEGIN}\n{rules_markdown(policies)}\n{END}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m policies.docs", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when README.md is out of date, write nothing")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the page is out of date, write nothing")
     args = parser.parse_args(argv)
-    current = README.read_text()
+    current = RULES_PAGE.read_text()
     expected = with_rules(current)
     if expected == current:
         return 0
     if args.check:
-        print("README.md policy list is out of date: run `python -m policies.docs`", file=sys.stderr)
+        print("docs/policies.md policy list is out of date: run `python -m policies.docs`", file=sys.stderr)
         return 1
-    README.write_text(expected)
+    RULES_PAGE.write_text(expected)
     return 0
 
 

@@ -10,7 +10,7 @@ from pydantic import Field
 from stacks.config.base import ConfigModel
 
 # Prices in USD. Each default names where it comes from and when; "derived" and "estimate" mark
-# figures that could not be verified at a price list from here (README "Capacity and cost").
+# figures that could not be verified at a price list from here (docs/capacity.md).
 PUBLISHED_SPOT_PER_NODE_HOUR = 32.61  # write-up (March 2026), RECIPE section 9: a4-highgpu-8g Spot VM
 PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR = 88.93  # write-up (March 2026), RECIPE section 9: 1-year commitment
 # Derived, not verified: the 1-year price over (1 - 37%), the resource-based 1-year CUD rate of

@@ -1,4 +1,4 @@
-"""The commands a user types: the README's commands exist as written, `make` does what it says."""
+"""The commands a user types: the commands of the README and docs/ exist as written, `make` does what it says."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ SHELL_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 
 
 def readme_commands() -> list[str]:
-    """Every command in the README's bash blocks, comments dropped, `a && b` split in two."""
-    text = (ROOT / "README.md").read_text()
+    """Every command in the bash blocks of the README and docs/, comments dropped, `a && b` split in two."""
+    text = "".join(path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         for line in block.splitlines():

@@ -1,5 +1,5 @@
 """The policy pack: every rule on its fixtures, on the real stacks and on mutated renders, the
-offline runner against the SDK's own policy server, the README list and the pack's files."""
+offline runner against the SDK's own policy server (the pack's files: test_pack_files.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from google.protobuf import empty_pb2, json_format, struct_pb2  # type: ignore[i
 from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from policies import docs
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
 from policies.runner import Violation, check_records
@@ -588,36 +586,3 @@ def test_engine_server_lists_the_pack(analyzer: Any) -> None:
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == PACK_NAME
     assert [policy.name for policy in info.policies] == [policy.name for policy in POLICIES]
-
-
-# ---------------------------------------------------------------- files around the pack
-
-
-def test_docs_list_every_rule() -> None:
-    readme = (ROOT / "docs" / "policies.md").read_text()
-    assert docs.with_rules(readme) == readme, "run `python -m policies.docs`"
-    for policy in POLICIES:
-        assert f"| {policy.name} | {policy.enforcement_level.value} |" in readme
-
-
-def test_pack_files_pin_the_locked_versions() -> None:
-    locked = {
-        package["name"]: package["version"] for package in tomllib.loads((ROOT / "uv.lock").read_text())["package"]
-    }
-    requirements = (ROOT / "policies" / "requirements.txt").read_text().split()
-    assert requirements == [f"pulumi=={locked['pulumi']}", f"pulumi-policy=={locked['pulumi-policy']}"]
-    project = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())
-    assert project["runtime"]["name"] == "python"
-
-
-def test_preview_workflow_runs_the_pack_on_pull_requests() -> None:
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
-    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as True
-    assert workflow["permissions"]["id-token"] == "write"
-    steps = workflow["jobs"]["preview"]["steps"]
-    uses = {step.get("uses", "").split("@")[0]: step for step in steps}
-    assert re.fullmatch(r"pulumi/actions@v\d+", uses["pulumi/actions"]["uses"])
-    assert uses["pulumi/actions"]["with"]["policyPacks"] == "policies"
-    assert {"workload_identity_provider", "service_account"} <= set(uses["google-github-actions/auth"]["with"])
-    assert {"actions/setup-python", "astral-sh/setup-uv"} <= set(uses)
-    assert "matrix" in workflow["jobs"]["preview"]["strategy"]

@@ -1,0 +1,42 @@
+"""The files around the policy pack: the generated rule list, the pack's pins, the pull-request workflow."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+
+from policies import docs
+from policies.pack import POLICIES
+from tests.rendered import ROOT
+
+
+def test_docs_list_every_rule() -> None:
+    readme = (ROOT / "docs" / "policies.md").read_text()
+    assert docs.with_rules(readme) == readme, "run `python -m policies.docs`"
+    for policy in POLICIES:
+        assert f"| {policy.name} | {policy.enforcement_level.value} |" in readme
+
+
+def test_pack_files_pin_the_locked_versions() -> None:
+    locked = {
+        package["name"]: package["version"] for package in tomllib.loads((ROOT / "uv.lock").read_text())["package"]
+    }
+    requirements = (ROOT / "policies" / "requirements.txt").read_text().split()
+    assert requirements == [f"pulumi=={locked['pulumi']}", f"pulumi-policy=={locked['pulumi-policy']}"]
+    project = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())
+    assert project["runtime"]["name"] == "python"
+
+
+def test_preview_workflow_runs_the_pack_on_pull_requests() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "preview.yml").read_text())
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as True
+    assert workflow["permissions"]["id-token"] == "write"
+    steps = workflow["jobs"]["preview"]["steps"]
+    uses = {step.get("uses", "").split("@")[0]: step for step in steps}
+    assert re.fullmatch(r"pulumi/actions@v\d+", uses["pulumi/actions"]["uses"])
+    assert uses["pulumi/actions"]["with"]["policyPacks"] == "policies"
+    assert {"workload_identity_provider", "service_account"} <= set(uses["google-github-actions/auth"]["with"])
+    assert {"actions/setup-python", "astral-sh/setup-uv"} <= set(uses)
+    assert "matrix" in workflow["jobs"]["preview"]["strategy"]

@@ -1,1 +1,1 @@
-"""The capacity model: expected throughput, latency and cost, goal sizing, its report and the `plan` command."""
+"""The capacity model: expected throughput, latency and cost, goal sizing, and its report and chart."""

@@ -16,7 +16,8 @@ from stacks.capacity.planner import SCALING, CapacityPlan, budget_pricing, cost,
 from stacks.config.capacity import MAX_NODES
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
-from stacks.offline.plan_md import CHART_FILE
+
+CHART_FILE = "capacity.svg"
 
 CAPACITY_FILE = "capacity.json"
 CHART_MIN_NODES = 16

@@ -1,1 +1,1 @@
-"""The program run without the Pulumi engine: mocks, render, written outputs, plan.md and the preview."""
+"""The offline commands: the program under the SDK mocks, render, preview, plan, bench-compare and their files."""

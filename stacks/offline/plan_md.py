@@ -6,12 +6,11 @@ from collections import defaultdict
 from typing import Any
 
 from stacks.capacity.planner import CapacityPlan, plan, source_label
+from stacks.capacity.report import CHART_FILE
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.to_args import serve_arguments
 from stacks.operations import plan_section as operations_section
-
-CHART_FILE = "capacity.svg"
 
 
 def _control_plane_label(config: StackConfig) -> str:

@@ -18,13 +18,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.hardening import non_root_pod_context, restricted_container_context
+from components.hardware import B200_GPUS_PER_NODE
 
 CONTAINER_NAME = "vllm"
 PORT_NAME = "http"
 HEALTH_PATH = "/health"
 METRICS_PATH = "/metrics"
 NODE_ZONE_KEY = "topology.kubernetes.io/zone"
-GPUS_PER_POD = 8
 
 # Shutdown: Kubernetes removes the pod from the Service endpoints at the same time as it runs the
 # preStop hook, so the hook only waits for that removal to reach the proxies; then SIGTERM starts
@@ -284,7 +284,7 @@ class VllmEngine(pulumi.ComponentResource):
         engine = args.engine
         grace = grace_seconds(args.spot_capable)
         compute = {"cpu": engine.cpu, "memory": engine.memory, "ephemeral-storage": engine.ephemeral_storage}
-        gpus = {"nvidia.com/gpu": str(GPUS_PER_POD)}
+        gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE)}
         health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PORT_NAME)
         return k8s.core.v1.PodSpecArgs(
             node_selector=args.node_selector,

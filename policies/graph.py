@@ -25,6 +25,8 @@ from policies.values import as_list, as_mapping, as_text, dig
 
 B200 = "nvidia-b200"
 A4_MACHINE_TYPE = "a4-highgpu-8g"
+# components/hardware.py B200_GPUS_PER_NODE: the policy pack may not import components/ (it checks
+# what they declare), so it keeps its own copy of this platform fact.
 B200_GPUS_PER_POD = 8
 COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 DISK_TYPE = "gcp:compute/disk:Disk"

@@ -17,7 +17,7 @@ from pulumi_policy import (
 from policies.graph import B200, compute_classes, pod_gpu_types, pod_templates
 from policies.settings import Setting, config_schema
 from policies.values import as_number, number_text
-from policies.vllm import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_SEQS, VllmServer, vllm_servers
+from policies.vllm_command import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_SEQS, VllmServer, vllm_servers
 
 CONCURRENCY_ANNOTATION = "llm-serving/concurrency-per-pod"
 MAX_REQUEST_TOKENS_ANNOTATION = "llm-serving/max-request-tokens"

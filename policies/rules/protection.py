@@ -6,7 +6,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from policies.graph import CLUSTER_TYPE, ENVIRONMENT_LABEL, environments, pod_templates, weights_links
 from policies.settings import Setting, config_schema
-from policies.vllm import vllm_servers
+from policies.vllm_command import vllm_servers
 
 # pulumi-gcp's deletion policies that keep a disk when Pulumi deletes it (ABANDON drops it from the
 # stack and leaves it in the project; PREVENT fails the deletion).

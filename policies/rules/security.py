@@ -11,7 +11,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 from policies.redaction import token_candidates
 from policies.settings import Setting, config_schema
 from policies.values import as_mapping, known_strings
-from policies.vllm import vllm_servers
+from policies.vllm_command import vllm_servers
 
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 

@@ -18,7 +18,7 @@ from pulumi_policy import (
 from policies.graph import claim_named, class_zones, compute_classes, pod_templates, weights_links
 from policies.kubernetes import PodTemplate, pod_template
 from policies.values import as_list, as_mapping, as_number, as_text, dig, number_text
-from policies.vllm import vllm_servers
+from policies.vllm_command import vllm_servers
 
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 REVISION_ANNOTATION = "llm-serving/model-revision"

@@ -13,7 +13,6 @@ from stacks.config.grammars import (
 )
 from stacks.config.quoting import quote
 
-DNS_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 EXTRA_ARGS_MAX = 64
 EXTRA_VALUE_MAX = 1024
 

@@ -7,10 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from stacks.config.base import DNS_LABEL, ConfigModel, checked
-from stacks.config.grammars import (
-    project_id_problem,
-)
+from stacks.config.base import ConfigModel, checked
+from stacks.config.grammars import DNS_1035_LABEL, project_id_problem
 from stacks.config.quoting import quote
 
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
@@ -44,7 +42,7 @@ class FlexStartSource(ConfigModel):
 
 class ReservationSource(ConfigModel):
     type: Literal["reservation"]
-    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")]
+    name: Annotated[str, Field(pattern=DNS_1035_LABEL)]
     project: str | None = Field(default=None, description="Owner project of a shared reservation.")
 
     @field_validator("project")
@@ -66,7 +64,9 @@ class CapacityConfig(ConfigModel):
         FlexStartSource(type="flexStart"),
         SpotSource(type="spot"),
     ]
-    compute_class_name: Annotated[str, Field(pattern=DNS_LABEL)] = "b200-serving"
+    # A ComputeClass is a Kubernetes object (an RFC 1123 name would do); GKE's own rules for the class
+    # name beyond "not gke* or autopilot*" were not found, so the stricter RFC 1035 label is kept.
+    compute_class_name: Annotated[str, Field(pattern=DNS_1035_LABEL)] = "b200-serving"
     gpu_driver_version: GpuDriverVersion = GpuDriverVersion.latest
 
     @field_validator("compute_class_name")

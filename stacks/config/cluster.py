@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from stacks.config.base import DNS_LABEL, ConfigModel
+from stacks.config.base import ConfigModel
 from stacks.config.gke_versions import (
     B200_MIN_GKE_VERSION,
     COMPUTE_CLASS_MIN_GKE_VERSION,
@@ -18,6 +18,7 @@ from stacks.config.gke_versions import (
     INFERENCE_POOL_MIN_GKE_VERSION,
     satisfies_gke_minimum,
 )
+from stacks.config.grammars import DNS_1123_LABEL
 from stacks.config.quoting import quote
 
 
@@ -90,7 +91,7 @@ class ClusterConfig(ConfigModel):
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."
     )
-    namespace: Annotated[str, Field(pattern=DNS_LABEL)] = "llm-serving"
+    namespace: Annotated[str, Field(pattern=DNS_1123_LABEL)] = "llm-serving"
     network: NetworkConfig = NetworkConfig()
     private_nodes: bool = Field(
         default=True,

@@ -8,7 +8,8 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from stacks.config.base import DNS_LABEL, ConfigModel, Quantity
+from stacks.config.base import ConfigModel, Quantity
+from stacks.config.grammars import DNS_1035_LABEL
 from stacks.config.quoting import quote
 
 PROXY_SUBNET_REFERENCE = (
@@ -68,7 +69,7 @@ class GatewayConfig(ConfigModel):
 
 class RoutingConfig(ConfigModel):
     mode: RoutingMode = RoutingMode.clusterip
-    service_name: Annotated[str, Field(pattern=DNS_LABEL)] = "qwen-serving"
+    service_name: Annotated[str, Field(pattern=DNS_1035_LABEL)] = "qwen-serving"
     gateway: GatewayConfig = GatewayConfig()
 
     @field_validator("service_name")

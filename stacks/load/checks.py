@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from components.benchmark import benchmark_job_name
-from components.cluster import nat_name, network_name, node_service_account_id, router_name, subnet_name
+from components.cluster import (
+    SERVICE_ACCOUNT_ID_MAX,
+    nat_name,
+    network_name,
+    node_service_account_id,
+    router_name,
+    subnet_name,
+)
 from components.crd_readiness import platform_crds_job_name
 from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
 from components.vllm import CACHE_ROOT, TMP_DIR, engine_env
@@ -25,19 +32,20 @@ from components.weights import (
     weights_fill_disk_name,
     weights_object_name,
 )
-from stacks.config.grammars import quantity_value
+from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.to_args import engine_flags, serve_arguments
 
-GCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# Compute Engine names and Kubernetes Services: RFC 1035 labels; Jobs and volumes: RFC 1123 labels
+# (stacks/config/grammars.py says where each rule comes from).
+GCE_NAME = re.compile(DNS_1035_LABEL)
 GCE_NAME_MAX = 63
-DNS_LABEL_MAX = 63
+SERVICE_NAME = re.compile(DNS_1035_LABEL)
+OBJECT_NAME = re.compile(DNS_1123_LABEL)
 # IAM: a service account id is 6-30 lower-case letters, digits and hyphens, a letter first.
-SERVICE_ACCOUNT_ID = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
-SERVICE_ACCOUNT_ID_MAX = 30
+SERVICE_ACCOUNT_ID = re.compile(rf"^[a-z][-a-z0-9]{{4,{SERVICE_ACCOUNT_ID_MAX - 2}}}[a-z0-9]$")
 
 # --- vLLM flags -------------------------------------------------------------------------------
 # vllm@v0.19.0 vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args: underscores in a
@@ -173,21 +181,25 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
             GCE_NAME,
             "cluster.name",
         ),
-        DerivedName("weights volume", weights_object_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
-        DerivedName("download Job", download_job_name(model, revision), DNS_LABEL_MAX, DNS_LABEL, "weights"),
-        DerivedName("serving Deployment and Service", config.routing.service_name, DNS_LABEL_MAX, DNS_LABEL, "routing"),
+        DerivedName("weights volume", weights_object_name(model, revision), DNS_LABEL_MAX, OBJECT_NAME, "weights"),
+        DerivedName("download Job", download_job_name(model, revision), DNS_LABEL_MAX, OBJECT_NAME, "weights"),
+        DerivedName(
+            "serving Deployment and Service", config.routing.service_name, DNS_LABEL_MAX, SERVICE_NAME, "routing"
+        ),
     ]
     if config.benchmark.enabled:
         names.append(
             DerivedName(
-                "benchmark Job", benchmark_job_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"
+                "benchmark Job", benchmark_job_name(config.routing.service_name), DNS_LABEL_MAX, OBJECT_NAME, "routing"
             )
         )
     if config.routing.mode is RoutingMode.gateway:
         names += [
             DerivedName("firewall rule", firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
             DerivedName("firewall rule", epp_firewall_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-            DerivedName("endpoint picker", epp_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"),
+            DerivedName(
+                "endpoint picker", epp_name(config.routing.service_name), DNS_LABEL_MAX, SERVICE_NAME, "routing"
+            ),
         ]
         if config.routing.gateway.existing_proxy_subnet is None:
             names.append(
@@ -195,7 +207,7 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
             )
     names.append(
         DerivedName(
-            "CRD wait Job", platform_crds_job_name(config.routing.service_name), DNS_LABEL_MAX, DNS_LABEL, "routing"
+            "CRD wait Job", platform_crds_job_name(config.routing.service_name), DNS_LABEL_MAX, OBJECT_NAME, "routing"
         )
     )
     return names

@@ -38,6 +38,9 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         "routing.mode: Input should be 'clusterip' or 'gateway'",
     ),
     ("service-named-vllm", {"routing": {"serviceName": "vllm"}}, "routing.serviceName"),
+    # A Service name is an RFC 1035 label: a letter first (a Namespace may start with a digit).
+    ("service-name-digit-first", {"routing": {"serviceName": "7b-serving"}}, "routing.serviceName"),
+    ("namespace-upper-case", {"cluster": {"namespace": "LLM"}}, "cluster.namespace"),
     ("memory-utilization-over-one", {"engine": {"gpuMemoryUtilization": 1.5}}, "engine.gpuMemoryUtilization"),
     (
         "parallelism-over-gpus",
@@ -161,6 +164,11 @@ def test_stack_file_overrides_preset() -> None:
     )
     assert config.protected is False
     assert config.weights_protected is True
+
+
+def test_namespace_is_an_rfc_1123_label() -> None:
+    config = validate({**BASE, "cluster": {"namespace": "7b-serving"}})
+    assert config.cluster.namespace == "7b-serving"
 
 
 def test_invalid_config_is_a_pulumi_run_error() -> None:

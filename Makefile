@@ -1,6 +1,6 @@
 # Two commands do all set-up on a machine with only Python 3.11+:
 #   make render STACK=dev    offline render of a stack into build/STACK/ (or: make render dev staging prod)
-#   make test                lint, type check and the whole test suite
+#   make test                lint (ruff, import layering), type check and the whole test suite
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 TOOLS := .tools
@@ -56,6 +56,7 @@ render: $(RUNTIME)
 lint: $(DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache --no-logo --config pyproject.toml
 
 typecheck: $(DEV)
 	$(VENV)/bin/mypy

@@ -44,6 +44,8 @@ Quantity = Annotated[str, AfterValidator(checked_quantity)]
 
 
 class ConfigModel(BaseModel):
+    """The base of every config model: camelCase keys, unknown keys refused, no type coercion, immutable."""
+
     model_config = ConfigDict(
         extra="forbid",
         alias_generator=to_camel,

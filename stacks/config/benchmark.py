@@ -24,33 +24,77 @@ class BenchmarkTarget(StrEnum):
 class BenchmarkConfig(ConfigModel):
     """The opt-in in-cluster benchmark Job: N parallel `vllm bench serve` clients (InferenceMAX)."""
 
-    enabled: bool = False
+    enabled: bool = Field(
+        default=False,
+        description=(
+            "Declare the in-cluster benchmark Job (one pod of parallel `vllm bench serve` clients on a CPU node)."
+        ),
+    )
     target: BenchmarkTarget | None = Field(
-        default=None, description="Defaults to the routing mode: the ClusterIP Service or the Gateway."
+        default=None, description="`service` (the ClusterIP Service) or `gateway`; defaults to the routing mode."
     )
     gateway_address: str | None = Field(
         default=None, description="The Gateway's IP (output gatewayAddressCommand) when target is gateway."
     )
 
-    machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4"
+    machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = Field(
+        default="c4",
+        description=(
+            "Compute Engine machine family of the client node (nodeSelector "
+            "cloud.google.com/machine-family); the recipe ran its clients on a C4 node (RECIPE "
+            "section 8)."
+        ),
+    )
     cpu: Annotated[int, Field(ge=2, le=192)] = Field(
         default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
     )
     memory: Quantity = Field(
         default="48Gi", description="Fits a 16 vCPU / 60 GB C4 node; each client process imports vLLM (~1-1.5 GB)."
     )
-    concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = 1000
+    concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = Field(
+        default=1000,
+        description=(
+            "Requests in flight per client process (`--max-concurrency`); the total concurrency is "
+            "split over ceil(concurrency / this) clients. One client saturates a core at ~16K "
+            "connections; the recipe used ~1K."
+        ),
+    )
     concurrency: Annotated[int | None, Field(ge=1)] = Field(
         default=None, description="Total concurrency; defaults to nodes x workload.concurrencyPerNode."
     )
-    prompts_per_concurrency: Annotated[int, Field(ge=1, le=100)] = 10
-    dataset: Literal["random"] = "random"
-    input_len: Annotated[int, Field(ge=1)] = 1024
-    output_len: Annotated[int, Field(ge=1)] = 512
-    range_ratio: Annotated[float, Field(ge=0, lt=1)] = 0.5
-    ignore_eos: bool = True
-    ready_timeout_seconds: Annotated[int, Field(ge=60, le=86400)] = 3600
-    deadline_seconds: Annotated[int, Field(ge=600, le=86400)] = 14400
+    prompts_per_concurrency: Annotated[int, Field(ge=1, le=100)] = Field(
+        default=10, description="`--num-prompts` = this x each client's concurrency (InferenceMAX: 10)."
+    )
+    dataset: Literal["random"] = Field(
+        default="random", description="`--dataset-name`: random prompts (InferenceMAX; 0% prefix-cache hits)."
+    )
+    input_len: Annotated[int, Field(ge=1)] = Field(
+        default=1024, description="`--random-input-len`, tokens per prompt (InferenceMAX: 1024)."
+    )
+    output_len: Annotated[int, Field(ge=1)] = Field(
+        default=512, description="`--random-output-len`, tokens per response (InferenceMAX: 512)."
+    )
+    range_ratio: Annotated[float, Field(ge=0, lt=1)] = Field(
+        default=0.5,
+        description=(
+            "`--random-range-ratio`: lengths vary uniformly by this fraction around input/outputLen "
+            "(InferenceMAX: 0.5)."
+        ),
+    )
+    ignore_eos: bool = Field(
+        default=True, description="`--ignore-eos`: every response runs to outputLen tokens (InferenceMAX)."
+    )
+    ready_timeout_seconds: Annotated[int, Field(ge=60, le=86400)] = Field(
+        default=3600,
+        description=(
+            "`--ready-check-timeout-sec`: how long each client waits for the endpoint to answer "
+            "(default 1 h: node provisioning plus model load, RECIPE section 2)."
+        ),
+    )
+    deadline_seconds: Annotated[int, Field(ge=600, le=86400)] = Field(
+        default=14400,
+        description="The Job's activeDeadlineSeconds: the whole run, readiness wait included, is stopped after this.",
+    )
 
     @field_validator("gateway_address")
     @classmethod

@@ -21,13 +21,30 @@ class GpuDriverVersion(StrEnum):
 
 
 class SpotSource(ConfigModel):
-    type: Literal["spot"]
+    """Spot A4 nodes (a ComputeClass priority with `spot: true`): cheapest, preemptible with at most 25 s notice,
+    outside the Autopilot SLA."""
+
+    type: Annotated[Literal["spot"], Field(description="`spot`.")]
 
 
 class FlexStartSource(ConfigModel):
-    type: Literal["flexStart"]
-    node_recycling_lead_time_seconds: Annotated[int, Field(ge=0, le=FLEX_START_MAX_RUN_SECONDS)] = 3600
-    max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = FLEX_START_MAX_RUN_SECONDS
+    """Flex-start (Dynamic Workload Scheduler) A4 nodes: discounted, each node runs at most 7 days."""
+
+    type: Annotated[Literal["flexStart"], Field(description="`flexStart`.")]
+    node_recycling_lead_time_seconds: Annotated[int, Field(ge=0, le=FLEX_START_MAX_RUN_SECONDS)] = Field(
+        default=3600,
+        description=(
+            "Seconds before a node's run ends at which GKE requests its replacement (ComputeClass "
+            "flexStart.nodeRecycling.leadTimeSeconds); must be below maxRunDurationSeconds."
+        ),
+    )
+    max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = Field(
+        default=FLEX_START_MAX_RUN_SECONDS,
+        description=(
+            "Longest run of a Flex-start node in seconds (ComputeClass maxRunDurationSeconds), 600 to "
+            "604800 (7 days, the Flex-start maximum and the default)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _recycling_before_the_end(self) -> FlexStartSource:
@@ -41,8 +58,16 @@ class FlexStartSource(ConfigModel):
 
 
 class ReservationSource(ConfigModel):
-    type: Literal["reservation"]
-    name: Annotated[str, Field(pattern=DNS_1035_LABEL)]
+    """A specific Compute Engine reservation of A4 capacity (Autopilot consumes specific reservations only)."""
+
+    type: Annotated[Literal["reservation"], Field(description="`reservation`.")]
+    name: Annotated[
+        str,
+        Field(
+            pattern=DNS_1035_LABEL,
+            description="The reservation's name (a Compute Engine name: RFC 1035 label, at most 63 characters).",
+        ),
+    ]
     project: str | None = Field(default=None, description="Owner project of a shared reservation.")
 
     @field_validator("project")
@@ -60,14 +85,34 @@ class CapacityConfig(ConfigModel):
     nodes: Annotated[int | None, Field(ge=1, le=MAX_NODES)] = Field(
         default=None, description="A4 node count; exclusive with `target` (the planner then picks it)."
     )
-    sources: Annotated[list[CapacitySource], Field(min_length=1, max_length=8)] = [
-        FlexStartSource(type="flexStart"),
-        SpotSource(type="spot"),
-    ]
+    sources: Annotated[list[CapacitySource], Field(min_length=1, max_length=8)] = Field(
+        default=[
+            FlexStartSource(type="flexStart"),
+            SpotSource(type="spot"),
+        ],
+        description=(
+            "Where A4 nodes come from, in order of preference: each entry is one priority of the "
+            "ComputeClass, GKE falls back to the next when one has no capacity. Entries: `{type: "
+            "spot}`, `{type: flexStart, ...}`, `{type: reservation, name, project}`; 1-8, no repeats. "
+            "Default Flex-start then Spot; the presets set Spot in dev and staging, Flex-start then "
+            "Spot in prod."
+        ),
+    )
     # A ComputeClass is a Kubernetes object (an RFC 1123 name would do); GKE's own rules for the class
     # name beyond "not gke* or autopilot*" were not found, so the stricter RFC 1035 label is kept.
-    compute_class_name: Annotated[str, Field(pattern=DNS_1035_LABEL)] = "b200-serving"
-    gpu_driver_version: GpuDriverVersion = GpuDriverVersion.latest
+    compute_class_name: Annotated[str, Field(pattern=DNS_1035_LABEL)] = Field(
+        default="b200-serving",
+        description=(
+            "Name of the ComputeClass that carries the fallback order (the serving pods select it). "
+            "RFC 1035 label; may not start with `gke` or `autopilot`."
+        ),
+    )
+    gpu_driver_version: GpuDriverVersion = Field(
+        default=GpuDriverVersion.latest,
+        description=(
+            "NVIDIA driver GKE installs on the A4 nodes (ComputeClass gpu.driverVersion): `default` or `latest`."
+        ),
+    )
 
     @field_validator("compute_class_name")
     @classmethod
@@ -87,14 +132,25 @@ class CapacityConfig(ConfigModel):
 class TargetConfig(ConfigModel):
     """Size the stack from a goal instead of `capacity.nodes`: exactly one goal, optionally a budget."""
 
-    total_tokens_per_second: Annotated[float | None, Field(gt=0)] = None
-    output_tokens_per_second: Annotated[float | None, Field(gt=0)] = None
-    concurrent_requests: Annotated[int | None, Field(gt=0)] = None
-    requests_per_second: Annotated[float | None, Field(gt=0)] = None
+    total_tokens_per_second: Annotated[float | None, Field(gt=0)] = Field(
+        default=None,
+        description="Goal: input + output tokens per second over all nodes (the recipe measured ~92-95K per node).",
+    )
+    output_tokens_per_second: Annotated[float | None, Field(gt=0)] = Field(
+        default=None, description="Goal: generated tokens per second over all nodes."
+    )
+    concurrent_requests: Annotated[int | None, Field(gt=0)] = Field(
+        default=None, description="Goal: requests in flight at once (workload.concurrencyPerNode per node)."
+    )
+    requests_per_second: Annotated[float | None, Field(gt=0)] = Field(
+        default=None, description="Goal: completed requests per second (the recipe measured ~83 per node)."
+    )
     budget_per_hour: Annotated[float | None, Field(gt=0)] = Field(
         default=None, description="USD per hour, all in (nodes, premium, disks, disk image, cluster fee)."
     )
-    max_nodes: Annotated[int, Field(ge=1, le=256)] = 64
+    max_nodes: Annotated[int, Field(ge=1, le=256)] = Field(
+        default=64, description="Most A4 nodes the planner may choose (1-256)."
+    )
 
     @model_validator(mode="after")
     def _one_goal(self) -> TargetConfig:

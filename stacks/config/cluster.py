@@ -31,9 +31,18 @@ class ReleaseChannel(StrEnum):
 class NetworkConfig(ConfigModel):
     """Custom-mode VPC with one subnet; pods and services on secondary ranges (VPC-native)."""
 
-    subnet_cidr: str = "10.0.0.0/20"
-    pods_cidr: str = "10.4.0.0/14"
-    services_cidr: str = "10.8.0.0/20"
+    subnet_cidr: str = Field(
+        default="10.0.0.0/20", description="Primary range of the subnet (node addresses); a private IPv4 CIDR block."
+    )
+    pods_cidr: str = Field(
+        default="10.4.0.0/14",
+        description=(
+            "Secondary range for Pod addresses (VPC-native); must hold a /24 per node, A4 and CPU nodes alike."
+        ),
+    )
+    services_cidr: str = Field(
+        default="10.8.0.0/20", description="Secondary range for Service addresses; at least a /27."
+    )
 
     @field_validator("subnet_cidr", "pods_cidr", "services_cidr")
     @classmethod
@@ -64,8 +73,13 @@ class NetworkConfig(ConfigModel):
 class AuthorizedNetwork(ConfigModel):
     """A CIDR block allowed to reach the control plane's IP-based endpoints."""
 
-    cidr_block: str
-    display_name: Annotated[str, Field(pattern=r"^[\x20-\x7e]{1,64}$")]
+    cidr_block: Annotated[
+        str, Field(description="IPv4 CIDR block allowed to reach the control plane's IP-based endpoints.")
+    ]
+    display_name: Annotated[
+        str,
+        Field(pattern=r"^[\x20-\x7e]{1,64}$", description="A label for the block: 1-64 printable ASCII characters."),
+    ]
 
     @field_validator("cidr_block")
     @classmethod
@@ -78,7 +92,16 @@ class AuthorizedNetwork(ConfigModel):
 
 
 class ClusterConfig(ConfigModel):
-    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")] = "llm-serving"
+    """The GKE Autopilot cluster: name, release channel and version floor, namespace, network and
+    control-plane access."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")] = Field(
+        default="llm-serving",
+        description=(
+            "GKE cluster name, also the prefix of the VPC, subnet, router, NAT, node service account "
+            "and weight disk names: 1-40 lower-case letters, digits and hyphens, a letter first."
+        ),
+    )
     release_channel: ReleaseChannel = Field(
         default=ReleaseChannel.REGULAR,
         description="Presets: RAPID in dev (newest features first), REGULAR in staging and prod (in the SLA, "
@@ -91,8 +114,13 @@ class ClusterConfig(ConfigModel):
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."
     )
-    namespace: Annotated[str, Field(pattern=DNS_1123_LABEL)] = "llm-serving"
-    network: NetworkConfig = NetworkConfig()
+    namespace: Annotated[str, Field(pattern=DNS_1123_LABEL)] = Field(
+        default="llm-serving",
+        description=(
+            "Kubernetes namespace of every workload the stack declares (RFC 1123 label: may start with a digit)."
+        ),
+    )
+    network: NetworkConfig = Field(default=NetworkConfig(), description="The VPC-native address ranges.")
     private_nodes: bool = Field(
         default=True,
         description="Nodes without external IPs; Cloud NAT gives them egress to Hugging Face and registries.",

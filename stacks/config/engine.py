@@ -30,8 +30,15 @@ class MambaCacheMode(StrEnum):
 
 
 class SpeculativeConfig(ConfigModel):
-    method: Literal["mtp"] = "mtp"
-    num_speculative_tokens: Annotated[int, Field(ge=1, le=8)] = 1
+    """Speculative decoding (`--speculative-config`): the recipe's MTP-1."""
+
+    method: Literal["mtp"] = Field(
+        default="mtp", description="`mtp`: the model's own multi-token-prediction layer drafts the tokens."
+    )
+    num_speculative_tokens: Annotated[int, Field(ge=1, le=8)] = Field(
+        default=1,
+        description="Tokens drafted per step, 1-8. Recipe: 1 (~90% accepted); 2 was slower, 5 crashed (vLLM #37035).",
+    )
 
 
 ENGINE_IMAGE = "vllm/vllm-openai:v0.19.0"
@@ -43,27 +50,119 @@ ENGINE_IMAGE_DIGEST = "sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53ecea
 class EngineConfig(ConfigModel):
     """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
 
-    image: str = ENGINE_IMAGE
-    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(
-        default=None, description="Defaults to the known digest of the default image; prod requires one."
+    image: str = Field(
+        default=ENGINE_IMAGE,
+        description=(
+            "vLLM OpenAI server image with a tag (the digest goes in imageDigest). Default v0.19.0, "
+            "which carries the fix for degraded FP8-KV accuracy of Qwen 3.5 on B200 in 0.18.0 "
+            "(#37618)."
+        ),
     )
-    served_model_name: str | None = Field(default=None, description="Defaults to weights.model.")
-    port: Annotated[int, Field(ge=1024, le=65535)] = 8000
-    data_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = 8
-    tensor_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = 1
-    max_model_len: Annotated[int, Field(ge=256, le=1_048_576)] = 2560
-    max_num_batched_tokens: Annotated[int, Field(ge=256, le=1_048_576)] = 16384
-    max_num_seqs: Annotated[int, Field(ge=1, le=65536)] = 8192
-    kv_cache_dtype: KvCacheDtype = KvCacheDtype.fp8_e4m3
-    gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = 0.92
-    enable_prefix_caching: bool = True
-    enable_chunked_prefill: bool = True
-    attention_backend: Annotated[str, Field(pattern=r"^[A-Z_0-9]+$")] = "FLASHINFER"
-    optimization_level: Annotated[int, Field(ge=0, le=3)] = 3
-    speculative: SpeculativeConfig | None = SpeculativeConfig()
-    mamba_cache_mode: MambaCacheMode | None = MambaCacheMode.align
-    mamba_block_size: Annotated[int | None, Field(ge=8, le=4096)] = 8
-    estimate_cudagraphs: bool = Field(default=True, description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1")
+    image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(
+        default=None,
+        description="`sha256:<64 hex>` of engine.image; the pod runs `image@digest`. Defaults to the known digest "
+        "of the default image; prod requires one.",
+    )
+    served_model_name: str | None = Field(
+        default=None, description="`--served-model-name`, the model name clients send; defaults to weights.model."
+    )
+    port: Annotated[int, Field(ge=1024, le=65535)] = Field(
+        default=8000,
+        description=(
+            "`--port`: the serving container's port, probed by Kubernetes and targeted by the Service "
+            "or InferencePool (1024-65535)."
+        ),
+    )
+    data_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = Field(
+        default=8,
+        description=(
+            "`--data-parallel-size`: model copies per node. Recipe: 8, one per GPU; dataParallelSize "
+            "x tensorParallelSize must equal the node's 8 GPUs."
+        ),
+    )
+    tensor_parallel_size: Annotated[int, Field(ge=1, le=B200_GPUS_PER_NODE)] = Field(
+        default=1,
+        description=(
+            "`--tensor-parallel-size`: GPUs per model copy. Recipe: 1 (TP=8 gave ~22K tok/s per node, DP=8 ~75K)."
+        ),
+    )
+    max_model_len: Annotated[int, Field(ge=256, le=1_048_576)] = Field(
+        default=2560,
+        description=(
+            "`--max-model-len`, tokens (prompt + output) per request. Recipe: 2560, sized to the "
+            "workload; 131072 over-allocated the KV cache 85x. Must be at least "
+            "workload.maxPromptTokens + maxOutputTokens."
+        ),
+    )
+    max_num_batched_tokens: Annotated[int, Field(ge=256, le=1_048_576)] = Field(
+        default=16384, description="`--max-num-batched-tokens`: tokens scheduled per engine step. Recipe: 16384."
+    )
+    max_num_seqs: Annotated[int, Field(ge=1, le=65536)] = Field(
+        default=8192,
+        description=(
+            "`--max-num-seqs`: sequences per engine. Recipe: 8192 (at 512 the scheduler was full and throughput flat)."
+        ),
+    )
+    kv_cache_dtype: KvCacheDtype = Field(
+        default=KvCacheDtype.fp8_e4m3,
+        description="`--kv-cache-dtype`. Recipe: fp8_e4m3 (triples KV-cache capacity over auto).",
+    )
+    gpu_memory_utilization: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
+        default=0.92,
+        description=(
+            "`--gpu-memory-utilization`, fraction of each GPU's memory vLLM may use (0-1]. Recipe: "
+            "0.92 with MTP; 0.95 crashed (policy LLM-VLLM-006 refuses more than 0.92 with MTP)."
+        ),
+    )
+    enable_prefix_caching: bool = Field(
+        default=True,
+        description=(
+            "`--enable-prefix-caching` (false renders `--no-enable-prefix-caching`). Recipe: on; "
+            "mambaBlockSize needs it."
+        ),
+    )
+    enable_chunked_prefill: bool = Field(
+        default=True,
+        description=(
+            "`--enable-chunked-prefill` (false renders `--no-enable-chunked-prefill`). Recipe: on; "
+            "needed while maxNumBatchedTokens is below maxModelLen."
+        ),
+    )
+    attention_backend: Annotated[str, Field(pattern=r"^[A-Z_0-9]+$")] = Field(
+        default="FLASHINFER",
+        description=(
+            "`--attention-backend` (upper-case name; VLLM_ATTENTION_BACKEND is gone since 0.18). Recipe: FLASHINFER."
+        ),
+    )
+    optimization_level: Annotated[int, Field(ge=0, le=3)] = Field(
+        default=3, description="`-O<n>`, vLLM's compilation level 0-3. Recipe: 3 (equal to the default 2 today)."
+    )
+    speculative: SpeculativeConfig | None = Field(
+        default=SpeculativeConfig(),
+        description=(
+            "Speculative decoding; null turns it off (the recipe measured a third less throughput without MTP)."
+        ),
+    )
+    mamba_cache_mode: MambaCacheMode | None = Field(
+        default=MambaCacheMode.align,
+        description=(
+            "`--mamba-cache-mode`: none, align or all; null omits the flag. Recipe: align, which Qwen "
+            "3.5 (a hybrid model) needs or it re-processes whole prompts; `all` is refused for Qwen "
+            "3.5."
+        ),
+    )
+    mamba_block_size: Annotated[int | None, Field(ge=8, le=4096)] = Field(
+        default=8,
+        description=(
+            "`--mamba-block-size`: a multiple of 8 (8-4096), only with prefix caching on; null omits "
+            "the flag. Recipe: 8 (in align mode vLLM replaces it with the attention block size)."
+        ),
+    )
+    estimate_cudagraphs: bool = Field(
+        default=True,
+        description="Set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does "
+        "(on by default from vLLM 0.21).",
+    )
     extra_args: Annotated[list[Annotated[str, AfterValidator(checked_printable)]], Field(max_length=EXTRA_ARGS_MAX)] = (
         Field(default=[], description="More `vllm serve` flags; none may repeat or contradict a typed key.")
     )
@@ -80,9 +179,16 @@ class EngineConfig(ConfigModel):
     # 3,968 GB (host memory and page cache), leaving room for system reservations and DaemonSets.
     # The per-GPU-type maximums of "Resource requests in Autopilot" could not be read here; these
     # stay below the node's allocatable.
-    cpu: Annotated[Quantity, Field(description="Per serving pod (A4: 224 vCPU).")] = "200"
-    memory: Annotated[Quantity, Field(description="Per serving pod (A4: 3,968 GB).")] = "1800Gi"
-    ephemeral_storage: Annotated[Quantity, Field(description="torch.compile, FlashInfer and Triton caches.")] = "200Gi"
+    cpu: Annotated[
+        Quantity, Field(description="CPU request and limit of each serving pod (an A4 node has 224 vCPU).")
+    ] = "200"
+    memory: Annotated[
+        Quantity, Field(description="Memory request and limit of each serving pod (an A4 node has 3,968 GB).")
+    ] = "1800Gi"
+    ephemeral_storage: Annotated[
+        Quantity,
+        Field(description="Ephemeral storage of each serving pod: the torch.compile, FlashInfer and Triton caches."),
+    ] = "200Gi"
 
     @model_validator(mode="before")
     @classmethod
@@ -129,6 +235,17 @@ class EngineConfig(ConfigModel):
 class WorkloadConfig(ConfigModel):
     """The traffic the stack is sized for; policies and the cost sheet compare against it."""
 
-    concurrency_per_node: Annotated[int, Field(ge=1, le=65536)] = 2000
-    max_prompt_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = 1536
-    max_output_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = 768
+    concurrency_per_node: Annotated[int, Field(ge=1, le=65536)] = Field(
+        default=2000,
+        description=(
+            "Requests in flight per A4 node the stack is sized for. Recipe: ~2,000 per node; the "
+            "planner and the benchmark's default concurrency use it."
+        ),
+    )
+    max_prompt_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = Field(
+        default=1536, description="Longest prompt in tokens. Recipe: prompts ~1,500 tokens."
+    )
+    max_output_tokens: Annotated[int, Field(ge=1, le=1_048_576)] = Field(
+        default=768,
+        description="Longest response in tokens; maxPromptTokens + maxOutputTokens must fit engine.maxModelLen.",
+    )

@@ -34,27 +34,51 @@ class AutoscalingMetric(StrEnum):
 class AutoscalingConfig(ConfigModel):
     """Horizontal Pod Autoscaler on a vLLM metric through the Custom Metrics Stackdriver Adapter."""
 
-    enabled: bool = False
-    min_replicas: Annotated[int, Field(ge=1, le=256)] = 1
-    max_replicas: Annotated[int | None, Field(ge=1, le=256)] = Field(
-        default=None, description="Defaults to capacity.nodes."
+    enabled: bool = Field(
+        default=False,
+        description=(
+            "Declare the HorizontalPodAutoscaler; true as soon as the group sets any other key, unless it says false."
+        ),
     )
-    metric: AutoscalingMetric = AutoscalingMetric.waiting_requests
+    min_replicas: Annotated[int, Field(ge=1, le=256)] = Field(
+        default=1,
+        description=(
+            "Fewest serving pods (A4 nodes) the autoscaler keeps, 1-256; also the Deployment's replicas at creation."
+        ),
+    )
+    max_replicas: Annotated[int | None, Field(ge=1, le=256)] = Field(
+        default=None,
+        description="Most serving pods (A4 nodes) the autoscaler may reach, 1-256; defaults to capacity.nodes.",
+    )
+    metric: AutoscalingMetric = Field(
+        default=AutoscalingMetric.waiting_requests,
+        description=(
+            "What the autoscaler tracks per pod: `waitingRequests` (vllm:num_requests_waiting) or "
+            "`kvCacheUsage` (vllm:kv_cache_usage_perc), read through the Custom Metrics Stackdriver "
+            "Adapter."
+        ),
+    )
     target_waiting_requests_per_pod: Annotated[int, Field(ge=1, le=65536)] = Field(
-        default=100, description="Waiting requests per pod (sum over its data-parallel engines)."
+        default=100,
+        description="Target of the waitingRequests metric: waiting requests per pod (sum over its data-parallel "
+        "engines).",
     )
     target_kv_cache_usage: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
-        default=0.85, description="Mean KV-cache usage of a pod's engines (1 = full)."
+        default=0.85,
+        description="Target of the kvCacheUsage metric: mean KV-cache usage of a pod's engines (1 = full).",
     )
     scale_up_period_seconds: Annotated[int, Field(ge=15, le=1800)] = Field(
-        default=NODE_PROVISIONING_SECONDS, description="At most one pod (one A4 node) is added per period."
+        default=NODE_PROVISIONING_SECONDS,
+        description="Seconds per scale-up step: at most one pod (one A4 node) is added per period; default 360, "
+        "the ~6 min Autopilot takes to provision an A4 node.",
     )
     scale_down_stabilization_seconds: Annotated[int, Field(ge=0, le=3600)] = Field(
         default=2 * COLD_START_SECONDS,
-        description="The highest recommendation of this window is kept before scaling down.",
+        description="Seconds of scale-down stabilization: the highest recommendation of this window is kept; default "
+        "1920, twice a cold start (node provisioning ~6 min plus model load ~10 min).",
     )
     scale_down_period_seconds: Annotated[int, Field(ge=15, le=3600)] = Field(
-        default=600, description="At most one pod is removed per period."
+        default=600, description="Seconds per scale-down step: at most one pod is removed per period."
     )
 
     @model_validator(mode="before")
@@ -72,15 +96,22 @@ class AutoscalingConfig(ConfigModel):
 class BusinessHours(ConfigModel):
     """Serve from `start` to `end` on `days` (local time of schedule.timeZone); scale to zero outside."""
 
-    days: Annotated[list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]], Field(min_length=1)] = [
-        "mon",
-        "tue",
-        "wed",
-        "thu",
-        "fri",
-    ]
-    start: Annotated[str, Field(pattern=CLOCK_TIME)] = "08:00"
-    end: Annotated[str, Field(pattern=CLOCK_TIME)] = "19:00"
+    days: Annotated[list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]], Field(min_length=1)] = Field(
+        default=[
+            "mon",
+            "tue",
+            "wed",
+            "thu",
+            "fri",
+        ],
+        description="Days of the week to serve (`mon`..`sun`, each once).",
+    )
+    start: Annotated[str, Field(pattern=CLOCK_TIME)] = Field(
+        default="08:00", description="Scale up at this local time, HH:MM (24 h)."
+    )
+    end: Annotated[str, Field(pattern=CLOCK_TIME)] = Field(
+        default="19:00", description="Scale to zero at this local time, HH:MM (24 h); after start on the same day."
+    )
     replicas: Annotated[int | None, Field(ge=1, le=256)] = Field(
         default=None, description="Pods at the start of the day; defaults to autoscaling.minReplicas or capacity.nodes."
     )
@@ -95,9 +126,35 @@ class BusinessHours(ConfigModel):
 
 
 class ScheduleEntry(ConfigModel):
-    name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,20}[a-z0-9])?$")]
-    cron: str
-    replicas: Annotated[int, Field(ge=0, le=256)]
+    """One scale step: at each time `cron` fires, set the serving Deployment to `replicas` pods."""
+
+    name: Annotated[
+        str,
+        Field(
+            pattern=r"^[a-z]([-a-z0-9]{0,20}[a-z0-9])?$",
+            description=(
+                "Names the step's CronJob (`serving-schedule-<name>`): 1-22 lower-case letters, digits "
+                "and hyphens, a letter first; unique."
+            ),
+        ),
+    ]
+    cron: Annotated[
+        str,
+        Field(
+            description=(
+                "When, in the Kubernetes CronJob grammar: five fields (minute hour day-of-month month "
+                "day-of-week) or a descriptor such as @daily; no CRON_TZ (set timeZone)."
+            )
+        ),
+    ]
+    replicas: Annotated[
+        int,
+        Field(
+            ge=0,
+            le=256,
+            description="Serving pods from then on, 0-256 (0 scales to zero); at most the replica ceiling.",
+        ),
+    ]
 
     @field_validator("cron")
     @classmethod
@@ -108,11 +165,20 @@ class ScheduleEntry(ConfigModel):
 class ScheduleConfig(ConfigModel):
     """Scale the serving Deployment on a clock: business hours, or cron entries with replica counts."""
 
-    enabled: bool = False
-    time_zone: str = "UTC"
-    business_hours: BusinessHours | None = None
+    enabled: bool = Field(
+        default=False,
+        description="Declare the scale CronJobs; true as soon as the group sets any other key, unless it says false.",
+    )
+    time_zone: str = Field(
+        default="UTC", description="IANA time zone of businessHours and the cron entries (the CronJobs' spec.timeZone)."
+    )
+    business_hours: BusinessHours | None = Field(
+        default=None, description="Serve on days between start and end, scale to zero outside."
+    )
     entries: Annotated[list[ScheduleEntry], Field(max_length=16)] = Field(
-        default=[], description="When given, these replace businessHours (which a preset may set)."
+        default=[],
+        description="Cron scale steps (at most 16, unique names); when given, they replace businessHours (which a "
+        "preset may set).",
     )
 
     @model_validator(mode="before")
@@ -142,20 +208,34 @@ class ScheduleConfig(ConfigModel):
 class AlertsConfig(ConfigModel):
     """Cloud Monitoring alert policies; notifications go to an existing channel or a new email channel."""
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, description="Declare the Cloud Monitoring alert policies.")
     notification_channel: Annotated[
         str | None, Field(pattern=r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/\d+$")
-    ] = None
-    email: Annotated[str | None, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = None
+    ] = Field(
+        default=None,
+        description=(
+            "An existing channel to notify: `projects/PROJECT/notificationChannels/ID`; exclusive with email."
+        ),
+    )
+    email: Annotated[str | None, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = Field(
+        default=None,
+        description="Create an email notification channel for this address; exclusive with notificationChannel.",
+    )
     queue_waiting_threshold: Annotated[int, Field(ge=1)] = Field(
         default=200, description="Waiting requests (all pods) above which a growing queue alerts."
     )
-    kv_cache_usage_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9
+    kv_cache_usage_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
+        default=0.9, description="A pod's mean KV-cache usage (0-1] above which an alert fires."
+    )
     min_mtp_acceptance: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
-        default=0.5, description="Recipe: ~0.85-0.9 accepted per drafted token with MTP-1."
+        default=0.5,
+        description="Alert when the MTP acceptance rate (accepted / drafted tokens over 15 min) falls below this; the "
+        "recipe saw ~0.85-0.9 with MTP-1.",
     )
     pending_seconds: Annotated[int, Field(ge=60, le=7200)] = Field(
-        default=2 * NODE_PROVISIONING_SECONDS, description="A pod Pending longer than this alerts (capacity)."
+        default=2 * NODE_PROVISIONING_SECONDS,
+        description="A serving pod Pending longer than this many seconds alerts (no capacity); default 720, twice the "
+        "node provisioning time.",
     )
 
     @model_validator(mode="after")
@@ -166,5 +246,12 @@ class AlertsConfig(ConfigModel):
 
 
 class MonitoringConfig(ConfigModel):
-    dashboard: bool = True
-    alerts: AlertsConfig = AlertsConfig()
+    """The Cloud Monitoring dashboard and alert policies of the serving layer."""
+
+    dashboard: bool = Field(
+        default=True,
+        description=(
+            "Declare the Cloud Monitoring dashboard (throughput, queue, KV cache, latency, MTP acceptance, pods)."
+        ),
+    )
+    alerts: AlertsConfig = Field(default=AlertsConfig(), description="Alert policies and where they notify.")

@@ -34,28 +34,75 @@ class ReservationBilling(StrEnum):
 class PricingConfig(ConfigModel):
     """USD prices the planner uses (capacity.json, plan.md, goal sizing against a budget)."""
 
-    spot_per_node_hour: Annotated[float, Field(ge=0)] = PUBLISHED_SPOT_PER_NODE_HOUR
-    flex_start_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_FLEX_START_PER_NODE_HOUR
-    on_demand_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_ON_DEMAND_PER_NODE_HOUR
-    committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR
-    committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = DERIVED_COMMITTED_3Y_PER_NODE_HOUR
+    spot_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+        default=PUBLISHED_SPOT_PER_NODE_HOUR,
+        description=(
+            "USD per A4 Spot node-hour before the Autopilot premium. Default 32.61: the write-up "
+            "(March 2026, RECIPE section 9); Spot prices move."
+        ),
+    )
+    flex_start_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+        default=DERIVED_FLEX_START_PER_NODE_HOUR,
+        description=(
+            'USD per A4 Flex-start node-hour. Default: the derived on-demand price less 53% ("up to '
+            '53%" off): an estimate, not verified.'
+        ),
+    )
+    on_demand_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+        default=DERIVED_ON_DEMAND_PER_NODE_HOUR,
+        description=(
+            "USD per A4 node-hour without a commitment (a reservation billed on demand). Default: the "
+            "1-year price over (1 - 37%): derived, not verified."
+        ),
+    )
+    committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+        default=PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR,
+        description="USD per A4 node-hour with a 1-year commitment. Default 88.93: the write-up (RECIPE section 9).",
+    )
+    committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+        default=DERIVED_COMMITTED_3Y_PER_NODE_HOUR,
+        description=(
+            "USD per A4 node-hour with a 3-year commitment. Default: on demand less 55%: derived, not verified."
+        ),
+    )
     reservation_billing: ReservationBilling = Field(
         default=ReservationBilling.commit_1y,
-        description="The pricing of a reservation source used for goal sizing against a budget.",
+        description="How a reservation source is billed when sizing against a budget: onDemand, commit1y or commit3y.",
     )
     # GKE pricing ("Autopilot mode", node-based billing of accelerator Pods): Compute Engine price
     # plus an Autopilot premium. The premium per SKU could not be verified here: 10% is an
     # estimate; set it from the GKE pricing page.
-    autopilot_premium_fraction: Annotated[float, Field(ge=0, le=1)] = 0.10
+    autopilot_premium_fraction: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=0.10,
+        description=(
+            "Autopilot's premium on the node price for GPU pods, as a fraction (0-1). Default 0.10: "
+            "an estimate; set it from the GKE pricing page."
+        ),
+    )
     # Compute Engine disk pricing, Hyperdisk ML (us-central1): not verified here, estimates.
-    hyperdisk_ml_per_gib_month: Annotated[float, Field(ge=0)] = 0.08
-    hyperdisk_ml_per_mibps_month: Annotated[float, Field(ge=0)] = 0.12
+    hyperdisk_ml_per_gib_month: Annotated[float, Field(ge=0)] = Field(
+        default=0.08,
+        description=(
+            "USD per GiB-month of Hyperdisk ML capacity. Default 0.08: an estimate (us-central1), not verified."
+        ),
+    )
+    hyperdisk_ml_per_mibps_month: Annotated[float, Field(ge=0)] = Field(
+        default=0.12,
+        description=(
+            "USD per MiB/s-month of provisioned Hyperdisk ML throughput. Default 0.12: an estimate, not verified."
+        ),
+    )
     # Compute Engine pricing, custom image storage per GiB-month (the weights' disk image the serving
     # disks are made from): not verified here, an estimate.
-    image_per_gib_month: Annotated[float, Field(ge=0)] = 0.05
+    image_per_gib_month: Annotated[float, Field(ge=0)] = Field(
+        default=0.05,
+        description="USD per GiB-month of the weights' disk image. Default 0.05: an estimate, not verified.",
+    )
     # GKE pricing, "Cluster management fee and free tier" (read 2026-11): $0.10 per cluster-hour;
     # the free tier gives $74.40 a month per billing account to one zonal or Autopilot cluster.
-    cluster_fee_per_hour: Annotated[float, Field(ge=0)] = 0.10
+    cluster_fee_per_hour: Annotated[float, Field(ge=0)] = Field(
+        default=0.10, description="USD per cluster-hour of GKE cluster management. Default 0.10 (GKE pricing)."
+    )
     cluster_free_tier: bool = Field(
         default=False, description="Count the $74.40/month free-tier credit against this cluster's fee."
     )

@@ -31,22 +31,43 @@ class Environment(StrEnum):
 
 
 class StackConfig(ConfigModel):
-    environment: Environment
-    project: str
-    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")] = "us-central1"
-    zones: Annotated[list[str], Field(min_length=1, max_length=4)] = ["us-central1-b"]
-    cluster: ClusterConfig = ClusterConfig()
-    capacity: CapacityConfig = CapacityConfig()
-    weights: WeightsConfig = WeightsConfig()
-    engine: EngineConfig = EngineConfig()
-    workload: WorkloadConfig = WorkloadConfig()
-    routing: RoutingConfig = RoutingConfig()
-    pricing: PricingConfig = PricingConfig()
-    target: TargetConfig | None = None
-    benchmark: BenchmarkConfig = BenchmarkConfig()
-    autoscaling: AutoscalingConfig = AutoscalingConfig()
-    schedule: ScheduleConfig = ScheduleConfig()
-    monitoring: MonitoringConfig = MonitoringConfig()
+    """A whole stack: its environment preset, project and location, and every config group."""
+
+    environment: Annotated[
+        Environment, Field(description="`dev`, `staging` or `prod`: the preset laid under the stack file's own keys.")
+    ]
+    project: Annotated[
+        str, Field(description="GCP project id: 6-30 lower-case letters, digits and hyphens, a letter first.")
+    ]
+    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")] = Field(
+        default="us-central1", description="Region of the cluster, network and gateway (e.g. us-central1)."
+    )
+    zones: Annotated[list[str], Field(min_length=1, max_length=4)] = Field(
+        default=["us-central1-b"],
+        description=(
+            "Zones of the weight disks and the A4 nodes, 1-4, each in the region "
+            "(`<region>-<letter>`), each once. Check A4 zones with `gcloud compute accelerator-types "
+            "list --filter=name=nvidia-b200`."
+        ),
+    )
+    cluster: ClusterConfig = Field(default=ClusterConfig(), description="The Autopilot cluster and its network.")
+    capacity: CapacityConfig = Field(default=CapacityConfig(), description="Where the A4 nodes come from and how many.")
+    weights: WeightsConfig = Field(default=WeightsConfig(), description="The checkpoint and the disks that hold it.")
+    engine: EngineConfig = Field(
+        default=EngineConfig(), description="The vLLM engine; the defaults are the published recipe."
+    )
+    workload: WorkloadConfig = Field(default=WorkloadConfig(), description="The traffic the stack is sized for.")
+    routing: RoutingConfig = Field(default=RoutingConfig(), description="How clients reach the engines.")
+    pricing: PricingConfig = Field(default=PricingConfig(), description="The planner's prices.")
+    target: TargetConfig | None = Field(
+        default=None, description="A goal to size from instead of capacity.nodes (exclusive with it)."
+    )
+    benchmark: BenchmarkConfig = Field(default=BenchmarkConfig(), description="The opt-in in-cluster benchmark Job.")
+    autoscaling: AutoscalingConfig = Field(
+        default=AutoscalingConfig(), description="Queue-depth autoscaling of the serving pods."
+    )
+    schedule: ScheduleConfig = Field(default=ScheduleConfig(), description="Scaling on a clock.")
+    monitoring: MonitoringConfig = Field(default=MonitoringConfig(), description="Dashboard and alerts.")
 
     @model_validator(mode="after")
     def _scaling_fits_capacity(self) -> StackConfig:

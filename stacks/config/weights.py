@@ -25,34 +25,80 @@ IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 class DownloaderConfig(ConfigModel):
     """The one-off Job that copies the checkpoint from Hugging Face onto the scratch disk."""
 
-    machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = "c4a"
-    arch: Literal["arm64", "amd64"] = "arm64"
-    image: Image = DOWNLOADER_IMAGE
-    cpu: Quantity = "4"
-    memory: Quantity = "16Gi"
-    retries: Annotated[int, Field(ge=0, le=20)] = 5
+    machine_family: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]+$")] = Field(
+        default="c4a",
+        description=(
+            "Machine family of the download node (nodeSelector cloud.google.com/machine-family). "
+            "Recipe: c4a, a cheap Arm node."
+        ),
+    )
+    arch: Literal["arm64", "amd64"] = Field(
+        default="arm64",
+        description=(
+            "CPU architecture of the download node (nodeSelector kubernetes.io/arch): arm64 or amd64; "
+            "must match machineFamily."
+        ),
+    )
+    image: Image = Field(
+        default=DOWNLOADER_IMAGE,
+        description=(
+            "Image with git and git-lfs (the recipe cloned with Git LFS; Xet stalled on large "
+            "checkpoints): an OCI reference; prod needs a digest."
+        ),
+    )
+    cpu: Quantity = Field(default="4", description="CPU request and limit of the download container.")
+    memory: Quantity = Field(default="16Gi", description="Memory request and limit of the download container.")
+    retries: Annotated[int, Field(ge=0, le=20)] = Field(
+        default=5,
+        description=(
+            "Retries of the download, 0-20: the Job's backoffLimit, and each git step inside the pod "
+            "is tried retries + 1 times."
+        ),
+    )
 
 
 class WeightsConfig(ConfigModel):
-    model: str = "Qwen/Qwen3.5-27B-FP8"
+    """The model checkpoint, the Hyperdisk ML disks that serve it read-only, and the Job that downloads it."""
+
+    model: str = Field(
+        default="Qwen/Qwen3.5-27B-FP8",
+        description="Hugging Face model id `org/name`. Default: the recipe's Qwen/Qwen3.5-27B-FP8.",
+    )
     revision: str = Field(
         default="main",
         description="Branch, tag or commit; prod needs a 40-hex commit id "
         "(`git ls-remote https://huggingface.co/MODEL main`).",
     )
-    size_gib: Annotated[int, Field(ge=4, le=65536)] = 100
+    size_gib: Annotated[int, Field(ge=4, le=65536)] = Field(
+        default=100,
+        description=(
+            "Size of each Hyperdisk ML disk in GiB (4-65536); must hold the checkpoint twice plus 10% "
+            "(the download keeps Git LFS objects and the checkout)."
+        ),
+    )
     checkpoint_gib: Annotated[int | None, Field(ge=1, le=65536)] = Field(
         default=None,
         description="Size of the checkpoint; defaults to an estimate from the model name's parameter count and dtype.",
     )
-    throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = 2400
-    mount_path: str = "/models"
+    throughput_mibps: Annotated[int, Field(ge=400, le=1_200_000)] = Field(
+        default=2400,
+        description=(
+            "Provisioned throughput of each serving disk in MiB/s (400-1,200,000). Default 2400, GKE's example value."
+        ),
+    )
+    mount_path: str = Field(
+        default="/models",
+        description=(
+            "Where the serving pod mounts the weights read-only (absolute, normalised); the model "
+            "loads from `<mountPath>/<model>`."
+        ),
+    )
     protect: bool | None = Field(
         default=None,
         description="Keep the disk image and serving disks when Pulumi deletes them (deletionPolicy "
         "ABANDON); defaults to the environment preset.",
     )
-    downloader: DownloaderConfig = DownloaderConfig()
+    downloader: DownloaderConfig = Field(default=DownloaderConfig(), description="The download Job.")
 
     @field_validator("model")
     @classmethod

@@ -26,7 +26,7 @@ $(eval $(RENDER_GOALS):;@:)
 endif
 STACKS := $(or $(RENDER_GOALS),$(STACK),dev)
 
-.PHONY: setup checkov render test lint typecheck bench crds clean
+.PHONY: setup checkov render test lint typecheck bench crds docs clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -70,6 +70,11 @@ bench: $(DEV)
 # make crds UPSTREAM=gateway-api REF=v1.4.0 [FROM_DIR=path/to/checkout]: refresh vendored CRD schemas
 crds: $(RUNTIME)
 	$(VENV)/bin/python -m schemas.crds refresh $(UPSTREAM) $(REF) $(if $(FROM_DIR),--from-dir $(FROM_DIR))
+
+# Regenerate the generated reference pages (a test fails when they are stale).
+docs: $(RUNTIME)
+	$(VENV)/bin/python -m stacks.config.reference > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
+	$(VENV)/bin/python -m policies.docs
 
 clean:
 	rm -rf build $(VENV) $(TOOLS)

@@ -12,7 +12,7 @@ import hashlib
 import json
 import runpy
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -245,6 +245,13 @@ def run_program(
 
     An invalid config raises `stacks.loader.InvalidConfig` before anything is declared.
     """
+    return run_under_mocks(settings, lambda: runpy.run_path(str(program), run_name="__main__"), monitor)
+
+
+def run_under_mocks(
+    settings: StackSettings, body: Callable[[], object], monitor: RecordingMonitor | None = None
+) -> RunResult:
+    """Run `body` (a Pulumi program: the project's, or one component for a test) under the mocks."""
     # A fresh runtime per run, as a new process would have: without the reset, set_mocks keeps the
     # previous run's root Stack resource and its outputs.
     reset_options(project=settings.project, stack=settings.stack)
@@ -262,7 +269,7 @@ def run_program(
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def program_run() -> None:
-        runpy.run_path(str(program), run_name="__main__")
+        body()
 
     with _collector_paused_on_the_first_run():
         program_run()

@@ -1,0 +1,102 @@
+"""BenchmarkJob on its own: N parallel `vllm bench serve` clients in one pod, and where they may connect."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from components.benchmark import BenchmarkJob, BenchmarkJobArgs
+from stacks.offline.engine import Registration
+from tests.construct import build, children_are_parented, has_resource
+
+ARGS = BenchmarkJobArgs(
+    job_name="qwen-bench",
+    namespace="serving",
+    image="vllm/vllm-openai:v0.19.0",
+    base_url="http://qwen.serving.svc.cluster.local:8000",
+    served_model_name="m",
+    tokenizer="Qwen/Qwen3.5-27B-FP8",
+    clients=3,
+    concurrency_per_client=1000,
+    prompts_per_concurrency=10,
+    input_len=1024,
+    output_len=512,
+    range_ratio=0.5,
+    ignore_eos=True,
+    ready_timeout_seconds=3600,
+    deadline_seconds=14400,
+    machine_family="c4",
+    cpu=15,
+    memory="48Gi",
+    serving_selector={"app": "qwen"},
+    serving_port=8000,
+)
+
+
+def build_benchmark(**changes: object) -> list[Registration]:
+    args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
+    return build(lambda: BenchmarkJob("bench", args))
+
+
+def test_one_pod_runs_every_client() -> None:
+    records = build_benchmark()
+    job = has_resource(
+        records,
+        "kubernetes:batch/v1:Job",
+        {
+            "metadata": {"name": "qwen-bench", "annotations": {"pulumi.com/skipAwait": "true"}},
+            "spec": {
+                "backoffLimit": 0,
+                "activeDeadlineSeconds": 14400,
+                "template": {
+                    "spec": {
+                        "nodeSelector": {"cloud.google.com/machine-family": "c4", "kubernetes.io/arch": "amd64"},
+                        "containers": [{"resources": {"requests": {"cpu": "15", "memory": "48Gi"}}}],
+                    }
+                },
+            },
+        },
+    )
+    script = job.inputs["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    clients = [line for line in script.splitlines() if line.startswith("vllm bench serve")]
+    assert len(clients) == 3
+    for index, line in enumerate(clients, start=1):
+        for flag in (
+            "--max-concurrency=1000",
+            "--num-prompts=10000",
+            "--random-input-len=1024",
+            "--random-range-ratio=0.5",
+            "--ignore-eos",
+            f"--seed={index}",
+        ):
+            assert flag in line.split(), (index, flag)
+    children_are_parented(records, "llm-serving:benchmark:BenchmarkJob", "bench")
+
+
+def endpoint_rule(records: list[Registration]) -> dict[str, object]:
+    """The egress rule besides DNS and public HTTPS: where the clients send their load."""
+    policy = has_resource(
+        records,
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+        {
+            "metadata": {"name": "qwen-bench"},
+            "spec": {"podSelector": {"matchLabels": {"llm-serving/benchmark": "qwen-bench"}}},
+        },
+    )
+    rule: dict[str, object] = policy.inputs["spec"]["egress"][-1]
+    return rule
+
+
+def test_clients_may_reach_the_serving_pods_or_only_the_gateway() -> None:
+    assert endpoint_rule(build_benchmark()) == {
+        "to": [{"podSelector": {"matchLabels": {"app": "qwen"}}}],
+        "ports": [{"protocol": "TCP", "port": 8000}],
+    }
+    assert endpoint_rule(build_benchmark(gateway_address="10.1.2.3", gateway_port=80)) == {
+        "to": [{"ipBlock": {"cidr": "10.1.2.3/32"}}],
+        "ports": [{"protocol": "TCP", "port": 80}],
+    }
+
+
+def test_no_eos_flag_when_responses_may_stop_early() -> None:
+    (job,) = [r for r in build_benchmark(ignore_eos=False) if r.type == "kubernetes:batch/v1:Job"]
+    assert "--ignore-eos" not in job.inputs["spec"]["template"]["spec"]["containers"][0]["command"][2]

@@ -1,0 +1,113 @@
+"""The small components on their own: the token Secret, the ClusterIP Service, the network policies."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
+from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
+from stacks.offline.engine import SECRET_MARK, SECRET_SIG, Registration
+from tests.construct import build, children_are_parented, has_resource, of_type
+
+
+def test_token_secret_keeps_the_token_secret() -> None:
+    records = build(
+        lambda: HuggingFaceToken(
+            "tok",
+            HuggingFaceTokenArgs(namespace="serving", token=pulumi.Output.from_input("hf_canary"), labels={"a": "b"}),
+        )
+    )
+    secret = has_resource(
+        records,
+        "kubernetes:core/v1:Secret",
+        {"metadata": {"name": "hf-token", "namespace": "serving", "labels": {"a": "b"}}, "type": "Opaque"},
+    )
+    # A plain Output handed in still arrives as a secret.
+    assert secret.inputs["stringData"][SECRET_SIG] == SECRET_MARK
+    assert secret.inputs["stringData"]["value"] == {"token": "hf_canary"}
+    children_are_parented(records, "llm-serving:serving:HuggingFaceToken", "tok")
+
+
+def test_cluster_ip_service() -> None:
+    records = build(
+        lambda: ClusterIpRouting(
+            "route",
+            ClusterIpRoutingArgs(
+                service_name="qwen",
+                namespace="serving",
+                port=8000,
+                target_port="http",
+                selector={"app": "qwen"},
+                served_model_name="m",
+                labels={"env": "test"},
+            ),
+        )
+    )
+    has_resource(
+        records,
+        "kubernetes:core/v1:Service",
+        {
+            "metadata": {"name": "qwen", "namespace": "serving", "labels": {"env": "test", "app": "qwen"}},
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app": "qwen"},
+                "ports": [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}],
+            },
+        },
+    )
+    children_are_parented(records, "llm-serving:routing:ClusterIpRouting", "route")
+
+
+def network_policies(gateway_ranges: tuple[str, ...] = ()) -> list[Registration]:
+    return build(
+        lambda: ServingNetworkPolicies(
+            "net",
+            ServingNetworkPoliciesArgs(
+                namespace="serving",
+                name="qwen",
+                serving_selector={"app": "qwen"},
+                serving_port=8000,
+                download_selector={"job": "download"},
+                gateway_source_ranges=gateway_ranges,
+            ),
+        )
+    )
+
+
+def test_serving_pods_take_traffic_only_on_their_port() -> None:
+    records = network_policies()
+    policy = has_resource(
+        records,
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+        {
+            "metadata": {"name": "qwen-ingress"},
+            "spec": {
+                "podSelector": {"matchLabels": {"app": "qwen"}},
+                "policyTypes": ["Ingress"],
+                "ingress": [{"ports": [{"protocol": "TCP", "port": 8000}]}],
+            },
+        },
+    )
+    peers = policy.inputs["spec"]["ingress"][0]["from"]
+    assert len(peers) == 2 and not [peer for peer in peers if "ipBlock" in peer]
+    children_are_parented(records, "llm-serving:serving:NetworkPolicies", "net")
+
+
+def test_gateway_ranges_are_let_in_and_the_download_reaches_only_public_https() -> None:
+    records = network_policies(("10.129.0.0/23", "35.191.0.0/16"))
+    policies = {
+        record.inputs["metadata"]["name"]: record
+        for record in of_type(records, "kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    }
+    peers = policies["qwen-ingress"].inputs["spec"]["ingress"][0]["from"]
+    assert [peer["ipBlock"]["cidr"] for peer in peers if "ipBlock" in peer] == ["10.129.0.0/23", "35.191.0.0/16"]
+    download = policies["qwen-weights-download"].inputs["spec"]
+    assert download["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in download
+    https = [rule for rule in download["egress"] if any(port["port"] == 443 for port in rule["ports"])]
+    assert https == [
+        {
+            "ports": [{"protocol": "TCP", "port": 443}],
+            "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]}}],
+        }
+    ]

@@ -1,0 +1,183 @@
+"""VllmEngine on its own: the serving Deployment, its disruption budget and metrics scrape."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from components.vllm import EngineFlags, Speculative, VllmEngine, VllmEngineArgs
+from stacks.offline.engine import Registration
+from tests.construct import ABSENT, ANY, build, children_are_parented, has_resource, match
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+FLAGS = EngineFlags(
+    image="vllm/vllm-openai:v0.19.0",
+    image_digest="sha256:" + "a" * 64,
+    port=8000,
+    data_parallel_size=8,
+    tensor_parallel_size=1,
+    max_model_len=2560,
+    max_num_batched_tokens=16384,
+    max_num_seqs=8192,
+    kv_cache_dtype="fp8_e4m3",
+    gpu_memory_utilization=0.92,
+    enable_prefix_caching=True,
+    enable_chunked_prefill=True,
+    attention_backend="FLASHINFER",
+    optimization_level=3,
+    speculative=Speculative("mtp", 1),
+    mamba_cache_mode="align",
+    mamba_block_size=8,
+    estimate_cudagraphs=True,
+    extra_args=("--enable-log-requests",),
+    extra_env={"EXTRA": "1"},
+    cpu="200",
+    memory="1800Gi",
+    ephemeral_storage="200Gi",
+)
+ARGS = VllmEngineArgs(
+    name="qwen",
+    namespace="serving",
+    engine=FLAGS,
+    served_model_name="Qwen/Qwen3.5-27B-FP8",
+    model_path="/models/Qwen/Qwen3.5-27B-FP8",
+    weights_claim="weights-abc",
+    weights_mount_path="/models",
+    replicas=2,
+    capacity_sources=2,
+    node_selector={"cloud.google.com/compute-class": "b200"},
+    zones=["us-central1-b"],
+    spot_capable=False,
+    concurrency_per_pod=2000,
+    max_request_tokens=2304,
+    model_revision="main",
+    selector={"app": "qwen"},
+    labels={"env": "test"},
+)
+
+
+def build_engine(**changes: object) -> list[Registration]:
+    args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
+    return build(lambda: VllmEngine("vllm", args))
+
+
+def test_deployment_runs_the_recipe_on_eight_b200() -> None:
+    records = build_engine()
+    deployment = has_resource(
+        records,
+        DEPLOYMENT,
+        {
+            "metadata": {
+                "name": "qwen",
+                "namespace": "serving",
+                "labels": {"env": "test", "app": "qwen"},
+                "annotations": {"llm-serving/concurrency-per-pod": "2000", "llm-serving/max-request-tokens": "2304"},
+            },
+            "spec": {
+                "replicas": 2,
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+                "template": {
+                    "spec": {
+                        "nodeSelector": {"cloud.google.com/compute-class": "b200"},
+                        "terminationGracePeriodSeconds": 600,
+                        "enableServiceLinks": False,
+                        "containers": [
+                            {
+                                "image": "vllm/vllm-openai:v0.19.0@sha256:" + "a" * 64,
+                                "command": ["vllm", "serve"],
+                                "args": [
+                                    "/models/Qwen/Qwen3.5-27B-FP8",
+                                    "--served-model-name=Qwen/Qwen3.5-27B-FP8",
+                                    "--port=8000",
+                                    "--data-parallel-size=8",
+                                    "--tensor-parallel-size=1",
+                                    "--max-model-len=2560",
+                                    "--max-num-batched-tokens=16384",
+                                    "--max-num-seqs=8192",
+                                    "--kv-cache-dtype=fp8_e4m3",
+                                    "--gpu-memory-utilization=0.92",
+                                    "--enable-prefix-caching",
+                                    "--enable-chunked-prefill",
+                                    "--attention-backend=FLASHINFER",
+                                    "-O3",
+                                    '--speculative-config={"method":"mtp","num_speculative_tokens":1}',
+                                    "--mamba-cache-mode=align",
+                                    "--mamba-block-size=8",
+                                    "--shutdown-timeout=590",
+                                    "--enable-log-requests",
+                                ],
+                                "resources": {
+                                    "requests": {"nvidia.com/gpu": "8", "cpu": "200", "memory": "1800Gi"},
+                                    "limits": {"nvidia.com/gpu": "8", "ephemeral-storage": "200Gi"},
+                                },
+                                "ports": [{"name": "http", "containerPort": 8000}],
+                                "startupProbe": {"httpGet": {"path": "/health", "port": "http"}},
+                            }
+                        ],
+                        "volumes": [
+                            {
+                                "name": "weights",
+                                "persistentVolumeClaim": {"claimName": "weights-abc", "readOnly": True},
+                            },
+                            {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                            ANY,
+                            ANY,
+                        ],
+                    }
+                },
+            },
+        },
+    )
+    env = {
+        item["name"]: item["value"] for item in deployment.inputs["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
+    assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "1"
+    assert env["EXTRA"] == "1"
+    # Two capacity sources of up to 15 min each, then the model load: 50 min per pod.
+    assert match(deployment.options, {"customTimeouts": {"create": "100m", "update": "100m"}, "ignoreChanges": []})
+    has_resource(
+        records,
+        "kubernetes:policy/v1:PodDisruptionBudget",
+        {"spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "qwen"}}}},
+    )
+    has_resource(
+        records,
+        "kubernetes:monitoring.googleapis.com/v1:PodMonitoring",
+        {"spec": {"endpoints": [{"port": 8000, "path": "/metrics", "interval": "30s"}]}},
+    )
+    children_are_parented(records, "llm-serving:serving:VllmEngine", "vllm")
+
+
+def test_spot_pods_drain_within_the_25_second_notice() -> None:
+    has_resource(
+        build_engine(spot_capable=True),
+        DEPLOYMENT,
+        {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 25}}}},
+    )
+
+
+def test_replicas_owned_by_an_autoscaler_are_left_alone() -> None:
+    (deployment,) = [r for r in build_engine(replicas_managed_elsewhere=True, most_replicas=4) if r.type == DEPLOYMENT]
+    assert deployment.options["ignoreChanges"] == ["spec.replicas"]
+    # An update may roll four pods, one at a time.
+    assert deployment.options["customTimeouts"]["update"] == "200m"
+
+
+def test_flags_turned_off() -> None:
+    flags = dataclasses.replace(
+        FLAGS,
+        speculative=None,
+        mamba_cache_mode=None,
+        mamba_block_size=None,
+        enable_prefix_caching=False,
+        image_digest=None,
+        estimate_cudagraphs=False,
+        extra_args=(),
+    )
+    (deployment,) = [r for r in build_engine(engine=flags) if r.type == DEPLOYMENT]
+    container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "vllm/vllm-openai:v0.19.0"
+    assert "--no-enable-prefix-caching" in container["args"]
+    assert not [arg for arg in container["args"] if arg.startswith(("--speculative", "--mamba"))]
+    assert match(
+        {item["name"]: item["value"] for item in container["env"]}, {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": ABSENT}
+    )

@@ -1,0 +1,123 @@
+"""ModelWeights on its own: the fill path on a first up, the serving disks always, protection."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, weights_disk_name
+from stacks.offline.engine import Registration
+from tests.construct import ABSENT, build, children_are_parented, has_resource, of_type, resource_count_is
+
+MODEL, REVISION = "Qwen/Qwen3.5-27B-FP8", "main"
+DISK = weights_disk_name("c1", MODEL, REVISION)
+ARGS = ModelWeightsArgs(
+    project="my-proj",
+    region="us-central1",
+    zones=["us-central1-b"],
+    cluster_name="c1",
+    namespace="serving",
+    model=MODEL,
+    revision=REVISION,
+    size_gib=100,
+    throughput_mibps=2400,
+    mount_path="/models",
+    downloader=DownloaderArgs(
+        image="alpine/git:v2.49.1", machine_family="c4a", arch="arm64", cpu="4", memory="16Gi", retries=5
+    ),
+    token_secret_name="hf-token",
+    token_secret_key="token",
+    keep_on_delete=False,
+)
+DISK_TYPE = "gcp:compute/disk:Disk"
+JOB = "kubernetes:batch/v1:Job"
+
+
+def build_weights(existing_images: frozenset[str] = frozenset(), **changes: object) -> list[Registration]:
+    args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
+    return build(lambda: ModelWeights("weights", args), existing_images)
+
+
+def test_first_up_fills_a_scratch_disk_with_a_download_job() -> None:
+    records = build_weights()
+    has_resource(records, DISK_TYPE, {"name": f"{DISK}-fill", "type": "hyperdisk-balanced", "zone": "us-central1-b"})
+    job = has_resource(
+        records,
+        JOB,
+        {
+            "metadata": {"annotations": {"pulumi.com/replaceUnready": "true"}},
+            "spec": {
+                "backoffLimit": 5,
+                "template": {
+                    "spec": {
+                        "nodeSelector": {"cloud.google.com/machine-family": "c4a", "kubernetes.io/arch": "arm64"},
+                        "containers": [
+                            {
+                                "image": "alpine/git:v2.49.1",
+                                "resources": {"requests": {"cpu": "4", "memory": "16Gi"}},
+                            }
+                        ],
+                    }
+                },
+            },
+        },
+    )
+    env = {item["name"]: item.get("value") for item in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["ATTEMPTS"] == "6" and "HF_TOKEN" not in env
+    snapshot = has_resource(
+        records, "gcp:compute/snapshot:Snapshot", {"name": DISK, "storageLocations": ["us-central1"]}
+    )
+    assert any(JOB in urn for urn in snapshot.options["dependsOn"])
+    children_are_parented(records, "llm-serving:weights:ModelWeights", "weights")
+
+
+def test_serving_disks_come_from_the_image_read_only_in_every_zone() -> None:
+    records = build_weights(zones=["us-central1-b", "us-central1-c"])
+    has_resource(
+        records,
+        "gcp:compute/image:Image",
+        {"name": DISK, "sourceSnapshot": f"projects/my-proj/global/snapshots/{DISK}", "deletionPolicy": "DELETE"},
+    )
+    for zone in ("us-central1-b", "us-central1-c"):
+        has_resource(
+            records,
+            DISK_TYPE,
+            {
+                "name": DISK,
+                "zone": zone,
+                "type": "hyperdisk-ml",
+                "size": 100,
+                "provisionedThroughput": 2400,
+                "accessMode": "READ_ONLY_MANY",
+                "labels": {"goog-gke-multi-zone": "true"},
+            },
+        )
+    volume = has_resource(
+        records,
+        "kubernetes:core/v1:PersistentVolume",
+        {
+            "spec": {
+                "accessModes": ["ReadOnlyMany"],
+                "mountOptions": ["read_ahead_kb=4096"],
+                "csi": {"volumeHandle": f"projects/my-proj/zones/multi-zone/disks/{DISK}", "readOnly": True},
+            }
+        },
+    )
+    has_resource(
+        records,
+        "kubernetes:core/v1:PersistentVolumeClaim",
+        {"spec": {"accessModes": ["ReadOnlyMany"], "volumeName": volume.inputs["metadata"]["name"]}},
+    )
+
+
+def test_once_the_image_exists_nothing_is_downloaded() -> None:
+    records = build_weights(existing_images=frozenset({DISK}))
+    resource_count_is(records, JOB, 0)
+    resource_count_is(records, "gcp:compute/snapshot:Snapshot", 0)
+    assert [record.inputs["type"] for record in of_type(records, DISK_TYPE)] == ["hyperdisk-ml"]
+    has_resource(records, "gcp:compute/image:Image", {"name": DISK})
+
+
+def test_protected_weights_are_abandoned_not_deleted() -> None:
+    records = build_weights(keep_on_delete=True, existing_images=frozenset({DISK}))
+    has_resource(records, "gcp:compute/image:Image", {"deletionPolicy": "ABANDON"})
+    has_resource(records, DISK_TYPE, {"deletionPolicy": "ABANDON", "labels": {"goog-gke-multi-zone": ABSENT}})

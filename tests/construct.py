@@ -1,0 +1,116 @@
+"""Build one component under the SDK's mocks and assert on what it declared, in the AWS CDK style.
+
+`build(lambda: Component("name", Args(...)))` runs the factory through the offline engine
+(`stacks.offline.engine.run_under_mocks`, the same mocks and recording monitor the render uses) in
+a fresh context and returns every registration. `has_resource(records, type, props)` then asserts
+that one resource of that type has inputs that contain `props` (like CDK's
+`Template.has_resource_properties`): mappings match key by key and may hold more keys, lists match
+item by item, `ABSENT` asserts a key is not set and `ANY` accepts any value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from stacks.offline import engine
+from stacks.offline.engine import Registration
+from tests.rendered import as_a_new_process
+
+SETTINGS = engine.StackSettings(project="components", stack="test", config={}, secret_keys=[], placeholders=[])
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+ABSENT = _Sentinel("ABSENT")
+ANY = _Sentinel("ANY")
+
+
+def build(factory: Callable[[], object], existing_images: frozenset[str] = frozenset()) -> list[Registration]:
+    """Everything `factory` registers (the component and its children), run as the render runs a
+    program: in an empty project, or one where earlier ups made `existing_images`."""
+    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images))
+    return as_a_new_process(lambda: engine.run_under_mocks(SETTINGS, factory, monitor).registrations)
+
+
+def mismatch(actual: Any, expected: Any, path: str = "") -> str | None:
+    """Where `actual` fails to contain `expected` (None when it does)."""
+    if expected is ANY:
+        return None
+    if isinstance(expected, Mapping):
+        return _mapping_mismatch(actual, expected, path)
+    if isinstance(expected, Sequence) and not isinstance(expected, str):
+        return _sequence_mismatch(actual, expected, path)
+    return None if actual == expected else f"{path or '.'}: expected {expected!r}, got {actual!r}"
+
+
+def _mapping_mismatch(actual: Any, expected: Mapping[str, Any], path: str) -> str | None:
+    if not isinstance(actual, Mapping):
+        return f"{path or '.'}: expected a mapping, got {actual!r}"
+    for key, value in expected.items():
+        where = f"{path}.{key}"
+        if value is ABSENT:
+            problem = f"{where}: expected absent, got {actual[key]!r}" if key in actual else None
+        else:
+            problem = mismatch(actual[key], value, where) if key in actual else f"{where}: missing"
+        if problem:
+            return problem
+    return None
+
+
+def _sequence_mismatch(actual: Any, expected: Sequence[Any], path: str) -> str | None:
+    if not isinstance(actual, Sequence) or isinstance(actual, str) or len(actual) != len(expected):
+        return f"{path or '.'}: expected {len(expected)} items, got {actual!r}"
+    problems = (
+        mismatch(item, wanted, f"{path}[{index}]")
+        for index, (item, wanted) in enumerate(zip(actual, expected, strict=True))
+    )
+    return next((problem for problem in problems if problem), None)
+
+
+def match(actual: Any, expected: Any) -> bool:
+    return mismatch(actual, expected) is None
+
+
+def of_type(records: Sequence[Registration], type_: str) -> list[Registration]:
+    return [record for record in records if record.type == type_]
+
+
+def has_resource(records: Sequence[Registration], type_: str, props: Mapping[str, Any] | None = None) -> Registration:
+    """The one resource of `type_` whose inputs contain `props`; fails naming each candidate's first mismatch."""
+    candidates = of_type(records, type_)
+    found = [record for record in candidates if match(record.inputs, props or {})]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        reasons = "\n".join(f"  {record.name}: {mismatch(record.inputs, props or {})}" for record in candidates)
+        raise AssertionError(f"no {type_} matches {json.dumps(props, default=repr)}\n{reasons or '  (none declared)'}")
+    raise AssertionError(f"{len(found)} {type_} match, expected one: {[record.name for record in found]}")
+
+
+def resource_count_is(records: Sequence[Registration], type_: str, count: int) -> None:
+    found = of_type(records, type_)
+    assert len(found) == count, f"{len(found)} {type_}, expected {count}: {[record.name for record in found]}"
+
+
+def component(records: Sequence[Registration], type_: str) -> Registration:
+    """The component's own registration (not a custom resource)."""
+    [record] = [record for record in records if record.type == type_ and not record.custom]
+    return record
+
+
+def children_are_parented(records: Sequence[Registration], type_: str, name: str) -> None:
+    """Every resource but the component is its child and named from the component's name."""
+    root = component(records, type_)
+    for record in records:
+        if record is root:
+            continue
+        assert record.parent == root.urn, f"{record.type} {record.name} is not a child of {name}"
+        assert record.name.startswith(name), f"{record.type} {record.name} is not named from {name}"

@@ -26,7 +26,7 @@ $(eval $(RENDER_GOALS):;@:)
 endif
 STACKS := $(or $(RENDER_GOALS),$(STACK),dev)
 
-.PHONY: setup checkov render test lint typecheck bench crds docs clean
+.PHONY: setup checkov render test lint typecheck bench crds docs vllm-args clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -75,6 +75,11 @@ crds: $(RUNTIME)
 docs: $(RUNTIME)
 	$(VENV)/bin/python -m stacks.config.reference > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
 	$(VENV)/bin/python -m policies.docs
+
+# make vllm-args VERSION=0.33.0 VLLM_PYTHON=/path/to/venv/bin/python: regenerate schemas/vllm/vllm-VERSION.json
+# from that release's own `vllm serve` parser (VLLM_PYTHON: a throwaway environment with vllm==VERSION)
+vllm-args: $(RUNTIME)
+	$(VENV)/bin/python -m schemas.vllm_args refresh $(VERSION) --python $(VLLM_PYTHON)
 
 clean:
 	rm -rf build $(VENV) $(TOOLS)

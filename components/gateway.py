@@ -5,14 +5,14 @@ GCP side: the proxy-only subnet of the cluster's VPC and region (unless an exist
 and two firewall rules: the proxies and Google's health checkers to the serving port, and to the
 EPP's ext_proc gRPC port and its gRPC health port.
 Kubernetes side: a Job that waits until GKE has installed the CRDs (components/crd_readiness.py),
-then the EPP and its InferencePool from the pinned `inferencepool` chart, a Gateway, an HTTPRoute
-to the pool, the GKE HealthCheckPolicy and GCPBackendPolicy on the pool, and the scrape of the
-EPP's metrics.
+then the Endpoint Picker and its InferencePool as plain objects (components/endpoint_picker.py,
+translated from llm-d-router-gateway v0.10.0), a Gateway, an HTTPRoute to the pool, and the GKE
+HealthCheckPolicy and GCPBackendPolicy on the pool (llm-d-router-gateway templates/gke.yaml).
 
 The EPP firewall rule: the load balancer calls the EPP over ext_proc from the proxy-only subnet on
-the pool's `endpointPickerRef.port` (9002, `inferenceExtension.extProcPort`) and the EPP serves gRPC
-health on 9003 (gateway-api-inference-extension@v1.4.0: config/charts/inferencepool/templates/
-inferencepool.yaml, config/charts/epplib/templates/_deployment.yaml). The chart's `failureMode` is
+the pool's `endpointPickerRef.port` (9002) and health-checks it on gRPC 9003 (llm-d-router@v0.10.0:
+routerlib _inferencepool.yaml, _deployment.yaml; templates/gke.yaml: "The GKE gateway controller
+health-checks the EPP backend on gRPC port 9003 by default"). The pool's `failureMode` is
 FailOpen, so an EPP the proxies cannot reach is bypassed silently: requests then go to any pod.
 GKE's own firewall rules for Gateways cover the health checks of the backends it load-balances; the
 stack does not rely on them for the EPP (which GKE documents no rule for) and declares both ports
@@ -22,13 +22,9 @@ An external GatewayClass exposes the model to the internet: the Gateway then car
 `llm-serving/allow-external-gateway: "true"` only when the stack sets `routing.gateway.allowExternal`,
 and policy LLM-NET-004 refuses it otherwise.
 
-Who owns what: the chart always renders the InferencePool (named after the release; v1.3-v1.5 have
-no value that skips it) and, with `provider.name=gke`, its own copies of both policies (timeoutSec
-fixed at 300) and its GKE monitoring. The stack sets `provider.name=none` and declares the
-policies and the PodMonitoring itself, so they carry the configured timeout and show in the render.
-
-There is no ClusterIP Service in this mode: the EPP reads the pods straight from the pool's
-selector and the load balancer sends each request to the pod it picked, so nothing bypasses it.
+The vLLM pods have no ClusterIP Service in this mode: the EPP reads the pods straight from the
+pool's selector and the load balancer sends each request to the pod it picked, so nothing bypasses
+it. (The EPP itself has one: the pool's `endpointPickerRef` names it.)
 """
 
 from __future__ import annotations
@@ -41,19 +37,25 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.crd_readiness import CrdReadiness, CrdReadinessArgs
+from components.endpoint_picker import (
+    EXT_PROC_PORT,
+    HEALTH_PORT,
+    INFERENCE_POOL_API,
+    EndpointPicker,
+    EndpointPickerArgs,
+)
 from components.routing import chat_request_curl_args
 
 GATEWAY_APIS = ("networkservices.googleapis.com",)
-EPP_CHART = "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool"
 HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
 GATEWAY_API = "gateway.networking.k8s.io"
-INFERENCE_POOL_API = "inference.networking.k8s.io"
 GKE_POLICY_API_VERSION = "networking.gke.io/v1"
 INTERNAL_GATEWAY_CLASS = "gke-l7-rilb"
 ALLOW_EXTERNAL_GATEWAY_ANNOTATION = "llm-serving/allow-external-gateway"
-# inferencepool chart v1.4.0 defaults: ext_proc (endpointPickerRef.port) and the EPP's gRPC health port.
-EPP_EXT_PROC_PORT = 9002
-EPP_HEALTH_PORT = 9003
+# llm-d-router-gateway templates/gke.yaml: "a more aggressive health check than the default 5s for
+# faster switch over during EPP rollout" (the write-up's measured runs used the same values, set by
+# the inferencepool chart with provider.name=gke).
+HEALTH_CHECK_SECONDS = 2
 # The CRDs GKE installs that the objects below need (Gateway API standard channel, GKE policies,
 # InferencePool v1, Google Managed Prometheus).
 GATEWAY_CRDS = (
@@ -66,10 +68,6 @@ GATEWAY_CRDS = (
 )
 LISTENER_PORT = 80
 HEALTH_PATH = "/health"
-EPP_METRICS_PORT = "metrics"
-EPP_METRICS_INTERVAL = "10s"
-# Autopilot provisions a node for the 10-CPU EPP before the release is ready.
-EPP_INSTALL_TIMEOUT_SECONDS = 900
 GATEWAY_PROGRAMMED_TIMEOUT_SECONDS = 1200
 # Names the proxy-only subnet the Gateway relies on when the stack reuses one instead of declaring it.
 REUSED_PROXY_SUBNET_ANNOTATION = "llm-serving/proxy-only-subnet"
@@ -90,17 +88,13 @@ class InferenceGatewayArgs:
     gateway_class: str
     proxy_subnet_cidr: str
     existing_proxy_subnet: str | None
-    epp_chart_version: str
+    epp_image: str
+    epp_replicas: int
     epp_cpu: str
     epp_memory: str
     request_timeout_seconds: int
     allow_external: bool = False
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
-
-
-def epp_name(pool_name: str) -> str:
-    """The chart's name for the EPP Deployment, Service and pod label (`<release>-epp`)."""
-    return f"{pool_name}-epp"
 
 
 def proxy_subnet_name(cluster_name: str) -> str:
@@ -113,25 +107,6 @@ def firewall_name(cluster_name: str) -> str:
 
 def epp_firewall_name(cluster_name: str) -> str:
     return f"{cluster_name}-gateway-to-epp"
-
-
-def epp_chart_values(args: InferenceGatewayArgs) -> dict[str, Any]:
-    """Values of the inferencepool chart v1.3-v1.5 (renamed from v1.6 on)."""
-    epp_resources = {"cpu": args.epp_cpu, "memory": args.epp_memory}
-    return {
-        "inferencePool": {
-            "modelServers": {"matchLabels": dict(args.pod_labels)},
-            "targetPorts": [{"number": args.serving_port}],
-            "modelServerType": "vllm",
-        },
-        "inferenceExtension": {
-            "resources": {"requests": epp_resources, "limits": epp_resources},
-            # Unauthenticated /metrics lets the stack's PodMonitoring scrape the EPP without the
-            # token Secret and RBAC the chart only renders for provider gke.
-            "monitoring": {"prometheus": {"auth": {"enabled": False}}},
-        },
-        "provider": {"name": "none"},
-    }
 
 
 def curl_example(address_command: str, namespace: str, model: str, internal: bool) -> str:
@@ -147,12 +122,11 @@ class InferenceGateway(pulumi.ComponentResource):
     firewall: gcp.compute.Firewall
     epp_firewall: gcp.compute.Firewall
     crds: CrdReadiness
-    endpoint_picker: k8s.helm.v3.Release
+    endpoint_picker: EndpointPicker
     gateway: k8s.apiextensions.CustomResource
     route: k8s.apiextensions.CustomResource
     health_check_policy: k8s.apiextensions.CustomResource
     backend_policy: k8s.apiextensions.CustomResource
-    epp_monitoring: k8s.apiextensions.CustomResource
     address_command: pulumi.Output[str]
     try_it: pulumi.Output[str]
 
@@ -198,14 +172,14 @@ class InferenceGateway(pulumi.ComponentResource):
             network=args.network,
             description=(
                 f"Inference Gateway proxies ({args.proxy_subnet_cidr}) to the Endpoint Picker's ext_proc port "
-                f"{EPP_EXT_PROC_PORT} and Google health checks to its gRPC health port {EPP_HEALTH_PORT}; "
+                f"{EXT_PROC_PORT} and Google health checks to its gRPC health port {HEALTH_PORT}; "
                 "without it the pool's FailOpen bypasses the EPP"
             ),
             direction="INGRESS",
             source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
             destination_ranges=[args.pods_cidr],
             allows=[
-                gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)])
+                gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EXT_PROC_PORT), str(HEALTH_PORT)])
             ],
             opts=named,
         )
@@ -219,20 +193,26 @@ class InferenceGateway(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        after_crds = pulumi.ResourceOptions(parent=self, depends_on=[self.crds.job])
 
         def metadata(object_name: str) -> k8s.meta.v1.ObjectMetaArgs:
             return k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=args.namespace, labels=args.kubernetes_labels)
 
-        self.endpoint_picker = k8s.helm.v3.Release(
+        self.endpoint_picker = EndpointPicker(
             f"{name}-epp",
-            name=args.pool_name,
-            chart=EPP_CHART,
-            version=args.epp_chart_version,
-            namespace=args.namespace,
-            values=epp_chart_values(args),
-            timeout=EPP_INSTALL_TIMEOUT_SECONDS,
-            opts=after_crds,
+            EndpointPickerArgs(
+                namespace=args.namespace,
+                pool_name=args.pool_name,
+                pod_labels=args.pod_labels,
+                serving_port=args.serving_port,
+                image=args.epp_image,
+                replicas=args.epp_replicas,
+                cpu=args.epp_cpu,
+                memory=args.epp_memory,
+                load_balancer_ranges=(args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES),
+                after=[self.crds.job],
+                labels=args.kubernetes_labels,
+            ),
+            opts=child,
         )
         # Without its prerequisites a Gateway stays PROGRAMMED False, silently: make `pulumi up`
         # wait for the condition, so a missing one fails the deployment instead.
@@ -265,7 +245,7 @@ class InferenceGateway(pulumi.ComponentResource):
             ),
         )
         pool_ref = {"group": INFERENCE_POOL_API, "kind": "InferencePool", "name": args.pool_name}
-        after_pool = pulumi.ResourceOptions(parent=self, depends_on=[self.crds.job, self.endpoint_picker])
+        after_pool = pulumi.ResourceOptions(parent=self, depends_on=[self.crds.job, self.endpoint_picker.pool])
         self.route = k8s.apiextensions.CustomResource(
             f"{name}-route",
             api_version=f"{GATEWAY_API}/v1",
@@ -282,6 +262,7 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             opts=after_pool,
         )
+        # templates/gke.yaml (the chart leaves portSpecification to its default; fixed here explicitly)
         self.health_check_policy = k8s.apiextensions.CustomResource(
             f"{name}-health-check",
             api_version=GKE_POLICY_API_VERSION,
@@ -290,6 +271,8 @@ class InferenceGateway(pulumi.ComponentResource):
             spec={
                 "targetRef": pool_ref,
                 "default": {
+                    "timeoutSec": HEALTH_CHECK_SECONDS,
+                    "checkIntervalSec": HEALTH_CHECK_SECONDS,
                     "config": {
                         "type": "HTTP",
                         "httpHealthCheck": {
@@ -302,24 +285,16 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             opts=after_pool,
         )
-        # GKE rejects HTTPRoute timeouts; the backend service timeout must outlast a whole generation.
+        # templates/gke.yaml. GKE rejects HTTPRoute timeouts; the backend service timeout must outlast
+        # a whole generation. The chart fixes timeoutSec at 300 and logs every request (`logging.enabled: true`); the
+        # stack takes the timeout from config and leaves request logging at its default, off (the
+        # CRD's description): at the benchmark's ~640 req/s that is ~55 million log entries a day.
         self.backend_policy = k8s.apiextensions.CustomResource(
             f"{name}-backend-policy",
             api_version=GKE_POLICY_API_VERSION,
             kind="GCPBackendPolicy",
             metadata=metadata(args.pool_name),
             spec={"targetRef": pool_ref, "default": {"timeoutSec": args.request_timeout_seconds}},
-            opts=after_pool,
-        )
-        self.epp_monitoring = k8s.apiextensions.CustomResource(
-            f"{name}-epp-monitoring",
-            api_version="monitoring.googleapis.com/v1",
-            kind="PodMonitoring",
-            metadata=metadata(epp_name(args.pool_name)),
-            spec={
-                "selector": {"matchLabels": {"inferencepool": epp_name(args.pool_name)}},
-                "endpoints": [{"port": EPP_METRICS_PORT, "path": "/metrics", "interval": EPP_METRICS_INTERVAL}],
-            },
             opts=after_pool,
         )
 

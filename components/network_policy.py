@@ -3,8 +3,10 @@ download Job may go.
 
 - vLLM pods accept connections on the serving port only from pods of their own namespace (the
   clients the stack runs there, the EPP that scrapes them), from the Google Managed Prometheus
-  collectors and, in gateway mode, from the load balancer's proxy-only subnet and Google's health
-  checkers. Nothing else in the cluster or the VPC reaches them.
+  collectors and from the VPC ranges the routing admits: in gateway mode the load balancer's
+  proxy-only subnet and Google's health checkers, in clusterip mode with the internal load balancer
+  its client ranges (the Service's loadBalancerSourceRanges; externalTrafficPolicy Local keeps the
+  client address, components/routing.py). Nothing else in the cluster or the VPC reaches them.
 - The download Job (it holds the Hugging Face token) may only resolve names and open HTTPS
   connections outside the private ranges: Hugging Face and its LFS CDN, nothing inside the VPC.
 
@@ -38,8 +40,9 @@ class ServingNetworkPoliciesArgs:
     serving_selector: dict[str, str]
     serving_port: int
     download_selector: dict[str, str]
-    # Load balancer proxies and health checkers (gateway mode); empty with ClusterIP routing.
-    gateway_source_ranges: tuple[str, ...] = ()
+    # VPC ranges admitted to the serving port: the gateway's proxies and health checkers, or the
+    # internal load balancer's clients; empty with plain ClusterIP routing.
+    vpc_source_ranges: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -88,7 +91,7 @@ class ServingNetworkPolicies(pulumi.ComponentResource):
             ),
             *(
                 k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=cidr))
-                for cidr in args.gateway_source_ranges
+                for cidr in args.vpc_source_ranges
             ),
         ]
         self.serving = k8s.networking.v1.NetworkPolicy(

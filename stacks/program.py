@@ -38,7 +38,13 @@ from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load import loader
-from stacks.load.to_args import capacity_sources, downloader_args, engine_flags, spot_capable
+from stacks.load.to_args import (
+    capacity_sources,
+    downloader_args,
+    engine_flags,
+    internal_load_balancer_ranges,
+    spot_capable,
+)
 from stacks.operations import build_operations
 
 APP_NAME = "llm-serving"
@@ -189,7 +195,11 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             serving_selector=serving_selector(config),
             serving_port=config.engine.port,
             download_selector=DOWNLOAD_SELECTOR,
-            gateway_source_ranges=((config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES) if gateway else ()),
+            vpc_source_ranges=(
+                (config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES)
+                if gateway
+                else internal_load_balancer_ranges(config)
+            ),
             labels=kubernetes_labels(config),
         ),
         opts=in_namespace,
@@ -221,12 +231,16 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
                 target_port=PORT_NAME,
                 selector=serving_selector(config),
                 served_model_name=config.served_model_name,
+                internal_load_balancer_ranges=internal_load_balancer_ranges(config),
                 labels=kubernetes_labels(config),
             ),
             opts=in_namespace,
         )
         outputs["endpoint"] = routing.endpoint
         outputs["tryIt"] = routing.try_it
+        if routing.internal_address is not None:
+            outputs["internalAddress"] = routing.internal_address
+            outputs["internalAddressCommand"] = routing.internal_address_command
         endpoint: pulumi.Resource = routing
     else:
         gateway_config = config.routing.gateway
@@ -246,7 +260,8 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
                 gateway_class=gateway_config.gateway_class.value,
                 proxy_subnet_cidr=gateway_config.proxy_subnet_cidr,
                 existing_proxy_subnet=gateway_config.existing_proxy_subnet,
-                epp_chart_version=gateway_config.epp_chart_version,
+                epp_image=gateway_config.epp_image,
+                epp_replicas=gateway_config.epp_replicas,
                 epp_cpu=gateway_config.epp_cpu,
                 epp_memory=gateway_config.epp_memory,
                 request_timeout_seconds=gateway_config.request_timeout_seconds,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from stacks.config.base import ConfigModel, Quantity
+from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
+from stacks.config.base import ConfigModel, Image, Quantity
 from stacks.config.grammars import DNS_1035_LABEL
 from stacks.config.quoting import quote
 
@@ -16,7 +17,6 @@ PROXY_SUBNET_REFERENCE = (
     r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?"
     r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
-EPP_RELEASE_NAME_MAX = 40
 
 
 class RoutingMode(StrEnum):
@@ -49,19 +49,21 @@ class GatewayConfig(ConfigModel):
         description="Name or self link of a REGIONAL_MANAGED_PROXY subnet that already exists in the "
         "cluster's VPC and region (one per VPC and region); then the stack declares none.",
     )
-    epp_chart_version: Annotated[str, Field(pattern=r"^v1\.[3-5]\.[0-9]+$")] = Field(
-        default="v1.4.0",
-        description="Version of the inferencepool Helm chart that installs the endpoint picker (recipe: v1.4.0); the "
-        "value names the stack sets are those of v1.3-v1.5 (v1.6 moved to llm-d/llm-d-router and renamed them).",
+    epp_image: Image = Field(
+        default=EPP_IMAGE,
+        description=f"Endpoint Picker image, by tag and digest. The stack declares the picker's objects as "
+        f"llm-d-router-gateway {ROUTER_RELEASE} renders them (components/endpoint_picker.py); another release "
+        "may need other flags. The planner's gateway overhead was measured with EPP v1.4.0 only.",
+    )
+    epp_replicas: Annotated[int, Field(ge=1, le=3)] = Field(
+        default=2,
+        description="Endpoint Picker pods, each on a C4 node of its own. One is active; from 2 on the others are "
+        "leader-election standbys that take over when the leader's lease lapses. A standby shares no load.",
     )
     epp_cpu: Quantity = Field(
-        default="10",
-        description=(
-            "CPU of the endpoint picker (inferencepool chart inferenceExtension.resources). Recipe: "
-            "10 (500m crashed at 8K connections)."
-        ),
+        default="10", description="CPU request and limit of each picker pod (10: what held at 8K connections)."
     )
-    epp_memory: Quantity = Field(default="16Gi", description="Memory of the endpoint picker. Recipe: 16Gi.")
+    epp_memory: Quantity = Field(default="16Gi", description="Memory request and limit of each picker pod.")
     request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = Field(
         default=300,
         description=(
@@ -75,6 +77,16 @@ class GatewayConfig(ConfigModel):
         "the external class gke-l7-regional-external-managed.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _chart_version_removed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "eppChartVersion" in data:
+            raise ValueError(
+                "eppChartVersion: removed; the Endpoint Picker is no longer a Helm release but plain objects from "
+                f"llm-d-router-gateway {ROUTER_RELEASE}'s templates; pin its image with eppImage"
+            )
+        return data
+
     @field_validator("proxy_subnet_cidr")
     @classmethod
     def _proxy_subnet_size(cls, value: str) -> str:
@@ -85,6 +97,16 @@ class GatewayConfig(ConfigModel):
         if network.prefixlen > 26:
             raise ValueError(f"{quote(value)} is smaller than /26, the minimum proxy-only subnet")
         return value
+
+
+def private_cidr(value: str) -> str:
+    try:
+        network = ipaddress.IPv4Network(value)
+    except ValueError as error:
+        raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
+    if not network.is_private:
+        raise ValueError(f"{quote(value)} is not a private range; an internal load balancer serves the VPC only")
+    return value
 
 
 class RoutingConfig(ConfigModel):
@@ -110,6 +132,41 @@ class RoutingConfig(ConfigModel):
     gateway: GatewayConfig = Field(
         default=GatewayConfig(), description="The Inference Gateway's settings (used in gateway mode)."
     )
+    internal_load_balancer: bool = Field(
+        default=False,
+        description="clusterip mode: also a Service of type LoadBalancer with GKE's internal annotation (an "
+        "internal passthrough Network Load Balancer on engine.port), so applications in the VPC reach the "
+        "engines; its address is the stack output internalAddress.",
+    )
+    internal_load_balancer_source_ranges: Annotated[list[str], Field(min_length=1)] | None = Field(
+        default=None,
+        description="Private IPv4 ranges of the internal load balancer's clients: its loadBalancerSourceRanges "
+        "(GKE's firewall rule) and the serving NetworkPolicy. Defaults to cluster.network.subnetCidr.",
+    )
+
+    @field_validator("internal_load_balancer_source_ranges")
+    @classmethod
+    def _source_ranges(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        for cidr in value:
+            private_cidr(cidr)
+        if len(set(value)) != len(value):
+            raise ValueError("a range is listed twice; list each range once")
+        return value
+
+    @model_validator(mode="after")
+    def _internal_load_balancer_in_clusterip_mode(self) -> RoutingConfig:
+        if self.internal_load_balancer and self.mode is not RoutingMode.clusterip:
+            raise ValueError(
+                "internalLoadBalancer: only in clusterip mode; in gateway mode the internal Gateway class "
+                f"{GatewayClass.internal.value} already serves the VPC"
+            )
+        if self.internal_load_balancer_source_ranges is not None and not self.internal_load_balancer:
+            raise ValueError(
+                "internalLoadBalancerSourceRanges: set without internalLoadBalancer: true, where it has no effect"
+            )
+        return self
 
     @field_validator("service_name")
     @classmethod
@@ -120,9 +177,9 @@ class RoutingConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _pool_name_fits_chart(self) -> RoutingConfig:
-        if self.mode is RoutingMode.gateway and len(self.service_name) > EPP_RELEASE_NAME_MAX:
+        if self.mode is RoutingMode.gateway and len(self.service_name) > RELEASE_NAME_MAX:
             raise ValueError(
-                f"serviceName '{self.service_name}' names the InferencePool in gateway mode; the "
-                f"inferencepool chart truncates it to {EPP_RELEASE_NAME_MAX} characters, use at most that many"
+                f"serviceName '{self.service_name}' names the InferencePool and its Endpoint Picker in gateway mode; "
+                f"llm-d-router-gateway's templates cut it to {RELEASE_NAME_MAX} characters, use at most that many"
             )
         return self

@@ -23,7 +23,9 @@ from components.cluster import (
     subnet_name,
 )
 from components.crd_readiness import platform_crds_job_name
-from components.gateway import epp_firewall_name, epp_name, firewall_name, proxy_subnet_name
+from components.endpoint_picker import epp_name
+from components.gateway import epp_firewall_name, firewall_name, proxy_subnet_name
+from components.routing import internal_service_name
 from components.vllm import CACHE_ROOT, TMP_DIR, engine_env
 from components.weights import (
     TOKEN_DIRECTORY,
@@ -191,6 +193,16 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
         names.append(
             DerivedName(
                 "benchmark Job", benchmark_job_name(config.routing.service_name), DNS_LABEL_MAX, OBJECT_NAME, "routing"
+            )
+        )
+    if config.routing.internal_load_balancer:
+        names.append(
+            DerivedName(
+                "internal load balancer Service",
+                internal_service_name(config.routing.service_name),
+                DNS_LABEL_MAX,
+                DNS_LABEL,
+                "routing",
             )
         )
     if config.routing.mode is RoutingMode.gateway:

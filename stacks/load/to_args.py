@@ -15,6 +15,16 @@ from stacks.config.stack import StackConfig
 from stacks.config.weights import DownloaderConfig
 
 
+def internal_load_balancer_ranges(config: StackConfig) -> tuple[str, ...]:
+    """The internal load balancer's client ranges (none without one): as configured, else the subnet's."""
+    routing = config.routing
+    if not routing.internal_load_balancer:
+        return ()
+    if routing.internal_load_balancer_source_ranges is not None:
+        return tuple(routing.internal_load_balancer_source_ranges)
+    return (config.cluster.network.subnet_cidr,)
+
+
 def spot_capable(config: StackConfig) -> bool:
     return any(source.type == "spot" for source in config.capacity.sources)
 

@@ -13,8 +13,9 @@ table of metric names and Prometheus types checked at their source:
   DEPLOYMENT, HPA): kube-state-metrics names. GKE has no JOB package (GKE API
   MonitoringComponentConfig.Component lists JOBSET only), so the download Job is watched through
   its Kubernetes events in Cloud Logging instead.
-- Endpoint Picker, gateway-api-inference-extension@v1.4.0:pkg/epp/metrics/metrics.go (no
-  namespace prefix; pool metrics labelled `name`).
+- Endpoint Picker, llm-d-router@v0.10.0:pkg/epp/metrics/llm_d_router_metrics.go (subsystem
+  `llm_d_epp`; pool metrics labelled `name`, poolLabels in metrics.go). The v1.4.0 names
+  (`inference_pool_*`) are still exported there, marked deprecated.
 
 Google Cloud Managed Service for Prometheus stores each as
 `prometheus.googleapis.com/<name>/<gauge|counter|histogram>` (kube state metrics docs, "Metric
@@ -40,7 +41,7 @@ class Source(StrEnum):
     vllm = "vLLM v0.19.0"
     dcgm = "GKE managed DCGM"
     kube_state = "GKE kube state metrics"
-    epp = "Endpoint Picker v1.4.0"
+    epp = "Endpoint Picker llm-d-router v0.10.0"
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,9 @@ KNOWN: dict[str, Metric] = _table(
     Metric("kube_deployment_status_replicas_available", MetricType.gauge, Source.kube_state),
     Metric("kube_pod_status_phase", MetricType.gauge, Source.kube_state),
     Metric("kube_horizontalpodautoscaler_status_desired_replicas", MetricType.gauge, Source.kube_state),
-    Metric("inference_pool_average_queue_size", MetricType.gauge, Source.epp),
-    Metric("inference_pool_average_kv_cache_utilization", MetricType.gauge, Source.epp),
-    Metric("inference_pool_ready_pods", MetricType.gauge, Source.epp),
+    Metric("llm_d_epp_average_queue_size", MetricType.gauge, Source.epp),
+    Metric("llm_d_epp_average_kv_cache_utilization", MetricType.gauge, Source.epp),
+    Metric("llm_d_epp_ready_endpoints", MetricType.gauge, Source.epp),
 )
 
 # The kube state metrics packages (cluster monitoring_config.enable_components) the queries need.

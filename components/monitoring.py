@@ -164,9 +164,9 @@ def serving_charts(queries: ServingQueries, speculative: bool, gateway: bool, au
                 "Endpoint Picker view of the pool",
                 "1",
                 [
-                    Series(q.pool("inference_pool_average_queue_size"), "mean queue"),
-                    Series(q.pool("inference_pool_average_kv_cache_utilization"), "mean KV cache"),
-                    Series(q.pool("inference_pool_ready_pods"), "ready pods"),
+                    Series(q.pool("llm_d_epp_average_queue_size"), "mean queue"),
+                    Series(q.pool("llm_d_epp_average_kv_cache_utilization"), "mean KV cache"),
+                    Series(q.pool("llm_d_epp_ready_endpoints"), "ready endpoints"),
                 ],
             )
         )

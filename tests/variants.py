@@ -69,6 +69,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     # The published 12-node recipe with the in-cluster benchmark Job.
     "prod-benchmark": ("prod", {"benchmark": {"enabled": True}}),
+    # ClusterIP routing with the internal load balancer for clients in the VPC (its ranges default to the subnet).
+    "dev-internal-lb": ("dev", {"routing": {"internalLoadBalancer": True}}),
     # Sized from a goal instead of a node count: the planner picks 6 nodes.
     "dev-goal": ("dev", {"target": {"totalTokensPerSecond": 500000}}),
 }

@@ -8,7 +8,8 @@ v0.18.0, InferenceMAX input 1024 / output 512 tokens, range ratio 0.5, unique pr
 - per-node total tok/s by node count, interpolated linearly between the measured 1/2/4/8/12 nodes
   and extrapolated beyond 12 with the 8->12 slope;
 - through the Inference Gateway, the measured gateway/ClusterIP ratio at 2/4/8 nodes (31/35/37%
-  overhead), held at the nearest measured point outside 2..8 nodes;
+  overhead), held at the nearest measured point outside 2..8 nodes; measured with one Endpoint
+  Picker, EPP v1.4.0: with any other picker image the figure is that estimate and says so;
 - completed requests/s from the measured requests per total token at 1/2/4/8 nodes;
 - TPOT/TTFT medians of the nearest measured node counts (ClusterIP only: the gateway runs
   published no latencies).
@@ -52,8 +53,14 @@ SCALING: tuple[MeasuredRun, ...] = (
     MeasuredRun(8, 740_192, 46, 5_580),
     MeasuredRun(12, 1_103_941, 46, 5_600),
 )
-# RECIPE section 6: the same runs through the GKE Inference Gateway (EPP v1.4.0).
+# RECIPE section 6: the same runs through the GKE Inference Gateway, with the picker of the
+# inferencepool chart v1.4.0 (10 CPU / 16Gi).
 GATEWAY_TOTAL_TOKENS_PER_SECOND: dict[int, float] = {2: 131_303, 4: 245_009, 8: 469_433}
+MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
+HOW_TO_MEASURE_GATEWAY = (
+    "measure it: benchmark.enabled with benchmark.target gateway and benchmark.gatewayAddress, then "
+    "bench-compare the result (docs/gateway.md)"
+)
 # Issue 12 / RECIPE section 1: ~2,000 concurrent requests per node gave these completed req/s.
 MEASURED_REQUESTS_PER_SECOND: dict[int, float] = {1: 83, 2: 165, 4: 326, 8: 642}
 
@@ -89,6 +96,11 @@ def gateway_ratio(nodes: int) -> float:
     return _interpolate(points, nodes, extrapolate=False)
 
 
+def picker_measured(image: str) -> bool:
+    """Whether the gateway overhead was measured with this picker image (its digest aside)."""
+    return image.partition("@")[0] == MEASURED_PICKER
+
+
 def requests_per_token(nodes: int) -> float:
     points = [
         (count, rate / (clusterip_per_node(count) * count))
@@ -118,9 +130,12 @@ class Expectation:
     tpot_median_ms: float
     ttft_median_ms: float
     assumptions: tuple[str, ...]
+    # Gateway mode with a known picker: the picker image and whether the overhead was measured with it.
+    picker: str | None = None
+    gateway_overhead_measured: bool | None = None
 
 
-def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int) -> Expectation:
+def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int, picker: str | None = None) -> Expectation:
     per_node = clusterip_per_node(nodes)
     factor = gateway_ratio(nodes) if routing is RoutingMode.gateway else 1.0
     total = per_node * nodes * factor
@@ -136,7 +151,14 @@ def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int) -> Expec
         assumptions.append("per-node throughput interpolated between the measured 1/2/4/8/12 nodes")
     else:
         assumptions.append("per-node throughput extrapolated beyond the measured 12 nodes with the 8->12 slope")
-    if routing is RoutingMode.gateway:
+    measured_picker = None if picker is None or routing is not RoutingMode.gateway else picker_measured(picker)
+    if measured_picker is False:
+        assumptions.append(
+            f"Inference Gateway overhead not measured for this version (picker {picker}): the {1 - factor:.0%} "
+            f"applied is the one measured with {MEASURED_PICKER} (31/35/37% at 2/4/8 nodes), an estimate; "
+            + HOW_TO_MEASURE_GATEWAY
+        )
+    if routing is RoutingMode.gateway and measured_picker is not False:
         if nodes in GATEWAY_TOTAL_TOKENS_PER_SECOND:
             assumptions.append(f"Inference Gateway overhead measured at {nodes} nodes ({1 - factor:.0%})")
         else:
@@ -144,6 +166,7 @@ def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int) -> Expec
                 f"Inference Gateway overhead {1 - factor:.0%}: measured 31/35/37% at 2/4/8 nodes, interpolated, "
                 "held at the nearest measured point outside 2-8 nodes"
             )
+    if routing is RoutingMode.gateway:
         assumptions.append("latencies: ClusterIP medians (no latency was published through the gateway)")
     assumptions.append("output tok/s = total x 512/1536 (the mean output share of the load)")
     assumptions.append("req/s from the measured 83/165/326/642 req/s at 1/2/4/8 nodes per total token")
@@ -161,6 +184,8 @@ def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int) -> Expec
         tpot_median_ms=_latency(nodes, "tpot_median_ms"),
         ttft_median_ms=_latency(nodes, "ttft_median_ms"),
         assumptions=tuple(assumptions),
+        picker=picker if measured_picker is not None else None,
+        gateway_overhead_measured=measured_picker,
     )
 
 
@@ -404,7 +429,9 @@ def storage_of(config: StackConfig) -> Storage:
 
 def plan(stack: str, config: StackConfig, nodes: int | None = None) -> CapacityPlan:
     count = nodes if nodes is not None else config.nodes
-    expectation = expect(count, config.routing.mode, config.workload.concurrency_per_node)
+    expectation = expect(
+        count, config.routing.mode, config.workload.concurrency_per_node, picker=config.routing.gateway.epp_image
+    )
     storage = storage_of(config)
     sources = tuple(
         SourcePlan(

@@ -274,7 +274,7 @@ def run_under_mocks(
     with _collector_paused_on_the_first_run():
         program_run()
         root = get_root_resource()
-        outputs = _resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
+        outputs = resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
     return RunResult(monitor.registrations, outputs, logs.lines)
 
 
@@ -303,7 +303,7 @@ def _collector_paused_on_the_first_run() -> Iterator[None]:
             gc.enable()
 
 
-def _resolve_outputs(outputs: dict[str, Any]) -> dict[str, Any]:
+def resolve_outputs(outputs: dict[str, Any]) -> dict[str, Any]:
     """Stack exports with every secret one replaced by the redaction mark."""
 
     async def gather() -> dict[str, Any]:

@@ -16,15 +16,12 @@ import pytest
 import yaml
 
 from components.crd_readiness import KUBECTL_IMAGE
+from components.endpoint_picker import EPP_IMAGE, EXT_PROC_PORT, HEALTH_PORT, epp_name, selector_labels
 from components.gateway import (
     ALLOW_EXTERNAL_GATEWAY_ANNOTATION,
-    EPP_CHART,
-    EPP_EXT_PROC_PORT,
-    EPP_HEALTH_PORT,
     GATEWAY_CRDS,
     HEALTH_CHECK_RANGES,
     curl_example,
-    epp_name,
 )
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
@@ -40,10 +37,10 @@ CLUSTER = "gcp:container/cluster:Cluster"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
 FIREWALL = "gcp:compute/firewall:Firewall"
 API = "gcp:projects/service:Service"
-RELEASE = "kubernetes:helm.sh/v3:Release"
 GATEWAY_API = "networkservices.googleapis.com"
 ROUTING_AREA = "llm-serving:routing:"
-GATEWAY_KINDS = {"Gateway", "HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy"}
+GATEWAY_KINDS = {"Gateway", "HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy", "InferencePool"}
+PICKER = epp_name(POOL)
 POOL_REF = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": POOL}
 SERVING_FIREWALL = "llm-gateway-serving-firewall"
 EPP_FIREWALL = "llm-gateway-epp-firewall"
@@ -83,13 +80,17 @@ def one_kind(stack: RenderedStack, kind: str) -> dict[str, Any]:
     return manifest
 
 
-def chart_values(stack: RenderedStack) -> dict[str, Any]:
-    values: dict[str, Any] = stack.one(RELEASE)["inputs"]["values"]
-    return values
+def pool(stack: RenderedStack) -> dict[str, Any]:
+    return one_kind(stack, "InferencePool")
+
+
+def picker(stack: RenderedStack) -> dict[str, Any]:
+    (deployment,) = [item for item in stack.kind("Deployment") if item["metadata"]["name"] == PICKER]
+    return deployment
 
 
 def serving_deployment(stack: RenderedStack) -> dict[str, Any]:
-    match_labels = chart_values(stack)["inferencePool"]["modelServers"]["matchLabels"]
+    match_labels = pool(stack)["spec"]["selector"]["matchLabels"]
     matching = [
         deployment
         for deployment in stack.kind("Deployment")
@@ -100,31 +101,22 @@ def serving_deployment(stack: RenderedStack) -> dict[str, Any]:
 
 
 def test_pool_selects_the_vllm_pods_on_the_engine_port(gateway_stack: RenderedStack) -> None:
-    pool = chart_values(gateway_stack)["inferencePool"]
+    spec = pool(gateway_stack)["spec"]
     pod = serving_deployment(gateway_stack)["spec"]["template"]["spec"]
     container_ports = {port["containerPort"] for container in pod["containers"] for port in container.get("ports", [])}
-    assert pool["targetPorts"] == [{"number": ENGINE_PORT}]
+    assert spec["targetPorts"] == [{"number": ENGINE_PORT}]
     assert ENGINE_PORT in container_ports
-    assert pool["modelServers"]["matchLabels"] == {"app": POOL}
+    assert spec["selector"]["matchLabels"] == {"app": POOL}
 
 
-def test_pool_the_chart_renders_from_our_values_validates(gateway_stack: RenderedStack) -> None:
-    """The chart (templates/inferencepool.yaml, v1.x) renders the pool from the release name and
-    `inferencePool` values; build that object from the rendered values and check it against the CRD."""
-    release = gateway_stack.one(RELEASE)["inputs"]
-    pool_values = release["values"]["inferencePool"]
-    pool: dict[str, Any] = {
-        "apiVersion": "inference.networking.k8s.io/v1",
-        "kind": "InferencePool",
-        "metadata": {"name": release["name"], "namespace": release["namespace"]},
-        "spec": {
-            "targetPorts": [{"number": port["number"]} for port in pool_values["targetPorts"]],
-            "selector": {"matchLabels": pool_values["modelServers"]["matchLabels"]},
-            "endpointPickerRef": {"name": epp_name(release["name"]), "port": {"number": 9002}},
-        },
-    }
-    validate_manifest(pool)
-    assert pool["metadata"]["name"] == POOL_REF["name"]
+def test_pool_routes_through_the_pickers_service(gateway_stack: RenderedStack) -> None:
+    """The pool's endpointPickerRef names the picker's Service, whose selector picks the picker's pods."""
+    reference = pool(gateway_stack)["spec"]["endpointPickerRef"]
+    (service,) = [item for item in gateway_stack.kind("Service") if item["metadata"]["name"] == reference["name"]]
+    assert reference["port"]["number"] in {port["port"] for port in service["spec"]["ports"]}
+    pod_labels = picker(gateway_stack)["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert reference["failureMode"] == "FailOpen"
 
 
 def test_pulumi_up_waits_for_the_gateway_to_be_programmed(gateway_stack: RenderedStack) -> None:
@@ -133,15 +125,17 @@ def test_pulumi_up_waits_for_the_gateway_to_be_programmed(gateway_stack: Rendere
     assert int(annotations["pulumi.com/timeoutSeconds"]) >= 600
 
 
-def test_endpoint_picker_from_the_pinned_chart(gateway_stack: RenderedStack) -> None:
-    release = gateway_stack.one(RELEASE)["inputs"]
-    assert (release["chart"], release["version"]) == (EPP_CHART, "v1.4.0")
-    assert release["name"] == POOL, "the chart names the InferencePool after the release"
-    assert release["namespace"] == NAMESPACE
-    extension = release["values"]["inferenceExtension"]
+def test_endpoint_picker_pinned_on_c4(gateway_stack: RenderedStack) -> None:
+    deployment = picker(gateway_stack)
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == EPP_IMAGE
     expected = {"cpu": "10", "memory": "16Gi"}
-    assert extension["resources"] == {"requests": expected, "limits": expected}
-    assert release["values"]["provider"] == {"name": "none"}, "the policies are the stack's, not the chart's"
+    assert container["resources"] == {"requests": expected, "limits": expected}
+    assert pod["nodeSelector"]["cloud.google.com/machine-family"] == "c4"
+    assert deployment["metadata"]["namespace"] == NAMESPACE
+    assert deployment["spec"]["replicas"] == 2, "one active picker and one leader-election standby"
+    assert "--ha-enable-leader-election" in container["args"]
 
 
 def test_route_sends_the_gateway_to_the_pool(gateway_stack: RenderedStack) -> None:
@@ -163,13 +157,15 @@ def test_policies_target_the_pool(gateway_stack: RenderedStack) -> None:
     check = health["default"]["config"]
     assert check["type"] == "HTTP"
     assert check["httpHealthCheck"] == {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": 8000}
+    assert (health["default"]["timeoutSec"], health["default"]["checkIntervalSec"]) == (2, 2)
     assert backend["default"]["timeoutSec"] == 300
 
 
 def test_endpoint_picker_metrics_are_scraped(gateway_stack: RenderedStack) -> None:
-    (monitoring,) = [item for item in gateway_stack.kind("PodMonitoring") if item["metadata"]["name"] == epp_name(POOL)]
-    assert monitoring["spec"]["selector"]["matchLabels"] == {"inferencepool": epp_name(POOL)}
-    assert chart_values(gateway_stack)["inferenceExtension"]["monitoring"]["prometheus"]["auth"] == {"enabled": False}
+    (monitoring,) = [item for item in gateway_stack.kind("PodMonitoring") if item["metadata"]["name"] == PICKER]
+    assert monitoring["spec"]["selector"]["matchLabels"] == selector_labels(POOL)
+    (container,) = picker(gateway_stack)["spec"]["template"]["spec"]["containers"]
+    assert "--metrics-endpoint-auth=false" in container["args"], "the scrape sends no token"
 
 
 def test_gateway_prerequisites_on_the_cluster(gateway_stack: RenderedStack) -> None:
@@ -216,7 +212,7 @@ def test_gateway_custom_resources_validate_against_their_crds(gateway_stack: Ren
 
 
 def test_no_clusterip_service_in_gateway_mode(gateway_stack: RenderedStack) -> None:
-    labels = chart_values(gateway_stack)["inferencePool"]["modelServers"]["matchLabels"]
+    labels = pool(gateway_stack)["spec"]["selector"]["matchLabels"]
     services = [service for service in gateway_stack.kind("Service") if service["spec"].get("selector") == labels]
     assert services == [], "every request goes through the Endpoint Picker"
 
@@ -239,7 +235,8 @@ def test_external_gateway_is_curled_directly() -> None:
 def test_clusterip_stacks_declare_no_gateway(dev: RenderedStack, prod: RenderedStack) -> None:
     for stack in (dev, prod):
         assert not GATEWAY_KINDS & {manifest["kind"] for manifest in stack.manifests}
-        assert not stack.of_type(RELEASE) and not stack.of_type(FIREWALL)
+        assert not stack.of_type(FIREWALL)
+        assert not [item for item in stack.kind("Deployment") if item["metadata"]["name"] == PICKER]
         assert all(record["inputs"].get("purpose") != "REGIONAL_MANAGED_PROXY" for record in stack.of_type(SUBNET))
         assert GATEWAY_API not in {record["inputs"]["service"] for record in stack.of_type(API)}
         assert stack.one(CLUSTER)["inputs"]["gatewayApiConfig"] == {"channel": "CHANNEL_DISABLED"}
@@ -266,7 +263,7 @@ def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, pro
     for name, record in clusterip.items():
         if name == "llm-monitoring-dashboard":
             # Allowed: the dashboard adds the Endpoint Picker's pool chart in gateway mode.
-            assert "inference_pool_ready_pods" in gateway[name]["inputs"]["dashboardJson"]
+            assert "llm_d_epp_ready_endpoints" in gateway[name]["inputs"]["dashboardJson"]
             continue
         if name == "llm-network-policies-serving":
             continue  # admits the proxy-only subnet and health checkers in gateway mode: see below
@@ -307,10 +304,12 @@ INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
         {"gateway": {"proxySubnetCidr": "10.4.0.0/23"}},
         "routing.gateway.proxySubnetCidr 10.4.0.0/23 overlaps cluster.network.podsCidr",
     ),
-    ("chart-moved-to-llm-d", {"gateway": {"eppChartVersion": "v1.6.0"}}, "routing.gateway.eppChartVersion"),
-    ("chart-before-value-names", {"gateway": {"eppChartVersion": "v1.2.0"}}, "routing.gateway.eppChartVersion"),
+    ("helm-chart-version", {"gateway": {"eppChartVersion": "v1.4.0"}}, "eppChartVersion: removed"),
+    ("no-picker", {"gateway": {"eppReplicas": 0}}, "routing.gateway.eppReplicas"),
+    ("picker-image-without-tag", {"gateway": {"eppImage": "ghcr.io/llm-d/picker"}}, "routing.gateway.eppImage"),
     ("proxy-subnet-not-a-name", {"gateway": {"existingProxySubnet": "Proxy Subnet"}}, "existingProxySubnet"),
-    ("pool-name-too-long", {"serviceName": "q" * 41}, "the inferencepool chart truncates it to 40 characters"),
+    ("pool-name-too-long", {"serviceName": "q" * 41}, "templates cut it to 40 characters"),
+    ("internal-load-balancer-in-gateway-mode", {"internalLoadBalancer": True}, "internalLoadBalancer: only in clusterip"),
 ]
 
 
@@ -335,8 +334,8 @@ def test_gateway_settings_are_checked_only_in_gateway_mode() -> None:
 
 
 def test_firewall_lets_proxies_reach_the_endpoint_picker(gateway_stack: RenderedStack) -> None:
-    """ext_proc on 9002 from the proxies and gRPC health on 9003, as the v1.4.0 chart's pool and
-    EPP Deployment declare them; the pool is FailOpen, so a blocked EPP would be bypassed."""
+    """ext_proc on 9002 from the proxies and gRPC health on 9003, as the picker's pool and Deployment
+    declare them; the pool is FailOpen, so a blocked EPP would be bypassed."""
     serving = gateway_stack.named(SERVING_FIREWALL)["inputs"]
     epp = gateway_stack.named(EPP_FIREWALL)["inputs"]
     assert (epp["network"], epp["direction"], epp["destinationRanges"]) == (
@@ -345,23 +344,25 @@ def test_firewall_lets_proxies_reach_the_endpoint_picker(gateway_stack: Rendered
         serving["destinationRanges"],
     )
     assert set(epp["sourceRanges"]) == {PROXY_SUBNET_CIDR, *HEALTH_CHECK_RANGES}
-    assert epp["allows"] == [{"protocol": "tcp", "ports": [str(EPP_EXT_PROC_PORT), str(EPP_HEALTH_PORT)]}]
-    assert "extProcPort" not in chart_values(gateway_stack)["inferenceExtension"], "the chart default 9002 applies"
+    assert epp["allows"] == [{"protocol": "tcp", "ports": [str(EXT_PROC_PORT), str(HEALTH_PORT)]}]
+    assert pool(gateway_stack)["spec"]["endpointPickerRef"]["port"]["number"] == EXT_PROC_PORT
+    (container,) = picker(gateway_stack)["spec"]["template"]["spec"]["containers"]
+    assert {EXT_PROC_PORT, HEALTH_PORT} <= {port["containerPort"] for port in container["ports"]}
 
 
 def test_custom_resources_wait_for_their_crds(gateway_stack: RenderedStack) -> None:
-    """Every custom resource and the Helm release (its InferencePool) are created only after the Job
-    that waits for GKE's CRDs has completed."""
+    """Every custom resource of the gateway (the InferencePool among them) and the picker's Deployment
+    are created only after the Job that waits for GKE's CRDs has completed."""
     job = gateway_stack.named(CRD_JOB)
+    routing = routing_resource_names(gateway_stack)
     custom = [
         record
         for record in gateway_stack.resources
-        if record["type"] != RELEASE and record["type"].startswith("kubernetes:") and is_custom(record["inputs"])
+        if record["type"].startswith("kubernetes:") and is_custom(record["inputs"]) and record["name"] in routing
     ]
     assert {record["inputs"]["kind"] for record in custom} >= GATEWAY_KINDS | {"PodMonitoring"}
-    for record in [*custom, gateway_stack.one(RELEASE)]:
-        if record["parent"] == "llm-gateway":
-            assert CRD_JOB in record["options"]["dependsOn"], record["name"]
+    for record in [*custom, gateway_stack.named("llm-gateway-epp-deployment")]:
+        assert CRD_JOB in record["options"]["dependsOn"], record["name"]
     assert set(GATEWAY_CRDS) == {
         "gateways.gateway.networking.k8s.io",
         "httproutes.gateway.networking.k8s.io",
@@ -369,7 +370,7 @@ def test_custom_resources_wait_for_their_crds(gateway_stack: RenderedStack) -> N
         "gcpbackendpolicies.networking.gke.io",
         "inferencepools.inference.networking.k8s.io",
         "podmonitorings.monitoring.googleapis.com",
-    }, "one CRD per custom kind the gateway declares, plus the chart's InferencePool"
+    }, "one CRD per custom kind the gateway declares"
     assert job["inputs"]["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"
 
 

@@ -324,8 +324,8 @@ def test_dashboard_covers_the_serving_signals(stack: RenderedStack) -> None:
 
 
 def test_gateway_dashboard_shows_the_endpoint_picker(staging: RenderedStack, prod: RenderedStack) -> None:
-    assert any("inference_pool_average_queue_size" in query for query in promql_queries(staging))
-    assert not any("inference_pool" in query for query in promql_queries(prod))
+    assert any("llm_d_epp_average_queue_size" in query for query in promql_queries(staging))
+    assert not any("llm_d_epp" in query for query in promql_queries(prod))
 
 
 def test_alert_policies(prod: RenderedStack) -> None:

@@ -1,15 +1,28 @@
-"""ClusterIP routing: the Service in front of the vLLM pods and the endpoint outputs."""
+"""ClusterIP routing: the Service in front of the vLLM pods, the endpoint outputs, and the optional
+internal load balancer for clients in the VPC (full stack and the component alone)."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
+from pulumi_kubernetes.core.v1 import outputs as k8s_outputs
 
+from components.routing import ClusterIpRouting, ClusterIpRoutingArgs, ingress_ip
+from stacks.load.loader import InvalidConfig, validate
+from stacks.load.to_args import internal_load_balancer_ranges
 from stacks.program import serving_selector
 from tests.conftest import RenderStack
+from tests.declared import Declared, contains, declare
 from tests.rendered import RenderedStack
-from tests.variants import stack_config
+from tests.variants import render_variant, stack_config
+
+
+def json_policy(stack: RenderedStack) -> dict[str, Any]:
+    verdicts: dict[str, Any] = json.loads((stack.directory / "policy.json").read_text())
+    return verdicts
 
 
 def service(stack: RenderedStack, name: str) -> dict[str, Any]:
@@ -46,3 +59,145 @@ def test_outputs_give_the_endpoint_and_a_ready_example(name: str, render_stack: 
 
 def test_gateway_mode_declares_no_cluster_ip_routing(staging: RenderedStack) -> None:
     assert not staging.of_type("llm-serving:routing:ClusterIpRouting")
+
+
+# ---------------------------------------------------------------- the internal load balancer
+
+INTERNAL = "qwen-serving-internal"
+SUBNET = "10.0.0.0/20"
+
+
+@pytest.fixture(scope="module")
+def internal_lb(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    return render_variant("dev-internal-lb", render_stack, tmp_path_factory)
+
+
+def test_internal_load_balancer_serves_the_vpc(internal_lb: RenderedStack) -> None:
+    manifest = service(internal_lb, INTERNAL)
+    assert manifest["metadata"]["annotations"] == {
+        "networking.gke.io/load-balancer-type": "Internal",
+        "llm-serving/allow-load-balancer": "true",
+    }
+    spec = manifest["spec"]
+    assert spec["type"] == "LoadBalancer"
+    assert spec["loadBalancerSourceRanges"] == [SUBNET], "defaults to the cluster's subnet"
+    assert spec["externalTrafficPolicy"] == "Local", "keeps the client address the NetworkPolicy checks"
+    assert spec["selector"] == service(internal_lb, "qwen-serving")["spec"]["selector"]
+    assert spec["ports"] == [{"name": "http", "port": 8000, "protocol": "TCP", "targetPort": "http"}]
+
+
+def test_internal_clients_pass_the_serving_network_policy(internal_lb: RenderedStack, dev: RenderedStack) -> None:
+    def admitted(stack: RenderedStack) -> list[str]:
+        (policy,) = [item for item in stack.kind("NetworkPolicy") if item["metadata"]["name"] == "qwen-serving-ingress"]
+        (rule,) = policy["spec"]["ingress"]
+        return [peer["ipBlock"]["cidr"] for peer in rule["from"] if "ipBlock" in peer]
+
+    assert admitted(internal_lb) == [SUBNET]
+    assert admitted(dev) == []
+
+
+def test_internal_address_is_an_output(internal_lb: RenderedStack) -> None:
+    outputs = internal_lb.outputs
+    assert outputs["internalAddress"] is None, "assigned by GKE when `pulumi up` creates the load balancer"
+    assert outputs["internalAddressCommand"] == (
+        f"kubectl get service {INTERNAL} -n llm-serving -o jsonpath='{{.status.loadBalancer.ingress[0].ip}}'"
+    )
+    assert internal_lb.plan.count("internalAddress") >= 2
+    assert json_policy(internal_lb)["mandatory"] == 0
+
+
+def test_no_internal_load_balancer_by_default(dev: RenderedStack, prod: RenderedStack) -> None:
+    for stack in (dev, prod):
+        assert not [item for item in stack.kind("Service") if item["spec"]["type"] == "LoadBalancer"]
+        assert "internalAddress" not in stack.outputs
+
+
+def test_only_the_load_balancer_is_added(internal_lb: RenderedStack, dev: RenderedStack) -> None:
+    before = {record["name"]: record for record in dev.resources}
+    after = {record["name"]: record for record in internal_lb.resources}
+    assert set(after) - set(before) == {"llm-routing-internal-service"}
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == {"llm-network-policies-serving"}
+
+
+def declared_routing(ranges: tuple[str, ...]) -> Declared:
+    def build() -> dict[str, Any]:
+        routing = ClusterIpRouting(
+            "routing",
+            ClusterIpRoutingArgs(
+                service_name="svc",
+                namespace="ns",
+                port=8000,
+                target_port="http",
+                selector={"app": "svc"},
+                served_model_name="m",
+                internal_load_balancer_ranges=ranges,
+            ),
+        )
+        return {"internalAddress": routing.internal_address} if routing.internal_address is not None else {}
+
+    return declare(build)
+
+
+def test_internal_load_balancer_component() -> None:
+    declared = declared_routing(("10.10.0.0/16", "192.168.4.0/24"))
+    internal = declared.one("Service", "svc-internal")
+    assert contains(
+        internal,
+        {
+            "metadata": {"namespace": "ns", "annotations": {"networking.gke.io/load-balancer-type": "Internal"}},
+            "spec": {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.10.0.0/16", "192.168.4.0/24"]},
+        },
+    )
+    assert declared.named("routing-internal-service")["parent"] == "routing"
+    assert declared.outputs == {"internalAddress": None}
+    declared.validate()
+    assert not declared_routing(()).kind("Service", "svc-internal")
+
+
+def test_internal_address_comes_from_the_service_status() -> None:
+    status = k8s_outputs.ServiceStatus(
+        load_balancer=k8s_outputs.LoadBalancerStatus(ingress=[k8s_outputs.LoadBalancerIngress(ip="10.0.0.7")])
+    )
+    assert ingress_ip(status) == "10.0.0.7"
+    assert ingress_ip(k8s_outputs.ServiceStatus(load_balancer=k8s_outputs.LoadBalancerStatus())) is None
+    assert ingress_ip(None) is None
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({"internalLoadBalancer": True}, ("10.0.0.0/20",)),
+        ({"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.20.0.0/16"]}, ("10.20.0.0/16",)),
+        ({}, ()),
+    ],
+)
+def test_internal_load_balancer_ranges(settings: dict[str, Any], expected: tuple[str, ...]) -> None:
+    config = validate({"environment": "dev", "project": "my-llm-dev", "routing": settings})
+    assert internal_load_balancer_ranges(config) == expected
+
+
+INVALID_INTERNAL: list[tuple[dict[str, Any], str]] = [
+    ({"mode": "gateway", "internalLoadBalancer": True}, "routing: internalLoadBalancer: only in clusterip mode"),
+    ({"internalLoadBalancerSourceRanges": ["10.0.0.0/20"]}, "set without internalLoadBalancer: true"),
+    (
+        {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["0.0.0.0/0"]},
+        "routing.internalLoadBalancerSourceRanges: '0.0.0.0/0' is not a private range",
+    ),
+    (
+        {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.0.0.1/20"]},
+        "routing.internalLoadBalancerSourceRanges: '10.0.0.1/20' is not an IPv4 CIDR block",
+    ),
+    ({"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": []}, "internalLoadBalancerSourceRanges"),
+    (
+        {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.0.0.0/8", "10.0.0.0/8"]},
+        "listed twice",
+    ),
+    ({"internalLoadBalancer": True, "serviceName": "q" * 60}, "internal load balancer Service name"),
+]
+
+
+@pytest.mark.parametrize(("settings", "expected"), INVALID_INTERNAL)
+def test_invalid_internal_load_balancer_settings(settings: dict[str, Any], expected: str) -> None:
+    with pytest.raises(InvalidConfig, match=re.escape(expected)):
+        validate({"environment": "dev", "project": "my-llm-dev", "routing": settings})

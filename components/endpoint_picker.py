@@ -210,7 +210,9 @@ class EndpointPicker(pulumi.ComponentResource):
         subject = k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=picker, namespace=args.namespace)
         rules = {
             # routerlib _rbac.yaml: the picker watches the pool's pods.
-            f"{picker}-sa": [k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["get", "watch", "list"])],
+            f"{picker}-sa": [
+                k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["get", "watch", "list"])
+            ],
             # llm-d-router-gateway templates/rbac.yaml
             f"{picker}-non-sa": [
                 k8s.rbac.v1.PolicyRuleArgs(
@@ -250,7 +252,9 @@ class EndpointPicker(pulumi.ComponentResource):
                 k8s.rbac.v1.RoleBinding(
                     f"{name}-binding{suffix}",
                     metadata=metadata(binding_name),
-                    role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=role_name),
+                    role_ref=k8s.rbac.v1.RoleRefArgs(
+                        api_group="rbac.authorization.k8s.io", kind="Role", name=role_name
+                    ),
                     subjects=[subject],
                     opts=child,
                 )
@@ -264,7 +268,9 @@ class EndpointPicker(pulumi.ComponentResource):
         resources = {"cpu": args.cpu, "memory": args.memory}
         # A digest never moves: IfNotPresent as the released chart sets; a bare tag is pulled each time.
         pull_policy = "IfNotPresent" if "@sha256:" in args.image else "Always"
-        grpc_probe_services = ("liveness", "readiness") if leader_election(args.replicas) else ("inference-extension",) * 2
+        grpc_probe_services = (
+            ("liveness", "readiness") if leader_election(args.replicas) else ("inference-extension",) * 2
+        )
         # routerlib _deployment.yaml (Deployment, strategy Recreate: a rolling update could never
         # take the old leader down with one Ready pod of two)
         self.deployment = k8s.apps.v1.Deployment(
@@ -318,7 +324,9 @@ class EndpointPicker(pulumi.ComponentResource):
                                     k8s.core.v1.EnvVarArgs(
                                         name="NAMESPACE",
                                         value_from=k8s.core.v1.EnvVarSourceArgs(
-                                            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace")
+                                            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(
+                                                field_path="metadata.namespace"
+                                            )
                                         ),
                                     ),
                                     k8s.core.v1.EnvVarArgs(

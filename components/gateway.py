@@ -30,7 +30,6 @@ it. (The EPP itself has one: the pool's `endpointPickerRef` names it.)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -178,9 +177,7 @@ class InferenceGateway(pulumi.ComponentResource):
             direction="INGRESS",
             source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
             destination_ranges=[args.pods_cidr],
-            allows=[
-                gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EXT_PROC_PORT), str(HEALTH_PORT)])
-            ],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(EXT_PROC_PORT), str(HEALTH_PORT)])],
             opts=named,
         )
         self.crds = CrdReadiness(
@@ -280,7 +277,7 @@ class InferenceGateway(pulumi.ComponentResource):
                             "portSpecification": "USE_FIXED_PORT",
                             "port": args.serving_port,
                         },
-                    }
+                    },
                 },
             },
             opts=after_pool,

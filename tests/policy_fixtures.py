@@ -237,16 +237,43 @@ def gateway_stack() -> Records:
             kubernetes("networking.gke.io/v1", "GCPBackendPolicy", "qwen-serving", {"targetRef": target}),
         ),
         record(
-            "kubernetes:helm.sh/v3:Release",
-            "llm-epp",
-            {
-                "chart": "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool",
-                "name": "qwen-serving",
-                "values": {
-                    "inferenceExtension": {"resources": {"requests": {"cpu": "10"}, "limits": {"cpu": "10"}}},
-                    "provider": {"name": "none"},
+            "kubernetes:inference.networking.k8s.io/v1:InferencePool",
+            "llm-gateway-epp-pool",
+            kubernetes(
+                "inference.networking.k8s.io/v1",
+                "InferencePool",
+                "qwen-serving",
+                {
+                    "targetPorts": [{"number": 8000}],
+                    "selector": {"matchLabels": {"app": "qwen-serving"}},
+                    "endpointPickerRef": {"name": "qwen-serving-epp", "port": {"number": 9002}},
                 },
-            },
+            ),
+        ),
+        record(
+            "kubernetes:apps/v1:Deployment",
+            "llm-gateway-epp-deployment",
+            kubernetes(
+                "apps/v1",
+                "Deployment",
+                "qwen-serving-epp",
+                {
+                    "replicas": 2,
+                    "template": {
+                        "spec": {
+                            "nodeSelector": {"cloud.google.com/machine-family": "c4"},
+                            "containers": [
+                                {
+                                    "name": "epp",
+                                    "image": "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0",
+                                    "args": ["--pool-name", "qwen-serving", "--ha-enable-leader-election"],
+                                    "resources": {"requests": {"cpu": "10"}, "limits": {"cpu": "10"}},
+                                }
+                            ],
+                        }
+                    },
+                },
+            ),
         ),
         record(
             "gcp:compute/firewall:Firewall",
@@ -362,9 +389,35 @@ def read_write_claim(records: Records) -> Records:
     return records
 
 
+def picker_pod(records: Records) -> dict[str, Any]:
+    spec: dict[str, Any] = inputs_of(records, "llm-gateway-epp-deployment")["spec"]["template"]["spec"]
+    return spec
+
+
 def epp_cpu(records: Records, cpu: str) -> Records:
-    resources = inputs_of(records, "llm-epp")["values"]["inferenceExtension"]["resources"]
+    resources = picker_pod(records)["containers"][0]["resources"]
     resources["requests"]["cpu"] = resources["limits"]["cpu"] = cpu
+    return records
+
+
+def epp_machine_family(records: Records, family: str) -> Records:
+    picker_pod(records)["nodeSelector"]["cloud.google.com/machine-family"] = family
+    return records
+
+
+def epp_without_leader_election(records: Records) -> Records:
+    container = picker_pod(records)["containers"][0]
+    container["args"] = [arg for arg in container["args"] if arg != "--ha-enable-leader-election"]
+    return records
+
+
+INTERNAL_ANNOTATIONS = {"networking.gke.io/load-balancer-type": "Internal", "llm-serving/allow-load-balancer": "true"}
+
+
+def internal_load_balancer(records: Records, source_ranges: list[str] | None) -> Records:
+    service = inputs_of(load_balancer(records, INTERNAL_ANNOTATIONS), "llm-service")
+    if source_ranges is not None:
+        service["spec"]["loadBalancerSourceRanges"] = source_ranges
     return records
 
 
@@ -529,6 +582,23 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-NET-004_fail": lambda: PolicyFixture(external_gateway(gateway_stack())),
     "LLM-NET-005_pass": lambda: PolicyFixture(gateway_stack()),
     "LLM-NET-005_fail": lambda: PolicyFixture(without(gateway_stack(), "llm-gateway-epp-firewall")),
+    "LLM-NET-006_pass": lambda: PolicyFixture(gateway_stack()),
+    "LLM-NET-006_fail": lambda: PolicyFixture(epp_machine_family(gateway_stack(), "e2")),
+    "LLM-NET-007_pass": lambda: PolicyFixture(
+        edited(
+            epp_without_leader_election(gateway_stack()),
+            lambda r: inputs_of(r, "llm-gateway-epp-deployment")["spec"].update(replicas=1),
+        )
+    ),
+    "LLM-NET-007_fail": lambda: PolicyFixture(epp_without_leader_election(gateway_stack())),
+    "LLM-NET-008_pass": lambda: PolicyFixture(internal_load_balancer(serving_stack(), ["10.0.0.0/20"])),
+    "LLM-NET-008_fail": lambda: PolicyFixture(
+        load_balancer(serving_stack(), {"llm-serving/allow-load-balancer": "true"})
+    ),
+    "LLM-NET-009_pass": lambda: PolicyFixture(
+        internal_load_balancer(serving_stack(), ["10.0.0.0/20", "192.168.0.0/24"])
+    ),
+    "LLM-NET-009_fail": lambda: PolicyFixture(internal_load_balancer(serving_stack(), ["0.0.0.0/0"])),
     "LLM-GKE-001_pass": lambda: PolicyFixture(serving_stack()),
     "LLM-GKE-001_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).pop("clusterAutoscaling"))

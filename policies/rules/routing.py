@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from pulumi_policy import (
@@ -23,7 +24,7 @@ INFERENCE_POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
 HTTP_ROUTE_TYPE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute"
 HEALTH_CHECK_POLICY_TYPE = "kubernetes:networking.gke.io/v1:HealthCheckPolicy"
 BACKEND_POLICY_TYPE = "kubernetes:networking.gke.io/v1:GCPBackendPolicy"
-HELM_RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 SERVICE_TYPE = "kubernetes:core/v1:Service"
 FIREWALL_TYPE = "gcp:compute/firewall:Firewall"
 NETWORK_SERVICES_API = "networkservices.googleapis.com"
@@ -40,6 +41,16 @@ EXTERNAL_GATEWAY_CLASSES = (
     "gke-l7-gxlb-mc",
 )
 EPP_EXT_PROC_PORT = 9002
+# The picker's flags (llm-d-router@v0.10.0 pkg/epp/server/options.go; the same in
+# gateway-api-inference-extension v1.x): the pool it serves, and leader election.
+POOL_NAME_FLAG = "--pool-name"
+LEADER_ELECTION_FLAG = "--ha-enable-leader-election"
+MACHINE_FAMILY_LABEL = "cloud.google.com/machine-family"
+# GKE "LoadBalancer Service parameters": the annotation (and its pre-1.17 spelling) or the class
+# that make a LoadBalancer Service an internal passthrough Network Load Balancer.
+INTERNAL_LOAD_BALANCER_ANNOTATIONS = ("networking.gke.io/load-balancer-type", "cloud.google.com/load-balancer-type")
+INTERNAL_LOAD_BALANCER_CLASS = "networking.gke.io/l4-regional-internal"
+ALLOW_EXTERNAL_LOAD_BALANCER_ANNOTATION = "llm-serving/allow-external-load-balancer"
 
 PROXY_SUBNET_ELSEWHERE = Setting(
     "proxySubnetManagedElsewhere", False, "the VPC's REGIONAL_MANAGED_PROXY subnet is managed outside this stack"
@@ -48,6 +59,9 @@ MIN_EPP_CPU = Setting("minCpu", 10, "CPU cores the Endpoint Picker requests at l
 ALLOWED_LOAD_BALANCERS = Setting("allowedServices", [], "names of Services allowed to be of type LoadBalancer")
 EPP_FIREWALL_ELSEWHERE = Setting(
     "eppFirewallManagedElsewhere", False, "the firewall rule to the Endpoint Picker is managed outside this stack"
+)
+EPP_MACHINE_FAMILIES = Setting(
+    "machineFamilies", ["c4"], "machine families (cloud.google.com/machine-family) the Endpoint Picker may run on"
 )
 
 
@@ -65,15 +79,28 @@ def _policy_targets(resources: Any, resource_type: str) -> set[str]:
     return targets
 
 
-def _is_endpoint_picker(props: Any) -> bool:
-    return "inferencepool" in as_text(props.get("chart")).lower() or "inferenceExtension" in as_mapping(
-        props.get("values")
-    )
+def _args(container: Any) -> list[str]:
+    return [as_text(arg) for arg in as_list(dig(container, "args"))]
+
+
+def _flag_set(args: list[str], flag: str) -> bool:
+    return flag in args or f"{flag}=true" in args
+
+
+def picker_container(props: Any) -> Any:
+    """The Endpoint Picker container of a Deployment's pods (its args name the pool it serves), or None."""
+    for container in as_list(dig(props, "spec", "template", "spec", "containers")):
+        if any(arg == POOL_NAME_FLAG or arg.startswith(f"{POOL_NAME_FLAG}=") for arg in _args(container)):
+            return container
+    return None
+
+
+def _pickers(resources: Any) -> list[Any]:
+    return [resource for resource in _of_type(resources, DEPLOYMENT_TYPE) if picker_container(resource.props)]
 
 
 def _inference_pools(resources: Any) -> dict[str, Any]:
-    """Every InferencePool the stack declares or routes to (the chart may create it), with the
-    resource that names it."""
+    """Every InferencePool the stack declares or routes to, with the resource that names it."""
     pools = {metadata_name(pool.props): pool for pool in _of_type(resources, INFERENCE_POOL_TYPE)}
     for route in _of_type(resources, HTTP_ROUTE_TYPE):
         for rule in as_list(dig(route.props, "spec", "rules")):
@@ -86,7 +113,7 @@ def _inference_pools(resources: Any) -> dict[str, Any]:
 def _gateway_prerequisites(args: StackValidationArgs, report: ReportViolation) -> None:
     resources = args.resources
     gateways = _of_type(resources, GATEWAY_TYPE)
-    pickers = [release for release in _of_type(resources, HELM_RELEASE_TYPE) if _is_endpoint_picker(release.props)]
+    pickers = _pickers(resources)
     pools = _inference_pools(resources)
     if not (gateways or pools or pickers):
         return
@@ -110,14 +137,8 @@ def _gateway_prerequisites(args: StackValidationArgs, report: ReportViolation) -
         channel = dig(cluster.props, "gatewayApiConfig", "channel")
         if channel not in GATEWAY_API_CHANNELS:
             report(f"gateway routing but the cluster's Gateway API channel is {channel or 'unset'}", cluster.urn)
-    # with provider.name=gke the chart renders both policies for the pool it is named after
-    chart_managed = {
-        as_text(picker.props.get("name"))
-        for picker in pickers
-        if dig(picker.props, "values", "provider", "name") == "gke"
-    }
-    health_checked = _policy_targets(resources, HEALTH_CHECK_POLICY_TYPE) | chart_managed
-    backend_configured = _policy_targets(resources, BACKEND_POLICY_TYPE) | chart_managed
+    health_checked = _policy_targets(resources, HEALTH_CHECK_POLICY_TYPE)
+    backend_configured = _policy_targets(resources, BACKEND_POLICY_TYPE)
     for name, holder in sorted(pools.items()):
         if name not in health_checked:
             report(f"InferencePool {name} has no HealthCheckPolicy targeting it", holder.urn)
@@ -142,14 +163,15 @@ GATEWAY_PREREQUISITES = StackValidationPolicy(
 
 
 def _endpoint_picker_cpu(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != HELM_RELEASE_TYPE or not _is_endpoint_picker(args.props):
+    container = picker_container(args.props) if args.resource_type == DEPLOYMENT_TYPE else None
+    if container is None:
         return
     minimum = float(MIN_EPP_CPU.read(args.get_config()))
-    resources = as_mapping(dig(args.props, "values", "inferenceExtension", "resources"))
+    resources = as_mapping(dig(container, "resources"))
     quantity = dig(resources, "requests", "cpu") or dig(resources, "limits", "cpu")
     cores = cpu_cores(quantity)
     if cores is None or cores < minimum:
-        shown = f"{quantity} CPU" if quantity else "no CPU request (the chart default)"
+        shown = f"{quantity} CPU" if quantity else "no CPU request"
         report(f"the Endpoint Picker gets {shown}; it needs at least {number_text(minimum)} CPU")
 
 
@@ -157,7 +179,7 @@ ENDPOINT_PICKER_CPU = ResourceValidationPolicy(
     name="LLM-NET-002",
     display_name="Endpoint Picker gets the CPU the recipe needed (10)",
     description=(
-        "The Endpoint Picker (inferencepool chart, inferenceExtension.resources) should request at least 10 CPU: "
+        "The Endpoint Picker (the Deployment whose container passes --pool-name) should request at least 10 CPU: "
         "every request and streamed token goes through the single active EPP; with 500m it crashed at 8K "
         "connections, with 10 CPU / 16Gi it held."
     ),
@@ -235,21 +257,27 @@ def _allows_tcp_port(firewall_props: Any, port: int) -> bool:
 
 
 def _endpoint_picker_reachable(args: StackValidationArgs, report: ReportViolation) -> None:
-    pickers = [release for release in _of_type(args.resources, HELM_RELEASE_TYPE) if _is_endpoint_picker(release.props)]
-    if not pickers or EPP_FIREWALL_ELSEWHERE.read(args.get_config()):
+    if EPP_FIREWALL_ELSEWHERE.read(args.get_config()):
         return
+    # The port the load balancer calls: each pool's endpointPickerRef (9002 when it names none).
+    ports = {
+        int(as_number(dig(pool.props, "spec", "endpointPickerRef", "port", "number")) or EPP_EXT_PROC_PORT): pool
+        for pool in _of_type(args.resources, INFERENCE_POOL_TYPE)
+    }
+    pickers = _pickers(args.resources)
+    if not ports and pickers:
+        ports = {EPP_EXT_PROC_PORT: pickers[0]}
     firewalls = [
         firewall
         for firewall in _of_type(args.resources, FIREWALL_TYPE)
         if as_text(firewall.props.get("direction")) in ("", "INGRESS")
     ]
-    for picker in pickers:
-        port = int(as_number(dig(picker.props, "values", "inferenceExtension", "extProcPort")) or EPP_EXT_PROC_PORT)
+    for port, holder in sorted(ports.items()):
         if not any(_allows_tcp_port(firewall.props, port) for firewall in firewalls):
             report(
                 f"no firewall rule in the stack allows tcp:{port} (the Endpoint Picker's ext_proc port) from the "
                 "proxy-only subnet: with failureMode FailOpen the load balancer then bypasses the EPP silently",
-                picker.urn,
+                holder.urn,
             )
 
 
@@ -257,11 +285,133 @@ ENDPOINT_PICKER_REACHABLE = StackValidationPolicy(
     name="LLM-NET-005",
     display_name="The load balancer can reach the Endpoint Picker",
     description=(
-        "With an Endpoint Picker (inferencepool chart) the stack needs an ingress firewall rule for its ext_proc "
-        "port (9002 in chart v1.4.0) from the proxy-only subnet: the pool's failureMode is FailOpen, so an "
+        "With an InferencePool (or an Endpoint Picker) the stack needs an ingress firewall rule for the picker's "
+        "ext_proc port (the pool's endpointPickerRef.port, 9002) from the proxy-only subnet: failureMode FailOpen "
+        "means an "
         "unreachable EPP is skipped without an error and requests lose queue- and KV-cache-aware routing."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_endpoint_picker_reachable,
     config_schema=config_schema(EPP_FIREWALL_ELSEWHERE),
+)
+
+
+def _endpoint_picker_on_fast_compute(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != DEPLOYMENT_TYPE or picker_container(args.props) is None:
+        return
+    allowed = [as_text(family) for family in EPP_MACHINE_FAMILIES.read(args.get_config())]
+    family = as_text(dig(args.props, "spec", "template", "spec", "nodeSelector", MACHINE_FAMILY_LABEL))
+    if family not in allowed:
+        placed = f"on machine family {family}" if family else f"without a {MACHINE_FAMILY_LABEL} node selector"
+        report(f"the Endpoint Picker runs {placed}; allowed: {', '.join(allowed)}")
+
+
+ENDPOINT_PICKER_ON_FAST_COMPUTE = ResourceValidationPolicy(
+    name="LLM-NET-006",
+    display_name="Endpoint Picker on fast compute (C4)",
+    description=(
+        "The Endpoint Picker's pods should select a fast machine family (nodeSelector "
+        f"{MACHINE_FAMILY_LABEL}: c4): its ext_proc path is per-token, single-thread latency work on every "
+        "request, and without a selector Autopilot puts it on whatever node it chooses (the write-up's next step "
+        "was the picker on faster compute)."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    validate=_endpoint_picker_on_fast_compute,
+    config_schema=config_schema(EPP_MACHINE_FAMILIES),
+)
+
+
+def _standby_pickers_elect_a_leader(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    container = picker_container(args.props) if args.resource_type == DEPLOYMENT_TYPE else None
+    if container is None:
+        return
+    replicas = as_number(dig(args.props, "spec", "replicas"))
+    if replicas is not None and replicas > 1 and not _flag_set(_args(container), LEADER_ELECTION_FLAG):
+        report(
+            f"{number_text(replicas)} Endpoint Picker replicas without {LEADER_ELECTION_FLAG}: every replica is "
+            "Ready and picks on its own view; pass the flag (one active, the others standby) or run one replica"
+        )
+
+
+STANDBY_PICKERS_ELECT_A_LEADER = ResourceValidationPolicy(
+    name="LLM-NET-007",
+    display_name="More than one Endpoint Picker means leader election",
+    description=(
+        f"An Endpoint Picker Deployment with more than one replica passes {LEADER_ELECTION_FLAG}: the recipe runs "
+        "one active picker (replicas above one are leader-election standbys, not load sharing); without the flag "
+        "every replica is Ready and the load balancer spreads requests over pickers that each keep their own "
+        "prefix-cache and queue view."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_standby_pickers_elect_a_leader,
+)
+
+
+def _is_internal_load_balancer(props: Any) -> bool:
+    annotations = as_mapping(dig(props, "metadata", "annotations"))
+    return any(annotations.get(key) == "Internal" for key in INTERNAL_LOAD_BALANCER_ANNOTATIONS) or (
+        dig(props, "spec", "loadBalancerClass") == INTERNAL_LOAD_BALANCER_CLASS
+    )
+
+
+def _external_load_balancer_allowed(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != SERVICE_TYPE or dig(args.props, "spec", "type") != "LoadBalancer":
+        return
+    if _is_internal_load_balancer(args.props):
+        return
+    if dig(args.props, "metadata", "annotations", ALLOW_EXTERNAL_LOAD_BALANCER_ANNOTATION) != "true":
+        report(
+            f"Service {metadata_name(args.props)} gets an external address (no networking.gke.io/load-balancer-type: "
+            f'"Internal") without the annotation {ALLOW_EXTERNAL_LOAD_BALANCER_ANNOTATION}: "true"'
+        )
+
+
+EXTERNAL_LOAD_BALANCER_ALLOWED = ResourceValidationPolicy(
+    name="LLM-NET-008",
+    display_name="No external load balancer address without an explicit allow",
+    description=(
+        'A Service of type LoadBalancer is internal (annotation networking.gke.io/load-balancer-type: "Internal", '
+        "routing.internalLoadBalancer) or carries the annotation "
+        f'{ALLOW_EXTERNAL_LOAD_BALANCER_ANNOTATION}: "true": without GKE\'s internal annotation it gets an '
+        "external passthrough Network Load Balancer, an unauthenticated model endpoint on the internet."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_external_load_balancer_allowed,
+)
+
+
+def _private_range(value: str) -> bool:
+    try:
+        return ipaddress.ip_network(value).is_private
+    except ValueError:
+        return False
+
+
+def _internal_load_balancer_limited(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != SERVICE_TYPE or dig(args.props, "spec", "type") != "LoadBalancer":
+        return
+    if not _is_internal_load_balancer(args.props):
+        return
+    name = metadata_name(args.props)
+    ranges = [as_text(item) for item in as_list(dig(args.props, "spec", "loadBalancerSourceRanges"))]
+    if not ranges:
+        report(
+            f"internal load balancer {name} has no loadBalancerSourceRanges: GKE then admits every source in the VPC "
+            "and the networks connected to it; list the clients' ranges"
+        )
+    for value in ranges:
+        if not _private_range(value):
+            report(f"internal load balancer {name} admits {value}, not a private range; list the clients' ranges")
+
+
+INTERNAL_LOAD_BALANCER_LIMITED = ResourceValidationPolicy(
+    name="LLM-NET-009",
+    display_name="An internal load balancer admits only its clients' private ranges",
+    description=(
+        "An internal LoadBalancer Service lists loadBalancerSourceRanges, each a private range: GKE writes the VPC "
+        "firewall rule from them, so without them every address of the VPC and its connected networks reaches the "
+        "model; the stack sets them from routing.internalLoadBalancerSourceRanges (default the cluster's subnet)."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_internal_load_balancer_limited,
 )

@@ -76,7 +76,11 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         f"| total tok/s (input + output) | {expected.total_tokens_per_second:,.0f} "
         f"| {expected.per_node_tokens_per_second:,.0f} per node, scaling efficiency {expected.scaling_efficiency:.1%}"
         + (f", gateway factor {expected.routing_factor:.1%}" if expected.routing == RoutingMode.gateway.value else "")
-        + (" (not measured for this version: see the assumptions)" if expected.gateway_overhead_measured is False else "")
+        + (
+            " (not measured for this version: see the assumptions)"
+            if expected.gateway_overhead_measured is False
+            else ""
+        )
         + " |",
         f"| output tok/s | {expected.output_tokens_per_second:,.0f} | 512 of every 1,536 tokens |",
         f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",

@@ -67,6 +67,7 @@ def single_picker() -> Declared:
 
 
 def picker_container(declared: Declared) -> dict[str, Any]:
+    container: dict[str, Any]
     (container,) = declared.one("Deployment", PICKER)["spec"]["template"]["spec"]["containers"]
     return container
 
@@ -111,7 +112,9 @@ def test_pool_as_the_chart_renders_it(gateway: Declared) -> None:
         "selector": {"matchLabels": {"app": POOL}},
         "endpointPickerRef": {"name": PICKER, "port": {"number": 9002}, "failureMode": "FailOpen"},
     }
-    assert contains(pool["metadata"]["labels"], {"app.kubernetes.io/name": PICKER, "app.kubernetes.io/version": ROUTER_RELEASE})
+    assert contains(
+        pool["metadata"]["labels"], {"app.kubernetes.io/name": PICKER, "app.kubernetes.io/version": ROUTER_RELEASE}
+    )
 
 
 def test_pool_names_the_pickers_service(gateway: Declared) -> None:
@@ -285,7 +288,10 @@ def test_network_policy_admits_the_load_balancer_and_the_collectors(gateway: Dec
     assert {port["port"] for port in load_balancer["ports"]} == {9002, 9003}
     assert collectors["ports"] == [{"protocol": "TCP", "port": 9090}]
     scrape = spec["egress"][-1]
-    assert scrape == {"to": [{"podSelector": {"matchLabels": {"app": POOL}}}], "ports": [{"protocol": "TCP", "port": 8000}]}
+    assert scrape == {
+        "to": [{"podSelector": {"matchLabels": {"app": POOL}}}],
+        "ports": [{"protocol": "TCP", "port": 8000}],
+    }
 
 
 def test_metrics_scraped_from_the_picker_pods(gateway: Declared) -> None:

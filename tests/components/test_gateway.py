@@ -26,7 +26,7 @@ from components.gateway import (
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack, run_render
-from tests.schemas import is_custom, validate_custom, validate_manifest
+from tests.schemas import is_custom, validate_custom
 
 PROJECT = "gke-b200-serving"
 ENGINE_PORT = 8000
@@ -309,7 +309,11 @@ INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
     ("picker-image-without-tag", {"gateway": {"eppImage": "ghcr.io/llm-d/picker"}}, "routing.gateway.eppImage"),
     ("proxy-subnet-not-a-name", {"gateway": {"existingProxySubnet": "Proxy Subnet"}}, "existingProxySubnet"),
     ("pool-name-too-long", {"serviceName": "q" * 41}, "templates cut it to 40 characters"),
-    ("internal-load-balancer-in-gateway-mode", {"internalLoadBalancer": True}, "internalLoadBalancer: only in clusterip"),
+    (
+        "internal-load-balancer-in-gateway-mode",
+        {"internalLoadBalancer": True},
+        "internalLoadBalancer: only in clusterip",
+    ),
 ]
 
 

@@ -20,6 +20,8 @@ ADAPTER = "custom-metrics-stackdriver-adapter"
 JUSTIFIED_SKIPS: dict[tuple[str, str, str], str] = {
     ("CKV_K8S_38", "Job", "qwen-serving-crds-ready"): "kubectl waits on the API with its service account token",
     ("CKV_K8S_38", "Job", "qwen-serving-crds"): "kubectl waits on the API with its service account token",
+    # The Endpoint Picker (components/endpoint_picker.py) watches pods, its InferencePool and its Lease.
+    ("CKV_K8S_38", "Deployment", "qwen-serving-epp"): "the picker reads the pool's pods through the API",
     # Scale schedules (components/schedule.py): kubectl scales the Deployment through the API.
     ("CKV_K8S_38", "CronJob", "serving-schedule-wake"): "kubectl scales through the API with its token",
     ("CKV_K8S_38", "CronJob", "serving-schedule-sleep"): "kubectl scales through the API with its token",

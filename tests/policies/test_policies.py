@@ -177,14 +177,22 @@ def test_every_stack_file_passes(name: str, render_stack: RenderStack) -> None:
     assert "## Policy verdicts" in rendered.plan
 
 
+OTHER_DEPLOYMENTS = ("llm-metrics-adapter-deployment", "llm-gateway-epp-deployment")
+
+
 def _deployment(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The serving Deployment (with autoscaling on, the metrics adapter has one too)."""
+    """The serving Deployment (with autoscaling on the metrics adapter has one too, in gateway mode the picker)."""
     (found,) = [
         record
         for record in records
-        if record["type"] == "kubernetes:apps/v1:Deployment" and record["name"] != "llm-metrics-adapter-deployment"
+        if record["type"] == "kubernetes:apps/v1:Deployment" and record["name"] not in OTHER_DEPLOYMENTS
     ]
     return found
+
+
+def _picker_pod(records: list[dict[str, Any]]) -> dict[str, Any]:
+    spec: dict[str, Any] = _named(records, "llm-gateway-epp-deployment")["inputs"]["spec"]["template"]["spec"]
+    return spec
 
 
 def _vllm(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -262,9 +270,22 @@ def _unprotect(records: list[dict[str, Any]]) -> None:
 
 
 def _epp_cpu(records: list[dict[str, Any]]) -> None:
-    (release,) = _of_type(records, "kubernetes:helm.sh/v3:Release")
-    resources = release["inputs"]["values"]["inferenceExtension"]["resources"]
+    resources = _picker_pod(records)["containers"][0]["resources"]
     resources["requests"]["cpu"] = resources["limits"]["cpu"] = "500m"
+
+
+def _epp_leader_election_off(records: list[dict[str, Any]]) -> None:
+    container = _picker_pod(records)["containers"][0]
+    container["args"] = [arg for arg in container["args"] if arg != "--ha-enable-leader-election"]
+
+
+def _prod_load_balancer(annotations: dict[str, str], **spec: Any) -> Callable[[list[dict[str, Any]]], None]:
+    def mutate(records: list[dict[str, Any]]) -> None:
+        service = _of_type(records, "kubernetes:core/v1:Service")[0]["inputs"]
+        service["spec"].update(type="LoadBalancer", **spec)
+        service["metadata"]["annotations"] = annotations
+
+    return mutate
 
 
 def _move_disks(records: list[dict[str, Any]]) -> None:
@@ -361,6 +382,24 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         "LLM-NET-001",
     ),
     "epp-500m": ("staging", _epp_cpu, "LLM-NET-002"),
+    "epp-off-c4": (
+        "staging",
+        lambda r: _picker_pod(r)["nodeSelector"].pop("cloud.google.com/machine-family"),
+        "LLM-NET-006",
+    ),
+    "epp-standby-without-leader-election": ("staging", _epp_leader_election_off, "LLM-NET-007"),
+    "external-load-balancer": (
+        "prod",
+        _prod_load_balancer({"llm-serving/allow-load-balancer": "true"}),
+        "LLM-NET-008",
+    ),
+    "internal-load-balancer-open": (
+        "prod",
+        _prod_load_balancer(
+            {"networking.gke.io/load-balancer-type": "Internal", "llm-serving/allow-load-balancer": "true"}
+        ),
+        "LLM-NET-009",
+    ),
     "load-balancer": (
         "prod",
         lambda r: _of_type(r, "kubernetes:core/v1:Service")[0]["inputs"]["spec"].update(type="LoadBalancer"),

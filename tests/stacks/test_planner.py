@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from stacks.capacity.planner import cost, expect, human_duration, plan, size, storage_of
+from components.endpoint_picker import EPP_IMAGE
+from stacks.capacity.planner import MEASURED_PICKER, cost, expect, human_duration, plan, size, storage_of
 from stacks.capacity.report import write_chart
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -57,6 +58,21 @@ def test_between_and_beyond_the_measured_counts() -> None:
     one_gateway = expect(1, RoutingMode.gateway, 2000)
     assert one_gateway.routing_factor == pytest.approx(131_303 / 190_000)
     assert expect(12, RoutingMode.gateway, 2000).routing_factor == pytest.approx(469_433 / 740_192)
+
+
+def test_gateway_overhead_measured_only_with_the_measured_picker() -> None:
+    measured = expect(4, RoutingMode.gateway, 2000, picker=f"{MEASURED_PICKER}@sha256:{'0' * 64}")
+    assert measured.gateway_overhead_measured is True
+    assert "Inference Gateway overhead measured at 4 nodes (35%)" in measured.assumptions
+    current = expect(4, RoutingMode.gateway, 2000, picker=EPP_IMAGE)
+    assert current.gateway_overhead_measured is False
+    assert current.picker == EPP_IMAGE
+    (note,) = [item for item in current.assumptions if "overhead" in item]
+    assert note.startswith("Inference Gateway overhead not measured for this version")
+    assert "measure it: benchmark.enabled" in note
+    assert current.total_tokens_per_second == measured.total_tokens_per_second, "the measured overhead, as an estimate"
+    clusterip = expect(4, RoutingMode.clusterip, 2000, picker=EPP_IMAGE)
+    assert (clusterip.picker, clusterip.gateway_overhead_measured) == (None, None)
 
 
 def test_published_twelve_node_prices_and_cost_per_million_tokens() -> None:
@@ -184,7 +200,11 @@ def test_plan_md_names_the_expectation_of_each_stack(dev: RenderedStack, staging
     assert "| total tok/s (input + output) | 95,317 |" in dev.plan
     assert "| total tok/s (input + output) | 245,009 |" in staging.plan
     assert "367,980" not in staging.plan, "the gateway overhead is applied"
-    assert "Inference Gateway overhead measured at 4 nodes (35%)" in staging.plan
+    assert "gateway factor 65.1% (not measured for this version: see the assumptions)" in staging.plan
+    assert "Inference Gateway overhead not measured for this version (picker ghcr.io/llm-d/" in staging.plan
+    capacity = json.loads((staging.directory / "capacity.json").read_text())["expectation"]
+    assert (capacity["picker"], capacity["gateway_overhead_measured"]) == (EPP_IMAGE, False)
+    assert capacity["routing_factor"] == pytest.approx(245_009 / 376_074, rel=TOLERANCE)
 
 
 def test_plan_md_shows_every_price_with_its_source_and_durations_in_days(prod: RenderedStack) -> None:

@@ -384,7 +384,9 @@ def _ranges_fit(config: StackConfig) -> str | None:
     network = config.cluster.network
     if config.capacity.nodes is None:  # a `target` not yet resolved by the planner
         return None
-    nodes = config.capacity.nodes + OTHER_NODES
+    # Each picker replica beyond the first is another C4 node (Performance class: one pod per node).
+    standbys = config.routing.gateway.epp_replicas - 1 if config.routing.mode is RoutingMode.gateway else 0
+    nodes = config.capacity.nodes + OTHER_NODES + standbys
     pods = ipaddress.IPv4Network(network.pods_cidr)
     if pods.num_addresses < nodes * POD_ADDRESSES_PER_NODE:
         prefix = 32 - math.ceil(math.log2(nodes * POD_ADDRESSES_PER_NODE))

@@ -201,7 +201,7 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
                 "internal load balancer Service",
                 internal_service_name(config.routing.service_name),
                 DNS_LABEL_MAX,
-                DNS_LABEL,
+                SERVICE_NAME,
                 "routing",
             )
         )

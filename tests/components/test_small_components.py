@@ -69,7 +69,7 @@ def network_policies(gateway_ranges: tuple[str, ...] = ()) -> list[Registration]
                 serving_selector={"app": "qwen"},
                 serving_port=8000,
                 download_selector={"job": "download"},
-                gateway_source_ranges=gateway_ranges,
+                vpc_source_ranges=gateway_ranges,
             ),
         )
     )

@@ -18,7 +18,7 @@ from policies.rules.engine import (
     SCHEDULER_FITS_CONCURRENCY,
     SPECULATIVE_TOKENS_AT_MOST_TWO,
 )
-from policies.rules.gpu import B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
+from policies.rules.gpu import A4_REGION_OFFERED, B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
 from policies.rules.operations import REPLICAS_LEFT_TO_AUTOSCALER, SLOW_SCALE_DOWN
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
 from policies.rules.routing import (
@@ -41,6 +41,7 @@ POLICIES: list[Any] = [
     B200_PODS_REQUEST_EIGHT,
     B200_NEVER_ON_DEMAND,
     SPOT_GRACE_FITS,
+    A4_REGION_OFFERED,
     PARALLELISM_MATCHES_GPUS,
     NO_TENSOR_PARALLEL_WHEN_ONE_GPU_FITS,
     FP8_KV_CACHE_ON_B200,

@@ -34,3 +34,11 @@ def redact_tokens(text: str) -> str:
     """The text with everything shaped like a Hugging Face token (hf_...) replaced by hf_***, for
     messages and error lines, which may quote an input but must never show a token."""
     return TOKEN_LIKE.sub(lambda match: match.group() if match.group() in NOT_TOKENS else REDACTED_TOKEN, text)
+
+
+def hide_tokens(text: str) -> str:
+    """The text with every token `token_candidates` finds replaced by hf_***, for what a command copies
+    from a file it was given into its own output (a preview quotes an old render's values)."""
+    for candidate in sorted(set(token_candidates(text)), key=len, reverse=True):
+        text = text.replace(candidate, REDACTED_TOKEN)
+    return text

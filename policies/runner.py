@@ -12,9 +12,7 @@ values at preview for the resources of this stack), and secrets are "[secret]" i
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import re
 import sys
 from collections.abc import Awaitable, Mapping, Sequence
@@ -35,7 +33,11 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
+from policies import records as record_shapes
+from policies.console import OneLineParser, guarded
+from policies.input_files import MIB, parse_json, read_json, read_text
 from policies.pack import PACK_NAME, POLICIES
+from policies.pack_config import check_policy_config
 from policies.redaction import redact_tokens
 
 STACK_TARGET = "(stack)"
@@ -146,7 +148,7 @@ class Graph:
             for record in records
             if record["type"].startswith("pulumi:providers:")
         }
-        options = {record["name"]: _options(record, urns.get(record["parent"])) for record in records}
+        options = {record["name"]: _options(record, urns.get(record.get("parent") or "")) for record in records}
         return cls(records, urns, props, options, providers)
 
     def name_of(self, urn: str | None) -> str:
@@ -157,7 +159,7 @@ class Graph:
 
     def resource_args(self, record: Mapping[str, Any], config: dict[str, Any]) -> Any:
         name = record["name"]
-        provider = self.providers.get(record["provider"])
+        provider = self.providers.get(record.get("provider") or "")
         return ResourceValidationArgs(
             record["type"], self.props[name], self.urns[name], name, self.options[name], provider, config
         )
@@ -170,7 +172,7 @@ class Graph:
                 self.urns[record["name"]],
                 record["name"],
                 self.options[record["name"]],
-                self.providers.get(record["provider"]),
+                self.providers.get(record.get("provider") or ""),
                 None,
                 [],
                 {},
@@ -179,8 +181,10 @@ class Graph:
         }
         for record in self.records:
             resource = resources[record["name"]]
-            resource.parent = resources.get(record["parent"])
-            resource.dependencies = [resources[name] for name in record["options"]["dependsOn"] if name in resources]
+            resource.parent = resources.get(record.get("parent") or "")
+            resource.dependencies = [
+                resources[name] for name in record["options"].get("dependsOn") or [] if name in resources
+            ]
         return StackValidationArgs(list(resources.values()), config)
 
 
@@ -252,22 +256,30 @@ def summary(violations: Sequence[Violation]) -> dict[str, Any]:
     }
 
 
+RESOURCES_LIMIT = 64 * MIB
+CONFIG_LIMIT = 1 * MIB
+
+
+def read_policy_config(path: Path) -> dict[str, Any]:
+    """A policy config file, checked against the pack (empty content is no config, as for the engine)."""
+    text = read_text(path, CONFIG_LIMIT)
+    config = parse_json(text, str(path)) if text.strip() else {}
+    return check_policy_config(config, POLICIES, str(path))
+
+
+@guarded("check-policies")
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="check-policies",
         description="Apply the policy pack to a render's resources.json: one line per violation; "
-        "exit 1 when any is mandatory.",
+        "exit 1 when any is mandatory, 2 when an input is unusable.",
     )
     parser.add_argument("resources", type=Path, help="build/STACK/resources.json")
     parser.add_argument("--config", type=Path, help="policy config JSON, as for `pulumi preview --policy-pack-config`")
     parser.add_argument("--stack", default="offline", help="stack name for the resource URNs")
     args = parser.parse_args(argv)
-    try:
-        records = json.loads(args.resources.read_text())
-        config = json.loads(args.config.read_text()) if args.config else {}
-    except (OSError, json.JSONDecodeError) as error:
-        print(f"check-policies: {error}", file=sys.stderr)
-        return 2
+    records = record_shapes.check_records(read_json(args.resources, RESOURCES_LIMIT), str(args.resources))
+    config = read_policy_config(args.config) if args.config else {}
     violations = check_records(records, config, stack=args.stack)
     for violation in violations:
         print(violation.line())

@@ -485,6 +485,8 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GPU-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: pod_spec(r).pop("terminationGracePeriodSeconds"))
     ),
+    "LLM-GPU-004_pass": lambda: PolicyFixture(serving_stack(zones=("us-south1-b",))),
+    "LLM-GPU-004_fail": lambda: PolicyFixture(serving_stack(zones=("europe-west1-b",))),
     "LLM-VLLM-001_pass": lambda: PolicyFixture(
         set_flag(set_flag(serving_stack(), "--tensor-parallel-size", 2), "--data-parallel-size", 4)
     ),

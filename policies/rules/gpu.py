@@ -17,6 +17,7 @@ from policies.graph import (
     A4_MACHINE_TYPE,
     B200,
     B200_GPUS_PER_POD,
+    CLUSTER_TYPE,
     ComputeClass,
     compute_class_of,
     compute_classes,
@@ -198,4 +199,60 @@ SPOT_GRACE_FITS = StackValidationPolicy(
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_spot_grace_fits,
     config_schema=config_schema(MAX_SPOT_GRACE),
+)
+
+
+# Regions where Compute Engine offers a4-highgpu-8g, compiled 2026-11 from: the benchmark write-up
+# (europe-west4), Dynamic Workload Scheduler's recommended A4 zones (asia-southeast1-b, us-central1-b,
+# us-south1-b; RECIPE section 3), and zones that accepted or listed a4-highgpu-8g requests on 2026-10-05
+# (us-central1-b, us-south1-b, us-west3-b/c, us-east1-b/d, us-east4-b, us-west2-c: kyuds/skyrl-test,
+# opd-gcp-spot-full-repro/gcp settings). Not the full list (Compute Engine's "GPU regions and zones" page
+# could not be read here); `gcloud compute accelerator-types list --filter=name=nvidia-b200` is the
+# authority. Extend it through this policy's config.
+A4_REGIONS = Setting(
+    "a4Regions",
+    ["asia-southeast1", "europe-west4", "us-central1", "us-east1", "us-east4", "us-south1", "us-west2", "us-west3"],
+    "regions known (2026-11) to offer a4-highgpu-8g; check `gcloud compute accelerator-types list`",
+)
+
+
+def _region_of(location: str) -> str:
+    """us-central1-b -> us-central1; a region stays itself."""
+    head, _, tail = location.rpartition("-")
+    return head if len(tail) == 1 and head else location
+
+
+def _a4_offered(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    regions = set(A4_REGIONS.read(args.get_config()))
+    hint = "check `gcloud compute accelerator-types list --filter=name=nvidia-b200` or choose one of " + ", ".join(
+        sorted(regions)
+    )
+    if args.resource_type == CLUSTER_TYPE:
+        location = as_text(args.props.get("location"))
+        if location and _region_of(location) not in regions:
+            report(f"the cluster is in {location}, a region not known to offer A4 (a4-highgpu-8g) nodes; {hint}")
+        return
+    compute_class = compute_class_of(args.resource_type, args.props)
+    if compute_class is None:
+        return
+    for index, priority in enumerate(compute_class.priorities):
+        if priority_gpu_type(priority) != B200:
+            continue
+        zones = {as_text(zone) for zone in as_list(dig(priority, "location", "zones"))} or compute_class.default_zones
+        outside = sorted(zone for zone in zones or () if _region_of(zone) not in regions)
+        if outside:
+            report(f"priorities[{index}] asks for A4 in {', '.join(outside)}, not known to offer A4 nodes; {hint}")
+
+
+A4_REGION_OFFERED = ResourceValidationPolicy(
+    name="LLM-GPU-004",
+    display_name="A4 nodes are asked for in regions that offer them",
+    description=(
+        "The cluster's region and every zone a B200 ComputeClass priority pins should be one where Compute "
+        "Engine offers a4-highgpu-8g (a list compiled 2026-11, extendable in config): elsewhere no capacity "
+        "source (reservation, Flex-start, Spot) can ever provide the node, and GPU pods stay Pending."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    validate=_a4_offered,
+    config_schema=config_schema(A4_REGIONS),
 )

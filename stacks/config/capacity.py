@@ -121,12 +121,15 @@ class CapacityConfig(ConfigModel):
             raise ValueError(f"{quote(value)} starts with 'gke' or 'autopilot', which GKE reserves")
         return value
 
-    @model_validator(mode="after")
-    def _unique_sources(self) -> CapacityConfig:
-        keys = [(source.type, getattr(source, "name", None)) for source in self.sources]
-        if len(set(keys)) != len(keys):
-            raise ValueError("sources lists the same capacity twice; each fallback step must differ")
-        return self
+    def source_keys(self, project: str) -> list[tuple[str, str | None, str | None]]:
+        """What identifies each source's capacity: a reservation by its name in its owner project (the
+        stack's `project` when none is given); reservation names are unique per project only."""
+        return [
+            (source.type, source.name, source.project or project)
+            if isinstance(source, ReservationSource)
+            else (source.type, None, None)
+            for source in self.sources
+        ]
 
 
 class TargetConfig(ConfigModel):

@@ -21,6 +21,68 @@ from stacks.config.gke_versions import (
 from stacks.config.grammars import DNS_1123_LABEL
 from stacks.config.quoting import quote
 
+# Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own
+# Namespace object (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster
+# already has is refused too, `default` included: pulumi-kubernetes creates objects client-side since
+# v4.29.0 (#2926), so creating an existing namespace fails with AlreadyExists, and the API server's
+# NamespaceLifecycle admission refuses to delete default, kube-system and kube-public.
+# - Kubernetes: the initial namespaces default, kube-system, kube-public, kube-node-lease, and "avoid
+#   creating namespaces with the prefix kube-, it is reserved for Kubernetes system namespaces"
+#   (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/).
+# - GKE: its managed namespaces are gke-* (gke-gmp-system, gke-managed-*, gke-connect, ...); Autopilot's
+#   GKE Warden denies writes there ("denied by managed-namespaces-limitation: the namespace
+#   gke-gmp-system is managed", seen in tailscale/tailscale#9475 and gitlab-org/charts/gitlab#5007 for
+#   kube-system). Managed Service for Prometheus runs in gmp-system and gmp-public on Standard clusters;
+#   Config Sync, Policy Controller and Config Connector install config-management-system,
+#   config-management-monitoring, resource-group-system, gatekeeper-system and cnrm-system.
+#   The full list of GKE-managed namespaces was not found in one GKE document; this list is from those
+#   product docs and the errors above (read 2026-11).
+RESERVED_NAMESPACES = frozenset(
+    {
+        "default",
+        "gmp-system",
+        "gmp-public",
+        "config-management-system",
+        "config-management-monitoring",
+        "resource-group-system",
+        "gatekeeper-system",
+        "cnrm-system",
+    }
+)
+RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-")
+
+# The IPv4 ranges GKE documents for VPC-native clusters' subnet, Pod and Service ranges (GKE "VPC-native
+# clusters", IP address ranges: cloud.google.com/kubernetes-engine/docs/concepts/alias-ips, and VPC
+# "Subnets", valid IPv4 ranges): RFC 1918 and these special-purpose ranges. Privately used public
+# ranges (PUPI) are valid there too, but need the cluster's default SNAT turned off, which this stack
+# does not declare, so they are refused. The table was taken from those pages as quoted in the project
+# notes; the pages could not be opened in full here (unverified in detail).
+VPC_RANGES = {
+    "10.0.0.0/8": "RFC 1918",
+    "172.16.0.0/12": "RFC 1918",
+    "192.168.0.0/16": "RFC 1918",
+    "100.64.0.0/10": "shared address space, RFC 6598",
+    "192.0.0.0/24": "IETF protocol assignments, RFC 6890",
+    "192.0.2.0/24": "documentation TEST-NET-1, RFC 5737",
+    "198.51.100.0/24": "documentation TEST-NET-2, RFC 5737",
+    "203.0.113.0/24": "documentation TEST-NET-3, RFC 5737",
+    "192.88.99.0/24": "former 6to4 relay, RFC 7526",
+    "198.18.0.0/15": "benchmark testing, RFC 2544",
+    "240.0.0.0/4": "reserved (class E), RFC 5735 and RFC 1112",
+}
+ALLOWED_RANGES_TEXT = "RFC 1918 or " + ", ".join(
+    cidr for cidr, source in VPC_RANGES.items() if not source.startswith("RFC 1918")
+)
+
+
+def namespace_problem(value: str) -> str:
+    if value in RESERVED_NAMESPACES or value.startswith(RESERVED_NAMESPACE_PREFIXES):
+        return (
+            "is a namespace Kubernetes or GKE owns (default, kube-*, gke-*, gmp-*, add-on namespaces); "
+            "the stack creates and deletes its namespace, so name one of its own, like llm-serving"
+        )
+    return ""
+
 
 class ReleaseChannel(StrEnum):
     RAPID = "RAPID"
@@ -32,7 +94,7 @@ class NetworkConfig(ConfigModel):
     """Custom-mode VPC with one subnet; pods and services on secondary ranges (VPC-native)."""
 
     subnet_cidr: str = Field(
-        default="10.0.0.0/20", description="Primary range of the subnet (node addresses); a private IPv4 CIDR block."
+        default="10.0.0.0/20", description="Primary range of the subnet (node addresses); RFC 1918 or a range GKE accepts beyond it."
     )
     pods_cidr: str = Field(
         default="10.4.0.0/14",
@@ -41,18 +103,20 @@ class NetworkConfig(ConfigModel):
         ),
     )
     services_cidr: str = Field(
-        default="10.8.0.0/20", description="Secondary range for Service addresses; at least a /27."
+        default="10.8.0.0/20", description="Secondary range for Service (ClusterIP) addresses; at least a /27."
     )
 
     @field_validator("subnet_cidr", "pods_cidr", "services_cidr")
     @classmethod
-    def _private_cidr(cls, value: str) -> str:
+    def _vpc_range(cls, value: str) -> str:
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
             raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
-        if not network.is_private:
-            raise ValueError(f"{quote(value)} is not a private (RFC 1918) range")
+        if not any(network.subnet_of(ipaddress.IPv4Network(cidr)) for cidr in VPC_RANGES):
+            raise ValueError(
+                f"{quote(value)} is not a range GKE accepts for a VPC-native cluster; allowed: {ALLOWED_RANGES_TEXT}"
+            )
         return value
 
     @model_validator(mode="after")
@@ -117,7 +181,9 @@ class ClusterConfig(ConfigModel):
     namespace: Annotated[str, Field(pattern=DNS_1123_LABEL)] = Field(
         default="llm-serving",
         description=(
-            "Kubernetes namespace of every workload the stack declares (RFC 1123 label: may start with a digit)."
+            "Kubernetes namespace the stack creates for every workload it declares (RFC 1123 label: may start "
+            "with a digit); not one Kubernetes, GKE or the stack itself already uses (default, kube-*, gke-*, "
+            "custom-metrics with autoscaling, ...)."
         ),
     )
     network: NetworkConfig = Field(default=NetworkConfig(), description="The VPC-native address ranges.")
@@ -130,6 +196,14 @@ class ClusterConfig(ConfigModel):
         description="Control-plane authorized networks of the IP-based endpoints; null turns them off, [] allows "
         "no outside range. pulumi up reaches the API through the DNS-based endpoint (IAM), which they do not gate.",
     )
+
+    @field_validator("namespace")
+    @classmethod
+    def _own_namespace(cls, value: str) -> str:
+        problem = namespace_problem(value)
+        if problem:
+            raise ValueError(f"{quote(value)} {problem}")
+        return value
 
     @field_validator("min_master_version")
     @classmethod

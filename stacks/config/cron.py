@@ -24,6 +24,43 @@ def _cron_value(token: str, low: int, high: int, names: tuple[str, ...], field: 
     return int(token)
 
 
+# The most days each month has (February 29 in leap years: a schedule for that day fires every 4 years).
+MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+STAR = ("*", "?")
+
+
+def _field_values(text: str, low: int, high: int, names: tuple[str, ...], field: str) -> set[int]:
+    """The values a (valid) field selects; as robfig/cron reads it, `N/step` runs from N to the maximum."""
+    values: set[int] = set()
+    for part in text.split(","):
+        span, _, step = part.partition("/")
+        if span in STAR:
+            start, end = low, high
+        else:
+            first, _, last = span.partition("-")
+            start = _cron_value(first, low, high, names, field)
+            end = _cron_value(last, low, high, names, field) if last else (high if step else start)
+        values.update(range(start, end + 1, int(step) if step else 1))
+    return values
+
+
+def _never_fires(expression: str, fields: list[str]) -> str:
+    """Why a schedule can never fire (30 February, 31 April), or ''. Only when the weekday field is `*`:
+    with both day fields restricted, robfig/cron fires when either matches (spec.go dayMatches)."""
+    day_field, month_field, weekday_field = fields[2], fields[3], fields[4]
+    if weekday_field not in STAR or day_field in STAR:
+        return ""
+    days = _field_values(day_field, *CRON_FIELDS[2][1:], CRON_FIELDS[2][0])
+    months = _field_values(month_field, *CRON_FIELDS[3][1:], CRON_FIELDS[3][0])
+    if any(day <= MONTH_DAYS[month - 1] for day in days for month in months):
+        return ""
+    month_names = ", ".join(CRON_FIELDS[3][3][month - 1] for month in sorted(months))
+    return (
+        f"'{expression}' never fires: day {', '.join(map(str, sorted(days)))} does not occur in {month_names}; "
+        "allowed: a day of the month that exists in the months given"
+    )
+
+
 def validate_cron(expression: str) -> str:
     """Check a CronJob schedule against the grammar the Kubernetes API server accepts."""
     if expression.startswith("@"):
@@ -48,4 +85,7 @@ def validate_cron(expression: str) -> str:
             start = _cron_value(first, low, high, names, field)
             if last and _cron_value(last, low, high, names, field) < start:
                 raise ValueError(f"'{span}': the {field} range runs backwards")
+    never = _never_fires(expression, fields)
+    if never:
+        raise ValueError(never)
     return expression

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from stacks.config.base import ConfigModel
 from stacks.config.cron import validate_cron
+from stacks.config.quoting import quote
 
 # Each scale-up is one more A4 node: Autopilot provisions it in ~5-6 min, then the model loads and
 # CUDA graphs compile in ~10 min (RECIPE sections 2 and 7).
@@ -17,6 +18,9 @@ NODE_PROVISIONING_SECONDS = 360
 MODEL_LOAD_SECONDS = 600
 COLD_START_SECONDS = NODE_PROVISIONING_SECONDS + MODEL_LOAD_SECONDS
 CLOCK_TIME = r"^([01]\d|2[0-3]):[0-5]\d$"
+# The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia); a longer value is
+# refused before it reaches the file system (a 1,000-character name fails there with ENAMETOOLONG).
+IANA_ZONE_MAX = 64
 
 
 def enabled_when_configured(data: Any) -> Any:
@@ -190,9 +194,13 @@ class ScheduleConfig(ConfigModel):
     @classmethod
     def _iana_zone(cls, value: str) -> str:
         try:
+            if len(value) > IANA_ZONE_MAX:
+                raise ValueError(value)
             zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"'{value}' is not an IANA time zone like Europe/Amsterdam or America/New_York") from None
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+            raise ValueError(
+                f"{quote(value)} is not an IANA time zone like Europe/Amsterdam or America/New_York"
+            ) from None
         return value
 
     @model_validator(mode="after")

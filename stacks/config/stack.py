@@ -20,8 +20,20 @@ from stacks.config.grammars import (
 )
 from stacks.config.operations import AutoscalingConfig, MonitoringConfig, ScheduleConfig
 from stacks.config.pricing import PricingConfig
+from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
 from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
+
+# GCP location names (Compute Engine "Regions and zones", read 2026-11): a region is
+# <geography>-<direction><number> (us-central1, europe-west4, northamerica-northeast2, me-central2) with
+# one of these geographies and directions; a zone is the region and a letter, and the zone letters in
+# use run a to f (us-central1-a/b/c/f, us-east1-b/c/d, europe-west1-b/c/d, all others a/b/c). A region
+# that matches the grammar may still not exist: `gcloud compute regions list` is the authority.
+GCP_REGION = (
+    r"^(africa|asia|australia|europe|me|northamerica|southamerica|us)"
+    r"-(central|east|north|northeast|northwest|south|southeast|southwest|west)[1-9][0-9]?$"
+)
+ZONE_LETTERS = "abcdef"
 
 
 class Environment(StrEnum):
@@ -39,14 +51,16 @@ class StackConfig(ConfigModel):
     project: Annotated[
         str, Field(description="GCP project id: 6-30 lower-case letters, digits and hyphens, a letter first.")
     ]
-    region: Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]+$")] = Field(
-        default="us-central1", description="Region of the cluster, network and gateway (e.g. us-central1)."
+    region: Annotated[str, Field(pattern=GCP_REGION)] = Field(
+        default="us-central1",
+        description="Region of the cluster, network and gateway in GCP's grammar (e.g. us-central1); A4 is only "
+        "offered in some regions (policy LLM-GPU-004).",
     )
     zones: Annotated[list[str], Field(min_length=1, max_length=4)] = Field(
         default=["us-central1-b"],
         description=(
             "Zones of the weight disks and the A4 nodes, 1-4, each in the region "
-            "(`<region>-<letter>`), each once. Check A4 zones with `gcloud compute accelerator-types "
+            "(`<region>-<letter a-f>`), each once. Check A4 zones with `gcloud compute accelerator-types "
             "list --filter=name=nvidia-b200`."
         ),
     )
@@ -87,6 +101,18 @@ class StackConfig(ConfigModel):
             raise ValueError(f"autoscaling.minReplicas {self.autoscaling.min_replicas} is above maxReplicas {most}")
         return self
 
+    @model_validator(mode="after")
+    def _unique_sources(self) -> StackConfig:
+        keys = self.capacity.source_keys(self.project)
+        for index, key in enumerate(keys):
+            if key in keys[:index]:
+                what = f"reservation {key[1]} of project {key[2]}" if key[1] else f"{key[0]}"
+                raise ValueError(
+                    f"capacity.sources[{index}]: {what} is listed twice; each fallback step must differ "
+                    "(reservations of the same name in different projects are different capacities)"
+                )
+        return self
+
     @field_validator("project")
     @classmethod
     def _project_id(cls, value: str) -> str:
@@ -97,7 +123,13 @@ class StackConfig(ConfigModel):
         for zone in self.zones:
             if not re.fullmatch(rf"{re.escape(self.region)}-[a-z]", zone):
                 raise ValueError(
-                    f"zones: '{zone}' is not in region {self.region}; allowed: zones named {self.region}-<letter>"
+                    f"zones: {quote(zone, 40)} is not in region {self.region}; allowed: zones named "
+                    f"{self.region}-<letter a-f>"
+                )
+            if zone[-1] not in ZONE_LETTERS:
+                raise ValueError(
+                    f"zones: {quote(zone, 40)} is not a GCP zone name; allowed: {self.region}-a to {self.region}-f "
+                    "(the zone letters GCP uses; list a region's zones with `gcloud compute zones list`)"
                 )
         if len(set(self.zones)) != len(self.zones):
             raise ValueError("zones: a zone is listed twice; list each zone once")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from components.autoscaling import ADAPTER_NAMESPACE
 from components.benchmark import benchmark_job_name
 from components.cluster import (
     SERVICE_ACCOUNT_ID_MAX,
@@ -95,6 +96,27 @@ RESERVED_ENV = {
     "CUDA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
     "NVIDIA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
 }
+
+# Variables that change which code the dynamic loader or the Python interpreter loads or runs: a value
+# here would run other code than the pinned image's, with the pod's GPUs, token and service account.
+# LD_* (ld.so(8): LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, ...), GCONV_PATH (glibc loads iconv modules
+# from it), PATH (which executables run), BASH_ENV (a file bash runs first), and Python's
+# PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONUSERBASE, PYTHONBREAKPOINT, PYTHONEXECUTABLE, ...: every
+# PYTHON* variable except those that only tune a run (docs.python.org/3/using/cmdline.html, Environment
+# variables), listed in PYTHON_TUNING_ENV.
+LOADER_ENV_PREFIXES = ("LD_", "PYTHON")
+LOADER_ENV = frozenset({"PATH", "GCONV_PATH", "BASH_ENV"})
+PYTHON_TUNING_ENV = frozenset(
+    {
+        "PYTHONUNBUFFERED",
+        "PYTHONFAULTHANDLER",
+        "PYTHONWARNINGS",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+    }
+)
 
 # --- mounts -----------------------------------------------------------------------------------
 # What the serving pod mounts or the images need at fixed paths (components/vllm.py mounts /dev/shm,
@@ -325,6 +347,30 @@ def _extra_env(config: StackConfig) -> str | None:
             return f"engine.extraEnv.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"
         if name in RESERVED_ENV:
             return f"engine.extraEnv.{name}: reserved ({RESERVED_ENV[name]})"
+        if (name in LOADER_ENV or name.startswith(LOADER_ENV_PREFIXES)) and name not in PYTHON_TUNING_ENV:
+            return (
+                f"engine.extraEnv.{name}: changes which code the loader or Python loads or runs; not allowed "
+                f"(LD_*, PATH, GCONV_PATH, BASH_ENV, PYTHON* except {', '.join(sorted(PYTHON_TUNING_ENV))})"
+            )
+    return None
+
+
+def stack_namespaces(config: StackConfig) -> dict[str, str]:
+    """The namespaces the program declares besides cluster.namespace, and what declares each."""
+    namespaces = {}
+    if config.autoscaling.enabled:
+        namespaces[ADAPTER_NAMESPACE] = "the Custom Metrics Stackdriver Adapter (autoscaling.enabled)"
+    return namespaces
+
+
+def _namespace_free(config: StackConfig) -> str | None:
+    declared = stack_namespaces(config)
+    namespace = config.cluster.namespace
+    if namespace in declared:
+        return (
+            f"cluster.namespace: {quote(namespace)} is the namespace the stack creates for {declared[namespace]}; "
+            "choose another name"
+        )
     return None
 
 
@@ -420,6 +466,7 @@ def _pod_fits_node(config: StackConfig) -> str | None:
 
 CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _names_fit,
+    _namespace_free,
     _extra_args,
     _extra_env,
     _mount_path,

@@ -13,6 +13,7 @@ import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
+from policies.input_files import depth_of
 from policies.redaction import redact_tokens
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.presets import apply_preset
@@ -24,6 +25,8 @@ HF_TOKEN_KEY = "hfToken"
 ALLOWED_KEYS_SHOWN = 200
 MESSAGE_MAX = 400
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
+# The deepest setting of the model is 4 levels (capacity.sources[].type); anything far deeper is a mistake.
+MAX_CONFIG_DEPTH = 16
 
 
 class InvalidConfig(pulumi.RunError):
@@ -39,13 +42,26 @@ class InvalidConfig(pulumi.RunError):
         super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
 
-def _parse(value: Any) -> Any:
+def _parse(key: str, value: Any) -> Any:
+    """A setting as the program reads it: objects and lists arrive JSON-encoded (a string that only
+    looks like JSON stays a string), at most MAX_CONFIG_DEPTH levels deep."""
+    parsed = value
     if isinstance(value, str) and value[:1] in "[{":
         try:
-            return json.loads(value)
+            parsed = json.loads(value)
         except json.JSONDecodeError:
             return value
-    return value
+        except RecursionError:
+            parsed = None
+            depth = MAX_CONFIG_DEPTH + 1
+        else:
+            depth = depth_of(parsed, MAX_CONFIG_DEPTH)
+        if depth > MAX_CONFIG_DEPTH:
+            raise InvalidConfig(
+                f"invalid stack config: {quote(key, 80)}: nested deeper than {MAX_CONFIG_DEPTH} levels; "
+                "a stack setting is a few levels deep"
+            )
+    return parsed
 
 
 def raw_project_config(project: str) -> dict[str, Any]:
@@ -53,7 +69,7 @@ def raw_project_config(project: str) -> dict[str, Any]:
     prefix = f"{project}:"
     settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     return {
-        key[len(prefix) :]: _parse(value)
+        key[len(prefix) :]: _parse(key[len(prefix) :], value)
         for key, value in sorted(settings.items())
         if key.startswith(prefix) and key[len(prefix) :] != HF_TOKEN_KEY
     }

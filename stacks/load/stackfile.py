@@ -12,6 +12,7 @@ Aliases are refused when the composer meets them, before anything is expanded: a
 from __future__ import annotations
 
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,9 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from policies.input_files import InputError, decode, depth_of, read_bytes, size_text
 from stacks.config.quoting import quote
-from stacks.load.loader import InvalidConfig
+from stacks.load.loader import MAX_CONFIG_DEPTH, InvalidConfig
 
 MAX_FILE_BYTES = 256 * 1024
 # What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
@@ -100,23 +102,25 @@ def _check_tags(node: Node, path: Path) -> None:
             stack.extend(key for key, _ in current.value)
 
 
+def _reader_problem(path: Path, text: str, error: yaml.reader.ReaderError) -> InvalidConfig:
+    """A character YAML refuses (a NUL byte, another control character), at its line and column."""
+    before = text[: error.position]
+    line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
+    character = error.character if isinstance(error.character, str) else chr(error.character)
+    return _invalid(
+        f"{path}:{line}:{column}: control character {repr(character)[1:-1]!r} is not allowed in YAML; remove it"
+    )
+
+
 def read_yaml(path: Path) -> tuple[Any, Node | None]:
     """The document of a YAML file and its root node, or InvalidConfig naming file:line:column."""
+    if not os.path.lexists(path):
+        raise _invalid(f"{path}: file not found")
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise _invalid(f"{path}: file not found") from None
-    except OSError as error:
-        raise _invalid(f"{path}: cannot read the file ({error.strerror})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise _invalid(f"{path}: larger than {MAX_FILE_BYTES // 1024} KiB; a stack file is a few lines")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        raise _invalid(f"{path}:{line}:{column}: not valid UTF-8 (byte 0x{data[error.start]:02x})") from None
+        text = decode(read_bytes(path, MAX_FILE_BYTES), str(path))
+    except InputError as error:
+        larger = f"larger than {size_text(MAX_FILE_BYTES)}"
+        raise _invalid(str(error).replace(larger, f"{larger}; a stack file is a few lines")) from None
     loader = _StrictLoader(text)
     try:
         root = loader.get_single_node()
@@ -124,6 +128,8 @@ def read_yaml(path: Path) -> tuple[Any, Node | None]:
             return None, None
         _check_tags(root, path)
         return loader.construct_document(root), root
+    except yaml.reader.ReaderError as error:
+        raise _reader_problem(path, text, error) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
@@ -203,6 +209,8 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
             )
         if value is None:
             raise _invalid(f"{where}: config key {quote(key)} has no value; set one or remove the key")
+        if depth_of(value, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH:
+            raise _invalid(f"{where}: config key {quote(key)} is nested deeper than {MAX_CONFIG_DEPTH} levels")
         secure = isinstance(value, dict) and set(value) == {SECURE_KEY}
         spec = schema.get(name)
         if isinstance(spec, dict) and spec.get("secret") and not secure:

@@ -5,18 +5,22 @@ figures `render` writes to capacity.json), as text or `--json`.
 
 `bench-compare STACK [LOG|-] [--results CLIENT.json ...]`: the benchmark Job's summed result line
 (from its log, or combined from the clients' `--save-result` files) next to the planner's
-expectation for the stack. Exit status: 0 compared, 2 invalid stack config or unreadable result.
+expectation for the stack. Exit status: 0 compared, 2 invalid stack config or unreadable result
+(a file that is not a regular file or is too large, JSON that is malformed, too deep or holds NaN,
+a result without a figure the comparison needs).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from components import bench_result
+from policies.console import OneLineParser, guarded
+from policies.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
 from stacks.capacity.planner import CapacityPlan, Expectation, human_duration, plan
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
@@ -58,8 +62,9 @@ def plan_text(capacity: CapacityPlan) -> str:
     return "\n".join(lines)
 
 
+@guarded("plan", bad_input=(InvalidConfig,))
 def plan_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="plan", description="Capacity and cost of a stack, from the planner.")
+    parser = OneLineParser(prog="plan", description="Capacity and cost of a stack, from the planner.")
     parser.add_argument("stack")
     parser.add_argument("--config-file", type=Path)
     parser.add_argument("--json", action="store_true", help="print capacity.json's figures")
@@ -106,12 +111,70 @@ def comparison_text(stack: str, measured: dict[str, Any], expected: Expectation)
         f"{measured['p99_ttft_ms']:,.0f} / {measured['p99_tpot_ms']:,.0f} / {measured['p99_itl_ms']:,.0f} ms "
         "(max of client p99s)"
     )
-    lines.append(f"combined: {measured['combine']}")
+    lines.append(f"combined: {measured.get('combine', 'not stated in the log')}")
     return "\n".join(lines)
 
 
+LOG_LIMIT = 64 * MIB
+RESULT_LIMIT = 64 * MIB
+# What one client's `--save-result` file must hold for `bench_result.combine`, and what the summed
+# line must hold for the comparison (counts are whole numbers; every figure finite and not negative).
+CLIENT_COUNTS = ("completed", "failed", "total_input_tokens", "total_output_tokens")
+CLIENT_FIGURES = (
+    "duration",
+    "request_throughput",
+    "output_throughput",
+    "total_token_throughput",
+    *(f"{kind}_{metric}_ms" for metric in bench_result.LATENCY_METRICS for kind in ("median", "p99")),
+)
+SUMMARY_COUNTS = ("clients", "completed", "failed")
+SUMMARY_FIGURES = (
+    "duration_s",
+    *(measured for _, measured, _ in COMPARED),
+    *(f"p99_{metric}_ms" for metric in bench_result.LATENCY_METRICS),
+)
+
+
+def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, Any]:
+    """`value` if it is an object holding every count (a whole number) and figure (a finite number, not
+    negative); otherwise InputError naming the key."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: a benchmark result must be a JSON object")
+    for key in (*counts, *figures):
+        number = value.get(key)
+        if key not in value:
+            raise InputError(f"{where}: '{key}' is missing; is this a `vllm bench serve --save-result` result?")
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
+            raise InputError(f"{where}: '{key}' is {json.dumps(number)[:40]}; allowed: a finite number")
+        if number < 0 or (key in counts and number != int(number)):
+            raise InputError(f"{where}: '{key}' is {number}; allowed: a {'whole ' if key in counts else ''}number >= 0")
+    if value.get("clients", 1) < 1:
+        raise InputError(f"{where}: 'clients' is {value['clients']}; allowed: at least 1")
+    return value
+
+
+def result_from_log(text: str, where: str) -> dict[str, Any]:
+    """The summary of the last result line of a log (e.g. `kubectl logs job/...`)."""
+    prefix = bench_result.RESULT_PREFIX
+    numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.startswith(prefix)]
+    if not numbered:
+        raise InputError(f"{where}: no line starting with {bench_result.RESULT_PREFIX.strip()!r} found")
+    number, line = numbered[-1]
+    at = f"{where}:{number}"
+    summary = parse_json(line[len(bench_result.RESULT_PREFIX) :], at)
+    return checked_result(summary, at, SUMMARY_COUNTS, SUMMARY_FIGURES)
+
+
+def result_from_clients(paths: list[Path]) -> dict[str, Any]:
+    results = [
+        checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES) for path in paths
+    ]
+    return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
+
+
+@guarded("bench-compare", bad_input=(InvalidConfig,))
 def bench_compare_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="bench-compare", description="Compare the benchmark Job's result with the planner's expectation."
     )
     parser.add_argument("stack")
@@ -119,17 +182,14 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", nargs="+", type=Path, help="the clients' --save-result JSON files instead")
     parser.add_argument("--config-file", type=Path)
     args = parser.parse_args(argv)
-    try:
-        config = load_config(args.stack, args.config_file)
-        if args.results:
-            measured = bench_result.combine(bench_result.load_results(args.results))
-        elif args.log:
-            text = sys.stdin.read() if args.log == "-" else Path(args.log).read_text()
-            measured = bench_result.parse_line(text)
-        else:
-            parser.error("give a log (or -) or --results")
-    except (InvalidConfig, OSError, ValueError, KeyError) as error:
-        print(f"bench-compare: {error}", file=sys.stderr)
-        return 2
+    if not args.results and not args.log:
+        parser.error("give a log (or -) or --results")
+    config = load_config(args.stack, args.config_file)
+    if args.results:
+        measured = result_from_clients(args.results)
+    elif args.log == "-":
+        measured = result_from_log(read_stream(sys.stdin, LOG_LIMIT), "standard input")
+    else:
+        measured = result_from_log(read_text(args.log, LOG_LIMIT), args.log)
     print(comparison_text(args.stack, measured, plan(args.stack, config).expectation))
     return 0

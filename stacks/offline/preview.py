@@ -28,7 +28,6 @@ Engine behaviour modelled here, with its source:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -38,7 +37,9 @@ from typing import Any
 
 from pulumi.runtime import mocks as pulumi_mocks
 
-from stacks.offline import engine
+from policies.console import OneLineParser, guarded
+from stacks.offline import engine, output
+from stacks.offline.render_dir import PreviewInputError, load_render
 from stacks.offline.replacement_rules import (
     Segment,
     config_keys_for,
@@ -50,13 +51,8 @@ from stacks.offline.replacement_rules import (
 )
 
 ACTIONS = ("create", "update", "replace", "delete")
-RECORD_FIELDS = {"type": str, "name": str, "custom": bool, "inputs": dict, "options": dict}
 GCP_LOCATION_FIELDS = ("project", "zone", "region", "location")
 MISSING = object()
-
-
-class PreviewInputError(Exception):
-    """A directory is missing, is not a render, or holds malformed JSON (exit status 2)."""
 
 
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
@@ -150,34 +146,7 @@ class Preview:
         }
 
 
-# ---------------------------------------------------------------- reading renders
-
-
-def _validate_record(record: Any, where: str) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise PreviewInputError(f"{where}: a resource record must be an object")
-    for key, kind in RECORD_FIELDS.items():
-        if not isinstance(record.get(key), kind):
-            raise PreviewInputError(f"{where}: resource record lacks '{key}' ({kind.__name__})")
-    for key in ("parent", "provider"):
-        if record.get(key) is not None and not isinstance(record[key], str):
-            raise PreviewInputError(f"{where}: '{key}' of {record['name']} must be a logical name or null")
-    return record
-
-
-def load_render(directory: Path) -> list[dict[str, Any]]:
-    if not directory.is_dir():
-        raise PreviewInputError(f"{directory}: no such render directory")
-    path = directory / "resources.json"
-    if not path.is_file():
-        raise PreviewInputError(f"{directory}: not a render directory (no resources.json)")
-    try:
-        records = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise PreviewInputError(f"{path}: malformed JSON ({error})") from None
-    if not isinstance(records, list):
-        raise PreviewInputError(f"{path}: expected a list of resource records")
-    return [_validate_record(record, str(path)) for record in records]
+# ---------------------------------------------------------------- matching records
 
 
 def _by_name(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -556,15 +525,26 @@ def preview_files(result: Preview) -> dict[str, str]:
 
 
 def write_preview(result: Preview, out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, text in preview_files(result).items():
-        (out_dir / name).write_text(text)
+    """changes.md and changes.json into `out_dir` under the output-folder contract (`stacks.offline.output`)."""
+    output.add_files(out_dir, preview_files(result))
+
+
+def preview_of_renders(old: list[dict[str, Any]], new: list[dict[str, Any]], where: str) -> Preview:
+    """The preview of two renders' records; a record the planner cannot read is bad input (exit 2)."""
+    try:
+        return preview(old, new)
+    except (AttributeError, TypeError, KeyError, ValueError) as error:
+        if isinstance(error, PreviewInputError):
+            raise
+        raise PreviewInputError(f"{where}: a resource record is not shaped as a render writes it ({error!r})") from None
 
 
 def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> Preview:
     """Compare two render directories and write changes.md / changes.json (into NEW_DIR by default)."""
-    result = preview(load_render(old_dir), load_render(new_dir))
-    write_preview(result, out_dir or new_dir)
+    target = out_dir or new_dir
+    output.check_out_dir(target, replace=False)
+    result = preview_of_renders(load_render(old_dir), load_render(new_dir), f"{old_dir} or {new_dir}")
+    write_preview(result, target)
     return result
 
 
@@ -578,17 +558,14 @@ def report_preview(result: Preview, out_dir: Path) -> int:
     return 1 if result.refusals else 0
 
 
+@guarded("preview", bad_input=(PreviewInputError,))
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="preview", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(prog="preview", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("old_dir", type=Path, help="the earlier render (e.g. of the base branch)")
     parser.add_argument("new_dir", type=Path, help="the later render")
     parser.add_argument("--out", type=Path, help="where to write changes.md and changes.json (default NEW_DIR)")
     args = parser.parse_args(argv)
-    try:
-        result = preview_dirs(args.old_dir, args.new_dir, args.out)
-    except PreviewInputError as error:
-        print(f"preview: {error}", file=sys.stderr)
-        return 2
+    result = preview_dirs(args.old_dir, args.new_dir, args.out)
     return report_preview(result, args.out or args.new_dir)
 
 

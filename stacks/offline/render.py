@@ -4,10 +4,11 @@ Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy
 `capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
 `build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
 stack file. Several stacks render in one process, each exactly as a fresh process would render it.
-`--out` only ever replaces the files of a previous render (`stacks/output.py`). Exit status, the
-worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every file; nothing
-is written when a file would hold a token) or any other failure, 2 invalid stack config or arguments
-(also an `--out` directory that is neither new, empty nor a previous render).
+`--out` follows the output-folder contract (`stacks/offline/output.py`): no symbolic links, never `/`,
+the repository or the home directory, only files the commands wrote themselves are replaced. Exit
+status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every
+file; nothing is written when a file would hold a token) or any other failure, 2 invalid stack config
+or arguments (also an `--out` folder the contract refuses).
 With `--against OLD_DIR` it also writes `changes.md` / `changes.json`, the preview of the update from
 that earlier render (`stacks/preview.py`; with several stacks OLD_DIR/STACK): exit 1 when the engine
 would refuse the update, 2 when OLD_DIR is not a render.
@@ -15,17 +16,19 @@ would refuse the update, 2 when OLD_DIR is not a render.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
 
+from policies.console import OneLineParser, guarded, one_line
+from policies.input_files import InputError
 from policies.rules.security import NO_TOKEN_LITERAL
 from policies.runner import Violation, check_records, summary
 from stacks.capacity.report import capacity_files
@@ -33,7 +36,8 @@ from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine, output
 from stacks.offline.plan_md import plan_markdown
-from stacks.offline.preview import PreviewInputError, load_render, preview, preview_files, report_preview
+from stacks.offline.preview import Preview, preview_files, preview_of_renders, report_preview
+from stacks.offline.render_dir import PreviewInputError, load_render
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 # libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
@@ -144,9 +148,24 @@ def _dump_json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True) + "\n"
 
 
+@dataclass(frozen=True)
+class Rendered:
+    config: StackConfig
+    records: list[dict[str, Any]]
+    out_dir: Path
+    violations: list[Violation]
+    changes: Preview | None
+
+
 def render(
-    stack: str, config_file: Path | None = None, out: Path | None = None, progress: Progress = quiet
-) -> tuple[StackConfig, list[dict[str, Any]], Path, list[Violation]]:
+    stack: str,
+    config_file: Path | None = None,
+    out: Path | None = None,
+    progress: Progress = quiet,
+    earlier: list[dict[str, Any]] | None = None,
+) -> Rendered:
+    """Render one stack into its output folder (with the preview of the update from the `earlier`
+    render's records, when given: written with the render, in one go)."""
     progress("loading config")
     settings = engine.load_stack_settings(stack, config_file)
     engine.apply_settings(settings)
@@ -180,8 +199,13 @@ def render(
             "(keep the token in `pulumi config set --secret hfToken` only)",
             [violation.line() for violation in violations],
         )
+    changes = None
+    if earlier is not None:
+        # the records as resources.json holds them, as a later `preview OLD NEW` would read them
+        changes = preview_of_renders(earlier, json.loads(files["resources.json"]), "the --against render")
+        files.update(preview_files(changes))
     output.write_render(out_dir, files)
-    return config, records, out_dir, violations
+    return Rendered(config, records, out_dir, violations, changes)
 
 
 def secret_values(settings: engine.StackSettings) -> list[str]:
@@ -217,27 +241,23 @@ def render_one(
     """Render one stack and report it as the command does (with the preview of the update from the
     `earlier` render's records, if given); returns its exit status."""
     try:
-        _, records, out_dir, violations = render(stack, config_file, out, terminal_progress(stack, sys.stderr))
-    except InvalidConfig as error:
-        print(f"{label}{error}", file=sys.stderr)
-        return 2
-    except output.OutputError as error:
-        print(f"{label}render: {error}", file=sys.stderr)
+        rendered = render(stack, config_file, out, terminal_progress(stack, sys.stderr), earlier)
+    except (InvalidConfig, InputError) as error:
+        print(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}", file=sys.stderr)
         return 2
     except output.SecretInOutputError as error:
         print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
         return 1
+    except (RecursionError, MemoryError, BrokenPipeError, KeyboardInterrupt):
+        raise
     except Exception as error:
-        print(f"{label}render failed: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"{label}render failed: {one_line(f'{type(error).__name__}: {error}')}", file=sys.stderr)
         return 1
+    records, out_dir, violations = rendered.records, rendered.out_dir, rendered.violations
     print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
     for violation in violations:
         print(f"{label}{violation.line()}", file=sys.stderr)
-    refused = 0
-    if earlier is not None:
-        changes = preview(earlier, load_render(out_dir))
-        output.add_to_render(out_dir, preview_files(changes))
-        refused = report_preview(changes, out_dir)
+    refused = report_preview(rendered.changes, out_dir) if rendered.changes is not None else 0
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
         print(
@@ -247,8 +267,9 @@ def render_one(
     return refused
 
 
+@guarded("render", bad_input=(InvalidConfig,))
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "stacks", nargs="+", metavar="STACK", help="stack name (reads Pulumi.STACK.yaml) or a stack file path"
     )

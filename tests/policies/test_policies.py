@@ -314,6 +314,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
     ),
     "on-demand": ("dev", _drop_spot, "LLM-GPU-002"),
     "spot-grace-120": ("dev", _grace, "LLM-GPU-003"),
+    "cluster-without-a4": (
+        "prod",
+        lambda r: _of_type(r, "gcp:container/cluster:Cluster")[0]["inputs"].update(location="europe-west1"),
+        "LLM-GPU-004",
+    ),
     "tensor-parallel-2": ("prod", lambda r: _flag(r, "--tensor-parallel-size", 2), "LLM-VLLM-001"),
     "tensor-parallel-8": (
         "prod",

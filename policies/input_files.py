@@ -1,0 +1,157 @@
+"""Reading the files a command is given: bounded, regular files only, one clean line naming the file.
+
+Every command reads through here (a render's resources.json, a policy config, benchmark results, a
+log, a stack file, an output folder's manifest), so none of them can be made to read `/dev/zero`
+until memory runs out, block forever on a FIFO, or print a traceback for JSON nested 100,000 deep:
+* the path is `stat`ed first and anything but a regular file (a directory, a FIFO, a device, a
+  socket) is refused before it is opened; it is then opened non-blocking and `fstat`ed again, so a
+  file swapped for a FIFO in between is refused too;
+* at most `limit` bytes are read; a longer file is refused, not truncated;
+* JSON is strict (no NaN or Infinity, which Go's encoding/json and the Pulumi engine refuse too) and
+  at most `max_depth` levels deep; Python's parser gives up with a RecursionError near 1,000 levels,
+  which is reported as the same one line.
+Standard library only, so every layer may use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+KIB = 1024
+MIB = 1024 * KIB
+MAX_JSON_DEPTH = 64
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class InputError(ValueError):
+    """A file or value a command was given cannot be used: one line naming it (exit status 2)."""
+
+
+def size_text(limit: int) -> str:
+    return f"{limit // MIB} MiB" if limit >= MIB else f"{limit // KIB} KiB"
+
+
+def kind_of(mode: int) -> str:
+    return next((kind for test, kind in _KINDS if test(mode)), "not a regular file")
+
+
+def _os_problem(error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return error.strerror or type(error).__name__
+
+
+def read_bytes(path: Path | str, limit: int) -> bytes:
+    """The whole content of a regular file of at most `limit` bytes, or InputError naming the file."""
+    try:
+        before = os.stat(path)
+    except ValueError:
+        raise InputError(f"{path}: the path contains a NUL byte") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({_os_problem(error)})") from None
+    if not stat.S_ISREG(before.st_mode):
+        raise InputError(f"{path}: {kind_of(before.st_mode)}, not a regular file")
+    try:
+        descriptor = os.open(path, _OPEN_FLAGS)
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({_os_problem(error)})") from None
+    try:
+        opened = os.fstat(descriptor)
+        if not stat.S_ISREG(opened.st_mode):
+            raise InputError(f"{path}: {kind_of(opened.st_mode)}, not a regular file")
+        return _read_up_to(lambda size: os.read(descriptor, size), limit, str(path))
+    except OSError as error:
+        raise InputError(f"{path}: cannot read it ({_os_problem(error)})") from None
+    finally:
+        os.close(descriptor)
+
+
+def _read_up_to(read: Any, limit: int, where: str) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total <= limit:
+        chunk = read(min(MIB, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    if total > limit:
+        raise InputError(f"{where}: larger than {size_text(limit)}; refusing to read it")
+    return b"".join(chunks)
+
+
+def decode(data: bytes, where: str) -> str:
+    """UTF-8 text, or InputError naming the line and column of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise InputError(f"{where}:{line}:{column}: not valid UTF-8 (byte 0x{data[error.start]:02x})") from None
+
+
+def read_text(path: Path | str, limit: int) -> str:
+    return decode(read_bytes(path, limit), str(path))
+
+
+def read_stream(stream: TextIO | BinaryIO, limit: int, where: str = "standard input") -> str:
+    """At most `limit` bytes of an open stream (standard input), decoded as UTF-8."""
+    source = getattr(stream, "buffer", stream)
+    try:
+        data = _read_up_to(source.read, limit, where)
+    except OSError as error:
+        raise InputError(f"{where}: cannot read it ({_os_problem(error)})") from None
+    return decode(data if isinstance(data, bytes) else str(data).encode(), where)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise InputError(f"{name} is not a JSON number (use a finite number)")
+
+
+def depth_of(value: Any, limit: int) -> int:
+    """How deeply lists and objects nest in `value`, counted up to `limit` + 1 (iteratively)."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > limit:
+                return depth
+            pending.extend((child, depth) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def parse_json(text: str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Strict JSON of at most `max_depth` levels, or InputError `where[:line:column]: problem`."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except InputError as error:
+        raise InputError(f"{where}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{where}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
+    except ValueError as error:  # e.g. an integer of more digits than Python converts
+        raise InputError(f"{where}: not valid JSON ({error})") from None
+    if depth_of(value, max_depth) > max_depth:
+        raise InputError(f"{where}: nested deeper than {max_depth} levels")
+    return value
+
+
+def read_json(path: Path | str, limit: int, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    return parse_json(read_text(path, limit), str(path), max_depth)

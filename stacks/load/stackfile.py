@@ -108,7 +108,7 @@ def _reader_problem(path: Path, text: str, error: yaml.reader.ReaderError) -> In
     line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
     character = error.character if isinstance(error.character, str) else chr(error.character)
     return _invalid(
-        f"{path}:{line}:{column}: control character {repr(character)[1:-1]!r} is not allowed in YAML; remove it"
+        f"{path}:{line}:{column}: control character {character!r} is not allowed in YAML; remove it"
     )
 
 
@@ -121,7 +121,10 @@ def read_yaml(path: Path) -> tuple[Any, Node | None]:
     except InputError as error:
         larger = f"larger than {size_text(MAX_FILE_BYTES)}"
         raise _invalid(str(error).replace(larger, f"{larger}; a stack file is a few lines")) from None
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)  # the reader checks every character here: a NUL byte fails at once
+    except yaml.reader.ReaderError as error:
+        raise _reader_problem(path, text, error) from None
     try:
         root = loader.get_single_node()
         if root is None:

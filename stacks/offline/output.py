@@ -152,7 +152,10 @@ class OutputFolder:
 
     def _read_manifest(self) -> dict[str, list[str]]:
         where = f"{self.directory / MARKER}"
-        document = parse_json(_read_at(self.base, MARKER, MANIFEST_LIMIT, where).decode("utf-8", "replace"), where)
+        try:
+            document = parse_json(_read_at(self.base, MARKER, MANIFEST_LIMIT, where).decode("utf-8", "replace"), where)
+        except InputError as error:
+            raise OutputError(f"{error} (the manifest of an output folder)") from None
         if isinstance(document, list):
             raise OutputError(
                 f"{where}: written by an earlier version (a list of names without digests), so its files cannot be "

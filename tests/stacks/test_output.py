@@ -1,63 +1,224 @@
-"""`--out` never deletes what the render did not write, and nothing with a token is written."""
+"""The output-folder contract (stacks/offline/output.py): nothing written through a link, nothing
+deleted or overwritten that the commands did not write, no protected folder, no token; each refusal
+is exit 2 and one line, with nothing touched."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from stacks.offline import output, render
+from stacks.offline import output
+from stacks.offline.preview import main as preview_main
+from tests.rendered import ROOT, run_main, run_render
 
 FILES = {"resources.json": "[]\n", "manifests/a.yaml": "a: 1\n", "plan.md": "# plan\n"}
 
 
-def test_a_non_empty_directory_that_is_no_render_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def snapshot(root: Path) -> dict[str, str]:
+    """Every entry under `root`: a file's content, a link's target, a directory's kind."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        if path.is_symlink():
+            found[name] = "-> " + os.readlink(path)
+        elif path.is_file():
+            found[name] = path.read_text()
+        else:
+            found[name] = "dir"
+    return found
+
+
+def refused(directory: Path, files: dict[str, str] | None = None, replace: bool = True) -> str:
+    with pytest.raises(output.OutputError) as error:
+        if replace:
+            output.write_render(directory, files or FILES)
+        else:
+            output.add_files(directory, files or FILES)
+    message = str(error.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    path = tmp_path / "victim.txt"
+    path.write_text("the user's own file")
+    return path
+
+
+def test_a_new_folder_is_written_with_a_manifest_of_digests(tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b" / "render"
+    output.write_render(out, FILES)
+    manifest = json.loads((out / output.MARKER).read_text())
+    assert sorted(manifest["files"]) == sorted(FILES)
+    assert manifest["files"]["plan.md"] == output.digest(b"# plan\n")
+    assert snapshot(out) == {".render-files.json": (out / output.MARKER).read_text(), **FILES, "manifests": "dir"}
+
+
+def test_a_previous_output_is_replaced_stale_files_and_empty_folders_go(tmp_path: Path) -> None:
+    output.write_render(tmp_path, FILES)
+    output.write_render(tmp_path, {"resources.json": "[1]\n", "changes.md": "x\n"})
+    assert (tmp_path / "resources.json").read_text() == "[1]\n"
+    assert not (tmp_path / "plan.md").exists() and not (tmp_path / "manifests").exists()
+    assert sorted(json.loads((tmp_path / output.MARKER).read_text())["files"]) == ["changes.md", "resources.json"]
+
+
+def test_adding_files_keeps_the_rest_of_the_output(tmp_path: Path) -> None:
+    output.write_render(tmp_path, FILES)
+    output.add_files(tmp_path, {"changes.md": "c\n"})
+    output.add_files(tmp_path, {"changes.md": "d\n"})
+    assert (tmp_path / "plan.md").read_text() == "# plan\n" and (tmp_path / "changes.md").read_text() == "d\n"
+    assert sorted(json.loads((tmp_path / output.MARKER).read_text())["files"]) == sorted([*FILES, "changes.md"])
+
+
+def test_a_non_empty_folder_that_is_no_output_is_refused_through_the_command(tmp_path: Path) -> None:
     precious = tmp_path / "notes.txt"
     precious.write_text("keep me")
-    assert render.main(["dev", "--out", str(tmp_path)]) == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "not empty and not a previous render" in error
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.txt"]
-    assert precious.read_text() == "keep me"
+    outcome = run_render("dev", "--out", str(tmp_path))
+    assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1
+    assert "not empty and not an output folder" in outcome.stderr
+    assert snapshot(tmp_path) == {"notes.txt": "keep me"}
 
 
-def test_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
+def test_a_file_the_commands_did_not_write_is_refused_even_in_an_output_folder(tmp_path: Path) -> None:
+    output.write_render(tmp_path, FILES)
+    (tmp_path / "manifests" / "mine.yaml").write_text("mine")
+    before = snapshot(tmp_path)
+    assert "manifests/mine.yaml" in refused(tmp_path)
+    assert snapshot(tmp_path) == before
+
+
+def test_a_file_changed_since_it_was_written_is_neither_deleted_nor_overwritten(tmp_path: Path) -> None:
+    output.write_render(tmp_path, FILES)
+    (tmp_path / "plan.md").write_text("# plan, with my notes\n")
+    before = snapshot(tmp_path)
+    assert "changed since it was written" in refused(tmp_path, {"resources.json": "[]\n"})
+    assert "changed since it was written" in refused(tmp_path, {"plan.md": "new\n"}, replace=False)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda names: names,  # the format of earlier versions: a list of names, nothing to verify
+        lambda names: {"files": {name: "sha256:" + "0" * 64 for name in names}},
+        lambda names: {"files": {"../victim.txt": "sha256:" + "0" * 64}},
+        lambda names: {"files": {"/etc/passwd": "sha256:" + "0" * 64}},
+        lambda names: {"files": {name: "not a digest" for name in names}},
+        lambda names: {"files": []},
+        lambda names: "[" * 100_000,
+    ],
+    ids=["old-format", "wrong-digests", "dotdot", "absolute", "bad-digest", "not-an-object", "deep"],
+)
+def test_a_forged_manifest_deletes_and_overwrites_nothing(
+    tmp_path: Path, victim: Path, forge: Callable[[list[str]], object]
+) -> None:
+    out = tmp_path / "render"
+    out.mkdir()
+    (out / "plan.md").write_text("the user's plan")
+    (out / "resources.json").write_text("the user's resources")
+    forged = forge(["plan.md", "resources.json"])
+    (out / output.MARKER).write_text(forged if isinstance(forged, str) else json.dumps(forged))
+    before = snapshot(tmp_path)
+    refused(out)
+    assert snapshot(tmp_path) == before
+
+
+def test_an_empty_manifest_plus_a_planted_link_writes_nothing_through_it(tmp_path: Path, victim: Path) -> None:
+    """The attack of the issue: a manifest listing nothing and `plan.md -> victim`."""
+    out = tmp_path / "render"
+    out.mkdir()
+    (out / output.MARKER).write_text(json.dumps({"files": {}}))
+    (out / "plan.md").symlink_to(victim)
+    before = snapshot(tmp_path)
+    assert "symbolic link" in refused(out)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", ["plan.md", "manifests", "manifests/a.yaml", ".render-files.json"])
+def test_a_link_planted_in_a_previous_output_is_refused_before_anything_is_touched(
+    tmp_path: Path, victim: Path, where: str
+) -> None:
+    out = tmp_path / "render"
+    output.write_render(out, FILES)
+    planted = out / where
+    if planted.is_dir():
+        for child in planted.iterdir():
+            child.unlink()
+        planted.rmdir()
+        planted.symlink_to(tmp_path, target_is_directory=True)
+    else:
+        planted.unlink()
+        planted.symlink_to(victim)
+    before = snapshot(tmp_path)
+    assert "symbolic link" in refused(out)
+    assert snapshot(tmp_path) == before
+
+
+def test_a_link_anywhere_on_the_path_is_refused(tmp_path: Path, victim: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    for out in (tmp_path / "link", tmp_path / "link" / "dev", tmp_path / "link" / "new" / "dev"):
+        assert "symbolic link" in refused(out)
+    assert list(real.iterdir()) == []
+
+
+def test_a_hard_link_to_another_file_is_replaced_not_written_through(tmp_path: Path, victim: Path) -> None:
+    out = tmp_path / "render"
+    output.write_render(out, FILES)
+    victim.write_text("# plan\n")  # the same content, so the manifest's digest matches
+    (out / "plan.md").unlink()
+    os.link(victim, out / "plan.md")
+    output.write_render(out, {**FILES, "plan.md": "# a new plan\n"})
+    assert (out / "plan.md").read_text() == "# a new plan\n"
+    assert victim.read_text() == "# plan\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_special_file_where_an_output_file_goes_is_refused_without_blocking(tmp_path: Path, kind: str) -> None:
+    out = tmp_path / "render"
+    output.write_render(out, FILES)
+    (out / "plan.md").unlink()
+    if kind == "fifo":
+        os.mkfifo(out / "plan.md")
+    else:
+        (out / "plan.md").mkdir()
+    before = snapshot(out)
+    refused(out)
+    assert snapshot(out) == before
+
+
+def test_protected_folders_are_refused(tmp_path: Path) -> None:
+    assert "root directory" in refused(Path("/"))
+    assert "is the repository" in refused(ROOT)
+    assert "holds the repository" in refused(ROOT.parent)
+    assert "is the repository" in refused(ROOT / "stacks" / "..")
+    assert "holds the repository" in refused(ROOT / "stacks" / ".." / "..")
+    assert "home directory" in refused(Path.home())
+
+
+def test_a_file_as_the_folder_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
-    with pytest.raises(output.OutputError, match="not a directory"):
-        output.check_out_dir(target)
+    assert "not a directory" in refused(target)
+    assert "not a directory" in refused(target / "below")
 
 
-def test_a_previous_render_is_replaced_and_only_its_own_files_go(tmp_path: Path) -> None:
-    output.write_render(tmp_path, FILES)
-    (tmp_path / "mine.txt").write_text("mine")
-    (tmp_path / "manifests" / "mine.yaml").write_text("mine")
-    output.write_render(tmp_path, {"resources.json": "[1]\n", "manifests/b.yaml": "b: 2\n"})
-    assert (tmp_path / "resources.json").read_text() == "[1]\n"
-    assert not (tmp_path / "manifests" / "a.yaml").exists(), "a stale manifest of the last render stays"
-    assert not (tmp_path / "plan.md").exists()
-    assert (tmp_path / "mine.txt").read_text() == "mine"
-    assert (tmp_path / "manifests" / "mine.yaml").read_text() == "mine"
-    assert json.loads((tmp_path / output.MARKER).read_text()) == ["manifests/b.yaml", "resources.json"]
+def test_names_outside_the_folder_are_refused(tmp_path: Path) -> None:
+    for name in ("../x", "/etc/x", "a/../b", ".hidden", "a//b", "x\n"):
+        assert "refusing to write" in refused(tmp_path / "out", {name: "x"})
+    assert not (tmp_path / "out").exists()
 
 
-def test_an_empty_manifest_directory_of_the_last_render_is_removed(tmp_path: Path) -> None:
-    output.write_render(tmp_path, FILES)
-    output.write_render(tmp_path, {"plan.md": "# plan\n"})
-    assert not (tmp_path / "manifests").exists()
-
-
-@pytest.mark.parametrize("listed", [["../outside.txt"], ["/etc/passwd"], "not a list", [3]])
-def test_a_tampered_marker_deletes_nothing(tmp_path: Path, listed: object) -> None:
-    outside = tmp_path / "outside.txt"
-    outside.write_text("keep")
-    directory = tmp_path / "render"
-    directory.mkdir()
-    (directory / output.MARKER).write_text(json.dumps(listed))
-    with pytest.raises(output.OutputError, match="marker"):
-        output.write_render(directory, FILES)
-    assert outside.read_text() == "keep"
+def test_a_token_is_never_written(tmp_path: Path) -> None:
+    with pytest.raises(output.SecretInOutputError):
+        output.write_render(tmp_path / "out", {"plan.md": "token hf_AbCdEfGh1234567890xyz\n"})
+    assert not (tmp_path / "out").exists()
 
 
 def test_files_with_a_token_are_found_before_writing() -> None:
@@ -68,3 +229,43 @@ def test_files_with_a_token_are_found_before_writing() -> None:
     }
     assert output.token_leaks(files) == ["bad.yaml"]
     assert output.token_leaks(files, ["s3cr3t"]) == ["bad.yaml", "own.json"]
+
+
+# ---------------------------------------------------------------- preview under the same contract
+
+
+def a_render(directory: Path, records: list[dict[str, object]] | None = None) -> Path:
+    output.write_render(directory, {"resources.json": json.dumps(records or [])})
+    return directory
+
+
+@pytest.mark.parametrize("out", ["/", "ROOT"])
+def test_preview_never_writes_to_a_protected_folder(tmp_path: Path, out: str) -> None:
+    old, new = a_render(tmp_path / "old"), a_render(tmp_path / "new")
+    target = str(ROOT) if out == "ROOT" else out
+    outcome = run_main(preview_main, str(old), str(new), "--out", target)
+    assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1
+    assert not Path(target, "changes.md").exists()
+
+
+def test_preview_does_not_follow_or_overwrite_a_users_changes_md(tmp_path: Path, victim: Path) -> None:
+    old, new = a_render(tmp_path / "old"), a_render(tmp_path / "new")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "changes.md").write_text("my own notes")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / output.MARKER).write_text(json.dumps({"files": {}}))
+    (linked / "changes.md").symlink_to(victim)
+    before = snapshot(tmp_path)
+    for out in (mine, linked):
+        outcome = run_main(preview_main, str(old), str(new), "--out", str(out))
+        assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1, outcome.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_preview_into_a_render_adds_its_files_to_the_manifest(tmp_path: Path) -> None:
+    old, new = a_render(tmp_path / "old"), a_render(tmp_path / "new")
+    assert run_main(preview_main, str(old), str(new)).returncode == 0
+    listed = json.loads((new / output.MARKER).read_text())["files"]
+    assert sorted(listed) == ["changes.json", "changes.md", "resources.json"]

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from stacks.config.routing import RoutingMode
+from stacks.offline import output
 from stacks.offline.output import MARKER
 from stacks.offline.preview import Preview, changes_markdown, preview
 from stacks.offline.preview import main as preview_main
@@ -263,8 +264,8 @@ def run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def write_render(directory: Path, records: list[dict[str, Any]]) -> Path:
-    directory.mkdir(parents=True)
-    (directory / "resources.json").write_text(json.dumps(records))
+    """A render folder holding `records`, written as `render` writes one (output-folder contract)."""
+    output.write_render(directory, {"resources.json": json.dumps(records)})
     return directory
 
 
@@ -282,7 +283,7 @@ def test_cli_exit_status_and_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "no such render directory"), ("", "not a render directory"), ("{not json", "malformed JSON")],
+    [(None, "no such render directory"), ("", "not a render directory"), ("{not json", "not valid JSON")],
 )
 def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, content: str | None, message: str) -> None:
     good = write_render(tmp_path / "good", base_state())

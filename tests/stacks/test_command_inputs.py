@@ -1,0 +1,351 @@
+"""Every file a command reads, and every argument, is hostile input: each of the five commands
+answers a device, a FIFO, a directory, an oversized or deeply nested file, NaN, a bad policy config
+or a bad argument with exit 2 and one line naming it; a token it was given never reaches what it
+writes or prints; an unexpected failure is one line (exit 1), a closed pipe is quiet."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policies import runner
+from policies.runner import main as check_policies_main
+from stacks.capacity.cli import bench_compare_main, plan_main
+from stacks.offline import output
+from stacks.offline.preview import main as preview_main
+from stacks.offline.render import main as render_main
+from tests.rendered import ROOT, CommandRun, run_main, run_render
+
+DATA = ROOT / "tests" / "data"
+CANARY = "hf_CanaryToken0123456789abcdefXYZ"
+DEEP_LIST = "[" * 100_000 + "]" * 100_000
+Main = Callable[[list[str] | None], int]
+
+
+def one_line_refusal(outcome: CommandRun, *fragments: str) -> str:
+    assert outcome.returncode == 2, outcome.stderr
+    assert "Traceback" not in outcome.stderr
+    lines = outcome.stderr.splitlines()
+    assert len(lines) == 1, outcome.stderr
+    assert lines[0].isprintable() and len(lines[0]) <= 400
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def client_result(**changes: Any) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((DATA / "vllm-bench-client-1.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            result.pop(key)
+        else:
+            result[key] = value
+    return result
+
+
+def a_render(directory: Path, records: list[dict[str, Any]]) -> Path:
+    output.write_render(directory, {"resources.json": json.dumps(records)})
+    return directory
+
+
+@pytest.fixture(scope="module")
+def dev_render(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("inputs") / "dev"
+    assert run_render("dev", "--out", str(out)).returncode == 0
+    return out
+
+
+# ---------------------------------------------------------------- what a path can be
+
+
+def commands_reading(path: str, dev_render: Path, tmp_path: Path) -> dict[str, tuple[Main, list[str]]]:
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "resources.json").symlink_to(path if os.path.isabs(path) else Path.cwd() / path)
+    resources = str(dev_render / "resources.json")
+    return {
+        "check-policies": (check_policies_main, [path]),
+        "check-policies --config": (check_policies_main, [resources, "--config", path]),
+        "bench-compare LOG": (bench_compare_main, ["dev", path]),
+        "bench-compare --results": (bench_compare_main, ["dev", "--results", path]),
+        "preview": (preview_main, [str(old), str(dev_render), "--out", str(tmp_path / "changes")]),
+        "render --config-file": (render_main, ["dev", "--config-file", path, "--out", str(tmp_path / "render")]),
+    }
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "directory", "missing"])
+def test_a_path_that_is_no_regular_file_is_one_line(kind: str, dev_render: Path, tmp_path: Path) -> None:
+    path = {
+        "dev-zero": "/dev/zero",
+        "fifo": str(tmp_path / "fifo"),
+        "directory": str(tmp_path),
+        "missing": str(tmp_path / "missing.json"),
+    }[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    for label, (main, args) in commands_reading(path, dev_render, tmp_path).items():
+        outcome = run_main(main, *args)
+        line = one_line_refusal(outcome)
+        assert Path(path).name in line or "resources.json" in line, f"{label}: {line}"
+    assert not (tmp_path / "render").exists() and not (tmp_path / "changes").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (DEEP_LIST, "nested deeper than"),
+        ('{"a": ' * 5_000 + "1" + "}" * 5_000, "nested deeper than"),
+        ('[{"x": NaN}]', "NaN is not a JSON number"),
+        ("[1, 2", "not valid JSON"),
+        ("\xff\xfe", "not valid UTF-8"),
+        ("9" * 5_000, "not valid JSON"),
+    ],
+    ids=["deep-list", "deep-object", "nan", "truncated", "not-utf8", "huge-integer"],
+)
+def test_malformed_json_is_one_line_for_every_reader(
+    content: str, fragment: str, dev_render: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "input.json"
+    path.write_bytes(content.encode("latin-1") if content.startswith("\xff") else content.encode())
+    readers = commands_reading(str(path), dev_render, tmp_path)
+    del readers["bench-compare LOG"], readers["render --config-file"]
+    for label, (main, args) in readers.items():
+        line = one_line_refusal(run_main(main, *args))
+        assert fragment in line, f"{label}: {line}"
+
+
+def test_a_file_over_the_limit_is_refused_not_read(
+    dev_render: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "CONFIG_LIMIT", 64)
+    config = tmp_path / "config.json"
+    config.write_text("{" + " " * 100 + "}")
+    one_line_refusal(
+        run_main(check_policies_main, str(dev_render / "resources.json"), "--config", str(config)), "larger than"
+    )
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "not an object",
+        {"type": "t", "name": "n", "custom": True, "inputs": {}},
+        {"type": "t", "name": "n", "custom": "yes", "inputs": {}, "options": {}},
+        {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"dependsOn": 5}},
+        {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {}, "parent": 3},
+    ],
+    ids=["not-object", "no-options", "custom-string", "depends-on-number", "parent-number"],
+)
+def test_a_malformed_resource_record_is_one_line(record: object, dev_render: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "resources.json"
+    bad.write_text(json.dumps([record]))
+    one_line_refusal(run_main(check_policies_main, str(bad)), "record 0")
+    old = a_render(tmp_path / "old", [record])  # type: ignore[list-item]
+    one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")), "record 0")
+
+
+def test_a_record_the_preview_cannot_read_is_bad_input_not_a_crash(dev_render: Path, tmp_path: Path) -> None:
+    records = json.loads((dev_render / "resources.json").read_text())
+    for record in records:
+        if record["type"] == "kubernetes:apps/v1:Deployment":
+            record["inputs"]["metadata"] = "not an object"
+    old = a_render(tmp_path / "old", records)
+    one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")))
+
+
+# ---------------------------------------------------------------- policy config
+
+
+RESOURCES_FOR_CONFIG = "resources-for-config"
+
+
+@pytest.mark.parametrize(
+    ("config", "fragment"),
+    [
+        ({"LLM-SEC-001": 7}, "LLM-SEC-001: 7 is not a valid value"),
+        ({"LLM-SEC-001": "strict"}, "is not an enforcement level; allowed: advisory, mandatory, remediate, disabled"),
+        ({"LLM-SEC-001": {"enforcementLevel": 1}}, "enforcementLevel: 1 is not an enforcement level"),
+        ({"LLM-GPU-03": "mandatory"}, "did you mean 'LLM-GPU-003'"),
+        ({"NOT-A-POLICY": "advisory"}, "is not a policy of this pack"),
+        ({"LLM-GPU-003": {"maxSpotGraceSecond": 30}}, "did you mean 'maxSpotGraceSeconds'"),
+        ({"LLM-GPU-003": {"maxSpotGraceSeconds": "30"}}, "'30' is not of type 'number'"),
+        ({"LLM-GPU-003": {"maxSpotGraceSeconds": True}}, "True is not of type 'number'"),
+        ({"LLM-GPU-001": {"allowedGpuTypes": "nvidia-b200"}}, "is not of type 'array'"),
+        ({"LLM-GPU-001": {"allowedGpuTypes": [8]}}, "allowedGpuTypes.0: 8 is not of type 'string'"),
+        ({"LLM-GPU-002": {"anything": 1}}, "it has no settings"),
+        ({"all": {"enforcementLevel": "advisory", "minCpu": 1}}, "only enforcementLevel applies to all policies"),
+        (["LLM-SEC-001"], "must be a JSON object"),
+    ],
+)
+def test_a_policy_config_that_does_not_fit_the_pack_is_one_line(
+    config: object, fragment: str, dev_render: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    one_line_refusal(run_main(check_policies_main, str(dev_render / "resources.json"), "--config", str(path)), fragment)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "",
+        "{}",
+        '{"LLM-WGT-003": "disabled"}',
+        '{"LLM-WGT-003": {"enforcementLevel": "mandatory"}}',
+        '{"all": "advisory", "LLM-GPU-003": {"maxSpotGraceSeconds": 25}}',
+        '{"LLM-NET-003": {"enforcementLevel": "remediate", "allowedServices": ["x"]}}',
+    ],
+)
+def test_policy_configs_the_engine_accepts_are_accepted(config: str, dev_render: Path, tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(config)
+    outcome = run_main(check_policies_main, str(dev_render / "resources.json"), "--config", str(path))
+    assert outcome.returncode in (0, 1), outcome.stderr
+    assert "violation(s) from" in outcome.stderr
+
+
+# ---------------------------------------------------------------- benchmark results
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ({"completed": None}, "'completed' is missing"),
+        ({"duration": float("nan")}, "NaN is not a JSON number"),
+        ({"median_ttft_ms": "fast"}, "'median_ttft_ms' is \"fast\"; allowed: a finite number"),
+        ({"failed": -1}, "'failed' is -1"),
+        ({"completed": 2.5}, "whole number"),
+    ],
+)
+def test_a_benchmark_result_without_a_usable_figure_is_one_line(
+    changes: dict[str, Any], fragment: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "client-1.json"
+    path.write_text(json.dumps(client_result(**changes)))
+    one_line_refusal(run_main(bench_compare_main, "dev", "--results", str(path)), fragment)
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ('BENCH_RESULT {"completed": 1}', "'clients' is missing"),
+        ("BENCH_RESULT " + DEEP_LIST, "nested deeper than"),
+        ('BENCH_RESULT {"clients": NaN}', "NaN is not a JSON number"),
+        ("no result here", "no line starting with 'BENCH_RESULT'"),
+    ],
+)
+def test_a_benchmark_log_without_a_usable_result_is_one_line(line: str, fragment: str, tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(f"starting\n{line}\n")
+    one_line_refusal(run_main(bench_compare_main, "dev", str(log)), fragment)
+
+
+def test_a_good_benchmark_log_still_compares() -> None:
+    outcome = run_main(bench_compare_main, "dev", str(DATA / "bench-job.log"))
+    assert outcome.returncode == 0, outcome.stderr
+
+
+# ---------------------------------------------------------------- tokens never leave
+
+
+def test_a_token_in_an_old_render_never_reaches_the_preview_or_the_console(dev_render: Path, tmp_path: Path) -> None:
+    records = json.loads((dev_render / "resources.json").read_text())
+    for record in records:
+        if record["type"] == "kubernetes:apps/v1:Deployment":
+            record["inputs"]["metadata"].setdefault("annotations", {})["pasted"] = CANARY
+            record["inputs"]["spec"]["template"]["spec"]["containers"][0]["args"].append(f"--api-key={CANARY}")
+    records.append(
+        {
+            "type": "kubernetes:core/v1:ConfigMap",
+            "name": CANARY,
+            "custom": True,
+            "inputs": {"metadata": {"name": "x"}, "data": {CANARY: f"Bearer {CANARY}"}},
+            "options": {"dependsOn": [], "protect": False},
+            "parent": None,
+            "provider": None,
+        }
+    )
+    old = tmp_path / "old"  # edited by hand: `render` itself never writes a token
+    old.mkdir()
+    (old / "resources.json").write_text(json.dumps(records))
+    out = tmp_path / "out"
+    for outcome in (
+        run_main(preview_main, str(old), str(dev_render), "--out", str(out)),
+        run_main(preview_main, str(dev_render), str(old), "--out", str(tmp_path / "out2")),
+        run_render("dev", "--out", str(tmp_path / "again"), "--against", str(old)),
+    ):
+        assert outcome.returncode in (0, 1), outcome.stderr
+        assert CANARY not in outcome.stdout + outcome.stderr
+    for folder in (out, tmp_path / "out2", tmp_path / "again"):
+        for name in ("changes.md", "changes.json"):
+            text = (folder / name).read_text()
+            assert CANARY not in text and "hf_***" in text, f"{folder.name}/{name}"
+
+
+def test_a_token_in_a_path_or_an_argument_never_reaches_the_console(tmp_path: Path) -> None:
+    path = tmp_path / f"{CANARY}.json"
+    for outcome in (
+        run_main(check_policies_main, str(path)),
+        run_main(plan_main, CANARY),
+        run_main(render_main, "dev", "--out", str(tmp_path / "file.txt" / CANARY), "--config-file", str(path)),
+        run_main(preview_main, str(path), str(path)),
+        run_main(plan_main, "dev", f"--{CANARY}"),
+    ):
+        assert outcome.returncode == 2
+        assert CANARY not in outcome.stdout + outcome.stderr
+        assert "hf_***" in outcome.stderr
+
+
+# ---------------------------------------------------------------- arguments, failures, pipes
+
+
+@pytest.mark.parametrize(
+    ("main", "args"),
+    [
+        (render_main, ["--no-such-option"]),
+        (render_main, []),
+        (preview_main, ["only-one"]),
+        (check_policies_main, ["--config"]),
+        (plan_main, ["dev", "--nope"]),
+        (bench_compare_main, ["dev"]),
+    ],
+    ids=["render-option", "render-nothing", "preview-one", "check-policies-config", "plan-option", "bench-nothing"],
+)
+def test_a_bad_argument_is_one_line(main: Main, args: list[str]) -> None:
+    one_line_refusal(run_main(main, *args))
+
+
+def test_control_characters_in_an_argument_are_escaped(tmp_path: Path) -> None:
+    outcome = run_main(check_policies_main, str(tmp_path / "\x1b[31mred\x07.json"))
+    line = one_line_refusal(outcome)
+    assert "\x1b" not in line and "\x07" not in line and "\\x1b" in line
+
+
+def test_an_unexpected_failure_is_one_line_exit_1(dev_render: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("a defect\nwith a second line")
+
+    monkeypatch.setattr(runner, "check_records", broken)
+    outcome = run_main(check_policies_main, str(dev_render / "resources.json"))
+    assert outcome.returncode == 1 and outcome.stderr.count("\n") == 1
+    assert "check-policies: failed (RuntimeError: a defect with a second line)" in outcome.stderr
+
+
+class ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_pipe_ends_quietly(dev_render: Path) -> None:
+    errors = io.StringIO()
+    with contextlib.redirect_stdout(ClosedPipe()), contextlib.redirect_stderr(errors):
+        status = plan_main(["dev", "--json"])
+    assert status == 141 and errors.getvalue() == ""

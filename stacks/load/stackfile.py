@@ -107,9 +107,7 @@ def _reader_problem(path: Path, text: str, error: yaml.reader.ReaderError) -> In
     before = text[: error.position]
     line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
     character = error.character if isinstance(error.character, str) else chr(error.character)
-    return _invalid(
-        f"{path}:{line}:{column}: control character {character!r} is not allowed in YAML; remove it"
-    )
+    return _invalid(f"{path}:{line}:{column}: control character {character!r} is not allowed in YAML; remove it")
 
 
 def read_yaml(path: Path) -> tuple[Any, Node | None]:

@@ -111,6 +111,8 @@ class OutputFolder:
 
     @classmethod
     def open(cls, directory: Path) -> OutputFolder:
+        if any(True for _ in token_candidates(f"path {directory}")):  # tokens inside it, not an hf_ prefix
+            raise OutputError(f"{directory}: the folder's path holds something shaped like a Hugging Face token")
         base, missing = _walk_to(directory)
         folder = cls(directory, base, missing)
         try:

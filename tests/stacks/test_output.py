@@ -221,6 +221,12 @@ def test_a_token_is_never_written(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_token_in_the_folder_path_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "hf_PastedByMistake0123456789abcdef" / "dev"
+    assert "Hugging Face token" in refused(out)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_files_with_a_token_are_found_before_writing() -> None:
     files = {
         "ok.yaml": "hf_transfer: on\n",

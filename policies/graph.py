@@ -212,7 +212,10 @@ def environments(resources: Sequence[Any]) -> set[str]:
             labels = resource.props.get("defaultLabels")
             # provider inputs carry object-valued settings JSON-encoded
             if isinstance(labels, str):
-                labels = json.loads(labels or "{}")
+                try:
+                    labels = json.loads(labels or "{}")
+                except (ValueError, RecursionError):
+                    labels = {}
             found.add(as_text(as_mapping(labels).get("environment")))
         elif resource.resource_type == "kubernetes:core/v1:Namespace":
             found.add(as_text(dig(resource.props, "metadata", "labels", ENVIRONMENT_LABEL)))

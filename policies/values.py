@@ -7,6 +7,7 @@ and annotations as strings. Every rule reads through these helpers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -34,16 +35,18 @@ def dig(value: Any, *path: str) -> Any:
 
 
 def as_number(value: Any) -> float | None:
+    """A finite number, or None (a bool, a non-number, "nan" and "inf" are no usable number)."""
     if isinstance(value, bool):
         return None
+    number: float | None = None
     if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
+        number = float(value)
+    elif isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
             return None
-    return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 def as_text(value: Any) -> str:
@@ -60,7 +63,7 @@ def cpu_cores(quantity: Any) -> float | None:
 
 def number_text(value: float) -> str:
     """8.0 -> "8", 0.95 -> "0.95": numbers in messages as a user wrote them."""
-    return str(int(value)) if value.is_integer() else str(value)
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def known_strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:

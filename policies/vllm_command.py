@@ -90,7 +90,7 @@ class VllmServer:
         try:
             parsed = as_mapping(json.loads(text))
             method, tokens = as_text(parsed.get("method")), as_number(parsed.get("num_speculative_tokens"))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             method_match, tokens_match = SPECULATIVE_METHOD.search(text), SPECULATIVE_TOKENS.search(text)
             method = method_match.group(1) if method_match else ""
             tokens = float(tokens_match.group(1)) if tokens_match else None

@@ -94,7 +94,8 @@ class NetworkConfig(ConfigModel):
     """Custom-mode VPC with one subnet; pods and services on secondary ranges (VPC-native)."""
 
     subnet_cidr: str = Field(
-        default="10.0.0.0/20", description="Primary range of the subnet (node addresses); RFC 1918 or a range GKE accepts beyond it."
+        default="10.0.0.0/20",
+        description="Primary range of the subnet (node addresses); RFC 1918 or a range GKE accepts beyond it.",
     )
     pods_cidr: str = Field(
         default="10.4.0.0/14",

@@ -17,8 +17,8 @@ import pytest
 
 from policies import runner
 from policies.runner import main as check_policies_main
-from stacks.capacity.cli import bench_compare_main, plan_main
 from stacks.offline import output
+from stacks.offline.capacity_cli import bench_compare_main, plan_main
 from stacks.offline.preview import main as preview_main
 from stacks.offline.render import main as render_main
 from tests.rendered import ROOT, CommandRun, run_main, run_render

@@ -1,7 +1,8 @@
 """What every console script shares: one line per error, never a traceback, never a token.
 
-`guarded(NAME, bad_input=(...))` wraps a command's `main(argv)`:
-* known bad input (`InputError` and the command's own `bad_input` types) -> one line, exit 2;
+`guarded(NAME, bad_input=(...), as_is=(...))` wraps a command's `main(argv)`:
+* known bad input (`InputError` and the command's own `bad_input` and `as_is` types) -> one line,
+  exit 2 (`as_is` messages name themselves, `invalid stack config: ...`, and get no command prefix);
 * anything else -> one line naming the exception type, exit 1 (a defect to report, not a traceback);
 * a closed output pipe (`render ... | head`) -> quiet, exit 141 as a Unix tool killed by SIGPIPE;
 * Ctrl-C -> one line, exit 130.
@@ -82,35 +83,41 @@ def _silence_stdout() -> None:
 
 
 def report(name: str, message: object) -> None:
+    """One line on stderr: `NAME: message`, or the message alone when NAME is empty."""
     with contextlib.suppress(OSError, ValueError):
-        print(f"{name}: {one_line(message)}", file=sys.stderr, flush=True)
+        print(f"{name}: {one_line(message)}" if name else one_line(message), file=sys.stderr, flush=True)
 
 
-def exit_status(name: str, error: BaseException, known: tuple[type[BaseException], ...]) -> int:
+def exit_status(
+    name: str,
+    error: BaseException,
+    known: tuple[type[BaseException], ...],
+    as_is: tuple[type[BaseException], ...] = (),
+) -> int:
     """Report what ended a command in one line and give its exit status (re-raise what is not an error)."""
     if isinstance(error, BrokenPipeError):
         _silence_stdout()
         return EXIT_CLOSED_PIPE
-    if isinstance(error, KeyboardInterrupt):
-        report(name, "interrupted")
-        return EXIT_INTERRUPTED
-    if isinstance(error, known):
-        report(name, error)
-        return EXIT_BAD_INPUT
-    if isinstance(error, RecursionError):
-        report(name, "the input is nested too deeply to process")
-        return EXIT_BAD_INPUT
-    if isinstance(error, MemoryError):
-        report(name, "out of memory")
-        return EXIT_FAILURE
-    if isinstance(error, Exception):
-        report(name, f"failed ({type(error).__name__}: {error})")
-        return EXIT_FAILURE
+    rules: tuple[tuple[tuple[type[BaseException], ...], object, int, str], ...] = (
+        ((KeyboardInterrupt,), "interrupted", EXIT_INTERRUPTED, name),
+        (as_is, None, EXIT_BAD_INPUT, ""),
+        (known, None, EXIT_BAD_INPUT, name),
+        ((RecursionError,), "the input is nested too deeply to process", EXIT_BAD_INPUT, name),
+        ((MemoryError,), "out of memory", EXIT_FAILURE, name),
+        ((Exception,), f"failed ({type(error).__name__}: {error})", EXIT_FAILURE, name),
+    )
+    for types, message, status, prefix in rules:
+        if types and isinstance(error, types):
+            report(prefix, error if message is None else message)
+            return status
     raise error
 
 
-def guarded(name: str, bad_input: tuple[type[BaseException], ...] = ()) -> Callable[[Main], Main]:
-    """Decorate a console script's `main(argv)` with the rules above."""
+def guarded(
+    name: str, bad_input: tuple[type[BaseException], ...] = (), as_is: tuple[type[BaseException], ...] = ()
+) -> Callable[[Main], Main]:
+    """Decorate a console script's `main(argv)` with the rules above; `as_is` errors are bad input whose
+    message names itself (`invalid stack config: ...`) and is printed without the command's name."""
     known: tuple[type[BaseException], ...] = (InputError, *bad_input)
 
     def decorate(main: Main) -> Main:
@@ -122,7 +129,7 @@ def guarded(name: str, bad_input: tuple[type[BaseException], ...] = ()) -> Calla
             except SystemExit:
                 raise
             except BaseException as error:
-                return exit_status(name, error, known)
+                return exit_status(name, error, known, as_is)
 
         return run
 

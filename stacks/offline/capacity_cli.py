@@ -62,7 +62,7 @@ def plan_text(capacity: CapacityPlan) -> str:
     return "\n".join(lines)
 
 
-@guarded("plan", bad_input=(InvalidConfig,))
+@guarded("plan", as_is=(InvalidConfig,))
 def plan_main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="plan", description="Capacity and cost of a stack, from the planner.")
     parser.add_argument("stack")
@@ -172,7 +172,7 @@ def result_from_clients(paths: list[Path]) -> dict[str, Any]:
     return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
 
 
-@guarded("bench-compare", bad_input=(InvalidConfig,))
+@guarded("bench-compare", as_is=(InvalidConfig,))
 def bench_compare_main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(
         prog="bench-compare", description="Compare the benchmark Job's result with the planner's expectation."

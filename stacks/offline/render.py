@@ -267,7 +267,7 @@ def render_one(
     return refused
 
 
-@guarded("render", bad_input=(InvalidConfig,))
+@guarded("render", as_is=(InvalidConfig,))
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(

@@ -14,11 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from policies import runner
+from policies.input_files import InputError
+from policies.pack import POLICIES
+from policies.pack_config import PolicyConfigError, check_policy_config
+from policies.records import check_records
 from policies.runner import main as check_policies_main
 from stacks.offline import output
-from stacks.offline.capacity_cli import bench_compare_main, plan_main
+from stacks.offline.capacity_cli import (
+    CLIENT_COUNTS,
+    CLIENT_FIGURES,
+    bench_compare_main,
+    checked_result,
+    plan_main,
+)
 from stacks.offline.preview import main as preview_main
 from stacks.offline.render import main as render_main
 from tests.rendered import ROOT, CommandRun, run_main, run_render
@@ -349,3 +361,40 @@ def test_a_closed_pipe_ends_quietly(dev_render: Path) -> None:
     with contextlib.redirect_stdout(ClosedPipe()), contextlib.redirect_stderr(errors):
         status = plan_main(["dev", "--json"])
     assert status == 141 and errors.getvalue() == ""
+
+
+# ---------------------------------------------------------------- any JSON at all
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=20,
+)
+POLICY_CONFIGS = st.dictionaries(
+    st.sampled_from([*(policy.name for policy in POLICIES), "all", "LLM-GPU-03"]),
+    JSON_VALUES | st.sampled_from(["advisory", "mandatory", "remediate", "disabled"]),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(config=POLICY_CONFIGS | JSON_VALUES)
+def test_any_policy_config_is_accepted_or_refused_in_one_line(config: Any) -> None:
+    try:
+        check_policy_config(config, POLICIES, "config.json")
+    except PolicyConfigError as error:
+        assert "\n" not in str(error) and str(error).startswith("config.json")
+
+
+@settings(max_examples=300, deadline=None)
+@given(document=JSON_VALUES, result=st.dictionaries(st.sampled_from(CLIENT_COUNTS + CLIENT_FIGURES), JSON_VALUES))
+def test_any_records_or_benchmark_result_is_accepted_or_refused_in_one_line(document: Any, result: Any) -> None:
+    for check in (
+        lambda: check_records(document, "resources.json"),
+        lambda: checked_result(result, "client.json", CLIENT_COUNTS, CLIENT_FIGURES),
+    ):
+        try:
+            check()
+        except InputError as error:
+            assert "\n" not in str(error)

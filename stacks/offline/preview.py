@@ -5,6 +5,9 @@ program's registrations, and writes `changes.md` and `changes.json` into NEW_DIR
 create, update (input paths, old -> new, secrets stay redacted), replace (the immutable field that
 forced it, create-before-delete or delete-before-replace), delete, unchanged; and what the engine
 would refuse. Exit status: 0 the update is possible, 1 the engine would refuse it, 2 bad input.
+The renders are read bounded and shape-checked, tokens in them hidden (`stacks/offline/render_dir.py`);
+the files are written under the output-folder contract (`stacks/offline/output.py`): NEW_DIR must be
+an output folder of render or preview, `--out` one too, or new, or empty.
 
 Engine behaviour modelled here, with its source:
 * Resources are matched by URN: type, logical name and the parent chain's types
@@ -542,7 +545,11 @@ def preview_of_renders(old: list[dict[str, Any]], new: list[dict[str, Any]], whe
 def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> Preview:
     """Compare two render directories and write changes.md / changes.json (into NEW_DIR by default)."""
     target = out_dir or new_dir
-    output.check_out_dir(target, replace=False)
+    try:
+        output.check_out_dir(target, replace=False)
+    except output.OutputError as error:
+        hint = "" if out_dir else "; or give --out FOLDER for changes.md and changes.json"
+        raise output.OutputError(f"{error}{hint}") from None
     result = preview_of_renders(load_render(old_dir), load_render(new_dir), f"{old_dir} or {new_dir}")
     write_preview(result, target)
     return result

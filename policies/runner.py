@@ -34,7 +34,8 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from policies import records as record_shapes
-from policies.console import OneLineParser, guarded
+from policies.cli import STACK_HELP, command_parser, stack_ref
+from policies.console import guarded
 from policies.input_files import MIB, parse_json, read_json, read_text
 from policies.pack import PACK_NAME, POLICIES
 from policies.pack_config import check_policy_config
@@ -267,20 +268,35 @@ def read_policy_config(path: Path) -> dict[str, Any]:
     return check_policy_config(config, POLICIES, str(path))
 
 
+EXIT_CODES = {
+    0: "no mandatory violation (advisory ones are printed too)",
+    1: "a mandatory violation",
+    2: "bad arguments, an unusable resources file, a policy config that does not fit the pack",
+}
+
+
 @guarded("check-policies")
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(
-        prog="check-policies",
-        description="Apply the policy pack to a render's resources.json: one line per violation; "
-        "exit 1 when any is mandatory, 2 when an input is unusable.",
+    parser = command_parser(
+        "check-policies",
+        "Apply the policy pack to a render's resources.json: one line per violation on standard output, "
+        "the counts on standard error.",
+        EXIT_CODES,
     )
-    parser.add_argument("resources", type=Path, help="build/STACK/resources.json")
-    parser.add_argument("--config", type=Path, help="policy config JSON, as for `pulumi preview --policy-pack-config`")
-    parser.add_argument("--stack", default="offline", help="stack name for the resource URNs")
+    parser.add_argument("resources", type=Path, metavar="RESOURCES_JSON", help="a render's resources.json")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="policy config JSON, as for `pulumi preview --policy-pack-config` (levels and settings per policy)",
+    )
+    parser.add_argument(
+        "--stack", default="offline", metavar="STACK", help=f"the stack in the resources' URNs: {STACK_HELP}"
+    )
     args = parser.parse_args(argv)
     records = record_shapes.check_records(read_json(args.resources, RESOURCES_LIMIT), str(args.resources))
     config = read_policy_config(args.config) if args.config else {}
-    violations = check_records(records, config, stack=args.stack)
+    violations = check_records(records, config, stack=stack_ref(args.stack).name)
     for violation in violations:
         print(violation.line())
     counts = summary(violations)

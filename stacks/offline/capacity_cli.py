@@ -12,6 +12,7 @@ a result without a figure the comparison needs).
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from components import bench_result
-from policies.console import OneLineParser, guarded
+from policies.cli import STACK_HELP, StackRef, command_parser, stack_ref
+from policies.console import guarded
 from policies.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
 from stacks.capacity.planner import CapacityPlan, Expectation, human_duration, plan
 from stacks.config.stack import StackConfig
@@ -27,10 +29,23 @@ from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine
 
 
-def load_config(stack: str, config_file: Path | None) -> StackConfig:
-    settings = engine.load_stack_settings(stack, config_file)
+def load_config(stack: StackRef) -> StackConfig:
+    settings = engine.load_stack_settings(stack.name, stack.file)
     engine.apply_settings(settings)
     return validate(raw_project_config(settings.project))
+
+
+def add_stack_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
+    parser.add_argument(
+        "--config-file", type=Path, metavar="FILE", help="read the stack's settings from this file instead"
+    )
+
+
+def stack_of(args: argparse.Namespace) -> StackRef:
+    """The STACK argument, with --config-file in place of its stack file when given."""
+    stack = stack_ref(args.stack)
+    return StackRef(stack.name, args.config_file) if args.config_file is not None else stack
 
 
 def plan_text(capacity: CapacityPlan) -> str:
@@ -62,18 +77,21 @@ def plan_text(capacity: CapacityPlan) -> str:
     return "\n".join(lines)
 
 
+PLAN_EXIT_CODES = {0: "printed", 2: "invalid stack config, stack name, arguments or stack file"}
+
+
 @guarded("plan", as_is=(InvalidConfig,))
 def plan_main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="plan", description="Capacity and cost of a stack, from the planner.")
-    parser.add_argument("stack")
-    parser.add_argument("--config-file", type=Path)
-    parser.add_argument("--json", action="store_true", help="print capacity.json's figures")
+    parser = command_parser(
+        "plan",
+        "Capacity and cost of a stack, from the planner: the figures `render` writes to capacity.json.",
+        PLAN_EXIT_CODES,
+    )
+    add_stack_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print capacity.json's figures as JSON")
     args = parser.parse_args(argv)
-    try:
-        capacity = plan(args.stack, load_config(args.stack, args.config_file))
-    except InvalidConfig as error:
-        print(str(error), file=sys.stderr)
-        return 2
+    stack = stack_of(args)
+    capacity = plan(stack.name, load_config(stack))
     print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
     return 0
 
@@ -172,24 +190,36 @@ def result_from_clients(paths: list[Path]) -> dict[str, Any]:
     return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
 
 
+BENCH_COMPARE_EXIT_CODES = {
+    0: "compared",
+    2: "invalid stack config, stack name or arguments; an unreadable or malformed result",
+}
+
+
 @guarded("bench-compare", as_is=(InvalidConfig,))
 def bench_compare_main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(
-        prog="bench-compare", description="Compare the benchmark Job's result with the planner's expectation."
+    parser = command_parser(
+        "bench-compare",
+        "Compare the benchmark Job's result with the planner's expectation for the stack.",
+        BENCH_COMPARE_EXIT_CODES,
     )
-    parser.add_argument("stack")
-    parser.add_argument("log", nargs="?", help="a log holding the BENCH_RESULT line, or - for standard input")
-    parser.add_argument("--results", nargs="+", type=Path, help="the clients' --save-result JSON files instead")
-    parser.add_argument("--config-file", type=Path)
+    add_stack_arguments(parser)
+    parser.add_argument(
+        "log", nargs="?", metavar="LOG", help="a log holding the BENCH_RESULT line, or - for standard input"
+    )
+    parser.add_argument(
+        "--results", nargs="+", type=Path, metavar="FILE", help="the clients' --save-result JSON files instead of LOG"
+    )
     args = parser.parse_args(argv)
     if not args.results and not args.log:
         parser.error("give a log (or -) or --results")
-    config = load_config(args.stack, args.config_file)
+    stack = stack_of(args)
+    config = load_config(stack)
     if args.results:
         measured = result_from_clients(args.results)
     elif args.log == "-":
         measured = result_from_log(read_stream(sys.stdin, LOG_LIMIT), "standard input")
     else:
         measured = result_from_log(read_text(args.log, LOG_LIMIT), args.log)
-    print(comparison_text(args.stack, measured, plan(args.stack, config).expectation))
+    print(comparison_text(stack.name, measured, plan(stack.name, config).expectation))
     return 0

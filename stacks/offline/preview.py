@@ -40,7 +40,8 @@ from typing import Any
 
 from pulumi.runtime import mocks as pulumi_mocks
 
-from policies.console import OneLineParser, guarded
+from policies.cli import command_parser
+from policies.console import guarded
 from stacks.offline import engine, output
 from stacks.offline.render_dir import PreviewInputError, load_render
 from stacks.offline.replacement_rules import (
@@ -565,12 +566,26 @@ def report_preview(result: Preview, out_dir: Path) -> int:
     return 1 if result.refusals else 0
 
 
+EXIT_CODES = {
+    0: "the update is possible",
+    1: "the engine would refuse the update (each refusal on standard error)",
+    2: "bad arguments, a directory that is missing or is not a render, an output folder that is refused",
+}
+
+
 @guarded("preview", bad_input=(PreviewInputError,))
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="preview", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("old_dir", type=Path, help="the earlier render (e.g. of the base branch)")
-    parser.add_argument("new_dir", type=Path, help="the later render")
-    parser.add_argument("--out", type=Path, help="where to write changes.md and changes.json (default NEW_DIR)")
+    parser = command_parser("preview", __doc__.split("\n\n")[0] if __doc__ else "", EXIT_CODES)
+    parser.add_argument(
+        "old_dir",
+        type=Path,
+        metavar="OLD_DIR",
+        help="the earlier render, e.g. `render STACK --out DIR` of the base branch",
+    )
+    parser.add_argument("new_dir", type=Path, metavar="NEW_DIR", help="the later render")
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="where to write changes.md and changes.json (default NEW_DIR)"
+    )
     args = parser.parse_args(argv)
     result = preview_dirs(args.old_dir, args.new_dir, args.out)
     return report_preview(result, args.out or args.new_dir)

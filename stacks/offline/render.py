@@ -17,7 +17,6 @@ would refuse the update, 2 when OLD_DIR is not a render.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from typing import Any, TextIO
 
 import yaml
 
-from policies.console import OneLineParser, guarded, one_line
+from policies.cli import STACK_HELP, command_parser, stack_ref
+from policies.console import guarded, one_line
 from policies.input_files import InputError
 from policies.rules.security import NO_TOKEN_LITERAL
 from policies.runner import Violation, check_records, summary
@@ -42,7 +42,6 @@ from stacks.offline.render_dir import PreviewInputError, load_render
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 # libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
 SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-STACK_FILE_NAME = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
 
 Progress = Callable[[str], None]
 
@@ -222,15 +221,6 @@ def _summary(records: list[dict[str, Any]]) -> str:
     return ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
 
 
-def stack_target(target: str) -> tuple[str, Path | None]:
-    """A command-line STACK: a stack name, or a stack file whose name `Pulumi.NAME.yaml` gives the stack."""
-    path = Path(target)
-    if not target.endswith((".yaml", ".yml")) and len(path.parts) == 1:
-        return target, None
-    match = STACK_FILE_NAME.match(path.name)
-    return (match["stack"] if match else path.stem), path
-
-
 def render_one(
     stack: str,
     config_file: Path | None,
@@ -267,21 +257,38 @@ def render_one(
     return refused
 
 
+EXIT_CODES = {
+    0: "rendered (advisory policy violations are reported on standard error)",
+    1: "a mandatory policy violation (every file written), a token that would reach a file (nothing written), "
+    "an update the engine would refuse (with --against), or another failure",
+    2: "invalid stack config, stack name or arguments; an --out folder that is not new, empty or a render; "
+    "an OLD_DIR that is not a render",
+}
+
+
 @guarded("render", as_is=(InvalidConfig,))
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog="render", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = command_parser("render", __doc__.split("\n\n")[0] if __doc__ else "", EXIT_CODES)
+    parser.add_argument("stacks", nargs="+", metavar="STACK", help=f"{STACK_HELP}; several render one after another")
     parser.add_argument(
-        "stacks", nargs="+", metavar="STACK", help="stack name (reads Pulumi.STACK.yaml) or a stack file path"
-    )
-    parser.add_argument("--config-file", type=Path, help="with one STACK: stack settings file to use instead")
-    parser.add_argument(
-        "--out", type=Path, help="output directory (default build/STACK); with several stacks, one STACK folder in it"
+        "--config-file", type=Path, metavar="FILE", help="with one STACK: read the stack's settings from this file"
     )
     parser.add_argument(
-        "--against", type=Path, metavar="OLD_DIR", help="also preview the update from this render (OLD_DIR/STACK)"
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output directory (default build/STACK); with several stacks, one STACK folder in it",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="OLD_DIR",
+        help="also preview the update from this earlier render into changes.md / changes.json "
+        "(with several stacks: OLD_DIR/STACK)",
     )
     args = parser.parse_args(argv)
-    targets = [stack_target(target) for target in args.stacks]
+    refs = [stack_ref(target) for target in args.stacks]
+    targets = [(ref.name, ref.file) for ref in refs]
     names = [name for name, _ in targets]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

@@ -100,13 +100,6 @@ def test_ambiguous_stack_arguments_are_refused(args: tuple[str, ...]) -> None:
     assert run.stderr.count("\n") == 1 and run.stderr.startswith("render: ")
 
 
-def test_a_stack_file_given_as_stack_is_named_after_its_file(tmp_path: Path) -> None:
-    copy = tmp_path / "Pulumi.copy.yaml"
-    copy.write_text((ROOT / "Pulumi.dev.yaml").read_text())
-    assert render.stack_target(str(copy)) == ("copy", copy)
-    assert render.stack_target("dev") == ("dev", None)
-
-
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

@@ -1,0 +1,147 @@
+"""The five commands behave alike: one way to name a stack, `--version`, every argument and the exit
+codes in `--help`, and a quiet end when the reader of standard output goes away."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from stacks.capacity.cli import bench_compare_main, plan_main
+
+from policies import runner
+from policies.cli import StackNameError, StackRef, stack_ref
+from policies.console import EXIT_CLOSED_PIPE
+from stacks.offline import preview, render
+from tests.rendered import ROOT, RenderedStack, run_main
+
+COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
+    "render": render.main,
+    "preview": preview.main,
+    "check-policies": runner.main,
+    "plan": plan_main,
+    "bench-compare": bench_compare_main,
+}
+
+
+def test_every_console_script_is_covered_here() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert set(scripts) == set(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("prod", StackRef("prod")),
+        ("my-org/gke-b200-serving/prod", StackRef("prod")),
+        ("my-org/prod", StackRef("prod")),
+        ("Pulumi.prod.yaml", StackRef("prod", Path("Pulumi.prod.yaml"))),
+        ("stacks/Pulumi.eu-west.yml", StackRef("eu-west", Path("stacks/Pulumi.eu-west.yml"))),
+        ("/tmp/other.yaml", StackRef("other", Path("/tmp/other.yaml"))),
+    ],
+)
+def test_a_stack_is_a_name_or_a_stack_file(text: str, expected: StackRef) -> None:
+    assert stack_ref(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "a b", "a/b/c/d", "prod/", "x" * 101, "Pulumi.a b.yaml", "dev;rm"])
+def test_what_names_no_stack_is_refused(text: str) -> None:
+    with pytest.raises(StackNameError):
+        stack_ref(text)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_version_comes_from_the_package_metadata(name: str) -> None:
+    run = run_main(COMMANDS[name], "--version")
+    assert run.returncode == 0
+    assert run.stdout.strip() == f"{name} {metadata.version('b200-serving')} (b200-serving)"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_describes_every_argument_and_the_exit_codes(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsers: list[argparse.ArgumentParser] = []
+
+    def capture(parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        parsers.append(parser)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    run_main(COMMANDS[name])
+    (parser,) = parsers
+    for action in parser._actions:
+        assert action.help, f"{name}: {action.dest} has no help text"
+    assert parser.epilog is not None
+    codes = [line.split()[0] for line in parser.epilog.splitlines() if line[:5].strip().isdigit()]
+    assert {"0", "2", str(EXIT_CLOSED_PIPE)} <= set(codes)
+    monkeypatch.undo()
+    helped = run_main(COMMANDS[name], "--help")
+    assert helped.returncode == 0
+    assert "exit status:" in helped.stdout
+
+
+def test_plan_takes_a_stack_file_as_well_as_a_name() -> None:
+    by_name = run_main(plan_main, "prod", "--json")
+    by_file = run_main(plan_main, str(ROOT / "Pulumi.prod.yaml"), "--json")
+    assert by_name.returncode == by_file.returncode == 0
+    assert by_name.stdout == by_file.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "args"), [("render", ["dev prod"]), ("plan", ["dev prod"]), ("bench-compare", ["dev prod", "-"])]
+)
+def test_a_bad_stack_name_is_one_line(name: str, args: list[str]) -> None:
+    run = run_main(COMMANDS[name], *args)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "a stack name may only contain" in run.stderr
+
+
+def test_check_policies_names_the_stack_the_same_way(dev: RenderedStack) -> None:
+    resources = dev.directory / "resources.json"
+    by_file = run_main(runner.main, str(resources), "--stack", "Pulumi.dev.yaml")
+    by_name = run_main(runner.main, str(resources), "--stack", "dev")
+    assert by_file == by_name
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("plan", ["prod", "--json"]),
+        ("plan", ["prod"]),
+        ("check-policies", ["{dev}/resources.json"]),
+        ("render", ["dev", "--out", "{tmp}/out"]),
+        ("preview", ["{dev}", "{dev}", "--out", "{tmp}/changes"]),
+        ("bench-compare", ["dev", "tests/data/bench-job.log"]),
+    ],
+    ids=lambda value: value if isinstance(value, str) else " ".join(value),
+)
+def test_a_closed_pipe_ends_quietly(name: str, args: list[str], tmp_path: Path, dev: RenderedStack) -> None:
+    """`plan prod --json | head -c1`: standard output is a pipe nobody reads any more."""
+    module, function = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"][name].split(":")
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import sys; from {module} import {function}; sys.exit({function}())",
+                *[arg.format(tmp=tmp_path, dev=dev.directory) for arg in args],
+            ],
+            cwd=ROOT,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=240,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert "Traceback" not in completed.stderr
+    assert "BrokenPipe" not in completed.stderr
+    assert completed.returncode == EXIT_CLOSED_PIPE, completed.stderr

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from stacks.offline import engine, render
+from stacks.offline import engine, render, stack_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_SECONDS = 240
@@ -79,7 +79,9 @@ def run_render(*args: str) -> CommandRun:
     return run_main(lambda argv: as_a_new_process(render.main, argv), *args)
 
 
-def run_program(settings: engine.StackSettings, monitor: engine.RecordingMonitor | None = None) -> engine.RunResult:
+def run_program(
+    settings: stack_settings.StackSettings, monitor: engine.RecordingMonitor | None = None
+) -> engine.RunResult:
     """`engine.run_program` in this process (`as_a_new_process`)."""
     return as_a_new_process(engine.run_program, settings, monitor=monitor)
 

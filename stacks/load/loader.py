@@ -22,6 +22,13 @@ from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 
 HF_TOKEN_KEY = "hfToken"
+# Stack keys a provider setting stands in for when the stack leaves them out: any Pulumi team's
+# stack file sets `gcp:project`; the stack's own gcp provider is explicit, so the key is read here.
+PROVIDER_DEFAULTS = {"project": "gcp:project", "region": "gcp:region"}
+MISSING_KEY_HINTS = {
+    "project": "; set `project` or `gcp:project` (pulumi config set gcp:project PROJECT_ID), in the stack file "
+    "or in an ESC environment it imports",
+}
 ALLOWED_KEYS_SHOWN = 200
 MESSAGE_MAX = 400
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
@@ -65,14 +72,28 @@ def _parse(key: str, value: Any) -> Any:
 
 
 def raw_project_config(project: str) -> dict[str, Any]:
-    """All `<project>:<key>` settings of the running stack, objects decoded, the secret left out."""
+    """All `<project>:<key>` settings of the running stack, objects decoded, the secret left out;
+    `project` and `region` from `gcp:project` and `gcp:region` when the stack does not set them."""
     prefix = f"{project}:"
     settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    return {
+    raw = {
         key[len(prefix) :]: _parse(key[len(prefix) :], value)
         for key, value in sorted(settings.items())
         if key.startswith(prefix) and key[len(prefix) :] != HF_TOKEN_KEY
     }
+    for key, provider_key in PROVIDER_DEFAULTS.items():
+        provider_value = settings.get(provider_key)
+        if provider_value is None:
+            continue
+        if key not in raw:
+            raw[key] = provider_value
+        elif raw[key] != provider_value:
+            raise InvalidConfig(
+                f"invalid stack config: {key} {quote(raw[key])} and {provider_key} {quote(provider_value)} differ; "
+                f"the stack puts every resource in {key} (its gcp provider is explicit): remove {provider_key} "
+                "or give both the same value"
+            )
+    return raw
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -109,7 +130,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             f"{context.get('expected_tags')} (A4 has no on-demand capacity)"
         )
     elif first["type"] == "missing":
-        message = f"{key}: required key is missing"
+        message = f"{key}: required key is missing{MISSING_KEY_HINTS.get(key, '')}"
     elif first["type"] == "value_error" and not key:
         message = first["msg"].removeprefix("Value error, ")
     else:

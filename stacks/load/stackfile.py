@@ -2,8 +2,13 @@
 
 The offline render reads the stack file itself (under `pulumi up` the CLI does), so a file that
 is not valid UTF-8, not valid YAML, not a mapping, has duplicate or non-string keys, YAML aliases,
-keys in a foreign or misspelled namespace, the same key bare and namespaced, or a plaintext value
-for a `secret: true` key stops the render with one line `FILE:LINE:COLUMN: what is wrong`.
+keys in a namespace no part of the program reads or a misspelled one, the same key bare and
+namespaced, a plaintext value for a `secret: true` key, an engine setting of the wrong shape or an
+`environment:` block the CLI would not read stops the render with one line `FILE:LINE:COLUMN: what
+is wrong`.
+
+Namespaces: the project's (or bare keys), `pulumi:` (the engine's own settings) and the providers
+the program declares resources of (`gcp:`, `kubernetes:`), as any Pulumi stack file may hold them.
 
 Aliases are refused when the composer meets them, before anything is expanded: an alias bomb
 ("billion laughs") costs no more than reading its text, and the file size is capped.
@@ -22,6 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from policies.input_files import InputError, decode, depth_of, read_bytes, size_text
 from stacks.config.quoting import quote
+from stacks.load.esc import EnvironmentBlockError, StackEnvironment, read_environment
 from stacks.load.loader import MAX_CONFIG_DEPTH, InvalidConfig
 
 MAX_FILE_BYTES = 256 * 1024
@@ -29,6 +35,13 @@ MAX_FILE_BYTES = 256 * 1024
 # the ProjectStack struct; recalled, not re-read at a tag here).
 STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
 SECURE_KEY = "secure"
+ENGINE_NAMESPACE = "pulumi"
+PROVIDER_NAMESPACES = ("gcp", "kubernetes")
+# Engine settings and the shape the CLI requires (pulumi/pulumi pkg/backend/stack.go
+# GetEnvironmentTagsForCurrentStack for tags; pkg/resource/deploy/default_providers.go
+# shouldDenyRequest for disable-default-providers).
+TAGS_KEY = "pulumi:tags"
+DISABLE_DEFAULT_PROVIDERS_KEY = "pulumi:disable-default-providers"
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,7 @@ class StackFile:
 
     entries: dict[str, Any]
     secure_keys: list[str] = field(default_factory=list)
+    environment: StackEnvironment = field(default_factory=StackEnvironment)
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -192,6 +206,14 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
         entries = {}
     if not isinstance(entries, dict):
         raise _invalid(f"{_where(stack_file, top_marks.get('config'))}: 'config' must be a mapping")
+    try:
+        environment = read_environment(document.get("environment"), project)
+    except EnvironmentBlockError as error:
+        raise _invalid(f"{_where(stack_file, top_marks.get('environment'))}: {error}") from None
+    for key, value in environment.literal_config.items():
+        problem = _namespace_problem(key, project) or _engine_setting_problem(key, value)
+        if problem:
+            raise _invalid(f"{_where(stack_file, top_marks.get('environment'))}: environment pulumiConfig: {problem}")
     marks = _key_marks(root, "config")
     config: dict[str, Any] = {}
     secure_keys: list[str] = []
@@ -200,9 +222,10 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
         namespace, _, name = key.partition(":") if ":" in key else ("", "", key)
         if not name:
             raise _invalid(f"{where}: config key {quote(key)} has no name after the namespace")
-        if namespace and namespace != project:
-            raise _invalid(f"{where}: {_foreign_namespace(key, namespace, project)}")
-        full_key = f"{project}:{name}"
+        in_project = not namespace or namespace == project
+        if not in_project and (problem := _namespace_problem(key, project)):
+            raise _invalid(f"{where}: {problem}")
+        full_key = f"{project}:{name}" if in_project else key
         if full_key in config:
             raise _invalid(
                 f"{where}: {quote(name)} is set both bare and as {quote(full_key)}; keep one "
@@ -213,7 +236,7 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
         if depth_of(value, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH:
             raise _invalid(f"{where}: config key {quote(key)} is nested deeper than {MAX_CONFIG_DEPTH} levels")
         secure = isinstance(value, dict) and set(value) == {SECURE_KEY}
-        spec = schema.get(name)
+        spec = schema.get(name) if in_project else None
         if isinstance(spec, dict) and spec.get("secret") and not secure:
             # The CLI's own words (pulumi/pulumi sdk/go/common/workspace, validateStackConfigValue).
             raise _invalid(
@@ -224,15 +247,46 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
             if not isinstance(value[SECURE_KEY], str):
                 raise _invalid(f"{where}: 'secure' must hold the encrypted text as a string")
             secure_keys.append(full_key)
+        elif problem := _engine_setting_problem(full_key, value):
+            raise _invalid(f"{where}: {problem}")
         config[full_key] = value
-    return StackFile(config, secure_keys)
+    return StackFile(config, secure_keys, environment)
+
+
+def _namespace_problem(key: str, project: str) -> str:
+    """Why a namespaced key outside the project's is refused ("" when it is one the program reads)."""
+    namespace = key.partition(":")[0]
+    if namespace == project or namespace in (ENGINE_NAMESPACE, *PROVIDER_NAMESPACES):
+        return ""
+    return _foreign_namespace(key, namespace, project)
+
+
+def _engine_setting_problem(key: str, value: Any) -> str:
+    """The engine's settings of a known shape, checked as the CLI checks them (its words)."""
+    if key == TAGS_KEY:
+        if not isinstance(value, dict):
+            return f"{TAGS_KEY} must be an object of strings (stack tag name: value)"
+        for name, tag in value.items():
+            if not isinstance(tag, str):
+                return f"{TAGS_KEY}[{quote(name, 40)}] must be a string"
+    if key == DISABLE_DEFAULT_PROVIDERS_KEY and not (
+        isinstance(value, list) and all(isinstance(item, str) for item in value)
+    ):
+        return f"{DISABLE_DEFAULT_PROVIDERS_KEY} must be a list of package names or '*' (e.g. [\"*\"])"
+    return ""
 
 
 def _foreign_namespace(key: str, namespace: str, project: str) -> str:
-    near = difflib.get_close_matches(namespace.lower(), [project], n=1, cutoff=0.6)
+    known = [project, ENGINE_NAMESPACE, *PROVIDER_NAMESPACES]
+    near = difflib.get_close_matches(namespace.lower(), known, n=1, cutoff=0.6)
     if near:
-        return f"config key {quote(key)}: namespace {quote(namespace)} is not this project; did you mean '{project}:'?"
+        return (
+            f"config key {quote(key)}: namespace {quote(namespace)} is not one this program reads; "
+            f"did you mean '{near[0]}:'?"
+        )
     return (
-        f"config key {quote(key)}: only '{project}:' or bare keys are read (the providers are explicit, "
-        "other namespaces have no effect)"
+        f"config key {quote(key)}: namespace {quote(namespace)} is not read by this program; allowed: '{project}:' "
+        f"or bare keys, '{ENGINE_NAMESPACE}:' engine settings, "
+        + " and ".join(f"'{name}:'" for name in PROVIDER_NAMESPACES)
+        + " provider settings"
     )

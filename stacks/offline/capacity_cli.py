@@ -26,11 +26,11 @@ from policies.input_files import MIB, InputError, parse_json, read_json, read_st
 from stacks.capacity.planner import CapacityPlan, Expectation, human_duration, plan
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
-from stacks.offline import engine
+from stacks.offline import engine, stack_settings
 
 
 def load_config(stack: StackRef) -> StackConfig:
-    settings = engine.load_stack_settings(stack.name, stack.file)
+    settings = stack_settings.load_stack_settings(stack.name, stack.file)
     engine.apply_settings(settings)
     return validate(raw_project_config(settings.project))
 

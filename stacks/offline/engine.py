@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import json
 import runpy
 import threading
 from collections.abc import Callable, Iterator
@@ -25,62 +24,13 @@ from pulumi.runtime import rpc
 from pulumi.runtime.settings import get_root_resource, reset_options
 from pulumi.runtime.sync_await import _sync_await
 
-from stacks.load import stackfile
+from stacks.load.stackfile import DISABLE_DEFAULT_PROVIDERS_KEY
+from stacks.offline.stack_settings import ROOT, StackSettings
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET_SIG = rpc._special_sig_key
 SECRET_MARK = rpc._special_secret_sig
 REDACTED = "[secret]"
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcmVuZGVyCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
-
-
-@dataclass(frozen=True)
-class StackSettings:
-    project: str
-    stack: str
-    config: dict[str, str]
-    secret_keys: list[str]
-    placeholders: list[str]
-
-
-def _config_string(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    return str(value)
-
-
-def load_stack_settings(stack: str, config_file: Path | None = None, root: Path = ROOT) -> StackSettings:
-    """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
-
-    Every problem in either file is an `InvalidConfig` (exit 2) naming file:line:column
-    (`stacks.load.stackfile`). `secure:` values cannot be decrypted offline; they become placeholders
-    marked secret. The HF token, which a real stack holds as a `secure:` value, gets a placeholder
-    when the file has none.
-    """
-    project, schema = stackfile.read_project(root / "Pulumi.yaml")
-    stack_file = stackfile.read_stack_file(stack, config_file or root / f"Pulumi.{stack}.yaml", project, schema)
-
-    config: dict[str, str] = {}
-    secret_keys: list[str] = list(stack_file.secure_keys)
-    placeholders: list[str] = list(stack_file.secure_keys)
-    for key, spec in schema.items():
-        if isinstance(spec, dict) and "default" in spec:
-            config[f"{project}:{key}"] = _config_string(spec["default"])
-    for full_key, value in stack_file.entries.items():
-        if full_key in stack_file.secure_keys:
-            config[full_key] = f"[secure:{full_key}]"
-        else:
-            config[full_key] = _config_string(value)
-    for key, spec in schema.items():
-        full_key = f"{project}:{key}"
-        if isinstance(spec, dict) and spec.get("secret"):
-            secret_keys.append(full_key)
-            if full_key not in config:
-                config[full_key] = f"[unset secret:{full_key}]"
-                placeholders.append(full_key)
-    return StackSettings(project, stack, config, sorted(set(secret_keys)), sorted(placeholders))
 
 
 def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -171,12 +121,37 @@ class Registration:
     options: dict[str, Any]
 
 
+class DefaultProviderDeniedError(Exception):
+    """A resource or look-up of a package whose default provider `pulumi:disable-default-providers` turns off."""
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi_mocks.Mocks) -> None:
         super().__init__(mocks)
         self.registrations: list[Registration] = []
+        self.denied_default_providers: frozenset[str] = frozenset()
+
+    def deny_default_providers(self, packages: frozenset[str]) -> None:
+        """Refuse what would use a default provider of these packages ("*": all), as the engine does
+        (pulumi/pulumi pkg/resource/deploy/default_providers.go shouldDenyRequest; the message is
+        sdk/go/common/diag/errors.go GetDefaultProviderDeniedError)."""
+        self.denied_default_providers = packages
+
+    def _check_provider(self, token: str, provider: str, operation: str) -> None:
+        package = token.split(":", maxsplit=1)[0]
+        if provider or package == "pulumi" or not self.denied_default_providers & {"*", package}:
+            return
+        raise DefaultProviderDeniedError(
+            f"{operation}: Default provider for '{package}' disabled. '{token}' must use an explicit provider."
+        )
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        self._check_provider(request.tok, request.provider, "Invoke")
+        return super().Invoke(request)  # type: ignore[no-untyped-call]
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        if request.custom and not request.type.startswith("pulumi:providers:"):
+            self._check_provider(request.type, request.provider, "RegisterResource")
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
             self.registrations.append(
@@ -257,6 +232,8 @@ def run_under_mocks(
     reset_options(project=settings.project, stack=settings.stack)
     apply_settings(settings)
     monitor = monitor or RecordingMonitor(OfflineMocks())
+    denied = settings.value(DISABLE_DEFAULT_PROVIDERS_KEY)
+    monitor.deny_default_providers(frozenset(denied) if isinstance(denied, list) else frozenset())
     logs = _LogCapture()
     pulumi.runtime.set_mocks(
         OfflineMocks(),

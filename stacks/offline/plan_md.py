@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from stacks.capacity.planner import CapacityPlan, plan, source_label
@@ -152,6 +153,7 @@ def plan_markdown(
     manifests: list[str],
     placeholders: list[str],
     policy: dict[str, Any],
+    notes: Sequence[str] = (),
 ) -> str:
     lines = [f"# Plan for stack `{stack}`", ""]
     if placeholders:
@@ -160,6 +162,8 @@ def plan_markdown(
             + ", ".join(f"`{key}`" for key in placeholders),
             "",
         ]
+    if notes:
+        lines += ["From the stack file:", "", *[f"- {note}" for note in notes], ""]
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
     lines += ["", "## Capacity and cost", "", *capacity_section(plan(stack, config), CHART_FILE)]

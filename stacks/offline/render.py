@@ -34,7 +34,7 @@ from policies.runner import Violation, check_records, summary
 from stacks.capacity.report import capacity_files
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
-from stacks.offline import engine, output
+from stacks.offline import engine, output, stack_settings
 from stacks.offline.plan_md import plan_markdown
 from stacks.offline.preview import Preview, preview_files, preview_of_renders, report_preview
 from stacks.offline.render_dir import PreviewInputError, load_render
@@ -154,6 +154,8 @@ class Rendered:
     out_dir: Path
     violations: list[Violation]
     changes: Preview | None
+    # What the offline run could not know or does not apply (ESC, provider settings): also on stderr.
+    notes: list[str]
 
 
 def render(
@@ -166,11 +168,12 @@ def render(
     """Render one stack into its output folder (with the preview of the update from the `earlier`
     render's records, when given: written with the render, in one go)."""
     progress("loading config")
-    settings = engine.load_stack_settings(stack, config_file)
+    settings = stack_settings.load_stack_settings(stack, config_file)
     engine.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
-    out_dir = out or engine.ROOT / "build" / stack
+    out_dir = out or stack_settings.ROOT / "build" / stack
     output.check_out_dir(out_dir)
+    notes = stack_settings.stack_file_notes(settings)
     progress("running the program")
     result = engine.run_program(settings)
     records = resource_records(result.registrations)
@@ -186,7 +189,16 @@ def render(
         "outputs.json": _dump_json(outputs),
         "policy.json": _dump_json(policy),
         **capacity_files(stack, config),
-        "plan.md": plan_markdown(stack, config, records, outputs, sorted(manifests), settings.placeholders, policy),
+        "plan.md": plan_markdown(
+            stack,
+            config,
+            records,
+            outputs,
+            sorted(manifests),
+            settings.placeholders,
+            policy,
+            [*notes, *stack_settings.engine_notes(settings)],
+        ),
     }
     leaks = output.token_leaks(files, secret_values(settings))
     if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
@@ -204,10 +216,10 @@ def render(
         changes = preview_of_renders(earlier, json.loads(files["resources.json"]), "the --against render")
         files.update(preview_files(changes))
     output.write_render(out_dir, files)
-    return Rendered(config, records, out_dir, violations, changes)
+    return Rendered(config, records, out_dir, violations, changes, notes)
 
 
-def secret_values(settings: engine.StackSettings) -> list[str]:
+def secret_values(settings: stack_settings.StackSettings) -> list[str]:
     """The values of the stack's secret keys that are real (not offline placeholders)."""
     return [
         settings.config[key]
@@ -245,6 +257,10 @@ def render_one(
         return 1
     records, out_dir, violations = rendered.records, rendered.out_dir, rendered.violations
     print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
+    for note in rendered.notes:
+        print(f"{label}note: {note}", file=sys.stderr)
+    for note in notes:
+        print(f"{label}note: {note}", file=sys.stderr)
     for violation in violations:
         print(f"{label}{violation.line()}", file=sys.stderr)
     refused = report_preview(rendered.changes, out_dir) if rendered.changes is not None else 0

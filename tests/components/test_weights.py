@@ -16,7 +16,7 @@ from components.weights import (
 )
 from stacks.config.weights import IMAGE_DIGEST
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline import engine
+from stacks.offline import engine, stack_settings
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_program
 from tests.schemas import validate_manifest
@@ -290,7 +290,7 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
     keep exactly the inputs of the first up (no replacement)."""
     image_name = dev.outputs["weightsImage"]
     monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images=frozenset({image_name})))
-    result = run_program(engine.load_stack_settings("dev"), monitor=monitor)
+    result = run_program(stack_settings.load_stack_settings("dev"), monitor=monitor)
     after = {
         (registration.type, registration.name): registration.inputs
         for registration in result.registrations
@@ -324,7 +324,7 @@ def test_a_failed_image_look_up_declares_the_fill_path(dev: RenderedStack) -> No
     """First `up` on an empty project: the look-up runs before the API is on; the program must still
     declare exactly what a successful look-up that found nothing declares, and say why."""
     monitor = engine.RecordingMonitor(ComputeApiOff())
-    result = run_program(engine.load_stack_settings("dev"), monitor=monitor)
+    result = run_program(stack_settings.load_stack_settings("dev"), monitor=monitor)
     declared = sorted((registration.type, registration.name) for registration in result.registrations)
     assert declared == sorted((record["type"], record["name"]) for record in dev.resources)
     assert any("cannot look up image" in line for line in result.logs)

@@ -10,7 +10,7 @@ import yaml
 
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline import engine, render
+from stacks.offline import engine, render, stack_settings
 from tests.rendered import run_render_subprocess
 
 PROJECT = "gke-b200-serving"
@@ -105,7 +105,7 @@ def test_invalid_config_through_the_command_line(tmp_path: Path) -> None:
 def test_program_declares_nothing_for_an_invalid_config(tmp_path: Path) -> None:
     """The same check under the engine: the program raises RunError (the CLI shows only its
     message) before the first registration."""
-    settings = engine.load_stack_settings("invalid", stack_file(tmp_path, {"capacity": {"nodes": -1}}))
+    settings = stack_settings.load_stack_settings("invalid", stack_file(tmp_path, {"capacity": {"nodes": -1}}))
     monitor = engine.RecordingMonitor(engine.OfflineMocks())
     with pytest.raises(InvalidConfig, match=r"capacity\.nodes"):
         engine.run_program(settings, monitor=monitor)
@@ -118,7 +118,7 @@ def test_derived_checks_run_in_the_program_too(tmp_path: Path) -> None:
     path = stack_file(tmp_path, {"engine": {"extraArgs": ["--port", "9000"]}})
     monitor = engine.RecordingMonitor(engine.OfflineMocks())
     with pytest.raises(InvalidConfig, match=r"engine\.extraArgs\[0\]: '--port' sets --port"):
-        engine.run_program(engine.load_stack_settings("invalid", path), monitor=monitor)
+        engine.run_program(stack_settings.load_stack_settings("invalid", path), monitor=monitor)
     assert monitor.registrations == []
 
 

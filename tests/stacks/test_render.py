@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stacks.offline import engine, output, render
+from stacks.offline import output, render, stack_settings
 from tests.conftest import RenderStack
 from tests.rendered import (
     ROOT,
@@ -136,7 +136,7 @@ def test_piped_output_is_one_summary_line_per_stack(tmp_path: Path) -> None:
 def test_canary_token_never_leaves_the_program() -> None:
     """The decrypted token, as the CLI hands it to the program, reaches only the Secret's input
     (a secret the render redacts): no other record, manifest or output carries it."""
-    settings = engine.load_stack_settings("prod")
+    settings = stack_settings.load_stack_settings("prod")
     token_key = f"{settings.project}:hfToken"
     settings.config[token_key] = CANARY
     settings.placeholders.remove(token_key)

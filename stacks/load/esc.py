@@ -1,0 +1,134 @@
+"""A stack file's `environment:` block: the Pulumi ESC environments the stack imports.
+
+The block is a list of environment names, or an inline environment definition (a mapping with
+`imports` and `values`) (pulumi/pulumi sdk/go/common/workspace/project.go, `Environment` and its
+UnmarshalYAML: a list of names becomes `{"imports": [...]}`). Under `pulumi up` the CLI opens the
+environment and merges its `values.pulumiConfig` into the stack's config, keys without a namespace
+in the project's, the stack file's own values winning (JSON merge patch; pkg/workspace/config.go
+`mergeConfig` and `toConfigMap`).
+
+Offline nothing can be opened: an imported environment, and any value of an inline definition
+that is an expression (`${...}`, `fn::...`), may supply any key. Literal `pulumiConfig` values of an
+inline definition are in the file: they are read as the CLI would merge them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from stacks.config.quoting import quote
+
+# ESC environment names: letters, digits, '-', '_' and '.' (Pulumi ESC docs, "Environments"),
+# referenced as [PROJECT/]NAME with an optional @VERSION (a revision number or tag).
+ENVIRONMENT_REFERENCE = re.compile(r"^(?:[A-Za-z0-9_.-]{1,100}/)?[A-Za-z0-9_.-]{1,100}(?:@[A-Za-z0-9_.-]{1,100})?$")
+DEFINITION_KEYS = ("imports", "values")
+IMPORTS_MAX = 50
+PULUMI_CONFIG = "pulumiConfig"
+EXPRESSION_MARKERS = ("${",)
+FUNCTION_PREFIX = "fn::"
+SECURE_KEY = "secure"
+
+
+class EnvironmentBlockError(ValueError):
+    """The `environment:` block is not what the CLI accepts (the message names what is wrong)."""
+
+
+@dataclass(frozen=True)
+class StackEnvironment:
+    """What the offline render can know of a stack's ESC environment."""
+
+    imports: tuple[str, ...] = ()
+    # Literal `values.pulumiConfig` entries of an inline definition, keyed `<namespace>:<key>`.
+    literal_config: dict[str, Any] = field(default_factory=dict)
+    # `values.pulumiConfig` keys whose values only ESC can compute (expressions, functions, secrets).
+    computed_keys: tuple[str, ...] = ()
+
+    @property
+    def opaque(self) -> bool:
+        """Whether ESC may supply keys the offline render cannot see."""
+        return bool(self.imports) or bool(self.computed_keys)
+
+    @property
+    def sources(self) -> str:
+        names = [f"`{name}`" for name in self.imports]
+        if self.computed_keys:
+            names.append("the stack file's inline `environment` values")
+        return ", ".join(names)
+
+
+def _is_literal(value: Any) -> bool:
+    if isinstance(value, str):
+        return not any(marker in value for marker in EXPRESSION_MARKERS)
+    if isinstance(value, list):
+        return all(map(_is_literal, value))
+    if isinstance(value, dict):
+        return all(not str(key).startswith(FUNCTION_PREFIX) and _is_literal(item) for key, item in value.items())
+    return True
+
+
+def _imports(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise EnvironmentBlockError("'environment' imports must be a list of ESC environment names")
+    if len(value) > IMPORTS_MAX:
+        raise EnvironmentBlockError(f"'environment' imports {len(value)} environments; at most {IMPORTS_MAX}")
+    names: list[str] = []
+    for item in value:
+        # An import may also be a one-key mapping `NAME: {merge: false}` (ESC's import options).
+        name = next(iter(item)) if isinstance(item, dict) and len(item) == 1 else item
+        if not isinstance(name, str) or not ENVIRONMENT_REFERENCE.fullmatch(name):
+            raise EnvironmentBlockError(
+                f"'environment' import {quote(name if isinstance(name, str) else str(item), 60)} is not an ESC "
+                "environment name; allowed: [PROJECT/]NAME[@VERSION] of letters, digits, '-', '_' and '.'"
+            )
+        names.append(name)
+    return tuple(names)
+
+
+def read_environment(block: Any, project: str) -> StackEnvironment:
+    """The stack file's `environment:` value, checked; keys of `pulumiConfig` get the project's
+    namespace when they have none (as the CLI's `toConfigMap` does)."""
+    if block is None:
+        return StackEnvironment()
+    if isinstance(block, list):
+        return StackEnvironment(imports=_imports(block))
+    if not isinstance(block, dict):
+        raise EnvironmentBlockError(
+            "'environment' must be a list of ESC environment names or an inline environment definition "
+            "(a mapping with 'imports' and 'values')"
+        )
+    unknown = sorted(set(block) - set(DEFINITION_KEYS))
+    if unknown:
+        raise EnvironmentBlockError(
+            f"'environment' has the unknown key {quote(unknown[0], 40)}; allowed: {', '.join(DEFINITION_KEYS)}"
+        )
+    imports = _imports(block["imports"]) if block.get("imports") is not None else ()
+    values = block.get("values") or {}
+    if not isinstance(values, dict):
+        raise EnvironmentBlockError("'environment.values' must be a mapping")
+    pulumi_config = values.get(PULUMI_CONFIG) or {}
+    if not isinstance(pulumi_config, dict):
+        raise EnvironmentBlockError(f"'environment.values.{PULUMI_CONFIG}' must be a mapping of config keys")
+    literal: dict[str, Any] = {}
+    computed: list[str] = []
+    for key, value in pulumi_config.items():
+        full_key = key if ":" in key else f"{project}:{key}"
+        if _is_literal(value):
+            literal[full_key] = value
+        else:
+            computed.append(full_key)
+    return StackEnvironment(imports, literal, tuple(sorted(computed)))
+
+
+def merged_config(environment: dict[str, Any], stack: dict[str, Any]) -> dict[str, Any]:
+    """The environment's config under the stack file's: objects merge key by key, any other stack
+    value replaces the environment's (the CLI's JSON merge patch, stack values preferred)."""
+    merged = dict(environment)
+    for key, value in stack.items():
+        base = merged.get(key)
+        if isinstance(base, dict) and isinstance(value, dict) and set(value) != {SECURE_KEY}:
+            merged[key] = merged_config(base, value)
+        else:
+            merged[key] = value
+    return merged

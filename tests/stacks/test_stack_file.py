@@ -1,0 +1,139 @@
+"""A stack file as any Pulumi team writes it: engine settings (`pulumi:`), provider settings (`gcp:`,
+`kubernetes:`) and Pulumi ESC imports (`environment:`), read as the CLI reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stacks.load.esc import StackEnvironment, merged_config, read_environment
+from stacks.offline import engine, stack_settings
+from tests.rendered import RenderedStack, run_render
+
+PROJECT = "gke-b200-serving"
+DEV = {f"{PROJECT}:environment": "dev", f"{PROJECT}:zones": ["us-central1-b"]}
+
+
+def write_stack(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
+    path = tmp_path / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def render_file(path: Path, out: Path) -> tuple[RenderedStack, str]:
+    run = run_render(str(path), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    return RenderedStack(out), run.stderr
+
+
+def test_every_resource_names_its_provider(stack: RenderedStack) -> None:
+    """Why `pulumi:disable-default-providers: ["*"]` changes nothing: no resource of the render
+    relies on a default provider (a component has none; a provider resource is its own)."""
+    for record in stack.resources:
+        if record["custom"] and not record["type"].startswith("pulumi:providers:"):
+            assert record["provider"], f"{record['type']} {record['name']} uses a default provider"
+
+
+def test_a_default_provider_is_refused_when_disabled(tmp_path: Path) -> None:
+    """The offline engine refuses what the engine refuses, with its words."""
+    path = write_stack(
+        tmp_path,
+        "denied",
+        {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev", "pulumi:disable-default-providers": ["gcp"]}},
+    )
+    program = tmp_path / "program.py"
+    program.write_text("import pulumi_gcp as gcp\ngcp.compute.Network('net', auto_create_subnetworks=False)\n")
+    settings = stack_settings.load_stack_settings("denied", path)
+    with pytest.raises(engine.DefaultProviderDeniedError, match="Default provider for 'gcp' disabled"):
+        engine.run_program(settings, program=program)
+    allowed = stack_settings.load_stack_settings(
+        "allowed", write_stack(tmp_path, "allowed", {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev"}})
+    )
+    assert len(engine.run_program(allowed, program=program).registrations) == 1
+
+
+def test_gcp_project_and_region_stand_in_for_the_stack_keys(tmp_path: Path) -> None:
+    own = write_stack(
+        tmp_path, "same", {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev", f"{PROJECT}:region": "us-central1"}}
+    )
+    (tmp_path / "provider").mkdir()
+    provider = write_stack(
+        tmp_path / "provider", "same", {"config": {**DEV, "gcp:project": "my-llm-dev", "gcp:region": "us-central1"}}
+    )
+    by_own, _ = render_file(own, tmp_path / "own")
+    by_provider, notes = render_file(provider, tmp_path / "by-provider")
+    assert by_provider.resources == by_own.resources
+    assert "Provider settings not applied" not in notes
+    gcp = by_provider.one("pulumi:providers:gcp")["inputs"]
+    assert (gcp["project"], gcp["region"]) == ("my-llm-dev", "us-central1")
+
+
+def test_esc_imports_render_with_placeholders_and_say_so(tmp_path: Path) -> None:
+    path = write_stack(
+        tmp_path,
+        "esc",
+        {"environment": ["my-org/gcp-dev", "llm/serving@7"], "config": {f"{PROJECT}:environment": "dev"}},
+    )
+    rendered, stderr = render_file(path, tmp_path / "out")
+    note = next(line for line in stderr.splitlines() if line.startswith("note: Pulumi ESC"))
+    assert "`my-org/gcp-dev`, `llm/serving@7`" in note and "`project` (`project-from-esc`)" in note
+    assert note.removeprefix("note: ") in rendered.plan
+    assert rendered.one("pulumi:providers:gcp")["inputs"]["project"] == stack_settings.ESC_PROJECT_PLACEHOLDER
+
+
+def test_without_esc_a_missing_project_is_one_line(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "bare", {"config": DEV})
+    run = run_render(str(path), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        "invalid stack config: project: required key is missing; set `project` or `gcp:project` "
+        "(pulumi config set gcp:project PROJECT_ID), in the stack file or in an ESC environment it imports"
+    ]
+
+
+def test_engine_and_provider_settings_are_reported_for_what_they_do(tmp_path: Path) -> None:
+    path = write_stack(
+        tmp_path,
+        "team",
+        {
+            "config": {
+                **DEV,
+                f"{PROJECT}:project": "my-llm-dev",
+                "pulumi:tags": {"team": "ml-platform"},
+                "pulumi:disable-default-providers": ["*"],
+                "kubernetes:namespace": "default",
+            }
+        },
+    )
+    rendered, stderr = render_file(path, tmp_path / "out")
+    assert "`team=ml-platform`" in rendered.plan and "label no resource" in rendered.plan
+    assert "Default providers disabled" in rendered.plan
+    assert "note: Provider settings not applied: `kubernetes:namespace`" in stderr
+    labels = str(rendered.resources)
+    assert "ml-platform" not in labels
+
+
+def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
+    environment = read_environment(
+        {
+            "imports": ["base"],
+            "values": {
+                "pulumiConfig": {
+                    "capacity": {"nodes": 2, "sources": [{"type": "spot"}]},
+                    "gcp:project": "from-esc",
+                    "hfToken": {"fn::secret": "x"},
+                    "region": "${region}",
+                }
+            },
+        },
+        PROJECT,
+    )
+    assert environment.imports == ("base",)
+    assert environment.computed_keys == (f"{PROJECT}:hfToken", f"{PROJECT}:region")
+    merged = merged_config(environment.literal_config, {f"{PROJECT}:capacity": {"nodes": 3}, "gcp:project": "mine"})
+    assert merged[f"{PROJECT}:capacity"] == {"nodes": 3, "sources": [{"type": "spot"}]}
+    assert merged["gcp:project"] == "mine"
+    assert StackEnvironment().opaque is False and environment.opaque

@@ -29,10 +29,14 @@ from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine, stack_settings
 
 
-def load_config(stack: StackRef) -> StackConfig:
+def load_config(stack: StackRef, command: str) -> StackConfig:
+    """The stack's validated config; what the stack file leaves unknown offline (ESC) is said on stderr."""
     settings = stack_settings.load_stack_settings(stack.name, stack.file)
     engine.apply_settings(settings)
-    return validate(raw_project_config(settings.project))
+    config = validate(raw_project_config(settings.project))
+    for note in stack_settings.stack_file_notes(settings):
+        print(f"{command}: note: {note}", file=sys.stderr)
+    return config
 
 
 def add_stack_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +95,7 @@ def plan_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print capacity.json's figures as JSON")
     args = parser.parse_args(argv)
     stack = stack_of(args)
-    capacity = plan(stack.name, load_config(stack))
+    capacity = plan(stack.name, load_config(stack, "plan"))
     print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
     return 0
 
@@ -214,7 +218,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     if not args.results and not args.log:
         parser.error("give a log (or -) or --results")
     stack = stack_of(args)
-    config = load_config(stack)
+    config = load_config(stack, "bench-compare")
     if args.results:
         measured = result_from_clients(args.results)
     elif args.log == "-":

@@ -259,8 +259,6 @@ def render_one(
     print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
     for note in rendered.notes:
         print(f"{label}note: {note}", file=sys.stderr)
-    for note in notes:
-        print(f"{label}note: {note}", file=sys.stderr)
     for violation in violations:
         print(f"{label}{violation.line()}", file=sys.stderr)
     refused = report_preview(rendered.changes, out_dir) if rendered.changes is not None else 0

@@ -1,6 +1,7 @@
 """GKE Autopilot cluster: the APIs it needs, a VPC-native network with Cloud NAT, a dedicated node
 service account, the cluster itself, a Kubernetes provider built from its outputs and the namespace
-of the serving workload.
+of the serving workload. What the serving layer needs of a cluster is its `ClusterTarget`, which
+`components/existing_cluster.py` gives for a cluster this stack does not manage.
 
 Evidence for the settings (checked at the source):
 - `min_master_version` is sent only as `initialClusterVersion` at creation and never read back; on
@@ -46,6 +47,26 @@ BASE_APIS = (
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
 SERVICE_ACCOUNT_ID_MAX = 30
 NODE_ACCOUNT_SUFFIX = "-nodes"
+
+
+@dataclass(frozen=True)
+class ClusterTarget:
+    """What the serving layer needs of a cluster, whoever manages it: a Kubernetes provider for it,
+    the namespace of the serving objects (and the resource to wait for, when this stack declares
+    it), the GCP APIs to wait for, and what the gateway and the metrics adapter read of it."""
+
+    provider: pulumi.ProviderResource
+    namespace: pulumi.Input[str]
+    namespace_resource: pulumi.Resource | None
+    cluster_name: pulumi.Input[str]
+    network: pulumi.Input[str]
+    pods_cidr: pulumi.Input[str]
+    workload_pool: pulumi.Input[str]
+    apis: tuple[pulumi.Resource, ...] = ()
+
+    @property
+    def waits_for(self) -> list[pulumi.Resource]:
+        return [self.namespace_resource] if self.namespace_resource is not None else []
 
 
 @dataclass(frozen=True)
@@ -98,18 +119,19 @@ def node_service_account_id(cluster_name: str) -> str:
     return f"{base}{NODE_ACCOUNT_SUFFIX}"
 
 
-def kubeconfig_for(name: str, dns_endpoint: str) -> str:
-    """A kubeconfig for the cluster's DNS-based endpoint that authenticates with
-    gke-gcloud-auth-plugin (no static credentials). The DNS endpoint serves a publicly trusted
-    certificate, so the kubeconfig carries no cluster CA (as `gcloud container clusters
-    get-credentials --dns-endpoint` writes it)."""
+def kubeconfig_for(name: str, endpoint: str, ca_certificate: str | None = None) -> str:
+    """A kubeconfig for the cluster that authenticates with gke-gcloud-auth-plugin (no static
+    credentials). The DNS-based endpoint serves a publicly trusted certificate, so its kubeconfig
+    carries no cluster CA (as `gcloud container clusters get-credentials --dns-endpoint` writes it);
+    the IP-based endpoint needs the cluster's CA (base64, as the cluster reports it)."""
     context = f"gke_{name}"
+    authority = f"\n    certificate-authority-data: {ca_certificate}" if ca_certificate else ""
     return f"""apiVersion: v1
 kind: Config
 clusters:
 - name: {context}
   cluster:
-    server: https://{dns_endpoint}
+    server: https://{endpoint}{authority}
 contexts:
 - name: {context}
   context:
@@ -138,6 +160,7 @@ class Cluster(pulumi.ComponentResource):
     cluster: gcp.container.Cluster
     provider: k8s.Provider
     namespace: k8s.core.v1.Namespace
+    target: ClusterTarget
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:gke:Cluster", name, None, opts)
@@ -300,6 +323,18 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
 
+        self.target = ClusterTarget(
+            provider=self.provider,
+            namespace=self.namespace.metadata.name,
+            namespace_resource=self.namespace,
+            cluster_name=self.cluster.name,
+            network=self.network.id,
+            pods_cidr=args.pods_cidr,
+            workload_pool=self.cluster.workload_identity_config.apply(
+                lambda identity: identity.workload_pool if identity else f"{args.project}.svc.id.goog"
+            ),
+            apis=tuple(self.apis.values()),
+        )
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,

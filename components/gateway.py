@@ -78,7 +78,7 @@ class InferenceGatewayArgs:
     region: str
     cluster_name: str
     network: pulumi.Input[str]
-    pods_cidr: str
+    pods_cidr: pulumi.Input[str]
     namespace: pulumi.Input[str]
     pool_name: str
     pod_labels: dict[str, str]

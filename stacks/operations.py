@@ -3,13 +3,13 @@ outputs and their plan.md section. `stacks/program.py` calls `build_operations` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
+from components.cluster import ClusterTarget
 from components.metrics import KNOWN, ServingQueries
 from components.monitoring import (
     AlertThresholds,
@@ -104,19 +104,24 @@ def operator_commands(config: StackConfig) -> OperatorCommands:
 def build_operations(
     config: StackConfig,
     gcp_provider: gcp.Provider,
-    cluster: gcp.container.Cluster,
-    kubernetes: pulumi.ProviderResource,
+    target: ClusterTarget,
     deployment: pulumi.Resource,
     download_job_name: pulumi.Input[str] | None,
     labels: dict[str, str],
     gcp_labels: dict[str, str],
-    gcp_apis: Sequence[pulumi.Resource],
+    prefix: str,
+    opts: pulumi.ResourceOptions | None = None,
 ) -> dict[str, pulumi.Input[object]]:
-    """Declare the autoscaler (+ metrics adapter), the schedule and the monitoring; return outputs."""
+    """Declare the autoscaler (+ metrics adapter), the schedule and the monitoring; return outputs.
+    Logical names start with `prefix`; `opts` goes under every declaration."""
     namespace = config.cluster.namespace
     name = config.routing.service_name
-    in_cluster = pulumi.ResourceOptions(providers=[gcp_provider, kubernetes])
-    after_deployment = pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment])
+    kubernetes = target.provider
+    gcp_apis = list(target.apis)
+    in_cluster = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[gcp_provider, kubernetes]))
+    after_deployment = pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment])
+    )
     commands = operator_commands(config)
     outputs: dict[str, pulumi.Input[object]] = {
         "tailLogs": commands.tail_logs,
@@ -132,21 +137,19 @@ def build_operations(
             opts=pulumi.InvokeOutputOptions(provider=gcp_provider, depends_on=list(gcp_apis)),
         ).number
         adapter = MetricsAdapter(
-            "llm-metrics-adapter",
+            f"{prefix}-metrics-adapter",
             MetricsAdapterArgs(
                 project=config.project,
                 project_number=project_number,
-                workload_pool=cluster.workload_identity_config.apply(
-                    lambda identity: identity.workload_pool if identity else f"{config.project}.svc.id.goog"
-                ),
+                workload_pool=target.workload_pool,
                 labels=labels,
             ),
             opts=in_cluster,
         )
-        metric, target = autoscaling_metric(config)
+        metric, metric_target = autoscaling_metric(config)
         scaling = config.autoscaling
         autoscaler = ServingAutoscaler(
-            "llm-autoscaler",
+            f"{prefix}-autoscaler",
             ServingAutoscalerArgs(
                 name=name,
                 namespace=namespace,
@@ -154,20 +157,22 @@ def build_operations(
                 min_replicas=scaling.min_replicas,
                 max_replicas=config.max_replicas,
                 metric_name=metric,
-                target_average_value=target,
+                target_average_value=metric_target,
                 scale_up_period_seconds=scaling.scale_up_period_seconds,
                 scale_down_stabilization_seconds=scaling.scale_down_stabilization_seconds,
                 scale_down_period_seconds=scaling.scale_down_period_seconds,
                 labels=labels,
             ),
-            opts=pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, adapter]),
+            opts=pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, adapter])
+            ),
         )
         outputs["autoscaler"] = autoscaler.autoscaler.metadata.name
 
     steps = schedule_steps(config)
     if config.schedule.enabled:
         schedule = ScaleSchedule(
-            "llm-schedule",
+            f"{prefix}-schedule",
             ScaleScheduleArgs(
                 name=SCHEDULE_NAME,
                 namespace=namespace,
@@ -184,7 +189,7 @@ def build_operations(
     speculative = config.engine.speculative is not None
     queries = queries_for(config)
     monitoring = ServingMonitoring(
-        "llm-monitoring",
+        f"{prefix}-monitoring",
         ServingMonitoringArgs(
             project=config.project,
             title=f"{config.cluster.name} {config.environment.value} serving",
@@ -215,7 +220,7 @@ def build_operations(
             labels=gcp_labels,
             requires=gcp_apis,
         ),
-        opts=pulumi.ResourceOptions(providers=[gcp_provider]),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[gcp_provider])),
     )
     if monitoring.dashboard_url is not None:
         outputs["dashboardUrl"] = monitoring.dashboard_url

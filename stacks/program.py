@@ -7,14 +7,16 @@ SDK's mocks.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
 from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import B200Capacity, B200CapacityArgs
-from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
+from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, ClusterTarget
 from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
+from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gateway import (
     GATEWAY_APIS,
     HEALTH_CHECK_RANGES,
@@ -69,17 +71,70 @@ def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
 
 
-def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi.Input[object]]:
-    """Declare every resource of the stack and return the stack outputs."""
-    gateway = config.routing.mode is RoutingMode.gateway
+STACK_NAME = "llm"
+GCP_PROVIDER_NAME = "gcp"
+
+
+def options(base: pulumi.ResourceOptions | None, **settings: Any) -> pulumi.ResourceOptions:
+    """A child's options on top of the caller's (`parent=` when the stack is itself a component)."""
+    return pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(**settings))
+
+
+def build(
+    config: StackConfig,
+    hf_token: pulumi.Output[str],
+    name: str = STACK_NAME,
+    opts: pulumi.ResourceOptions | None = None,
+    gcp_provider_name: str = GCP_PROVIDER_NAME,
+) -> dict[str, pulumi.Input[object]]:
+    """Declare every resource of the stack and return the stack outputs. Logical names start with
+    `name`; `opts` (e.g. a parent) goes under every top-level declaration."""
     gcp_provider = gcp.Provider(
-        "gcp",
+        gcp_provider_name,
         project=config.project,
         region=config.region,
         default_labels=gcp_labels(config),
+        opts=opts,
     )
+    target = declare_cluster(config, gcp_provider, name, opts)
+    outputs: dict[str, pulumi.Input[object]] = {
+        "project": config.project,
+        "region": config.region,
+        "clusterName": target.cluster_name,
+        "namespace": target.namespace,
+        "getCredentials": pulumi.Output.concat(
+            "gcloud container clusters get-credentials ",
+            target.cluster_name,
+            f" --region {config.region} --project {config.project}",
+        ),
+    }
+    return outputs | build_serving(config, hf_token, gcp_provider, target, name, opts)
+
+
+def declare_cluster(
+    config: StackConfig, gcp_provider: gcp.Provider, name: str, opts: pulumi.ResourceOptions | None
+) -> ClusterTarget:
+    """The cluster the serving layer goes into: created by the stack, or looked up (`cluster.existing`)."""
+    gateway = config.routing.mode is RoutingMode.gateway
+    if config.cluster.existing:
+        existing = ExistingCluster(
+            name,
+            ExistingClusterArgs(
+                project=config.project,
+                region=config.region,
+                cluster_name=config.cluster.name,
+                namespace=config.cluster.namespace,
+                minimum_version=config.minimum_gke_version,
+                gateway_api=gateway,
+                extra_apis=GATEWAY_APIS if gateway else (),
+                monitoring_components=("DCGM", *KUBE_STATE_COMPONENTS),
+                kubernetes_labels=kubernetes_labels(config),
+            ),
+            opts=options(opts, providers=[gcp_provider]),
+        )
+        return existing.target
     cluster = Cluster(
-        "llm",
+        name,
         ClusterArgs(
             project=config.project,
             region=config.region,
@@ -106,19 +161,33 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             extra_monitoring_components=KUBE_STATE_COMPONENTS,
             kubernetes_labels=kubernetes_labels(config),
         ),
-        opts=pulumi.ResourceOptions(providers=[gcp_provider]),
+        opts=options(opts, providers=[gcp_provider]),
     )
-    in_namespace = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[cluster.namespace])
-    namespace = cluster.namespace.metadata.name
+    return cluster.target
+
+
+def build_serving(
+    config: StackConfig,
+    hf_token: pulumi.Output[str],
+    gcp_provider: gcp.Provider,
+    target: ClusterTarget,
+    name: str = STACK_NAME,
+    opts: pulumi.ResourceOptions | None = None,
+) -> dict[str, pulumi.Input[object]]:
+    """The serving layer in a cluster: capacity class, weights, token Secret, vLLM, network policies,
+    routing, the benchmark and operations. Returns its stack outputs."""
+    gateway = config.routing.mode is RoutingMode.gateway
+    in_namespace = options(opts, providers=[target.provider], depends_on=target.waits_for)
+    namespace = target.namespace
     token = HuggingFaceToken(
-        "llm-hf-token",
+        f"{name}-hf-token",
         HuggingFaceTokenArgs(namespace=namespace, token=hf_token, labels=kubernetes_labels(config)),
         opts=in_namespace,
     )
     # GKE serves the ComputeClass and PodMonitoring CRDs itself; on a new cluster they may not be
     # served yet when the first objects of those kinds are created (see components/crd_readiness.py).
     platform_crds = CrdReadiness(
-        "llm-crds",
+        f"{name}-crds",
         CrdReadinessArgs(
             namespace=namespace,
             name=platform_crds_job_name(config.routing.service_name),
@@ -128,7 +197,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         opts=in_namespace,
     )
     capacity = B200Capacity(
-        "llm-capacity",
+        f"{name}-capacity",
         B200CapacityArgs(
             compute_class_name=config.capacity.compute_class_name,
             sources=capacity_sources(config.capacity.sources),
@@ -137,10 +206,10 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             labels=kubernetes_labels(config),
             after=[platform_crds.job],
         ),
-        opts=pulumi.ResourceOptions(providers=[cluster.provider]),
+        opts=options(opts, providers=[target.provider]),
     )
     weights = ModelWeights(
-        "llm-weights",
+        f"{name}-weights",
         ModelWeightsArgs(
             project=config.project,
             region=config.region,
@@ -158,10 +227,10 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
             keep_on_delete=config.weights_protected,
             labels={**kubernetes_labels(config), **DOWNLOAD_SELECTOR},
         ),
-        opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider], depends_on=[cluster.namespace]),
+        opts=options(opts, providers=[gcp_provider, target.provider], depends_on=target.waits_for),
     )
     engine = VllmEngine(
-        "llm-vllm",
+        f"{name}-vllm",
         VllmEngineArgs(
             name=config.routing.service_name,
             namespace=namespace,
@@ -188,7 +257,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
     )
 
     ServingNetworkPolicies(
-        "llm-network-policies",
+        f"{name}-network-policies",
         ServingNetworkPoliciesArgs(
             namespace=namespace,
             name=config.routing.service_name,
@@ -206,15 +275,6 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
     )
 
     outputs: dict[str, pulumi.Input[object]] = {
-        "project": config.project,
-        "region": config.region,
-        "clusterName": cluster.cluster.name,
-        "namespace": namespace,
-        "getCredentials": pulumi.Output.concat(
-            "gcloud container clusters get-credentials ",
-            cluster.cluster.name,
-            f" --region {config.region} --project {config.project}",
-        ),
         "servedModelName": config.served_model_name,
         "weightsImage": weights.image.name,
     }
@@ -223,7 +283,7 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
         outputs["weightsDownloadLogs"] = weights.download_logs_command
     if not gateway:
         routing = ClusterIpRouting(
-            "llm-routing",
+            f"{name}-routing",
             ClusterIpRoutingArgs(
                 service_name=config.routing.service_name,
                 namespace=config.cluster.namespace,
@@ -245,13 +305,13 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
     else:
         gateway_config = config.routing.gateway
         inference_gateway = InferenceGateway(
-            "llm-gateway",
+            f"{name}-gateway",
             InferenceGatewayArgs(
                 project=config.project,
                 region=config.region,
                 cluster_name=config.cluster.name,
-                network=cluster.network.id,
-                pods_cidr=config.cluster.network.pods_cidr,
+                network=target.network,
+                pods_cidr=target.pods_cidr,
                 namespace=namespace,
                 pool_name=config.routing.service_name,
                 pod_labels=serving_selector(config),
@@ -268,16 +328,16 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
                 allow_external=gateway_config.allow_external,
                 kubernetes_labels=kubernetes_labels(config),
             ),
-            opts=pulumi.ResourceOptions(providers=[gcp_provider, cluster.provider]),
+            opts=options(opts, providers=[gcp_provider, target.provider]),
         )
         outputs["gatewayAddressCommand"] = inference_gateway.address_command
         outputs["tryIt"] = inference_gateway.try_it
         endpoint = inference_gateway
     if config.benchmark.enabled:
         benchmark = BenchmarkJob(
-            "llm-benchmark",
+            f"{name}-benchmark",
             benchmark_args(config),
-            opts=pulumi.ResourceOptions(providers=[cluster.provider], depends_on=[engine, endpoint, cluster.namespace]),
+            opts=options(opts, providers=[target.provider], depends_on=[engine, endpoint, *target.waits_for]),
         )
         outputs["benchmarkLogs"] = benchmark.logs_command
         outputs["benchmarkCompare"] = benchmark.logs_command.apply(
@@ -286,13 +346,13 @@ def build(config: StackConfig, hf_token: pulumi.Output[str]) -> dict[str, pulumi
     outputs |= build_operations(
         config,
         gcp_provider,
-        cluster.cluster,
-        cluster.provider,
+        target,
         engine.deployment,
         weights.download.metadata.name if weights.download is not None else None,
         kubernetes_labels(config),
         gcp_labels(config),
-        list(cluster.apis.values()),
+        name,
+        opts,
     )
     return outputs
 

@@ -73,6 +73,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dev-internal-lb": ("dev", {"routing": {"internalLoadBalancer": True}}),
     # Sized from a goal instead of a node count: the planner picks 6 nodes.
     "dev-goal": ("dev", {"target": {"totalTokensPerSecond": 500000}}),
+    # The serving layer in a platform team's Autopilot cluster: gateway routing, and production.
+    "staging-existing": ("staging", {"cluster": {"existing": True, "name": "platform-autopilot"}}),
+    "prod-existing": ("prod", {"cluster": {"existing": True, "name": "platform-autopilot", "namespace": "llm-prod"}}),
 }
 
 

@@ -156,15 +156,29 @@ class AuthorizedNetwork(ConfigModel):
         return value
 
 
+# What `existing: true` keeps: the keys that name the cluster and the namespace of the serving layer.
+EXISTING_CLUSTER_KEYS = ("existing", "name", "namespace")
+
+
 class ClusterConfig(ConfigModel):
     """The GKE Autopilot cluster: name, release channel and version floor, namespace, network and
-    control-plane access."""
+    control-plane access; or, with `existing`, the cluster the serving layer goes into."""
 
+    existing: bool = Field(
+        default=False,
+        description=(
+            "Deploy the serving layer into the existing Autopilot cluster `name` in `region` instead of "
+            "creating one: no cluster, network, NAT or node service account is declared; the Kubernetes provider "
+            "comes from a look-up of the cluster, whose Autopilot mode, GKE version, Workload Identity pool and "
+            "Managed Prometheus are checked. The other cluster keys then have no effect and are refused."
+        ),
+    )
     name: Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")] = Field(
         default="llm-serving",
         description=(
             "GKE cluster name, also the prefix of the VPC, subnet, router, NAT, node service account "
-            "and weight disk names: 1-40 lower-case letters, digits and hyphens, a letter first."
+            "and weight disk names: 1-40 lower-case letters, digits and hyphens, a letter first. With "
+            "`existing`: the cluster to deploy into."
         ),
     )
     release_channel: ReleaseChannel = Field(

@@ -14,7 +14,13 @@ from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
 from stacks.config.capacity import CapacityConfig, TargetConfig
 from stacks.config.cluster import ClusterConfig
 from stacks.config.engine import EngineConfig, WorkloadConfig
-from stacks.config.gke_versions import INFERENCE_POOL_MIN_GKE_VERSION, satisfies_gke_minimum
+from stacks.config.gke_versions import (
+    B200_MIN_GKE_VERSION,
+    COMPUTE_CLASS_MIN_GKE_VERSION,
+    INFERENCE_POOL_MIN_GKE_VERSION,
+    gke_version_key,
+    satisfies_gke_minimum,
+)
 from stacks.config.grammars import (
     project_id_problem,
 )
@@ -137,7 +143,8 @@ class StackConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _proxy_subnet_outside_cluster_ranges(self) -> StackConfig:
-        if self.routing.mode is not RoutingMode.gateway:
+        # An existing cluster's ranges are its own, not these (GCP refuses an overlapping subnet at `up`).
+        if self.routing.mode is not RoutingMode.gateway or self.cluster.existing:
             return self
         proxy = ipaddress.IPv4Network(self.routing.gateway.proxy_subnet_cidr)
         network = self.cluster.network
@@ -155,8 +162,11 @@ class StackConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _gateway_needs_inference_pool_crd(self) -> StackConfig:
-        if self.routing.mode is RoutingMode.gateway and not satisfies_gke_minimum(
-            self.cluster.min_master_version, INFERENCE_POOL_MIN_GKE_VERSION
+        # An existing cluster's version is checked on its look-up instead.
+        if (
+            self.routing.mode is RoutingMode.gateway
+            and not self.cluster.existing
+            and not satisfies_gke_minimum(self.cluster.min_master_version, INFERENCE_POOL_MIN_GKE_VERSION)
         ):
             raise ValueError(
                 "cluster.minMasterVersion: routing.mode gateway needs GKE "
@@ -226,6 +236,14 @@ class StackConfig(ConfigModel):
         if self.benchmark.target is not None:
             return self.benchmark.target
         return BenchmarkTarget.gateway if self.routing.mode is RoutingMode.gateway else BenchmarkTarget.service
+
+    @property
+    def minimum_gke_version(self) -> str:
+        """The oldest GKE version that has every feature the stack uses."""
+        minimums = [B200_MIN_GKE_VERSION, COMPUTE_CLASS_MIN_GKE_VERSION]
+        if self.routing.mode is RoutingMode.gateway:
+            minimums.append(INFERENCE_POOL_MIN_GKE_VERSION)
+        return max(minimums, key=gke_version_key)
 
     @property
     def protected(self) -> bool:

@@ -183,18 +183,25 @@ def derived_names(config: StackConfig) -> list[DerivedName]:
     """Every name the program derives from config, with the platform's limit and grammar."""
     cluster = config.cluster.name
     model, revision = config.weights.model, config.weights.revision
-    names = [
-        DerivedName("VPC network", network_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-        DerivedName("subnet", subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-        DerivedName("Cloud Router", router_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-        DerivedName("Cloud NAT", nat_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
-        DerivedName(
-            "node service account",
-            node_service_account_id(cluster),
-            SERVICE_ACCOUNT_ID_MAX,
-            SERVICE_ACCOUNT_ID,
-            "cluster.name",
-        ),
+    # An existing cluster brings its own network and node service account.
+    names = (
+        []
+        if config.cluster.existing
+        else [
+            DerivedName("VPC network", network_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName("subnet", subnet_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName("Cloud Router", router_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName("Cloud NAT", nat_name(cluster), GCE_NAME_MAX, GCE_NAME, "cluster.name"),
+            DerivedName(
+                "node service account",
+                node_service_account_id(cluster),
+                SERVICE_ACCOUNT_ID_MAX,
+                SERVICE_ACCOUNT_ID,
+                "cluster.name",
+            ),
+        ]
+    )
+    names += [
         DerivedName(
             "fill disk", weights_fill_disk_name(cluster, model, revision), GCE_NAME_MAX, GCE_NAME, "cluster.name"
         ),
@@ -428,7 +435,8 @@ def _disk_holds_checkpoint(config: StackConfig) -> str | None:
 
 def _ranges_fit(config: StackConfig) -> str | None:
     network = config.cluster.network
-    if config.capacity.nodes is None:  # a `target` not yet resolved by the planner
+    # a `target` not yet resolved by the planner; an existing cluster's ranges are not these
+    if config.capacity.nodes is None or config.cluster.existing:
         return None
     # Each picker replica beyond the first is another C4 node (Performance class: one pod per node).
     standbys = config.routing.gateway.epp_replicas - 1 if config.routing.mode is RoutingMode.gateway else 0

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 from policies.input_files import depth_of
 from policies.redaction import redact_tokens
 from stacks.capacity.planner import SizingError, resolve
+from stacks.config.cluster import EXISTING_CLUSTER_KEYS
 from stacks.config.presets import apply_preset
 from stacks.config.quoting import quote
 from stacks.config.stack import StackConfig
@@ -170,6 +171,21 @@ def _non_finite_key(value: Any, path: str = "") -> str | None:
     return None
 
 
+def _existing_cluster_problem(raw: dict[str, Any]) -> str | None:
+    """With `cluster.existing`, a key of the stack file that only shapes a cluster this stack would
+    create (release channel, network, protection...) has no effect: refused, not ignored."""
+    cluster = raw.get("cluster")
+    if not (isinstance(cluster, dict) and cluster.get("existing") is True):
+        return None
+    extra = sorted(set(cluster) - set(EXISTING_CLUSTER_KEYS))
+    if not extra:
+        return None
+    return (
+        f"cluster.{extra[0]}: has no effect with cluster.existing (the stack does not manage that cluster); "
+        f"remove it; allowed with existing: {', '.join(EXISTING_CLUSTER_KEYS)}"
+    )
+
+
 def validate(raw: dict[str, Any]) -> StackConfig:
     """The typed config, or InvalidConfig for the first problem, before anything is declared; a
     `target` is resolved to `capacity.nodes` by the planner before the derived checks.
@@ -179,6 +195,9 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     hands top-level values to the program as strings and objects as JSON, so every typed number
     or bool of the model sits inside an object and keeps its YAML type.
     """
+    problem = _existing_cluster_problem(raw)
+    if problem:
+        raise InvalidConfig(f"invalid stack config: {problem}")
     merged = apply_preset(raw)
     non_finite = _non_finite_key(merged)
     if non_finite is not None:

@@ -24,6 +24,8 @@ from pulumi.runtime import rpc
 from pulumi.runtime.settings import get_root_resource, reset_options
 from pulumi.runtime.sync_await import _sync_await
 
+from components.metrics import KUBE_STATE_COMPONENTS
+from stacks.config.gke_versions import INFERENCE_POOL_MIN_GKE_VERSION
 from stacks.load.stackfile import DISABLE_DEFAULT_PROVIDERS_KEY
 from stacks.offline.stack_settings import ROOT, StackSettings
 
@@ -69,6 +71,48 @@ def offline_project_number(project: str) -> str:
 
 
 GET_IMAGES = "gcp:compute/getImages:getImages"
+GET_CLUSTER = "gcp:container/getCluster:getCluster"
+# The GKE version of the offline stand-in for an existing cluster: the newest feature minimum the
+# stack knows (InferencePool v1), so that the stand-in passes every check a real cluster must.
+STAND_IN_GKE_VERSION = INFERENCE_POOL_MIN_GKE_VERSION
+STAND_IN_PODS_CIDR = "10.4.0.0/14"
+
+
+def stand_in_cluster(name: str, location: str, project: str) -> dict[str, Any]:
+    """What the look-up of an existing cluster returns offline: an Autopilot cluster that meets every
+    check of `components/existing_cluster.py` (plan.md says it is a stand-in). Tests give other
+    clusters to `OfflineMocks` to see the checks fail."""
+    return {
+        "id": f"projects/{project}/locations/{location}/clusters/{name}",
+        "name": name,
+        "location": location,
+        "project": project,
+        "enableAutopilot": True,
+        "masterVersion": STAND_IN_GKE_VERSION,
+        "network": f"projects/{project}/global/networks/default",
+        "subnetwork": f"projects/{project}/regions/{location}/subnetworks/default",
+        "clusterIpv4Cidr": STAND_IN_PODS_CIDR,
+        "endpoint": "203.0.113.10",
+        "masterAuths": [{"clusterCaCertificate": FAKE_CA}],
+        "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
+        "gatewayApiConfigs": [{"channel": "CHANNEL_STANDARD"}],
+        "monitoringConfigs": [
+            {
+                "enableComponents": ["SYSTEM_COMPONENTS", "DCGM", *KUBE_STATE_COMPONENTS],
+                "managedPrometheuses": [{"enabled": True}],
+            }
+        ],
+        "controlPlaneEndpointsConfigs": [
+            {
+                "dnsEndpointConfigs": [
+                    {
+                        "endpoint": f"gke-0123456789abcdef0123456789abcdef-123456789012.{location}.gke.goog",
+                        "allowExternalTraffic": True,
+                    }
+                ]
+            }
+        ],
+    }
 
 
 def _fake_image(name: str) -> dict[str, Any]:
@@ -90,10 +134,16 @@ def _fake_image(name: str) -> dict[str, Any]:
 
 class OfflineMocks(pulumi_mocks.Mocks):
     """The engine and the cloud of an offline render: by default an empty project (a first `up`);
-    `existing_images` names Compute Engine images that earlier ups made."""
+    `existing_images` names Compute Engine images that earlier ups made; `existing_cluster` answers
+    the look-up of a cluster the stack does not manage (`cluster.existing`)."""
 
-    def __init__(self, existing_images: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        existing_images: frozenset[str] = frozenset(),
+        existing_cluster: Callable[[str, str, str], dict[str, Any]] = stand_in_cluster,
+    ) -> None:
         self.existing_images = existing_images
+        self.existing_cluster = existing_cluster
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = _fake_outputs(args.typ, args.name, args.inputs)
@@ -103,6 +153,11 @@ class OfflineMocks(pulumi_mocks.Mocks):
         if args.token == "gcp:organizations/getProject:getProject":
             project = str(args.args.get("projectId", "offline"))
             return {"projectId": project, "number": offline_project_number(project)}, []
+        if args.token == GET_CLUSTER:
+            arguments = args.args
+            return self.existing_cluster(
+                str(arguments.get("name")), str(arguments.get("location")), str(arguments.get("project"))
+            ), []
         if args.token == GET_IMAGES:
             wanted = str(args.args.get("filter", "")).removeprefix("name = ")
             return {"images": [_fake_image(name) for name in sorted(self.existing_images) if name == wanted]}, []

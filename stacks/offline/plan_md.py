@@ -24,20 +24,36 @@ def _control_plane_label(config: StackConfig) -> str:
     return f"DNS endpoint (IAM), {ip_endpoint}; {nodes}"
 
 
-def key_settings(config: StackConfig) -> list[tuple[str, str]]:
+def _cluster_settings(config: StackConfig) -> list[tuple[str, str]]:
+    weights = f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}"
+    if config.cluster.existing:
+        return [
+            (
+                "cluster",
+                f"existing Autopilot cluster {config.cluster.name} in {config.region}, not managed by this stack: "
+                f"looked up by `pulumi preview`/`up` and checked (Autopilot, GKE >= {config.minimum_gke_version}, "
+                "Workload Identity, Managed Prometheus"
+                + (", Gateway API" if config.routing.mode is RoutingMode.gateway else "")
+                + "); offline the look-up returns a stand-in that passes the checks",
+            ),
+            ("control plane", "the existing cluster's (its Kubernetes provider comes from the look-up)"),
+            ("deletion protection", f"cluster not managed here, {weights}"),
+        ]
     return [
-        ("environment", config.environment.value),
-        ("project / region / zones", f"{config.project} / {config.region} / {', '.join(config.zones)}"),
         (
             "cluster",
             f"{config.cluster.name}, {config.cluster.release_channel.value}, >= {config.cluster.min_master_version}",
         ),
         ("control plane", _control_plane_label(config)),
-        (
-            "deletion protection",
-            f"cluster {'on' if config.protected else 'off'}, "
-            f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}",
-        ),
+        ("deletion protection", f"cluster {'on' if config.protected else 'off'}, {weights}"),
+    ]
+
+
+def key_settings(config: StackConfig) -> list[tuple[str, str]]:
+    return [
+        ("environment", config.environment.value),
+        ("project / region / zones", f"{config.project} / {config.region} / {', '.join(config.zones)}"),
+        *_cluster_settings(config),
         ("A4 nodes (8x B200 each)", _nodes_setting(config)),
         ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
         ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),

@@ -43,6 +43,8 @@ ZONE_LETTERS = "abcdef"
 
 
 class Environment(StrEnum):
+    """The environment preset: what a stack gets before its own settings (stacks/config/presets.py)."""
+
     dev = "dev"
     staging = "staging"
     prod = "prod"

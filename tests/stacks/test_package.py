@@ -1,0 +1,166 @@
+"""The stack as a package other Pulumi programs use: the components' schema as the SDK's own
+analyzer derives it (what `pulumi package add` generates SDKs from), and the components declared
+from a program under the mocks."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+import yaml
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
+
+from stacks.load.loader import InvalidConfig, validate
+from stacks.offline import engine, stack_settings
+from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, ServingLayer, ServingStack, settings_of
+from tests.rendered import ROOT
+
+STACK = f"{PACKAGE_NAME}:index:ServingStack"
+LAYER = f"{PACKAGE_NAME}:index:ServingLayer"
+OUTPUTS = {
+    "clusterName",
+    "namespace",
+    "getCredentials",
+    "servedModelName",
+    "tryIt",
+    "endpoint",
+    "gatewayAddressCommand",
+    "dashboardUrl",
+    "stackOutputs",
+}
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    result = Analyzer(PACKAGE_NAME).analyze(COMPONENTS)
+    dependencies = sorted(result["dependencies"], key=lambda dependency: dependency.name)
+    package = generate_schema(
+        PACKAGE_NAME, "0.1.0", None, result["component_definitions"], result["type_definitions"], dependencies
+    )
+    document: dict[str, Any] = package.to_json()
+    return document
+
+
+def test_the_package_has_both_components(schema: dict[str, Any]) -> None:
+    assert schema["name"] == PACKAGE_NAME
+    assert set(schema["resources"]) == {STACK, LAYER}
+    assert all(resource["isComponent"] for resource in schema["resources"].values())
+
+
+def test_inputs_are_the_stack_files_settings(schema: dict[str, Any]) -> None:
+    stack = schema["resources"][STACK]
+    layer = schema["resources"][LAYER]
+    assert sorted(stack["requiredInputs"]) == ["environment", "hfToken", "project"]
+    assert sorted(layer["requiredInputs"]) == ["clusterName", "environment", "hfToken", "project"]
+    assert "cluster" in stack["inputProperties"] and "cluster" not in layer["inputProperties"]
+    inputs = stack["inputProperties"]
+    assert inputs["environment"]["$ref"] == f"#/types/{PACKAGE_NAME}:index:Environment"
+    assert inputs["zones"]["type"] == "array" and inputs["zones"]["items"]["type"] == "string"
+    assert inputs["capacity"]["additionalProperties"]["$ref"] == "pulumi.json#/Any"
+    # The token may be an Output (a secret); settings are plain: they are validated when declared.
+    assert "plain" not in inputs["hfToken"] and inputs["project"]["plain"] is True
+    environment = schema["types"][f"{PACKAGE_NAME}:index:Environment"]
+    assert [value["value"] for value in environment["enum"]] == ["dev", "staging", "prod"]
+
+
+def test_outputs_are_typed(schema: dict[str, Any]) -> None:
+    for token in (STACK, LAYER):
+        resource = schema["resources"][token]
+        assert set(resource["properties"]) == OUTPUTS
+        assert resource["properties"]["clusterName"]["type"] == "string"
+        assert sorted(resource["required"]) == sorted(OUTPUTS - {"endpoint", "gatewayAddressCommand", "dashboardUrl"})
+
+
+def test_every_property_is_described(schema: dict[str, Any]) -> None:
+    for token, resource in schema["resources"].items():
+        assert resource.get("description"), token
+        for kind in ("inputProperties", "properties"):
+            for name, item in resource[kind].items():
+                assert item.get("description"), f"{token} {kind} {name}"
+
+
+def test_the_provider_host_serves_this_schema(schema: dict[str, Any]) -> None:
+    """ComponentProvider is what component_provider_host runs (provider/__main__.py)."""
+    provider = ComponentProvider(COMPONENTS, PACKAGE_NAME, "0.1.0")
+    assert provider.schema is not None
+    assert json.loads(provider.schema)["resources"] == json.loads(json.dumps(schema["resources"]))
+    main = (ROOT / "provider" / "__main__.py").read_text()
+    assert "component_provider_host(COMPONENTS, name=PACKAGE_NAME" in main
+    plugin = yaml.safe_load((ROOT / "provider" / "PulumiPlugin.yaml").read_text())
+    assert plugin["runtime"]["name"] == "python"
+    assert (ROOT / "provider" / "requirements.txt").read_text().splitlines()[-1] == ".."
+
+
+PROGRAM = """
+import pulumi
+from stacks.serving_stack import ServingLayer, ServingStack
+
+token = pulumi.Output.secret("hf_offline_placeholder")
+for team in ("team-a", "team-b"):
+    stack = ServingStack(team, {
+        "environment": "dev",
+        "project": "my-llm-dev",
+        "hf_token": token,
+        "cluster": {"name": team, "namespace": team},
+        "capacity": {"nodes": 2.0},
+    })
+    pulumi.export(f"{team}-cluster", stack.cluster_name)
+layer = ServingLayer("shared", {
+    "cluster_name": "platform-autopilot",
+    "namespace": "llm-shared",
+    "environment": "staging",
+    "project": "my-llm-staging",
+    "hf_token": token,
+})
+pulumi.export("shared-endpoint", layer.gateway_address_command)
+pulumi.export("shared-outputs", layer.stack_outputs)
+"""
+
+
+@pytest.fixture(scope="module")
+def declared(tmp_path_factory: pytest.TempPathFactory) -> engine.RunResult:
+    program = tmp_path_factory.mktemp("package") / "program.py"
+    program.write_text(PROGRAM)
+    return engine.run_program(stack_settings.load_stack_settings("dev"), program=program)
+
+
+def test_components_declare_the_stack_under_themselves(declared: engine.RunResult) -> None:
+    urns = Counter(registration.urn for registration in declared.registrations)
+    assert not [urn for urn, count in urns.items() if count > 1]
+    by_urn = {registration.urn: registration for registration in declared.registrations}
+    roots = {registration.urn for registration in declared.registrations if registration.type in (STACK, LAYER)}
+    assert len(roots) == 3
+    for registration in declared.registrations:
+        if registration.urn in roots:
+            continue
+        parent = registration.parent
+        while parent not in roots:
+            assert parent in by_urn, f"{registration.type} {registration.name} is not under a component"
+            parent = by_urn[parent].parent
+        assert registration.name.startswith(by_urn[parent].name), registration.name
+
+
+def test_each_component_is_the_whole_stack(declared: engine.RunResult) -> None:
+    types = Counter(registration.type for registration in declared.registrations)
+    assert types["gcp:container/cluster:Cluster"] == 2  # the two ServingStacks; the layer creates none
+    assert types["llm-serving:gke:ExistingCluster"] == 1
+    assert declared.outputs["team-a-cluster"] == "team-a"
+    assert declared.outputs["shared-endpoint"].startswith("kubectl get gateway")
+    assert declared.outputs["shared-outputs"]["clusterName"] == "platform-autopilot"
+    nodes = [
+        registration.inputs["spec"]["replicas"]
+        for registration in declared.registrations
+        if registration.type == "kubernetes:apps/v1:Deployment" and registration.name.startswith("team-a")
+    ]
+    assert nodes == [2]
+
+
+def test_settings_are_validated_as_in_a_stack_file() -> None:
+    settings = settings_of({"environment": "dev", "project": "my-llm-dev", "capacity": {"nodes": -1.0}}, None)
+    assert settings["capacity"] == {"nodes": -1}
+    with pytest.raises(InvalidConfig, match=r"capacity\.nodes"):
+        validate(settings)

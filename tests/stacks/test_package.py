@@ -16,7 +16,7 @@ from pulumi.provider.experimental.schema import generate_schema
 
 from stacks.load.loader import InvalidConfig, validate
 from stacks.offline import engine, stack_settings
-from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, ServingLayer, ServingStack, settings_of
+from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, settings_of
 from tests.rendered import ROOT
 
 STACK = f"{PACKAGE_NAME}:index:ServingStack"

@@ -83,16 +83,6 @@ def test_the_entry_point_edits_no_path() -> None:
     assert touched == []
 
 
-def test_requirements_pin_what_the_project_pins() -> None:
-    pins = {
-        line.split("==")[0]: line
-        for line in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-        if "==" in line
-    }
-    requirements = [line for line in (PACK / "requirements.txt").read_text().splitlines() if line and line[0] != "#"]
-    assert sorted(requirements) == sorted([pins["pulumi"], pins["pulumi-policy"]])
-
-
 def test_the_pack_project_file_is_publishable() -> None:
     project = yaml.safe_load((PACK / "PulumiPolicy.yaml").read_text())
     assert project["runtime"]["name"] == "python"

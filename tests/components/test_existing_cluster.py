@@ -74,6 +74,13 @@ def test_the_serving_layer_goes_into_the_looked_up_cluster(existing: RenderedSta
     )
 
 
+def test_every_resource_names_its_provider(existing: RenderedStack, existing_prod: RenderedStack) -> None:
+    for rendered in (existing, existing_prod):
+        for record in rendered.resources:
+            if record["custom"] and not record["type"].startswith("pulumi:providers:"):
+                assert record["provider"], f"{record['type']} {record['name']} uses a default provider"
+
+
 def test_the_gateway_uses_the_clusters_network_and_pod_range(existing: RenderedStack) -> None:
     """Offline, the look-up's network and pod range are the stand-in's (engine.stand_in_cluster)."""
     network = "projects/my-llm-staging/global/networks/default"

@@ -14,11 +14,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from stacks.offline import engine
+from stacks.offline import engine, stack_settings
 from stacks.offline.engine import Registration
 from tests.rendered import as_a_new_process
 
-SETTINGS = engine.StackSettings(project="components", stack="test", config={}, secret_keys=[], placeholders=[])
+SETTINGS = stack_settings.StackSettings(project="components", stack="test", config={}, secret_keys=[], placeholders=[])
 
 
 class _Sentinel:

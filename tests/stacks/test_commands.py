@@ -13,12 +13,12 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from stacks.capacity.cli import bench_compare_main, plan_main
 
 from policies import runner
 from policies.cli import StackNameError, StackRef, stack_ref
 from policies.console import EXIT_CLOSED_PIPE
 from stacks.offline import preview, render
+from stacks.offline.capacity_cli import bench_compare_main, plan_main
 from tests.rendered import ROOT, RenderedStack, run_main
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from policies.console import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, OneLineParser
+from policies.console import EXIT_CLOSED_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, OneLineParser
 from policies.input_files import InputError
 
 DISTRIBUTION = "b200-serving"
@@ -76,6 +76,7 @@ def package_version() -> str:
 def exit_codes_epilog(exit_codes: Mapping[int, str]) -> str:
     lines = ["exit status:"]
     codes = {
+        EXIT_FAILURE: "an unexpected failure, in one line naming it (a defect to report)",
         **exit_codes,
         EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
         EXIT_CLOSED_PIPE: "standard output closed early (`| head`): the command stops quietly, as a Unix "

@@ -18,12 +18,19 @@ Evidence for the settings (checked at the source):
   roles, and logs and metrics vanish.
 - Private nodes are updated in place (`DesiredDefaultEnablePrivateNodes` in the same provider file);
   with them nodes have no external IP, so a Cloud Router + Cloud NAT gives the download Job and
-  image pulls their way to Hugging Face and Docker Hub.
+  image pulls their way to Hugging Face and Docker Hub. Off is stated, never left out:
+  `private_cluster_config` is Optional+Computed, so a dropped block keeps private nodes on without a
+  diff, while `enable_private_nodes=False` is a real diff the provider sends
+  (terraform-provider-google-beta@93c65b2d resource_container_cluster.go:2314-2341, :4122-4136,
+  :9073-9104; stacks/offline/computed_fields.py).
+- Authorized networks have no explicit off: `master_authorized_networks_config` is Optional+Computed
+  with no `enabled` field (same file :1790, expandMasterAuthorizedNetworksConfig :6909), so dropping
+  it on a running cluster changes nothing; the preview says so and gives the gcloud command.
 - Control-plane access (GKE "About network isolation in GKE"): the DNS-based endpoint is reachable
   from anywhere Google Cloud APIs are, gated by IAM (`container.clusters.connect`), and authorized
   networks do not apply to it; they restrict the IP-based endpoints only. The Kubernetes provider
   therefore connects through the DNS endpoint, so `pulumi up` works from any runner with IAM access
-  while authorized networks close the IP endpoint (prod: no outside range at all).
+  while authorized networks close the IP endpoint (every preset: no outside range at all).
 """
 
 from __future__ import annotations
@@ -279,8 +286,8 @@ class Cluster(pulumi.ComponentResource):
                     oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
                 )
             ),
-            private_cluster_config=(
-                gcp.container.ClusterPrivateClusterConfigArgs(enable_private_nodes=True) if args.private_nodes else None
+            private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=args.private_nodes
             ),
             control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
                 dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(

@@ -114,6 +114,24 @@ def known_series(metric: Metric) -> set[str]:
     return {metric.exposed_name}
 
 
+# A Deployment's pods are named <deployment>-<pod-template-hash>-<5 random characters>. The hash is
+# rand.SafeEncodeString of the decimal FNV-32a of the pod template (kubernetes pkg/controller
+# controller_utils.go ComputeHash): up to 10 digits, each written as one of the characters digits map
+# to in SafeEncodeString's alphabet "bcdfghjklmnpqrstvwxz2456789" (apimachinery pkg/util/rand/rand.go),
+# i.e. only 4-9, b, c, d, f. The suffix is utilrand.String(5) over the whole alphabet (the API server's
+# names.SimpleNameGenerator). A Job's pods are <job>-<5 characters>, so a Job named after the service
+# (`<service>-crds`, `<service>-bench`) does not match: its middle part has letters no hash has.
+# A Deployment name of 57 characters or more leaves no hash in the 58-character name base: not matched.
+POD_TEMPLATE_HASH = "[4-9bcdf]{1,10}"
+GENERATED_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+
+
+def deployment_pod_pattern(deployment: str) -> str:
+    """An RE2 pattern (PromQL `=~` is anchored) for the names of a Deployment's pods only. The name
+    is a DNS label (letters, digits, '-'): nothing in it is special to RE2 or needs a PromQL escape."""
+    return f"{deployment}-{POD_TEMPLATE_HASH}-{GENERATED_SUFFIX}"
+
+
 def _matchers(labels: dict[str, str]) -> str:
     return ",".join(f'{key}="{value}"' for key, value in labels.items())
 
@@ -180,9 +198,8 @@ class ServingQueries:
         return f"max(kube_horizontalpodautoscaler_status_desired_replicas{{{selector}}})"
 
     def pending_pods(self) -> str:
-        # Deployment pods are named <deployment>-<replica set hash>-<pod hash>.
         selector = _matchers({"namespace": self.namespace, "phase": "Pending"})
-        return f'sum(kube_pod_status_phase{{{selector},pod=~"{self.deployment}-[a-z0-9]+-[a-z0-9]+"}})'
+        return f'sum(kube_pod_status_phase{{{selector},pod=~"{deployment_pod_pattern(self.deployment)}"}})'
 
     def pool(self, name: str) -> str:
         return f"max({name}{{{_matchers({'name': self.pool_name or self.deployment})}}})"

@@ -33,12 +33,22 @@ NODE_ZONE_KEY = "topology.kubernetes.io/zone"
 # default 0 aborts everything at once).
 ENDPOINT_REMOVAL_SECONDS = 5
 EXIT_MARGIN_SECONDS = 5
-# Autopilot gives a Spot pod at most 25 s after preemption: a recipe request (~30 s) that still
-# needs more than the 15 s drain is aborted, up to the ~2,000 requests a node carries.
+# The pods get the grace of the longest-lived capacity they may land on (`grace_seconds`).
+# Spot: Autopilot gives a Spot pod at most 25 s after preemption, whatever it asks ("Run
+# fault-tolerant workloads at lower costs in Spot Pods": "requesting more than 25 seconds does not
+# give more than 25 seconds during preemption"); a recipe request (~30 s) that still needs more than
+# the 15 s drain is aborted, up to the ~2,000 requests a node carries.
 SPOT_GRACE_SECONDS = 25
-# Flex-start and reserved nodes: the longest grace GKE honors in every GKE-initiated eviction
-# ("Extend the run time of Autopilot Pods": up to one hour for node upgrades, up to 10 minutes for
-# scale-down). vLLM exits as soon as its running requests are done, so a long grace costs nothing.
+# Flex-start and reserved nodes (and every eviction of a Spot node that is not a preemption): the
+# longest grace GKE honors in every GKE-initiated eviction ("Extend the run time of Autopilot Pods":
+# up to one hour for node upgrades, up to 10 minutes for scale-down; no other Autopilot cap was found).
+# vLLM exits as soon as its running requests are done, so a long grace costs nothing. A pod that may
+# also land on Spot keeps it: on a preemption Autopilot cuts it to 25 s, elsewhere it is honored.
+# Spot's own limit cannot be raised by the stack: the ComputeClass schema has
+# `priorities[].nodeSystemConfig.kubeletConfig.shutdownGracePeriodSeconds` (0, 30 or 120, Spot only;
+# GoogleCloudPlatform/compute-class-api@8067eaeb, schemas/crds/cloud.google.com_computeclasses.yaml),
+# but whether GKE 1.34 Autopilot serves and honors it was not verified, and Compute Engine stops a
+# preempted Spot VM after its preemption notice; not used.
 GRACE_SECONDS = 600
 
 # Startup: node provisioning happens while the pod is Pending; the probe covers model load and
@@ -100,8 +110,10 @@ class EngineFlags:
     ephemeral_storage: str
 
 
-def grace_seconds(spot_capable: bool) -> int:
-    return SPOT_GRACE_SECONDS if spot_capable else GRACE_SECONDS
+def grace_seconds(spot_only: bool) -> int:
+    """The termination grace of the longest-lived capacity the pods may land on: 25 s when every
+    capacity source is Spot, the GKE eviction grace as soon as one is Flex-start or a reservation."""
+    return SPOT_GRACE_SECONDS if spot_only else GRACE_SECONDS
 
 
 def drain_seconds(grace_seconds: int) -> int:
@@ -138,18 +150,23 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
     if engine.mamba_cache_mode is not None:
         args.append(f"--mamba-cache-mode={engine.mamba_cache_mode}")
     if engine.mamba_block_size is not None:
-        # Kept for parity with the published recipe: in align mode vLLM sets mamba_block_size to
-        # the attention block size itself (vllm@v0.19.0 vllm/model_executor/models/config.py,
-        # `if cache_config.mamba_cache_mode == "align": cache_config.mamba_block_size = ...`).
+        # Kept for parity with the published recipe, but in align mode vLLM overwrites it with the
+        # attention block size (vllm v0.19.0 wheel vllm/model_executor/models/config.py:291-292,
+        # v0.33.0 vllm/platforms/interface.py:1114-1115: `if cache_config.mamba_cache_mode ==
+        # "align": cache_config.mamba_block_size = cache_config.block_size`): docs/operations.md.
         args.append(f"--mamba-block-size={engine.mamba_block_size}")
     args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 
 
+# Always stated, on or off: the default is off in v0.19.0 (vllm/envs.py: "0") and on from 0.21
+# (v0.33.0 vllm/envs.py: "1"), so leaving it out would change the engine's memory plan with the image.
+ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
+
+
 def engine_env(engine: EngineFlags) -> dict[str, str]:
     env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
-    if engine.estimate_cudagraphs:
-        env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] = "1"
+    env[ESTIMATE_CUDAGRAPHS_ENV] = "1" if engine.estimate_cudagraphs else "0"
     return {**env, **engine.extra_env}
 
 
@@ -198,7 +215,8 @@ class VllmEngineArgs:
     capacity_sources: int
     node_selector: dict[str, pulumi.Input[str]]
     zones: Sequence[str]
-    spot_capable: bool
+    # every capacity source is Spot (then the pods' grace is Spot's 25 s)
+    spot_only: bool
     concurrency_per_pod: int
     max_request_tokens: int
     model_revision: str
@@ -282,7 +300,7 @@ class VllmEngine(pulumi.ComponentResource):
 
     def _pod_spec(self, args: VllmEngineArgs) -> k8s.core.v1.PodSpecArgs:
         engine = args.engine
-        grace = grace_seconds(args.spot_capable)
+        grace = grace_seconds(args.spot_only)
         compute = {"cpu": engine.cpu, "memory": engine.memory, "ephemeral-storage": engine.ephemeral_storage}
         gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE)}
         health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PORT_NAME)

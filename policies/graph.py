@@ -122,6 +122,17 @@ def may_run_on_spot(template: PodTemplate, classes: Mapping[str, ComputeClass]) 
     return spot_selected or any(compute_class.has_spot for compute_class in selected_classes(template, classes))
 
 
+def runs_only_on_spot(template: PodTemplate, classes: Mapping[str, ComputeClass]) -> bool:
+    """Every node the pod can land on is a Spot node (a Spot selector, or only Spot priorities)."""
+    if template.selector_values(SPOT_LABEL) == {"true"}:
+        return True
+    selected = selected_classes(template, classes)
+    return bool(selected) and all(
+        compute_class.priorities and all(priority.get("spot") is True for priority in compute_class.priorities)
+        for compute_class in selected
+    )
+
+
 def class_zones(template: PodTemplate, classes: Mapping[str, ComputeClass]) -> set[str] | None:
     """Zones the compute classes a pod selects create nodes in; None when nothing pins them."""
     zones: set[str] = set()

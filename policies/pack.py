@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from policies.rules.benchmark import BENCHMARK_NOT_CLIENT_BOUND
-from policies.rules.cluster import DEDICATED_NODE_SERVICE_ACCOUNT, MINOR_VERSION_FLOOR, PRIVATE_NODES_HAVE_NAT
+from policies.rules.cluster import (
+    DEDICATED_NODE_SERVICE_ACCOUNT,
+    MINOR_VERSION_FLOOR,
+    PRIVATE_NODES_HAVE_NAT,
+    PRODUCTION_CONTROL_PLANE_CLOSED,
+)
 from policies.rules.engine import (
     CONTEXT_SIZED_TO_WORKLOAD,
     FP8_KV_CACHE_ON_B200,
@@ -70,6 +75,7 @@ POLICIES: list[Any] = [
     DEDICATED_NODE_SERVICE_ACCOUNT,
     PRIVATE_NODES_HAVE_NAT,
     MINOR_VERSION_FLOOR,
+    PRODUCTION_CONTROL_PLANE_CLOSED,
     PRODUCTION_IS_PROTECTED,
     BENCHMARK_NOT_CLIENT_BOUND,
     REPLICAS_LEFT_TO_AUTOSCALER,

@@ -45,7 +45,7 @@ from stacks.load.to_args import (
     downloader_args,
     engine_flags,
     internal_load_balancer_ranges,
-    spot_capable,
+    spot_only,
 )
 from stacks.operations import build_operations
 
@@ -106,6 +106,9 @@ def build(
             "gcloud container clusters get-credentials ",
             target.cluster_name,
             f" --region {config.region} --project {config.project}",
+            # A cluster the stack creates: its IP endpoint admits no outside range (every preset), so
+            # kubectl takes the DNS-based endpoint (IAM-gated). An existing cluster is as its owner set it.
+            "" if config.cluster.existing else " --dns-endpoint",
         ),
     }
     return outputs | build_serving(config, hf_token, gcp_provider, target, name, opts)
@@ -246,7 +249,7 @@ def build_serving(
             capacity_sources=len(config.capacity.sources),
             node_selector=capacity.node_selector,
             zones=config.zones,
-            spot_capable=spot_capable(config),
+            spot_only=spot_only(config),
             concurrency_per_pod=config.workload.concurrency_per_node,
             max_request_tokens=config.workload.max_prompt_tokens + config.workload.max_output_tokens,
             model_revision=config.weights.revision,

@@ -83,7 +83,7 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
                     "affinity": {
                         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": zone_terms([*zones])}
                     },
-                    "terminationGracePeriodSeconds": 25,
+                    "terminationGracePeriodSeconds": 600,
                     "volumes": [{"name": "weights", "persistentVolumeClaim": {"claimName": CLAIM, "readOnly": True}}],
                 }
             },
@@ -153,6 +153,7 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
                 "deletionProtection": protected,
                 "minMasterVersion": "1.34",
                 "privateClusterConfig": {"enablePrivateNodes": True},
+                "masterAuthorizedNetworksConfig": {"gcpPublicCidrsAccessEnabled": False},
                 "clusterAutoscaling": {
                     "autoProvisioningDefaults": {"serviceAccount": "llm-serving-nodes@my-llm.iam.gserviceaccount.com"}
                 },
@@ -482,9 +483,7 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GPU-002_pass": lambda: PolicyFixture(reservation_capacity(serving_stack())),
     "LLM-GPU-002_fail": lambda: PolicyFixture(edited(serving_stack(), lambda r: priorities(r)[1].pop("spot"))),
     "LLM-GPU-003_pass": lambda: PolicyFixture(serving_stack()),
-    "LLM-GPU-003_fail": lambda: PolicyFixture(
-        edited(serving_stack(), lambda r: pod_spec(r).pop("terminationGracePeriodSeconds"))
-    ),
+    "LLM-GPU-003_fail": lambda: PolicyFixture(edited(serving_stack(), lambda r: priorities(r).pop(0))),
     "LLM-GPU-004_pass": lambda: PolicyFixture(serving_stack(zones=("us-south1-b",))),
     "LLM-GPU-004_fail": lambda: PolicyFixture(serving_stack(zones=("europe-west1-b",))),
     "LLM-VLLM-001_pass": lambda: PolicyFixture(
@@ -610,6 +609,15 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GKE-003_pass": lambda: PolicyFixture(serving_stack()),
     "LLM-GKE-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).update(minMasterVersion="1.34.0-gke.1626000"))
+    ),
+    "LLM-GKE-004_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GKE-004_fail": lambda: PolicyFixture(
+        edited(
+            serving_stack(),
+            lambda r: cluster_inputs(r)["masterAuthorizedNetworksConfig"].update(
+                cidrBlocks=[{"cidrBlock": "0.0.0.0/1"}, {"cidrBlock": "128.0.0.0/1"}]
+            ),
+        )
     ),
     "LLM-BENCH-001_pass": lambda: PolicyFixture(benchmark_job(serving_stack(), [1000] * 24)),
     "LLM-BENCH-001_fail": lambda: PolicyFixture(benchmark_job(serving_stack(), [24000])),

@@ -1,5 +1,6 @@
 """The published recipe's `vllm serve` arguments, as the stack renders them by default (plus the
-drain a Spot-capable stack gets: 25 s grace - 5 s endpoint removal - 5 s exit margin)."""
+drain a Spot-only stack gets: 25 s grace - 5 s endpoint removal - 5 s exit margin; a stack that may
+land on Flex-start or reserved nodes drains for 600 - 10 s: `with_drain`)."""
 
 MODEL_PATH = "/models/Qwen/Qwen3.5-27B-FP8"
 SERVED_NAME = "Qwen/Qwen3.5-27B-FP8"
@@ -23,3 +24,9 @@ RECIPE_ARGS = [
     "--mamba-block-size=8",
     "--shutdown-timeout=15",
 ]
+
+
+def with_drain(seconds: int) -> list[str]:
+    """The recipe's arguments with another --shutdown-timeout."""
+    drain = f"--shutdown-timeout={seconds}"
+    return [drain if arg.startswith("--shutdown-timeout=") else arg for arg in RECIPE_ARGS]

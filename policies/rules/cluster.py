@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
+from collections.abc import Mapping
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -13,8 +15,10 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from policies.graph import CLUSTER_TYPE
-from policies.values import as_mapping, as_text, dig
+from policies.graph import CLUSTER_TYPE, environments
+from policies.rules.protection import PRODUCTION_ENVIRONMENTS
+from policies.settings import config_schema
+from policies.values import as_list, as_mapping, as_text, dig
 
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
 DEFAULT_NODE_ACCOUNT = "default"
@@ -100,4 +104,61 @@ MINOR_VERSION_FLOOR = ResourceValidationPolicy(
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_minor_version_floor,
+)
+
+
+def _covers_every_address(blocks: list[str]) -> bool:
+    networks = []
+    for block in blocks:
+        try:
+            networks.append(ipaddress.ip_network(block, strict=False))
+        except ValueError:
+            continue
+    collapsed = list(ipaddress.collapse_addresses(network for network in networks if network.version == 4))
+    return ipaddress.IPv4Network("0.0.0.0/0") in collapsed
+
+
+def control_plane_exposure(cluster_props: object) -> list[str]:
+    """How a cluster's nodes or control plane can be reached from outside Google Cloud, in words."""
+    problems = []
+    if dig(cluster_props, "privateClusterConfig", "enablePrivateNodes") is not True:
+        problems.append("its nodes have external IP addresses (privateClusterConfig.enablePrivateNodes is not true)")
+    ip_endpoint_on = dig(cluster_props, "controlPlaneEndpointsConfig", "ipEndpointsConfig", "enabled") is not False
+    authorized = dig(cluster_props, "masterAuthorizedNetworksConfig")
+    if ip_endpoint_on and not isinstance(authorized, Mapping):
+        problems.append("its control plane's IP endpoint accepts any address (no masterAuthorizedNetworksConfig)")
+    elif ip_endpoint_on and isinstance(authorized, Mapping):
+        blocks = [as_text(dig(block, "cidrBlock")) for block in as_list(authorized.get("cidrBlocks"))]
+        if _covers_every_address(blocks):
+            problems.append(
+                "its authorized networks cover 0.0.0.0/0, so the control plane's IP endpoint accepts any address"
+            )
+        if authorized.get("gcpPublicCidrsAccessEnabled") is True:
+            problems.append("its authorized networks admit every Google Cloud public IP (gcpPublicCidrsAccessEnabled)")
+    return problems
+
+
+def _production_control_plane_closed(args: StackValidationArgs, report: ReportViolation) -> None:
+    production = set(PRODUCTION_ENVIRONMENTS.read(args.get_config()))
+    environment = sorted(environments(args.resources) & production)
+    if not environment:
+        return
+    for cluster in args.resources:
+        if cluster.resource_type == CLUSTER_TYPE:
+            for problem in control_plane_exposure(cluster.props):
+                report(f"{environment[0]} cluster: {problem}", cluster.urn)
+
+
+PRODUCTION_CONTROL_PLANE_CLOSED = StackValidationPolicy(
+    name="LLM-GKE-004",
+    display_name="Production nodes are private and the control plane's IP endpoint is not open to every address",
+    description=(
+        "In a production stack the cluster keeps private nodes (no external IPs), and its control plane's IP-based "
+        "endpoint admits no outside address: authorized networks on with no block covering 0.0.0.0/0 and no "
+        "gcpPublicCidrsAccessEnabled, or the IP endpoint off. pulumi up and kubectl need neither: they use the "
+        "DNS-based endpoint, gated by IAM (GKE 'About network isolation'). Every environment preset closes it."
+    ),
+    enforcement_level=EnforcementLevel.ADVISORY,
+    validate=_production_control_plane_closed,
+    config_schema=config_schema(PRODUCTION_ENVIRONMENTS),
 )

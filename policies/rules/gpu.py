@@ -25,6 +25,7 @@ from policies.graph import (
     pod_gpu_types,
     pod_templates,
     priority_gpu_type,
+    runs_only_on_spot,
 )
 from policies.kubernetes import (
     ACCELERATOR_COUNT_LABEL,
@@ -179,22 +180,31 @@ def _spot_grace_fits(args: StackValidationArgs, report: ReportViolation) -> None
             continue
         grace = as_number(template.spec.get("terminationGracePeriodSeconds"))
         asked = KUBERNETES_DEFAULT_GRACE_SECONDS if grace is None else grace
-        if asked > limit:
-            source = "" if grace is not None else " (the Kubernetes default)"
+        source = "" if grace is not None else " (the Kubernetes default)"
+        if runs_only_on_spot(template, classes) and asked > limit:
             report(
-                f"can run on Spot and asks for {number_text(asked)} s termination grace{source}; "
+                f"runs only on Spot and asks for {number_text(asked)} s termination grace{source}; "
                 f"Autopilot gives a Spot pod at most {number_text(limit)} s on preemption",
+                resource.urn,
+            )
+        elif not runs_only_on_spot(template, classes) and asked <= limit and template.gpus:
+            report(
+                f"asks for {number_text(asked)} s termination grace{source}, Spot's limit, although it may also land "
+                "on Flex-start or reserved nodes, where GKE honors up to 600 s on scale-down and an hour on upgrades: "
+                "there its drain is cut short for nothing",
                 resource.urn,
             )
 
 
 SPOT_GRACE_FITS = StackValidationPolicy(
     name="LLM-GPU-003",
-    display_name="Spot pods ask for no more termination grace than Autopilot gives (25 s)",
+    display_name="GPU pods ask for the grace of the longest-lived capacity they may land on",
     description=(
-        "A pod that can land on Spot nodes (gke-spot selector or a ComputeClass with a Spot priority) should set "
-        "terminationGracePeriodSeconds to at most 25 (unset means 30): on preemption Autopilot gives a Spot pod "
-        "at most 25 s, so shutdown work planned for longer is cut off."
+        "A pod that can run only on Spot nodes (gke-spot selector, or ComputeClasses whose every priority is Spot) "
+        "should set terminationGracePeriodSeconds to at most 25 (unset means 30): on preemption Autopilot gives a "
+        "Spot pod at most 25 s whatever it asks, so shutdown work planned for longer is cut off. A GPU pod that may "
+        "also land on Flex-start or reserved nodes should ask for more than that: there GKE honors its grace (up to "
+        "10 minutes on scale-down, an hour on node upgrades), and on a Spot preemption it is cut to 25 s anyway."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_spot_grace_fits,

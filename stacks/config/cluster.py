@@ -208,8 +208,10 @@ class ClusterConfig(ConfigModel):
     )
     authorized_networks: Annotated[list[AuthorizedNetwork] | None, Field(max_length=50)] = Field(
         default=None,
-        description="Control-plane authorized networks of the IP-based endpoints; null turns them off, [] allows "
-        "no outside range. pulumi up reaches the API through the DNS-based endpoint (IAM), which they do not gate.",
+        description="Control-plane authorized networks of the IP-based endpoints; [] (every preset) allows no "
+        "outside range, null leaves them off when the cluster is created (on a running cluster null changes nothing: "
+        "the provider has no explicit off, see docs/preview.md). pulumi up and kubectl reach the API through the "
+        "DNS-based endpoint (IAM), which they do not gate.",
     )
 
     @field_validator("namespace")

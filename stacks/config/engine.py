@@ -155,13 +155,14 @@ class EngineConfig(ConfigModel):
         default=8,
         description=(
             "`--mamba-block-size`: a multiple of 8 (8-4096), only with prefix caching on; null omits "
-            "the flag. Recipe: 8 (in align mode vLLM replaces it with the attention block size)."
+            "the flag. Recipe: 8. With mambaCacheMode align vLLM replaces it with the attention block size, so "
+            "there it has no effect (docs/operations.md)."
         ),
     )
     estimate_cudagraphs: bool = Field(
         default=True,
-        description="Set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does "
-        "(on by default from vLLM 0.21).",
+        description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does, "
+        "or =0 when false: always stated, since vLLM's own default flips from off (0.19) to on (0.21+).",
     )
     extra_args: Annotated[list[Annotated[str, AfterValidator(checked_printable)]], Field(max_length=EXTRA_ARGS_MAX)] = (
         Field(default=[], description="More `vllm serve` flags; none may repeat or contradict a typed key.")

@@ -12,8 +12,15 @@ ComputeClasses 1.30.3-gke.1451000, InferencePool v1 1.34.0-gke.1626000; fast-sta
 (an earlier revision of "About quicker workload startup with fast-starting nodes" asked for RAPID)
 are a best-effort speed-up the stack does not depend on. STABLE is not used: it can lag a minor
 behind and then offers no 1.34.
-Prod turns control-plane authorized networks on with no outside range: `pulumi up` and kubectl use
-the DNS-based endpoint (IAM-gated), which authorized networks do not gate.
+Every preset turns control-plane authorized networks on with no outside range, which closes the
+control plane's IP-based endpoint to the internet: `pulumi up` and kubectl (`getCredentials`, with
+`--dns-endpoint`) use the DNS-based endpoint, gated by IAM, which authorized networks do not gate
+(GKE "About network isolation"). Turning the IP endpoint off altogether
+(`control_plane_endpoints_config.ip_endpoints_config.enabled`, an in-place update in
+terraform-provider-google-beta@93c65b2d resource_container_cluster.go:2294-2305 and :7095-7145) is
+not used: its GKE constraints on Autopilot were not verified. An empty list is the most restrictive
+setting the provider has, and the only one it can also undo later (authorized networks have no
+explicit off: stacks/offline/computed_fields.py).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any
 
 PRESETS: dict[str, dict[str, Any]] = {
     "dev": {
-        "cluster": {"deletionProtection": False, "releaseChannel": "RAPID"},
+        "cluster": {"deletionProtection": False, "releaseChannel": "RAPID", "authorizedNetworks": []},
         "capacity": {"nodes": 1, "sources": [{"type": "spot"}]},
         "weights": {"protect": False},
         "routing": {"mode": "clusterip"},
@@ -33,7 +40,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
     },
     "staging": {
-        "cluster": {"deletionProtection": False, "releaseChannel": "REGULAR"},
+        "cluster": {"deletionProtection": False, "releaseChannel": "REGULAR", "authorizedNetworks": []},
         "capacity": {"nodes": 4, "sources": [{"type": "spot"}]},
         "weights": {"protect": False},
         "routing": {"mode": "gateway"},

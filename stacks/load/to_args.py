@@ -25,8 +25,9 @@ def internal_load_balancer_ranges(config: StackConfig) -> tuple[str, ...]:
     return (config.cluster.network.subnet_cidr,)
 
 
-def spot_capable(config: StackConfig) -> bool:
-    return any(source.type == "spot" for source in config.capacity.sources)
+def spot_only(config: StackConfig) -> bool:
+    """Every capacity source is Spot: the serving pods cannot land on longer-lived capacity."""
+    return all(source.type == "spot" for source in config.capacity.sources)
 
 
 def serve_arguments(config: StackConfig) -> list[str]:
@@ -35,7 +36,7 @@ def serve_arguments(config: StackConfig) -> list[str]:
         engine_flags(config.engine),
         local_model_path(config.weights.mount_path, config.weights.model),
         config.served_model_name,
-        drain_seconds(grace_seconds(spot_capable(config))),
+        drain_seconds(grace_seconds(spot_only(config))),
     )
 
 

@@ -125,15 +125,24 @@ def test_private_nodes_egress_through_cloud_nat(stack: RenderedStack) -> None:
     assert "llm-nat" in cluster["options"]["dependsOn"], "the first pods need egress"
 
 
-def test_control_plane_access(dev: RenderedStack, prod: RenderedStack) -> None:
-    for stack in (dev, prod):
+def test_control_plane_access(dev: RenderedStack, staging: RenderedStack, prod: RenderedStack) -> None:
+    """Every preset closes the IP endpoint to outside ranges; kubectl and the provider use the DNS endpoint."""
+    for stack in (dev, staging, prod):
         cluster = stack.one(CLUSTER)["inputs"]
         assert cluster["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
-    assert "masterAuthorizedNetworksConfig" not in dev.one(CLUSTER)["inputs"]
-    assert prod.one(CLUSTER)["inputs"]["masterAuthorizedNetworksConfig"] == {
-        "cidrBlocks": [],
-        "gcpPublicCidrsAccessEnabled": False,
-    }
+        assert cluster["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False}
+        assert stack.outputs["getCredentials"].endswith(" --dns-endpoint")
+
+
+def test_private_nodes_off_is_stated_to_the_provider(tmp_path: Path, render_stack: RenderStack) -> None:
+    """privateClusterConfig is Optional+Computed: left out, the cluster would keep private nodes."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"][f"{PROJECT}:cluster"] = {"privateNodes": False, "authorizedNetworks": None}
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(yaml.safe_dump(document))
+    cluster = render_stack("dev", path).one(CLUSTER)["inputs"]
+    assert cluster["privateClusterConfig"] == {"enablePrivateNodes": False}
+    assert "masterAuthorizedNetworksConfig" not in cluster
 
 
 def test_authorized_networks_from_config(tmp_path: Path, render_stack: RenderStack) -> None:

@@ -354,6 +354,25 @@ def test_alert_policies(prod: RenderedStack) -> None:
     assert "spec_decode_num_accepted_tokens_total" in promql["mtp-acceptance-collapsed"]["query"]
 
 
+@pytest.mark.parametrize(
+    ("pod", "selected"),
+    [
+        ("qwen-serving-7d4f9c6b58-x2kqz", True),
+        ("qwen-serving-5-bcdfg", True),
+        ("qwen-serving-crds-x2kqz", False),  # the CRD wait Job, named after the service
+        ("qwen-serving-bench-0-x2kqz", False),
+        ("qwen-serving-benchmark-x2kqz", False),
+        ("qwen-serving-schedule-wake-29111234-x2kqz", False),
+        ("qwen-serving-epp-7d4f9c6b58-x2kqz", False),  # another Deployment named after the service
+        ("qwen-serving-7d4f9c6b58-x2kq", False),
+    ],
+)
+def test_pending_alert_selects_the_serving_deployments_pods_only(pod: str, selected: bool) -> None:
+    pattern = re.search(r'pod=~"([^"]+)"', QUERIES.pending_pods())
+    assert pattern is not None
+    assert bool(re.fullmatch(pattern.group(1), pod)) is selected
+
+
 def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) -> None:
     (job,) = [job for job in prod.kind("Job") if job["metadata"]["name"].endswith("-download")]
     policy = prod.named("llm-monitoring-download-failed")["inputs"]

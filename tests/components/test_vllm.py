@@ -15,6 +15,7 @@ from components.vllm import (
     EngineFlags,
     drain_seconds,
     engine_args,
+    engine_env,
     engine_image,
     rollout_wait,
 )
@@ -23,7 +24,7 @@ from stacks.load.loader import InvalidConfig, validate
 from stacks.load.to_args import engine_flags
 from stacks.program import kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
-from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME
+from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME, with_drain
 from tests.rendered import RenderedStack
 from tests.schemas import validate_manifest
 from tests.variants import render_variant, stack_config, variant_config
@@ -60,7 +61,8 @@ def test_prod_runs_the_recipe_on_twelve_nodes(prod: RenderedStack) -> None:
     vllm = container(prod)
     assert vllm["name"] == CONTAINER_NAME
     assert vllm["command"] == ["vllm", "serve"]
-    assert vllm["args"] == RECIPE_ARGS
+    # Flex-start first: the grace of the longest-lived capacity, and vLLM's drain within it
+    assert vllm["args"] == with_drain(drain_seconds(GRACE_SECONDS))
     assert vllm["image"] == f"vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
     assert env_of(prod) == {
         "HF_HUB_OFFLINE": "1",
@@ -210,15 +212,28 @@ def test_pod_is_hardened_and_caches_are_writable(name: str, render_stack: Render
     assert env_of(stack)["VLLM_NO_USAGE_STATS"] == "1"
 
 
-@pytest.mark.parametrize("name", ["dev", "prod"])
-def test_spot_capable_pods_drain_within_25_seconds(name: str, render_stack: RenderStack) -> None:
+def test_spot_only_pods_drain_within_25_seconds(dev: RenderedStack) -> None:
     """Endpoint removal runs with preStop; vLLM then finishes requests for --shutdown-timeout."""
-    stack = render_stack(name)
+    stack = dev
     pod = deployment(stack)["spec"]["template"]["spec"]
     vllm = container(stack)
     assert pod["terminationGracePeriodSeconds"] == SPOT_GRACE_SECONDS == 25
     assert vllm["lifecycle"]["preStop"] == {"sleep": {"seconds": 5}}
     assert f"--shutdown-timeout={SPOT_GRACE_SECONDS - 10}" in vllm["args"]
+
+
+def test_pods_that_may_land_on_flex_start_get_its_grace(prod: RenderedStack) -> None:
+    """Prod falls back to Spot, but Flex-start comes first: the grace is Flex-start's (GKE honors up to
+    10 minutes on scale-down); on a Spot preemption Autopilot cuts it to 25 s whatever the pod asks."""
+    pod = deployment(prod)["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == GRACE_SECONDS == 600
+    assert f"--shutdown-timeout={drain_seconds(GRACE_SECONDS)}" in container(prod)["args"]
+
+
+def test_the_cuda_graph_estimate_is_always_stated() -> None:
+    """vLLM's default flips from off (0.19) to on (0.21+): off is rendered =0, never left out."""
+    assert engine_env(flags())["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "1"
+    assert engine_env(flags(estimate_cudagraphs=False))["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "0"
 
 
 def test_grace_without_spot_lets_a_recipe_request_finish(
@@ -308,3 +323,21 @@ def test_prod_refuses_an_engine_image_without_digest() -> None:
     with pytest.raises(InvalidConfig, match=r"engine\.imageDigest: prod pins the engine image by digest"):
         validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1"}})
     assert validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1", "imageDigest": "sha256:" + "cd" * 32}})
+
+
+@pytest.mark.parametrize("value", ["1", "0"])
+def test_deep_gemm_override_is_refused_in_one_line(value: str) -> None:
+    """VLLM_USE_DEEP_GEMM set at all overrides vLLM's own DeepGEMM choice for Qwen 3.5 on Blackwell."""
+    dev = {"environment": "dev", "project": "my-llm-dev"}
+    with pytest.raises(InvalidConfig) as raised:
+        validate({**dev, "engine": {"extraEnv": {"VLLM_USE_DEEP_GEMM": value}}})
+    message = str(raised.value)
+    assert message.startswith("invalid stack config: engine.extraEnv.VLLM_USE_DEEP_GEMM: refused")
+    assert "#37618" in message and "\n" not in message
+    assert validate({**dev, "engine": {"extraEnv": {"VLLM_LOGGING_LEVEL": "DEBUG"}}})
+
+
+def test_the_cuda_graph_estimate_cannot_be_overridden_through_extra_env() -> None:
+    engine = {"estimateCudagraphs": False, "extraEnv": {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1"}}
+    with pytest.raises(InvalidConfig, match="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"):
+        validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})

@@ -21,6 +21,7 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
+from policies.rules.cluster import control_plane_exposure
 from policies.runner import Violation, check_records
 from policies.runner import main as runner_main
 from tests.conftest import RenderStack
@@ -319,6 +320,12 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _of_type(r, "gcp:container/cluster:Cluster")[0]["inputs"].update(location="europe-west1"),
         "LLM-GPU-004",
     ),
+    # prod may land on Flex-start: Spot's 25 s there cuts its drain short for nothing
+    "flex-start-grace-25": (
+        "prod",
+        lambda r: _deployment(r)["inputs"]["spec"]["template"]["spec"].update(terminationGracePeriodSeconds=25),
+        "LLM-GPU-003",
+    ),
     "tensor-parallel-2": ("prod", lambda r: _flag(r, "--tensor-parallel-size", 2), "LLM-VLLM-001"),
     "tensor-parallel-8": (
         "prod",
@@ -458,6 +465,23 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         "prod",
         lambda r: _cluster(r)["inputs"].update(minMasterVersion="1.34.0-gke.1626000"),
         "LLM-GKE-003",
+    ),
+    "prod-public-nodes": (
+        "prod",
+        lambda r: _cluster(r)["inputs"].update(privateClusterConfig={"enablePrivateNodes": False}),
+        "LLM-GKE-004",
+    ),
+    "prod-open-control-plane": (
+        "prod",
+        lambda r: _cluster(r)["inputs"].pop("masterAuthorizedNetworksConfig"),
+        "LLM-GKE-004",
+    ),
+    "prod-authorized-everywhere": (
+        "prod",
+        lambda r: _cluster(r)["inputs"]["masterAuthorizedNetworksConfig"].update(
+            cidrBlocks=[{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere"}]
+        ),
+        "LLM-GKE-004",
     ),
     "benchmark-one-client": ("prod", _one_benchmark_client, "LLM-BENCH-001"),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
@@ -630,3 +654,49 @@ def test_engine_server_lists_the_pack(analyzer: Any) -> None:
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == PACK_NAME
     assert [policy.name for policy in info.policies] == [policy.name for policy in POLICIES]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "problems"),
+    [
+        ({"privateClusterConfig": {"enablePrivateNodes": True}, "masterAuthorizedNetworksConfig": {}}, []),
+        (
+            {
+                "privateClusterConfig": {"enablePrivateNodes": True},
+                "controlPlaneEndpointsConfig": {"ipEndpointsConfig": {"enabled": False}},
+            },
+            [],
+        ),
+        (
+            {"privateClusterConfig": {"enablePrivateNodes": False}, "masterAuthorizedNetworksConfig": {}},
+            ["external IP"],
+        ),
+        ({"privateClusterConfig": {"enablePrivateNodes": True}}, ["accepts any address"]),
+        (
+            {
+                "privateClusterConfig": {"enablePrivateNodes": True},
+                "masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0"}]},
+            },
+            ["cover 0.0.0.0/0"],
+        ),
+        (
+            {
+                "privateClusterConfig": {"enablePrivateNodes": True},
+                "masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24"}]},
+            },
+            [],
+        ),
+        (
+            {
+                "privateClusterConfig": {"enablePrivateNodes": True},
+                "masterAuthorizedNetworksConfig": {"gcpPublicCidrsAccessEnabled": True},
+            },
+            ["Google Cloud public IP"],
+        ),
+    ],
+)
+def test_control_plane_exposure(cluster: dict[str, Any], problems: list[str]) -> None:
+    found = control_plane_exposure(cluster)
+    assert len(found) == len(problems)
+    for problem, expected in zip(found, problems, strict=True):
+        assert expected in problem

@@ -19,8 +19,8 @@ control plane's IP-based endpoint to the internet: `pulumi up` and kubectl (`get
 (`control_plane_endpoints_config.ip_endpoints_config.enabled`, an in-place update in
 terraform-provider-google-beta@93c65b2d resource_container_cluster.go:2294-2305 and :7095-7145) is
 not used: its GKE constraints on Autopilot were not verified. An empty list is the most restrictive
-setting the provider has, and the only one it can also undo later (authorized networks have no
-explicit off: stacks/offline/computed_fields.py).
+setting; ranges can be added in place later, but authorized networks cannot be turned off again
+through the provider (no explicit off: stacks/offline/computed_fields.py).
 """
 
 from __future__ import annotations

@@ -269,12 +269,17 @@ def apply_settings(settings: StackSettings) -> None:
 
 
 def run_program(
-    settings: StackSettings, program: Path = ROOT / "__main__.py", monitor: RecordingMonitor | None = None
+    settings: StackSettings,
+    program: Path = ROOT / "__main__.py",
+    monitor: RecordingMonitor | None = None,
+    existing_images: frozenset[str] = frozenset(),
 ) -> RunResult:
-    """Run the project's `__main__.py` for one stack under the mocks.
+    """Run the project's `__main__.py` for one stack under the mocks, in a project that holds
+    `existing_images` (the Compute Engine images earlier ups made; `monitor` brings its own cloud).
 
     An invalid config raises `stacks.loader.InvalidConfig` before anything is declared.
     """
+    monitor = monitor or RecordingMonitor(OfflineMocks(existing_images))
     return run_under_mocks(settings, lambda: runpy.run_path(str(program), run_name="__main__"), monitor)
 
 
@@ -291,7 +296,7 @@ def run_under_mocks(
     monitor.deny_default_providers(frozenset(denied) if isinstance(denied, list) else frozenset())
     logs = _LogCapture()
     pulumi.runtime.set_mocks(
-        OfflineMocks(),
+        monitor.mocks,
         project=settings.project,
         stack=settings.stack,
         preview=False,

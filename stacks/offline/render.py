@@ -2,7 +2,10 @@
 
 Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts),
 `capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
-`build/STACK/` (or `--out`). A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
+`build/STACK/` (or `--out`), for the first `up` on an empty project, or with `--converged` for the
+state every later `up` keeps (the weights image of the stack's revision exists, so the download
+scaffolding is gone: docs/preview.md). `states.json` holds both states' resources, which is what a
+preview compares. A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
 stack file. Several stacks render in one process, each exactly as a fresh process would render it.
 `--out` follows the output-folder contract (`stacks/offline/output.py`): no symbolic links, never `/`,
 the repository or the home directory, only files the commands wrote themselves are replaced. Exit
@@ -10,8 +13,8 @@ status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (a
 file; nothing is written when a file would hold a token) or any other failure, 2 invalid stack config
 or arguments (also an `--out` folder the contract refuses).
 With `--against OLD_DIR` it also writes `changes.md` / `changes.json`, the preview of the update from
-that earlier render (`stacks/preview.py`; with several stacks OLD_DIR/STACK): exit 1 when the engine
-would refuse the update, 2 when OLD_DIR is not a render.
+that earlier render's converged state (`stacks/offline/preview.py`; with several stacks OLD_DIR/STACK):
+exit 1 when the update would be refused, 2 when OLD_DIR is not a render.
 """
 
 from __future__ import annotations
@@ -36,8 +39,18 @@ from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine, output, stack_settings
 from stacks.offline.plan_md import plan_markdown
-from stacks.offline.preview import Preview, preview_files, preview_of_renders, report_preview
-from stacks.offline.render_dir import PreviewInputError, load_render
+from stacks.offline.preview import Preview, preview_files, preview_of_states, report_preview
+from stacks.offline.render_dir import PreviewInputError
+from stacks.offline.secrets import secret_digests
+from stacks.offline.states import (
+    CONVERGED,
+    FIRST_UP,
+    STATES_FILE,
+    RenderStates,
+    load_states,
+    states_document,
+    states_of_document,
+)
 
 NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
 # libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
@@ -98,17 +111,19 @@ def resource_records(registrations: list[engine.Registration]) -> list[dict[str,
             options["deletedWith"] = names.get(options["deletedWith"], _name_of(options["deletedWith"]))
         # a provider reference is "<provider urn>::<provider id>"
         provider = registration.provider.split("::")[-2] if registration.provider else None
-        records.append(
-            {
-                "type": registration.type,
-                "name": registration.name,
-                "parent": names.get(registration.parent),
-                "provider": provider,
-                "custom": registration.custom,
-                "inputs": plain(registration.inputs),
-                "options": options,
-            }
-        )
+        record = {
+            "type": registration.type,
+            "name": registration.name,
+            "parent": names.get(registration.parent),
+            "provider": provider,
+            "custom": registration.custom,
+            "inputs": plain(registration.inputs),
+            "options": options,
+        }
+        digests = secret_digests(registration.inputs)
+        if digests:
+            record["secretDigests"] = digests
+        records.append(record)
     return sorted(records, key=lambda record: (record["type"], record["name"]))
 
 
@@ -163,10 +178,12 @@ def render(
     config_file: Path | None = None,
     out: Path | None = None,
     progress: Progress = quiet,
-    earlier: list[dict[str, Any]] | None = None,
+    earlier: RenderStates | None = None,
+    converged: bool = False,
 ) -> Rendered:
     """Render one stack into its output folder (with the preview of the update from the `earlier`
-    render's records, when given: written with the render, in one go)."""
+    render's states, when given: written with the render, in one go); `converged`: write the state
+    after the `up` that made the weights image instead of the first `up`."""
     progress("loading config")
     settings = stack_settings.load_stack_settings(stack, config_file)
     engine.apply_settings(settings)
@@ -175,8 +192,15 @@ def render(
     output.check_out_dir(out_dir)
     notes = stack_settings.stack_file_notes(settings)
     progress("running the program")
-    result = engine.run_program(settings)
-    records = resource_records(result.registrations)
+    first_up = engine.run_program(settings)
+    # The `up` after the one that made the image: the program's own image look-up finds it
+    # (components/weights.py `_image_exists`), exactly as on a real second `up`.
+    image = plain(first_up.outputs).get("weightsImage")
+    later = engine.run_program(settings, existing_images=frozenset({image})) if isinstance(image, str) else first_up
+    result = later if converged else first_up
+    first_up_records = resource_records(first_up.registrations)
+    later_records = resource_records(later.registrations) if later is not first_up else first_up_records
+    records = later_records if converged else first_up_records
     progress(f"writing {sum(map(is_manifest, records))} manifests")
     manifests = manifest_texts(records)
     outputs = plain(result.outputs)
@@ -199,6 +223,12 @@ def render(
             policy,
             [*notes, *stack_settings.engine_notes(settings)],
         ),
+        STATES_FILE: _dump_json(
+            {
+                **states_document(image, first_up_records, later_records),
+                "rendered": CONVERGED if converged else FIRST_UP,
+            }
+        ),
     }
     leaks = output.token_leaks(files, secret_values(settings))
     if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
@@ -212,8 +242,9 @@ def render(
         )
     changes = None
     if earlier is not None:
-        # the records as resources.json holds them, as a later `preview OLD NEW` would read them
-        changes = preview_of_renders(earlier, json.loads(files["resources.json"]), "the --against render")
+        # the states as states.json holds them, as a later `preview OLD NEW` would read them
+        new = states_of_document(json.loads(files[STATES_FILE]), str(out_dir / STATES_FILE), str(out_dir))
+        changes = preview_of_states(earlier, new, "the --against render")
         files.update(preview_files(changes))
     output.write_render(out_dir, files)
     return Rendered(config, records, out_dir, violations, changes, notes)
@@ -238,12 +269,13 @@ def render_one(
     config_file: Path | None,
     out: Path | None,
     label: str = "",
-    earlier: list[dict[str, Any]] | None = None,
+    earlier: RenderStates | None = None,
+    converged: bool = False,
 ) -> int:
     """Render one stack and report it as the command does (with the preview of the update from the
-    `earlier` render's records, if given); returns its exit status."""
+    `earlier` render's states, if given); returns its exit status."""
     try:
-        rendered = render(stack, config_file, out, terminal_progress(stack, sys.stderr), earlier)
+        rendered = render(stack, config_file, out, terminal_progress(stack, sys.stderr), earlier, converged)
     except (InvalidConfig, InputError) as error:
         print(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}", file=sys.stderr)
         return 2
@@ -300,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also preview the update from this earlier render into changes.md / changes.json "
         "(with several stacks: OLD_DIR/STACK)",
     )
+    parser.add_argument(
+        "--converged",
+        action="store_true",
+        help="render the state after the `up` that made the weights image (no download scaffolding)",
+    )
     args = parser.parse_args(argv)
     refs = [stack_ref(target) for target in args.stacks]
     targets = [(ref.name, ref.file) for ref in refs]
@@ -314,10 +351,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         targets = [(names[0], args.config_file)]
     several = len(targets) > 1
-    earlier: dict[str, list[dict[str, Any]] | None] = {}
+    earlier: dict[str, RenderStates | None] = {}
     for name, _ in targets:
         try:  # read before rendering: OLD_DIR may be the output directory the render replaces
-            earlier[name] = load_render(args.against / name if several else args.against) if args.against else None
+            earlier[name] = load_states(args.against / name if several else args.against) if args.against else None
         except PreviewInputError as error:
             print(f"preview: {error}", file=sys.stderr)
             return 2
@@ -328,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             (args.out / name if several else args.out) if args.out else None,
             label=f"{name}: " if several else "",
             earlier=earlier[name],
+            converged=args.converged,
         )
         for name, config_file in targets
     ]

@@ -439,9 +439,19 @@ CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def config_keys_for(resource_type: str, path: str) -> list[str]:
-    """The settings that may feed `path`: those of the most specific entry holding it, else of every
-    entry inside it (a whole list replaced)."""
+# Inputs whose value, not their path, says which setting feeds them: (type, path prefix, value prefix,
+# config key). vLLM's drain follows the pods' grace, which the capacity sources decide.
+CONFIG_SOURCES_BY_VALUE: tuple[tuple[str, str, str, str], ...] = (
+    ("kubernetes:apps/v1:Deployment", "spec.template.spec.containers", "--shutdown-timeout=", "capacity.sources"),
+)
+
+
+def config_keys_for(resource_type: str, path: str, value: object = None) -> list[str]:
+    """The settings that may feed `path` (holding `value`): those of the most specific entry holding
+    it, else of every entry inside it (a whole list replaced)."""
+    for type_, prefix, value_prefix, key in CONFIG_SOURCES_BY_VALUE:
+        if type_ == resource_type and path_touches(prefix, path) and str(value).startswith(value_prefix):
+            return [key]
     changed = len(parse_path(path))
     entries = [
         (len(parse_path(prefix)), key)

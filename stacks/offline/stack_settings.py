@@ -3,7 +3,9 @@
 The CLI merges, lowest first: `Pulumi.yaml` defaults, the values of the stack's ESC environment,
 the stack file's own `config` (pulumi/pulumi pkg/workspace/config.go `mergeConfig`); then it hands
 every key, in every namespace, to the program (`PULUMI_CONFIG`). Offline:
-- `secure:` values cannot be decrypted: each becomes a placeholder marked secret;
+- `secure:` values cannot be decrypted: each becomes a placeholder marked secret, which carries a
+  digest of the ciphertext: a new ciphertext (`pulumi config set --secret` again) shows in a preview
+  as a changed secret (`stacks/offline/secrets.py`);
 - an ESC environment cannot be opened: a key the program needs that the file leaves to it becomes
   a placeholder, and every key the file leaves out takes its default here although the environment
   may set it under `pulumi up`; the notes say so (plan.md and standard error);
@@ -13,6 +15,7 @@ every key, in every namespace, to the program (`PULUMI_CONFIG`). Offline:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +30,14 @@ ROOT = Path(__file__).resolve().parents[2]
 # (the program validates it), never a real one.
 ESC_PROJECT_PLACEHOLDER = "project-from-esc"
 ENVIRONMENT_KEY = "environment"
+SECURE_PLACEHOLDER = "[secure:"
+UNSET_PLACEHOLDER = "[unset secret:"
 PROJECT_KEY = "project"
+
+
+def ciphertext_digest(ciphertext: str) -> str:
+    """A short digest of a `secure:` value's ciphertext (public: the ciphertext is in the stack file)."""
+    return hashlib.sha256(ciphertext.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,8 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
             config[f"{project}:{key}"] = _config_string(spec["default"])
     for full_key, value in entries.items():
         if full_key in stack_file.secure_keys:
-            config[full_key] = f"[secure:{full_key}]"
+            ciphertext = str(value.get("secure")) if isinstance(value, dict) else ""
+            config[full_key] = f"{SECURE_PLACEHOLDER}{full_key} ciphertext {ciphertext_digest(ciphertext)}]"
         else:
             config[full_key] = _config_string(value)
     for key, spec in schema.items():
@@ -90,7 +101,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
         if isinstance(spec, dict) and spec.get("secret"):
             secret_keys.append(full_key)
             if full_key not in config:
-                config[full_key] = f"[unset secret:{full_key}]"
+                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}]"
                 placeholders.append(full_key)
     esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
     return StackSettings(

@@ -6,7 +6,7 @@ import dataclasses
 
 from components.vllm import EngineFlags, Speculative, VllmEngine, VllmEngineArgs
 from stacks.offline.engine import Registration
-from tests.construct import ABSENT, ANY, build, children_are_parented, has_resource, match
+from tests.construct import ANY, build, children_are_parented, has_resource, match
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 FLAGS = EngineFlags(
@@ -46,7 +46,7 @@ ARGS = VllmEngineArgs(
     capacity_sources=2,
     node_selector={"cloud.google.com/compute-class": "b200"},
     zones=["us-central1-b"],
-    spot_capable=False,
+    spot_only=False,
     concurrency_per_pod=2000,
     max_request_tokens=2304,
     model_revision="main",
@@ -147,12 +147,20 @@ def test_deployment_runs_the_recipe_on_eight_b200() -> None:
     children_are_parented(records, "llm-serving:serving:VllmEngine", "vllm")
 
 
-def test_spot_pods_drain_within_the_25_second_notice() -> None:
+def test_spot_only_pods_drain_within_the_25_second_notice() -> None:
     has_resource(
-        build_engine(spot_capable=True),
+        build_engine(spot_only=True),
         DEPLOYMENT,
         {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 25}}}},
     )
+
+
+def test_pods_that_may_land_on_longer_lived_capacity_get_its_grace() -> None:
+    """Spot among other sources: the grace of the longest-lived one; vLLM drains within it."""
+    (deployment,) = [r for r in build_engine(spot_only=False) if r.type == DEPLOYMENT]
+    spec = deployment.inputs["spec"]["template"]["spec"]
+    assert spec["terminationGracePeriodSeconds"] == 600
+    assert "--shutdown-timeout=590" in spec["containers"][0]["args"]
 
 
 def test_replicas_owned_by_an_autoscaler_are_left_alone() -> None:
@@ -178,6 +186,7 @@ def test_flags_turned_off() -> None:
     assert container["image"] == "vllm/vllm-openai:v0.19.0"
     assert "--no-enable-prefix-caching" in container["args"]
     assert not [arg for arg in container["args"] if arg.startswith(("--speculative", "--mamba"))]
+    # off is stated, not left out: vLLM's default flips to on from 0.21
     assert match(
-        {item["name"]: item["value"] for item in container["env"]}, {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": ABSENT}
+        {item["name"]: item["value"] for item in container["env"]}, {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}
     )

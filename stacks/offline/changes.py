@@ -1,0 +1,131 @@
+"""What a preview predicts, as data: one `ResourceChange` per resource, the input paths that change,
+the values a provider keeps although the program dropped them, and the whole `Preview`.
+
+`Preview.as_json()` is `changes.json`, an interface other tools read: its fields
+(`changes[].action/type/name/urn/inputs[].path/old/new`, `warnings`, `refusals`, `refused`,
+`summary`) keep their names; new information is added beside them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+ACTIONS = ("create", "update", "replace", "delete")
+MISSING = object()
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """An input computed from the outputs of a resource being replaced: unknown until it exists."""
+
+    source: str
+
+    def __str__(self) -> str:
+        return f"(known after {self.source} is replaced)"
+
+
+@dataclass(frozen=True)
+class InputChange:
+    path: str
+    old: Any
+    new: Any
+    replaces: bool
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"path": self.path, "replaces": self.replaces}
+        if self.old is not MISSING:
+            entry["old"] = self.old
+        if self.new is not MISSING:
+            entry["new"] = str(self.new) if isinstance(self.new, Unknown) else self.new
+        return entry
+
+
+@dataclass(frozen=True)
+class KeptValue:
+    """An input the program no longer sets that the provider keeps (Optional+Computed): no diff."""
+
+    urn: str
+    path: str
+    old: Any
+    explicit_off: str | None
+    by_hand: str | None
+    source: str
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"urn": self.urn, "path": self.path, "old": self.old, "source": self.source}
+        if self.explicit_off:
+            entry["explicitOff"] = self.explicit_off
+        if self.by_hand:
+            entry["byHand"] = self.by_hand
+        return entry
+
+
+@dataclass
+class ResourceChange:
+    urn: str
+    record: dict[str, Any]
+    action: str
+    inputs: list[InputChange] = field(default_factory=list)
+    replaced_because: list[str] = field(default_factory=list)
+    config_keys: set[str] = field(default_factory=set)
+    delete_before_replace: bool = False
+    # why the replacement deletes first: the option, pulumi-kubernetes or the GCP bridge
+    delete_first_by: str = ""
+    no_rule: bool = False
+
+    @property
+    def options(self) -> dict[str, Any]:
+        options: dict[str, Any] = self.record["options"]
+        return options
+
+    def as_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "urn": self.urn,
+            "type": self.record["type"],
+            "name": self.record["name"],
+            "action": self.action,
+            "protect": bool(self.options.get("protect")),
+            "retainOnDelete": bool(self.options.get("retainOnDelete")),
+        }
+        if self.inputs:
+            entry["inputs"] = [change.as_json() for change in self.inputs]
+        if self.action == "replace":
+            entry["replacedBecause"] = self.replaced_because
+            entry["deleteBeforeReplace"] = self.delete_before_replace
+            if self.delete_first_by:
+                entry["deleteBeforeReplaceBy"] = self.delete_first_by
+        if self.config_keys:
+            entry["configKeys"] = sorted(self.config_keys)
+        if self.no_rule:
+            entry["noRule"] = True
+        return entry
+
+
+@dataclass(frozen=True)
+class Preview:
+    changes: list[ResourceChange]
+    unchanged: int
+    refusals: list[str]
+    warnings: list[str]
+    kept: list[KeptValue] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(change.action for change in self.changes)
+        return {**{action: counted.get(action, 0) for action in ACTIONS}, "same": self.unchanged}
+
+    def of(self, action: str) -> list[ResourceChange]:
+        return [change for change in self.changes if change.action == action]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.counts(),
+            "refused": bool(self.refusals),
+            "refusals": self.refusals,
+            "warnings": self.warnings,
+            "changes": [change.as_json() for change in self.changes],
+            "kept": [kept.as_json() for kept in self.kept],
+            "notes": self.notes,
+        }

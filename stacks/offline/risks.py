@@ -1,0 +1,283 @@
+"""What the engine, a provider or GCP would refuse in a planned update, and what it would do that
+the user may not expect: the refusals (exit 1) and warnings of a preview.
+
+Sources, next to each check:
+* protect and deletion guards: pulumi/pulumi step_generator.go and DeleteStep.Apply;
+  terraform-provider-google@e03b7622 tpgresource/utils.go DeletionPolicyPreDelete,
+  resource_compute_disk.go and resource_container_cluster.go Delete.
+* Global names: networks, firewall rules, images and snapshots are global resources, unique by name
+  in the project (Compute Engine "Global, regional, and zonal resources",
+  https://cloud.google.com/compute/docs/regions-zones/global-regional-zonal-resources); subnets,
+  routers and regional clusters are regional, disks zonal.
+* "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
+  google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
+  balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and
+  hashicorp/terraform-provider-google#7637): docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from policies.graph import environments
+from policies.rules.protection import PRODUCTION_ENVIRONMENTS
+from stacks.offline.changes import KeptValue, Preview, ResourceChange
+from stacks.offline.secrets import CIPHERTEXT
+from stacks.offline.states import Record
+
+CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
+NETWORK_TYPE = "gcp:compute/network:Network"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+GLOBAL_TYPES = frozenset(
+    {NETWORK_TYPE, "gcp:compute/firewall:Firewall", "gcp:compute/image:Image", "gcp:compute/snapshot:Snapshot"}
+)
+LOCATION_FIELDS = ("zone", "region", "location")
+# Objects whose deletion makes GKE remove load balancers and network endpoint groups in the background.
+LOAD_BALANCED_TYPES = (
+    "kubernetes:gateway.networking.k8s.io/",
+    "kubernetes:inference.networking.k8s.io/",
+    "kubernetes:helm.sh/v3:Release",
+)
+
+
+@dataclass(frozen=True)
+class _Resource:
+    """A record as the policy pack's graph helpers read one."""
+
+    resource_type: str
+    props: dict[str, Any]
+
+
+def is_production(records: list[Record]) -> bool:
+    labelled = environments([_Resource(record["type"], record["inputs"]) for record in records])
+    return bool(labelled & set(PRODUCTION_ENVIRONMENTS.default))
+
+
+def _keys(change: ResourceChange) -> str:
+    return f" (stack setting: {', '.join(sorted(change.config_keys))})" if change.config_keys else ""
+
+
+def _same_gcp_identity(old: Record, new: Record) -> bool:
+    """The replacement would be created under the old one's name, in its scope."""
+    fields = ("name", "project") if new["type"] in GLOBAL_TYPES else ("name", "project", *LOCATION_FIELDS)
+    return "name" in new["inputs"] and all(old["inputs"].get(key) == new["inputs"].get(key) for key in fields)
+
+
+def _delete_guard(old: Record) -> str | None:
+    """What in the state makes the GCP provider's Delete fail (terraform-provider-google@e03b7622:
+    tpgresource/utils.go DeletionPolicyPreDelete and resource_compute_disk.go Delete for
+    `deletion_policy`, resource_container_cluster.go Delete for `deletion_protection`)."""
+    if not old["type"].startswith("gcp:"):
+        return None
+    if old["inputs"].get("deletionPolicy") == "PREVENT":
+        return "deletionPolicy is PREVENT in the state (set DELETE and `pulumi up` first)"
+    if old["type"] == CLUSTER_TYPE and old["inputs"].get("deletionProtection") is True:
+        return "deletionProtection is true in the state (set it false and `pulumi up` first)"
+    return None
+
+
+def _secondary_ranges_in_use(old: dict[str, Record], change: ResourceChange) -> str:
+    """The names of a subnet's secondary ranges whose CIDR changes although a cluster of the old
+    state allocates its pods or services from them (the provider updates them in place, as
+    terraform-provider-google does not mark them ForceNew; GCP refuses it while they are in use)."""
+    if change.record["type"] != SUBNETWORK_TYPE:
+        return ""
+
+    def ranges(record: Record) -> dict[Any, Any]:
+        return {
+            item.get("rangeName"): item.get("ipCidrRange") for item in record["inputs"].get("secondaryIpRanges") or []
+        }
+
+    old_ranges, new_ranges = ranges(old[change.urn]), ranges(change.record)
+    changed = {name for name, cidr in old_ranges.items() if name in new_ranges and new_ranges[name] != cidr}
+    used = {
+        (record["inputs"].get("ipAllocationPolicy") or {}).get(key)
+        for record in old.values()
+        if record["type"] == CLUSTER_TYPE
+        for key in ("clusterSecondaryRangeName", "servicesSecondaryRangeName")
+    }
+    return ", ".join(repr(name) for name in sorted(changed & used))
+
+
+def _gpu_pods(record: Record) -> int:
+    """Replicas of a Deployment whose pods request GPUs (the serving Deployment), else 0."""
+    if record["type"] != DEPLOYMENT_TYPE:
+        return 0
+    spec = record["inputs"].get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    gpus = any(
+        ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu") for container in containers
+    )
+    return int(spec.get("replicas") or 1) if gpus else 0
+
+
+def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | None:
+    """The serving Deployment rebuilt beside itself: a namespace or name change (pulumi-kubernetes
+    creates a renamed object first, provider.go Diff `deleteBeforeReplace`)."""
+    pods = _gpu_pods(change.record)
+    if change.action != "replace" or change.delete_before_replace or not pods or change.urn not in old:
+        return None
+    before = old[change.urn]["inputs"].get("metadata") or {}
+    after = change.record["inputs"].get("metadata") or {}
+    moved = before.get("namespace") != after.get("namespace")
+    claim = (
+        "; in the new namespace its weights claim is a new claim for a volume the old claim still holds"
+        if moved
+        else ""
+    )
+    return (
+        f"{change.urn}: the serving Deployment is replaced create-before-delete "
+        f"({'; '.join(change.replaced_because)}): "
+        f"{pods} new pod(s) need {pods} more A4 node(s) beside the running ones until those are deleted (capacity "
+        f"that may not exist; both sets are billed){claim}. Keep routing.serviceName and cluster.namespace as they "
+        "are; to move anyway, scale the old Deployment to zero first (`kubectl scale deployment/"
+        f"{before.get('name')} --namespace {before.get('namespace')} --replicas=0`) and accept the outage, or "
+        f"deploy a second stack{_keys(change)}"
+    )
+
+
+def _protection(old: dict[str, Record], change: ResourceChange) -> Iterator[str]:
+    if change.action == "replace" and change.options.get("protect") and old[change.urn]["options"].get("protect"):
+        yield f"unable to replace protected {change.urn}: {'; '.join(change.replaced_because)}{_keys(change)}"
+    if change.action == "delete" and change.options.get("protect"):
+        yield f"unable to delete protected {change.urn}: it is no longer declared"
+    if change.action in ("delete", "replace") and (guard := _delete_guard(old[change.urn])):
+        yield f"the provider would fail to delete {change.urn}: {guard}{_keys(change)}"
+
+
+def _name_clash(old: dict[str, Record], change: ResourceChange) -> Iterator[str]:
+    """A GCP replacement created while an object of its name still exists: 409 alreadyExists."""
+    record, previous = change.record, old.get(change.urn)
+    if change.action != "replace" or previous is None or not record["type"].startswith("gcp:"):
+        return
+    if not _same_gcp_identity(previous, record):
+        return
+    name = record["inputs"]["name"]
+    scope = "project (a global name)" if record["type"] in GLOBAL_TYPES else "same location"
+    if not change.delete_before_replace:
+        yield (
+            f"{change.urn}: replaced create-before-delete under the same name {name!r} in the {scope}: GCP refuses "
+            f"the create (409 alreadyExists); set deleteBeforeReplace on it or add a suffix to its name{_keys(change)}"
+        )
+    kept_by = (
+        "deletionPolicy ABANDON"
+        if previous["inputs"].get("deletionPolicy") == "ABANDON"
+        else "retainOnDelete"
+        if change.options.get("retainOnDelete")
+        else None
+    )
+    if kept_by:
+        yield (
+            f"{change.urn}: replaced under the same name {name!r} in the {scope}, but {kept_by} leaves the old object "
+            f"in the cloud, so the create fails (409 alreadyExists): delete the old {name!r} by hand first (it is "
+            f"what serves today), or give the new one another name{_keys(change)}"
+        )
+
+
+def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+    production = is_production(list(new.values()))
+    found: list[str] = []
+    for change in result.changes:
+        found += _protection(old, change)
+        found += _name_clash(old, change)
+        if change.action in ("update", "replace") and (in_use := _secondary_ranges_in_use(old, change)):
+            found.append(
+                f"GCP would refuse to update {change.urn}: secondary range {in_use} changes while a cluster "
+                f"uses it (a cluster's pod and service ranges are fixed; a new range needs a new cluster: "
+                f"destroy first, or deploy a new stack){_keys(change)}"
+            )
+        if production and (rebuilt := _replaced_workload(old, change)):
+            found.append(f"refused in production: {rebuilt}")
+    names = {record["name"] for record in new.values()}
+    old_names = {record["name"] for record in old.values()}
+    for urn, record in sorted(new.items()):
+        references = [
+            *(record["options"].get("dependsOn") or []),
+            *(record.get(key) for key in ("parent", "provider")),
+            record["options"].get("deletedWith"),
+        ]
+        for name in references:
+            if name and name not in names:
+                gone = "deleted" if name in old_names else "not declared"
+                found.append(f"{urn} still depends on {name}, which is {gone}")
+    return found
+
+
+def _kept_warning(kept: KeptValue) -> str:
+    what = (
+        f"the program states it with {kept.explicit_off}"
+        if kept.explicit_off
+        else f"the provider has no explicit off; by hand: {kept.by_hand}"
+        if kept.by_hand
+        else "set it explicitly to change it"
+    )
+    return (
+        f"{kept.urn}: no change: the old value stays: {kept.path} is no longer set, but the provider keeps "
+        f"{json.dumps(kept.old, sort_keys=True)} (Optional+Computed, {kept.source}); {what}"
+    )
+
+
+def _global_delete_first(change: ResourceChange) -> str | None:
+    if change.action != "replace" or change.record["type"] not in GLOBAL_TYPES or not change.delete_before_replace:
+        return None
+    name = change.record["inputs"].get("name")
+    return (
+        f"{change.urn}: replaced delete-first by {change.delete_first_by}: {name!r} is a global name, so the new one "
+        "is created only once the old one is gone; in between it does not exist, and the delete fails while "
+        "anything still uses it"
+    )
+
+
+def _secret_ciphertext(change: ResourceChange) -> Iterator[str]:
+    for entry in change.inputs:
+        if all(isinstance(side, str) and f"[secret, {CIPHERTEXT}" in side for side in (entry.old, entry.new)):
+            order = "deleted, then created" if change.delete_before_replace else "replaced"
+            yield (
+                f"{change.urn}: {entry.path}: the `secure:` ciphertext changed; the preview cannot decrypt it. If the "
+                f"value is the same (set again), `pulumi up` changes nothing; if it changed, the object is {order}"
+            )
+
+
+def _network_in_use(old: dict[str, Record], result: Preview) -> list[str]:
+    going = {change.urn for change in result.changes if change.action in ("delete", "replace")}
+    balanced = any(record["type"].startswith(LOAD_BALANCED_TYPES) for urn, record in old.items() if urn in going)
+    cluster_goes = any(old[urn]["type"] == CLUSTER_TYPE for urn in going if urn in old)
+    if not (balanced or cluster_goes) or not any(
+        record["type"].startswith(LOAD_BALANCED_TYPES) for record in old.values()
+    ):
+        return []
+    return [
+        f"{urn}: deleted after the Gateway objects that used it; GKE removes their network endpoint groups in the "
+        "background, and the provider does not retry 'is already being used by': if `pulumi up` fails so, delete the "
+        "leftover groups (`gcloud compute network-endpoint-groups list`, then `... delete NAME --zone ZONE`) and run "
+        "it again (docs/operations.md, destroy)"
+        for urn in sorted(going)
+        if urn in old and old[urn]["type"] in (SUBNETWORK_TYPE, NETWORK_TYPE)
+    ]
+
+
+def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+    production = is_production(list(new.values()))
+    found = [_kept_warning(kept) for kept in result.kept]
+    for change in result.changes:
+        record = change.record
+        if change.action in ("delete", "replace") and change.options.get("retainOnDelete"):
+            left = "the old object" if change.action == "replace" else "the object"
+            found.append(f"{change.urn}: retainOnDelete, {left} stays in the cloud (delete it by hand)")
+        if change.no_rule and change.action in ("update", "replace"):
+            found.append(f"{change.urn}: no replacement rule for {record['type']}; shown as an update")
+        if (
+            change.action in ("delete", "replace")
+            and old.get(change.urn, {}).get("inputs", {}).get("deletionPolicy") == "ABANDON"
+        ):
+            found.append(f"{change.urn}: deletionPolicy ABANDON, the old object stays in the cloud")
+        if (delete_first := _global_delete_first(change)) is not None:
+            found.append(delete_first)
+        if not production and (rebuilt := _replaced_workload(old, change)):
+            found.append(rebuilt)
+        found += _secret_ciphertext(change)
+    return found + _network_in_use(old, result)

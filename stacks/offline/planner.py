@@ -178,6 +178,7 @@ class Planner:
             if change.action == "replace":
                 change.delete_first_by = self._delete_first_by(change)
                 change.delete_before_replace = bool(change.delete_first_by)
+                self._not_kept_when_replaced(change)
         changes = sorted(
             (change for change in self.changes.values() if change.action != "same"),
             key=lambda change: (ACTIONS.index(change.action), change.urn),
@@ -224,6 +225,12 @@ class Planner:
             )
             self.kept.append(KeptValue(urn, entry.path, old_whole, entry.explicit_off, by_hand, entry.source))
         return True
+
+    def _not_kept_when_replaced(self, change: ResourceChange) -> None:
+        """A replacement is created from the program's inputs alone: nothing of the old state stays."""
+        for kept in [kept for kept in self.kept if kept.urn == change.urn]:
+            self.kept.remove(kept)
+            change.inputs.append(InputChange(kept.path, kept.old, MISSING, False))
 
     def _diff(self, urn: str) -> None:
         old, new = self.old[urn], self.new[urn]

@@ -121,6 +121,8 @@ def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | 
     pods = _gpu_pods(change.record)
     if change.action != "replace" or change.delete_before_replace or not pods or change.urn not in old:
         return None
+    if not any(reason.startswith(("metadata.name ", "metadata.namespace ")) for reason in change.replaced_because):
+        return None  # rebuilt with its cluster (a replaced provider): the cluster's own change says so
     before = old[change.urn]["inputs"].get("metadata") or {}
     after = change.record["inputs"].get("metadata") or {}
     moved = before.get("namespace") != after.get("namespace")

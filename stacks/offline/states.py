@@ -113,7 +113,10 @@ def compared(old: RenderStates, new: RenderStates) -> Compared:
         old_records = old.converged if old.converged is not None else old.first_up
         new_records = new.converged if new.converged is not None else new.first_up
         return Compared(old_records, new_records, notes=notes)
-    if new.weights_image is not None and new.weights_image == old.weights_image:
+    if old.weights_image is None or new.weights_image is None:
+        notes = ["compared converged states: a render looks up no weights image, so there is no download to tell apart"]
+        return Compared(old.converged, new.converged, notes=notes)
+    if new.weights_image == old.weights_image:
         scaffolding = {record["name"] for record in new.first_up} - {record["name"] for record in new.converged}
         notes = [
             f"compared converged states: the weights image {new.weights_image} of OLD exists, and NEW looks up the "

@@ -145,6 +145,47 @@ def test_an_added_object_is_diffed_by_the_fields_it_sets() -> None:
     assert one(preview(base_state(), master_range), "gke").action == "replace"
 
 
+def test_a_dropped_optional_computed_block_is_no_change_unless_the_resource_is_replaced() -> None:
+    authorized = {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24"}], "gcpPublicCidrsAccessEnabled": False}
+    old = changed(base_state(), "gke", "inputs.masterAuthorizedNetworksConfig", authorized)
+    result = preview(old, base_state())
+    assert result.changes == []
+    (kept,) = result.kept
+    assert kept.path == "masterAuthorizedNetworksConfig" and kept.old == authorized
+    assert kept.by_hand == (
+        "gcloud container clusters update c --location us-central1 --no-enable-master-authorized-networks, "
+        "then pulumi refresh"
+    )
+    assert any("no change: the old value stays" in warning for warning in result.warnings)
+    renamed = preview(changed(old, "gke", "options.protect", False), changed(base_state(), "gke", "inputs.name", "c2"))
+    assert renamed.kept == [] and "masterAuthorizedNetworksConfig" in {
+        entry.path for entry in one(renamed, "gke").inputs
+    }
+
+
+def test_a_secret_is_compared_by_its_digest_and_never_shown() -> None:
+    secret = record(
+        "kubernetes:core/v1:Secret",
+        "token",
+        {"metadata": {"name": "hf-token", "namespace": "ns"}, "stringData": {"token": "[secret]"}},
+    )
+    old = [*base_state(), {**secret, "secretDigests": {"stringData.token": "ciphertext sha256:aaaaaaaaaaaa"}}]
+    new = [*base_state(), {**secret, "secretDigests": {"stringData.token": "ciphertext sha256:bbbbbbbbbbbb"}}]
+    result = preview(old, new)
+    change = one(result, "token")
+    assert change.action == "replace" and change.delete_before_replace is True
+    assert [entry.as_json() for entry in change.inputs] == [
+        {
+            "path": "stringData.token",
+            "old": "[secret, ciphertext sha256:aaaaaaaaaaaa]",
+            "new": "[secret, ciphertext sha256:bbbbbbbbbbbb]",
+            "replaces": True,
+        }
+    ]
+    assert any("cannot decrypt" in warning for warning in result.warnings)
+    assert preview(old, old).changes == []
+
+
 def test_named_kubernetes_object_is_deleted_before_replacement() -> None:
     result = preview(base_state(), changed(base_state(), "job", "inputs.spec.template.args", ["b"]))
     assert one(result, "job").action == "replace" and one(result, "job").delete_before_replace is True

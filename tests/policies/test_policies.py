@@ -21,7 +21,6 @@ from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
-from policies.rules.cluster import control_plane_exposure
 from policies.runner import Violation, check_records
 from policies.runner import main as runner_main
 from tests.conftest import RenderStack
@@ -654,49 +653,3 @@ def test_engine_server_lists_the_pack(analyzer: Any) -> None:
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == PACK_NAME
     assert [policy.name for policy in info.policies] == [policy.name for policy in POLICIES]
-
-
-@pytest.mark.parametrize(
-    ("cluster", "problems"),
-    [
-        ({"privateClusterConfig": {"enablePrivateNodes": True}, "masterAuthorizedNetworksConfig": {}}, []),
-        (
-            {
-                "privateClusterConfig": {"enablePrivateNodes": True},
-                "controlPlaneEndpointsConfig": {"ipEndpointsConfig": {"enabled": False}},
-            },
-            [],
-        ),
-        (
-            {"privateClusterConfig": {"enablePrivateNodes": False}, "masterAuthorizedNetworksConfig": {}},
-            ["external IP"],
-        ),
-        ({"privateClusterConfig": {"enablePrivateNodes": True}}, ["accepts any address"]),
-        (
-            {
-                "privateClusterConfig": {"enablePrivateNodes": True},
-                "masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0"}]},
-            },
-            ["cover 0.0.0.0/0"],
-        ),
-        (
-            {
-                "privateClusterConfig": {"enablePrivateNodes": True},
-                "masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24"}]},
-            },
-            [],
-        ),
-        (
-            {
-                "privateClusterConfig": {"enablePrivateNodes": True},
-                "masterAuthorizedNetworksConfig": {"gcpPublicCidrsAccessEnabled": True},
-            },
-            ["Google Cloud public IP"],
-        ),
-    ],
-)
-def test_control_plane_exposure(cluster: dict[str, Any], problems: list[str]) -> None:
-    found = control_plane_exposure(cluster)
-    assert len(found) == len(problems)
-    for problem, expected in zip(found, problems, strict=True):
-        assert expected in problem

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from stacks.config.routing import RoutingMode
-from stacks.offline import output, risks
+from stacks.offline import output
 from stacks.offline.output import MARKER
-from stacks.offline.planner import BY_GCP_BRIDGE, index_by_urn, plan
+from stacks.offline.planner import BY_GCP_BRIDGE
 from stacks.offline.preview import Preview, changes_markdown, load_states, preview, preview_states
 from stacks.offline.preview import main as preview_main
 from tests.conftest import RenderStack
@@ -129,12 +129,6 @@ def test_immutable_field_replaces_and_names_it() -> None:
     assert any("retainOnDelete" in warning for warning in result.warnings)
 
 
-def test_a_gcp_replacement_without_a_name_is_created_first() -> None:
-    state = changed(base_state(), "disk", "inputs", {"size": 100, "zone": "us-central1-b", "project": "p"})
-    change = one(preview(state, changed(state, "disk", "inputs.zone", "us-central1-c")), "disk")
-    assert change.action == "replace" and change.delete_before_replace is False
-
-
 def test_an_added_object_is_diffed_by_the_fields_it_sets() -> None:
     private_nodes = changed(base_state(), "gke", "inputs.privateClusterConfig", {"enablePrivateNodes": True})
     gke = one(preview(base_state(), private_nodes), "gke")
@@ -143,47 +137,6 @@ def test_an_added_object_is_diffed_by_the_fields_it_sets() -> None:
     ]
     master_range = changed(base_state(), "gke", "inputs.privateClusterConfig", {"masterIpv4CidrBlock": "172.16.0.0/28"})
     assert one(preview(base_state(), master_range), "gke").action == "replace"
-
-
-def test_a_dropped_optional_computed_block_is_no_change_unless_the_resource_is_replaced() -> None:
-    authorized = {"cidrBlocks": [{"cidrBlock": "203.0.113.0/24"}], "gcpPublicCidrsAccessEnabled": False}
-    old = changed(base_state(), "gke", "inputs.masterAuthorizedNetworksConfig", authorized)
-    result = preview(old, base_state())
-    assert result.changes == []
-    (kept,) = result.kept
-    assert kept.path == "masterAuthorizedNetworksConfig" and kept.old == authorized
-    assert kept.by_hand == (
-        "gcloud container clusters update c --location us-central1 --no-enable-master-authorized-networks, "
-        "then pulumi refresh"
-    )
-    assert any("no change: the old value stays" in warning for warning in result.warnings)
-    renamed = preview(changed(old, "gke", "options.protect", False), changed(base_state(), "gke", "inputs.name", "c2"))
-    assert renamed.kept == [] and "masterAuthorizedNetworksConfig" in {
-        entry.path for entry in one(renamed, "gke").inputs
-    }
-
-
-def test_a_secret_is_compared_by_its_digest_and_never_shown() -> None:
-    secret = record(
-        "kubernetes:core/v1:Secret",
-        "token",
-        {"metadata": {"name": "hf-token", "namespace": "ns"}, "stringData": {"token": "[secret]"}},
-    )
-    old = [*base_state(), {**secret, "secretDigests": {"stringData.token": "ciphertext sha256:aaaaaaaaaaaa"}}]
-    new = [*base_state(), {**secret, "secretDigests": {"stringData.token": "ciphertext sha256:bbbbbbbbbbbb"}}]
-    result = preview(old, new)
-    change = one(result, "token")
-    assert change.action == "replace" and change.delete_before_replace is True
-    assert [entry.as_json() for entry in change.inputs] == [
-        {
-            "path": "stringData.token",
-            "old": "[secret, ciphertext sha256:aaaaaaaaaaaa]",
-            "new": "[secret, ciphertext sha256:bbbbbbbbbbbb]",
-            "replaces": True,
-        }
-    ]
-    assert any("cannot decrypt" in warning for warning in result.warnings)
-    assert preview(old, old).changes == []
 
 
 def test_named_kubernetes_object_is_deleted_before_replacement() -> None:
@@ -269,33 +222,6 @@ def test_gcp_delete_guards_in_the_state() -> None:
     result = preview(cluster_guard, changed(unprotected, "gke", "inputs.name", "c2"))
     (refusal,) = result.refusals
     assert "deletionProtection is true" in refusal and "cluster.name" in refusal
-
-
-def test_a_global_name_is_replaced_delete_first_and_says_so() -> None:
-    """Networks, firewalls, images and snapshots are global: the bridge deletes the old one first
-    (a create-first would fail 409 on the name), so it is gone until the new one exists."""
-    result = preview(base_state(), changed(base_state(), "vpc", "inputs.description", "x"))
-    assert one(result, "vpc").delete_before_replace is True
-    assert any("global name" in warning and "vpc" in warning for warning in result.warnings)
-    assert not any("409" in refusal for refusal in result.refusals)
-
-
-def test_a_create_first_replacement_under_the_same_global_name_is_refused() -> None:
-    """Only possible when something overrides the bridge (the engine honors an explicit option)."""
-    state = [*base_state(), record("gcp:compute/firewall:Firewall", "fw", {"name": "f", "project": "p"})]
-    planned = plan(index_by_urn(state, "old"), index_by_urn(changed(state, "fw", "inputs.direction", "EGRESS"), "new"))
-    (change,) = planned.changes
-    change.delete_before_replace, change.delete_first_by = False, ""
-    (refusal,) = risks.refusals(index_by_urn(state, "old"), {}, planned)[:1]
-    assert "409 alreadyExists" in refusal and "deleteBeforeReplace" in refusal and "suffix" in refusal
-
-
-def test_a_replacement_whose_old_object_is_abandoned_under_the_same_name_is_refused() -> None:
-    """deletionPolicy ABANDON (prod's weights) leaves the old object: the create under its name fails."""
-    abandoned = changed(base_state(), "disk", "inputs.deletionPolicy", "ABANDON")
-    result = preview(abandoned, changed(abandoned, "disk", "inputs.type", "hyperdisk-balanced"))
-    (refusal,) = [refusal for refusal in result.refusals if "409" in refusal]
-    assert "deletionPolicy ABANDON" in refusal and "by hand" in refusal
 
 
 def test_gcp_provider_change_is_an_update() -> None:

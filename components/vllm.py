@@ -90,6 +90,7 @@ class EngineFlags:
     port: int
     data_parallel_size: int
     tensor_parallel_size: int
+    enable_expert_parallel: bool
     max_model_len: int
     max_num_batched_tokens: int
     max_num_seqs: int
@@ -97,11 +98,15 @@ class EngineFlags:
     gpu_memory_utilization: float
     enable_prefix_caching: bool
     enable_chunked_prefill: bool
-    attention_backend: str
+    attention_backend: str | None
     optimization_level: int
     speculative: Speculative | None
     mamba_cache_mode: str | None
     mamba_block_size: int | None
+    language_model_only: bool
+    moe_backend: str | None
+    use_deep_gemm: bool | None
+    deep_gemm_warmup: str | None
     estimate_cudagraphs: bool
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
@@ -131,6 +136,10 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
         f"--port={engine.port}",
         f"--data-parallel-size={engine.data_parallel_size}",
         f"--tensor-parallel-size={engine.tensor_parallel_size}",
+    ]
+    if engine.enable_expert_parallel:
+        args.append("--enable-expert-parallel")
+    args += [
         f"--max-model-len={engine.max_model_len}",
         f"--max-num-batched-tokens={engine.max_num_batched_tokens}",
         f"--max-num-seqs={engine.max_num_seqs}",
@@ -138,9 +147,10 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
         f"--gpu-memory-utilization={engine.gpu_memory_utilization}",
         "--enable-prefix-caching" if engine.enable_prefix_caching else "--no-enable-prefix-caching",
         "--enable-chunked-prefill" if engine.enable_chunked_prefill else "--no-enable-chunked-prefill",
-        f"--attention-backend={engine.attention_backend}",
-        f"-O{engine.optimization_level}",
     ]
+    if engine.attention_backend is not None:
+        args.append(f"--attention-backend={engine.attention_backend}")
+    args.append(f"-O{engine.optimization_level}")
     if engine.speculative is not None:
         speculative = {
             "method": engine.speculative.method,
@@ -155,6 +165,10 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
         # v0.33.0 vllm/platforms/interface.py:1114-1115: `if cache_config.mamba_cache_mode ==
         # "align": cache_config.mamba_block_size = cache_config.block_size`): docs/operations.md.
         args.append(f"--mamba-block-size={engine.mamba_block_size}")
+    if engine.language_model_only:
+        args.append("--language-model-only")
+    if engine.moe_backend is not None:
+        args.append(f"--moe-backend={engine.moe_backend}")
     args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 
@@ -167,6 +181,10 @@ ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 def engine_env(engine: EngineFlags) -> dict[str, str]:
     env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
     env[ESTIMATE_CUDAGRAPHS_ENV] = "1" if engine.estimate_cudagraphs else "0"
+    if engine.use_deep_gemm is not None:
+        env["VLLM_USE_DEEP_GEMM"] = "1" if engine.use_deep_gemm else "0"
+    if engine.deep_gemm_warmup is not None:
+        env["VLLM_DEEP_GEMM_WARMUP"] = engine.deep_gemm_warmup
     return {**env, **engine.extra_env}
 
 

@@ -14,6 +14,7 @@ from stacks.config.grammars import (
     image_problem,
 )
 from stacks.config.quoting import quote
+from stacks.config.releases import MEASURED_RELEASE, RELEASES, release_problem
 
 
 class KvCacheDtype(StrEnum):
@@ -40,28 +41,33 @@ class SpeculativeConfig(ConfigModel):
         description="Tokens drafted per step, 1-8. Recipe: 1 (~90% accepted); 2 was slower, 5 crashed (vLLM #37035).",
     )
 
+    @property
+    def label(self) -> str:
+        """`mtp-1`: how measurements name the setting."""
+        return f"{self.method}-{self.num_speculative_tokens}"
 
-ENGINE_IMAGE = "vllm/vllm-openai:v0.19.0"
-# The linux/amd64 manifest of vllm/vllm-openai:v0.19.0 as a public project pins it (A4 nodes are
-# x86-64); confirm with `docker buildx imagetools inspect vllm/vllm-openai:v0.19.0`.
-ENGINE_IMAGE_DIGEST = "sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53eceab86ef50883da90"
+
+ENGINE_IMAGE = RELEASES[MEASURED_RELEASE].image
+ENGINE_IMAGE_DIGEST = RELEASES[MEASURED_RELEASE].image_digest
+KNOWN_DIGESTS = {release.image: release.image_digest for release in RELEASES.values() if release.image_digest}
 
 
 class EngineConfig(ConfigModel):
-    """vLLM engine arguments; defaults are exactly the published recipe (vLLM 0.18+)."""
+    """vLLM engine arguments. The defaults are the published recipe (the default profile,
+    `qwen3.5-27b-fp8`); another `profile` sets its own, and every key here overrides the profile."""
 
     image: str = Field(
         default=ENGINE_IMAGE,
         description=(
-            "vLLM OpenAI server image with a tag (the digest goes in imageDigest). Default v0.19.0, "
-            "which carries the fix for degraded FP8-KV accuracy of Qwen 3.5 on B200 in 0.18.0 "
-            "(#37618)."
+            "vLLM OpenAI server image with a release tag (`:vX.Y.Z`; the digest goes in imageDigest). Only pinned "
+            "releases, each with its vendored `vllm serve` argument table: v0.19.0 (the default, the fix for "
+            "degraded FP8-KV accuracy of Qwen 3.5 on B200 in 0.18.0, #37618) and v0.33.0."
         ),
     )
     image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(
         default=None,
         description="`sha256:<64 hex>` of engine.image; the pod runs `image@digest`. Defaults to the known digest "
-        "of the default image; prod requires one.",
+        "of a pinned release's image (v0.19.0; none verified for v0.33.0); prod requires one.",
     )
     served_model_name: str | None = Field(
         default=None, description="`--served-model-name`, the model name clients send; defaults to weights.model."
@@ -85,6 +91,12 @@ class EngineConfig(ConfigModel):
         description=(
             "`--tensor-parallel-size`: GPUs per model copy. Recipe: 1 (TP=8 gave ~22K tok/s per node, DP=8 ~75K)."
         ),
+    )
+    enable_expert_parallel: bool = Field(
+        default=False,
+        description="`--enable-expert-parallel`: a MoE model's experts are split over the DP x TP ranks instead of "
+        "tensor-sharded over all of them (vLLM 'Data Parallel Deployment'); policy LLM-VLLM-014 requires it for "
+        "MoE data parallel.",
     )
     max_model_len: Annotated[int, Field(ge=256, le=1_048_576)] = Field(
         default=2560,
@@ -128,10 +140,11 @@ class EngineConfig(ConfigModel):
             "needed while maxNumBatchedTokens is below maxModelLen."
         ),
     )
-    attention_backend: Annotated[str, Field(pattern=r"^[A-Z_0-9]+$")] = Field(
+    attention_backend: Annotated[str | None, Field(pattern=r"^[A-Z_0-9]+$")] = Field(
         default="FLASHINFER",
         description=(
-            "`--attention-backend` (upper-case name; VLLM_ATTENTION_BACKEND is gone since 0.18). Recipe: FLASHINFER."
+            "`--attention-backend` (upper-case name; VLLM_ATTENTION_BACKEND is gone since 0.18); null omits the "
+            "flag and leaves the choice to vLLM. Recipe: FLASHINFER."
         ),
     )
     optimization_level: Annotated[int, Field(ge=0, le=3)] = Field(
@@ -158,6 +171,24 @@ class EngineConfig(ConfigModel):
             "the flag. Recipe: 8. With mambaCacheMode align vLLM replaces it with the attention block size, so "
             "there it has no effect (docs/operations.md)."
         ),
+    )
+    language_model_only: bool = Field(
+        default=False,
+        description="`--language-model-only`: serve text only, without loading the vision encoder (the vLLM "
+        "recipes' throughput mode for the Qwen 3.5 MoE models).",
+    )
+    moe_backend: Annotated[str | None, Field(pattern=r"^[a-z0-9_]+$")] = Field(
+        default=None,
+        description="`--moe-backend`: the MoE expert kernels (e.g. flashinfer_trtllm for NVFP4 on Blackwell); null "
+        "omits the flag and leaves vLLM's automatic choice.",
+    )
+    use_deep_gemm: bool | None = Field(
+        default=None,
+        description="VLLM_USE_DEEP_GEMM=1 or 0; null leaves vLLM's default (on, and off for Qwen 3.5 on Blackwell "
+        "since 0.19).",
+    )
+    deep_gemm_warmup: Literal["skip", "full", "relax"] | None = Field(
+        default=None, description="VLLM_DEEP_GEMM_WARMUP; null leaves vLLM's default (relax)."
     )
     estimate_cudagraphs: bool = Field(
         default=True,
@@ -197,14 +228,14 @@ class EngineConfig(ConfigModel):
         if not isinstance(data, dict):
             return data
         image = data.get("image", ENGINE_IMAGE)
-        if image == ENGINE_IMAGE and "imageDigest" not in data and "image_digest" not in data:
-            return {**data, "imageDigest": ENGINE_IMAGE_DIGEST}
+        if image in KNOWN_DIGESTS and "imageDigest" not in data and "image_digest" not in data:
+            return {**data, "imageDigest": KNOWN_DIGESTS[image]}
         return data
 
     @field_validator("image")
     @classmethod
     def _engine_image(cls, value: str) -> str:
-        return checked(image_problem(value, tag_required=True, digest_allowed=False), value)
+        return checked(image_problem(value, tag_required=True, digest_allowed=False) or release_problem(value), value)
 
     @field_validator("served_model_name")
     @classmethod

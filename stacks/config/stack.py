@@ -26,6 +26,7 @@ from stacks.config.grammars import (
 )
 from stacks.config.operations import AutoscalingConfig, MonitoringConfig, ScheduleConfig
 from stacks.config.pricing import PricingConfig
+from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
 from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
@@ -56,6 +57,11 @@ class StackConfig(ConfigModel):
     environment: Annotated[
         Environment, Field(description="`dev`, `staging` or `prod`: the preset laid under the stack file's own keys.")
     ]
+    profile: ProfileName = Field(
+        default=DEFAULT_PROFILE,
+        description="The serving profile (stacks/config/profiles.py): its checkpoint, disk size, engine flags, "
+        "vLLM release and workload become the defaults of weights, engine and workload; the stack's own keys win.",
+    )
     project: Annotated[
         str, Field(description="GCP project id: 6-30 lower-case letters, digits and hyphens, a letter first.")
     ]
@@ -119,6 +125,13 @@ class StackConfig(ConfigModel):
                     f"capacity.sources[{index}]: {what} is listed twice; each fallback step must differ "
                     "(reservations of the same name in different projects are different capacities)"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _mtp_loads(self) -> StackConfig:
+        problem = mtp_problem(self.weights.model, self.engine.speculative, self.engine.image)
+        if problem:
+            raise ValueError(f"engine.speculative: {problem}")
         return self
 
     @field_validator("project")
@@ -232,6 +245,15 @@ class StackConfig(ConfigModel):
         if self.capacity.nodes is None:
             raise RuntimeError("capacity.nodes is unresolved: load the config through stacks.loader.validate")
         return self.capacity.nodes
+
+    @property
+    def serving_profile(self) -> ServingProfile:
+        return profile_of(self.profile)
+
+    @property
+    def serves_profile_checkpoint(self) -> bool:
+        """Whether weights.model is the profile's own checkpoint (else its size facts do not apply)."""
+        return self.weights.model == self.serving_profile.checkpoint.model
 
     @property
     def benchmark_target(self) -> BenchmarkTarget:

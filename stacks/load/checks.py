@@ -74,6 +74,16 @@ RESERVED_FLAGS = {
     "help": "nothing (vLLM would print help and exit)",
     "version": "nothing (vLLM would print its version and exit)",
 }
+# Flags a typed key owns even when the stack does not render them (the key is off or null).
+OPTIONAL_TYPED_FLAGS = {
+    "enable-expert-parallel": "engine.enableExpertParallel",
+    "attention-backend": "engine.attentionBackend",
+    "speculative-config": "engine.speculative",
+    "mamba-cache-mode": "engine.mambaCacheMode",
+    "mamba-block-size": "engine.mambaBlockSize",
+    "language-model-only": "engine.languageModelOnly",
+    "moe-backend": "engine.moeBackend",
+}
 FLAG_KEYS = {
     "served-model-name": "engine.servedModelName",
     "speculative-config": "engine.speculative",
@@ -93,6 +103,8 @@ RESERVED_ENV = {
     "HF_HUB_OFFLINE": "weights load from the disk, never from the Hub",
     "TRANSFORMERS_OFFLINE": "weights load from the disk, never from the Hub",
     "HF_HOME": "the stack's cache and weights layout",
+    "VLLM_USE_DEEP_GEMM": "set engine.useDeepGemm",
+    "VLLM_DEEP_GEMM_WARMUP": "set engine.deepGemmWarmup",
     "CUDA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
     "NVIDIA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
 }
@@ -305,6 +317,7 @@ def typed_flags(config: StackConfig) -> dict[str, str]:
             base = name.removeprefix("no-")
             key = FLAG_KEYS.get(base) or _engine_key(base)
             flags[base] = key
+    flags.update(OPTIONAL_TYPED_FLAGS)
     flags.update(RESERVED_FLAGS)
     return flags
 

@@ -18,6 +18,7 @@ from policies.redaction import redact_tokens
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.cluster import EXISTING_CLUSTER_KEYS
 from stacks.config.presets import apply_preset
+from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
 from stacks.config.quoting import quote
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
@@ -187,8 +188,9 @@ def _existing_cluster_problem(raw: dict[str, Any]) -> str | None:
 
 
 def validate(raw: dict[str, Any]) -> StackConfig:
-    """The typed config, or InvalidConfig for the first problem, before anything is declared; a
-    `target` is resolved to `capacity.nodes` by the planner before the derived checks.
+    """The typed config, or InvalidConfig for the first problem, before anything is declared. The
+    profile's settings lie under the preset's and the stack's own; a `target` is resolved to
+    `capacity.nodes` by the planner before the derived checks.
 
     Validation goes through JSON in strict mode: a number is never read from a string or a bool
     (`nodes: true` is not 1, `nodes: "12"` is not 12); infinities and NaN are refused. The CLI
@@ -198,7 +200,8 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     problem = _existing_cluster_problem(raw)
     if problem:
         raise InvalidConfig(f"invalid stack config: {problem}")
-    merged = apply_preset(raw)
+    own = apply_preset(raw)
+    merged = apply_profile(own)
     non_finite = _non_finite_key(merged)
     if non_finite is not None:
         raise InvalidConfig(f"invalid stack config: {non_finite}: infinite or NaN; allowed: a finite number")
@@ -208,6 +211,9 @@ def validate(raw: dict[str, Any]) -> StackConfig:
         config = StackConfig.model_validate_json(document, by_alias=True, by_name=False)
     except ValidationError as error:
         raise InvalidConfig(describe(error, _allowed_keys(StackConfig))) from None
+    foreign = foreign_checkpoint_problem(config.serving_profile, config.weights.model, own)
+    if foreign:
+        raise InvalidConfig(f"invalid stack config: {foreign}")
     try:
         config = resolve(config)
     except SizingError as error:

@@ -144,8 +144,8 @@ def test_image_digest_pins_the_image() -> None:
     digest = "sha256:" + "ab" * 32
     assert engine_image(flags(image_digest=digest)) == f"vllm/vllm-openai:v0.19.0@{digest}"
     assert engine_image(flags()) == f"vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
-    assert engine_image(flags(image="vllm/vllm-openai:v0.19.1")) == "vllm/vllm-openai:v0.19.1", (
-        "the known digest belongs to the default image only"
+    assert engine_image(flags(image="vllm/vllm-openai:v0.33.0")) == "vllm/vllm-openai:v0.33.0", (
+        "no digest of the v0.33.0 image could be verified: none is filled in"
     )
 
 
@@ -321,8 +321,8 @@ def test_pods_pinned_to_every_weight_zone(render_stack: RenderStack, tmp_path_fa
 def test_prod_refuses_an_engine_image_without_digest() -> None:
     prod = {"environment": "prod", "project": "my-llm-prod", "weights": {"revision": "ab" * 20}}
     with pytest.raises(InvalidConfig, match=r"engine\.imageDigest: prod pins the engine image by digest"):
-        validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1"}})
-    assert validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.19.1", "imageDigest": "sha256:" + "cd" * 32}})
+        validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.33.0"}})
+    assert validate({**prod, "engine": {"image": "vllm/vllm-openai:v0.33.0", "imageDigest": "sha256:" + "cd" * 32}})
 
 
 @pytest.mark.parametrize("value", ["1", "0"])

@@ -20,7 +20,6 @@ from components.monitoring import (
 )
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
-from stacks.config.cron import WEEKDAYS
 from stacks.config.operations import (
     COLD_START_SECONDS,
     MODEL_LOAD_SECONDS,
@@ -31,7 +30,6 @@ from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
 SCHEDULE_NAME = "serving-schedule"
-CRON_WEEKDAY = {day: str((index + 1) % 7) for index, day in enumerate(WEEKDAYS)}
 
 
 def autoscaling_metric(config: StackConfig) -> tuple[str, str]:
@@ -45,19 +43,7 @@ def autoscaling_metric(config: StackConfig) -> tuple[str, str]:
 
 
 def schedule_steps(config: StackConfig) -> list[ScaleStep]:
-    schedule = config.schedule
-    if not schedule.enabled:
-        return []
-    hours = schedule.business_hours
-    if schedule.entries or hours is None:
-        return [ScaleStep(entry.name, entry.cron, entry.replicas) for entry in schedule.entries]
-    days = ",".join(CRON_WEEKDAY[day] for day in hours.days)
-    start_hour, start_minute = (int(part) for part in hours.start.split(":"))
-    end_hour, end_minute = (int(part) for part in hours.end.split(":"))
-    return [
-        ScaleStep("wake", f"{start_minute} {start_hour} * * {days}", hours.replicas or config.initial_replicas),
-        ScaleStep("sleep", f"{end_minute} {end_hour} * * {days}", 0),
-    ]
+    return [ScaleStep(name, cron, replicas) for name, cron, replicas in config.schedule_steps()]
 
 
 def queries_for(config: StackConfig) -> ServingQueries:

@@ -3,16 +3,10 @@
 Pure Python (no cloud, no Pulumi): `render` writes its plan as `capacity.json` and a plan.md section,
 `plan STACK` prints it, `stacks.load.loader` uses `size()` to turn a `target` into `capacity.nodes`.
 
-The model is the published measurements (RECIPE sections 1, 6, 8; write-up of March 2026, vLLM
-v0.18.0, InferenceMAX input 1024 / output 512 tokens, range ratio 0.5, unique prompts):
-- per-node total tok/s by node count, interpolated linearly between the measured 1/2/4/8/12 nodes
-  and extrapolated beyond 12 with the 8->12 slope;
-- through the Inference Gateway, the measured gateway/ClusterIP ratio at 2/4/8 nodes (31/35/37%
-  overhead), held at the nearest measured point outside 2..8 nodes; measured with one Endpoint
-  Picker, EPP v1.4.0: with any other picker image the figure is that estimate and says so;
-- completed requests/s from the measured requests per total token at 1/2/4/8 nodes;
-- TPOT/TTFT medians of the nearest measured node counts (ClusterIP only: the gateway runs
-  published no latencies).
+Every throughput, request and latency figure comes from the measurements of the stack's own
+configuration (`stacks/capacity/measurements.yaml`, `stacks/capacity/expectation.py`); a stack
+whose configuration was never measured gets None and the reason. Cost follows the hours the
+schedule and autoscaler keep the nodes up (`stacks/capacity/hours.py`).
 """
 
 from __future__ import annotations
@@ -20,173 +14,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from itertools import pairwise
 from typing import Any
 
-from components.hardware import B200_GPUS_PER_NODE
+from stacks.capacity import measurements as measurement_file
+from stacks.capacity.expectation import Expectation, expect
+from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
+from stacks.capacity.measurements import Measurement
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
-from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
-HOURS_PER_MONTH = 730
 FREE_TIER_CREDIT_PER_MONTH = 74.40
-MEASURED_INPUT_TOKENS = 1024
-MEASURED_OUTPUT_TOKENS = 512
-OUTPUT_SHARE = MEASURED_OUTPUT_TOKENS / (MEASURED_INPUT_TOKENS + MEASURED_OUTPUT_TOKENS)
 
 
-@dataclass(frozen=True)
-class MeasuredRun:
-    nodes: int
-    total_tokens_per_second: float
-    tpot_median_ms: float
-    ttft_median_ms: float
-
-
-# RECIPE section 1: ClusterIP round robin, one vLLM pod (DP 8) per A4 node.
-SCALING: tuple[MeasuredRun, ...] = (
-    MeasuredRun(1, 95_317, 44, 8_065),
-    MeasuredRun(2, 190_000, 47, 6_744),
-    MeasuredRun(4, 376_074, 46, 7_331),
-    MeasuredRun(8, 740_192, 46, 5_580),
-    MeasuredRun(12, 1_103_941, 46, 5_600),
-)
-# RECIPE section 6: the same runs through the GKE Inference Gateway, with the picker of the
-# inferencepool chart v1.4.0 (10 CPU / 16Gi).
-GATEWAY_TOTAL_TOKENS_PER_SECOND: dict[int, float] = {2: 131_303, 4: 245_009, 8: 469_433}
-MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
-HOW_TO_MEASURE_GATEWAY = (
-    "measure it: benchmark.enabled with benchmark.target gateway and benchmark.gatewayAddress, then "
-    "bench-compare the result (docs/gateway.md)"
-)
-# Issue 12 / RECIPE section 1: ~2,000 concurrent requests per node gave these completed req/s.
-MEASURED_REQUESTS_PER_SECOND: dict[int, float] = {1: 83, 2: 165, 4: 326, 8: 642}
-
-
-def _interpolate(points: Sequence[tuple[float, float]], x: float, *, extrapolate: bool) -> float:
-    """Piecewise linear through sorted points; outside them the edge segment continues
-    (`extrapolate`) or the edge value holds."""
-    if x <= points[0][0]:
-        if not extrapolate or len(points) == 1:
-            return points[0][1]
-        (x0, y0), (x1, y1) = points[0], points[1]
-        return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-    for (x0, y0), (x1, y1) in pairwise(points):
-        if x <= x1:
-            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-    if not extrapolate:
-        return points[-1][1]
-    (x0, y0), (x1, y1) = points[-2], points[-1]
-    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-
-
-def clusterip_per_node(nodes: int) -> float:
-    points = [(run.nodes, run.total_tokens_per_second / run.nodes) for run in SCALING]
-    return _interpolate(points, nodes, extrapolate=True)
-
-
-def gateway_ratio(nodes: int) -> float:
-    """Gateway throughput as a fraction of ClusterIP throughput at the same node count."""
-    points = [
-        (count, total / (clusterip_per_node(count) * count))
-        for count, total in sorted(GATEWAY_TOTAL_TOKENS_PER_SECOND.items())
-    ]
-    return _interpolate(points, nodes, extrapolate=False)
-
-
-def picker_measured(image: str) -> bool:
-    """Whether the gateway overhead was measured with this picker image (its digest aside)."""
-    return image.partition("@")[0] == MEASURED_PICKER
-
-
-def requests_per_token(nodes: int) -> float:
-    points = [
-        (count, rate / (clusterip_per_node(count) * count))
-        for count, rate in sorted(MEASURED_REQUESTS_PER_SECOND.items())
-    ]
-    return _interpolate(points, nodes, extrapolate=False)
-
-
-def _latency(nodes: int, attribute: str) -> float:
-    return _interpolate([(run.nodes, getattr(run, attribute)) for run in SCALING], nodes, extrapolate=False)
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """What a stack of `nodes` A4 nodes should do under the InferenceMAX load."""
-
-    nodes: int
-    gpus: int
-    routing: str
-    total_tokens_per_second: float
-    output_tokens_per_second: float
-    per_node_tokens_per_second: float
-    scaling_efficiency: float
-    routing_factor: float
-    concurrent_requests: int
-    requests_per_second: float
-    tpot_median_ms: float
-    ttft_median_ms: float
-    assumptions: tuple[str, ...]
-    # Gateway mode with a known picker: the picker image and whether the overhead was measured with it.
-    picker: str | None = None
-    gateway_overhead_measured: bool | None = None
-
-
-def expect(nodes: int, routing: RoutingMode, concurrency_per_node: int, picker: str | None = None) -> Expectation:
-    per_node = clusterip_per_node(nodes)
-    factor = gateway_ratio(nodes) if routing is RoutingMode.gateway else 1.0
-    total = per_node * nodes * factor
-    measured_nodes = [run.nodes for run in SCALING]
-    assumptions = [
-        "InferenceMAX load: random prompts, input 1024 / output 512 tokens (range ratio 0.5), ignore EOS, "
-        "0% prefix-cache hits; other request shapes are not modelled",
-        "the published engine recipe (vLLM DP 8, FP8 KV cache, MTP-1) on every node",
-    ]
-    if nodes in measured_nodes:
-        assumptions.append(f"per-node throughput measured at {nodes} node(s)")
-    elif nodes < measured_nodes[-1]:
-        assumptions.append("per-node throughput interpolated between the measured 1/2/4/8/12 nodes")
-    else:
-        assumptions.append("per-node throughput extrapolated beyond the measured 12 nodes with the 8->12 slope")
-    measured_picker = None if picker is None or routing is not RoutingMode.gateway else picker_measured(picker)
-    if measured_picker is False:
-        assumptions.append(
-            f"Inference Gateway overhead not measured for this version (picker {picker}): the {1 - factor:.0%} "
-            f"applied is the one measured with {MEASURED_PICKER} (31/35/37% at 2/4/8 nodes), an estimate; "
-            + HOW_TO_MEASURE_GATEWAY
-        )
-    if routing is RoutingMode.gateway and measured_picker is not False:
-        if nodes in GATEWAY_TOTAL_TOKENS_PER_SECOND:
-            assumptions.append(f"Inference Gateway overhead measured at {nodes} nodes ({1 - factor:.0%})")
-        else:
-            assumptions.append(
-                f"Inference Gateway overhead {1 - factor:.0%}: measured 31/35/37% at 2/4/8 nodes, interpolated, "
-                "held at the nearest measured point outside 2-8 nodes"
-            )
-    if routing is RoutingMode.gateway:
-        assumptions.append("latencies: ClusterIP medians (no latency was published through the gateway)")
-    assumptions.append("output tok/s = total x 512/1536 (the mean output share of the load)")
-    assumptions.append("req/s from the measured 83/165/326/642 req/s at 1/2/4/8 nodes per total token")
-    return Expectation(
-        nodes=nodes,
-        gpus=nodes * B200_GPUS_PER_NODE,
-        routing=routing.value,
-        total_tokens_per_second=total,
-        output_tokens_per_second=total * OUTPUT_SHARE,
-        per_node_tokens_per_second=per_node * factor,
-        scaling_efficiency=per_node / clusterip_per_node(1),
-        routing_factor=factor,
-        concurrent_requests=nodes * concurrency_per_node,
-        requests_per_second=total * requests_per_token(nodes),
-        tpot_median_ms=_latency(nodes, "tpot_median_ms"),
-        ttft_median_ms=_latency(nodes, "ttft_median_ms"),
-        assumptions=tuple(assumptions),
-        picker=picker if measured_picker is not None else None,
-        gateway_overhead_measured=measured_picker,
-    )
+def known(measurements: Sequence[Measurement] | None) -> Sequence[Measurement]:
+    """The given measurements, or those of the repository's file."""
+    return measurement_file.load().measurements if measurements is None else measurements
 
 
 # ---------------------------------------------------------------- cost
@@ -231,6 +75,11 @@ class Storage:
 
 @dataclass(frozen=True)
 class Cost:
+    """One pricing of the stack's nodes. Per hour: with every node up. Per month: for the node-hours
+    the schedule and autoscaler keep up (`_min`/`_max` the floor and ceiling; `total_per_month` is
+    the ceiling), the disks, image and cluster fee all month. Per million tokens: at full load, None
+    where the throughput was not measured."""
+
     pricing: str
     label: str
     node_per_hour: float
@@ -242,12 +91,24 @@ class Cost:
     cluster_fee_per_hour: float
     total_per_hour: float
     total_per_month: float
-    usd_per_million_tokens_nodes_only: float
-    usd_per_million_tokens_full_load: float
-    usd_per_million_tokens_at_utilization: float
+    total_per_month_min: float
+    total_per_month_max: float
+    node_hours_per_month_min: float
+    node_hours_per_month_max: float
+    usd_per_million_tokens_nodes_only: float | None
+    usd_per_million_tokens_full_load: float | None
+    usd_per_million_tokens_at_utilization: float | None
 
 
-def cost(kind: str, nodes: int, total_tokens_per_second: float, storage: Storage, pricing: PricingConfig) -> Cost:
+def cost(
+    kind: str,
+    nodes: int,
+    total_tokens_per_second: float | None,
+    storage: Storage,
+    pricing: PricingConfig,
+    hours: RunningHours | None = None,
+) -> Cost:
+    """The cost of `nodes` nodes; a month at `hours` (every node around the clock when None)."""
     price = node_price(pricing, kind)
     nodes_per_hour = nodes * price
     premium = nodes_per_hour * pricing.autopilot_premium_fraction
@@ -258,7 +119,18 @@ def cost(kind: str, nodes: int, total_tokens_per_second: float, storage: Storage
     if pricing.cluster_free_tier:
         fee = max(0.0, fee - FREE_TIER_CREDIT_PER_MONTH / HOURS_PER_MONTH)
     total = nodes_per_hour + premium + capacity + throughput + image + fee
-    million_tokens_per_hour = total_tokens_per_second * 3600 / 1e6
+    node_hour_all_in = price * (1 + pricing.autopilot_premium_fraction)
+    always = (capacity + throughput + image + fee) * HOURS_PER_MONTH
+    low_hours = nodes * HOURS_PER_MONTH if hours is None else hours.node_hours_per_month_min
+    high_hours = nodes * HOURS_PER_MONTH if hours is None else hours.node_hours_per_month_max
+    per_million: tuple[float | None, float | None, float | None] = (None, None, None)
+    if total_tokens_per_second is not None:
+        million_tokens_per_hour = total_tokens_per_second * 3600 / 1e6
+        per_million = (
+            nodes_per_hour / million_tokens_per_hour,
+            total / million_tokens_per_hour,
+            total / (million_tokens_per_hour * pricing.utilization),
+        )
     return Cost(
         pricing=kind,
         label=PRICING_LABELS[kind],
@@ -270,10 +142,14 @@ def cost(kind: str, nodes: int, total_tokens_per_second: float, storage: Storage
         image_per_hour=image,
         cluster_fee_per_hour=fee,
         total_per_hour=total,
-        total_per_month=total * HOURS_PER_MONTH,
-        usd_per_million_tokens_nodes_only=nodes_per_hour / million_tokens_per_hour,
-        usd_per_million_tokens_full_load=total / million_tokens_per_hour,
-        usd_per_million_tokens_at_utilization=total / (million_tokens_per_hour * pricing.utilization),
+        total_per_month=always + node_hour_all_in * high_hours,
+        total_per_month_min=always + node_hour_all_in * low_hours,
+        total_per_month_max=always + node_hour_all_in * high_hours,
+        node_hours_per_month_min=low_hours,
+        node_hours_per_month_max=high_hours,
+        usd_per_million_tokens_nodes_only=per_million[0],
+        usd_per_million_tokens_full_load=per_million[1],
+        usd_per_million_tokens_at_utilization=per_million[2],
     )
 
 
@@ -314,12 +190,15 @@ class SizingError(ValueError):
 
 @dataclass(frozen=True)
 class Sizing:
+    """A goal turned into the node count: the ceiling, what runs when every pod is up."""
+
     goal: str
     value: float
     max_nodes: int
     nodes: int
     budget_per_hour: float | None
     sources_within_budget: tuple[str, ...]
+    sized: str = "the ceiling: capacity.nodes, every pod up; an autoscaler or schedule runs fewer"
 
 
 GOAL_UNITS = {
@@ -328,43 +207,53 @@ GOAL_UNITS = {
     "concurrentRequests": "concurrent requests",
     "requestsPerSecond": "req/s",
 }
+GOAL_FIGURES = {
+    "totalTokensPerSecond": "total_tokens_per_second",
+    "outputTokensPerSecond": "output_tokens_per_second",
+    "concurrentRequests": "concurrent_requests",
+    "requestsPerSecond": "requests_per_second",
+}
 
 
-def _goal_met(goal: str, value: float, expectation: Expectation) -> bool:
-    achieved = {
-        "totalTokensPerSecond": expectation.total_tokens_per_second,
-        "outputTokensPerSecond": expectation.output_tokens_per_second,
-        "concurrentRequests": float(expectation.concurrent_requests),
-        "requestsPerSecond": expectation.requests_per_second,
-    }[goal]
-    return achieved >= value
+def _achieved(goal: str, expectation: Expectation) -> float | None:
+    value = getattr(expectation, GOAL_FIGURES[goal])
+    return None if value is None else float(value)
 
 
-def size(config: StackConfig, target: TargetConfig) -> Sizing:
+def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measurement] | None = None) -> Sizing:
     """The smallest node count that meets the goal, and the capacity sources whose price fits the
-    budget at that count. Raises `SizingError` naming the key when nothing fits."""
+    budget at that count. Raises `SizingError` naming the key when nothing fits, and when the goal
+    is a throughput or req/s that the stack's configuration has no measurement of (concurrent
+    requests are nodes x workload.concurrencyPerNode: no measurement needed)."""
     goal, value = target.goal()
     limit = min(target.max_nodes, MAX_NODES)
+    runs = known(measurements)
     routing = config.routing.mode
-    concurrency = config.workload.concurrency_per_node
-    nodes = next(
-        (count for count in range(1, limit + 1) if _goal_met(goal, value, expect(count, routing, concurrency))), None
-    )
-    if nodes is None:
-        best = expect(limit, routing, concurrency)
+    probe = expect(config, 1, runs)
+    if _achieved(goal, probe) is None:
+        why = probe.null_reasons.get(GOAL_FIGURES[goal], "not measured")
+        raise SizingError(
+            f"target.{goal}: cannot size without a measurement ({why} for profile {config.profile.value} on "
+            f"{config.engine.image}, {routing.value} routing); set capacity.nodes, run the benchmark Job and record "
+            "it with bench-compare --record"
+        )
+    expectations = (expect(config, count, runs) for count in range(1, limit + 1))
+    met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)
+    if met is None:
+        best = expect(config, limit, runs)
         raise SizingError(
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
-            f"({routing.value} routing gives {best.total_tokens_per_second:,.0f} total tok/s, "
-            f"{best.requests_per_second:,.0f} req/s, {best.concurrent_requests:,} concurrent requests there); "
+            f"({routing.value} routing gives {_shown(best.total_tokens_per_second)} total tok/s, "
+            f"{_shown(best.requests_per_second)} req/s, {best.concurrent_requests:,} concurrent requests there); "
             "raise target.maxNodes or lower the goal"
         )
+    nodes = met.nodes
     within: tuple[str, ...] = ()
     if target.budget_per_hour is not None:
-        total = expect(nodes, routing, concurrency).total_tokens_per_second
         storage = storage_of(config)
         prices = {
             source_label(source): cost(
-                budget_pricing(source, config.pricing), nodes, total, storage, config.pricing
+                budget_pricing(source, config.pricing), nodes, met.total_tokens_per_second, storage, config.pricing
             ).total_per_hour
             for source in config.capacity.sources
         }
@@ -386,6 +275,10 @@ def size(config: StackConfig, target: TargetConfig) -> Sizing:
     )
 
 
+def _shown(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:,.0f}"
+
+
 # ---------------------------------------------------------------- the plan
 
 
@@ -393,9 +286,11 @@ def size(config: StackConfig, target: TargetConfig) -> Sizing:
 class CapacityPlan:
     stack: str
     nodes: int
+    profile: str
     expectation: Expectation
     sources: tuple[SourcePlan, ...]
     sizing: Sizing | None
+    running: RunningHours
     utilization: float
     pricing: dict[str, Any]
     pricing_notes: tuple[str, ...] = field(default=())
@@ -415,7 +310,8 @@ PRICING_NOTES = (
     "disk image USD 0.05/GiB-month: estimates, not verified",
     "cluster fee USD 0.10/h (GKE pricing, 'Cluster management fee and free tier'); the USD 74.40/month "
     "free-tier credit counts only with pricing.clusterFreeTier",
-    f"USD per month = USD per hour x {HOURS_PER_MONTH} h",
+    f"USD per month = the node-hours the schedule and autoscaler keep up x (node price + premium), plus disks, "
+    f"image and cluster fee for all {HOURS_PER_MONTH} h of the month",
 )
 
 
@@ -427,30 +323,34 @@ def storage_of(config: StackConfig) -> Storage:
     )
 
 
-def plan(stack: str, config: StackConfig, nodes: int | None = None) -> CapacityPlan:
+def plan(
+    stack: str, config: StackConfig, nodes: int | None = None, measurements: Sequence[Measurement] | None = None
+) -> CapacityPlan:
+    runs = known(measurements)
     count = nodes if nodes is not None else config.nodes
-    expectation = expect(
-        count, config.routing.mode, config.workload.concurrency_per_node, picker=config.routing.gateway.epp_image
-    )
+    expectation = expect(config, count, runs)
     storage = storage_of(config)
+    hours = running_hours(config)
     sources = tuple(
         SourcePlan(
             source=source_label(source),
             type=source.type,
             costs=tuple(
-                cost(kind, count, expectation.total_tokens_per_second, storage, config.pricing)
+                cost(kind, count, expectation.total_tokens_per_second, storage, config.pricing, hours)
                 for kind in pricings_of(source)
             ),
         )
         for source in config.capacity.sources
     )
-    sizing = size(config, config.target) if config.target is not None else None
+    sizing = size(config, config.target, runs) if config.target is not None else None
     return CapacityPlan(
         stack=stack,
         nodes=count,
+        profile=config.profile.value,
         expectation=expectation,
         sources=sources,
         sizing=sizing,
+        running=hours,
         utilization=config.pricing.utilization,
         pricing=config.pricing.model_dump(mode="json", by_alias=True),
         pricing_notes=PRICING_NOTES,
@@ -477,11 +377,11 @@ def benchmark_concurrency(config: StackConfig) -> int:
     return config.benchmark.concurrency or config.nodes * config.workload.concurrency_per_node
 
 
-def resolve(config: StackConfig) -> StackConfig:
+def resolve(config: StackConfig, measurements: Sequence[Measurement] | None = None) -> StackConfig:
     """The config `pulumi up` deploys: a `target` turned into `capacity.nodes`, and the benchmark's
     client count checked against its CPU. Raises `SizingError` naming the key."""
     if config.target is not None:
-        nodes = size(config, config.target).nodes
+        nodes = size(config, config.target, measurements).nodes
         config = config.model_copy(update={"capacity": config.capacity.model_copy(update={"nodes": nodes})})
     if config.benchmark.enabled:
         concurrency = benchmark_concurrency(config)

@@ -54,8 +54,8 @@ RELEASES: dict[str, VllmRelease] = {
             image_digest="sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53eceab86ef50883da90",
             estimates_cudagraphs_by_default=False,
             loads_nvfp4_mtp=False,
-            why="the measured recipe: the write-up ran 0.18.0, and 0.19.0 is the first release with the "
-            "B200 FP8-KV accuracy fix for Qwen 3.5 (#37618)",
+            why="the first release with the fix of 0.18.0's FP8-KV accuracy issue with Qwen 3.5 on B200 (#37618), "
+            "the same engine otherwise; the write-up's 0.18.0 figures stand for it",
         ),
         VllmRelease(
             version="0.33.0",

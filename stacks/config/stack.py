@@ -13,6 +13,7 @@ from stacks.config.base import ConfigModel, checked
 from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
 from stacks.config.capacity import CapacityConfig, TargetConfig
 from stacks.config.cluster import ClusterConfig
+from stacks.config.cron import WEEKDAYS
 from stacks.config.engine import EngineConfig, WorkloadConfig
 from stacks.config.gke_versions import (
     B200_MIN_GKE_VERSION,
@@ -41,6 +42,7 @@ GCP_REGION = (
     r"-(central|east|north|northeast|northwest|south|southeast|southwest|west)[1-9][0-9]?$"
 )
 ZONE_LETTERS = "abcdef"
+CRON_WEEKDAY = {day: str((index + 1) % 7) for index, day in enumerate(WEEKDAYS)}
 
 
 class Environment(StrEnum):
@@ -297,6 +299,23 @@ class StackConfig(ConfigModel):
     def initial_replicas(self) -> int:
         """The Deployment's replicas at creation (afterwards the autoscaler or the schedule owns them)."""
         return self.autoscaling.min_replicas if self.autoscaling.enabled else self.nodes
+
+    def schedule_steps(self) -> list[tuple[str, str, int]]:
+        """The schedule as (name, cron, replicas) steps: the cron entries, or business hours as a
+        wake step (to businessHours.replicas or the initial replicas) and a sleep step (to 0)."""
+        schedule = self.schedule
+        if not schedule.enabled:
+            return []
+        hours = schedule.business_hours
+        if schedule.entries or hours is None:
+            return [(entry.name, entry.cron, entry.replicas) for entry in schedule.entries]
+        days = ",".join(CRON_WEEKDAY[day] for day in hours.days)
+        start_hour, start_minute = (int(part) for part in hours.start.split(":"))
+        end_hour, end_minute = (int(part) for part in hours.end.split(":"))
+        return [
+            ("wake", f"{start_minute} {start_hour} * * {days}", hours.replicas or self.initial_replicas),
+            ("sleep", f"{end_minute} {end_hour} * * {days}", 0),
+        ]
 
     @property
     def replicas_managed_elsewhere(self) -> bool:

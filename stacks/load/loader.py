@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from policies.input_files import depth_of
 from policies.redaction import redact_tokens
+from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.cluster import EXISTING_CLUSTER_KEYS
 from stacks.config.presets import apply_preset
@@ -214,6 +215,10 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     foreign = foreign_checkpoint_problem(config.serving_profile, config.weights.model, own)
     if foreign:
         raise InvalidConfig(f"invalid stack config: {foreign}")
+    try:
+        measurements.load()
+    except measurements.MeasurementsError as error:
+        raise InvalidConfig(f"invalid measurements file: {error}") from None
     try:
         config = resolve(config)
     except SizingError as error:

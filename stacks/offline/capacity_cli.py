@@ -1,18 +1,23 @@
 """Console scripts of the capacity planner.
 
-`plan STACK`: what the stack's nodes should do and cost, per capacity source and pricing (the
-figures `render` writes to capacity.json), as text or `--json`.
+`plan STACK [--json] [--measurements FILE]`: what the stack's nodes should do and cost, per capacity
+source and pricing (the figures `render` writes to capacity.json); "not measured" where no
+measurement of the stack's configuration exists.
 
-`bench-compare STACK [LOG|-] [--results CLIENT.json ...]`: the benchmark Job's summed result line
-(from its log, or combined from the clients' `--save-result` files) next to the planner's
-expectation for the stack. Exit status: 0 compared, 2 invalid stack config or unreadable result
-(a file that is not a regular file or is too large, JSON that is malformed, too deep or holds NaN,
-a result without a figure the comparison needs).
+`bench-compare STACK [LOG|-] [--results CLIENT.json ...] [--record]`: the benchmark Job's summed
+result line (from its log, or combined from the clients' `--save-result` files) next to the
+planner's expectation for the stack. `--record` appends the result to the measurements file as a
+measurement of the stack's configuration at its node count (`--source`, `--date` name where and
+when); the planner uses it for that configuration from then on. Exit status: 0 compared (and
+recorded), 2 invalid stack config, unreadable result (a file that is not a regular file or is too
+large, JSON that is malformed, too deep or holds NaN, a result without a figure the comparison
+needs) or measurements file.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
 import sys
@@ -23,10 +28,14 @@ from components import bench_result
 from policies.cli import STACK_HELP, StackRef, command_parser, stack_ref
 from policies.console import guarded
 from policies.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
-from stacks.capacity.planner import CapacityPlan, Expectation, human_duration, plan
+from stacks.capacity import measurements as measurement_file
+from stacks.capacity.expectation import Expectation
+from stacks.capacity.planner import CapacityPlan, human_duration, plan
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine, stack_settings
+
+RECORDED_SOURCE = "in-cluster benchmark Job of this project (bench-compare --record)"
 
 
 def load_config(stack: StackRef, command: str) -> StackConfig:
@@ -52,28 +61,54 @@ def stack_of(args: argparse.Namespace) -> StackRef:
     return StackRef(stack.name, args.config_file) if args.config_file is not None else stack
 
 
+def _figure(value: float | None, width: int, digits: int = 0) -> str:
+    return f"{'not measured':>{width}}" if value is None else f"{value:>{width},.{digits}f}"
+
+
 def plan_text(capacity: CapacityPlan) -> str:
     expected = capacity.expectation
+    latency = (
+        "not measured"
+        if expected.tpot_median_ms is None or expected.ttft_median_ms is None
+        else f"{expected.tpot_median_ms:,.0f} ms / {expected.ttft_median_ms / 1000:,.1f} s"
+    )
     lines = [
-        f"stack {capacity.stack}: {expected.nodes} A4 node(s), {expected.gpus} B200, {expected.routing} routing",
-        f"  total tok/s          {expected.total_tokens_per_second:>14,.0f}",
-        f"  output tok/s         {expected.output_tokens_per_second:>14,.0f}",
+        f"stack {capacity.stack}: {expected.nodes} A4 node(s), {expected.gpus} B200, {expected.routing} routing, "
+        f"profile {capacity.profile}",
+        f"  total tok/s          {_figure(expected.total_tokens_per_second, 14)}",
+        f"  output tok/s         {_figure(expected.output_tokens_per_second, 14)}",
         f"  concurrent requests  {expected.concurrent_requests:>14,}",
-        f"  completed req/s      {expected.requests_per_second:>14,.0f}",
-        f"  TPOT / TTFT median   {expected.tpot_median_ms:>10,.0f} ms / {expected.ttft_median_ms / 1000:,.1f} s",
+        f"  completed req/s      {_figure(expected.requests_per_second, 14)}",
+        f"  TPOT / TTFT median   {latency:>14}",
+    ]
+    if expected.not_measured is not None:
+        lines += [
+            f"not measured: {expected.not_measured.reason}",
+            f"to measure: {expected.not_measured.how_to_measure}",
+        ]
+    lines += [
+        f"running: {capacity.running.basis}",
         "",
-        f"{'source':<44} {'pricing':<34} {'USD/h':>10} {'USD/month':>12} {'USD/M tok':>10} "
+        f"{'source':<44} {'pricing':<34} {'USD/h':>10} {'USD/month':>20} {'USD/M tok':>10} "
         f"{'at ' + format(capacity.utilization, '.0%'):>10}",
     ]
     for source in capacity.sources:
         for item in source.costs:
+            month = (
+                f"{item.total_per_month_max:,.0f}"
+                if round(item.total_per_month_min) == round(item.total_per_month_max)
+                else f"{item.total_per_month_min:,.0f}..{item.total_per_month_max:,.0f}"
+            )
+            per_million = " ".join(
+                f"{'-':>10}" if value is None else f"{value:>10.3f}"
+                for value in (item.usd_per_million_tokens_full_load, item.usd_per_million_tokens_at_utilization)
+            )
             lines.append(
-                f"{source.source:<44} {item.label:<34} {item.total_per_hour:>10,.2f} {item.total_per_month:>12,.0f} "
-                f"{item.usd_per_million_tokens_full_load:>10.3f} {item.usd_per_million_tokens_at_utilization:>10.3f}"
+                f"{source.source:<44} {item.label:<34} {item.total_per_hour:>10,.2f} {month:>20} {per_million}"
             )
     if capacity.sizing is not None:
         sizing = capacity.sizing
-        lines += ["", f"sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s)"]
+        lines += ["", f"sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), {sizing.sized}"]
         if sizing.budget_per_hour is not None:
             lines.append(f"within USD {sizing.budget_per_hour:,.2f}/h: {', '.join(sizing.sources_within_budget)}")
     lines += ["", "assumptions:", *[f"  - {item}" for item in expected.assumptions]]
@@ -81,10 +116,14 @@ def plan_text(capacity: CapacityPlan) -> str:
     return "\n".join(lines)
 
 
-PLAN_EXIT_CODES = {0: "printed", 2: "invalid stack config, stack name, arguments or stack file"}
+def _measurements(path: Path | None) -> list[measurement_file.Measurement]:
+    return list(measurement_file.load(path or measurement_file.MEASUREMENTS_FILE).measurements)
 
 
-@guarded("plan", as_is=(InvalidConfig,))
+PLAN_EXIT_CODES = {0: "printed", 2: "invalid stack config, stack name, arguments, stack file or measurements file"}
+
+
+@guarded("plan", bad_input=(measurement_file.MeasurementsError,), as_is=(InvalidConfig,))
 def plan_main(argv: list[str] | None = None) -> int:
     parser = command_parser(
         "plan",
@@ -92,10 +131,14 @@ def plan_main(argv: list[str] | None = None) -> int:
         PLAN_EXIT_CODES,
     )
     add_stack_arguments(parser)
+    parser.add_argument(
+        "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
+    )
     parser.add_argument("--json", action="store_true", help="print capacity.json's figures as JSON")
     args = parser.parse_args(argv)
+    measurements = _measurements(args.measurements)
     stack = stack_of(args)
-    capacity = plan(stack.name, load_config(stack, "plan"))
+    capacity = plan(stack.name, load_config(stack, "plan"), measurements=measurements)
     print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
     return 0
 
@@ -109,13 +152,17 @@ COMPARED = (
 )
 
 
-def comparison_rows(measured: dict[str, Any], expected: Expectation) -> list[tuple[str, float, float, float]]:
-    """(figure, expected, measured, measured / expected) for every figure the planner predicts."""
-    rows = []
+def comparison_rows(
+    measured: dict[str, Any], expected: Expectation
+) -> list[tuple[str, float | None, float, float | None]]:
+    """(figure, expected, measured, measured / expected) for every figure the planner predicts;
+    expected and ratio None where the stack's configuration was not measured."""
+    rows: list[tuple[str, float | None, float, float | None]] = []
     for label, measured_key, expected_key in COMPARED:
-        want = float(getattr(expected, expected_key))
+        value = getattr(expected, expected_key)
+        want = None if value is None else float(value)
         got = float(measured[measured_key])
-        rows.append((label, want, got, got / want))
+        rows.append((label, want, got, None if not want else got / want))
     return rows
 
 
@@ -127,13 +174,16 @@ def comparison_text(stack: str, measured: dict[str, Any], expected: Expectation)
         f"{'figure':<20} {'expected':>14} {'measured':>14} {'ratio':>8}",
     ]
     for label, want, got, ratio in comparison_rows(measured, expected):
-        lines.append(f"{label:<20} {want:>14,.0f} {got:>14,.0f} {ratio:>8.1%}")
+        shown_ratio = "-" if ratio is None else f"{ratio:.1%}"
+        lines.append(f"{label:<20} {_figure(want, 14)} {got:>14,.0f} {shown_ratio:>8}")
     lines.append(
         f"{'TTFT / TPOT / ITL p99':<20} {'':>14} "
         f"{measured['p99_ttft_ms']:,.0f} / {measured['p99_tpot_ms']:,.0f} / {measured['p99_itl_ms']:,.0f} ms "
         "(max of client p99s)"
     )
     lines.append(f"combined: {measured.get('combine', 'not stated in the log')}")
+    if expected.not_measured is not None:
+        lines.append(f"not measured before: {expected.not_measured.reason}; --record adds this result")
     return "\n".join(lines)
 
 
@@ -194,17 +244,24 @@ def result_from_clients(paths: list[Path]) -> dict[str, Any]:
     return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
 
 
+def _date(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
 BENCH_COMPARE_EXIT_CODES = {
-    0: "compared",
-    2: "invalid stack config, stack name or arguments; an unreadable or malformed result",
+    0: "compared (and recorded with --record)",
+    2: "invalid stack config, stack name or arguments; an unreadable or malformed result or measurements file",
 }
 
 
-@guarded("bench-compare", as_is=(InvalidConfig,))
+@guarded("bench-compare", bad_input=(measurement_file.MeasurementsError,), as_is=(InvalidConfig,))
 def bench_compare_main(argv: list[str] | None = None) -> int:
     parser = command_parser(
         "bench-compare",
-        "Compare the benchmark Job's result with the planner's expectation for the stack.",
+        "Compare the benchmark Job's result with the planner's expectation for the stack; --record keeps it.",
         BENCH_COMPARE_EXIT_CODES,
     )
     add_stack_arguments(parser)
@@ -214,9 +271,17 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--results", nargs="+", type=Path, metavar="FILE", help="the clients' --save-result JSON files instead of LOG"
     )
+    parser.add_argument(
+        "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
+    )
+    parser.add_argument("--record", action="store_true", help="append the result to the measurements file")
+    parser.add_argument("--source", default=RECORDED_SOURCE, help="who measured it, where (with --record)")
+    parser.add_argument("--date", type=_date, help="when it ran, YYYY-MM-DD (with --record; default today, UTC)")
     args = parser.parse_args(argv)
     if not args.results and not args.log:
         parser.error("give a log (or -) or --results")
+    path = args.measurements or measurement_file.MEASUREMENTS_FILE
+    measurements = _measurements(path)
     stack = stack_of(args)
     config = load_config(stack, "bench-compare")
     if args.results:
@@ -225,5 +290,15 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         measured = result_from_log(read_stream(sys.stdin, LOG_LIMIT), "standard input")
     else:
         measured = result_from_log(read_text(args.log, LOG_LIMIT), args.log)
-    print(comparison_text(stack.name, measured, plan(stack.name, config).expectation))
+    text = comparison_text(stack.name, measured, plan(stack.name, config, measurements=measurements).expectation)
+    if args.record:
+        if not measured["completed"]:
+            raise InputError("no request completed: nothing to record")
+        date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+        entry = measurement_file.new_measurement(
+            config, stack.name, date, measured, " ".join(args.source.split()), [item.id for item in measurements]
+        )
+        measurement_file.append(path, entry)
+        text += f"\nrecorded as measurement {entry.id} in {path}"
+    print(text)
     return 0

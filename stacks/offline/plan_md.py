@@ -6,7 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from stacks.capacity.planner import CapacityPlan, plan, source_label
+from stacks.capacity.expectation import Expectation
+from stacks.capacity.planner import CapacityPlan, Cost, plan, source_label
 from stacks.capacity.report import CHART_FILE
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -56,6 +57,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         *_cluster_settings(config),
         ("A4 nodes (8x B200 each)", _nodes_setting(config)),
         ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
+        ("profile", f"{config.profile.value}: {config.serving_profile.summary}"),
         ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
         ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.weights.throughput_mibps} MiB/s"),
         (
@@ -74,43 +76,86 @@ def _nodes_setting(config: StackConfig) -> str:
     if config.target is None:
         return str(config.nodes)
     goal, value = config.target.goal()
-    return f"{config.nodes}, sized by the planner from target.{goal} {value:,.0f}"
+    return f"{config.nodes} (the ceiling), sized by the planner from target.{goal} {value:,.0f}"
 
 
-def _ms(value: float) -> str:
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "not measured"
     return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
 
 
+def _number(value: float | None, digits: int = 0) -> str:
+    return "not measured" if value is None else f"{value:,.{digits}f}"
+
+
+def _usd_per_million(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _throughput_note(expected: Expectation) -> str:
+    if expected.per_node_tokens_per_second is None or expected.scaling_efficiency is None:
+        return expected.null_reasons.get("total_tokens_per_second", "not measured")
+    note = (
+        f"{expected.per_node_tokens_per_second:,.0f} per node ({expected.basis}), scaling efficiency "
+        f"{expected.scaling_efficiency:.1%} (per node, against {expected.measured_nodes[0]} node(s))"
+    )
+    if expected.routing == RoutingMode.gateway.value and expected.routing_factor is not None:
+        note += f", {expected.routing_factor:.1%} of ClusterIP"
+    return note
+
+
+def _figure_note(expected: Expectation, key: str, measured: str) -> str:
+    return expected.null_reasons.get(key, measured)
+
+
+def _monthly(item: Cost) -> str:
+    if round(item.total_per_month_min) == round(item.total_per_month_max):
+        return f"{item.total_per_month_max:,.0f}"
+    return f"{item.total_per_month_min:,.0f}..{item.total_per_month_max:,.0f}"
+
+
 def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
-    """Expected throughput, latency and cost, every figure with the assumption it rests on."""
+    """Expected throughput, latency and cost, every figure with the measurement it rests on or the
+    reason it is not given."""
     expected = capacity.expectation
     lines = [
-        f"Expected for {expected.nodes} A4 node(s) ({expected.gpus} B200) with {expected.routing} routing, "
-        f"from the published measurements ([chart]({chart}): throughput and USD per million tokens by node count).",
+        f"Expected for {expected.nodes} A4 node(s) ({expected.gpus} B200) with {expected.routing} routing "
+        f"([chart]({chart}): throughput and cost by node count).",
         "",
-        "| figure | expected | assumption |",
+    ]
+    if expected.not_measured is not None:
+        lines += [
+            f"**Not measured**: {expected.not_measured.reason}. No throughput, request or latency figure is given "
+            "for it (the measurements of other configurations do not apply).",
+            "",
+            f"How to measure it: {expected.not_measured.how_to_measure}.",
+            "",
+        ]
+    lines += [
+        "| figure | expected | basis |",
         "|---|---|---|",
-        f"| total tok/s (input + output) | {expected.total_tokens_per_second:,.0f} "
-        f"| {expected.per_node_tokens_per_second:,.0f} per node, scaling efficiency {expected.scaling_efficiency:.1%}"
-        + (f", gateway factor {expected.routing_factor:.1%}" if expected.routing == RoutingMode.gateway.value else "")
-        + (
-            " (not measured for this version: see the assumptions)"
-            if expected.gateway_overhead_measured is False
-            else ""
-        )
-        + " |",
-        f"| output tok/s | {expected.output_tokens_per_second:,.0f} | 512 of every 1,536 tokens |",
+        f"| total tok/s (input + output) | {_number(expected.total_tokens_per_second)} "
+        f"| {_throughput_note(expected)} |",
+        f"| output tok/s | {_number(expected.output_tokens_per_second)} "
+        f"| {_figure_note(expected, 'output_tokens_per_second', 'the load mean output share')} |",
         f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
-        f"| completed req/s | {expected.requests_per_second:,.0f} | measured req/s per total token at 1-8 nodes |",
-        f"| TPOT median | {_ms(expected.tpot_median_ms)} | nearest measured node counts (ClusterIP) |",
-        f"| TTFT median | {_ms(expected.ttft_median_ms)} | nearest measured node counts (ClusterIP), full load |",
+        f"| completed req/s | {_number(expected.requests_per_second)} "
+        f"| {_figure_note(expected, 'requests_per_second', 'as the benchmark counted completions (see below)')} |",
+        f"| TPOT median | {_ms(expected.tpot_median_ms)} "
+        f"| {_figure_note(expected, 'tpot_median_ms', 'nearest measured node counts')} |",
+        f"| TTFT median | {_ms(expected.ttft_median_ms)} "
+        f"| {_figure_note(expected, 'ttft_median_ms', 'nearest measured node counts, full load')} |",
         "",
         "Assumptions:",
         "",
         *[f"- {assumption}" for assumption in expected.assumptions],
         "",
-        "Cost per capacity source, in fallback order (USD; nodes x price, then the Autopilot premium, the "
-        "weight disks and their disk image, and the cluster fee):",
+        f"Running hours: {_hours(capacity)}: {capacity.running.basis}.",
+        "",
+        "Cost per capacity source, in fallback order (USD; per hour with every node up: nodes x price, the "
+        "Autopilot premium, the weight disks and their disk image, the cluster fee; per month for the running "
+        "hours above, min..max where an autoscaler decides):",
         "",
         "| source | pricing | per node-hour | nodes | Autopilot premium | disks + image | cluster fee "
         "| per hour | per month | per M tokens, nodes only | per M tokens, all in "
@@ -123,9 +168,10 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
             lines.append(
                 f"| {source.source} | {item.label} | {item.node_per_hour:,.2f} | {item.nodes_per_hour:,.2f} "
                 f"| {item.autopilot_premium_per_hour:,.2f} | {storage:,.2f} | {item.cluster_fee_per_hour:,.2f} "
-                f"| {item.total_per_hour:,.2f} | {item.total_per_month:,.0f} "
-                f"| {item.usd_per_million_tokens_nodes_only:.3f} | {item.usd_per_million_tokens_full_load:.3f} "
-                f"| {item.usd_per_million_tokens_at_utilization:.3f} |"
+                f"| {item.total_per_hour:,.2f} | {_monthly(item)} "
+                f"| {_usd_per_million(item.usd_per_million_tokens_nodes_only)} "
+                f"| {_usd_per_million(item.usd_per_million_tokens_full_load)} "
+                f"| {_usd_per_million(item.usd_per_million_tokens_at_utilization)} |"
             )
     lines += ["", "Prices:", "", *[f"- {note}" for note in capacity.pricing_notes]]
     if capacity.sizing is not None:
@@ -133,7 +179,7 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         lines += [
             "",
             f"Sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), the smallest count "
-            f"within target.maxNodes {sizing.max_nodes} that meets it.",
+            f"within target.maxNodes {sizing.max_nodes} that meets it. It sized {sizing.sized}.",
         ]
         if sizing.budget_per_hour is not None:
             lines.append(
@@ -142,6 +188,15 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
                 + "; a fallback to any other source costs more."
             )
     return lines
+
+
+def _hours(capacity: CapacityPlan) -> str:
+    running = capacity.running
+    low, high = running.node_hours_per_month_min, running.node_hours_per_month_max
+    weekly_low, weekly_high = running.node_hours_per_week_min, running.node_hours_per_week_max
+    if round(low) == round(high):
+        return f"{high:,.0f} node-hours a month ({weekly_high:,.1f} a week)"
+    return f"{low:,.0f}..{high:,.0f} node-hours a month ({weekly_low:,.1f}..{weekly_high:,.1f} a week)"
 
 
 def policy_section(policy: dict[str, Any]) -> list[str]:

@@ -1,0 +1,308 @@
+"""Measured throughput: the one file every figure of the planner comes from, and how a stack finds its own.
+
+`stacks/capacity/measurements.yaml` holds the measurements: the published write-up's runs and every
+result a user records with `bench-compare --record`. Each names its source and the configuration
+it was measured at (`Configuration`: profile, checkpoint, vLLM release, every engine setting that
+changes throughput, the load shape, the routing). A stack gets a figure only from the entries whose
+configuration equals its own, field for field; an entry with a field its source does not give
+(`unknown`) is kept as a record and never matches.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from stacks.config.base import ConfigModel
+from stacks.config.releases import image_release
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
+
+MEASUREMENTS_FILE = Path(__file__).resolve().parent / "measurements.yaml"
+UNKNOWN = "unknown"
+Unknown = Literal["unknown"]
+MEASUREMENT_ID = r"^[a-z0-9][a-z0-9-]{0,62}$"
+
+
+class Configuration(ConfigModel):
+    """What a measurement was taken at; a stack's own is computed by `configuration_of`.
+    `unknown` marks a field its source does not give."""
+
+    profile: str = Field(description="The serving profile (`profile`).")
+    model: str = Field(description="The checkpoint (weights.model).")
+    vllm_release: str = Field(description="The vLLM release the figures stand for (engine.image's tag).")
+    data_parallel_size: int | Unknown = Field(description="engine.dataParallelSize")
+    tensor_parallel_size: int | Unknown = Field(description="engine.tensorParallelSize")
+    expert_parallel: bool | Unknown = Field(description="engine.enableExpertParallel")
+    speculative: str | Unknown = Field(description="`off` or `mtp-N` (engine.speculative).")
+    kv_cache_dtype: str | Unknown = Field(description="engine.kvCacheDtype")
+    max_model_len: int | Unknown = Field(description="engine.maxModelLen")
+    max_num_batched_tokens: int | Unknown = Field(description="engine.maxNumBatchedTokens")
+    max_num_seqs: int | Unknown = Field(description="engine.maxNumSeqs")
+    gpu_memory_utilization: float | Unknown = Field(description="engine.gpuMemoryUtilization")
+    prefix_caching: bool | Unknown = Field(description="engine.enablePrefixCaching")
+    chunked_prefill: bool | Unknown = Field(description="engine.enableChunkedPrefill")
+    attention_backend: str | Unknown | None = Field(description="engine.attentionBackend (null: vLLM's choice).")
+    optimization_level: int | Unknown = Field(description="engine.optimizationLevel")
+    mamba_cache_mode: str | Unknown | None = Field(description="engine.mambaCacheMode")
+    mamba_block_size: int | Unknown | None = Field(description="engine.mambaBlockSize")
+    language_model_only: bool | Unknown = Field(description="engine.languageModelOnly")
+    moe_backend: str | Unknown | None = Field(description="engine.moeBackend")
+    use_deep_gemm: bool | Unknown | None = Field(description="engine.useDeepGemm")
+    deep_gemm_warmup: str | Unknown | None = Field(description="engine.deepGemmWarmup")
+    estimate_cudagraphs: bool | Unknown = Field(description="engine.estimateCudagraphs")
+    extra_args: list[str] | Unknown = Field(description="engine.extraArgs")
+    extra_env: dict[str, str] | Unknown = Field(description="engine.extraEnv")
+    dataset: str | Unknown = Field(description="The benchmark's prompts (benchmark.dataset).")
+    input_tokens: int | Unknown = Field(description="Mean prompt tokens (benchmark.inputLen).")
+    output_tokens: int | Unknown = Field(description="Mean output tokens (benchmark.outputLen).")
+    range_ratio: float | Unknown = Field(description="Spread of the lengths (benchmark.rangeRatio).")
+    ignore_eos: bool | Unknown = Field(description="Outputs run to their length (benchmark.ignoreEos).")
+    concurrency_per_node: float | Unknown = Field(description="Concurrent requests per node (workload).")
+    routing: Literal["clusterip", "gateway"] | Unknown = Field(description="routing.mode")
+    picker: str | Unknown | None = Field(
+        description="The Endpoint Picker image without its digest (routing.gateway.eppImage), gateway routing only."
+    )
+
+    @property
+    def complete(self) -> bool:
+        return UNKNOWN not in self.model_dump(mode="json").values()
+
+    def differences(self, other: Configuration) -> list[str]:
+        """The camelCase names of the fields where the two differ (an unknown differs from anything)."""
+        mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
+        aliases = {name: field.alias or name for name, field in Configuration.model_fields.items()}
+        return [aliases[name] for name in mine if mine[name] != theirs[name] or UNKNOWN in (mine[name], theirs[name])]
+
+
+class Run(ConfigModel):
+    """One benchmark run at one node count (a figure left out was not reported)."""
+
+    nodes: Annotated[int, Field(ge=1)] = Field(description="A4 nodes serving.")
+    total_tokens_per_second: Annotated[float, Field(gt=0)] = Field(description="Input + output tokens per second.")
+    output_tokens_per_second: Annotated[float | None, Field(gt=0)] = Field(default=None, description="Output only.")
+    requests_per_second: Annotated[float | None, Field(gt=0)] = Field(
+        default=None, description="Completed requests per second, as the benchmark counted them."
+    )
+    tpot_median_ms: Annotated[float | None, Field(gt=0)] = Field(default=None, description="Median time per token.")
+    ttft_median_ms: Annotated[float | None, Field(gt=0)] = Field(default=None, description="Median time to 1st token.")
+    completed: Annotated[int | None, Field(ge=0)] = Field(default=None, description="Completed requests.")
+    failed: Annotated[int | None, Field(ge=0)] = Field(default=None, description="Failed requests.")
+
+
+class Measurement(ConfigModel):
+    """A set of runs of one configuration, with where they come from."""
+
+    id: Annotated[str, Field(pattern=MEASUREMENT_ID)] = Field(description="Stable name, cited by the planner.")
+    source: Annotated[str, Field(min_length=1)] = Field(description="Who measured it, where it is published.")
+    date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] = Field(description="When (YYYY-MM[-DD]).")
+    measured_release: str = Field(description="The vLLM release it actually ran on.")
+    note: str = Field(default="", description="What a reader must know to trust or use it.")
+    configuration: Configuration = Field(description="What was measured.")
+    runs: Annotated[list[Run], Field(min_length=1)] = Field(description="One per node count.")
+
+    @model_validator(mode="after")
+    def _one_run_per_node_count(self) -> Measurement:
+        counts = [run.nodes for run in self.runs]
+        if len(set(counts)) != len(counts):
+            raise ValueError(f"measurement {self.id}: two runs at the same node count")
+        return self
+
+
+class MeasurementsFile(ConfigModel):
+    measurements: list[Measurement] = Field(description="Every measurement, oldest first.")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> MeasurementsFile:
+        ids = [measurement.id for measurement in self.measurements]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two measurements share an id")
+        return self
+
+
+class MeasurementsError(ValueError):
+    """The measurements file cannot be read; the message is one line naming the file."""
+
+
+def _one_line(error: ValidationError) -> str:
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}"
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise MeasurementsError(f"{path}: {' '.join(str(error).split())[:200]}") from None
+    try:
+        return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)
+    except ValidationError as error:
+        raise MeasurementsError(f"{path}: {_one_line(error)}") from None
+
+
+def load(path: Path = MEASUREMENTS_FILE) -> MeasurementsFile:
+    """The measurements in a file (re-read when the file changes)."""
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as error:
+        raise MeasurementsError(f"{path}: {error.strerror}") from None
+    return _load(path, mtime)
+
+
+def _speculative(config: StackConfig) -> str:
+    speculative = config.engine.speculative
+    return "off" if speculative is None else speculative.label
+
+
+def configuration_of(
+    config: StackConfig, routing: RoutingMode | None = None, nodes: int | None = None
+) -> Configuration:
+    """The configuration a stack runs (with another routing mode for the chart's other line). The
+    load's concurrency per node is the benchmark's (benchmark.concurrency over `nodes`) when set."""
+    engine, benchmark = config.engine, config.benchmark
+    mode = routing or config.routing.mode
+    release = image_release(engine.image)
+    concurrency = float(config.workload.concurrency_per_node)
+    if benchmark.concurrency is not None and nodes:
+        concurrency = benchmark.concurrency / nodes
+    return Configuration(
+        profile=config.profile.value,
+        model=config.weights.model,
+        vllm_release=release or UNKNOWN,
+        data_parallel_size=engine.data_parallel_size,
+        tensor_parallel_size=engine.tensor_parallel_size,
+        expert_parallel=engine.enable_expert_parallel,
+        speculative=_speculative(config),
+        kv_cache_dtype=engine.kv_cache_dtype.value,
+        max_model_len=engine.max_model_len,
+        max_num_batched_tokens=engine.max_num_batched_tokens,
+        max_num_seqs=engine.max_num_seqs,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+        prefix_caching=engine.enable_prefix_caching,
+        chunked_prefill=engine.enable_chunked_prefill,
+        attention_backend=engine.attention_backend,
+        optimization_level=engine.optimization_level,
+        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
+        mamba_block_size=engine.mamba_block_size,
+        language_model_only=engine.language_model_only,
+        moe_backend=engine.moe_backend,
+        use_deep_gemm=engine.use_deep_gemm,
+        deep_gemm_warmup=engine.deep_gemm_warmup,
+        estimate_cudagraphs=engine.estimate_cudagraphs,
+        extra_args=list(engine.extra_args),
+        extra_env=dict(sorted(engine.extra_env.items())),
+        dataset=benchmark.dataset,
+        input_tokens=benchmark.input_len,
+        output_tokens=benchmark.output_len,
+        range_ratio=benchmark.range_ratio,
+        ignore_eos=benchmark.ignore_eos,
+        concurrency_per_node=concurrency,
+        routing=mode.value,
+        picker=config.routing.gateway.epp_image.partition("@")[0] if mode is RoutingMode.gateway else None,
+    )
+
+
+@dataclass(frozen=True)
+class Match:
+    """The runs of every measurement of one configuration, by node count; where two measured the
+    same count, the newer one's run (the later in the file on the same date)."""
+
+    runs: tuple[Run, ...]
+    measurements: tuple[Measurement, ...]
+
+    def source_of(self, run: Run) -> Measurement:
+        return next(measurement for measurement in reversed(self.measurements) if run in measurement.runs)
+
+
+def matching(configuration: Configuration, measurements: Sequence[Measurement]) -> Match | None:
+    if not configuration.complete:
+        return None
+    found = [item for item in measurements if item.configuration.complete and item.configuration == configuration]
+    if not found:
+        return None
+    ordered = sorted(enumerate(found), key=lambda pair: (pair[1].date, pair[0]))
+    by_nodes: dict[int, Run] = {}
+    for _, measurement in ordered:
+        for run in measurement.runs:
+            by_nodes[run.nodes] = run
+    return Match(
+        runs=tuple(by_nodes[count] for count in sorted(by_nodes)),
+        measurements=tuple(measurement for _, measurement in ordered),
+    )
+
+
+def nearest(configuration: Configuration, measurements: Sequence[Measurement]) -> list[tuple[Measurement, list[str]]]:
+    """The measurements of the same profile, with the fields where each differs, fewest first."""
+    same_profile = [item for item in measurements if item.configuration.profile == configuration.profile]
+    ranked = [(item, item.configuration.differences(configuration)) for item in same_profile]
+    return sorted(ranked, key=lambda pair: len(pair[1]))
+
+
+# ---------------------------------------------------------------- recording a result
+
+
+def record_id(stack: str, date: str, existing: Sequence[str]) -> str:
+    base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{date}".lower()).strip("-")[:56] or "run"
+    candidate, number = base, 1
+    while candidate in existing:
+        number += 1
+        candidate = f"{base}-{number}"
+    return candidate
+
+
+def new_measurement(
+    config: StackConfig, stack: str, date: str, measured: dict[str, Any], source: str, existing: Sequence[str]
+) -> Measurement:
+    """A measurement of the stack's configuration from a `bench-compare` result (one run)."""
+    nodes = config.nodes
+    run = Run(
+        nodes=nodes,
+        total_tokens_per_second=float(measured["total_token_throughput"]),
+        output_tokens_per_second=float(measured["output_throughput"]),
+        requests_per_second=float(measured["request_throughput"]),
+        tpot_median_ms=float(measured["median_tpot_ms"]),
+        ttft_median_ms=float(measured["median_ttft_ms"]),
+        completed=int(measured["completed"]),
+        failed=int(measured["failed"]),
+    )
+    configuration = configuration_of(config, nodes=nodes)
+    return Measurement(
+        id=record_id(stack, date, existing),
+        source=source,
+        date=date,
+        measured_release=configuration.vllm_release,
+        note=f"recorded by bench-compare --record from stack {stack}; {measured.get('clients')} client(s), "
+        f"{measured.get('combine', '')}",
+        configuration=configuration,
+        runs=[run],
+    )
+
+
+def append(path: Path, measurement: Measurement) -> None:
+    """Append one measurement to the file, every existing line kept as it is; the new file is
+    checked before it replaces the old one (written beside it, then renamed)."""
+    current = load(path)
+    if any(item.id == measurement.id for item in current.measurements):
+        raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")
+    entry = measurement.model_dump(mode="json", by_alias=True)
+    entry["runs"] = [{key: value for key, value in run.items() if value is not None} for run in entry["runs"]]
+    text = yaml.safe_dump([entry], sort_keys=False, width=1000)
+    indented = "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
+    original = path.read_text(encoding="utf-8")
+    separator = "" if original.endswith("\n") else "\n"
+    staged = path.with_name(f".{path.name}.new")
+    staged.write_text(original + separator + indented, encoding="utf-8")
+    try:
+        load(staged)
+        staged.replace(path)
+    finally:
+        staged.unlink(missing_ok=True)

@@ -24,6 +24,12 @@ from policies.rules.engine import (
     SPECULATIVE_TOKENS_AT_MOST_TWO,
 )
 from policies.rules.gpu import A4_REGION_OFFERED, B200_NEVER_ON_DEMAND, B200_PODS_REQUEST_EIGHT, SPOT_GRACE_FITS
+from policies.rules.models import (
+    MOE_DATA_PARALLEL_USES_EXPERT_PARALLEL,
+    MTP_WITH_MTP_HEADS,
+    NO_NVFP4_KV_CACHE,
+    NVFP4_ON_BLACKWELL,
+)
 from policies.rules.operations import REPLICAS_LEFT_TO_AUTOSCALER, SLOW_SCALE_DOWN
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
 from policies.rules.routing import (
@@ -57,6 +63,10 @@ POLICIES: list[Any] = [
     CONTEXT_SIZED_TO_WORKLOAD,
     HYBRID_MAMBA_SETTINGS,
     IMAGE_HAS_FP8_KV_FIX,
+    NO_NVFP4_KV_CACHE,
+    NVFP4_ON_BLACKWELL,
+    MTP_WITH_MTP_HEADS,
+    MOE_DATA_PARALLEL_USES_EXPERT_PARALLEL,
     NO_TOKEN_LITERAL,
     NO_REMOTE_CODE,
     NO_CORS_WILDCARD,

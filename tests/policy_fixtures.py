@@ -21,6 +21,7 @@ CLAIM = "weights"
 VOLUME = "weights"
 DISK = "llm-serving-weights"
 QWEN_27B = SERVED_NAME
+QWEN_397B_NVFP4 = "nvidia/Qwen3.5-397B-A17B-NVFP4"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 Records = list[dict[str, Any]]
@@ -536,6 +537,25 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-VLLM-010_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: vllm_container(r).update(image="vllm/vllm-openai:v0.18.0"))
     ),
+    "LLM-VLLM-011_pass": lambda: PolicyFixture(model(serving_stack(), QWEN_397B_NVFP4)),
+    "LLM-VLLM-011_fail": lambda: PolicyFixture(
+        set_flag(model(serving_stack(), QWEN_397B_NVFP4), "--kv-cache-dtype", "nvfp4")
+    ),
+    "LLM-VLLM-012_pass": lambda: PolicyFixture(model(serving_stack(), QWEN_397B_NVFP4)),
+    "LLM-VLLM-012_fail": lambda: PolicyFixture(
+        edited(
+            model(serving_stack(), QWEN_397B_NVFP4), lambda r: priorities(r)[1]["gpu"].update(type="nvidia-h200-141gb")
+        )
+    ),
+    "LLM-VLLM-013_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-VLLM-013_fail": lambda: PolicyFixture(model(serving_stack(), "meta-llama/Llama-3.1-8B")),
+    "LLM-VLLM-014_pass": lambda: PolicyFixture(
+        edited(
+            model(serving_stack(), "Qwen/Qwen3.5-35B-A3B-FP8"),
+            lambda r: vllm_container(r)["args"].append("--enable-expert-parallel"),
+        )
+    ),
+    "LLM-VLLM-014_fail": lambda: PolicyFixture(model(serving_stack(), "Qwen/Qwen3.5-35B-A3B-FP8")),
     "LLM-SEC-001_pass": lambda: PolicyFixture(token_free_downloader(serving_stack())),
     "LLM-SEC-001_fail": lambda: PolicyFixture(
         edited(

@@ -76,6 +76,16 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     # The serving layer in a platform team's Autopilot cluster: gateway routing, and production.
     "staging-existing": ("staging", {"cluster": {"existing": True, "name": "platform-autopilot"}}),
     "prod-existing": ("prod", {"cluster": {"existing": True, "name": "platform-autopilot", "namespace": "llm-prod"}}),
+    # The other serving profiles (MoE, on vLLM 0.33.0; prod pins that image by a digest of its own).
+    "dev-35b": ("dev", {"profile": "qwen3.5-35b-a3b-fp8"}),
+    "staging-122b": ("staging", {"profile": "qwen3.5-122b-a10b-fp8"}),
+    "prod-397b": ("prod", {"profile": "qwen3.5-397b-a17b-nvfp4", "engine": {"imageDigest": "sha256:" + "ab" * 32}}),
+}
+PROFILE_VARIANTS = {
+    "qwen3.5-27b-fp8": "dev",
+    "qwen3.5-35b-a3b-fp8": "dev-35b",
+    "qwen3.5-122b-a10b-fp8": "staging-122b",
+    "qwen3.5-397b-a17b-nvfp4": "prod-397b",
 }
 
 

@@ -36,7 +36,8 @@ HOW_TO_MEASURE_GATEWAY = (
 )
 HOW_TO_MEASURE = (
     "deploy the stack with `benchmark.enabled: true` (the in-cluster benchmark Job), then record its result "
-    "with `bench-compare STACK LOG --record` (the `benchmarkCompare` output has the command): it is added to "
+    "with `bench-compare STACK LOG --record` (the stack output `benchmarkCompare` is that command without "
+    "--record): it is added to "
     f"{MEASUREMENTS_FILE.parent.parent.name}/{MEASUREMENTS_FILE.parent.name}/{MEASUREMENTS_FILE.name} "
     "and the planner uses it for this configuration from then on"
 )

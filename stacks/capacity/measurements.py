@@ -149,8 +149,9 @@ def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
         raise MeasurementsError(f"{path}: {_one_line(error)}") from None
 
 
-def load(path: Path = MEASUREMENTS_FILE) -> MeasurementsFile:
-    """The measurements in a file (re-read when the file changes)."""
+def load(path: Path | None = None) -> MeasurementsFile:
+    """The measurements in a file, the repository's by default (re-read when the file changes)."""
+    path = path or MEASUREMENTS_FILE
     try:
         mtime = path.stat().st_mtime_ns
     except OSError as error:

@@ -117,7 +117,7 @@ def plan_text(capacity: CapacityPlan) -> str:
 
 
 def _measurements(path: Path | None) -> list[measurement_file.Measurement]:
-    return list(measurement_file.load(path or measurement_file.MEASUREMENTS_FILE).measurements)
+    return list(measurement_file.load(path).measurements)
 
 
 PLAN_EXIT_CODES = {0: "printed", 2: "invalid stack config, stack name, arguments, stack file or measurements file"}

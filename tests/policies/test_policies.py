@@ -200,6 +200,19 @@ def _vllm(records: list[dict[str, Any]]) -> dict[str, Any]:
     return container
 
 
+def _model(records: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """The serving container serves another checkpoint (the positional model and the served name)."""
+    container = _vllm(records)
+    container["args"][0] = f"/models/{name}"
+    return _flag(records, "--served-model-name", name)
+
+
+def _gpu_type(records: list[dict[str, Any]], gpu_type: str) -> list[dict[str, Any]]:
+    for priority in _of_type(records, "kubernetes:cloud.google.com/v1:ComputeClass")[0]["inputs"]["spec"]["priorities"]:
+        priority["gpu"]["type"] = gpu_type
+    return records
+
+
 def _flag(records: list[dict[str, Any]], flag: str, value: object | None) -> list[dict[str, Any]]:
     container = _vllm(records)
     container["args"] = [arg for arg in container["args"] if arg.split("=", 1)[0] != flag]
@@ -348,6 +361,18 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
     "no-mamba-align": ("prod", lambda r: _flag(r, "--mamba-cache-mode", None), "LLM-VLLM-009"),
     "mamba-block-12": ("prod", lambda r: _flag(r, "--mamba-block-size", 12), "LLM-VLLM-009"),
     "image-0.18.0": ("prod", lambda r: _vllm(r).update(image="vllm/vllm-openai:v0.18.0"), "LLM-VLLM-010"),
+    "nvfp4-kv-cache": (
+        "prod",
+        lambda r: _flag(_model(r, "nvidia/Qwen3.5-397B-A17B-NVFP4"), "--kv-cache-dtype", "nvfp4"),
+        "LLM-VLLM-011",
+    ),
+    "nvfp4-on-h200": (
+        "prod",
+        lambda r: _gpu_type(_model(r, "nvidia/Qwen3.5-397B-A17B-NVFP4"), "nvidia-h200-141gb"),
+        "LLM-VLLM-012",
+    ),
+    "mtp-on-llama": ("prod", lambda r: _model(r, "meta-llama/Llama-3.1-70B-Instruct"), "LLM-VLLM-013"),
+    "moe-without-expert-parallel": ("prod", lambda r: _model(r, "Qwen/Qwen3.5-122B-A10B-FP8"), "LLM-VLLM-014"),
     "token-in-env": (
         "prod",
         lambda r: _vllm(r)["env"].append({"name": "HF_TOKEN", "value": "hf_" + "Qx7" * 12}),

@@ -1,27 +1,34 @@
-"""The capacity planner against the published tables, goal sizing, and what render writes."""
+"""The capacity planner against the write-up's tables, goal sizing, the cost of what runs, and what render writes."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from components.endpoint_picker import EPP_IMAGE
-from stacks.capacity.planner import MEASURED_PICKER, cost, expect, human_duration, plan, size, storage_of
-from stacks.capacity.report import write_chart
+from stacks.capacity import measurements
+from stacks.capacity.expectation import expect
+from stacks.capacity.hours import running_hours
+from stacks.capacity.planner import cost, human_duration, plan, size, storage_of
+from stacks.capacity.report import nice_ticks, node_ticks, write_chart
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
-from tests.variants import render_variant, stack_config, stack_settings
+from tests.variants import render_variant, stack_config, stack_settings, variant_config
 
 PUBLISHED_TOTAL = {1: 95_317, 2: 190_000, 4: 376_074, 8: 740_192, 12: 1_103_941}
 PUBLISHED_GATEWAY = {2: 131_303, 4: 245_009, 8: 469_433}
 PUBLISHED_REQUESTS_PER_SECOND = {1: 83, 2: 165, 4: 326, 8: 642}
 TOLERANCE = 0.02
+RUNS = measurements.load().measurements
+# The Endpoint Picker the write-up's gateway runs used (the inferencepool chart v1.4.0).
+MEASURED_PICKER = {"routing": {"gateway": {"eppImage": "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"}}}
 
 
 def config_of(environment: str, **settings: Any) -> StackConfig:
@@ -32,64 +39,143 @@ def config_of(environment: str, **settings: Any) -> StackConfig:
     return validate({**raw, **settings})
 
 
+def clusterip(nodes: int) -> Any:
+    return expect(config_of("prod"), nodes, RUNS, RoutingMode.clusterip)
+
+
 @pytest.mark.parametrize(("nodes", "published"), sorted(PUBLISHED_TOTAL.items()))
-def test_clusterip_throughput_reproduces_the_scaling_table(nodes: int, published: int) -> None:
-    assert expect(nodes, RoutingMode.clusterip, 2000).total_tokens_per_second == pytest.approx(published, rel=TOLERANCE)
+def test_clusterip_throughput_is_the_scaling_table(nodes: int, published: int) -> None:
+    expectation = clusterip(nodes)
+    assert expectation.total_tokens_per_second == pytest.approx(published)
+    assert expectation.basis == "measured"
+    assert [item.id for item in expectation.measurements] == ["writeup-2026-03-dp8-mtp1-clusterip"]
 
 
 @pytest.mark.parametrize(("nodes", "published"), sorted(PUBLISHED_GATEWAY.items()))
-def test_gateway_throughput_reproduces_the_gateway_runs(nodes: int, published: int) -> None:
-    assert expect(nodes, RoutingMode.gateway, 2000).total_tokens_per_second == pytest.approx(published, rel=TOLERANCE)
+def test_gateway_throughput_is_the_gateway_runs(nodes: int, published: int) -> None:
+    expectation = expect(config_of("prod", **MEASURED_PICKER), nodes, RUNS, RoutingMode.gateway)
+    assert expectation.total_tokens_per_second == pytest.approx(published)
+    assert expectation.routing_factor == pytest.approx(published / PUBLISHED_TOTAL[nodes])
+    assert expectation.tpot_median_ms is None and expectation.requests_per_second is None
+    assert expectation.null_reasons["tpot_median_ms"] == "no latency was published for these runs"
 
 
 @pytest.mark.parametrize(("nodes", "published"), sorted(PUBLISHED_REQUESTS_PER_SECOND.items()))
-def test_requests_per_second_and_concurrency_reproduce_the_published_load(nodes: int, published: int) -> None:
-    expectation = expect(nodes, RoutingMode.clusterip, 2000)
-    assert expectation.requests_per_second == pytest.approx(published, rel=TOLERANCE)
+def test_requests_per_second_are_the_measured_completions(nodes: int, published: int) -> None:
+    expectation = clusterip(nodes)
+    assert expectation.requests_per_second == pytest.approx(published)
     assert expectation.concurrent_requests == 2000 * nodes
+    assert any("completed req/s as the benchmark counted them" in item for item in expectation.assumptions)
 
 
 def test_between_and_beyond_the_measured_counts() -> None:
-    three = expect(3, RoutingMode.clusterip, 2000).per_node_tokens_per_second
-    assert 94_019 < three < 95_000
-    sixteen = expect(16, RoutingMode.clusterip, 2000)
-    assert sixteen.per_node_tokens_per_second < 91_995, "beyond 12 nodes efficiency keeps falling"
-    assert any("extrapolated" in item for item in sixteen.assumptions)
-    one_gateway = expect(1, RoutingMode.gateway, 2000)
-    assert one_gateway.routing_factor == pytest.approx(131_303 / 190_000)
-    assert expect(12, RoutingMode.gateway, 2000).routing_factor == pytest.approx(469_433 / 740_192)
+    three = clusterip(3)
+    assert three.basis == "interpolated"
+    assert 94_019 < (three.per_node_tokens_per_second or 0) < 95_000
+    sixteen = clusterip(16)
+    assert sixteen.basis == "extrapolated"
+    assert sixteen.per_node_tokens_per_second == pytest.approx(1_103_941 / 12), "the nearest per-node figure holds"
+    assert any("extrapolated" in item and "optimistic" in item for item in sixteen.assumptions)
+    one_gateway = expect(config_of("prod", **MEASURED_PICKER), 1, RUNS, RoutingMode.gateway)
+    assert one_gateway.basis == "extrapolated"
+    assert one_gateway.total_tokens_per_second == pytest.approx(131_303 / 2)
 
 
-def test_gateway_overhead_measured_only_with_the_measured_picker() -> None:
-    measured = expect(4, RoutingMode.gateway, 2000, picker=f"{MEASURED_PICKER}@sha256:{'0' * 64}")
-    assert measured.gateway_overhead_measured is True
-    assert "Inference Gateway overhead measured at 4 nodes (35%)" in measured.assumptions
-    current = expect(4, RoutingMode.gateway, 2000, picker=EPP_IMAGE)
-    assert current.gateway_overhead_measured is False
-    assert current.picker == EPP_IMAGE
-    (note,) = [item for item in current.assumptions if "overhead" in item]
-    assert note.startswith("Inference Gateway overhead not measured for this version")
-    assert "measure it: benchmark.enabled" in note
-    assert current.total_tokens_per_second == measured.total_tokens_per_second, "the measured overhead, as an estimate"
-    clusterip = expect(4, RoutingMode.clusterip, 2000, picker=EPP_IMAGE)
+def test_a_gateway_with_another_picker_is_not_measured() -> None:
+    expectation = expect(stack_config("staging"), 4, RUNS)
+    assert expectation.total_tokens_per_second is None
+    assert (expectation.picker, expectation.gateway_overhead_measured) == (EPP_IMAGE.partition("@")[0], False)
+    assert expectation.not_measured is not None
+    assert "writeup-2026-03-dp8-mtp1-gateway differs in picker" in expectation.not_measured.nearest
+    assert "benchmark.target gateway" in expectation.not_measured.how_to_measure
+    measured = expect(config_of("staging", **MEASURED_PICKER), 4, RUNS)
+    assert (measured.total_tokens_per_second, measured.gateway_overhead_measured) == (245_009, True)
+    clusterip = expect(stack_config("dev"), 1, RUNS)
     assert (clusterip.picker, clusterip.gateway_overhead_measured) == (None, None)
+
+
+def test_the_write_ups_figures_stand_for_the_default_profile_on_0_19_0() -> None:
+    expectation = expect(config_of("dev"), 1, RUNS)
+    assert any(
+        "ran on vLLM 0.18.0; its figures stand for vLLM 0.19.0" in item and "#37618" in item
+        for item in expectation.assumptions
+    )
+
+
+NOT_MEASURED: dict[str, dict[str, Any]] = {
+    "tensor parallel 8": {"engine": {"dataParallelSize": 1, "tensorParallelSize": 8}},
+    "another release": {"engine": {"image": "vllm/vllm-openai:v0.33.0"}},
+    "a longer context": {"engine": {"maxModelLen": 4096}},
+    "another scheduler size": {"engine": {"maxNumSeqs": 4096}},
+    "an extra flag": {"engine": {"extraArgs": ["--seed=1"]}},
+    "another load": {"benchmark": {"inputLen": 2048}},
+    "more concurrency": {"workload": {"concurrencyPerNode": 3000}},
+    "MTP-3": {"engine": {"speculative": {"numSpeculativeTokens": 3}}},
+    "another checkpoint": {
+        "weights": {"model": "meta-llama/Llama-3.1-70B-Instruct", "sizeGib": 400},
+        "engine": {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None},
+    },
+    "the 35B-A3B profile": {"profile": "qwen3.5-35b-a3b-fp8"},
+    "the 122B-A10B profile": {"profile": "qwen3.5-122b-a10b-fp8"},
+    "the 397B NVFP4 profile": {"profile": "qwen3.5-397b-a17b-nvfp4"},
+    "the 397B NVFP4 profile in the write-up's layout": {
+        "profile": "qwen3.5-397b-a17b-nvfp4",
+        "engine": {"dataParallelSize": 1, "tensorParallelSize": 8},
+    },
+}
+
+
+@pytest.mark.parametrize("change", sorted(NOT_MEASURED))
+def test_a_stack_off_the_measured_configuration_gets_no_figure(change: str) -> None:
+    config = config_of("dev", **NOT_MEASURED[change])
+    capacity = plan("dev", config)
+    expectation = capacity.expectation
+    figures = (
+        expectation.total_tokens_per_second,
+        expectation.output_tokens_per_second,
+        expectation.requests_per_second,
+        expectation.tpot_median_ms,
+        expectation.ttft_median_ms,
+    )
+    assert figures == (None,) * 5
+    assert expectation.not_measured is not None
+    assert "bench-compare" in expectation.not_measured.how_to_measure
+    assert "benchmark.enabled: true" in expectation.not_measured.how_to_measure
+    assert expectation.null_reasons["total_tokens_per_second"] == "not measured"
+    assert all(item.usd_per_million_tokens_full_load is None for source in capacity.sources for item in source.costs)
+
+
+def test_the_nearest_measurements_say_where_they_differ() -> None:
+    expectation = expect(config_of("dev", engine={"image": "vllm/vllm-openai:v0.33.0"}), 1, RUNS)
+    assert expectation.not_measured is not None
+    assert expectation.not_measured.nearest[0] == "writeup-2026-03-dp8-mtp1-clusterip differs in vllmRelease"
+
+
+def test_the_write_ups_other_rows_count_where_they_match() -> None:
+    without_mtp = expect(config_of("dev", engine={"speculative": None}), 1, RUNS)
+    assert without_mtp.total_tokens_per_second == pytest.approx(66_021)
+    mtp_two = expect(config_of("dev", engine={"speculative": {"numSpeculativeTokens": 2}}), 1, RUNS)
+    assert mtp_two.total_tokens_per_second == pytest.approx(90_567)
+    recorded_only = {item.id: item for item in RUNS}
+    assert not recorded_only["writeup-2026-03-tp8-start"].configuration.complete
+    assert not recorded_only["writeup-2026-03-397b-nvfp4-tp8-ep"].configuration.complete
 
 
 def test_published_twelve_node_prices_and_cost_per_million_tokens() -> None:
     config = config_of("prod")
     storage = storage_of(config)
-    total = expect(12, RoutingMode.clusterip, 2000).total_tokens_per_second
+    total = clusterip(12).total_tokens_per_second
     spot = cost("spot", 12, total, storage, config.pricing)
     committed = cost("commit1y", 12, total, storage, config.pricing)
     assert spot.nodes_per_hour == pytest.approx(391, rel=TOLERANCE)
     assert committed.nodes_per_hour == pytest.approx(1_067, rel=TOLERANCE)
-    assert spot.usd_per_million_tokens_nodes_only < 0.10
+    assert spot.usd_per_million_tokens_nodes_only is not None and spot.usd_per_million_tokens_nodes_only < 0.10
     # the write-up says ~$0.30/M committed; its own price and throughput give $0.27/M
     assert committed.usd_per_million_tokens_nodes_only == pytest.approx(0.27, abs=0.005)
     assert committed.total_per_hour > committed.nodes_per_hour, "premium, disks, image and fee are added"
-    assert committed.total_per_month == pytest.approx(committed.total_per_hour * 730)
+    assert committed.total_per_month == pytest.approx(committed.total_per_hour * 730), "around the clock"
     assert committed.usd_per_million_tokens_at_utilization == pytest.approx(
-        committed.usd_per_million_tokens_full_load / config.pricing.utilization
+        (committed.usd_per_million_tokens_full_load or 0) / config.pricing.utilization
     )
 
 
@@ -113,6 +199,58 @@ def test_durations_are_human_readable() -> None:
     assert human_duration(86_400 + 61) == "1 day 1 min 1 s"
 
 
+# ---------------------------------------------------------------- the cost of what runs
+
+
+def test_dev_pays_for_its_business_hours_only() -> None:
+    config = stack_config("dev")
+    hours = running_hours(config)
+    assert hours.node_hours_per_week_max == 55, "Mon-Fri 08:00-19:00, one node"
+    assert hours.node_hours_per_month_max == pytest.approx(55 * 730 / 168)
+    (spot,) = plan("dev", config).sources[0].costs
+    fixed = spot.disk_capacity_per_hour + spot.disk_throughput_per_hour + spot.image_per_hour
+    fixed += spot.cluster_fee_per_hour
+    expected = fixed * 730 + 32.61 * 1.1 * 55 * 730 / 168
+    assert spot.total_per_month == pytest.approx(expected)
+    assert spot.total_per_month < spot.total_per_hour * 730 * 0.34, "55 of 168 hours a week"
+
+
+def test_staging_shows_the_autoscalers_range_within_its_hours() -> None:
+    capacity = plan("staging", stack_config("staging"))
+    assert (capacity.running.node_hours_per_week_min, capacity.running.node_hours_per_week_max) == (55, 220)
+    (spot,) = capacity.sources[0].costs
+    assert spot.total_per_month_min < spot.total_per_month_max == spot.total_per_month
+    assert spot.node_hours_per_month_max == pytest.approx(4 * spot.node_hours_per_month_min)
+
+
+def test_cron_entries_in_a_local_time_zone_set_the_hours() -> None:
+    hours = running_hours(variant_config("dev-kv-schedule"))
+    # up 07:30-20:00 Mon-Fri (the evening step runs daily), 1..2 pods under the KV-cache autoscaler
+    assert (hours.node_hours_per_week_min, hours.node_hours_per_week_max) == (62.5, 125)
+    assert "Europe/Amsterdam" in hours.basis
+
+
+def test_a_monthly_schedule_is_replayed_over_a_year() -> None:
+    config = config_of(
+        "dev",
+        schedule={
+            "entries": [
+                {"name": "first", "cron": "0 0 1 * *", "replicas": 1},
+                {"name": "second", "cron": "0 0 2 * *", "replicas": 0},
+            ]
+        },
+    )
+    hours = running_hours(config)
+    assert hours.node_hours_per_month_max == pytest.approx(24 * 12 * 730 / 8760)
+    assert "2027" in hours.basis
+
+
+def test_prod_runs_around_the_clock_and_its_autoscaled_variant_shows_a_range() -> None:
+    assert running_hours(stack_config("prod")).node_hours_per_month_max == 12 * 730
+    scaled = running_hours(variant_config("prod-autoscaling"))
+    assert (scaled.node_hours_per_month_min, scaled.node_hours_per_month_max) == (4 * 730, 12 * 730)
+
+
 # ---------------------------------------------------------------- goal sizing
 
 
@@ -128,22 +266,21 @@ def test_durations_are_human_readable() -> None:
     ],
 )
 def test_goal_sizing_picks_the_smallest_node_count(environment: str, target: dict[str, float], nodes: int) -> None:
-    config = config_of(environment, target=target)
+    config = config_of(environment, target=target, **(MEASURED_PICKER if environment == "staging" else {}))
     assert config.nodes == nodes
     assert config.target is not None
     sizing = size(config, config.target)
     assert sizing.nodes == nodes
-    routing = config.routing.mode
-    below = expect(nodes - 1, routing, 2000)
-    at = expect(nodes, routing, 2000)
+    assert "ceiling" in sizing.sized
+    below, at = expect(config, nodes - 1, RUNS), expect(config, nodes, RUNS)
     goal, value = config.target.goal()
-    achieved = {
-        "totalTokensPerSecond": (below.total_tokens_per_second, at.total_tokens_per_second),
-        "outputTokensPerSecond": (below.output_tokens_per_second, at.output_tokens_per_second),
-        "concurrentRequests": (below.concurrent_requests, at.concurrent_requests),
-        "requestsPerSecond": (below.requests_per_second, at.requests_per_second),
+    figure = {
+        "totalTokensPerSecond": "total_tokens_per_second",
+        "outputTokensPerSecond": "output_tokens_per_second",
+        "concurrentRequests": "concurrent_requests",
+        "requestsPerSecond": "requests_per_second",
     }[goal]
-    assert achieved[0] < value <= achieved[1]
+    assert getattr(below, figure) < value <= getattr(at, figure)
 
 
 def test_budget_names_the_capacity_sources_that_meet_it() -> None:
@@ -179,13 +316,37 @@ def test_budget_names_the_capacity_sources_that_meet_it() -> None:
             {"target": {"tokens": 1}},
             "invalid stack config: target.tokens: unknown key; allowed keys here: budgetPerHour",
         ),
+        (
+            {
+                "target": {"totalTokensPerSecond": 100_000},
+                "profile": "qwen3.5-35b-a3b-fp8",
+                "engine": {"imageDigest": "sha256:" + "ab" * 32},
+            },
+            "invalid stack config: target.totalTokensPerSecond: cannot size without a measurement (not measured "
+            "for profile qwen3.5-35b-a3b-fp8",
+        ),
+        (
+            {"target": {"requestsPerSecond": 300}, "routing": {"mode": "gateway", **MEASURED_PICKER["routing"]}},
+            "invalid stack config: target.requestsPerSecond: cannot size without a measurement (not reported by the "
+            "measurement",
+        ),
+        (
+            {"target": {"totalTokensPerSecond": 300_000}, "routing": {"mode": "gateway"}},
+            "invalid stack config: target.totalTokensPerSecond: cannot size without a measurement (not measured for "
+            "profile qwen3.5-27b-fp8",
+        ),
     ],
 )
-def test_unreachable_or_ambiguous_goals_are_one_line_errors(settings: dict[str, Any], message: str) -> None:
+def test_unreachable_unmeasured_or_ambiguous_goals_are_one_line_errors(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidConfig) as error:
         config_of("prod", **settings)
     assert str(error.value).startswith(message)
     assert "\n" not in str(error.value)
+
+
+def test_concurrency_goals_need_no_measurement() -> None:
+    config = config_of("dev", profile="qwen3.5-397b-a17b-nvfp4", target={"concurrentRequests": 4_000})
+    assert config.nodes == 4, "1,024 concurrent requests per node for the 397B profile"
 
 
 def test_a_goal_replaces_the_presets_node_count() -> None:
@@ -196,21 +357,24 @@ def test_a_goal_replaces_the_presets_node_count() -> None:
 # ---------------------------------------------------------------- render
 
 
-def test_plan_md_names_the_expectation_of_each_stack(dev: RenderedStack, staging: RenderedStack) -> None:
+def test_plan_md_names_the_measurement_of_each_stack(dev: RenderedStack, staging: RenderedStack) -> None:
     assert "| total tok/s (input + output) | 95,317 |" in dev.plan
-    assert "| total tok/s (input + output) | 245,009 |" in staging.plan
-    assert "367,980" not in staging.plan, "the gateway overhead is applied"
-    assert "gateway factor 65.1% (not measured for this version: see the assumptions)" in staging.plan
-    assert "Inference Gateway overhead not measured for this version (picker ghcr.io/llm-d/" in staging.plan
-    capacity = json.loads((staging.directory / "capacity.json").read_text())["expectation"]
-    assert (capacity["picker"], capacity["gateway_overhead_measured"]) == (EPP_IMAGE, False)
-    assert capacity["routing_factor"] == pytest.approx(245_009 / 376_074, rel=TOLERANCE)
+    assert "writeup-2026-03-dp8-mtp1-clusterip" in dev.plan
+    assert "| total tok/s (input + output) | not measured |" in staging.plan, "its picker is not the measured one"
+    assert "nearest: writeup-2026-03-dp8-mtp1-gateway differs in picker" in staging.plan
+    assert "the published engine recipe" not in dev.plan
+
+
+def test_plan_md_shows_the_cost_of_the_hours_that_run(dev: RenderedStack, staging: RenderedStack) -> None:
+    assert "Running hours: 239 node-hours a month (55.0 a week)" in dev.plan
+    assert "Running hours: 239..956 node-hours a month (55.0..220.0 a week)" in staging.plan
+    assert re.search(r"\| 144\.00 \| [0-9,]+\.\.[0-9,]+ \|", staging.plan), "a min..max monthly range"
 
 
 def test_plan_md_shows_every_price_with_its_source_and_durations_in_days(prod: RenderedStack) -> None:
     assert "Flex-start (nodes live at most 7 days)" in prod.plan
     assert "604800" not in prod.plan
-    for note in ("RECIPE section 9", "derived, not verified", "Cluster management fee and free tier", "x 730 h"):
+    for note in ("RECIPE section 9", "derived, not verified", "Cluster management fee and free tier", "730 h"):
         assert note in prod.plan
     assert "[chart](capacity.svg)" in prod.plan
 
@@ -218,22 +382,53 @@ def test_plan_md_shows_every_price_with_its_source_and_durations_in_days(prod: R
 def test_capacity_json_holds_every_source_and_the_chart_series(prod: RenderedStack) -> None:
     capacity = json.loads((prod.directory / "capacity.json").read_text())
     assert capacity["nodes"] == 12
+    assert capacity["profile"] == "qwen3.5-27b-fp8"
     assert [source["type"] for source in capacity["sources"]] == ["flexStart", "spot"]
     spot = capacity["sources"][1]["costs"][0]
     assert spot["nodes_per_hour"] == pytest.approx(391.32)
     assert set(capacity["chart"]["modes"]) == {"clusterip", "gateway"}
     assert capacity["expectation"]["total_tokens_per_second"] == pytest.approx(1_103_941)
+    assert capacity["expectation"]["measurements"][0]["id"] == "writeup-2026-03-dp8-mtp1-clusterip"
+    assert capacity["chart"]["modes"]["clusterip"]["basis"][:2] == ["measured", "measured"]
 
 
-def test_chart_is_an_svg_without_dates_and_byte_identical(prod: RenderedStack, tmp_path: Path) -> None:
+def test_capacity_json_of_an_unmeasured_stack_has_nulls_with_reasons(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    rendered = render_variant("dev-engine", render_stack, tmp_path_factory)
+    expectation = json.loads((rendered.directory / "capacity.json").read_text())["expectation"]
+    assert expectation["total_tokens_per_second"] is None
+    assert expectation["null_reasons"]["total_tokens_per_second"] == "not measured"
+    assert "maxNumSeqs" in expectation["not_measured"]["nearest"][0]
+    assert "**Not measured**" in rendered.plan
+    assert "| total tok/s (input + output) | not measured |" in rendered.plan
+    svg = (rendered.directory / "capacity.svg").read_text()
+    assert "throughput not measured" in svg
+
+
+def test_chart_is_byte_identical_without_a_date_with_round_labels(prod: RenderedStack, tmp_path: Path) -> None:
     rendered = (prod.directory / "capacity.svg").read_bytes()
     assert rendered.startswith(b"<?xml") and b"<svg" in rendered
-    assert b"this stack: 12 node(s), 1,103,941 tok/s (clusterip)" in rendered
-    assert rendered.count(b"Inference Gateway: total tok/s") >= 1, "both routing modes are drawn"
+    assert b"Generated with pygal" not in rendered
+    assert not re.search(rb"20\d\d-\d\d-\d\d", rendered), "no date inside the SVG"
+    assert b"this stack: 12 node(s), 1,103,941 tok/s" in rendered
+    assert b"ClusterIP: 1-12 nodes, measured and interpolated" in rendered
+    assert b"ClusterIP: extrapolated" in rendered
+    assert b"Inference Gateway: 2-8 nodes, measured and interpolated" in rendered
     assert b"kozea.github.io" not in rendered, "no script is fetched from the web"
+    labels = re.findall(rb'<text x="[^"]+" y="[^"]+" class="(?:major)?">([^<]+)</text>', rendered)
+    assert labels and all(len(label) <= 5 for label in labels), "axis labels are round numbers"
     again = tmp_path / "capacity.svg"
     write_chart(again, stack_config("prod"), plan("prod", stack_config("prod")))
     assert again.read_bytes() == rendered
+
+
+def test_ticks_are_round() -> None:
+    assert nice_ticks(1.84e6 / 1e6) == [0, 0.5, 1.0, 1.5, 2.0]
+    assert nice_ticks(0.22, 4) == [0, 0.1, 0.2, 0.3, 0.4]
+    assert nice_ticks(576) == [0, 200, 400, 600]
+    assert node_ticks(18) == [0, 4, 8, 12, 16, 20]
+    assert node_ticks(16) == list(range(0, 17, 2))
 
 
 def test_goal_sized_stack_deploys_the_planned_node_count(
@@ -242,4 +437,5 @@ def test_goal_sized_stack_deploys_the_planned_node_count(
     rendered = render_variant("dev-goal", render_stack, tmp_path_factory)
     (deployment,) = rendered.kind("Deployment")
     assert deployment["spec"]["replicas"] == 6
-    assert "6, sized by the planner from target.totalTokensPerSecond 500,000" in rendered.plan
+    assert "6 (the ceiling), sized by the planner from target.totalTokensPerSecond 500,000" in rendered.plan
+    assert "It sized the ceiling" in rendered.plan

@@ -1,0 +1,143 @@
+"""The measurements file: what it holds, how it refuses a broken file, and recording a result with bench-compare."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stacks.capacity import measurements
+from stacks.config.profiles import ProfileName
+from stacks.load.loader import InvalidConfig, validate
+from stacks.offline.capacity_cli import bench_compare_main, plan_main
+from tests.rendered import ROOT, run_main
+
+JOB_LOG = ROOT / "tests" / "data" / "bench-job.log"
+WRITE_UP = {
+    "writeup-2026-03-dp8-mtp1-clusterip": 95_317,
+    "writeup-2026-03-dp8-mtp1-gateway": 131_303,
+    "writeup-2026-03-dp8-no-mtp": 66_021,
+    "writeup-2026-03-dp8-mtp2": 90_567,
+    "writeup-2026-03-tp8-start": 22_300,
+    "writeup-2026-03-397b-nvfp4-tp8-ep": 19_725,
+}
+
+
+def test_the_file_holds_the_write_ups_rows_with_their_sources() -> None:
+    loaded = {item.id: item for item in measurements.load().measurements}
+    assert {key: loaded[key].runs[0].total_tokens_per_second for key in WRITE_UP} == WRITE_UP
+    for item in loaded.values():
+        assert item.source and item.date
+        assert item.configuration.profile in {profile.value for profile in ProfileName}
+    assert all(loaded[key].measured_release == "0.18.0" for key in WRITE_UP)
+    recipe = loaded["writeup-2026-03-dp8-mtp1-clusterip"].configuration
+    assert recipe.vllm_release == "0.19.0", "the write-up's figures stand for the default profile on 0.19.0"
+    assert loaded["writeup-2026-03-397b-nvfp4-tp8-ep"].configuration.vllm_release == "0.18.0"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("measurements: [", "while parsing a flow node"),
+        ("measurements:\n  - id: Bad Id\n", "measurements.0.id: String should match pattern"),
+        ("measurements: []\nextra: 1\n", "extra: Extra inputs are not permitted"),
+        ("- 1\n", "Input should be a valid dictionary"),
+    ],
+)
+def test_a_broken_measurements_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "measurements.yaml"
+    path.write_text(text)
+    with pytest.raises(measurements.MeasurementsError) as error:
+        measurements.load(path)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_duplicate_ids_and_runs_are_refused(tmp_path: Path) -> None:
+    document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
+    document["measurements"].append(document["measurements"][0])
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(measurements.MeasurementsError, match="two measurements share an id"):
+        measurements.load(path)
+
+
+def test_the_loader_refuses_a_stack_when_the_file_is_broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "measurements.yaml"
+    broken.write_text("measurements: 3\n")
+    monkeypatch.setattr(measurements, "MEASUREMENTS_FILE", broken)
+    with pytest.raises(InvalidConfig, match=r"^invalid measurements file: .*measurements: Input should be a valid"):
+        validate({"environment": "dev", "project": "my-llm-dev"})
+
+
+# ---------------------------------------------------------------- recording
+
+
+def stack_file(directory: Path, name: str, **settings: Any) -> Path:
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"].update({f"gke-b200-serving:{key}": value for key, value in settings.items()})
+    path = directory / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def copy_of_the_file(directory: Path) -> Path:
+    path = directory / "measurements.yaml"
+    shutil.copyfile(measurements.MEASUREMENTS_FILE, path)
+    return path
+
+
+def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    original = file.read_text()
+    stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+
+    before = run_main(plan_main, "seqs", *common)
+    assert before.returncode == 0
+    assert "total tok/s            not measured" in before.stdout
+    compared = run_main(bench_compare_main, "seqs", str(JOB_LOG), *common)
+    assert "total tok/s            not measured         94,901        -" in compared.stdout
+    assert file.read_text() == original, "nothing is recorded without --record"
+
+    recorded = run_main(
+        bench_compare_main, "seqs", str(JOB_LOG), *common, "--record", "--date", "2026-11-20", "--source", "team run"
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert f"recorded as measurement seqs-2026-11-20 in {file}" in recorded.stdout
+    assert file.read_text().startswith(original), "every earlier line is kept"
+    entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
+    assert entry.source == "team run" and entry.configuration.max_num_seqs == 4096
+    assert entry.runs[0].nodes == 1 and entry.runs[0].total_tokens_per_second == pytest.approx(94_901.49, abs=0.01)
+
+    after = run_main(plan_main, "seqs", *common)
+    assert "total tok/s                  94,901" in after.stdout
+    assert "measured: seqs-2026-11-20" in after.stdout
+    assert run_main(plan_main, "seqs", "--config-file", str(stack)).stdout == before.stdout, "the repository's file"
+
+
+def test_results_at_other_node_counts_add_to_the_configurations_runs(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    one = stack_file(tmp_path, "one", engine={"maxNumSeqs": 4096})
+    two = stack_file(tmp_path, "two", engine={"maxNumSeqs": 4096}, capacity={"nodes": 2})
+    for name, path in (("one", one), ("two", two), ("two", two)):
+        run = run_main(
+            bench_compare_main, name, str(JOB_LOG), "--config-file", str(path), "--measurements", str(file), "--record"
+        )
+        assert run.returncode == 0, run.stderr
+    ids = [item.id for item in measurements.load(file).measurements][-3:]
+    assert ids[2] == ids[1] + "-2", "a second result of the same stack and day gets its own id"
+    planned = run_main(plan_main, "two", "--config-file", str(two), "--measurements", str(file), "--json")
+    assert '"measured_nodes": [\n      1,\n      2\n    ]' in planned.stdout
+
+
+def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "failed.log"
+    log.write_text(JOB_LOG.read_text().replace('"completed":20000', '"completed":0'))
+    run = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record")
+    assert run.returncode == 2
+    assert run.stderr == "bench-compare: no request completed: nothing to record\n"
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()

@@ -16,7 +16,7 @@ from pulumi_policy import (
 from policies.graph import compute_classes, pod_gpu_types, pod_templates
 from policies.settings import Setting, config_schema
 from policies.values import number_text
-from policies.vllm import VllmServer, vllm_servers
+from policies.vllm_command import VllmServer, vllm_servers
 
 NVFP4_KV_MODELS = Setting(
     "noNvfp4KvCacheModels",

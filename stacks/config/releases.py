@@ -2,7 +2,8 @@
 
 A stack runs the release its `engine.image` tag names (`vllm/vllm-openai:v0.19.0` is 0.19.0, also
 from a mirror registry). Only pinned releases are accepted: each has a vendored table of its
-`vllm serve` arguments that every rendered command line is checked against.
+`vllm serve` arguments (schemas/vllm/, generated from the release's own parser by `make vllm-args`)
+that the stack's command line is checked against before anything is declared.
 
 Facts below were read in the releases' own code (the PyPI wheels vllm==0.19.0 and vllm==0.33.0):
 - `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`: vllm/envs.py defaults it to "0" in 0.19.0 and to "1"
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from schemas import vllm_args
 
 IMAGE_REPOSITORY = "vllm/vllm-openai"
 RELEASE_TAG = re.compile(r"^v?(\d+\.\d+\.\d+)$")
@@ -81,15 +84,21 @@ def image_release(image: str) -> str | None:
 
 
 def release_problem(image: str) -> str:
-    """Empty when the image runs a pinned release; else what is wrong and what is allowed."""
+    """Empty when the image runs a pinned release with a vendored argument table; else what is wrong
+    and what is allowed."""
     allowed = ", ".join(f"v{version}" for version in RELEASES)
     version = image_release(image)
     if version is None:
         return f"has a tag that names no vLLM release; allowed: a tag of a pinned release ({allowed})"
-    if version not in RELEASES:
+    if version not in vllm_args.versions():
         return (
             f"is vLLM {version}, which has no vendored `vllm serve` argument table; allowed: {allowed} "
-            "(a new release needs its table: make vllm-args VERSION=...)"
+            f"(a new release needs its table, make vllm-args VERSION={version}, and its facts in "
+            "stacks/config/releases.py)"
+        )
+    if version not in RELEASES:
+        return (
+            f"is vLLM {version}, which has a table but is not pinned in stacks/config/releases.py; allowed: {allowed}"
         )
     return ""
 

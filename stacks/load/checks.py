@@ -35,8 +35,10 @@ from components.weights import (
     weights_fill_disk_name,
     weights_object_name,
 )
+from schemas.vllm_args import check_serve_args
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
 from stacks.config.quoting import quote
+from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.to_args import engine_flags, serve_arguments
@@ -412,6 +414,24 @@ def _no_deep_gemm_override(config: StackConfig) -> str | None:
     return None
 
 
+def _serve_line_accepted(config: StackConfig) -> str | None:
+    """The whole `vllm serve` line against the vendored argument table of the image's release: a
+    flag that release does not know, a value it refuses (schemas/vllm_args.py, from its own parser)."""
+    version = image_release(config.engine.image)
+    if version is None:
+        return None  # refused by engine.image's own validation
+    problems = check_serve_args(serve_arguments(config), version)
+    if not problems:
+        return None
+    problem = problems[0]
+    name = flag_name(problem.split(":", 1)[0].split("=", 1)[0].strip()) or ""
+    key = typed_flags(config).get(name.removeprefix("no-"))
+    if key is None:
+        index = next((index for index, token in enumerate(config.engine.extra_args) if flag_name(token) == name), None)
+        key = "engine.extraArgs" if index is None else f"engine.extraArgs[{index}]"
+    return f"{key}: vLLM {version} refuses it: {problem}"
+
+
 def _mount_path(config: StackConfig) -> str | None:
     path = config.weights.mount_path
     for needed in NEEDED_PATHS:
@@ -507,6 +527,7 @@ CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _names_fit,
     _namespace_free,
     _extra_args,
+    _serve_line_accepted,
     _extra_env,
     _no_deep_gemm_override,
     _mount_path,

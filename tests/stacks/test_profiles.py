@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from schemas import vllm_args
+from schemas.vllm_args import check_serve_args, image_version
 from stacks.config.engine import EngineConfig, WorkloadConfig
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILES, ProfileName
@@ -91,6 +93,7 @@ def test_each_profile_renders_policy_clean_on_eight_gpus(
     assert image_release(container["image"]) == profile.release
     env = {item["name"]: item["value"] for item in container["env"]}
     assert env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "1", "explicit on every release"
+    assert check_serve_args(args, image_version(container["image"])) == [], "the real parser of its release takes it"
 
 
 @pytest.mark.parametrize("name", [profile.value for profile in ProfileName])
@@ -103,6 +106,10 @@ def test_each_profile_sizes_its_disk_for_its_checkpoint(
     serving = [disk for disk in disks if disk["type"] == "hyperdisk-ml"]
     assert serving and all(disk["size"] == profile.disk_gib for disk in serving)
     assert profile.disk_gib >= 2.2 * profile.checkpoint.size_gib, "twice the checkpoint during the download, +10%"
+
+
+def test_every_pinned_release_has_its_argument_table() -> None:
+    assert sorted(RELEASES) == vllm_args.versions()
 
 
 def test_the_moe_profiles_run_the_current_release_and_the_nvfp4_one_its_fp4_kernels() -> None:

@@ -41,10 +41,7 @@ HOW_TO_MEASURE = (
     f"{MEASUREMENTS_FILE.parent.parent.name}/{MEASUREMENTS_FILE.parent.name}/{MEASUREMENTS_FILE.name} "
     "and the planner uses it for this configuration from then on"
 )
-COMPLETION_CAVEAT = (
-    "completed req/s as the benchmark counted them (request_throughput), not a capacity: the write-up's ~83 "
-    "per node is more than its tok/s over the load's mean 1,536 tokens per request (~62)"
-)
+COMPLETION_GAP = 0.1
 
 
 @dataclass(frozen=True)
@@ -160,8 +157,7 @@ class Throughput:
         if requests is None:
             null_reasons["requests_per_second"] = "not reported by the measurement"
         else:
-            measured_at = [run.nodes for run in runs if run.requests_per_second is not None]
-            assumptions.append(f"{COMPLETION_CAVEAT}; measured at {_counts(measured_at)} node(s)")
+            assumptions.append(self._completion_caveat(runs))
         tpot = self._latency(runs, nodes, "tpot_median_ms")
         ttft = self._latency(runs, nodes, "ttft_median_ms")
         if tpot is None or ttft is None:
@@ -198,6 +194,25 @@ class Throughput:
         if self.configuration.routing != RoutingMode.gateway.value:
             return {}
         return {"picker": self.configuration.picker, "gateway_overhead_measured": self.match is not None}
+
+    def _completion_caveat(self, runs: Sequence[Run]) -> str:
+        """Completed req/s are the benchmark's count; where they disagree with the measured tok/s and
+        the load's mean request length, say by how much a run of exactly this load would differ."""
+        counted = [run for run in runs if run.requests_per_second is not None]
+        line = f"completed req/s as the benchmark counted them at {_counts([run.nodes for run in counted])} node(s)"
+        key = self.configuration
+        if not (isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)):
+            return line
+        tokens = key.input_tokens + key.output_tokens
+        ratios = [run.total_tokens_per_second / (run.requests_per_second or 1) / tokens for run in counted]
+        ratio = sum(ratios) / len(ratios)
+        if abs(1 - ratio) <= COMPLETION_GAP:
+            return line
+        return (
+            f"{line}; caveat: they imply ~{ratio * tokens:,.0f} tokens per request, not the load's {tokens:,}, so a run "
+            f"of exactly this load completes ~{abs(1 - ratio):.0%} {'fewer' if ratio < 1 else 'more'} requests per "
+            "second than shown while its tok/s matches"
+        )
 
     def _source_line(self) -> str:
         assert self.match is not None

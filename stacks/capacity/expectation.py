@@ -209,9 +209,9 @@ class Throughput:
         if abs(1 - ratio) <= COMPLETION_GAP:
             return line
         return (
-            f"{line}; caveat: they imply ~{ratio * tokens:,.0f} tokens per request, not the load's {tokens:,}, so a run "
-            f"of exactly this load completes ~{abs(1 - ratio):.0%} {'fewer' if ratio < 1 else 'more'} requests per "
-            "second than shown while its tok/s matches"
+            f"{line}; caveat: they imply ~{ratio * tokens:,.0f} tokens per request, not the load's {tokens:,}, "
+            f"so a run of exactly this load completes ~{abs(1 - ratio):.0%} {'fewer' if ratio < 1 else 'more'} "
+            "requests per second than shown while its tok/s matches"
         )
 
     def _source_line(self) -> str:

@@ -288,6 +288,8 @@ class CapacityPlan:
     nodes: int
     profile: str
     expectation: Expectation
+    # With an autoscaler whose floor is below the ceiling: what the floor's pods should do.
+    floor: Expectation | None
     sources: tuple[SourcePlan, ...]
     sizing: Sizing | None
     running: RunningHours
@@ -343,11 +345,14 @@ def plan(
         for source in config.capacity.sources
     )
     sizing = size(config, config.target, runs) if config.target is not None else None
+    scaling = config.autoscaling
+    floor = expect(config, scaling.min_replicas, runs) if scaling.enabled and scaling.min_replicas < count else None
     return CapacityPlan(
         stack=stack,
         nodes=count,
         profile=config.profile.value,
         expectation=expectation,
+        floor=floor,
         sources=sources,
         sizing=sizing,
         running=hours,

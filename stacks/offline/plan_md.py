@@ -147,6 +147,7 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         f"| TTFT median | {_ms(expected.ttft_median_ms)} "
         f"| {_figure_note(expected, 'ttft_median_ms', 'nearest measured node counts, full load')} |",
         "",
+        *_floor_line(capacity),
         "Assumptions:",
         "",
         *[f"- {assumption}" for assumption in expected.assumptions],
@@ -188,6 +189,19 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
                 + "; a fallback to any other source costs more."
             )
     return lines
+
+
+def _floor_line(capacity: CapacityPlan) -> list[str]:
+    floor = capacity.floor
+    if floor is None:
+        return []
+    return [
+        f"These are the autoscaler's ceiling ({capacity.nodes} pods). At its floor of {floor.nodes} pod(s): "
+        f"{_number(floor.total_tokens_per_second)} total tok/s"
+        + (f" ({floor.basis})" if floor.basis else "")
+        + f", {floor.concurrent_requests:,} concurrent requests.",
+        "",
+    ]
 
 
 def _hours(capacity: CapacityPlan) -> str:

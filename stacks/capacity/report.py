@@ -178,14 +178,15 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
             measured = [run[0] for run in values["measuredRuns"]]
             low, high = measured[0], measured[-1]
             points = list(zip(counts, values["totalTokensPerSecond"], strict=True))
-            lines.append(
-                (
-                    f"{label}: {_range(low, high)}, measured and interpolated",
-                    [(count, total / 1e6 if low <= count <= high else None) for count, total in points],
-                    {"show_dots": False, "stroke_style": {"width": 3}},
-                    color,
+            if low < high:
+                lines.append(
+                    (
+                        f"{label}: {low}-{high} nodes, measured and interpolated",
+                        [(count, total / 1e6 if low <= count <= high else None) for count, total in points],
+                        {"show_dots": False, "stroke_style": {"width": 3}},
+                        color,
+                    )
                 )
-            )
             outside = [(count, total / 1e6) for count, total in points if count <= low or count >= high]
             lines.append(
                 (
@@ -197,7 +198,7 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
             )
             lines.append(
                 (
-                    f"{label}: measured runs",
+                    f"{label}: measured runs" if low < high else f"{label}: measured at {low} node(s) only",
                     [(run[0], run[1] / 1e6) for run in values["measuredRuns"]],
                     {"stroke": False, "dots_size": 4},
                     color,
@@ -294,10 +295,6 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
         chart.add(label, values, **options)
     svg: bytes = chart.render()
     return svg.decode("utf-8")
-
-
-def _range(low: int, high: int) -> str:
-    return f"{low} node" if low == high else f"{low}-{high} nodes"
 
 
 def _broken(points: list[tuple[int, float]], low: int, high: int) -> list[tuple[float, float | None]]:

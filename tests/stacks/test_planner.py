@@ -416,7 +416,7 @@ def test_chart_is_byte_identical_without_a_date_with_round_labels(prod: Rendered
     assert b"this stack: 12 node(s), 1,103,941 tok/s" in rendered
     assert b"ClusterIP: 1-12 nodes, measured and interpolated" in rendered
     assert b"ClusterIP: extrapolated" in rendered
-    assert b"Inference Gateway: 2-8 nodes, measured and interpolated" in rendered
+    assert b"Inference Gateway:" not in rendered, "the gateway runs were measured with another picker"
     assert b"kozea.github.io" not in rendered, "no script is fetched from the web"
     labels = re.findall(rb'<text x="[^"]+" y="[^"]+" class="(?:major)?">([^<]+)</text>', rendered)
     assert labels and all(len(label) <= 5 for label in labels), "axis labels are round numbers"

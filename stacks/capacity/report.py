@@ -167,9 +167,11 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
 
     series = json.loads(series_json)
     counts = series["nodes"]
+    # Throughput only where the stack's own configuration is measured; then the other routing mode too
+    # where that is measured (the same configuration but the routing), for comparison.
     modes = {mode: values for mode, values in series["modes"].items() if values["measuredRuns"]}
     lines: list[tuple[str, list[tuple[float, float | None]], dict[str, Any], str]] = []
-    if modes:
+    if series["routing"] in modes:
         primary_top = max(value for values in modes.values() for value in values["totalTokensPerSecond"]) / 1e6
         own = series["modes"][series["routing"]]["usdPerMillionTokens"]
         secondary_values = [value for value in own if value is not None]
@@ -230,8 +232,8 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
         primary_top = max(series["usdPerHour"])
         secondary_values = []
         y_title = "USD per hour (all in)"
-        right_title = ""
-        title = f"Stack {stack}: throughput not measured; cost by node count"
+        right_title = ""  # no right axis
+        title = f"Stack {stack}: its throughput is not measured; cost by node count"
         lines.append(
             (
                 f"USD per hour, all in, every node up, {series['pricing']} (throughput: see plan.md)",
@@ -287,7 +289,7 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
     # pygal names every chart with a fresh uuid4; a fixed one keeps two renders byte-identical
     chart.uuid = "capacity"
     chart.add_xml_filter(_without_render_date)
-    if right_title:
+    if secondary_ticks:
         chart.add_xml_filter(_right_axis_title(right_title, WIDTH - 20))
     if doubled:
         chart.add_xml_filter(_cropped(PLOT_HEIGHT + legend_height))

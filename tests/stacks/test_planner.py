@@ -405,7 +405,7 @@ def test_capacity_json_of_an_unmeasured_stack_has_nulls_with_reasons(
     assert "**Not measured**" in rendered.plan
     assert "| total tok/s (input + output) | not measured |" in rendered.plan
     svg = (rendered.directory / "capacity.svg").read_text()
-    assert "throughput not measured" in svg
+    assert "its throughput is not measured" in svg
 
 
 def test_chart_is_byte_identical_without_a_date_with_round_labels(prod: RenderedStack, tmp_path: Path) -> None:

@@ -105,8 +105,6 @@ class EngineFlags:
     mamba_block_size: int | None
     language_model_only: bool
     moe_backend: str | None
-    use_deep_gemm: bool | None
-    deep_gemm_warmup: str | None
     estimate_cudagraphs: bool
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
@@ -181,10 +179,6 @@ ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 def engine_env(engine: EngineFlags) -> dict[str, str]:
     env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
     env[ESTIMATE_CUDAGRAPHS_ENV] = "1" if engine.estimate_cudagraphs else "0"
-    if engine.use_deep_gemm is not None:
-        env["VLLM_USE_DEEP_GEMM"] = "1" if engine.use_deep_gemm else "0"
-    if engine.deep_gemm_warmup is not None:
-        env["VLLM_DEEP_GEMM_WARMUP"] = engine.deep_gemm_warmup
     return {**env, **engine.extra_env}
 
 

@@ -55,8 +55,6 @@ class Configuration(ConfigModel):
     mamba_block_size: int | Unknown | None = Field(description="engine.mambaBlockSize")
     language_model_only: bool | Unknown = Field(description="engine.languageModelOnly")
     moe_backend: str | Unknown | None = Field(description="engine.moeBackend")
-    use_deep_gemm: bool | Unknown | None = Field(description="engine.useDeepGemm")
-    deep_gemm_warmup: str | Unknown | None = Field(description="engine.deepGemmWarmup")
     estimate_cudagraphs: bool | Unknown = Field(description="engine.estimateCudagraphs")
     extra_args: list[str] | Unknown = Field(description="engine.extraArgs")
     extra_env: dict[str, str] | Unknown = Field(description="engine.extraEnv")
@@ -196,8 +194,6 @@ def configuration_of(
         mamba_block_size=engine.mamba_block_size,
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
-        use_deep_gemm=engine.use_deep_gemm,
-        deep_gemm_warmup=engine.deep_gemm_warmup,
         estimate_cudagraphs=engine.estimate_cudagraphs,
         extra_args=list(engine.extra_args),
         extra_env=dict(sorted(engine.extra_env.items())),

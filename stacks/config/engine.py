@@ -182,14 +182,6 @@ class EngineConfig(ConfigModel):
         description="`--moe-backend`: the MoE expert kernels (e.g. flashinfer_trtllm for NVFP4 on Blackwell); null "
         "omits the flag and leaves vLLM's automatic choice.",
     )
-    use_deep_gemm: bool | None = Field(
-        default=None,
-        description="VLLM_USE_DEEP_GEMM=1 or 0; null leaves vLLM's default (on, and off for Qwen 3.5 on Blackwell "
-        "since 0.19).",
-    )
-    deep_gemm_warmup: Literal["skip", "full", "relax"] | None = Field(
-        default=None, description="VLLM_DEEP_GEMM_WARMUP; null leaves vLLM's default (relax)."
-    )
     estimate_cudagraphs: bool = Field(
         default=True,
         description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does, "

@@ -11,7 +11,9 @@ Sources (checked 2026-11; "U" marks what could not be verified at a primary sour
   checkpoints, `vram_minimum_gb` (33 / 42 / 147 / 238), native context 262,144, throughput mode
   `-dp N --enable-expert-parallel --language-model-only` for the MoE models, FP8 KV cache, and for
   the NVFP4 397B the FlashInfer FP4 MoE kernels (`VLLM_USE_FLASHINFER_MOE_FP4=1`,
-  `VLLM_FLASHINFER_MOE_BACKEND=latency`) and `VLLM_USE_DEEP_GEMM=0`, `VLLM_DEEP_GEMM_WARMUP=skip`.
+  `VLLM_FLASHINFER_MOE_BACKEND=latency`) and `VLLM_USE_DEEP_GEMM=0`, `VLLM_DEEP_GEMM_WARMUP=skip`
+  (not kept: both releases turn DeepGEMM off for Qwen 3.5 on Blackwell themselves, vllm/utils/deep_gemm.py,
+  the stack refuses VLLM_USE_DEEP_GEMM, and the NVFP4 experts never run DeepGEMM, an FP8 kernel).
 - vLLM data parallel deployment docs: for MoE models the DP ranks are not independent copies; the
   expert layers form one tensor parallel group of DP x TP unless `--enable-expert-parallel`.
 - vLLM 0.33.0 code: the recipe's two FP4 MoE variables are gone from vllm/envs.py; the kernel is
@@ -108,8 +110,6 @@ PROFILE_ENGINE_KEYS = (
     "mamba_block_size",
     "language_model_only",
     "moe_backend",
-    "use_deep_gemm",
-    "deep_gemm_warmup",
     "estimate_cudagraphs",
 )
 # Engine keys that only fit the profile's own checkpoint: another weights.model must set them itself.
@@ -120,8 +120,6 @@ CHECKPOINT_ENGINE_KEYS = (
     "language_model_only",
     "enable_expert_parallel",
     "moe_backend",
-    "use_deep_gemm",
-    "deep_gemm_warmup",
 )
 
 
@@ -268,9 +266,7 @@ PROFILES: dict[ProfileName, ServingProfile] = {
                 native_context=262_144,
             ),
             disk_gib=500,
-            engine=_moe_engine(
-                moeBackend="flashinfer_trtllm", useDeepGemm=False, deepGemmWarmup="skip", maxNumSeqs=1024
-            ),
+            engine=_moe_engine(moeBackend="flashinfer_trtllm", maxNumSeqs=1024),
             workload=WorkloadConfig(concurrency_per_node=1024),
         ),
     )

@@ -105,8 +105,6 @@ RESERVED_ENV = {
     "HF_HUB_OFFLINE": "weights load from the disk, never from the Hub",
     "TRANSFORMERS_OFFLINE": "weights load from the disk, never from the Hub",
     "HF_HOME": "the stack's cache and weights layout",
-    "VLLM_USE_DEEP_GEMM": "set engine.useDeepGemm",
-    "VLLM_DEEP_GEMM_WARMUP": "set engine.deepGemmWarmup",
     "CUDA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
     "NVIDIA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
 }

@@ -65,8 +65,6 @@ def engine_flags(engine: EngineConfig) -> EngineFlags:
         mamba_block_size=engine.mamba_block_size,
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
-        use_deep_gemm=engine.use_deep_gemm,
-        deep_gemm_warmup=engine.deep_gemm_warmup,
         estimate_cudagraphs=engine.estimate_cudagraphs,
         extra_args=tuple(engine.extra_args),
         extra_env=dict(engine.extra_env),

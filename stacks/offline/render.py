@@ -140,6 +140,11 @@ def manifest_of(record: dict[str, Any]) -> dict[str, Any]:
     return ordered
 
 
+def manifests_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Kubernetes objects among the records, as the render writes them."""
+    return [manifest_of(record) for record in records if is_manifest(record)]
+
+
 def manifest_file_name(manifest: dict[str, Any]) -> str:
     metadata = manifest["metadata"]
     parts = [manifest["kind"].lower(), metadata.get("namespace", "_cluster"), metadata["name"]]
@@ -149,8 +154,7 @@ def manifest_file_name(manifest: dict[str, Any]) -> str:
 def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
     """One YAML text per Kubernetes object, keyed by file name."""
     texts: dict[str, str] = {}
-    for record in filter(is_manifest, records):
-        manifest = manifest_of(record)
+    for manifest in manifests_of(records):
         file_name = manifest_file_name(manifest)
         if file_name in texts:
             raise RuntimeError(f"two Kubernetes objects render to {file_name}")

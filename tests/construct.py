@@ -2,21 +2,27 @@
 
 `build(lambda: Component("name", Args(...)))` runs the factory through the offline engine
 (`stacks.offline.engine.run_under_mocks`, the same mocks and recording monitor the render uses) in
-a fresh context and returns every registration. `has_resource(records, type, props)` then asserts
-that one resource of that type has inputs that contain `props` (like CDK's
-`Template.has_resource_properties`): mappings match key by key and may hold more keys, lists match
-item by item, `ABSENT` asserts a key is not set and `ANY` accepts any value.
+a fresh context and returns what it built: every registration (the component and its children), and
+through the render's own functions the records of its resources.json, the Kubernetes manifests it
+writes and the stack outputs the factory exported (`pulumi.export`), resolved and secrets redacted.
+`has_resource(built, type, props)` then asserts that one resource of that type has inputs that
+contain `props` (like CDK's `Template.has_resource_properties`): mappings match key by key and may
+hold more keys, lists match item by item, `ABSENT` asserts a key is not set and `ANY` accepts any
+value. `built.validate()` checks every manifest against its schema (tests/schemas.py).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, overload
 
-from stacks.offline import engine, stack_settings
+from stacks.offline import engine, render, stack_settings
 from stacks.offline.engine import Registration
 from tests.rendered import as_a_new_process
+from tests.schemas import validate_manifest
 
 SETTINGS = stack_settings.StackSettings(project="components", stack="test", config={}, secret_keys=[], placeholders=[])
 
@@ -33,11 +39,69 @@ ABSENT = _Sentinel("ABSENT")
 ANY = _Sentinel("ANY")
 
 
-def build(factory: Callable[[], object], existing_images: frozenset[str] = frozenset()) -> list[Registration]:
-    """Everything `factory` registers (the component and its children), run as the render runs a
+@dataclass(frozen=True, eq=False)
+class Built(Sequence[Registration]):
+    """What a factory built: its registrations in order (a sequence of them), and the views of the render."""
+
+    registrations: list[Registration]
+    outputs: dict[str, Any]
+
+    @overload
+    def __getitem__(self, index: int) -> Registration: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Registration]: ...
+
+    def __getitem__(self, index: int | slice) -> Registration | Sequence[Registration]:
+        return self.registrations[index]
+
+    def __len__(self) -> int:
+        return len(self.registrations)
+
+    def __iter__(self) -> Iterator[Registration]:
+        return iter(self.registrations)
+
+    @cached_property
+    def records(self) -> list[dict[str, Any]]:
+        """The resources as the render's resources.json holds them (parents and dependencies by name)."""
+        return render.resource_records(self.registrations)
+
+    @cached_property
+    def manifests(self) -> list[dict[str, Any]]:
+        """The Kubernetes objects as the render writes them to manifests/."""
+        return render.manifests_of(self.records)
+
+    def kind(self, kind: str, name: str | None = None) -> list[dict[str, Any]]:
+        return [
+            manifest
+            for manifest in self.manifests
+            if manifest["kind"] == kind and (name is None or manifest["metadata"]["name"] == name)
+        ]
+
+    def manifest(self, kind: str, name: str) -> dict[str, Any]:
+        """The one object of `kind` named `name`."""
+        found = self.kind(kind, name)
+        assert len(found) == 1, f"{len(found)} {kind} named {name}, expected one"
+        return found[0]
+
+    def named(self, name: str) -> dict[str, Any]:
+        """The record of the one resource with this logical name."""
+        found = [record for record in self.records if record["name"] == name]
+        assert len(found) == 1, f"{len(found)} resources named {name}, expected one"
+        return found[0]
+
+    def validate(self) -> None:
+        """Every manifest against its schema (built-in kinds strictly, custom resources by their CRD)."""
+        for manifest in self.manifests:
+            validate_manifest(manifest)
+
+
+def build(factory: Callable[[], object], existing_images: frozenset[str] = frozenset()) -> Built:
+    """What `factory` registers (the component and its children) and exports, run as the render runs a
     program: in an empty project, or one where earlier ups made `existing_images`."""
     monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images))
-    return as_a_new_process(lambda: engine.run_under_mocks(SETTINGS, factory, monitor).registrations)
+    result = as_a_new_process(engine.run_under_mocks, SETTINGS, factory, monitor)
+    return Built(result.registrations, render.plain(result.outputs))
 
 
 def mismatch(actual: Any, expected: Any, path: str = "") -> str | None:
@@ -107,10 +171,15 @@ def component(records: Sequence[Registration], type_: str) -> Registration:
 
 
 def children_are_parented(records: Sequence[Registration], type_: str, name: str) -> None:
-    """Every resource but the component is its child and named from the component's name."""
+    """Every resource but the component is its child, or the child of a component inside it, and is
+    named from the component's name (`name-...`)."""
     root = component(records, type_)
+    components = {record.urn: record for record in records if not record.custom}
     for record in records:
         if record is root:
             continue
-        assert record.parent == root.urn, f"{record.type} {record.name} is not a child of {name}"
-        assert record.name.startswith(name), f"{record.type} {record.name} is not named from {name}"
+        ancestor = components.get(record.parent)
+        while ancestor is not None and ancestor is not root:
+            ancestor = components.get(ancestor.parent)
+        assert ancestor is root, f"{record.type} {record.name} is not inside {name}"
+        assert record.name.startswith(f"{name}-"), f"{record.type} {record.name} is not named from {name}"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from components.benchmark import BenchmarkJob, BenchmarkJobArgs
-from stacks.offline.engine import Registration
-from tests.construct import build, children_are_parented, has_resource
+from tests.construct import Built, build, children_are_parented, has_resource
 
 ARGS = BenchmarkJobArgs(
     job_name="qwen-bench",
@@ -32,7 +31,7 @@ ARGS = BenchmarkJobArgs(
 )
 
 
-def build_benchmark(**changes: object) -> list[Registration]:
+def build_benchmark(**changes: object) -> Built:
     args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
     return build(lambda: BenchmarkJob("bench", args))
 
@@ -72,7 +71,7 @@ def test_one_pod_runs_every_client() -> None:
     children_are_parented(records, "llm-serving:benchmark:BenchmarkJob", "bench")
 
 
-def endpoint_rule(records: list[Registration]) -> dict[str, object]:
+def endpoint_rule(records: Built) -> dict[str, object]:
     """The egress rule besides DNS and public HTTPS: where the clients send their load."""
     policy = has_resource(
         records,

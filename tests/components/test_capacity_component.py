@@ -11,14 +11,13 @@ from components.capacity import (
     ReservationCapacity,
     SpotCapacity,
 )
-from stacks.offline.engine import Registration
-from tests.construct import ABSENT, build, children_are_parented, has_resource, resource_count_is
+from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, resource_count_is
 
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 A4 = {"machineType": "a4-highgpu-8g", "gpu": {"type": "nvidia-b200", "count": 8, "driverVersion": "default"}}
 
 
-def build_capacity(*sources: SpotCapacity | FlexStartCapacity | ReservationCapacity) -> list[Registration]:
+def build_capacity(*sources: SpotCapacity | FlexStartCapacity | ReservationCapacity) -> Built:
     return build(
         lambda: B200Capacity(
             "cap",

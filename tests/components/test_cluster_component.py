@@ -4,13 +4,13 @@ the Kubernetes provider and namespace it hands to the rest of the stack."""
 from __future__ import annotations
 
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
-from stacks.offline.engine import SECRET_MARK, SECRET_SIG, Registration
-from tests.construct import ABSENT, build, children_are_parented, has_resource, match, of_type
+from stacks.offline.engine import SECRET_MARK, SECRET_SIG
+from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, match, of_type
 
 GKE = "gcp:container/cluster:Cluster"
 
 
-def build_cluster(**changes: object) -> list[Registration]:
+def build_cluster(**changes: object) -> Built:
     args = {
         "project": "my-proj",
         "region": "us-central1",

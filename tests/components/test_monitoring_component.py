@@ -13,8 +13,7 @@ from components.monitoring import (
     serving_alerts,
     serving_charts,
 )
-from stacks.offline.engine import Registration
-from tests.construct import build, children_are_parented, has_resource, of_type, resource_count_is
+from tests.construct import Built, build, children_are_parented, has_resource, of_type, resource_count_is
 
 QUERIES = ServingQueries(namespace="serving", deployment="qwen", served_model_name="m")
 THRESHOLDS = AlertThresholds(
@@ -34,7 +33,7 @@ ARGS = ServingMonitoringArgs(
 POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 
 
-def build_monitoring(**changes: object) -> list[Registration]:
+def build_monitoring(**changes: object) -> Built:
     args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
     return build(lambda: ServingMonitoring("mon", args))
 

@@ -7,8 +7,8 @@ import pulumi
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
-from stacks.offline.engine import SECRET_MARK, SECRET_SIG, Registration
-from tests.construct import build, children_are_parented, has_resource, of_type
+from stacks.offline.engine import SECRET_MARK, SECRET_SIG
+from tests.construct import Built, build, children_are_parented, has_resource, of_type
 
 
 def test_token_secret_keeps_the_token_secret() -> None:
@@ -59,7 +59,7 @@ def test_cluster_ip_service() -> None:
     children_are_parented(records, "llm-serving:routing:ClusterIpRouting", "route")
 
 
-def network_policies(gateway_ranges: tuple[str, ...] = ()) -> list[Registration]:
+def network_policies(gateway_ranges: tuple[str, ...] = ()) -> Built:
     return build(
         lambda: ServingNetworkPolicies(
             "net",

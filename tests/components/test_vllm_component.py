@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from components.vllm import EngineFlags, Speculative, VllmEngine, VllmEngineArgs
-from stacks.offline.engine import Registration
-from tests.construct import ANY, build, children_are_parented, has_resource, match
+from tests.construct import ANY, Built, build, children_are_parented, has_resource, match
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 FLAGS = EngineFlags(
@@ -58,7 +57,7 @@ ARGS = VllmEngineArgs(
 )
 
 
-def build_engine(**changes: object) -> list[Registration]:
+def build_engine(**changes: object) -> Built:
     args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
     return build(lambda: VllmEngine("vllm", args))
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, weights_disk_name
-from stacks.offline.engine import Registration
-from tests.construct import ABSENT, build, children_are_parented, has_resource, of_type, resource_count_is
+from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, of_type, resource_count_is
 
 MODEL, REVISION = "Qwen/Qwen3.5-27B-FP8", "main"
 DISK = weights_disk_name("c1", MODEL, REVISION)
@@ -32,7 +31,7 @@ DISK_TYPE = "gcp:compute/disk:Disk"
 JOB = "kubernetes:batch/v1:Job"
 
 
-def build_weights(existing_images: frozenset[str] = frozenset(), **changes: object) -> list[Registration]:
+def build_weights(existing_images: frozenset[str] = frozenset(), **changes: object) -> Built:
     args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
     return build(lambda: ModelWeights("weights", args), existing_images)
 

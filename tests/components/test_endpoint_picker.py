@@ -9,6 +9,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
@@ -19,7 +20,7 @@ from components.endpoint_picker import (
     ready_condition,
 )
 from components.gateway import HEALTH_CHECK_RANGES, InferenceGateway, InferenceGatewayArgs
-from tests.declared import Declared, contains, declare
+from tests.construct import Built, build, children_are_parented, match
 
 POOL = "qwen-serving"
 PICKER = "qwen-serving-epp"
@@ -48,31 +49,32 @@ ARGS = InferenceGatewayArgs(
 )
 
 
-def declare_gateway(args: InferenceGatewayArgs) -> Declared:
-    def build() -> dict[str, Any]:
+def build_gateway(args: InferenceGatewayArgs) -> Built:
+    def declare() -> None:
         gateway = InferenceGateway("gw", args)
-        return {"addressCommand": gateway.address_command, "tryIt": gateway.try_it}
+        pulumi.export("addressCommand", gateway.address_command)
+        pulumi.export("tryIt", gateway.try_it)
 
-    return declare(build)
-
-
-@pytest.fixture(scope="module")
-def gateway() -> Declared:
-    return declare_gateway(ARGS)
+    return build(declare)
 
 
 @pytest.fixture(scope="module")
-def single_picker() -> Declared:
-    return declare_gateway(replace(ARGS, epp_replicas=1))
+def gateway() -> Built:
+    return build_gateway(ARGS)
 
 
-def picker_container(declared: Declared) -> dict[str, Any]:
+@pytest.fixture(scope="module")
+def single_picker() -> Built:
+    return build_gateway(replace(ARGS, epp_replicas=1))
+
+
+def picker_container(built: Built) -> dict[str, Any]:
     container: dict[str, Any]
-    (container,) = declared.one("Deployment", PICKER)["spec"]["template"]["spec"]["containers"]
+    (container,) = built.manifest("Deployment", PICKER)["spec"]["template"]["spec"]["containers"]
     return container
 
 
-def test_every_object_the_chart_renders_for_gke(gateway: Declared) -> None:
+def test_every_object_the_chart_renders_for_gke(gateway: Built) -> None:
     """routerlib _rbac.yaml, _leader-election-rbac.yaml, _config.yaml, _deployment.yaml, _service.yaml,
     _inferencepool.yaml; llm-d-router-gateway rbac.yaml and gke.yaml (HealthCheckPolicy, GCPBackendPolicy)."""
     names = {(manifest["kind"], manifest["metadata"]["name"]) for manifest in gateway.manifests}
@@ -95,16 +97,12 @@ def test_every_object_the_chart_renders_for_gke(gateway: Declared) -> None:
     gateway.validate()
 
 
-def test_children_are_named_from_the_component(gateway: Declared) -> None:
-    by_name = {record["name"]: record for record in gateway.records}
-    for record in gateway.records:
-        if record["type"] != "llm-serving:routing:InferenceGateway":
-            assert record["name"].startswith("gw-"), record["name"]
-            assert record["parent"] in by_name, record["name"]
+def test_children_are_named_from_the_component(gateway: Built) -> None:
+    children_are_parented(gateway, "llm-serving:routing:InferenceGateway", "gw")
 
 
-def test_pool_as_the_chart_renders_it(gateway: Declared) -> None:
-    pool = gateway.one("InferencePool", POOL)
+def test_pool_as_the_chart_renders_it(gateway: Built) -> None:
+    pool = gateway.manifest("InferencePool", POOL)
     assert pool["apiVersion"] == "inference.networking.k8s.io/v1"
     assert pool["spec"] == {
         "targetPorts": [{"number": 8000}],
@@ -112,14 +110,14 @@ def test_pool_as_the_chart_renders_it(gateway: Declared) -> None:
         "selector": {"matchLabels": {"app": POOL}},
         "endpointPickerRef": {"name": PICKER, "port": {"number": 9002}, "failureMode": "FailOpen"},
     }
-    assert contains(
+    assert match(
         pool["metadata"]["labels"], {"app.kubernetes.io/name": PICKER, "app.kubernetes.io/version": ROUTER_RELEASE}
     )
 
 
-def test_pool_names_the_pickers_service(gateway: Declared) -> None:
-    service = gateway.one("Service", PICKER)
-    assert contains(
+def test_pool_names_the_pickers_service(gateway: Built) -> None:
+    service = gateway.manifest("Service", PICKER)
+    assert match(
         service["spec"],
         {
             "type": "ClusterIP",
@@ -132,9 +130,9 @@ def test_pool_names_the_pickers_service(gateway: Declared) -> None:
     )
 
 
-def test_picker_deployment_as_the_chart_renders_it(gateway: Declared) -> None:
-    deployment = gateway.one("Deployment", PICKER)
-    assert contains(
+def test_picker_deployment_as_the_chart_renders_it(gateway: Built) -> None:
+    deployment = gateway.manifest("Deployment", PICKER)
+    assert match(
         deployment,
         {
             "metadata": {"labels": {"app.kubernetes.io/name": PICKER, "llm-d.ai/igw-mode": "llm-d-router-gateway"}},
@@ -176,19 +174,19 @@ def test_picker_deployment_as_the_chart_renders_it(gateway: Declared) -> None:
     assert container["volumeMounts"] == [{"name": "plugins-config-volume", "mountPath": "/config", "readOnly": True}]
 
 
-def test_picker_image_pinned_by_tag_and_digest(gateway: Declared) -> None:
+def test_picker_image_pinned_by_tag_and_digest(gateway: Built) -> None:
     container = picker_container(gateway)
     assert container["image"].startswith(f"ghcr.io/llm-d/llm-d-router-endpoint-picker:{ROUTER_RELEASE}@sha256:")
     assert container["imagePullPolicy"] == "IfNotPresent"
 
 
 def test_an_image_by_tag_alone_is_pulled_every_time() -> None:
-    declared = declare_gateway(replace(ARGS, epp_image="ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"))
-    assert picker_container(declared)["imagePullPolicy"] == "Always"
+    built = build_gateway(replace(ARGS, epp_image="ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"))
+    assert picker_container(built)["imagePullPolicy"] == "Always"
 
 
-def test_picker_on_c4_sized_as_measured(gateway: Declared) -> None:
-    pod = gateway.one("Deployment", PICKER)["spec"]["template"]["spec"]
+def test_picker_on_c4_sized_as_measured(gateway: Built) -> None:
+    pod = gateway.manifest("Deployment", PICKER)["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {
         "cloud.google.com/compute-class": "Performance",
         "cloud.google.com/machine-family": "c4",
@@ -197,31 +195,31 @@ def test_picker_on_c4_sized_as_measured(gateway: Declared) -> None:
     assert picker_container(gateway)["resources"] == {"requests": resources, "limits": resources}
 
 
-def test_picker_runs_hardened(gateway: Declared) -> None:
-    pod = gateway.one("Deployment", PICKER)["spec"]["template"]["spec"]
-    assert contains(pod["securityContext"], {"runAsNonRoot": True, "runAsUser": 65532})
-    assert contains(
+def test_picker_runs_hardened(gateway: Built) -> None:
+    pod = gateway.manifest("Deployment", PICKER)["spec"]["template"]["spec"]
+    assert match(pod["securityContext"], {"runAsNonRoot": True, "runAsUser": 65532})
+    assert match(
         picker_container(gateway)["securityContext"],
         {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}},
     )
 
 
-def test_standby_probes_and_rbac_with_leader_election(gateway: Declared) -> None:
+def test_standby_probes_and_rbac_with_leader_election(gateway: Built) -> None:
     container = picker_container(gateway)
     assert container["livenessProbe"]["grpc"] == {"port": 9003, "service": "liveness"}
     assert container["readinessProbe"]["grpc"] == {"port": 9003, "service": "readiness"}
-    role = gateway.one("Role", f"{PICKER}-leader-election")
+    role = gateway.manifest("Role", f"{PICKER}-leader-election")
     assert role["rules"][0] == {
         "apiGroups": ["coordination.k8s.io"],
         "resources": ["leases"],
         "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
     }
-    binding = gateway.one("RoleBinding", f"{PICKER}-leader-election-binding")
+    binding = gateway.manifest("RoleBinding", f"{PICKER}-leader-election-binding")
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": PICKER, "namespace": NAMESPACE}]
     assert binding["roleRef"]["name"] == f"{PICKER}-leader-election"
 
 
-def test_one_picker_has_no_leader_election(single_picker: Declared) -> None:
+def test_one_picker_has_no_leader_election(single_picker: Built) -> None:
     container = picker_container(single_picker)
     assert "--ha-enable-leader-election" not in container["args"]
     assert container["livenessProbe"]["grpc"]["service"] == container["readinessProbe"]["grpc"]["service"]
@@ -238,14 +236,14 @@ def test_pulumi_up_waits_for_one_ready_picker(replicas: int) -> None:
     assert conditions == [f"jsonpath={{.status.updatedReplicas}}={replicas}", "jsonpath={.status.readyReplicas}=1"]
 
 
-def test_deployment_carries_the_wait(gateway: Declared) -> None:
-    annotations = gateway.one("Deployment", PICKER)["metadata"]["annotations"]
+def test_deployment_carries_the_wait(gateway: Built) -> None:
+    annotations = gateway.manifest("Deployment", PICKER)["metadata"]["annotations"]
     assert annotations["pulumi.com/waitFor"] == ready_condition(2)
     assert int(annotations["pulumi.com/timeoutSeconds"]) >= 600
 
 
-def test_plugins_config_as_the_chart_renders_it(gateway: Declared) -> None:
-    config = yaml.safe_load(gateway.one("ConfigMap", PICKER)["data"]["default-plugins.yaml"])
+def test_plugins_config_as_the_chart_renders_it(gateway: Built) -> None:
+    config = yaml.safe_load(gateway.manifest("ConfigMap", PICKER)["data"]["default-plugins.yaml"])
     assert config["apiVersion"] == "llm-d.ai/v1alpha1"
     assert config["kind"] == "EndpointPickerConfig"
     assert [plugin["type"] for plugin in config["plugins"]] == [
@@ -263,24 +261,24 @@ def test_plugins_config_as_the_chart_renders_it(gateway: Declared) -> None:
     }
 
 
-def test_rbac_as_the_chart_renders_it(gateway: Declared) -> None:
-    assert gateway.one("Role", f"{PICKER}-sa")["rules"] == [
+def test_rbac_as_the_chart_renders_it(gateway: Built) -> None:
+    assert gateway.manifest("Role", f"{PICKER}-sa")["rules"] == [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch", "list"]}
     ]
-    groups = {rule["apiGroups"][0]: rule["resources"] for rule in gateway.one("Role", f"{PICKER}-non-sa")["rules"]}
+    groups = {rule["apiGroups"][0]: rule["resources"] for rule in gateway.manifest("Role", f"{PICKER}-non-sa")["rules"]}
     assert groups == {
         "inference.networking.x-k8s.io": ["inferenceobjectives", "inferencemodelrewrites"],
         "llm-d.ai": ["inferenceobjectives", "inferencemodelrewrites"],
         "inference.networking.k8s.io": ["inferencepools"],
     }
     for name in (f"{PICKER}-sa", f"{PICKER}-non-sa"):
-        binding = gateway.one("RoleBinding", name)
+        binding = gateway.manifest("RoleBinding", name)
         assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name}
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": PICKER, "namespace": NAMESPACE}]
 
 
-def test_network_policy_admits_the_load_balancer_and_the_collectors(gateway: Declared) -> None:
-    spec = gateway.one("NetworkPolicy", PICKER)["spec"]
+def test_network_policy_admits_the_load_balancer_and_the_collectors(gateway: Built) -> None:
+    spec = gateway.manifest("NetworkPolicy", PICKER)["spec"]
     assert spec["podSelector"] == {"matchLabels": SELECTOR}
     assert spec["policyTypes"] == ["Ingress", "Egress"]
     load_balancer, collectors = spec["ingress"]
@@ -294,16 +292,16 @@ def test_network_policy_admits_the_load_balancer_and_the_collectors(gateway: Dec
     }
 
 
-def test_metrics_scraped_from_the_picker_pods(gateway: Declared) -> None:
-    monitoring = gateway.one("PodMonitoring", PICKER)
+def test_metrics_scraped_from_the_picker_pods(gateway: Built) -> None:
+    monitoring = gateway.manifest("PodMonitoring", PICKER)
     assert monitoring["spec"]["selector"] == {"matchLabels": SELECTOR}
     (endpoint,) = monitoring["spec"]["endpoints"]
     assert endpoint["port"] in {port["name"] for port in picker_container(gateway)["ports"]}
 
 
-def test_gke_policies_on_the_pool(gateway: Declared) -> None:
+def test_gke_policies_on_the_pool(gateway: Built) -> None:
     target = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": POOL}
-    health = gateway.one("HealthCheckPolicy", POOL)["spec"]
+    health = gateway.manifest("HealthCheckPolicy", POOL)["spec"]
     assert health == {
         "targetRef": target,
         "default": {
@@ -315,10 +313,10 @@ def test_gke_policies_on_the_pool(gateway: Declared) -> None:
             },
         },
     }
-    assert gateway.one("GCPBackendPolicy", POOL)["spec"] == {"targetRef": target, "default": {"timeoutSec": 300}}
+    assert gateway.manifest("GCPBackendPolicy", POOL)["spec"] == {"targetRef": target, "default": {"timeoutSec": 300}}
 
 
-def test_objects_wait_for_the_crds_and_the_picker_for_its_rbac(gateway: Declared) -> None:
+def test_objects_wait_for_the_crds_and_the_picker_for_its_rbac(gateway: Built) -> None:
     job = "gw-crds-job"
     for name in ("gw-epp-pool", "gw-epp-monitoring", "gw-epp-deployment", "gw-route", "gw-health-check"):
         assert job in gateway.named(name)["options"]["dependsOn"], name
@@ -331,6 +329,6 @@ def test_long_pool_names_cut_as_the_chart_cuts_them() -> None:
     assert epp_name("Q" * 45) == "q" * 40 + "-epp"
 
 
-def test_outputs(gateway: Declared) -> None:
+def test_outputs(gateway: Built) -> None:
     assert gateway.outputs["addressCommand"].startswith(f"kubectl get gateway {POOL} -n {NAMESPACE} ")
     assert gateway.outputs["tryIt"].startswith("kubectl run gateway-curl ")

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import pulumi
 import pytest
 from pulumi_kubernetes.core.v1 import outputs as k8s_outputs
 
@@ -15,7 +16,7 @@ from stacks.load.loader import InvalidConfig, validate
 from stacks.load.to_args import internal_load_balancer_ranges
 from stacks.program import serving_selector
 from tests.conftest import RenderStack
-from tests.declared import Declared, contains, declare
+from tests.construct import Built, build, match
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_config
 
@@ -120,8 +121,8 @@ def test_only_the_load_balancer_is_added(internal_lb: RenderedStack, dev: Render
     assert changed == {"llm-network-policies-serving"}
 
 
-def declared_routing(ranges: tuple[str, ...]) -> Declared:
-    def build() -> dict[str, Any]:
+def build_routing(ranges: tuple[str, ...]) -> Built:
+    def declare() -> None:
         routing = ClusterIpRouting(
             "routing",
             ClusterIpRoutingArgs(
@@ -134,25 +135,26 @@ def declared_routing(ranges: tuple[str, ...]) -> Declared:
                 internal_load_balancer_ranges=ranges,
             ),
         )
-        return {"internalAddress": routing.internal_address} if routing.internal_address is not None else {}
+        if routing.internal_address is not None:
+            pulumi.export("internalAddress", routing.internal_address)
 
-    return declare(build)
+    return build(declare)
 
 
 def test_internal_load_balancer_component() -> None:
-    declared = declared_routing(("10.10.0.0/16", "192.168.4.0/24"))
-    internal = declared.one("Service", "svc-internal")
-    assert contains(
+    built = build_routing(("10.10.0.0/16", "192.168.4.0/24"))
+    internal = built.manifest("Service", "svc-internal")
+    assert match(
         internal,
         {
             "metadata": {"namespace": "ns", "annotations": {"networking.gke.io/load-balancer-type": "Internal"}},
             "spec": {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.10.0.0/16", "192.168.4.0/24"]},
         },
     )
-    assert declared.named("routing-internal-service")["parent"] == "routing"
-    assert declared.outputs == {"internalAddress": None}
-    declared.validate()
-    assert not declared_routing(()).kind("Service", "svc-internal")
+    assert built.named("routing-internal-service")["parent"] == "routing"
+    assert built.outputs == {"internalAddress": None}
+    built.validate()
+    assert not build_routing(()).kind("Service", "svc-internal")
 
 
 def test_internal_address_comes_from_the_service_status() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -16,7 +17,7 @@ from stacks.load.loader import InvalidConfig, validate
 from stacks.load.to_args import internal_load_balancer_ranges
 from stacks.program import serving_selector
 from tests.conftest import RenderStack
-from tests.construct import Built, build, match
+from tests.construct import Built, build, children_are_parented, has_resource, match
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_config
 
@@ -121,40 +122,58 @@ def test_only_the_load_balancer_is_added(internal_lb: RenderedStack, dev: Render
     assert changed == {"llm-network-policies-serving"}
 
 
-def build_routing(ranges: tuple[str, ...]) -> Built:
+ROUTING_ARGS = ClusterIpRoutingArgs(
+    service_name="qwen",
+    namespace="serving",
+    port=8000,
+    target_port="http",
+    selector={"app": "qwen"},
+    served_model_name="m",
+    labels={"env": "test"},
+)
+
+
+def build_routing(internal_load_balancer_ranges: tuple[str, ...] = ()) -> Built:
     def declare() -> None:
-        routing = ClusterIpRouting(
-            "routing",
-            ClusterIpRoutingArgs(
-                service_name="svc",
-                namespace="ns",
-                port=8000,
-                target_port="http",
-                selector={"app": "svc"},
-                served_model_name="m",
-                internal_load_balancer_ranges=ranges,
-            ),
-        )
+        args = replace(ROUTING_ARGS, internal_load_balancer_ranges=internal_load_balancer_ranges)
+        routing = ClusterIpRouting("route", args)
         if routing.internal_address is not None:
             pulumi.export("internalAddress", routing.internal_address)
 
     return build(declare)
 
 
+def test_cluster_ip_service_component() -> None:
+    built = build_routing()
+    has_resource(
+        built,
+        "kubernetes:core/v1:Service",
+        {
+            "metadata": {"name": "qwen", "namespace": "serving", "labels": {"env": "test", "app": "qwen"}},
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app": "qwen"},
+                "ports": [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}],
+            },
+        },
+    )
+    children_are_parented(built, "llm-serving:routing:ClusterIpRouting", "route")
+
+
 def test_internal_load_balancer_component() -> None:
     built = build_routing(("10.10.0.0/16", "192.168.4.0/24"))
-    internal = built.manifest("Service", "svc-internal")
+    internal = built.manifest("Service", "qwen-internal")
     assert match(
         internal,
         {
-            "metadata": {"namespace": "ns", "annotations": {"networking.gke.io/load-balancer-type": "Internal"}},
+            "metadata": {"namespace": "serving", "annotations": {"networking.gke.io/load-balancer-type": "Internal"}},
             "spec": {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.10.0.0/16", "192.168.4.0/24"]},
         },
     )
-    assert built.named("routing-internal-service")["parent"] == "routing"
+    assert built.named("route-internal-service")["parent"] == "route"
     assert built.outputs == {"internalAddress": None}
     built.validate()
-    assert not build_routing(()).kind("Service", "svc-internal")
+    assert not build_routing().kind("Service", "qwen-internal")
 
 
 def test_internal_address_comes_from_the_service_status() -> None:

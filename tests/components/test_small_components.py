@@ -1,4 +1,5 @@
-"""The small components on their own: the token Secret, the ClusterIP Service, the network policies."""
+"""The small components on their own: the token Secret and the network policies (the ClusterIP
+Service: test_routing.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import pulumi
 
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
-from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from stacks.offline.engine import SECRET_MARK, SECRET_SIG
 from tests.construct import Built, build, children_are_parented, has_resource, of_type
 
@@ -27,36 +27,6 @@ def test_token_secret_keeps_the_token_secret() -> None:
     assert secret.inputs["stringData"][SECRET_SIG] == SECRET_MARK
     assert secret.inputs["stringData"]["value"] == {"token": "hf_canary"}
     children_are_parented(records, "llm-serving:serving:HuggingFaceToken", "tok")
-
-
-def test_cluster_ip_service() -> None:
-    records = build(
-        lambda: ClusterIpRouting(
-            "route",
-            ClusterIpRoutingArgs(
-                service_name="qwen",
-                namespace="serving",
-                port=8000,
-                target_port="http",
-                selector={"app": "qwen"},
-                served_model_name="m",
-                labels={"env": "test"},
-            ),
-        )
-    )
-    has_resource(
-        records,
-        "kubernetes:core/v1:Service",
-        {
-            "metadata": {"name": "qwen", "namespace": "serving", "labels": {"env": "test", "app": "qwen"}},
-            "spec": {
-                "type": "ClusterIP",
-                "selector": {"app": "qwen"},
-                "ports": [{"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}],
-            },
-        },
-    )
-    children_are_parented(records, "llm-serving:routing:ClusterIpRouting", "route")
 
 
 def network_policies(gateway_ranges: tuple[str, ...] = ()) -> Built:

@@ -236,18 +236,7 @@ class OutputFolder:
 
     def _create_missing(self) -> int:
         """A descriptor of the folder, creating the missing components one by one (no links followed)."""
-        current = os.dup(self.base)
-        try:
-            for part in self.missing:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, dir_fd=current)
-                child = _open_directory(current, part, str(self.directory))
-                os.close(current)
-                current = child
-        except BaseException:
-            os.close(current)
-            raise
-        return current
+        return _descend(self.base, self.missing, str(self.directory), create=True)
 
 
 # ---------------------------------------------------------------- descriptors
@@ -339,27 +328,32 @@ def _tree(folder: int, where: str) -> Iterator[tuple[str, os.stat_result]]:
             os.close(descriptor)
 
 
-def _parent_of(folder: int, name: str, create: bool) -> int | None:
-    """A descriptor of the directory that holds `name` (None when it does not exist and `create` is off)."""
+def _descend(folder: int, parts: Iterable[str], where: str, create: bool) -> int:
+    """A descriptor of the directory `parts` lead to below `folder`, one component at a time (no
+    links followed); `create`: making the missing ones."""
     current = os.dup(folder)
     try:
-        for part in PurePosixPath(name).parts[:-1]:
+        for part in parts:
             if create:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, dir_fd=current)
-            try:
-                child = _open_directory(current, part, name)
-            except OutputError:
-                if not create:
-                    os.close(current)
-                    return None
-                raise
+            child = _open_directory(current, part, where)
             os.close(current)
             current = child
     except BaseException:
         os.close(current)
         raise
     return current
+
+
+def _parent_of(folder: int, name: str, create: bool) -> int | None:
+    """A descriptor of the directory that holds `name` (None when it does not exist and `create` is off)."""
+    try:
+        return _descend(folder, PurePosixPath(name).parts[:-1], name, create)
+    except OutputError:
+        if create:
+            raise
+        return None
 
 
 def _read_at(folder: int, name: str, limit: int, where: str) -> bytes:

@@ -67,6 +67,17 @@ def test_a_previous_output_is_replaced_stale_files_and_empty_folders_go(tmp_path
     assert sorted(json.loads((tmp_path / output.MARKER).read_text())["files"]) == ["changes.md", "resources.json"]
 
 
+def test_a_stale_file_whose_folder_the_user_removed_is_simply_gone(tmp_path: Path) -> None:
+    output.write_render(tmp_path, FILES)
+    (tmp_path / "manifests" / "a.yaml").unlink()
+    (tmp_path / "manifests").rmdir()
+    output.write_render(tmp_path, {"resources.json": "[1]\n"})
+    assert snapshot(tmp_path) == {
+        ".render-files.json": (tmp_path / output.MARKER).read_text(),
+        "resources.json": "[1]\n",
+    }
+
+
 def test_adding_files_keeps_the_rest_of_the_output(tmp_path: Path) -> None:
     output.write_render(tmp_path, FILES)
     output.add_files(tmp_path, {"changes.md": "c\n"})

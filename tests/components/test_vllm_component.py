@@ -6,6 +6,7 @@ import dataclasses
 
 from components.vllm import EngineFlags, Speculative, VllmEngine, VllmEngineArgs
 from tests.construct import ANY, Built, build, children_are_parented, has_resource, match
+from tests.recipe import with_drain
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 FLAGS = EngineFlags(
@@ -86,27 +87,8 @@ def test_deployment_runs_the_recipe_on_eight_b200() -> None:
                             {
                                 "image": "vllm/vllm-openai:v0.19.0@sha256:" + "a" * 64,
                                 "command": ["vllm", "serve"],
-                                "args": [
-                                    "/models/Qwen/Qwen3.5-27B-FP8",
-                                    "--served-model-name=Qwen/Qwen3.5-27B-FP8",
-                                    "--port=8000",
-                                    "--data-parallel-size=8",
-                                    "--tensor-parallel-size=1",
-                                    "--max-model-len=2560",
-                                    "--max-num-batched-tokens=16384",
-                                    "--max-num-seqs=8192",
-                                    "--kv-cache-dtype=fp8_e4m3",
-                                    "--gpu-memory-utilization=0.92",
-                                    "--enable-prefix-caching",
-                                    "--enable-chunked-prefill",
-                                    "--attention-backend=FLASHINFER",
-                                    "-O3",
-                                    '--speculative-config={"method":"mtp","num_speculative_tokens":1}',
-                                    "--mamba-cache-mode=align",
-                                    "--mamba-block-size=8",
-                                    "--shutdown-timeout=590",
-                                    "--enable-log-requests",
-                                ],
+                                # not Spot-only: the recipe line draining 600 - 10 s, then the extra flag
+                                "args": [*with_drain(590), "--enable-log-requests"],
                                 "resources": {
                                     "requests": {"nvidia.com/gpu": "8", "cpu": "200", "memory": "1800Gi"},
                                     "limits": {"nvidia.com/gpu": "8", "ephemeral-storage": "200Gi"},

@@ -623,29 +623,26 @@ def _engine_verdicts(stub: Any, records: list[dict[str, Any]]) -> set[tuple[str,
             protect=record["options"]["protect"], parent=urns.get(record["parent"] or "", "")
         )
 
+    def resource(record: dict[str, Any]) -> dict[str, Any]:
+        """The fields an AnalyzeRequest and an AnalyzerResource share."""
+        return {
+            "type": record["type"],
+            "properties": _struct(record["inputs"]),
+            "urn": urns[record["name"]],
+            "name": record["name"],
+            "options": options(record),
+            "provider": provider(record),
+        }
+
     diagnostics = []
     for record in records:
-        response = stub.Analyze(
-            proto.AnalyzeRequest(
-                type=record["type"],
-                properties=_struct(record["inputs"]),
-                urn=urns[record["name"]],
-                name=record["name"],
-                options=options(record),
-                provider=provider(record),
-            )
-        )
+        response = stub.Analyze(proto.AnalyzeRequest(**resource(record)))
         diagnostics += [(diagnostic, record["name"]) for diagnostic in response.diagnostics]
     stack = stub.AnalyzeStack(
         proto.AnalyzeStackRequest(
             resources=[
                 proto.AnalyzerResource(
-                    type=record["type"],
-                    properties=_struct(record["inputs"]),
-                    urn=urns[record["name"]],
-                    name=record["name"],
-                    options=options(record),
-                    provider=provider(record),
+                    **resource(record),
                     parent=urns.get(record["parent"] or "", ""),
                     dependencies=[urns[name] for name in record["options"]["dependsOn"]],
                 )

@@ -80,7 +80,7 @@ docs: $(RUNTIME)
 # from that release's own `vllm serve` parser (VLLM_PYTHON: a throwaway environment with vllm==VERSION)
 vllm-args: $(RUNTIME)
 	$(if $(and $(VERSION),$(VLLM_PYTHON)),,$(error usage: make vllm-args VERSION=0.33.0 VLLM_PYTHON=/path/to/venv/bin/python))
-	$(VENV)/bin/python -m schemas.vllm_args refresh $(VERSION) --python $(VLLM_PYTHON)
+	$(VENV)/bin/python -m schemas.vllm_args_refresh refresh $(VERSION) --python $(VLLM_PYTHON)
 
 clean:
 	rm -rf build $(VENV) $(TOOLS)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from schemas import vllm_args
+from schemas import vllm_args, vllm_args_refresh
 from schemas.vllm_args import NoTableError, check_serve_args, image_version, table_for
 from tests.rendered import ROOT, RenderedStack, run_main
 
@@ -53,7 +53,7 @@ def test_table_is_well_formed_and_sorted(version: str) -> None:
         assert ("type" in option) == (option["nargs"] != 0)
         if "choices" in option:
             assert option["type"] in ("str", "int", "float")
-            assert option["choices"] == sorted(option["choices"], key=vllm_args._choice_key)
+            assert option["choices"] == sorted(option["choices"], key=vllm_args_refresh._choice_key)
         assert set(option.get("negative_option_strings", [])) <= set(strings)
     # The checker reads `-1` as a value: argparse does too while no option string looks like a number.
     assert not [string for string in owner if re.match(r"^-\d+$|^-\d*\.\d+$", string)]
@@ -163,7 +163,7 @@ def test_make_vllm_args_runs_refresh() -> None:
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    assert ".venv/bin/python -m schemas.vllm_args refresh 0.33.0 --python /venvs/vllm/bin/python" in run.stdout
+    assert ".venv/bin/python -m schemas.vllm_args_refresh refresh 0.33.0 --python /venvs/vllm/bin/python" in run.stdout
 
 
 @pytest.mark.parametrize(
@@ -175,19 +175,19 @@ def test_make_vllm_args_runs_refresh() -> None:
     ],
 )
 def test_misuse_is_one_line_and_status_2(args: list[str]) -> None:
-    run = run_main(vllm_args.main, *args)
+    run = run_main(vllm_args_refresh.main, *args)
     assert run.returncode == 2
     assert run.stderr.startswith("vllm-args: ") and run.stderr.count("\n") == 1
 
 
 def test_check_command() -> None:
-    assert run_main(vllm_args.main, "check", "0.19.0", "--", *vllm_args.RECIPE).returncode == 0
-    run = run_main(vllm_args.main, "check", "0.19.0", "--", "/models/m", "--no-such-flag")
+    assert run_main(vllm_args_refresh.main, "check", "0.19.0", "--", *vllm_args.RECIPE).returncode == 0
+    run = run_main(vllm_args_refresh.main, "check", "0.19.0", "--", "/models/m", "--no-such-flag")
     assert (run.returncode, run.stdout) == (1, "--no-such-flag: no such option in vllm serve 0.19.0\n")
 
 
 def fake_python(tmp_path: Path, table: dict[str, Any]) -> Path:
-    """A stand-in for a vLLM environment's Python: `python -m schemas.vllm_args dump OUT` writes `table`
+    """A stand-in for a vLLM environment's Python: `python -m schemas.vllm_args_refresh dump OUT` writes `table`
     when the libcuda stub is first on LD_LIBRARY_PATH."""
     source = tmp_path / "table.json"
     source.write_text(vllm_args.render_table(table))
@@ -203,7 +203,7 @@ def fake_python(tmp_path: Path, table: dict[str, Any]) -> Path:
 def test_refresh_writes_what_the_environment_dumped_and_checks_its_version(tmp_path: Path) -> None:
     table = table_for("0.19.0")
     python = fake_python(tmp_path, table)
-    written = vllm_args.refresh("0.19.0", python, directory=tmp_path)
+    written = vllm_args_refresh.refresh("0.19.0", python, directory=tmp_path)
     assert written.read_bytes() == vllm_args.table_path("0.19.0").read_bytes()
     with pytest.raises(ValueError, match=r"has vllm 0\.19\.0, not 0\.33\.0"):
-        vllm_args.refresh("0.33.0", python, directory=tmp_path)
+        vllm_args_refresh.refresh("0.33.0", python, directory=tmp_path)

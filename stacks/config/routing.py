@@ -141,7 +141,8 @@ class RoutingConfig(ConfigModel):
     internal_load_balancer_source_ranges: Annotated[list[str], Field(min_length=1)] | None = Field(
         default=None,
         description="Private IPv4 ranges of the internal load balancer's clients: its loadBalancerSourceRanges "
-        "(GKE's firewall rule) and the serving NetworkPolicy. Defaults to cluster.network.subnetCidr.",
+        "(GKE's firewall rule) and the serving NetworkPolicy. Defaults to cluster.network.subnetCidr; required with "
+        "cluster.existing (that default is not the existing cluster's VPC).",
     )
 
     @field_validator("internal_load_balancer_source_ranges")

@@ -192,6 +192,22 @@ class StackConfig(ConfigModel):
         return self
 
     @model_validator(mode="after")
+    def _existing_cluster_names_its_clients(self) -> StackConfig:
+        # The default ranges are cluster.network.subnetCidr, this stack's own subnet: in an existing
+        # cluster's VPC that range means nothing (the load balancer would admit whatever holds it there).
+        if (
+            self.cluster.existing
+            and self.routing.internal_load_balancer
+            and self.routing.internal_load_balancer_source_ranges is None
+        ):
+            raise ValueError(
+                "routing.internalLoadBalancerSourceRanges: required with cluster.existing; the default "
+                "(cluster.network.subnetCidr) is the subnet a new cluster gets, not the existing cluster's VPC; "
+                "list the private ranges of the load balancer's clients"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _prod_pins_what_it_runs(self) -> StackConfig:
         if self.environment is not Environment.prod:
             return self

@@ -222,3 +222,15 @@ INVALID_INTERNAL: list[tuple[dict[str, Any], str]] = [
 def test_invalid_internal_load_balancer_settings(settings: dict[str, Any], expected: str) -> None:
     with pytest.raises(InvalidConfig, match=re.escape(expected)):
         validate({"environment": "dev", "project": "my-llm-dev", "routing": settings})
+
+
+def test_an_existing_cluster_names_the_load_balancers_clients() -> None:
+    """The default ranges are the subnet a new cluster gets; an existing cluster's VPC is not that."""
+    existing = {"environment": "dev", "project": "my-llm-dev", "cluster": {"existing": True, "name": "platform"}}
+    required = "internalLoadBalancerSourceRanges: required with cluster.existing"
+    with pytest.raises(InvalidConfig, match=re.escape(required)):
+        validate({**existing, "routing": {"internalLoadBalancer": True}})
+    config = validate(
+        {**existing, "routing": {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.8.0.0/16"]}}
+    )
+    assert internal_load_balancer_ranges(config) == ("10.8.0.0/16",)

@@ -276,13 +276,22 @@ class Throughput:
 
     def _not_measured(self, nodes: int, concurrent: int) -> Expectation:
         key = self.configuration
+        picker = f" through the picker {key.picker}" if key.picker else ""
         reason = (
             f"no measurement in stacks/capacity/measurements.yaml is of this configuration (profile {key.profile}, "
-            f"{key.model}, vLLM {key.vllm_release}, {key.routing} routing, and the engine and load settings)"
+            f"{key.model}, vLLM {key.vllm_release}, {key.routing} routing{picker}, and the engine and load settings)"
         )
         shown = []
         for measurement, differences in self.nearest[:NEAREST_SHOWN]:
-            listed = ", ".join(differences[:FIELDS_SHOWN]) + (", ..." if len(differences) > FIELDS_SHOWN else "")
+            measured_picker = measurement.configuration.picker
+            named = [
+                # A gateway run of another picker: name the one that was measured.
+                f"picker (measured: {measured_picker})"
+                if field == "picker" and isinstance(measured_picker, str) and key.picker
+                else field
+                for field in differences
+            ]
+            listed = ", ".join(named[:FIELDS_SHOWN]) + (", ..." if len(named) > FIELDS_SHOWN else "")
             shown.append(f"{measurement.id} differs in {listed}")
         how = HOW_TO_MEASURE + (HOW_TO_MEASURE_GATEWAY if key.routing == RoutingMode.gateway.value else "")
         figures = (

@@ -19,6 +19,10 @@ PROXY_SUBNET_REFERENCE = (
 )
 
 
+# The picker of gateway-api-inference-extension's inferencepool chart (registry.k8s.io/...), by its repository path.
+GIE_PICKER_REPOSITORY = "gateway-api-inference-extension/epp"
+
+
 class RoutingMode(StrEnum):
     clusterip = "clusterip"
     gateway = "gateway"
@@ -53,7 +57,8 @@ class GatewayConfig(ConfigModel):
         default=EPP_IMAGE,
         description=f"Endpoint Picker image, by tag and digest. The stack declares the picker's objects as "
         f"llm-d-router-gateway {ROUTER_RELEASE} renders them (components/endpoint_picker.py); another release "
-        "may need other flags. The planner's gateway overhead was measured with EPP v1.4.0 only.",
+        "may need other flags. A gateway-api-inference-extension picker (.../gateway-api-inference-extension/epp, "
+        "the one the planner's gateway overhead was measured with) is refused: it cannot read that config.",
     )
     epp_replicas: Annotated[int, Field(ge=1, le=3)] = Field(
         default=2,
@@ -86,6 +91,26 @@ class GatewayConfig(ConfigModel):
                 f"llm-d-router-gateway {ROUTER_RELEASE}'s templates; pin its image with eppImage"
             )
         return data
+
+    @field_validator("epp_image")
+    @classmethod
+    def _picker_reads_the_config_the_stack_writes(cls, value: str) -> str:
+        # gateway-api-inference-extension's picker (the write-up's epp:v1.4.0, v1.5.0) decodes only
+        # EndpointPickerConfig inference.networking.x-k8s.io/v1alpha1, strictly (GIE@v1.4.0
+        # pkg/epp/config/loader/configloader.go, apix/config/v1alpha1/zz_generated.register.go); the stack
+        # writes llm-d-router-gateway's llm-d.ai/v1alpha1 (routerlib _config.yaml), so that picker would not start.
+        repository = value.partition("@")[0]
+        untagged, colon, tag = repository.rpartition(":")
+        if colon and "/" not in tag:  # a tag, not a registry's port
+            repository = untagged
+        if repository == GIE_PICKER_REPOSITORY or repository.endswith(f"/{GIE_PICKER_REPOSITORY}"):
+            raise ValueError(
+                f"{quote(value, 80)} is the gateway-api-inference-extension picker, which reads an "
+                "EndpointPickerConfig of inference.networking.x-k8s.io/v1alpha1; the stack declares "
+                f"llm-d-router-gateway {ROUTER_RELEASE}'s objects (llm-d.ai/v1alpha1), so it would not start; "
+                f"allowed: an llm-d-router picker such as {EPP_IMAGE.partition('@')[0]}"
+            )
+        return value
 
     @field_validator("proxy_subnet_cidr")
     @classmethod

@@ -307,6 +307,17 @@ INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
     ("helm-chart-version", {"gateway": {"eppChartVersion": "v1.4.0"}}, "eppChartVersion: removed"),
     ("no-picker", {"gateway": {"eppReplicas": 0}}, "routing.gateway.eppReplicas"),
     ("picker-image-without-tag", {"gateway": {"eppImage": "ghcr.io/llm-d/picker"}}, "routing.gateway.eppImage"),
+    (
+        "inference-extension-picker",
+        {"gateway": {"eppImage": "registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0"}},
+        "routing.gateway.eppImage: 'registry.k8s.io/gateway-api-inference-extension/epp:v1.5.0' is the "
+        "gateway-api-inference-extension picker",
+    ),
+    (
+        "inference-extension-picker-mirrored",
+        {"gateway": {"eppImage": f"mirror.example:5000/gateway-api-inference-extension/epp@sha256:{'a' * 64}"}},
+        "reads an EndpointPickerConfig of inference.networking.x-k8s.io/v1alpha1",
+    ),
     ("proxy-subnet-not-a-name", {"gateway": {"existingProxySubnet": "Proxy Subnet"}}, "existingProxySubnet"),
     ("pool-name-too-long", {"serviceName": "q" * 41}, "templates cut it to 40 characters"),
     (

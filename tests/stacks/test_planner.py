@@ -13,8 +13,9 @@ from components.endpoint_picker import EPP_IMAGE
 from stacks.capacity import measurements
 from stacks.capacity.expectation import expect
 from stacks.capacity.hours import running_hours
-from stacks.capacity.planner import cost, human_duration, plan, size, storage_of
+from stacks.capacity.planner import SizingError, cost, human_duration, plan, size, storage_of
 from stacks.capacity.report import nice_ticks, node_ticks, write_chart
+from stacks.config.capacity import TargetConfig
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
@@ -28,7 +29,15 @@ PUBLISHED_REQUESTS_PER_SECOND = {1: 83, 2: 165, 4: 326, 8: 642}
 TOLERANCE = 0.02
 RUNS = measurements.load().measurements
 # The Endpoint Picker the write-up's gateway runs used (the inferencepool chart v1.4.0).
-MEASURED_PICKER = {"routing": {"gateway": {"eppImage": "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"}}}
+MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
+
+
+def with_measured_picker(config: StackConfig) -> StackConfig:
+    """A copy of a validated config that names the write-up's picker. No stack file can: that picker
+    cannot read the config the stack declares (routing.gateway.eppImage refuses it), so only the
+    planner's arithmetic for a measured gateway run is checked with it."""
+    gateway = config.routing.gateway.model_copy(update={"epp_image": MEASURED_PICKER})
+    return config.model_copy(update={"routing": config.routing.model_copy(update={"gateway": gateway})})
 
 
 def config_of(environment: str, **settings: Any) -> StackConfig:
@@ -53,7 +62,7 @@ def test_clusterip_throughput_is_the_scaling_table(nodes: int, published: int) -
 
 @pytest.mark.parametrize(("nodes", "published"), sorted(PUBLISHED_GATEWAY.items()))
 def test_gateway_throughput_is_the_gateway_runs(nodes: int, published: int) -> None:
-    expectation = expect(config_of("prod", **MEASURED_PICKER), nodes, RUNS, RoutingMode.gateway)
+    expectation = expect(with_measured_picker(config_of("prod")), nodes, RUNS, RoutingMode.gateway)
     assert expectation.total_tokens_per_second == pytest.approx(published)
     assert expectation.routing_factor == pytest.approx(published / PUBLISHED_TOTAL[nodes])
     assert expectation.tpot_median_ms is None and expectation.requests_per_second is None
@@ -78,7 +87,7 @@ def test_between_and_beyond_the_measured_counts() -> None:
     assert sixteen.basis == "extrapolated"
     assert sixteen.per_node_tokens_per_second == pytest.approx(1_103_941 / 12), "the nearest per-node figure holds"
     assert any("extrapolated" in item and "optimistic" in item for item in sixteen.assumptions)
-    one_gateway = expect(config_of("prod", **MEASURED_PICKER), 1, RUNS, RoutingMode.gateway)
+    one_gateway = expect(with_measured_picker(config_of("prod")), 1, RUNS, RoutingMode.gateway)
     assert one_gateway.basis == "extrapolated"
     assert one_gateway.total_tokens_per_second == pytest.approx(131_303 / 2)
 
@@ -88,9 +97,12 @@ def test_a_gateway_with_another_picker_is_not_measured() -> None:
     assert expectation.total_tokens_per_second is None
     assert (expectation.picker, expectation.gateway_overhead_measured) == (EPP_IMAGE.partition("@")[0], False)
     assert expectation.not_measured is not None
-    assert "writeup-2026-03-dp8-mtp1-gateway differs in picker" in expectation.not_measured.nearest
+    assert f"writeup-2026-03-dp8-mtp1-gateway differs in picker (measured: {MEASURED_PICKER})" in (
+        expectation.not_measured.nearest
+    )
+    assert f"gateway routing through the picker {EPP_IMAGE.partition('@')[0]}," in expectation.not_measured.reason
     assert "benchmark.target gateway" in expectation.not_measured.how_to_measure
-    measured = expect(config_of("staging", **MEASURED_PICKER), 4, RUNS)
+    measured = expect(with_measured_picker(stack_config("staging")), 4, RUNS)
     assert (measured.total_tokens_per_second, measured.gateway_overhead_measured) == (245_009, True)
     clusterip = expect(stack_config("dev"), 1, RUNS)
     assert (clusterip.picker, clusterip.gateway_overhead_measured) == (None, None)
@@ -263,12 +275,10 @@ def test_prod_runs_around_the_clock_and_its_autoscaled_variant_shows_a_range() -
         ("dev", {"outputTokensPerSecond": 100_000}, 4),
         ("dev", {"concurrentRequests": 10_000}, 5),
         ("dev", {"requestsPerSecond": 300}, 4),
-        ("staging", {"totalTokensPerSecond": 240_000}, 4),
-        ("staging", {"totalTokensPerSecond": 250_000}, 5),
     ],
 )
 def test_goal_sizing_picks_the_smallest_node_count(environment: str, target: dict[str, float], nodes: int) -> None:
-    config = config_of(environment, target=target, **(MEASURED_PICKER if environment == "staging" else {}))
+    config = config_of(environment, target=target)
     assert config.nodes == nodes
     assert config.target is not None
     sizing = size(config, config.target)
@@ -283,6 +293,21 @@ def test_goal_sizing_picks_the_smallest_node_count(environment: str, target: dic
         "requestsPerSecond": "requests_per_second",
     }[goal]
     assert getattr(below, figure) < value <= getattr(at, figure)
+
+
+@pytest.mark.parametrize(("goal", "nodes"), [(240_000, 4), (250_000, 5)])
+def test_goal_sizing_through_a_measured_gateway(goal: int, nodes: int) -> None:
+    config = with_measured_picker(stack_config("staging"))
+    assert size(config, TargetConfig.model_validate({"totalTokensPerSecond": goal})).nodes == nodes
+    with pytest.raises(SizingError, match=re.escape("(not reported by the measurement")):
+        size(config, TargetConfig.model_validate({"requestsPerSecond": 300}))
+
+
+def test_a_gateway_goal_with_the_shipped_picker_is_refused() -> None:
+    """The default picker (llm-d-router) has no measurement: no throughput goal can size it."""
+    refused = "target.totalTokensPerSecond: cannot size without a measurement"
+    with pytest.raises(InvalidConfig, match=re.escape(refused)):
+        config_of("staging", target={"totalTokensPerSecond": 240_000})
 
 
 def test_budget_names_the_capacity_sources_that_meet_it() -> None:
@@ -328,9 +353,10 @@ def test_budget_names_the_capacity_sources_that_meet_it() -> None:
             "for profile qwen3.5-35b-a3b-fp8",
         ),
         (
-            {"target": {"requestsPerSecond": 300}, "routing": {"mode": "gateway", **MEASURED_PICKER["routing"]}},
-            "invalid stack config: target.requestsPerSecond: cannot size without a measurement (not reported by the "
-            "measurement",
+            {"routing": {"mode": "gateway", "gateway": {"eppImage": MEASURED_PICKER}}},
+            f"invalid stack config: routing.gateway.eppImage: '{MEASURED_PICKER}' is the "
+            "gateway-api-inference-extension picker, which reads an EndpointPickerConfig of "
+            "inference.networking.x-k8s.io/v1alpha1",
         ),
         (
             {"target": {"totalTokensPerSecond": 300_000}, "routing": {"mode": "gateway"}},

@@ -91,3 +91,34 @@ def test_every_pod_has_a_network_policy(scanned: dict[str, list[Finding]]) -> No
     failed = {(item.check_id, item.kind) for item in scanned["failed"]}
     assert ("CKV2_K8S_6", "Pod") in passed
     assert ("CKV2_K8S_6", "Pod") not in failed
+
+
+def test_checkov_scans_the_endpoint_picker(checkov_report: list[dict[str, Any]]) -> None:
+    """staging routes through the gateway: its picker's objects are plain manifests checkov checks,
+    and its one skip is the token the picker needs to watch the API (JUSTIFIED_SKIPS)."""
+    prefix = "/staging/manifests/"
+    outcomes: dict[str, set[tuple[str, str, str]]] = {"passed": set(), "failed": set(), "skipped": set()}
+    for item in checkov_report:
+        for outcome, found in outcomes.items():
+            for check in item["results"].get(f"{outcome}_checks", []):
+                if str(check.get("file_path", "")).startswith(prefix):
+                    finding = Finding.of(check)
+                    found.add((finding.check_id, finding.kind, finding.name))
+    scanned = {(kind, name) for _, kind, name in outcomes["passed"]}
+    assert scanned >= {
+        ("Deployment", "qwen-serving-epp"),
+        ("Service", "qwen-serving-epp"),
+        ("ServiceAccount", "qwen-serving-epp"),
+        ("ConfigMap", "qwen-serving-epp"),
+        ("Role", "qwen-serving-epp-sa"),
+        ("Role", "qwen-serving-epp-non-sa"),
+        ("Role", "qwen-serving-epp-leader-election"),
+        ("RoleBinding", "qwen-serving-epp-leader-election-binding"),
+    }
+    picker_checks = {
+        check for check, kind, name in outcomes["passed"] if (kind, name) == ("Deployment", "qwen-serving-epp")
+    }
+    # Resource limits, non-root, read-only root filesystem, no privilege escalation, image digest.
+    assert picker_checks >= {"CKV_K8S_11", "CKV_K8S_13", "CKV_K8S_22", "CKV_K8S_20", "CKV_K8S_23", "CKV_K8S_43"}
+    assert {(kind, name) for _, kind, name in outcomes["failed"]} & scanned == set()
+    assert {check for check, kind, name in outcomes["skipped"] if name == "qwen-serving-epp"} == {"CKV_K8S_38"}

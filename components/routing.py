@@ -14,6 +14,10 @@ stack does not). `externalTrafficPolicy: Local` keeps the client's address on th
 externalTrafficPolicy: Local if ... preserving the original client IP address", "About LoadBalancer
 Services"), so the serving NetworkPolicy admits exactly the same ranges
 (components/network_policy.py); every A4 node runs one vLLM pod, so Local also balances evenly.
+The load balancer's health checks need no place in that policy: with Local they go to the node's
+healthCheckNodePort, which the node answers, and GKE writes their firewall rule itself
+(kubernetes/ingress-gce pkg/healthchecksl4/healthchecksl4.go EnsureHealthCheckWithFirewall;
+pkg/loadbalancers/l4.go ensureIPv4NodesFirewall writes the traffic rule from loadBalancerSourceRanges).
 """
 
 from __future__ import annotations

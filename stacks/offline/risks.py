@@ -262,6 +262,36 @@ def _network_in_use(old: dict[str, Record], result: Preview) -> list[str]:
     ]
 
 
+def _gateway_api_channel(record: Record) -> Any:
+    config = record["inputs"].get("gatewayApiConfig")
+    return config.get("channel") if isinstance(config, dict) else None
+
+
+def _gateway_api_off_first(old: dict[str, Record], result: Preview) -> list[str]:
+    """The cluster's Gateway API channel turned off in the update that deletes the Gateway objects:
+    Pulumi deletes what the program no longer declares after every create and update
+    (pulumi/pulumi pkg/resource/deploy/deployment_executor.go, performDeletes), so GKE's Gateway
+    controller is off while the Gateway, its routes and pool still exist."""
+    going = [
+        urn
+        for urn in (change.urn for change in result.of("delete"))
+        if old[urn]["type"].startswith(LOAD_BALANCED_TYPES)
+    ]
+    if not going:
+        return []
+    return [
+        f"{change.urn}: gatewayApiConfig.channel goes to CHANNEL_DISABLED before the Gateway objects are deleted "
+        "(Pulumi deletes last); what GKE does with a Gateway, its finalizer and its load balancer once its "
+        "controller is off is not verified here. To be safe, delete them first (`pulumi destroy --target "
+        "'GATEWAY_COMPONENT_URN' --target-dependents`, the URN of the llm-serving:routing:InferenceGateway "
+        "component from `pulumi stack --show-urns`), then run `pulumi up`"
+        for change in result.of("update")
+        if change.record["type"] == CLUSTER_TYPE
+        and _gateway_api_channel(change.record) == "CHANNEL_DISABLED"
+        and _gateway_api_channel(old[change.urn]) != "CHANNEL_DISABLED"
+    ]
+
+
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = is_production(list(new.values()))
     found = [_kept_warning(kept) for kept in result.kept]
@@ -282,4 +312,4 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
         found += _secret_ciphertext(change)
-    return found + _network_in_use(old, result)
+    return found + _gateway_api_off_first(old, result) + _network_in_use(old, result)

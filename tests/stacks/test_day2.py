@@ -215,3 +215,18 @@ def test_a_new_stack_file_previews_against_itself_as_no_change(tmp_path: Path, d
     out = tmp_path / "again"
     run = run_render("dev", "--config-file", str(restated), "--out", str(out), "--against", str(dev.directory))
     assert run.returncode == 0 and "0 create, 0 update, 0 replace, 0 delete" in run.stdout
+
+
+def test_leaving_gateway_mode_warns_that_the_gateway_api_goes_off_before_the_gateway(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Pulumi deletes last: the cluster update that turns the Gateway API off runs while the Gateway exists."""
+    clusterip, gateway, to_gateway = day2(
+        render_stack, tmp_path_factory, "dev", "routing", {"routing": {"mode": "gateway"}}
+    )
+    assert not any("CHANNEL_DISABLED" in warning for warning in to_gateway.warnings)
+    back = preview_states(load_states(gateway.directory), load_states(clusterip.directory))
+    (warning,) = [warning for warning in back.warnings if "CHANNEL_DISABLED" in warning]
+    assert warning.startswith("llm-serving:gke:Cluster$gcp:container/cluster:Cluster::llm-gke: ")
+    assert "not verified here" in warning and "--target-dependents" in warning
+    assert any("kubernetes:gateway.networking.k8s.io/v1:Gateway" in change.urn for change in back.of("delete"))

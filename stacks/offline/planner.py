@@ -246,7 +246,7 @@ class Planner:
                 or _replace_on_changes(path, replace_on)
             )
             change.inputs.append(InputChange(path, old_value, new_value, replaces))
-            self.candidate_keys.append((change, config_keys_for(new["type"], path, new_value)))
+            self.candidate_keys.append((change, config_keys_for(urn.rsplit("::", 1)[0], path, new_value)))
             if replaces:
                 change.replaced_because.append(f"{path} changed")
         if change.inputs:

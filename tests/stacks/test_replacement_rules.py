@@ -16,6 +16,7 @@ from stacks.offline.replacement_rules import (
     parse_path,
     path_touches,
     rule_for,
+    unqualified,
 )
 from tests.rendered import RenderedStack
 
@@ -181,7 +182,7 @@ def _has_key(model: type[Any], dotted: str) -> bool:
 
 def test_config_sources_name_real_keys() -> None:
     for type_, path, key in CONFIG_SOURCES:
-        assert rule_for(type_) is not None, type_
+        assert rule_for(unqualified(type_)) is not None, type_
         assert parse_path(path), path
         assert _has_key(StackConfig, key), f"{key} is not a stack setting"
 
@@ -192,3 +193,16 @@ def test_the_most_specific_config_source_wins() -> None:
     assert config_keys_for(compute_class, "spec.priorities[1].spot") == ["capacity.sources"]
     assert config_keys_for(compute_class, "spec.priorities") == ["capacity.sources"]
     assert config_keys_for("gcp:compute/disk:Disk", "name") == ["cluster.name", "weights.model", "weights.revision"]
+
+
+def test_settings_are_attributed_to_the_resource_they_feed_not_every_one_of_its_type() -> None:
+    engine = "llm-serving:serving:VllmEngine$kubernetes:apps/v1:Deployment"
+    picker = "llm-serving:routing:InferenceGateway$llm-serving:routing:EndpointPicker$kubernetes:apps/v1:Deployment"
+    assert config_keys_for(engine, "spec.replicas") == ["capacity.nodes"]
+    assert config_keys_for(picker, "spec.replicas") == ["routing.gateway.eppReplicas"]
+    assert config_keys_for(picker, "spec.template.spec.containers[0].image") == ["routing.gateway.eppImage"]
+    cluster_subnet = "llm-serving:gke:Cluster$gcp:compute/subnetwork:Subnetwork"
+    proxy = "llm-serving:routing:InferenceGateway$gcp:compute/subnetwork:Subnetwork"
+    assert config_keys_for(cluster_subnet, "ipCidrRange") == ["cluster.network.subnetCidr"]
+    assert config_keys_for(proxy, "ipCidrRange") == ["routing.gateway.proxySubnetCidr"]
+    assert config_keys_for(proxy, "name") == ["cluster.name"]

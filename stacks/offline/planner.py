@@ -147,6 +147,11 @@ def _mock_references(record: Record) -> set[str]:
     return {resource_id, *computed}
 
 
+def _urn_of_name(indexed: dict[str, Record]) -> dict[str, str]:
+    """Logical name -> URN; a custom resource wins a shared name (providers and dependencies are custom)."""
+    return {record["name"]: urn for urn, record in sorted(indexed.items(), key=lambda item: item[1]["custom"])}
+
+
 def _location(record: Record) -> str:
     inputs = record["inputs"]
     return str(inputs.get("location") or inputs.get("region") or inputs.get("zone") or "")
@@ -156,10 +161,8 @@ class Planner:
     def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
         self.old, self.new = old, new
         self.new_by_name = _by_name(list(new.values()))
-        self.old_names = {record["name"] for record in old.values()}
-        self.urn_of_name = {
-            record["name"]: urn for urn, record in sorted(new.items(), key=lambda item: item[1]["custom"])
-        }
+        self.urn_of_name = _urn_of_name(new)
+        self.old_urn_of_name = _urn_of_name(old)
         self.changes: dict[str, ResourceChange] = {}
         self.kept: list[KeptValue] = []
         self.candidate_keys: list[tuple[ResourceChange, list[str]]] = []
@@ -276,15 +279,36 @@ class Planner:
                     settled = False
 
     def _follow_provider(self, change: ResourceChange, replaced: set[str]) -> bool:
-        """The engine checks the provider first: a replaced provider replaces the resource, no Diff call."""
+        """The engine checks the provider first: a replaced provider replaces the resource, no Diff call;
+        so does a provider reference that moved to another provider (another URN: a new parent or
+        name) whose DiffConfig, given the old provider's inputs, asks for replacement
+        (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go `providerChanged`, :2800-2879:
+        the *new* provider's DiffConfig decides; a replacement is ReplaceKeys ["provider"], created
+        first)."""
         provider_urn = self.urn_of_name.get(change.record.get("provider") or "")
         reason = f"its provider {change.record.get('provider')} is replaced"
-        if provider_urn not in replaced or reason in change.replaced_because:
+        if provider_urn in replaced and reason not in change.replaced_because:
+            change.action = "replace"
+            change.replaced_because.insert(0, reason)
+            change.config_keys |= self.changes[provider_urn].config_keys
+            return True
+        old_provider_urn = self.old_urn_of_name.get(self.old[change.urn].get("provider") or "")
+        if provider_urn is None or old_provider_urn is None or old_provider_urn == provider_urn:
+            return False
+        moved = f"its provider moved from {old_provider_urn} to {provider_urn}"
+        config = self._provider_config_replaces(self.old[old_provider_urn], self.new[provider_urn])
+        if not config or any(reason.startswith(moved) for reason in change.replaced_because):
             return False
         change.action = "replace"
-        change.replaced_because.insert(0, reason)
-        change.config_keys |= self.changes[provider_urn].config_keys
+        change.replaced_because.insert(0, f"{moved}, whose DiffConfig replaces on {', '.join(config)}")
         return True
+
+    def _provider_config_replaces(self, old: Record, new: Record) -> list[str]:
+        """The configuration paths on which a provider's DiffConfig asks for replacement, old -> new."""
+        rule = rule_for(new["type"])
+        if rule is None or old["type"] != new["type"]:
+            return []
+        return [path for path, before, after in self._diffs(old, new) if rule.forces_replacement(path, before, after)]
 
     def _follow_inputs(self, change: ResourceChange, replaced: set[str]) -> bool:
         record = change.record

@@ -24,7 +24,7 @@ from typing import Any
 
 from policies.cli import command_parser
 from policies.console import guarded
-from stacks.offline import output, risks
+from stacks.offline import identity, output, risks
 from stacks.offline.changes import ACTIONS, Preview
 from stacks.offline.changes_md import changes_markdown
 from stacks.offline.planner import index_by_urn, plan
@@ -53,7 +53,7 @@ def _preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]
     return Preview(
         planned.changes,
         planned.unchanged,
-        risks.refusals(old, new, planned),
+        risks.refusals(old, new, planned) + identity.refusals(old, new, planned),
         risks.warnings(old, new, planned),
         planned.kept,
         notes,

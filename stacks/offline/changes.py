@@ -27,11 +27,23 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class ProviderEffect:
+    """What the provider does in the cloud with a change the engine shows (`provider_effects.py`)."""
+
+    says: str
+    source: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"providerEffect": self.says, "providerEffectSource": self.source}
+
+
+@dataclass(frozen=True)
 class InputChange:
     path: str
     old: Any
     new: Any
     replaces: bool
+    effect: ProviderEffect | None = None
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"path": self.path, "replaces": self.replaces}
@@ -39,6 +51,8 @@ class InputChange:
             entry["old"] = self.old
         if self.new is not MISSING:
             entry["new"] = str(self.new) if isinstance(self.new, Unknown) else self.new
+        if self.effect:
+            entry.update(self.effect.as_json())
         return entry
 
 
@@ -74,6 +88,8 @@ class ResourceChange:
     # why the replacement deletes first: the option, pulumi-kubernetes or the GCP bridge
     delete_first_by: str = ""
     no_rule: bool = False
+    # a delete the provider does not carry out in the cloud
+    effect: ProviderEffect | None = None
 
     @property
     def options(self) -> dict[str, Any]:
@@ -100,6 +116,8 @@ class ResourceChange:
             entry["configKeys"] = sorted(self.config_keys)
         if self.no_rule:
             entry["noRule"] = True
+        if self.effect:
+            entry.update(self.effect.as_json())
         return entry
 
 

@@ -32,7 +32,14 @@ def _input_lines(change: InputChange) -> list[str]:
     marker = " **(forces replacement)**" if change.replaces else ""
     body = [f"- {line}" for line in _lines(change.old)] + [f"+ {line}" for line in _lines(change.new)]
     fence = _fence(body)
-    return [f"  - `{change.path}`{marker}", f"    {fence}diff", *(f"    {line}" for line in body), f"    {fence}"]
+    effect = [f"    - the provider: {change.effect.says} ({change.effect.source})"] if change.effect else []
+    return [
+        f"  - `{change.path}`{marker}",
+        *effect,
+        f"    {fence}diff",
+        *(f"    {line}" for line in body),
+        f"    {fence}",
+    ]
 
 
 def changes_markdown(result: Preview) -> str:
@@ -75,6 +82,8 @@ def changes_markdown(result: Preview) -> str:
                     lines.append(f"  - deleted first by {change.delete_first_by}")
             if change.config_keys:
                 lines.append(f"  - stack setting: {', '.join(sorted(change.config_keys))}")
+            if change.effect:
+                lines.append(f"  - the provider: {change.effect.says} ({change.effect.source})")
             if action in ("update", "replace"):
                 for input_change in change.inputs:
                     lines += _input_lines(input_change)

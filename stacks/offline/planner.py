@@ -31,8 +31,18 @@ from typing import Any
 from pulumi.runtime import mocks as pulumi_mocks
 
 from stacks.offline import engine
-from stacks.offline.changes import ACTIONS, MISSING, InputChange, KeptValue, Preview, ResourceChange, Unknown
+from stacks.offline.changes import (
+    ACTIONS,
+    MISSING,
+    InputChange,
+    KeptValue,
+    Preview,
+    ProviderEffect,
+    ResourceChange,
+    Unknown,
+)
 from stacks.offline.computed_fields import computed_fields_holding
+from stacks.offline.provider_effects import delete_effect, update_effect
 from stacks.offline.render_dir import PreviewInputError
 from stacks.offline.replacement_rules import (
     Segment,
@@ -172,7 +182,10 @@ class Planner:
             if urn not in self.old:
                 self.changes[urn] = ResourceChange(urn, self.new[urn], "create")
             elif urn not in self.new:
-                self.changes[urn] = ResourceChange(urn, self.old[urn], "delete")
+                effect = delete_effect(self.old[urn])
+                self.changes[urn] = ResourceChange(
+                    urn, self.old[urn], "delete", effect=ProviderEffect(*effect) if effect else None
+                )
             else:
                 self._diff(urn)
         self._attribute_settings()
@@ -248,7 +261,10 @@ class Planner:
                 (rule is not None and rule.forces_replacement(path, old_value, new_value))
                 or _replace_on_changes(path, replace_on)
             )
-            change.inputs.append(InputChange(path, old_value, new_value, replaces))
+            effect = None if replaces else update_effect(new["type"], path, old_value, new_value)
+            change.inputs.append(
+                InputChange(path, old_value, new_value, replaces, ProviderEffect(*effect) if effect else None)
+            )
             self.candidate_keys.append((change, config_keys_for(urn.rsplit("::", 1)[0], path, new_value)))
             if replaces:
                 change.replaced_because.append(f"{path} changed")

@@ -1,13 +1,15 @@
 """What the provider really does, on small hand-made states (the helpers of test_preview): a resource
 whose provider moved to another URN, one cloud object under two URNs, a cluster deleted under the
-objects that stay on it."""
+objects that stay on it, inputs that live only in the state."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+from stacks.offline.changes_md import changes_markdown
 from stacks.offline.preview import preview
+from stacks.offline.provider_effects import STATE_ONLY
 from tests.stacks.test_preview import base_state, changed, one, record
 
 KUBECONFIG_A = {"kubeconfig": "value sha256:aaaaaaaaaaaa"}
@@ -78,6 +80,8 @@ def test_a_named_gcp_resource_under_a_new_urn_is_refused_409_and_a_project_api_i
     result = preview(old, new)
     assert [refusal for refusal in result.refusals if "409" in refusal and "'vpc'" in refusal]
     assert not any("x.googleapis.com" in refusal for refusal in result.refusals)
+    deleted_api = [change for change in result.of("delete") if change.record["name"] == "api"]
+    assert deleted_api[0].effect is not None and "stays enabled" in deleted_api[0].effect.says
 
 
 def test_a_cluster_deleted_while_the_new_program_keeps_objects_on_it_is_refused() -> None:
@@ -86,3 +90,28 @@ def test_a_cluster_deleted_while_the_new_program_keeps_objects_on_it_is_refused(
     (refusal,) = [refusal for refusal in result.refusals if "deletes the cluster" in refusal]
     assert "'c'" in refusal and "cluster.existing" in refusal
     assert not any("deletes the cluster" in r for r in preview(old, provider_moved(KUBECONFIG_B)).refusals)
+
+
+# ---------------------------------------------------------------- what the provider does
+
+
+def test_a_lower_version_floor_changes_only_the_state_and_a_higher_one_may_upgrade() -> None:
+    old = changed(base_state(), "gke", "inputs.minMasterVersion", "1.35")
+    (lower,) = one(preview(old, changed(old, "gke", "inputs.minMasterVersion", "1.34")), "gke").inputs
+    assert lower.effect is not None and lower.effect.says.startswith(STATE_ONLY)
+    assert "resource_container_cluster.go:4916" in lower.effect.source
+    (higher,) = one(preview(old, changed(old, "gke", "inputs.minMasterVersion", "1.36.1-gke.100")), "gke").inputs
+    assert higher.effect is not None and higher.effect.says.startswith("upgrades the control plane to 1.36.1-gke.100")
+    (patch,) = one(preview(old, changed(old, "gke", "inputs.minMasterVersion", "1.35.0-gke.1")), "gke").inputs
+    assert patch.effect is not None and patch.effect.says.startswith(STATE_ONLY)  # a pre-release of 1.35
+
+
+def test_guards_and_deletion_policies_are_state_only_and_say_so_in_both_files() -> None:
+    old = changed(base_state(), "disk", "inputs.deletionPolicy", "DELETE")
+    result = preview(old, changed(old, "disk", "inputs.deletionPolicy", "ABANDON"))
+    (entry,) = one(result, "disk").inputs
+    assert entry.as_json()["providerEffect"] == STATE_ONLY
+    assert "resource_compute_disk.go" in entry.as_json()["providerEffectSource"]
+    assert f"the provider: {STATE_ONLY}" in changes_markdown(result)
+    protected = preview(base_state(), changed(base_state(), "gke", "inputs.deletionProtection", True))
+    assert one(protected, "gke").inputs[0].effect.says == STATE_ONLY

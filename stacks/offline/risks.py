@@ -9,6 +9,19 @@ Sources, next to each check:
   in the project (Compute Engine "Global, regional, and zonal resources",
   https://cloud.google.com/compute/docs/regions-zones/global-regional-zonal-resources); subnets,
   routers and regional clusters are regional, disks zonal.
+* Proxy-only subnets: the provider grows a subnet's range in place with `expandIpCidrRange`
+  (terraform-provider-google-beta@93c65b2d resource_compute_subnetwork.go:1259-1269), which does not
+  work for proxy-only subnets ("This command doesn't work for secondary subnets or for subnets that
+  are used exclusively for load balancer proxies", https://cloud.google.com/sdk/gcloud/reference/compute/networks/subnets/expand-ip-range);
+  their documented change of range is a second proxy-only subnet in role BACKUP, promoted to ACTIVE
+  (https://cloud.google.com/load-balancing/docs/proxy-only-subnets).
+* A disk deleted first: before deleting a resource replaced delete-first, the engine deletes the
+  resources built from its outputs that must be replaced with it (pulumi/pulumi@1b594989
+  pkg/resource/deploy/step_generator.go `calculateDependentReplacements`: a PersistentVolume's
+  `spec.csi` and a claim's `spec.volumeName` force replacement); pulumi-kubernetes then waits up to
+  10 minutes for each object to be gone (provider/pkg/await/await.go `Deletion`), and a claim that
+  pods use stays Terminating (kubernetes.io/pvc-protection); the provider detaches a disk from every
+  VM before deleting it (terraform-provider-google-beta@93c65b2d resource_compute_disk.go:1695-1775).
 * "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
   google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
   balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and
@@ -30,6 +43,10 @@ from stacks.offline.states import Record
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
+DISK_TYPE = "gcp:compute/disk:Disk"
+VOLUME_TYPE = "kubernetes:core/v1:PersistentVolume"
+PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
+PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
 NETWORK_TYPE = "gcp:compute/network:Network"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 GLOBAL_TYPES = frozenset(
@@ -180,6 +197,68 @@ def _name_clash(old: dict[str, Record], change: ResourceChange) -> Iterator[str]
         )
 
 
+def _is_proxy_only(record: Record) -> bool:
+    return record["type"] == SUBNETWORK_TYPE and record["inputs"].get("purpose") in PROXY_ONLY_PURPOSES
+
+
+def _proxy_only_expanded(change: ResourceChange) -> str | None:
+    """A proxy-only subnet's range grown in place: GCP refuses `expandIpCidrRange` for it."""
+    if change.action != "update" or not _is_proxy_only(change.record):
+        return None
+    if not any(entry.path == "ipCidrRange" for entry in change.inputs):
+        return None
+    return (
+        f"GCP would refuse to update {change.urn}: the range of a proxy-only subnet cannot be expanded (the provider "
+        "calls expandIpCidrRange, which does not work for proxy-only subnets). Keep its range; to change it, create "
+        f"a proxy-only subnet with the new range in role BACKUP, promote it to ACTIVE ({PROXY_ONLY_DOCS}) and name it "
+        f"in routing.gateway.existingProxySubnet{_keys(change)}"
+    )
+
+
+def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str | None:
+    """A proxy-only subnet replaced while the Gateway that uses it stays."""
+    if change.action != "replace" or not _is_proxy_only(change.record):
+        return None
+    if not any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in new.values()):
+        return None
+    order = "deleted before its replacement exists" if change.delete_before_replace else "replaced"
+    return (
+        f"{change.urn}: the proxy-only subnet is {order} ({'; '.join(change.replaced_because)}) while the Gateway "
+        "uses it: its load balancers have no proxy addresses in between, and GCP may refuse to delete a proxy-only "
+        "subnet that load balancers use (not verified here). The documented change of range is a second proxy-only "
+        f"subnet in role BACKUP promoted to ACTIVE ({PROXY_ONLY_DOCS}), then routing.gateway.existingProxySubnet"
+        f"{_keys(change)}"
+    )
+
+
+def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange) -> str | None:
+    """A disk replaced delete-first that an old PersistentVolume serves from."""
+    if change.action != "replace" or change.record["type"] != DISK_TYPE or not change.delete_before_replace:
+        return None
+    name = old[change.urn]["inputs"].get("name")
+    volumes = sorted(
+        urn
+        for urn, record in old.items()
+        if record["type"] == VOLUME_TYPE
+        and str(((record["inputs"].get("spec") or {}).get("csi") or {}).get("volumeHandle", "")).endswith(
+            f"/disks/{name}"
+        )
+    )
+    if not volumes:
+        return None
+    detached = (
+        ""
+        if old[change.urn]["inputs"].get("deletionPolicy") == "ABANDON"
+        else ", and the provider detaches the disk from every VM that has it, under the running serving pods"
+    )
+    return (
+        f"{change.urn}: the disk is replaced delete-first ({'; '.join(change.replaced_because)}). Before deleting "
+        f"it the engine deletes what is built from it ({', '.join(volumes)} and the claims bound to them){detached}. "
+        "A claim that pods use stays Terminating until they are gone, so `pulumi up` waits on it and fails after 10 "
+        f"minutes. Scale the serving Deployment to zero first and accept the outage, or keep the setting{_keys(change)}"
+    )
+
+
 def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = is_production(list(new.values()))
     found: list[str] = []
@@ -194,6 +273,8 @@ def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             )
         if production and (rebuilt := _replaced_workload(old, change)):
             found.append(f"refused in production: {rebuilt}")
+        if expanded := _proxy_only_expanded(change):
+            found.append(expanded)
     names = {record["name"] for record in new.values()}
     old_names = {record["name"] for record in old.values()}
     for urn, record in sorted(new.items()):
@@ -312,4 +393,9 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
         found += _secret_ciphertext(change)
+        found += [
+            warning
+            for warning in (_proxy_only_replaced(new, change), _disk_deleted_under_volume(old, change))
+            if warning
+        ]
     return found + _gateway_api_off_first(old, result) + _network_in_use(old, result)

@@ -1,6 +1,7 @@
 """What the provider really does, on small hand-made states (the helpers of test_preview): a resource
 whose provider moved to another URN, one cloud object under two URNs, a cluster deleted under the
-objects that stay on it, inputs that live only in the state."""
+objects that stay on it, inputs that live only in the state, proxy-only subnets, a disk deleted first
+under its volume."""
 
 from __future__ import annotations
 
@@ -115,3 +116,47 @@ def test_guards_and_deletion_policies_are_state_only_and_say_so_in_both_files() 
     assert f"the provider: {STATE_ONLY}" in changes_markdown(result)
     protected = preview(base_state(), changed(base_state(), "gke", "inputs.deletionProtection", True))
     assert one(protected, "gke").inputs[0].effect.says == STATE_ONLY
+
+
+# ---------------------------------------------------------------- proxy-only subnets and disks
+
+
+def proxy_subnet(cidr: str) -> dict[str, Any]:
+    inputs = {"name": "proxy", "project": "p", "region": "r", "purpose": "REGIONAL_MANAGED_PROXY", "ipCidrRange": cidr}
+    return record("gcp:compute/subnetwork:Subnetwork", "proxy", inputs, parent="llm", provider="gcp")
+
+
+def gateway() -> dict[str, Any]:
+    inputs = {"metadata": {"name": "gw", "namespace": "ns"}, "spec": {"gatewayClassName": "gke-l7-rilb"}}
+    return record("kubernetes:gateway.networking.k8s.io/v1:Gateway", "gw", inputs, parent="llm", provider="k8s")
+
+
+def test_growing_a_proxy_only_subnet_is_refused_and_moving_it_warns() -> None:
+    old = [*base_state(), proxy_subnet("10.129.0.0/23"), gateway()]
+    grown = preview(old, [*base_state(), proxy_subnet("10.129.0.0/22"), gateway()])
+    assert one(grown, "proxy").action == "update"
+    (refusal,) = grown.refusals
+    assert "cannot be expanded" in refusal and "BACKUP" in refusal and "existingProxySubnet" in refusal
+    moved = preview(old, [*base_state(), proxy_subnet("10.130.0.0/23"), gateway()])
+    assert one(moved, "proxy").action == "replace" and moved.refusals == []
+    assert any("proxy-only subnet is deleted before its replacement" in warning for warning in moved.warnings)
+    # an ordinary subnet grows in place
+    plain = proxy_subnet("10.0.0.0/20")
+    plain["inputs"].pop("purpose")
+    assert preview([*base_state(), plain], [*base_state(), {**plain, "inputs": {**plain["inputs"]}}]).refusals == []
+
+
+def test_a_disk_replaced_delete_first_under_its_volume_warns_about_the_claim_and_the_detach() -> None:
+    volume = record(
+        "kubernetes:core/v1:PersistentVolume",
+        "pv",
+        {"metadata": {"name": "w-1"}, "spec": {"csi": {"volumeHandle": "projects/p/zones/us-central1-b/disks/d"}}},
+        parent="llm",
+        provider="k8s",
+    )
+    old = [*changed(base_state(), "disk", "options.retainOnDelete", False), volume]
+    new_volume = {**volume, "name": "pv2", "inputs": {**volume["inputs"], "metadata": {"name": "w-2"}}}
+    new = [*changed(changed(old[:-1], "disk", "inputs.size", 50), "disk", "options.retainOnDelete", False), new_volume]
+    result = preview(old, new)
+    (warning,) = [warning for warning in result.warnings if "replaced delete-first (size changed)" in warning]
+    assert "::pv" in warning and "Terminating" in warning and "detaches" in warning and "zero" in warning

@@ -118,18 +118,32 @@ def known_series(metric: Metric) -> set[str]:
 # rand.SafeEncodeString of the decimal FNV-32a of the pod template (kubernetes pkg/controller
 # controller_utils.go ComputeHash): up to 10 digits, each written as one of the characters digits map
 # to in SafeEncodeString's alphabet "bcdfghjklmnpqrstvwxz2456789" (apimachinery pkg/util/rand/rand.go),
-# i.e. only 4-9, b, c, d, f. The suffix is utilrand.String(5) over the whole alphabet (the API server's
-# names.SimpleNameGenerator). A Job's pods are <job>-<5 characters>, so a Job named after the service
-# (`<service>-crds`, `<service>-bench`) does not match: its middle part has letters no hash has.
-# A Deployment name of 57 characters or more leaves no hash in the 58-character name base: not matched.
-POD_TEMPLATE_HASH = "[4-9bcdf]{1,10}"
+# i.e. only 4-9, b, c, d, f. The ReplicaSet's pods get generateName "<replicaset>-" (controller_utils.go
+# getPodsPrefix), and the API server cuts a generateName to 58 characters before it appends the 5
+# random characters over the whole alphabet (apiserver pkg/storage/names SimpleNameGenerator,
+# MaxGeneratedNameLength = 63 - 5). So a long Deployment name loses the end of "<hash>-": the pattern
+# follows that cut. A Job's pods are <job>-<5 characters>, so a Job named after the service
+# (`<service>-crds`, `<service>-bench`) does not match: its middle part has letters no hash has. Not
+# from 56 characters on (at most 58: the CRD wait Job's name): the cut then leaves at most one hash
+# character, which `<service>-crds` and `<service>-bench` also begin with, so their pods match too.
+HASH_CHARACTER = "[4-9bcdf]"
+HASH_DIGITS = 10
+POD_TEMPLATE_HASH = f"{HASH_CHARACTER}{{1,{HASH_DIGITS}}}"
 GENERATED_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+MAX_GENERATED_BASE = 58
 
 
 def deployment_pod_pattern(deployment: str) -> str:
     """An RE2 pattern (PromQL `=~` is anchored) for the names of a Deployment's pods only. The name
     is a DNS label (letters, digits, '-'): nothing in it is special to RE2 or needs a PromQL escape."""
-    return f"{deployment}-{POD_TEMPLATE_HASH}-{GENERATED_SUFFIX}"
+    prefix = f"{deployment}-"
+    room = MAX_GENERATED_BASE - len(prefix)  # what the 58-character base keeps of "<hash>-"
+    if room > HASH_DIGITS:
+        return f"{prefix}{POD_TEMPLATE_HASH}-{GENERATED_SUFFIX}"
+    if room <= 0:
+        return f"{prefix[:MAX_GENERATED_BASE]}{GENERATED_SUFFIX}"
+    cut = [f"{HASH_CHARACTER}{{1,{room - 1}}}-"] if room > 1 else []
+    return f"{prefix}(?:{'|'.join([*cut, f'{HASH_CHARACTER}{{{room}}}'])}){GENERATED_SUFFIX}"
 
 
 def _matchers(labels: dict[str, str]) -> str:

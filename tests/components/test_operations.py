@@ -13,7 +13,15 @@ import yaml
 
 from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
 from components.crd_readiness import KUBECTL_IMAGE
-from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, MetricType, ServingQueries, known_series, series_names
+from components.metrics import (
+    KNOWN,
+    KUBE_STATE_COMPONENTS,
+    MetricType,
+    ServingQueries,
+    deployment_pod_pattern,
+    known_series,
+    series_names,
+)
 from components.monitoring import AlertThresholds, serving_alerts, serving_charts
 from stacks.config.operations import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
 from stacks.load.loader import validate
@@ -371,6 +379,27 @@ def test_pending_alert_selects_the_serving_deployments_pods_only(pod: str, selec
     pattern = re.search(r'pod=~"([^"]+)"', QUERIES.pending_pods())
     assert pattern is not None
     assert bool(re.fullmatch(pattern.group(1), pod)) is selected
+
+
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery pkg/util/rand SafeEncodeString
+
+
+def generated_pod_name(owner: str, random_part: str = "x2kqz") -> str:
+    """The API server's name for a pod with generateName `<owner>-`: cut to 58, then 5 characters."""
+    return f"{owner}-"[:58] + random_part
+
+
+@pytest.mark.parametrize("length", [12, 45, 46, 47, 50, 54, 55])
+@pytest.mark.parametrize("template_hash", [7, 1234567, 4294967295])
+def test_pending_alert_follows_the_name_cut_of_long_deployment_names(length: int, template_hash: int) -> None:
+    """A long Deployment name loses the end of `<hash>-` in its pods' names (58-character generateName);
+    the serving pods still match, a Job named after the service still does not."""
+    deployment = ("qwen-" + "s" * 60)[:length]
+    encoded = "".join(SAFE_ALPHABET[ord(digit) % len(SAFE_ALPHABET)] for digit in str(template_hash))
+    pattern = deployment_pod_pattern(deployment)
+    assert re.fullmatch(pattern, generated_pod_name(f"{deployment}-{encoded}"))
+    for other in ("crds", "bench", f"epp-{encoded}"):  # two Jobs and the picker's Deployment
+        assert not re.fullmatch(pattern, generated_pod_name(f"{deployment}-{other}"))
 
 
 def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) -> None:

@@ -1,0 +1,117 @@
+"""Day-2 changes of more settings, previewed from the converged state as `preview OLD NEW` does, and
+judged against what the providers do (the review of issue 21's preview with held-out changes): an
+existing cluster named instead of the stack's own, a version floor lowered or raised, guards that live
+in the state only, the endpoint picker's settings, the proxy-only subnet, a smaller weights disk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stacks.offline.preview import Preview, load_states, preview_states
+from stacks.offline.provider_effects import STATE_ONLY
+from tests.conftest import RenderStack
+from tests.stacks.test_day2 import day2
+from tests.stacks.test_preview import render_with
+
+
+def back_to_shipped(
+    render_stack: RenderStack, factory: pytest.TempPathFactory, stack: str, label: str, settings: dict[str, Any]
+) -> Preview:
+    """The preview from the stack file with `settings` laid over it back to the shipped stack file."""
+    before = render_with(render_stack, factory, stack, label, settings)
+    return preview_states(load_states(before.directory), load_states(render_stack(stack).directory))
+
+
+def named(result: Preview, name: str) -> Any:
+    (change,) = [change for change in result.changes if change.record["name"] == name]
+    return change
+
+
+def test_naming_the_stacks_own_cluster_as_existing_is_refused(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The update would delete the cluster the new program deploys into, and pulumi-kubernetes refuses
+    to create the namespace again under its new URN before that."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "existing-own", {"cluster": {"existing": True}})
+    assert any("deletes the cluster 'llm-serving'" in refusal for refusal in result.refusals), result.refusals
+    assert any("refuses to create" in refusal and "Namespace 'llm-serving'" in refusal for refusal in result.refusals)
+
+
+def test_moving_to_another_existing_cluster_replaces_every_kubernetes_object_created_first(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    settings = {"cluster": {"existing": True, "name": "platform-autopilot"}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "existing-other", settings)
+    deployment = named(result, "llm-vllm-deployment")
+    assert deployment.action == "replace" and not deployment.delete_before_replace
+    assert deployment.replaced_because[0].startswith("its provider moved from")
+    assert not any("refuses to create" in refusal for refusal in result.refusals)
+
+
+def test_a_lower_version_floor_is_state_only_and_a_higher_one_may_upgrade_the_control_plane(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    floor = {"cluster": {"minMasterVersion": "1.35"}}
+    _, _, raised = day2(render_stack, tmp_path_factory, "dev", "floor-1.35", floor)
+    (entry,) = named(raised, "llm-gke").inputs
+    assert entry.effect is not None and entry.effect.says.startswith("upgrades the control plane to 1.35 if")
+    lowered = back_to_shipped(render_stack, tmp_path_factory, "dev", "floor-1.35", floor)
+    (entry,) = named(lowered, "llm-gke").inputs
+    assert entry.path == "minMasterVersion" and entry.effect is not None
+    assert entry.effect.says.startswith(STATE_ONLY) and "resource_container_cluster.go" in entry.effect.source
+
+
+def test_keeping_the_weights_is_a_state_only_change(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "keep-weights", {"weights": {"protect": True}})
+    assert {change.record["type"] for change in result.changes} == {"gcp:compute/disk:Disk", "gcp:compute/image:Image"}
+    for change in result.changes:
+        assert change.config_keys == {"weights.protect"}
+        assert [entry.effect.says for entry in change.inputs if entry.effect] == [STATE_ONLY]
+
+
+def test_leaving_gateway_mode_keeps_the_network_services_api_enabled(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "routing", {"routing": {"mode": "clusterip"}})
+    api = named(result, "llm-networkservices-api")
+    assert api.action == "delete" and api.effect is not None and "stays enabled" in api.effect.says
+
+
+def test_the_endpoint_pickers_settings_are_named_as_such(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    image = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0@sha256:" + "cd" * 32
+    settings = {"routing": {"gateway": {"eppReplicas": 3, "eppImage": image}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "picker", settings)
+    (change,) = result.changes
+    assert change.record["name"] == "llm-gateway-epp-deployment" and change.action == "update"
+    assert change.config_keys == {"routing.gateway.eppReplicas", "routing.gateway.eppImage"}
+
+
+def test_a_proxy_only_subnet_is_not_grown_in_place_and_moving_it_warns(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    grow = {"routing": {"gateway": {"proxySubnetCidr": "10.129.0.0/22"}}}
+    _, _, grown = day2(render_stack, tmp_path_factory, "staging", "proxy-grow", grow)
+    (refusal,) = grown.refusals
+    assert "llm-gateway-proxy-subnet" in refusal and "cannot be expanded" in refusal
+    assert "routing.gateway.proxySubnetCidr" in refusal
+    move = {"routing": {"gateway": {"proxySubnetCidr": "10.130.0.0/23"}}}
+    _, _, moved = day2(render_stack, tmp_path_factory, "staging", "proxy-move", move)
+    assert moved.refusals == [] and named(moved, "llm-gateway-proxy-subnet").action == "replace"
+    assert named(moved, "llm-gateway-proxy-subnet").config_keys == {"routing.gateway.proxySubnetCidr"}
+    assert any("proxy-only subnet is deleted before its replacement" in warning for warning in moved.warnings)
+
+
+def test_a_smaller_weights_disk_warns_that_the_serving_volume_goes_first(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    result = back_to_shipped(render_stack, tmp_path_factory, "dev", "disk-150", {"weights": {"sizeGib": 150}})
+    (disk,) = result.of("replace")
+    assert disk.record["type"] == "gcp:compute/disk:Disk" and disk.delete_before_replace
+    (warning,) = [warning for warning in result.warnings if "the disk is replaced delete-first" in warning]
+    assert "PersistentVolume" in warning and "Terminating" in warning and "weights.sizeGib" in warning

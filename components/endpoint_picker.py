@@ -60,7 +60,10 @@ CONFIG_DIR = "/config"
 PLUGINS_FILE = "default-plugins.yaml"
 # distroless/static:nonroot, the image's USER 65532:65532 (Dockerfile.epp at v0.10.0).
 RUN_AS_USER = 65532
-# routerlib _deployment.yaml: "should mirror the longest grace period of the pods within the pool".
+# routerlib _deployment.yaml (llm-d-router@ebab6879 config/charts/routerlib/templates/_deployment.yaml:13-14):
+# "Conservatively, this timeout should mirror the longest grace period of the pods within the pool",
+# with 130 s, the grace of the chart's example vLLM pods. The picker takes the chart's 130 s or the
+# serving pods' grace when that is longer (600 s on Flex-start or reserved capacity, components/vllm.py).
 TERMINATION_GRACE_SECONDS = 130
 # Autopilot's Performance class puts each pod on a node of its own, of the machine family the pod
 # selects (GKE "Choose compute classes for Autopilot Pods": with Performance a Compute Engine
@@ -179,6 +182,8 @@ class EndpointPickerArgs:
     memory: str
     # The load balancer's proxies and health checkers: ext_proc and gRPC health come from them.
     load_balancer_ranges: tuple[str, ...]
+    # The termination grace of the pool's pods (the serving pods)
+    pool_grace_seconds: int
     # The objects are created after these (the Job that waits for GKE's CRDs).
     after: Sequence[pulumi.Resource] = ()
     labels: dict[str, str] = field(default_factory=dict)
@@ -293,7 +298,7 @@ class EndpointPicker(pulumi.ComponentResource):
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector, **MODE_LABELS}),
                     spec=k8s.core.v1.PodSpecArgs(
                         service_account_name=picker,
-                        termination_grace_period_seconds=TERMINATION_GRACE_SECONDS,
+                        termination_grace_period_seconds=max(TERMINATION_GRACE_SECONDS, args.pool_grace_seconds),
                         node_selector={
                             "cloud.google.com/compute-class": PERFORMANCE_COMPUTE_CLASS,
                             "cloud.google.com/machine-family": MACHINE_FAMILY,

@@ -92,6 +92,8 @@ class InferenceGatewayArgs:
     epp_cpu: str
     epp_memory: str
     request_timeout_seconds: int
+    # The termination grace of the serving pods: the endpoint picker's is at least as long
+    pool_grace_seconds: int
     allow_external: bool = False
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
@@ -206,6 +208,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 cpu=args.epp_cpu,
                 memory=args.epp_memory,
                 load_balancer_ranges=(args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES),
+                pool_grace_seconds=args.pool_grace_seconds,
                 after=[self.crds.job],
                 labels=args.kubernetes_labels,
             ),

@@ -33,6 +33,7 @@ from components.vllm import (
     VllmEngine,
     VllmEngineArgs,
     engine_image,
+    grace_seconds,
 )
 from components.weights import ModelWeights, ModelWeightsArgs
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
@@ -328,6 +329,7 @@ def build_serving(
                 epp_cpu=gateway_config.epp_cpu,
                 epp_memory=gateway_config.epp_memory,
                 request_timeout_seconds=gateway_config.request_timeout_seconds,
+                pool_grace_seconds=grace_seconds(spot_only(config)),
                 allow_external=gateway_config.allow_external,
                 kubernetes_labels=kubernetes_labels(config),
             ),

@@ -450,6 +450,7 @@ CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
     (_ENGINE + DEPLOYMENT, "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
     (_ENGINE + DEPLOYMENT, "spec.template.spec.containers", "engine"),
     (_PICKER + DEPLOYMENT, "spec.replicas", "routing.gateway.eppReplicas"),
+    (_PICKER + DEPLOYMENT, "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
     (_PICKER + DEPLOYMENT, "metadata.annotations", "routing.gateway.eppReplicas"),
     (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].image", "routing.gateway.eppImage"),
     (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].resources", "routing.gateway.eppCpu"),

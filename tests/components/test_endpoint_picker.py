@@ -46,6 +46,7 @@ ARGS = InferenceGatewayArgs(
     epp_cpu="10",
     epp_memory="16Gi",
     request_timeout_seconds=300,
+    pool_grace_seconds=25,
 )
 
 
@@ -128,6 +129,13 @@ def test_pool_names_the_pickers_service(gateway: Built) -> None:
             ],
         },
     )
+
+
+def test_picker_grace_mirrors_the_pools_longest_grace() -> None:
+    """The chart's 130 s, or the serving pods' grace when longer (Flex-start or reservations: 600 s),
+    as routerlib _deployment.yaml says the picker's should mirror the pool's."""
+    built = build_gateway(replace(ARGS, pool_grace_seconds=600))
+    assert built.manifest("Deployment", PICKER)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 600
 
 
 def test_picker_deployment_as_the_chart_renders_it(gateway: Built) -> None:

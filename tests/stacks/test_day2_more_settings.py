@@ -115,3 +115,15 @@ def test_a_smaller_weights_disk_warns_that_the_serving_volume_goes_first(
     assert disk.record["type"] == "gcp:compute/disk:Disk" and disk.delete_before_replace
     (warning,) = [warning for warning in result.warnings if "the disk is replaced delete-first" in warning]
     assert "PersistentVolume" in warning and "Terminating" in warning and "weights.sizeGib" in warning
+
+
+def test_flex_start_in_gateway_mode_gives_the_picker_the_pools_longer_grace(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """routerlib: the picker's grace should mirror the longest grace of the pool's pods."""
+    settings = {"capacity": {"sources": [{"type": "flexStart"}, {"type": "spot"}]}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "fallback", settings)
+    picker = named(result, "llm-gateway-epp-deployment")
+    (entry,) = picker.inputs
+    assert (entry.path, entry.old, entry.new) == ("spec.template.spec.terminationGracePeriodSeconds", 130, 600)
+    assert picker.config_keys == {"capacity.sources"}

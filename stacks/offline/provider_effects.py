@@ -33,8 +33,17 @@ def _version(text: Any) -> tuple[int, ...] | None:
     return (*numbers, 0 if pre else 1, int(suffix) if suffix.isdigit() else 0)
 
 
+def _lowest_running(floor: Any) -> tuple[int, ...] | None:
+    """The lowest version, in go-version's order, a control plane can run once it met `floor`: GKE
+    resolves a bare version (`1.35`) to one of its `-gke.N` builds, which go-version puts below it."""
+    version = _version(floor)
+    if version is None or "-" in str(floor):
+        return version
+    return (*version[:3], 0, 0)
+
+
 def _master_version(old: Any, new: Any) -> str:
-    before, after = _version(old), _version(new)
+    before, after = _lowest_running(old), _version(new)
     if before is not None and after is not None and after <= before:
         return (
             f"{STATE_ONLY}: the control plane already runs {old} or newer (GKE does not downgrade it), and the "

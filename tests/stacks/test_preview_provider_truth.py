@@ -103,8 +103,12 @@ def test_a_lower_version_floor_changes_only_the_state_and_a_higher_one_may_upgra
     assert "resource_container_cluster.go:4916" in lower.effect.source
     (higher,) = one(preview(old, changed(old, "gke", "inputs.minMasterVersion", "1.36.1-gke.100")), "gke").inputs
     assert higher.effect is not None and higher.effect.says.startswith("upgrades the control plane to 1.36.1-gke.100")
-    (patch,) = one(preview(old, changed(old, "gke", "inputs.minMasterVersion", "1.35.0-gke.1")), "gke").inputs
-    assert patch.effect is not None and patch.effect.says.startswith(STATE_ONLY)  # a pre-release of 1.35
+    # GKE runs `1.35` as some 1.35.x-gke.N, which go-version orders below 1.35: a build of it may be above
+    (build,) = one(preview(old, changed(old, "gke", "inputs.minMasterVersion", "1.35.0-gke.9")), "gke").inputs
+    assert build.effect is not None and build.effect.says.startswith("upgrades the control plane")
+    full = changed(base_state(), "gke", "inputs.minMasterVersion", "1.35.2-gke.100")
+    (lower,) = one(preview(full, changed(full, "gke", "inputs.minMasterVersion", "1.35.1-gke.900")), "gke").inputs
+    assert lower.effect is not None and lower.effect.says.startswith(STATE_ONLY)
 
 
 def test_guards_and_deletion_policies_are_state_only_and_say_so_in_both_files() -> None:

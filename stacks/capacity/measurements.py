@@ -10,6 +10,7 @@ configuration equals its own, field for field; an entry with a field its source 
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from stacks.config.base import ConfigModel
 from stacks.config.releases import image_release
@@ -105,6 +106,12 @@ class Measurement(ConfigModel):
     note: str = Field(default="", description="What a reader must know to trust or use it.")
     configuration: Configuration = Field(description="What was measured.")
     runs: Annotated[list[Run], Field(min_length=1)] = Field(description="One per node count.")
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _written_date(cls, value: Any) -> Any:
+        """An unquoted `date: 2026-11-20` reaches here as a YAML date: keep its ISO text."""
+        return value.isoformat() if isinstance(value, datetime.date) else value
 
     @model_validator(mode="after")
     def _one_run_per_node_count(self) -> Measurement:

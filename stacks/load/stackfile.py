@@ -80,10 +80,12 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 # Timestamps and other implicit types would reach the config as Python objects; keep YAML's JSON subset.
-for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
-    _StrictLoader.yaml_implicit_resolvers[_first] = [
-        (tag, regexp) for tag, regexp in _resolvers if tag != "tag:yaml.org,2002:timestamp"
-    ]
+# The loader gets a table of its own: the inherited one is PyYAML's, shared with every SafeLoader and
+# SafeDumper of the process (a dumper without the timestamp resolver writes a date string unquoted).
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map"))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import shutil
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,20 @@ def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_p
     assert "total tok/s                  94,901" in after.stdout
     assert "measured: seqs-2026-11-20" in after.stdout
     assert run_main(plan_main, "seqs", "--config-file", str(stack)).stdout == before.stdout, "the repository's file"
+
+
+def test_a_recorded_date_reads_back_as_its_text_anywhere(tmp_path: Path) -> None:
+    """The recorded entry's date is quoted, so any YAML reader gets the text back; an entry written by
+    hand with an unquoted date (a YAML date to a plain reader) loads too."""
+    file = copy_of_the_file(tmp_path)
+    stack = stack_file(tmp_path, "dated", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+    run = run_main(bench_compare_main, "dated", str(JOB_LOG), *common, "--record", "--date", "2026-11-20")
+    assert run.returncode == 0, run.stderr
+    assert "    date: '2026-11-20'\n" in file.read_text()
+    entry = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())["measurements"][0]
+    loaded = measurements.Measurement.model_validate({**entry, "date": datetime.date(2026, 11, 20)}, by_alias=True)
+    assert loaded.date == "2026-11-20"
 
 
 def test_results_at_other_node_counts_add_to_the_configurations_runs(tmp_path: Path) -> None:

@@ -137,3 +137,14 @@ def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
     assert merged[f"{PROJECT}:capacity"] == {"nodes": 3, "sources": [{"type": "spot"}]}
     assert merged["gcp:project"] == "mine"
     assert StackEnvironment().opaque is False and environment.opaque
+
+
+def test_reading_a_stack_file_leaves_pyyaml_as_it_was() -> None:
+    """The stack file reader keeps dates as text in its own loader only: PyYAML's SafeLoader still
+    reads a date and SafeDumper still quotes a date-like string (bench-compare --record writes one)."""
+    from stacks.load import stackfile
+
+    assert stackfile._StrictLoader("d: 2026-11-20").get_single_data() == {"d": "2026-11-20"}
+    assert str(yaml.safe_load("d: 2026-11-20")["d"]) == "2026-11-20"
+    assert not isinstance(yaml.safe_load("d: 2026-11-20")["d"], str)
+    assert yaml.safe_dump({"d": "2026-11-20"}) == "d: '2026-11-20'\n"

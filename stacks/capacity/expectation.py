@@ -244,7 +244,8 @@ class Throughput:
         return (
             f"load: {key.dataset} prompts, input {key.input_tokens} / output {key.output_tokens} tokens (range ratio "
             f"{key.range_ratio}){eos}, unique prompts (0% prefix-cache hits), {concurrency_per_node:,} concurrent "
-            "requests per node; other request shapes are not modelled"
+            f"requests per node, for a stack sized for prompts up to {key.max_prompt_tokens} and outputs up to "
+            f"{key.max_output_tokens} tokens; other request shapes are not modelled"
         )
 
     def _output(

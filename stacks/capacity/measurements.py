@@ -65,6 +65,8 @@ class Configuration(ConfigModel):
     range_ratio: float | Unknown = Field(description="Spread of the lengths (benchmark.rangeRatio).")
     ignore_eos: bool | Unknown = Field(description="Outputs run to their length (benchmark.ignoreEos).")
     concurrency_per_node: float | Unknown = Field(description="Concurrent requests per node (workload).")
+    max_prompt_tokens: int | Unknown = Field(description="Longest prompt the stack is sized for (workload).")
+    max_output_tokens: int | Unknown = Field(description="Longest output the stack is sized for (workload).")
     routing: Literal["clusterip", "gateway"] | Unknown = Field(description="routing.mode")
     picker: str | Unknown | None = Field(
         description="The Endpoint Picker image without its digest (routing.gateway.eppImage), gateway routing only."
@@ -210,6 +212,8 @@ def configuration_of(
         range_ratio=benchmark.range_ratio,
         ignore_eos=benchmark.ignore_eos,
         concurrency_per_node=concurrency,
+        max_prompt_tokens=config.workload.max_prompt_tokens,
+        max_output_tokens=config.workload.max_output_tokens,
         routing=mode.value,
         picker=config.routing.gateway.epp_image.partition("@")[0] if mode is RoutingMode.gateway else None,
     )

@@ -124,6 +124,8 @@ NOT_MEASURED: dict[str, dict[str, Any]] = {
     "an extra flag": {"engine": {"extraArgs": ["--seed=1"]}},
     "another load": {"benchmark": {"inputLen": 2048}},
     "more concurrency": {"workload": {"concurrencyPerNode": 3000}},
+    "other request sizes": {"workload": {"maxPromptTokens": 256, "maxOutputTokens": 2048}},
+    "longer outputs only": {"workload": {"maxOutputTokens": 1024}},
     "MTP-3": {"engine": {"speculative": {"numSpeculativeTokens": 3}}},
     "another checkpoint": {
         "weights": {"model": "meta-llama/Llama-3.1-70B-Instruct", "sizeGib": 400},

@@ -268,10 +268,17 @@ def record_id(stack: str, date: str, existing: Sequence[str]) -> str:
 
 
 def new_measurement(
-    config: StackConfig, stack: str, date: str, measured: dict[str, Any], source: str, existing: Sequence[str]
+    config: StackConfig,
+    stack: str,
+    date: str,
+    measured: dict[str, Any],
+    source: str,
+    existing: Sequence[str],
+    nodes: int,
+    concurrency: int,
 ) -> Measurement:
-    """A measurement of the stack's configuration from a `bench-compare` result (one run)."""
-    nodes = config.nodes
+    """A measurement of the stack's configuration from a `bench-compare` result: one run on `nodes`
+    serving pods (A4 nodes) under the benchmark's `concurrency` requests in all."""
     run = Run(
         nodes=nodes,
         total_tokens_per_second=float(measured["total_token_throughput"]),
@@ -282,7 +289,7 @@ def new_measurement(
         completed=int(measured["completed"]),
         failed=int(measured["failed"]),
     )
-    configuration = configuration_of(config, nodes=nodes)
+    configuration = configuration_of(config).model_copy(update={"concurrency_per_node": concurrency / nodes})
     return Measurement(
         id=record_id(stack, date, existing),
         source=source,

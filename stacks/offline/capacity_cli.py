@@ -4,11 +4,12 @@
 source and pricing (the figures `render` writes to capacity.json); "not measured" where no
 measurement of the stack's configuration exists.
 
-`bench-compare STACK [LOG|-] [--results CLIENT.json ...] [--record]`: the benchmark Job's summed
-result line (from its log, or combined from the clients' `--save-result` files) next to the
-planner's expectation for the stack. `--record` appends the result to the measurements file as a
-measurement of the stack's configuration at its node count (`--source`, `--date` name where and
-when); the planner uses it for that configuration from then on. Exit status: 0 compared (and
+`bench-compare STACK [LOG|-] [--results CLIENT.json ...] [--record] [--nodes N]`: the benchmark
+Job's summed result line (from its log, or combined from the clients' `--save-result` files) next to
+the planner's expectation for the stack. `--record` appends the result to the measurements file as a
+measurement of the stack's configuration at the run's node count (`--nodes`, required where an
+autoscaler or schedule sets it; `--source`, `--date` name where and when); the planner uses it for
+that configuration from then on. Exit status: 0 compared (and
 recorded), 2 invalid stack config, unreadable result (a file that is not a regular file or is too
 large, JSON that is malformed, too deep or holds NaN, a result without a figure the comparison
 needs) or measurements file.
@@ -30,7 +31,7 @@ from policies.console import guarded
 from policies.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation
-from stacks.capacity.planner import CapacityPlan, human_duration, plan
+from stacks.capacity.planner import CapacityPlan, benchmark_concurrency, human_duration, plan
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 from stacks.offline import engine, stack_settings
@@ -244,6 +245,27 @@ def result_from_clients(paths: list[Path]) -> dict[str, Any]:
     return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
 
 
+def run_nodes(config: StackConfig, given: int | None) -> int:
+    """The serving pods (A4 nodes) a benchmark run had: --nodes, else capacity.nodes where nothing
+    but the stack sets the count. Where an autoscaler or a schedule step decides it, the count during
+    the run is not known here and --nodes is required (a result kept at the wrong count would give
+    every later plan of the configuration a wrong per-node figure)."""
+    ceiling = config.max_replicas
+    if given is not None:
+        if not 1 <= given <= ceiling:
+            raise InputError(f"--nodes {given}: allowed 1 to {ceiling}, the stack's most serving pods")
+        return given
+    scaling = config.autoscaling
+    counts = {replicas for _, _, replicas in config.schedule_steps() if replicas}
+    if scaling.enabled and scaling.min_replicas < ceiling:
+        decides = f"its autoscaler runs {scaling.min_replicas}..{ceiling} pods"
+    elif counts - {config.nodes}:
+        decides = f"its schedule sets {'/'.join(str(count) for count in sorted(counts))} pods"
+    else:
+        return config.nodes
+    raise InputError(f"--record: {decides}; give --nodes N, the serving pods during the run")
+
+
 def _date(text: str) -> str:
     try:
         return datetime.date.fromisoformat(text).isoformat()
@@ -277,6 +299,13 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", action="store_true", help="append the result to the measurements file")
     parser.add_argument("--source", default=RECORDED_SOURCE, help="who measured it, where (with --record)")
     parser.add_argument("--date", type=_date, help="when it ran, YYYY-MM-DD (with --record; default today, UTC)")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        metavar="N",
+        help="serving pods (A4 nodes) during the run (default capacity.nodes; required with --record when an "
+        "autoscaler or schedule sets the count)",
+    )
     args = parser.parse_args(argv)
     if not args.results and not args.log:
         parser.error("give a log (or -) or --results")
@@ -290,13 +319,22 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         measured = result_from_log(read_stream(sys.stdin, LOG_LIMIT), "standard input")
     else:
         measured = result_from_log(read_text(args.log, LOG_LIMIT), args.log)
-    text = comparison_text(stack.name, measured, plan(stack.name, config, measurements=measurements).expectation)
+    nodes = run_nodes(config, args.nodes) if args.record or args.nodes is not None else config.nodes
+    expected = plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
+    text = comparison_text(stack.name, measured, expected)
     if args.record:
         if not measured["completed"]:
             raise InputError("no request completed: nothing to record")
         date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
         entry = measurement_file.new_measurement(
-            config, stack.name, date, measured, " ".join(args.source.split()), [item.id for item in measurements]
+            config,
+            stack.name,
+            date,
+            measured,
+            " ".join(args.source.split()),
+            [item.id for item in measurements],
+            nodes=nodes,
+            concurrency=benchmark_concurrency(config),
         )
         measurement_file.append(path, entry)
         text += f"\nrecorded as measurement {entry.id} in {path}"

@@ -148,6 +148,30 @@ def test_results_at_other_node_counts_add_to_the_configurations_runs(tmp_path: P
     assert '"measured_nodes": [\n      1,\n      2\n    ]' in planned.stdout
 
 
+def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path) -> None:
+    """Recording at capacity.nodes would keep a figure at a count the run may not have had."""
+    file = copy_of_the_file(tmp_path)
+    stack = stack_file(
+        tmp_path, "scaled", engine={"maxNumSeqs": 4096}, capacity={"nodes": 2}, autoscaling={"minReplicas": 1}
+    )
+    common = ["scaled", str(JOB_LOG), "--config-file", str(stack), "--measurements", str(file), "--record"]
+    refused = run_main(bench_compare_main, *common)
+    assert refused.returncode == 2 and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+    assert refused.stderr == (
+        "bench-compare: --record: its autoscaler runs 1..2 pods; give --nodes N, the serving pods during the run\n"
+    )
+    assert run_main(bench_compare_main, *common, "--nodes", "3").stderr == (
+        "bench-compare: --nodes 3: allowed 1 to 2, the stack's most serving pods\n"
+    )
+    assert run_main(bench_compare_main, *common, "--nodes", "1", "--date", "2026-11-20").returncode == 0
+    assert run_main(bench_compare_main, *common, "--nodes", "2", "--date", "2026-11-21").returncode == 0
+    one, two = measurements.load(file).measurements[-2:]
+    assert (one.runs[0].nodes, one.configuration.concurrency_per_node) == (1, 4000), "the Job's 4,000 on one pod"
+    assert (two.runs[0].nodes, two.configuration.concurrency_per_node) == (2, 2000)
+    planned = run_main(plan_main, "scaled", "--config-file", str(stack), "--measurements", str(file))
+    assert "measured: scaled-2026-11-21 (" in planned.stdout, "only the run at the stack's own load matches"
+
+
 def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> None:
     file = copy_of_the_file(tmp_path)
     log = tmp_path / "failed.log"

@@ -19,7 +19,7 @@ from typing import Any
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
-from stacks.capacity.measurements import Measurement
+from stacks.capacity.measurements import Measurement, configuration_of
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
@@ -199,6 +199,8 @@ class Sizing:
     budget_per_hour: float | None
     sources_within_budget: tuple[str, ...]
     sized: str = "the ceiling: capacity.nodes, every pod up; an autoscaler or schedule runs fewer"
+    # What the count rests on beyond a measured figure: an extrapolation, the completion caveat.
+    notes: tuple[str, ...] = ()
 
 
 GOAL_UNITS = {
@@ -272,7 +274,46 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         nodes=nodes,
         budget_per_hour=target.budget_per_hour,
         sources_within_budget=within,
+        notes=_sizing_notes(config, goal, value, met, limit, runs),
     )
+
+
+def _sizing_notes(
+    config: StackConfig, goal: str, value: float, met: Expectation, limit: int, runs: Sequence[Measurement]
+) -> tuple[str, ...]:
+    """Where the chosen count rests on more than a measured figure: an extrapolation beyond the
+    measured node counts, and for a req/s goal the completion caveat (the benchmark counted more
+    completions than its tok/s and the load's mean request length give)."""
+    notes = []
+    if met.basis == "extrapolated" and goal != "concurrentRequests":
+        notes.append(
+            f"{met.nodes} node(s) is outside the measured {'/'.join(str(count) for count in met.measured_nodes)}: "
+            "the per-node figure is held there, an optimistic bound"
+        )
+    key = configuration_of(config, nodes=config.capacity.nodes)
+    if goal == "requestsPerSecond" and key.ignore_eos is True and met.total_tokens_per_second is not None:
+        assert isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)
+        tokens = key.input_tokens + key.output_tokens
+        implied = met.total_tokens_per_second / tokens
+        if implied < value:
+            enough = next(
+                (
+                    count
+                    for count in range(met.nodes + 1, limit + 1)
+                    if (expect(config, count, runs).total_tokens_per_second or 0.0) / tokens >= value
+                ),
+                None,
+            )
+            notes.append(
+                f"req/s are the benchmark's count of completions; at the measured tok/s and the load's mean request "
+                f"of {tokens:,} tokens, {met.nodes} node(s) complete ~{implied:,.0f} req/s, below the goal; "
+                + (
+                    f"{enough} node(s) meet it at that rate"
+                    if enough is not None
+                    else f"no count within target.maxNodes {limit} meets it at that rate"
+                )
+            )
+    return tuple(notes)
 
 
 def _shown(value: float | None) -> str:

@@ -110,6 +110,7 @@ def plan_text(capacity: CapacityPlan) -> str:
     if capacity.sizing is not None:
         sizing = capacity.sizing
         lines += ["", f"sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), {sizing.sized}"]
+        lines += [f"caveat: {note}" for note in sizing.notes]
         if sizing.budget_per_hour is not None:
             lines.append(f"within USD {sizing.budget_per_hour:,.2f}/h: {', '.join(sizing.sources_within_budget)}")
     lines += ["", "assumptions:", *[f"  - {item}" for item in expected.assumptions]]

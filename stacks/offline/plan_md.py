@@ -181,6 +181,7 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
             "",
             f"Sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), the smallest count "
             f"within target.maxNodes {sizing.max_nodes} that meets it. It sized {sizing.sized}.",
+            *[f"Caveat: {note}." for note in sizing.notes],
         ]
         if sizing.budget_per_hour is not None:
             lines.append(

@@ -19,6 +19,7 @@ from stacks.config.capacity import TargetConfig
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
+from stacks.offline.plan_md import capacity_section
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_config, stack_settings, variant_config
@@ -310,6 +311,45 @@ def test_a_gateway_goal_with_the_shipped_picker_is_refused() -> None:
     refused = "target.totalTokensPerSecond: cannot size without a measurement"
     with pytest.raises(InvalidConfig, match=re.escape(refused)):
         config_of("staging", target={"totalTokensPerSecond": 240_000})
+
+
+@pytest.mark.parametrize(
+    ("settings", "nodes", "notes"),
+    [
+        ({"target": {"totalTokensPerSecond": 500_000}}, 6, ()),
+        (
+            {"target": {"totalTokensPerSecond": 500_000}, "engine": {"speculative": None}},
+            8,
+            ("8 node(s) is outside the measured 1: the per-node figure is held there, an optimistic bound",),
+        ),
+        (
+            {"target": {"requestsPerSecond": 500}},
+            7,
+            (
+                "req/s are the benchmark's count of completions; at the measured tok/s and the load's mean request "
+                "of 1,536 tokens, 7 node(s) complete ~423 req/s, below the goal; 9 node(s) meet it at that rate",
+            ),
+        ),
+        (
+            {"target": {"requestsPerSecond": 1200, "maxNodes": 16}},
+            15,
+            (
+                "15 node(s) is outside the measured 1/2/4/8/12: the per-node figure is held there, an optimistic bound",
+                "req/s are the benchmark's count of completions; at the measured tok/s and the load's mean request "
+                "of 1,536 tokens, 15 node(s) complete ~898 req/s, below the goal; no count within "
+                "target.maxNodes 16 meets it at that rate",
+            ),
+        ),
+    ],
+)
+def test_sizing_says_what_its_count_rests_on(settings: dict[str, Any], nodes: int, notes: tuple[str, ...]) -> None:
+    """An extrapolated figure and the completion caveat go with the sized count (plan.md: 'Caveat: ...')."""
+    config = config_of("dev", **settings)
+    assert config.target is not None
+    sizing = size(config, config.target)
+    assert (sizing.nodes, sizing.notes) == (nodes, notes)
+    if notes:
+        assert f"Caveat: {notes[-1]}." in capacity_section(plan("dev", config), "capacity.svg")
 
 
 def test_budget_names_the_capacity_sources_that_meet_it() -> None:

@@ -57,7 +57,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         *_cluster_settings(config),
         ("A4 nodes (8x B200 each)", _nodes_setting(config)),
         ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
-        ("profile", f"{config.profile.value}: {config.serving_profile.summary}"),
+        ("profile", _profile_setting(config)),
         ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
         ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.weights.throughput_mibps} MiB/s"),
         (
@@ -70,6 +70,16 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ),
         ("routing", config.routing.mode.value),
     ]
+
+
+def _profile_setting(config: StackConfig) -> str:
+    profile = config.serving_profile
+    if config.serves_profile_checkpoint:
+        return f"{profile.name.value}: {profile.summary}"
+    return (
+        f"{profile.name.value}: its engine and workload defaults only; the stack serves another checkpoint than "
+        f"the profile's {profile.checkpoint.model}"
+    )
 
 
 def _nodes_setting(config: StackConfig) -> str:
@@ -96,10 +106,17 @@ def _usd_per_million(value: float | None) -> str:
 def _throughput_note(expected: Expectation) -> str:
     if expected.per_node_tokens_per_second is None or expected.scaling_efficiency is None:
         return expected.null_reasons.get("total_tokens_per_second", "not measured")
-    note = (
-        f"{expected.per_node_tokens_per_second:,.0f} per node ({expected.basis}), scaling efficiency "
-        f"{expected.scaling_efficiency:.1%} (per node, against {expected.measured_nodes[0]} node(s))"
-    )
+    if expected.basis == "extrapolated":
+        measured = "/".join(str(count) for count in expected.measured_nodes)
+        note = (
+            f"{expected.per_node_tokens_per_second:,.0f} per node (extrapolated from the runs at {measured} node(s): "
+            "the nearest per-node figure held, scaling not measured here)"
+        )
+    else:
+        note = (
+            f"{expected.per_node_tokens_per_second:,.0f} per node ({expected.basis}), scaling efficiency "
+            f"{expected.scaling_efficiency:.1%} (per node, against {expected.measured_nodes[0]} node(s))"
+        )
     if expected.routing == RoutingMode.gateway.value and expected.routing_factor is not None:
         note += f", {expected.routing_factor:.1%} of ClusterIP"
     return note
@@ -198,8 +215,11 @@ def _floor_line(capacity: CapacityPlan) -> list[str]:
         return []
     return [
         f"These are the autoscaler's ceiling ({capacity.nodes} pods). At its floor of {floor.nodes} pod(s): "
-        f"{_number(floor.total_tokens_per_second)} total tok/s"
-        + (f" ({floor.basis})" if floor.basis else "")
+        + (
+            "total tok/s not measured"
+            if floor.total_tokens_per_second is None
+            else f"{floor.total_tokens_per_second:,.0f} total tok/s ({floor.basis})"
+        )
         + f", {floor.concurrent_requests:,} concurrent requests.",
         "",
     ]

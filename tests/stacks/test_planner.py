@@ -427,6 +427,14 @@ def test_a_goal_replaces_the_presets_node_count() -> None:
 # ---------------------------------------------------------------- render
 
 
+def test_an_extrapolated_figure_claims_no_scaling_efficiency() -> None:
+    section = capacity_section(plan("dev", config_of("dev", capacity={"nodes": 3}, engine={"speculative": None})), "c")
+    assert (
+        "| total tok/s (input + output) | 198,063 | 66,021 per node (extrapolated from the runs at 1 node(s): the "
+        "nearest per-node figure held, scaling not measured here) |"
+    ) in section
+
+
 def test_plan_md_names_the_measurement_of_each_stack(dev: RenderedStack, staging: RenderedStack) -> None:
     assert "| total tok/s (input + output) | 95,317 |" in dev.plan
     assert "writeup-2026-03-dp8-mtp1-clusterip" in dev.plan
@@ -438,6 +446,7 @@ def test_plan_md_names_the_measurement_of_each_stack(dev: RenderedStack, staging
 def test_plan_md_shows_the_cost_of_the_hours_that_run(dev: RenderedStack, staging: RenderedStack) -> None:
     assert "Running hours: 239 node-hours a month (55.0 a week)" in dev.plan
     assert "Running hours: 239..956 node-hours a month (55.0..220.0 a week)" in staging.plan
+    assert "At its floor of 1 pod(s): total tok/s not measured, 2,000 concurrent requests." in staging.plan
     assert re.search(r"\| 144\.00 \| [0-9,]+\.\.[0-9,]+ \|", staging.plan), "a min..max monthly range"
 
 

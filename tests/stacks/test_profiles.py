@@ -15,6 +15,7 @@ from stacks.config.profiles import DEFAULT_PROFILE, PROFILES, ProfileName
 from stacks.config.releases import RELEASES, image_release
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
+from stacks.offline.plan_md import key_settings
 from tests.conftest import STACKS, RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import PROFILE_VARIANTS, render_variant, stack_settings
@@ -148,3 +149,7 @@ def test_another_checkpoint_must_set_what_the_profile_set_for_its_own() -> None:
     config = validate({**base, "weights": llama, "engine": engine})
     assert config.weights.checkpoint_gib is None, "the profile's checkpoint size does not follow another model"
     assert config.engine.speculative is None and config.engine.data_parallel_size == 8
+    assert dict(key_settings(config))["profile"] == (
+        "qwen3.5-27b-fp8: its engine and workload defaults only; the stack serves another checkpoint than the "
+        "profile's Qwen/Qwen3.5-27B-FP8"
+    ), "not the profile's summary (the published recipe, measured on B200)"

@@ -3,8 +3,8 @@
 The chart is drawn with pygal (pure-Python SVG charts, ~0.1 s to import; matplotlib cost ~2 s of
 CPU to import here, close to the whole Pulumi SDK), imported only when a chart is drawn. It shows,
 per routing mode that has a measurement of the stack's configuration, expected total tok/s by node
-count: solid over the measured range, dashed where extrapolated, the measured runs as dots; all-in
-USD per million tokens for the stack's routing on the right axis; this stack's point. Where nothing
+count: solid over the measured range, dotted and lighter where extrapolated, the measured runs as
+dots; all-in USD per million tokens for the stack's routing on the right axis; this stack's point. Where nothing
 is measured it shows the all-in USD per hour instead and says so. Axis labels are round numbers
 (fixed ticks on both axes), the legend is one entry a row under the plot inside the frame, and the
 SVG is byte-identical on any day: a fixed chart id, no script, and pygal's "Generated ... on DATE"
@@ -194,8 +194,8 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
                 (
                     f"{label}: extrapolated (per-node figure held)",
                     _broken(outside, low, high),
-                    {"show_dots": False, "stroke_style": {"width": 2, "dasharray": "3, 6"}},
-                    color,
+                    {"show_dots": False, "stroke_style": {"width": 3, "dasharray": "3, 6"}},
+                    lighter(color),
                 )
             )
             lines.append(
@@ -297,6 +297,13 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
         chart.add(label, values, **options)
     svg: bytes = chart.render()
     return svg.decode("utf-8")
+
+
+def lighter(color: str, white: float = 0.4) -> str:
+    """The colour mixed with white: the extrapolated line, whose legend swatch (a filled square in
+    pygal, whatever the line's dashes) then differs from the measured range's."""
+    channels = (int(color[index : index + 2], 16) for index in (1, 3, 5))
+    return "#" + "".join(f"{round(channel + (255 - channel) * white):02x}" for channel in channels)
 
 
 def _broken(points: list[tuple[int, float]], low: int, high: int) -> list[tuple[float, float | None]]:

@@ -14,7 +14,7 @@ from stacks.capacity import measurements
 from stacks.capacity.expectation import expect
 from stacks.capacity.hours import running_hours
 from stacks.capacity.planner import SizingError, cost, human_duration, plan, size, storage_of
-from stacks.capacity.report import nice_ticks, node_ticks, write_chart
+from stacks.capacity.report import MODE_COLORS, lighter, nice_ticks, node_ticks, write_chart
 from stacks.config.capacity import TargetConfig
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -493,6 +493,8 @@ def test_chart_is_byte_identical_without_a_date_with_round_labels(prod: Rendered
     assert b"this stack: 12 node(s), 1,103,941 tok/s" in rendered
     assert b"ClusterIP: 1-12 nodes, measured and interpolated" in rendered
     assert b"ClusterIP: extrapolated" in rendered
+    measured, extrapolated = MODE_COLORS["clusterip"], lighter(MODE_COLORS["clusterip"])
+    assert extrapolated != measured and extrapolated.encode() in rendered, "its own legend swatch, not the measured's"
     assert b"Inference Gateway:" not in rendered, "the gateway runs were measured with another picker"
     assert b"kozea.github.io" not in rendered, "no script is fetched from the web"
     labels = re.findall(rb'<text x="[^"]+" y="[^"]+" class="(?:major)?">([^<]+)</text>', rendered)

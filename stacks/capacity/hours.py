@@ -47,14 +47,31 @@ def _weekly(cron: str) -> bool:
     return day_of_month in ("*", "?") and month in ("*", "?")
 
 
+def _next_firing(cron: str, after: datetime.datetime) -> datetime.datetime | None:
+    """The step's first firing after `after`; None for a date that never comes (February 30)."""
+    try:
+        moment: datetime.datetime = croniter(cron, after).get_next(datetime.datetime)
+    except CroniterError:
+        return None
+    return moment
+
+
 def _changes(
-    steps: list[tuple[str, str, int]], zone: zoneinfo.ZoneInfo, start: datetime.datetime, end: datetime.datetime
-) -> tuple[int | None, list[tuple[datetime.datetime, int]]]:
-    """The count in force at `start` (None when no step fired in the year before) and every change
-    within the window, in time order (steps firing at the same minute: the later-listed wins)."""
+    steps: list[tuple[str, str, int]],
+    zone: zoneinfo.ZoneInfo,
+    start: datetime.datetime,
+    end: datetime.datetime,
+    initial: int,
+) -> tuple[int, list[tuple[datetime.datetime, int]]]:
+    """The count in force at `start` (the last step that fired in the year before, else `initial`)
+    and every change of it within the window, in time order (steps firing at the same minute: the
+    later-listed wins).
+
+    Only firings that can change the count are visited: the next change is the next firing of a step
+    that sets another count (unless a later-listed step that sets the current count fires in the
+    same minute), so a step that fires every minute costs a visit per change, not one per minute."""
     local_start, local_end = start.replace(tzinfo=zone), end.replace(tzinfo=zone)
     latest: tuple[datetime.datetime, int, int] | None = None
-    changes: list[tuple[datetime.datetime, int, int]] = []
     for order, (_, cron, replicas) in enumerate(steps):
         try:
             previous = croniter(cron, local_start).get_prev(datetime.datetime)
@@ -64,11 +81,36 @@ def _changes(
             latest is None or (previous, order) > (latest[0], latest[1])
         ):
             latest = (previous, order, replicas)
-        times = croniter(cron, local_start - datetime.timedelta(minutes=1))
-        while (moment := times.get_next(datetime.datetime)) < local_end:
-            changes.append((moment, order, replicas))
-    changes.sort(key=lambda change: (change[0], change[1]))
-    return (None if latest is None else latest[2]), [(moment, replicas) for moment, _, replicas in changes]
+    count = initial if latest is None else latest[2]
+    # A step with the same cron as a later-listed one never wins a minute: leave it out.
+    live = sorted({cron: order for order, (_, cron, _) in enumerate(steps)}.values())
+    changes: list[tuple[datetime.datetime, int]] = []
+    current, cursor = count, local_start - datetime.timedelta(minutes=1)
+    while True:
+        upcoming = [
+            (when, order)
+            for order in live
+            if steps[order][2] != current and (when := _next_firing(steps[order][1], cursor)) is not None
+        ]
+        if not upcoming:
+            break
+        moment = min(upcoming)[0]
+        if moment >= local_end:
+            break
+        just_before = moment - datetime.timedelta(minutes=1)
+        winner = max(
+            [order for when, order in upcoming if when == moment]
+            + [
+                order
+                for order in live
+                if steps[order][2] == current and _next_firing(steps[order][1], just_before) == moment
+            ]
+        )
+        if steps[winner][2] != current:
+            current = steps[winner][2]
+            changes.append((moment, current))
+        cursor = moment
+    return count, changes
 
 
 def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[float, float, float, float, str]:
@@ -77,16 +119,18 @@ def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[flo
     weekly = all(_weekly(cron) for _, cron, _ in steps)
     start = REFERENCE_WEEK if weekly else REFERENCE_YEAR
     end = start + (datetime.timedelta(days=7) if weekly else datetime.timedelta(days=365))
-    before, changes = _changes(steps, zone, start, end)
-    count = config.initial_replicas if before is None else before
+    count, changes = _changes(steps, zone, start, end, config.initial_replicas)
     low = high = 0.0
     moment = start.replace(tzinfo=zone)
     for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
-        hours = (when - moment).total_seconds() / 3600
+        # Elapsed time, through UTC: Python subtracts two times of the same zone as wall-clock times,
+        # which loses (or adds) the hour a daylight-saving change adds (or skips) in between.
+        hours = (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
         low += hours * (floor if count > 0 and config.autoscaling.enabled else count)
         high += hours * (ceiling if count > 0 and config.autoscaling.enabled else count)
         moment, count = when, replicas
-    window_hours = (end - start).total_seconds() / 3600
+    local_start, local_end = start.replace(tzinfo=zone), end.replace(tzinfo=zone)
+    window_hours = (local_end.astimezone(datetime.UTC) - local_start.astimezone(datetime.UTC)).total_seconds() / 3600
     per_month = HOURS_PER_MONTH / window_hours
     per_week = HOURS_PER_WEEK / window_hours
     window = "a reference week" if weekly else "the year 2027"

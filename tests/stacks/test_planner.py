@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from components.endpoint_picker import EPP_IMAGE
+from stacks.capacity import hours as hours_module
 from stacks.capacity import measurements
 from stacks.capacity.expectation import expect
 from stacks.capacity.hours import running_hours
@@ -260,6 +261,43 @@ def test_a_monthly_schedule_is_replayed_over_a_year() -> None:
     hours = running_hours(config)
     assert hours.node_hours_per_month_max == pytest.approx(24 * 12 * 730 / 8760)
     assert "2027" in hours.basis
+
+
+def test_a_step_every_minute_costs_a_visit_per_change_not_per_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A per-minute step beside a monthly one makes the replay a year long: it visits the changes
+    (24) instead of the 525,600 minutes (37 s of render before), with the same hours."""
+    steps = [
+        {"name": "on", "cron": "* * * * *", "replicas": 1},
+        {"name": "again", "cron": "* * * * *", "replicas": 1},
+        {"name": "hourly", "cron": "0 * * * *", "replicas": 1},
+        {"name": "monthly", "cron": "0 0 1 * *", "replicas": 0},
+    ]
+    visits: list[str] = []
+    next_firing = hours_module._next_firing
+
+    def counted(cron: str, after: Any) -> Any:
+        visits.append(cron)
+        return next_firing(cron, after)
+
+    monkeypatch.setattr(hours_module, "_next_firing", counted)
+    hours = running_hours(config_of("dev", schedule={"entries": steps}))
+    assert hours.node_hours_per_month_max == pytest.approx(730 - 12 / 60 / 12), "off one minute a month"
+    last = {**steps[0], "name": "last"}
+    assert running_hours(config_of("dev", schedule={"entries": [*steps, last]})).node_hours_per_month_max == 730
+    assert len(visits) < 500
+
+
+def test_a_step_in_the_hour_daylight_saving_skips_is_replayed() -> None:
+    """An hour a day from 02:30 Europe/Berlin over the year 2027 (the yearly step makes the replay a
+    year long): on 2027-03-28, which skips 02:00-03:00, croniter fires the step at 03:00 (half an hour);
+    on 2027-10-31, which repeats 02:00-03:00, 02:30 CEST to 03:30 CET is two hours, not one."""
+    steps = [
+        {"name": "up", "cron": "30 2 * * *", "replicas": 1},
+        {"name": "down", "cron": "30 3 * * *", "replicas": 0},
+        {"name": "yearly", "cron": "0 0 1 1 *", "replicas": 0},
+    ]
+    hours = running_hours(config_of("dev", schedule={"timeZone": "Europe/Berlin", "entries": steps}))
+    assert hours.node_hours_per_month_max * 12 == pytest.approx(363 + 0.5 + 2)
 
 
 def test_prod_runs_around_the_clock_and_its_autoscaled_variant_shows_a_range() -> None:

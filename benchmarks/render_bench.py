@@ -70,7 +70,7 @@ def main() -> int:
     modules = loaded_modules(STACKS)
     imports = "".join(f"importlib.import_module({name!r})\n" for name in modules)
     floor_command = [sys.executable, "-c", "import importlib\n" + imports]
-    # The render imports with the garbage collector paused (stacks/offline.py): the same for the floor.
+    # The render imports with the garbage collector paused (stacks/offline/engine.py): the same for the floor.
     paused_floor_command = [sys.executable, "-c", "import gc, importlib\ngc.disable()\n" + imports]
     with tempfile.TemporaryDirectory() as out:
         render_command = [sys.executable, "-m", "stacks.offline.render", *STACKS, "--out", out]

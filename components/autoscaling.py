@@ -26,7 +26,7 @@ ADAPTER_NAME = "custom-metrics-stackdriver-adapter"
 ADAPTER_IMAGE = "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.9-gke.0"
 ADAPTER_ROLE = "roles/monitoring.viewer"
 ADAPTER_LABELS = {"run": ADAPTER_NAME, "k8s-app": ADAPTER_NAME}
-# checkov findings the upstream adapter cannot avoid, annotated on its objects (tests/test_checkov.py).
+# checkov findings the upstream adapter cannot avoid, annotated on its objects (tests/policies/test_checkov.py).
 ADAPTER_SKIPS = (
     "CKV_K8S_38=the adapter reads pods and nodes and delegates authentication with its service account token",
     "CKV_K8S_23=the upstream image (gcr.io/distroless/static) runs as root: it binds 443, the port the GKE "

@@ -39,7 +39,7 @@ GROUPS = (
 
 
 class ServingStackArgs(TypedDict):
-    """The stack's settings, as in a stack file (docs/configuration.md)."""
+    """The stack's settings, as in a stack file (docs/settings.md)."""
 
     environment: Environment
     """The environment preset: dev, staging or prod."""

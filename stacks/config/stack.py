@@ -261,7 +261,7 @@ class StackConfig(ConfigModel):
     def nodes(self) -> int:
         """The A4 node count; `stacks.load.loader` resolves a `target` to it before any resource is declared."""
         if self.capacity.nodes is None:
-            raise RuntimeError("capacity.nodes is unresolved: load the config through stacks.loader.validate")
+            raise RuntimeError("capacity.nodes is unresolved: load the config through stacks.load.loader.validate")
         return self.capacity.nodes
 
     @property

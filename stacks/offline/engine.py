@@ -277,7 +277,7 @@ def run_program(
     """Run the project's `__main__.py` for one stack under the mocks, in a project that holds
     `existing_images` (the Compute Engine images earlier ups made; `monitor` brings its own cloud).
 
-    An invalid config raises `stacks.loader.InvalidConfig` before anything is declared.
+    An invalid config raises `stacks.load.loader.InvalidConfig` before anything is declared.
     """
     monitor = monitor or RecordingMonitor(OfflineMocks(existing_images))
     return run_under_mocks(settings, lambda: runpy.run_path(str(program), run_name="__main__"), monitor)

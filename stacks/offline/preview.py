@@ -12,7 +12,7 @@ an output folder of render or preview, `--out` one too, or new, or empty.
 
 The states compared are converged ones: the weights image of OLD's revision exists on both sides, as
 it does on every `up` after the first (`stacks/offline/states.py`). The engine model is
-`stacks/offline/planner.py`, the refusals and warnings `stacks/offline/risks.py`; docs/preview.md.
+`stacks/offline/update_plan.py`, the refusals and warnings `stacks/offline/risks.py`; docs/preview.md.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from policies.console import guarded
 from stacks.offline import identity, output, risks
 from stacks.offline.changes import ACTIONS, Preview
 from stacks.offline.changes_md import changes_markdown
-from stacks.offline.planner import index_by_urn, plan
 from stacks.offline.render_dir import PreviewInputError, load_render
 from stacks.offline.states import RenderStates, compared, download_not_rerun, load_states
+from stacks.offline.update_plan import index_by_urn, plan
 
 __all__ = [
     "Preview",
@@ -84,7 +84,7 @@ def write_preview(result: Preview, out_dir: Path) -> None:
 
 
 def preview_of_states(old: RenderStates, new: RenderStates, where: str) -> Preview:
-    """The preview of two renders' states; a record the planner cannot read is bad input (exit 2)."""
+    """The preview of two renders' states; a record the update plan cannot read is bad input (exit 2)."""
     try:
         return preview_states(old, new)
     except (AttributeError, TypeError, KeyError, ValueError) as error:

@@ -21,7 +21,7 @@ One rule per resource type the stacks declare, taken from the provider that diff
 Paths use the engine's property-path syntax (`spec.template`, `spec.containers[*].image`); `[*]` is
 any list index. A change matches a rule path when either is a prefix of the other: a change inside a
 force-new field, or a whole value (a list, a replaced scalar) that holds one. Objects added or removed
-are diffed field by field (`stacks/preview.py`), so only the fields they really set are matched.
+are diffed field by field (`stacks/offline/update_plan.py`), so only the fields they really set are matched.
 """
 
 from __future__ import annotations

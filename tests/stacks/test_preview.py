@@ -16,9 +16,9 @@ import yaml
 from stacks.config.routing import RoutingMode
 from stacks.offline import output
 from stacks.offline.output import MARKER
-from stacks.offline.planner import BY_GCP_BRIDGE
 from stacks.offline.preview import Preview, changes_markdown, load_states, preview, preview_states
 from stacks.offline.preview import main as preview_main
+from stacks.offline.update_plan import BY_GCP_BRIDGE
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, STACK_FILES, RenderedStack, assert_same_files, run_main, run_render
 from tests.variants import PROJECT, stack_config

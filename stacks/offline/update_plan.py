@@ -167,7 +167,7 @@ def _location(record: Record) -> str:
     return str(inputs.get("location") or inputs.get("region") or inputs.get("zone") or "")
 
 
-class Planner:
+class UpdatePlanner:
     def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
         self.old, self.new = old, new
         self.new_by_name = _by_name(list(new.values()))
@@ -375,6 +375,6 @@ class Planner:
 
 def plan(old: dict[str, Record], new: dict[str, Record]) -> Preview:
     """The changes alone (refusals and warnings are `stacks.offline.risks`)."""
-    planner = Planner(old, new)
+    planner = UpdatePlanner(old, new)
     changes, unchanged = planner.plan()
     return Preview(changes, unchanged, [], [], planner.kept)

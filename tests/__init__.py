@@ -1,0 +1,1 @@
+"""The test suite, by package (components/, stacks/, policies/, vendored/); shared helpers at this level."""

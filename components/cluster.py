@@ -126,6 +126,19 @@ def node_service_account_id(cluster_name: str) -> str:
     return f"{base}{NODE_ACCOUNT_SUFFIX}"
 
 
+def enabled_apis(
+    name: str, project: str, apis: tuple[str, ...], opts: pulumi.ResourceOptions
+) -> dict[str, gcp.projects.Service]:
+    """The GCP APIs the stack's objects use, enabled in `project`; `destroy` leaves them on
+    (`disable_on_destroy=False`: other stacks may use them, and enabling an enabled API changes nothing)."""
+    return {
+        api: gcp.projects.Service(
+            f"{name}-{api.split('.')[0]}-api", project=project, service=api, disable_on_destroy=False, opts=opts
+        )
+        for api in apis
+    }
+
+
 def kubeconfig_for(name: str, endpoint: str, ca_certificate: str | None = None) -> str:
     """A kubeconfig for the cluster that authenticates with gke-gcloud-auth-plugin (no static
     credentials). The DNS-based endpoint serves a publicly trusted certificate, so its kubeconfig
@@ -173,16 +186,7 @@ class Cluster(pulumi.ComponentResource):
         super().__init__("llm-serving:gke:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        self.apis = {
-            api: gcp.projects.Service(
-                f"{name}-{api.split('.')[0]}-api",
-                project=args.project,
-                service=api,
-                disable_on_destroy=False,
-                opts=child,
-            )
-            for api in (*BASE_APIS, *args.extra_apis)
-        }
+        self.apis = enabled_apis(name, args.project, (*BASE_APIS, *args.extra_apis), child)
         # Every GCP object below has a fixed name, unique in the project (or region / location): a
         # replacement created before the old one is deleted would be refused (409 alreadyExists), so
         # the engine deletes first (Pulumi `deleteBeforeReplace`; `preview` flags the case).

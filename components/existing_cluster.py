@@ -24,7 +24,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.cluster import BASE_APIS, ClusterTarget, kubeconfig_for
+from components.cluster import BASE_APIS, ClusterTarget, enabled_apis, kubeconfig_for
 
 GATEWAY_API_CHANNELS = ("CHANNEL_STANDARD", "CHANNEL_EXPERIMENTAL")
 VERSION_PART = re.compile(r"\d+")
@@ -112,16 +112,7 @@ class ExistingCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:gke:ExistingCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self.apis = {
-            api: gcp.projects.Service(
-                f"{name}-{api.split('.')[0]}-api",
-                project=args.project,
-                service=api,
-                disable_on_destroy=False,
-                opts=child,
-            )
-            for api in (*BASE_APIS, *args.extra_apis)
-        }
+        self.apis = enabled_apis(name, args.project, (*BASE_APIS, *args.extra_apis), child)
         # The provider comes from the component's own (`providers=[gcp_provider]`), as for every child.
         lookup = gcp.container.get_cluster_output(
             name=args.cluster_name,

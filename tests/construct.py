@@ -96,10 +96,15 @@ class Built(Sequence[Registration]):
             validate_manifest(manifest)
 
 
-def build(factory: Callable[[], object], existing_images: frozenset[str] = frozenset()) -> Built:
+def build(
+    factory: Callable[[], object],
+    existing_images: frozenset[str] = frozenset(),
+    existing_cluster: Callable[[str, str, str], dict[str, Any]] = engine.stand_in_cluster,
+) -> Built:
     """What `factory` registers (the component and its children) and exports, run as the render runs a
-    program: in an empty project, or one where earlier ups made `existing_images`."""
-    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images))
+    program: in an empty project, or one where earlier ups made `existing_images`; a look-up of a
+    cluster the stack does not manage finds `existing_cluster(name, location, project)`."""
+    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images, existing_cluster))
     result = as_a_new_process(engine.run_under_mocks, SETTINGS, factory, monitor)
     return Built(result.registrations, render.plain(result.outputs))
 

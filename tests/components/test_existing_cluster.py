@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
+from components.cluster import BASE_APIS
 from components.existing_cluster import (
+    ExistingCluster,
     ExistingClusterArgs,
     ExistingClusterError,
     cluster_problems,
@@ -18,7 +23,9 @@ from components.existing_cluster import (
 )
 from stacks.load.loader import InvalidConfig, validate
 from stacks.offline import engine, stack_settings
+from stacks.offline.engine import SECRET_MARK, SECRET_SIG
 from tests.conftest import RenderStack
+from tests.construct import Built, build, children_are_parented, has_resource
 from tests.rendered import ROOT, RenderedStack
 from tests.variants import render_variant, variant_config
 
@@ -102,6 +109,58 @@ def test_plan_says_the_cluster_is_looked_up(existing_prod: RenderedStack) -> Non
     )
     assert "stand-in" in existing_prod.plan
     assert existing_prod.outputs["namespace"] == "llm-prod"
+
+
+def build_existing(
+    args: ExistingClusterArgs = ARGS,
+    found: Callable[[str, str, str], dict[str, Any]] = engine.stand_in_cluster,
+) -> Built:
+    """The component on its own, the look-up answered by `found`; exports what it hands the serving layer."""
+
+    def declare() -> None:
+        target = ExistingCluster("shared", args).target
+        pulumi.export("network", target.network)
+        pulumi.export("podsCidr", target.pods_cidr)
+        pulumi.export("workloadPool", target.workload_pool)
+
+    return build(declare, existing_cluster=found)
+
+
+def test_the_component_declares_apis_namespace_and_provider_and_no_cluster() -> None:
+    built = build_existing(replace(ARGS, extra_apis=("networkservices.googleapis.com",), kubernetes_labels={"a": "b"}))
+    assert {record.type for record in built if record.custom} == {
+        "gcp:projects/service:Service",
+        "pulumi:providers:kubernetes",
+        "kubernetes:core/v1:Namespace",
+    }
+    for api in (*BASE_APIS, "networkservices.googleapis.com"):
+        has_resource(
+            built,
+            "gcp:projects/service:Service",
+            {"service": api, "project": "my-llm-staging", "disableOnDestroy": False},
+        )
+    has_resource(built, "kubernetes:core/v1:Namespace", {"metadata": {"name": "llm-serving", "labels": {"a": "b"}}})
+    kubeconfig = has_resource(built, "pulumi:providers:kubernetes").inputs["kubeconfig"]
+    assert kubeconfig[SECRET_SIG] == SECRET_MARK
+    assert "server: https://gke-" in kubeconfig["value"] and "certificate-authority" not in kubeconfig["value"]
+    children_are_parented(built, "llm-serving:gke:ExistingCluster", "shared")
+    assert built.outputs == {
+        "network": "projects/my-llm-staging/global/networks/default",
+        "podsCidr": engine.STAND_IN_PODS_CIDR,
+        "workloadPool": "my-llm-staging.svc.id.goog",
+    }
+
+
+def test_the_component_stops_on_a_cluster_that_cannot_take_the_layer() -> None:
+    def old_standard_cluster(name: str, location: str, project: str) -> dict[str, Any]:
+        found = engine.stand_in_cluster(name, location, project)
+        return {**found, "enableAutopilot": False, "masterVersion": "1.33.5-gke.1000"}
+
+    with pytest.raises(ExistingClusterError) as stopped:
+        build_existing(found=old_standard_cluster)
+    message = str(stopped.value)
+    assert message.startswith("cluster.existing: cluster platform-autopilot in us-central1 is not an Autopilot cluster")
+    assert "runs GKE 1.33.5-gke.1000; the serving layer needs 1.34.0-gke.1626000" in message
 
 
 def cluster(**overrides: Any) -> SimpleNamespace:

@@ -7,23 +7,28 @@ until memory runs out, block forever on a FIFO, or print a traceback for JSON ne
   socket) is refused before it is opened; it is then opened non-blocking and `fstat`ed again, so a
   file swapped for a FIFO in between is refused too;
 * at most `limit` bytes are read; a longer file is refused, not truncated;
-* JSON is strict (no NaN or Infinity, which Go's encoding/json and the Pulumi engine refuse too) and
-  at most `max_depth` levels deep; Python's parser gives up with a RecursionError near 1,000 levels,
-  which is reported as the same one line.
+* JSON is strict: no NaN or Infinity, which Go's encoding/json and the Pulumi engine refuse too, nor
+  a number beyond float64's range (1e400, which Python reads as infinity); no key twice in one
+  object (the last would silently win); at most `max_depth` levels deep (Python's parser gives up
+  with a RecursionError near 1,000 levels, which is reported as the same one line).
 Standard library only, so every layer may use it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 KIB = 1024
 MIB = 1024 * KIB
 MAX_JSON_DEPTH = 64
+# Digits of the largest float64 (1.8e308): a longer integer is out of its range.
+FLOAT64_DIGITS = 309
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -121,6 +126,32 @@ def _refuse_constant(name: str) -> Any:
     raise InputError(f"{name} is not a JSON number (use a finite number)")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError(f"the number {text[:40]} is out of range (use a finite number)")
+    return value
+
+
+def _finite_int(text: str) -> int:
+    """An integer a float64 can hold: Go's encoding/json decodes a number into an interface{} as a
+    float64 and refuses one out of its range (Python would read it, or give up on its digit limit)."""
+    value = int(text) if len(text.lstrip("-")) <= FLOAT64_DIGITS else None
+    if value is None or abs(value) > sys.float_info.max:
+        raise InputError(f"the number {text[:40]} is out of range (use a finite number)")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys appear once: with a repeated key the last one would silently win."""
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise InputError(f"the key {json.dumps(key)[:80]} appears twice in one object; keep one")
+        document[key] = value
+    return document
+
+
 def depth_of(value: Any, limit: int) -> int:
     """How deeply lists and objects nest in `value`, counted up to `limit` + 1 (iteratively)."""
     deepest = 0
@@ -139,7 +170,13 @@ def depth_of(value: Any, limit: int) -> int:
 def parse_json(text: str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Strict JSON of at most `max_depth` levels, or InputError `where[:line:column]: problem`."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            parse_int=_finite_int,
+            object_pairs_hook=_unique_keys,
+        )
     except InputError as error:
         raise InputError(f"{where}: {error}") from None
     except json.JSONDecodeError as error:

@@ -55,10 +55,11 @@ class GatewayConfig(ConfigModel):
     )
     epp_image: Image = Field(
         default=EPP_IMAGE,
-        description=f"Endpoint Picker image, by tag and digest. The stack declares the picker's objects as "
-        f"llm-d-router-gateway {ROUTER_RELEASE} renders them (components/endpoint_picker.py); another release "
-        "may need other flags. A gateway-api-inference-extension picker (.../gateway-api-inference-extension/epp, "
-        "the one the planner's gateway overhead was measured with) is refused: it cannot read that config.",
+        description="Endpoint Picker image, by tag and digest (prod needs the digest). The stack declares the "
+        f"picker's objects as llm-d-router-gateway {ROUTER_RELEASE} renders them (components/endpoint_picker.py); "
+        "another release may need other flags. A gateway-api-inference-extension picker "
+        "(.../gateway-api-inference-extension/epp, the one the planner's gateway overhead was measured with) is "
+        "refused: it cannot read that config.",
     )
     epp_replicas: Annotated[int, Field(ge=1, le=3)] = Field(
         default=2,

@@ -225,6 +225,11 @@ class StackConfig(ConfigModel):
             raise ValueError(
                 "weights.downloader.image: prod pins the downloader image by digest; allowed: NAME:TAG@sha256:<64 hex>"
             )
+        if self.routing.mode is RoutingMode.gateway and not IMAGE_DIGEST.search(self.routing.gateway.epp_image):
+            raise ValueError(
+                "routing.gateway.eppImage: prod pins the Endpoint Picker image by digest; "
+                "allowed: NAME:TAG@sha256:<64 hex>"
+            )
         return self
 
     @model_validator(mode="after")

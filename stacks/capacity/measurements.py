@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from policies import input_files
 from stacks.config.base import ConfigModel
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
@@ -28,6 +29,8 @@ from stacks.config.stack import StackConfig
 
 MEASUREMENTS_FILE = Path(__file__).resolve().parent / "measurements.yaml"
 UNKNOWN = "unknown"
+# The repository's file is a few KiB; a measurements file is read bounded like every input.
+MAX_MEASUREMENTS_BYTES = 1024 * 1024
 Unknown = Literal["unknown"]
 MEASUREMENT_ID = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
@@ -147,8 +150,15 @@ def _one_line(error: ValidationError) -> str:
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        text = input_files.read_text(path, MAX_MEASUREMENTS_BYTES)
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+            raise MeasurementsError(f"{path}: YAML aliases are not allowed; write each value out")
+        document = yaml.safe_load(text)
+        if input_files.depth_of(document, input_files.MAX_JSON_DEPTH) > input_files.MAX_JSON_DEPTH:
+            raise MeasurementsError(f"{path}: nested deeper than {input_files.MAX_JSON_DEPTH} levels")
+    except input_files.InputError as error:
+        raise MeasurementsError(str(error)) from None
+    except (RecursionError, yaml.YAMLError) as error:
         raise MeasurementsError(f"{path}: {' '.join(str(error).split())[:200]}") from None
     try:
         return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)

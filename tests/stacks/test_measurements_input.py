@@ -1,0 +1,43 @@
+"""The measurements file is read bounded, like every input: no device, FIFO, oversized file, alias or deep nesting."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from stacks.capacity.measurements import MAX_MEASUREMENTS_BYTES, MeasurementsError, load
+
+
+def test_a_device_is_refused_naming_it() -> None:
+    with pytest.raises(MeasurementsError, match="/dev/zero"):
+        load(Path("/dev/zero"))
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "measurements.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(MeasurementsError, match="not a regular file"):
+        load(fifo)
+
+
+def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
+    big = tmp_path / "measurements.yaml"
+    big.write_text("# " + "x" * MAX_MEASUREMENTS_BYTES)
+    with pytest.raises(MeasurementsError, match=str(big)):
+        load(big)
+
+
+def test_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
+    bomb = tmp_path / "measurements.yaml"
+    bomb.write_text("a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n")
+    with pytest.raises(MeasurementsError, match="aliases"):
+        load(bomb)
+
+
+def test_deep_nesting_is_refused_naming_the_file(tmp_path: Path) -> None:
+    deep = tmp_path / "measurements.yaml"
+    deep.write_text("[" * 200 + "]" * 200)
+    with pytest.raises(MeasurementsError, match=str(deep)):
+        load(deep)

@@ -31,6 +31,8 @@ MEASUREMENTS_FILE = Path(__file__).resolve().parent / "measurements.yaml"
 UNKNOWN = "unknown"
 # The repository's file is a few KiB; a measurements file is read bounded like every input.
 MAX_MEASUREMENTS_BYTES = 1024 * 1024
+# Aliases share one object when loaded; what reads the document walks each use, so count them expanded.
+MAX_MEASUREMENTS_NODES = 100_000
 Unknown = Literal["unknown"]
 MEASUREMENT_ID = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
@@ -147,15 +149,32 @@ def _one_line(error: ValidationError) -> str:
     return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
+def _expands_within(document: Any, budget: int) -> bool:
+    """Whether `document`, aliases expanded, holds at most `budget` values nested at most 64 deep."""
+    pending: list[tuple[Any, int]] = [(document, 0)]
+    seen = 0
+    while pending:
+        item, depth = pending.pop()
+        seen += 1
+        if seen > budget or depth > input_files.MAX_JSON_DEPTH:
+            return False
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return True
+
+
 @functools.lru_cache(maxsize=8)
 def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
     try:
         text = input_files.read_text(path, MAX_MEASUREMENTS_BYTES)
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
-            raise MeasurementsError(f"{path}: YAML aliases are not allowed; write each value out")
         document = yaml.safe_load(text)
-        if input_files.depth_of(document, input_files.MAX_JSON_DEPTH) > input_files.MAX_JSON_DEPTH:
-            raise MeasurementsError(f"{path}: nested deeper than {input_files.MAX_JSON_DEPTH} levels")
+        if not _expands_within(document, MAX_MEASUREMENTS_NODES):
+            raise MeasurementsError(
+                f"{path}: more than {MAX_MEASUREMENTS_NODES:,} values once its aliases are expanded, or nested "
+                f"deeper than {input_files.MAX_JSON_DEPTH} levels"
+            )
     except input_files.InputError as error:
         raise MeasurementsError(str(error)) from None
     except (RecursionError, yaml.YAMLError) as error:

@@ -29,10 +29,12 @@ def test_an_oversized_file_is_refused(tmp_path: Path) -> None:
         load(big)
 
 
-def test_aliases_are_refused_before_they_expand(tmp_path: Path) -> None:
+def test_an_alias_bomb_is_refused_before_anything_walks_it(tmp_path: Path) -> None:
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 9)]
     bomb = tmp_path / "measurements.yaml"
-    bomb.write_text("a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n")
-    with pytest.raises(MeasurementsError, match="aliases"):
+    bomb.write_text("\n".join(levels) + "\n")
+    with pytest.raises(MeasurementsError, match="aliases are expanded"):
         load(bomb)
 
 

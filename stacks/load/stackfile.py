@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from policies.input_files import InputError, decode, depth_of, read_bytes, size_
 from stacks.config.quoting import quote
 from stacks.load.esc import EnvironmentBlockError, StackEnvironment, read_environment
 from stacks.load.loader import MAX_CONFIG_DEPTH, InvalidConfig
+from stacks.load.yaml_scalars import plain_scalar
 
 MAX_FILE_BYTES = 256 * 1024
 # What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
@@ -54,7 +56,8 @@ class StackFile:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases (before expanding them) and duplicate or non-string keys."""
+    """SafeLoader that refuses aliases (before expanding them) and duplicate or non-string keys, and reads
+    plain scalars as the Pulumi CLI does (`stacks.load.yaml_scalars`)."""
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(yaml.AliasEvent):
@@ -78,15 +81,39 @@ class _StrictLoader(yaml.SafeLoader):
             seen.add(key_node.value)
         return super().construct_mapping(node, deep=True)
 
+    def resolve(self, kind: type[Node], value: str | None, implicit: tuple[bool, bool]) -> str:
+        """An untagged plain scalar gets the type the CLI's YAML library gives it (`yaml_scalars`);
+        `<<` stays a merge key, which `construct_mapping` refuses as a key that is not a string."""
+        if kind is ScalarNode and value is not None and implicit[0] and value != "<<":
+            return YAML_TAG + plain_scalar(value)[0]
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call,no-any-return]
 
-# Timestamps and other implicit types would reach the config as Python objects; keep YAML's JSON subset.
+    def construct_go_scalar(self, node: Node) -> Any:
+        """A null, boolean, integer or float as yaml.v3 reads it; an explicit tag it would not decode is refused."""
+        kind, value = plain_scalar(str(node.value))
+        wanted = node.tag.removeprefix(YAML_TAG)
+        if kind == "int" and wanted == "float":
+            return float(value)  # yaml.v3 turns an integer tagged !!float into a float
+        if kind != wanted:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot decode {quote(str(node.value))} as !!{wanted}", node.start_mark
+            )
+        return value
+
+
+# Plain scalars are resolved by `resolve` above; the table still resolves `<<` (a merge key, refused).
 # The loader gets a table of its own: the inherited one is PyYAML's, shared with every SafeLoader and
 # SafeDumper of the process (a dumper without the timestamp resolver writes a date string unquoted).
 _StrictLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map"))
+
+YAML_TAG = "tag:yaml.org,2002:"
+for _name in ("null", "bool", "int", "float"):
+    _StrictLoader.add_constructor(YAML_TAG + _name, _StrictLoader.construct_go_scalar)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+JSON_TAGS = frozenset(YAML_TAG + name for name in ("str", "int", "float", "bool", "null", "seq", "map"))
 
 
 def _invalid(message: str) -> InvalidConfig:
@@ -110,6 +137,13 @@ def _check_tags(node: Node, path: Path) -> None:
             raise _invalid(
                 f"{_where(path, current.start_mark)}: YAML tag {quote(current.tag)} is not allowed; "
                 "use plain strings, numbers, booleans, lists and mappings"
+            )
+        if isinstance(current, ScalarNode) and _SURROGATE.search(current.value):
+            # The CLI's YAML scanner refuses these escapes (go-yaml/yaml scannerc.go: "found invalid
+            # Unicode character escape code"); PyYAML keeps them as lone surrogates.
+            raise _invalid(
+                f"{_where(path, current.start_mark)}: a \\u escape of U+D800-U+DFFF (a UTF-16 surrogate) is not a "
+                "character; write the character itself"
             )
         if isinstance(current, SequenceNode):
             stack.extend(current.value)
@@ -188,7 +222,7 @@ def read_project(project_file: Path) -> tuple[str, dict[str, Any]]:
 
 def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str, Any]) -> StackFile:
     """The stack file's config, checked as the CLI checks it, and stricter where the CLI is lax."""
-    if not stack_file.is_file():
+    if not os.path.lexists(stack_file):  # anything else that is there is refused by read_yaml, naming its kind
         found = ", ".join(stack_files(stack_file.parent)) or "none"
         raise _invalid(f"{stack_file}: stack file not found; stack files in {stack_file.parent}: {found}")
     document, root = read_yaml(stack_file)

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from stacks.load.esc import StackEnvironment, merged_config, read_environment
+from stacks.load.yaml_scalars import plain_scalar
 from stacks.offline import engine, stack_settings
 from tests.rendered import RenderedStack, run_render
 
@@ -148,3 +149,46 @@ def test_reading_a_stack_file_leaves_pyyaml_as_it_was() -> None:
     assert str(yaml.safe_load("d: 2026-11-20")["d"]) == "2026-11-20"
     assert not isinstance(yaml.safe_load("d: 2026-11-20")["d"], str)
     assert yaml.safe_dump({"d": "2026-11-20"}) == "d: '2026-11-20'\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("yes", ("str", "yes")),
+        ("Off", ("str", "Off")),
+        ("TRUE", ("bool", True)),
+        ("tRUE", ("str", "tRUE")),
+        ("~", ("null", None)),
+        ("1:30", ("str", "1:30")),
+        ("010", ("int", 8)),
+        ("08", ("float", 8.0)),
+        ("1_000", ("int", 1000)),
+        ("0o17", ("int", 15)),
+        ("-0x1F", ("int", -31)),
+        ("0b101", ("int", 5)),
+        ("1e3", ("float", 1000.0)),
+        (".5", ("float", 0.5)),
+        ("1e999", ("str", "1e999")),
+        ("18446744073709551615", ("int", 2**64 - 1)),
+        ("+18446744073709551615", ("float", 2.0**64)),
+        ("9" * 5_000, ("str", "9" * 5_000)),
+        ("2024-1-2", ("str", "2024-1-2")),
+        ("=", ("str", "=")),
+        ("\u0663", ("str", "\u0663")),
+    ],
+)
+def test_plain_scalars_are_read_as_the_cli_reads_them(text: str, expected: tuple[str, Any]) -> None:
+    """yaml.v3's resolve (go-yaml/yaml resolve.go), which the CLI reads stack files with, not YAML 1.1's."""
+    assert plain_scalar(text) == expected
+
+
+def test_a_stack_file_value_is_the_value_pulumi_up_reads(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.scalars.yaml"
+    path.write_text(
+        "config:\n  gke-b200-serving:environment: dev\n  gke-b200-serving:project: my-llm-dev\n"
+        "  gke-b200-serving:weights:\n    revision: 2024-1-2\n"
+        "  gke-b200-serving:engine:\n    extraEnv: {A: yes, B: 1:30, C: =, D: '0o17'}\n"
+    )
+    entries = stack_settings.load_stack_settings("scalars", path).config
+    assert entries[f"{PROJECT}:weights"] == '{"revision": "2024-1-2"}'
+    assert entries[f"{PROJECT}:engine"] == '{"extraEnv": {"A": "yes", "B": "1:30", "C": "=", "D": "0o17"}}'

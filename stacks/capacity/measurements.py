@@ -145,7 +145,7 @@ class MeasurementsError(ValueError):
 
 def _one_line(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in first["loc"])
+    where = ".".join(str(part) for part in first["loc"]) or "the document"
     return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
@@ -165,24 +165,38 @@ def _expands_within(document: Any, budget: int) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=8)
-def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
+def parse(text: str, where: str) -> MeasurementsFile:
+    """The measurements in a YAML text, or MeasurementsError naming `where`."""
     try:
-        text = input_files.read_text(path, MAX_MEASUREMENTS_BYTES)
         document = yaml.safe_load(text)
         if not _expands_within(document, MAX_MEASUREMENTS_NODES):
             raise MeasurementsError(
-                f"{path}: more than {MAX_MEASUREMENTS_NODES:,} values once its aliases are expanded, or nested "
+                f"{where}: more than {MAX_MEASUREMENTS_NODES:,} values once its aliases are expanded, or nested "
                 f"deeper than {input_files.MAX_JSON_DEPTH} levels"
             )
-    except input_files.InputError as error:
-        raise MeasurementsError(str(error)) from None
     except (RecursionError, yaml.YAMLError) as error:
-        raise MeasurementsError(f"{path}: {' '.join(str(error).split())[:200]}") from None
+        raise MeasurementsError(f"{where}: {' '.join(str(error).split())[:200]}") from None
+    except MeasurementsError:
+        raise
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise MeasurementsError(f"{where}: {error}") from None
     try:
         return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)
     except ValidationError as error:
-        raise MeasurementsError(f"{path}: {_one_line(error)}") from None
+        raise MeasurementsError(f"{where}: {_one_line(error)}") from None
+
+
+def read(path: Path) -> str:
+    """The file's text: a regular file of at most MAX_MEASUREMENTS_BYTES (not a FIFO or a device)."""
+    try:
+        return input_files.read_text(path, MAX_MEASUREMENTS_BYTES)
+    except input_files.InputError as error:
+        raise MeasurementsError(str(error)) from None
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
+    return parse(read(path), str(path))
 
 
 def load(path: Path | None = None) -> MeasurementsFile:
@@ -331,9 +345,9 @@ def new_measurement(
     )
 
 
-def append(path: Path, measurement: Measurement) -> None:
-    """Append one measurement to the file, every existing line kept as it is; the new file is
-    checked before it replaces the old one (written beside it, then renamed)."""
+def appended(path: Path, measurement: Measurement) -> str:
+    """The file's text with one measurement appended, every existing line kept as it is, checked by
+    reading it back; the caller writes it (`stacks/offline/output.py`, replace_file)."""
     current = load(path)
     if any(item.id == measurement.id for item in current.measurements):
         raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")
@@ -341,12 +355,8 @@ def append(path: Path, measurement: Measurement) -> None:
     entry["runs"] = [{key: value for key, value in run.items() if value is not None} for run in entry["runs"]]
     text = yaml.safe_dump([entry], sort_keys=False, width=1000)
     indented = "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
-    original = path.read_text(encoding="utf-8")
+    original = read(path)
     separator = "" if original.endswith("\n") else "\n"
-    staged = path.with_name(f".{path.name}.new")
-    staged.write_text(original + separator + indented, encoding="utf-8")
-    try:
-        load(staged)
-        staged.replace(path)
-    finally:
-        staged.unlink(missing_ok=True)
+    updated = original + separator + indented
+    parse(updated, f"{path} with the new measurement")
+    return updated

@@ -34,7 +34,7 @@ from stacks.capacity.expectation import Expectation
 from stacks.capacity.planner import CapacityPlan, benchmark_concurrency, human_duration, plan
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
-from stacks.offline import engine, stack_settings
+from stacks.offline import engine, output, stack_settings
 
 RECORDED_SOURCE = "in-cluster benchmark Job of this project (bench-compare --record)"
 
@@ -209,6 +209,13 @@ SUMMARY_FIGURES = (
 )
 
 
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer beyond float64, e.g. summed over clients
+        return False
+
+
 def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, Any]:
     """`value` if it is an object holding every count (a whole number) and figure (a finite number, not
     negative); otherwise InputError naming the key."""
@@ -218,10 +225,12 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
         number = value.get(key)
         if key not in value:
             raise InputError(f"{where}: '{key}' is missing; is this a `vllm bench serve --save-result` result?")
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not _finite(number):
             raise InputError(f"{where}: '{key}' is {json.dumps(number)[:40]}; allowed: a finite number")
         if number < 0 or (key in counts and number != int(number)):
             raise InputError(f"{where}: '{key}' is {number}; allowed: a {'whole ' if key in counts else ''}number >= 0")
+    if not isinstance(value.get("combine", ""), str):
+        raise InputError(f"{where}: 'combine' is {json.dumps(value['combine'])[:40]}; allowed: a string")
     if value.get("clients", 1) < 1:
         raise InputError(f"{where}: 'clients' is {value['clients']}; allowed: at least 1")
     return value
@@ -276,7 +285,8 @@ def _date(text: str) -> str:
 
 BENCH_COMPARE_EXIT_CODES = {
     0: "compared (and recorded with --record)",
-    2: "invalid stack config, stack name or arguments; an unreadable or malformed result or measurements file",
+    2: "invalid stack config, stack name or arguments; an unreadable or malformed result or measurements file; "
+    "with --record, a measurements file that is a symbolic link or would receive a token (nothing written)",
 }
 
 
@@ -308,8 +318,8 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         "autoscaler or schedule sets the count)",
     )
     args = parser.parse_args(argv)
-    if not args.results and not args.log:
-        parser.error("give a log (or -) or --results")
+    if bool(args.results) == bool(args.log):
+        parser.error("give a log (or -) or --results, one of the two")
     path = args.measurements or measurement_file.MEASUREMENTS_FILE
     measurements = _measurements(path)
     stack = stack_of(args)
@@ -337,7 +347,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             nodes=nodes,
             concurrency=benchmark_concurrency(config),
         )
-        measurement_file.append(path, entry)
+        output.replace_file(path, measurement_file.appended(path, entry))
         text += f"\nrecorded as measurement {entry.id} in {path}"
     print(text)
     return 0

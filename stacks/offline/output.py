@@ -469,6 +469,31 @@ def write_render(directory: Path, files: Mapping[str, str]) -> None:
         folder.write(files, replace=True)
 
 
+def replace_file(path: Path, text: str) -> None:
+    """Replace one existing file the user named (bench-compare --record's measurements file) under the
+    same rules as an output folder's files: no symbolic link anywhere on its path, the file itself a
+    regular file, a new file renamed over it (a hard link is unlinked, never written through), and no
+    token in the text. Refused in one line (exit status 2), nothing written."""
+    if token_leaks({path.name: text}):
+        raise OutputError(
+            f"{path}: a Hugging Face token would be written to it (from the result, --source or the stack's "
+            "settings); nothing was written"
+        )
+    base, missing = _walk_to(path.parent)
+    try:
+        if missing:
+            raise OutputError(f"{path.parent}: no such folder")
+        try:
+            mode = os.stat(path.name, dir_fd=base, follow_symlinks=False).st_mode
+        except OSError as error:
+            raise OutputError(f"{path}: cannot write it ({error.strerror})") from None
+        if not stat.S_ISREG(mode):
+            raise _entry_problem(str(path), mode)
+        _replace(base, path.name, text.encode())
+    finally:
+        os.close(base)
+
+
 def add_files(directory: Path, files: Mapping[str, str]) -> None:
     """Write or replace only `files` in the folder, keeping the rest of its output."""
     with opened(directory) as folder:

@@ -180,3 +180,69 @@ def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> N
     assert run.returncode == 2
     assert run.stderr == "bench-compare: no request completed: nothing to record\n"
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+# ---------------------------------------------------------------- hostile measurements files and --record targets
+
+TOKEN = "hf_" + "RecordCanary0123456789abcdef"
+
+
+def record(tmp_path: Path, file: Path, *extra: str, log: Path = JOB_LOG, stack: str = "dev") -> Any:
+    return run_main(bench_compare_main, stack, str(log), "--measurements", str(file), "--record", *extra)
+
+
+def test_record_writes_through_no_planted_link(tmp_path: Path) -> None:
+    """The new file is created beside the old one under a fresh random name and renamed over it: a
+    link planted at the name the file was once staged under (.NAME.new) is not written through."""
+    file = copy_of_the_file(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file\n")
+    (tmp_path / f".{file.name}.new").symlink_to(victim)
+    assert record(tmp_path, file, "--date", "2026-11-21").returncode == 0
+    assert victim.read_text() == "the user's file\n"
+    assert "dev-2026-11-21" in file.read_text()
+
+
+def test_record_refuses_a_measurements_file_that_is_a_link(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(file)
+    run = record(tmp_path, link)
+    assert run.returncode == 2
+    assert run.stderr == f"bench-compare: {link}: a symbolic link; refusing to write through it\n"
+    assert link.is_symlink() and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+@pytest.mark.parametrize("where", ["source", "combine", "extra-env", "stack-name"])
+def test_record_writes_no_token(where: str, tmp_path: Path) -> None:
+    """What --record writes (the source, the log's combine note, the stack's name and configuration)
+    is scanned for a Hugging Face token first: nothing is written, and the token is not printed."""
+    file = copy_of_the_file(tmp_path)
+    log, extra, stack = JOB_LOG, [], "dev"
+    if where == "source":
+        extra = ["--source", f"run by {TOKEN}"]
+    elif where == "combine":
+        log = tmp_path / "job.log"
+        log.write_text(JOB_LOG.read_text().replace('"combine":"', f'"combine":"{TOKEN} '))
+    elif where == "extra-env":
+        stack = str(stack_file(tmp_path, "env", engine={"extraEnv": {"MY_SETTING": TOKEN}}))
+    else:
+        stack = str(stack_file(tmp_path, TOKEN))
+    run = record(tmp_path, file, *extra, log=log, stack=stack)
+    assert run.returncode == 2, run.stderr
+    assert "a Hugging Face token would be written to it" in run.stderr and TOKEN not in run.stderr + run.stdout
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--results", str(JOB_LOG)], "give a log (or -) or --results, one of the two"),
+        ([], "'combine' is 7; allowed: a string"),
+    ],
+)
+def test_an_ambiguous_or_malformed_result_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text().replace('"combine":"', '"combine":7,"x":"'))
+    run = run_main(bench_compare_main, "dev", str(log), *args)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1

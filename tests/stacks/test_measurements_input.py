@@ -43,3 +43,12 @@ def test_deep_nesting_is_refused_naming_the_file(tmp_path: Path) -> None:
     deep.write_text("[" * 200 + "]" * 200)
     with pytest.raises(MeasurementsError, match=str(deep)):
         load(deep)
+
+
+def test_an_integer_of_thousands_of_digits_is_one_line(tmp_path: Path) -> None:
+    """Python refuses to read an integer of more than 4,300 digits (a ValueError, which ended plan with
+    exit status 1); it is a malformed file like any other."""
+    digits = tmp_path / "measurements.yaml"
+    digits.write_text("measurements: [{runs: [{nodes: " + "9" * 5_000 + "}]}]\n")
+    with pytest.raises(MeasurementsError, match=f"^{digits}: Exceeds the limit"):
+        load(digits)

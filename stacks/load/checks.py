@@ -115,14 +115,20 @@ RESERVED_ENV = {
 # from it), PATH (which executables run), BASH_ENV (a file bash runs first), and Python's
 # PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONUSERBASE, PYTHONBREAKPOINT, PYTHONEXECUTABLE, ...: every
 # PYTHON* variable except those that only tune a run (docs.python.org/3/using/cmdline.html, Environment
-# variables), listed in PYTHON_TUNING_ENV.
+# variables), listed in PYTHON_TUNING_ENV. Not PYTHONWARNINGS: a category `MODULE.CLASS` in it imports
+# MODULE at start-up (CPython Lib/warnings.py, _getcategory), and the standard library's `antigravity`
+# opens a browser, which runs the command in BROWSER (Lib/webbrowser.py, register_standard_browsers):
+# the two together run any command. NCCL loads the shared library an NCCL_*_PLUGIN variable names
+# (NCCL_NET_PLUGIN takes a library path, microsoft/mrc-nccl-plugin README; NCCL_ENV_PLUGIN "a shared
+# library path", the RCCL env plugin docs; NCCL_TUNER_PLUGIN and NCCL_PROFILER_PLUGIN alike, not read
+# at NCCL's source here).
 LOADER_ENV_PREFIXES = ("LD_", "PYTHON")
-LOADER_ENV = frozenset({"PATH", "GCONV_PATH", "BASH_ENV"})
+LOADER_ENV = frozenset({"PATH", "GCONV_PATH", "BASH_ENV", "BROWSER"})
+LOADER_ENV_PATTERN = re.compile(r"^NCCL_[A-Z0-9_]*PLUGIN$")
 PYTHON_TUNING_ENV = frozenset(
     {
         "PYTHONUNBUFFERED",
         "PYTHONFAULTHANDLER",
-        "PYTHONWARNINGS",
         "PYTHONIOENCODING",
         "PYTHONUTF8",
         "PYTHONDONTWRITEBYTECODE",
@@ -367,10 +373,12 @@ def _extra_env(config: StackConfig) -> str | None:
             return f"engine.extraEnv.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"
         if name in RESERVED_ENV:
             return f"engine.extraEnv.{name}: reserved ({RESERVED_ENV[name]})"
-        if (name in LOADER_ENV or name.startswith(LOADER_ENV_PREFIXES)) and name not in PYTHON_TUNING_ENV:
+        loader = name in LOADER_ENV or name.startswith(LOADER_ENV_PREFIXES) or LOADER_ENV_PATTERN.match(name)
+        if loader and name not in PYTHON_TUNING_ENV:
             return (
                 f"engine.extraEnv.{name}: changes which code the loader or Python loads or runs; not allowed "
-                f"(LD_*, PATH, GCONV_PATH, BASH_ENV, PYTHON* except {', '.join(sorted(PYTHON_TUNING_ENV))})"
+                f"(LD_*, PATH, GCONV_PATH, BASH_ENV, BROWSER, NCCL_*PLUGIN, PYTHON* except "
+                f"{', '.join(sorted(PYTHON_TUNING_ENV))})"
             )
     return None
 

@@ -75,8 +75,9 @@ def _settings(policy: Any, entry: Mapping[str, Any], where: str) -> None:
     settings = {key: value for key, value in entry.items() if key != LEVEL_KEY}
     for error in sorted(Draft7Validator(schema).iter_errors(settings), key=lambda error: list(error.path)):
         key = ".".join(str(part) for part in error.path) or "(settings)"
-        expected = schema["properties"].get(str(error.path[0]) if error.path else "", {}).get("type")
-        allowed = f"; allowed: a {expected}" if expected else ""
+        declared = schema["properties"].get(str(error.path[0]) if error.path else "", {})
+        example = f" like {json.dumps(declared['default'])}" if "default" in declared else ""
+        allowed = f"; allowed: a {declared['type']}{example}" if "type" in declared else ""
         raise PolicyConfigError(f"{where}.{key}: {error.message}{allowed}")
 
 

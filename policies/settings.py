@@ -15,6 +15,7 @@ class Setting:
     key: str
     default: Any
     description: str
+    pattern: str | None = None  # a string setting's grammar, checked by the engine (gojsonschema) and check-policies
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -25,7 +26,7 @@ class Setting:
         elif isinstance(self.default, list):
             kind = {"type": "array", "items": {"type": "string"}}
         else:
-            kind = {"type": "string"}
+            kind = {"type": "string"} | ({"pattern": self.pattern} if self.pattern else {})
         return {**kind, "default": self.default, "description": self.description}
 
     def read(self, config: Mapping[str, Any]) -> Any:

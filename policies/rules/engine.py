@@ -40,7 +40,12 @@ NATIVE_CONTEXT = Setting("nativeContextTokens", 262144, "the model's native cont
 HYBRID_MODELS = Setting(
     "hybridModels", ["qwen3.5", "qwen3_5"], "name fragments of hybrid (Gated DeltaNet) models that need the mamba flags"
 )
-FIRST_FIXED_VERSION = Setting("firstFixedVersion", "0.18.1", "first vLLM release with the B200 FP8-KV accuracy fix")
+FIRST_FIXED_VERSION = Setting(
+    "firstFixedVersion",
+    "0.18.1",
+    "first vLLM release with the B200 FP8-KV accuracy fix, like 0.18.1",
+    pattern=r"^v?[0-9]{1,6}(\.[0-9]{1,6}){0,3}$",
+)
 
 
 def _servers(args: ResourceValidationArgs) -> list[VllmServer]:

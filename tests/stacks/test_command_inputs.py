@@ -208,6 +208,8 @@ RESOURCES_FOR_CONFIG = "resources-for-config"
         ({"LLM-GPU-002": {"anything": 1}}, "it has no settings"),
         ({"all": {"enforcementLevel": "advisory", "minCpu": 1}}, "only enforcementLevel applies to all policies"),
         (["LLM-SEC-001"], "must be a JSON object"),
+        ({"LLM-VLLM-010": {"firstFixedVersion": ""}}, "firstFixedVersion: '' does not match"),
+        ({"LLM-VLLM-010": {"firstFixedVersion": "x.y"}}, 'allowed: a string like "0.18.1"'),
     ],
 )
 def test_a_policy_config_that_does_not_fit_the_pack_is_one_line(
@@ -227,6 +229,7 @@ def test_a_policy_config_that_does_not_fit_the_pack_is_one_line(
         '{"LLM-WGT-003": {"enforcementLevel": "mandatory"}}',
         '{"all": "advisory", "LLM-GPU-003": {"maxSpotGraceSeconds": 25}}',
         '{"LLM-NET-003": {"enforcementLevel": "remediate", "allowedServices": ["x"]}}',
+        '{"LLM-VLLM-010": {"firstFixedVersion": "v0.19.0"}}',
     ],
 )
 def test_policy_configs_the_engine_accepts_are_accepted(config: str, dev_render: Path, tmp_path: Path) -> None:

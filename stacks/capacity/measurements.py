@@ -310,6 +310,16 @@ def record_id(stack: str, date: str, existing: Sequence[str]) -> str:
     return candidate
 
 
+# A run's figures and the keys of the benchmark result they come from (components/bench_result.py).
+RUN_FIGURES = {
+    "total_tokens_per_second": "total_token_throughput",
+    "output_tokens_per_second": "output_throughput",
+    "requests_per_second": "request_throughput",
+    "tpot_median_ms": "median_tpot_ms",
+    "ttft_median_ms": "median_ttft_ms",
+}
+
+
 def new_measurement(
     config: StackConfig,
     stack: str,
@@ -322,27 +332,29 @@ def new_measurement(
 ) -> Measurement:
     """A measurement of the stack's configuration from a `bench-compare` result: one run on `nodes`
     serving pods (A4 nodes) under the benchmark's `concurrency` requests in all."""
-    run = Run(
-        nodes=nodes,
-        total_tokens_per_second=float(measured["total_token_throughput"]),
-        output_tokens_per_second=float(measured["output_throughput"]),
-        requests_per_second=float(measured["request_throughput"]),
-        tpot_median_ms=float(measured["median_tpot_ms"]),
-        ttft_median_ms=float(measured["median_ttft_ms"]),
-        completed=int(measured["completed"]),
-        failed=int(measured["failed"]),
-    )
-    configuration = configuration_of(config).model_copy(update={"concurrency_per_node": concurrency / nodes})
-    return Measurement(
-        id=record_id(stack, date, existing),
-        source=source,
-        date=date,
-        measured_release=configuration.vllm_release,
-        note=f"recorded by bench-compare --record from stack {stack}; {measured.get('clients')} client(s), "
-        f"{measured.get('combine', '')}",
-        configuration=configuration,
-        runs=[run],
-    )
+    try:
+        run = Run(
+            nodes=nodes,
+            **{field: float(measured[key]) for field, key in RUN_FIGURES.items()},
+            completed=int(measured["completed"]),
+            failed=int(measured["failed"]),
+        )
+        configuration = configuration_of(config).model_copy(update={"concurrency_per_node": concurrency / nodes})
+        return Measurement(
+            id=record_id(stack, date, existing),
+            source=source,
+            date=date,
+            measured_release=configuration.vllm_release,
+            note=f"recorded by bench-compare --record from stack {stack}; {measured.get('clients')} client(s), "
+            f"{measured.get('combine', '')}",
+            configuration=configuration,
+            runs=[run],
+        )
+    except ValidationError as error:  # a figure a run cannot hold, e.g. 0 tok/s
+        first = error.errors(include_url=False)[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        key = RUN_FIGURES.get(field, field)
+        raise MeasurementsError(f"cannot record the result: {key} {first['msg'].lower()}") from None
 
 
 def appended(path: Path, measurement: Measurement) -> str:

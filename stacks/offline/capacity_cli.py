@@ -276,6 +276,13 @@ def run_nodes(config: StackConfig, given: int | None) -> int:
     raise InputError(f"--record: {decides}; give --nodes N, the serving pods during the run")
 
 
+def _source(text: str) -> str:
+    source = " ".join(text.split())
+    if not source:
+        raise argparse.ArgumentTypeError("empty; say who measured it, where")
+    return source
+
+
 def _date(text: str) -> str:
     try:
         return datetime.date.fromisoformat(text).isoformat()
@@ -308,7 +315,9 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
     )
     parser.add_argument("--record", action="store_true", help="append the result to the measurements file")
-    parser.add_argument("--source", default=RECORDED_SOURCE, help="who measured it, where (with --record)")
+    parser.add_argument(
+        "--source", type=_source, default=RECORDED_SOURCE, help="who measured it, where (with --record)"
+    )
     parser.add_argument("--date", type=_date, help="when it ran, YYYY-MM-DD (with --record; default today, UTC)")
     parser.add_argument(
         "--nodes",
@@ -342,7 +351,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             stack.name,
             date,
             measured,
-            " ".join(args.source.split()),
+            args.source,
             [item.id for item in measurements],
             nodes=nodes,
             concurrency=benchmark_concurrency(config),

@@ -246,3 +246,27 @@ def test_an_ambiguous_or_malformed_result_is_one_line(args: list[str], message: 
     log.write_text(JOB_LOG.read_text().replace('"combine":"', '"combine":7,"x":"'))
     run = run_main(bench_compare_main, "dev", str(log), *args)
     assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "extra", "message"),
+    [
+        (("", ""), ["--source", " \t "], "argument --source: empty; say who measured it, where"),
+        (
+            ('"total_token_throughput":', '"total_token_throughput":0,"x":'),
+            [],
+            "total_token_throughput input should be",
+        ),
+    ],
+)
+def test_a_result_a_measurement_cannot_hold_is_one_line(
+    change: tuple[str, str], extra: list[str], message: str, tmp_path: Path
+) -> None:
+    """Checked before anything is written: a blank --source, a zero throughput (they failed with a
+    pydantic ValidationError and exit 1)."""
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text().replace(*change) if change[0] else JOB_LOG.read_text())
+    run = record(tmp_path, file, *extra, log=log)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import os
 import runpy
 import threading
 from collections.abc import Callable, Iterator
@@ -263,8 +264,18 @@ class _LogCapture:
     debug = info = warning = error = _log
 
 
+# The language host sets the program's PULUMI_CONFIG and PULUMI_CONFIG_SECRET_KEYS to the stack's
+# (pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go: appended to the program's environment,
+# where the last value wins), and the SDK falls back to PULUMI_CONFIG for a key the stack does not set
+# (sdk/python/lib/pulumi/runtime/config.py, get_config). A PULUMI_CONFIG left in the user's shell never
+# reaches the program under `pulumi up`, so it may not reach it offline either (it set the cluster name).
+REPLACED_BY_LANGUAGE_HOST = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
+
+
 def apply_settings(settings: StackSettings) -> None:
     """Hand the stack's config to the SDK as the CLI's language host does."""
+    for name in REPLACED_BY_LANGUAGE_HOST:
+        os.environ.pop(name, None)
     runtime_config.set_all_config(dict(settings.config), list(settings.secret_keys))
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,15 @@ def test_a_stack_file_value_is_the_value_pulumi_up_reads(tmp_path: Path) -> None
     entries = stack_settings.load_stack_settings("scalars", path).config
     assert entries[f"{PROJECT}:weights"] == '{"revision": "2024-1-2"}'
     assert entries[f"{PROJECT}:engine"] == '{"extraEnv": {"A": "yes", "B": "1:30", "C": "=", "D": "0o17"}}'
+
+
+def test_a_pulumi_config_in_the_shell_does_not_reach_the_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `pulumi up` the language host replaces PULUMI_CONFIG with the stack's; the SDK reads a key
+    the stack does not set from it, so offline a stray one set the cluster's name."""
+    monkeypatch.setenv("PULUMI_CONFIG", '{"gke-b200-serving:cluster": "{\\"name\\": \\"from-the-shell\\"}"}')
+    stack, _ = render_file(
+        write_stack(tmp_path, "shell", {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev"}}), tmp_path / "out"
+    )
+    assert "from-the-shell" not in json.dumps(stack.resources)

@@ -266,7 +266,8 @@ class _LogCapture:
 
 # The language host sets the program's PULUMI_CONFIG and PULUMI_CONFIG_SECRET_KEYS to the stack's
 # (pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go: appended to the program's environment,
-# where the last value wins), and the SDK falls back to PULUMI_CONFIG for a key the stack does not set
+# where the last value wins; sdk/python/cmd/pulumi-language-python-exec hands that to set_all_config, as
+# apply_settings does), and the SDK falls back to PULUMI_CONFIG for a key the stack does not set
 # (sdk/python/lib/pulumi/runtime/config.py, get_config). A PULUMI_CONFIG left in the user's shell never
 # reaches the program under `pulumi up`, so it may not reach it offline either (it set the cluster name).
 REPLACED_BY_LANGUAGE_HOST = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")

@@ -225,7 +225,9 @@ class AlertsConfig(ConfigModel):
             "An existing channel to notify: `projects/PROJECT/notificationChannels/ID`; exclusive with email."
         ),
     )
-    email: Annotated[str | None, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = Field(
+    email: Annotated[
+        str | None, Field(pattern=r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+$")
+    ] = Field(
         default=None,
         description="Create an email notification channel for this address; exclusive with notificationChannel.",
     )

@@ -44,6 +44,8 @@ PROVIDER_NAMESPACES = ("gcp", "kubernetes")
 # shouldDenyRequest for disable-default-providers).
 TAGS_KEY = "pulumi:tags"
 DISABLE_DEFAULT_PROVIDERS_KEY = "pulumi:disable-default-providers"
+TAG_NAME = re.compile(r"^[a-zA-Z0-9\-_.:]{1,40}$")
+TAG_VALUE_MAX_BYTES = 256
 
 
 @dataclass(frozen=True)
@@ -305,10 +307,25 @@ def _engine_setting_problem(key: str, value: Any) -> str:
         for name, tag in value.items():
             if not isinstance(tag, str):
                 return f"{TAGS_KEY}[{quote(name, 40)}] must be a string"
+            if problem := _tag_problem(name, tag):
+                return f"{TAGS_KEY}[{quote(name, 40)}]: {problem}"
     if key == DISABLE_DEFAULT_PROVIDERS_KEY and not (
         isinstance(value, list) and all(isinstance(item, str) for item in value)
     ):
         return f"{DISABLE_DEFAULT_PROVIDERS_KEY} must be a list of package names or '*' (e.g. [\"*\"])"
+    return ""
+
+
+def _tag_problem(name: str, value: str) -> str:
+    """Pulumi Cloud's rules for stack tags (pulumi/pulumi pkg/util/validation/stack.go, ValidateStackTags:
+    names of 1-40 alphanumerics, '-', '_', '.', ':'; values of at most 256 bytes), and printable values:
+    plan.md shows them."""
+    if not TAG_NAME.fullmatch(name):
+        return "stack tag names may only contain alphanumerics, hyphens, underscores, periods, or colons (1-40)"
+    if len(value.encode()) > TAG_VALUE_MAX_BYTES:
+        return f"the value is longer than {TAG_VALUE_MAX_BYTES} bytes"
+    if not value.isprintable():
+        return "the value holds a control character; allowed: printable text"
     return ""
 
 

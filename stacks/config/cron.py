@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-# Kubernetes CronJob schedules are parsed by robfig/cron's standard parser: five fields, numbers,
-# `*`, ranges, steps, lists, and month/weekday names, or one of the descriptors below. A generic
-# cron library would also accept seconds, years, `L`, `W` and `#`, which the API server refuses.
+# Kubernetes CronJob schedules are parsed by robfig/cron's standard parser (kubernetes
+# pkg/apis/batch/validation/validation.go: github.com/robfig/cron/v3, cron.ParseStandard): five fields,
+# numbers, `*`, ranges, steps, lists, and month/weekday names, or one of the descriptors below. A
+# generic cron library would also accept seconds, years, `L`, `W` and `#`, which the API server
+# refuses. Its bounds (robfig/cron v3 spec.go): the day of week is 0-6, so `7` for Sunday, which other
+# crons accept, is refused ("end of range (7) above maximum (6)").
 CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 CRON_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("minute", 0, 59, ()),
     ("hour", 0, 23, ()),
     ("day of month", 1, 31, ()),
     ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")),
-    ("day of week", 0, 7, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")),
+    ("day of week", 0, 6, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")),
 )
 
 
@@ -20,7 +23,8 @@ def _cron_value(token: str, low: int, high: int, names: tuple[str, ...], field: 
     if token.lower() in names:
         return names.index(token.lower()) + (low if field == "month" else 0)
     if not token.isdigit() or not low <= int(token) <= high:
-        raise ValueError(f"'{token}' is not a {field} ({low}-{high}{', or a name' if names else ''})")
+        sunday = "; Sunday is 0 or sun (Kubernetes refuses 7)" if field == "day of week" else ""
+        raise ValueError(f"'{token}' is not a {field} ({low}-{high}{', or a name' if names else ''}){sunday}")
     return int(token)
 
 
@@ -44,11 +48,19 @@ def _field_values(text: str, low: int, high: int, names: tuple[str, ...], field:
     return values
 
 
+def _has_star(text: str) -> bool:
+    """Whether robfig/cron marks the field as `*` (parser.go getRange: a part `*` or `?` with no step
+    above 1 sets starBit); `*/2` is a restriction, `*,1` and `*/1` are not."""
+    parts = (part.partition("/") for part in text.split(","))
+    return any(span in STAR and (not step or int(step) == 1) for span, _, step in parts)
+
+
 def _never_fires(expression: str, fields: list[str]) -> str:
-    """Why a schedule can never fire (30 February, 31 April), or ''. Only when the weekday field is `*`:
-    with both day fields restricted, robfig/cron fires when either matches (spec.go dayMatches)."""
+    """Why a schedule can never fire (30 February, 31 April), or ''. robfig/cron matches a day when both
+    day fields match if either is starred, and when either matches otherwise (spec.go dayMatches): so
+    only a starred weekday with an unstarred day of month can leave no day at all."""
     day_field, month_field, weekday_field = fields[2], fields[3], fields[4]
-    if weekday_field not in STAR or day_field in STAR:
+    if not _has_star(weekday_field) or _has_star(day_field):
         return ""
     days = _field_values(day_field, *CRON_FIELDS[2][1:], CRON_FIELDS[2][0])
     months = _field_values(month_field, *CRON_FIELDS[3][1:], CRON_FIELDS[3][0])

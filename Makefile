@@ -73,7 +73,7 @@ crds: $(RUNTIME)
 
 # Regenerate the generated reference pages (a test fails when they are stale).
 docs: $(RUNTIME)
-	$(VENV)/bin/python -m stacks.config.reference > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
+	$(VENV)/bin/python -m commands.settings_reference > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
 	$(VENV)/bin/python -m policies.docs
 
 # make vllm-args VERSION=0.33.0 VLLM_PYTHON=/path/to/venv/bin/python: regenerate schemas/vllm/vllm-VERSION.json

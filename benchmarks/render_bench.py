@@ -31,7 +31,7 @@ def loaded_modules(stacks: tuple[str, ...]) -> list[str]:
     script = f"""
 import json, sys, sysconfig, tempfile, types
 from pathlib import Path
-from stacks.offline import render
+from commands.render import command as render
 render.main([*{list(stacks)!r}, "--out", tempfile.mkdtemp()])
 site = sysconfig.get_paths()["purelib"]
 loaded = [name for name, module in list(sys.modules.items())
@@ -70,10 +70,10 @@ def main() -> int:
     modules = loaded_modules(STACKS)
     imports = "".join(f"importlib.import_module({name!r})\n" for name in modules)
     floor_command = [sys.executable, "-c", "import importlib\n" + imports]
-    # The render imports with the garbage collector paused (stacks/offline/engine.py): the same for the floor.
+    # The render imports with the garbage collector paused (commands/engine/mocks.py): the same for the floor.
     paused_floor_command = [sys.executable, "-c", "import gc, importlib\ngc.disable()\n" + imports]
     with tempfile.TemporaryDirectory() as out:
-        render_command = [sys.executable, "-m", "stacks.offline.render", *STACKS, "--out", out]
+        render_command = [sys.executable, "-m", "commands.render.command", *STACKS, "--out", out]
         floor_times, paused_times, render_times = interleaved(
             [floor_command, paused_floor_command, render_command], args.runs
         )

@@ -22,7 +22,7 @@ Evidence for the settings (checked at the source):
   `private_cluster_config` is Optional+Computed, so a dropped block keeps private nodes on without a
   diff, while `enable_private_nodes=False` is a real diff the provider sends
   (terraform-provider-google-beta@93c65b2d resource_container_cluster.go:2314-2341, :4122-4136,
-  :9073-9104; stacks/offline/computed_fields.py).
+  :9073-9104; commands/preview/computed_fields.py).
 - Authorized networks have no explicit off: `master_authorized_networks_config` is Optional+Computed
   with no `enabled` field (same file :1790, expandMasterAuthorizedNetworksConfig :6909), so dropping
   it on a running cluster changes nothing; the preview says so and gives the gcloud command.

@@ -36,18 +36,18 @@ from components.vllm import (
     grace_seconds,
 )
 from components.weights import ModelWeights, ModelWeightsArgs
-from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
-from stacks.config.benchmark import BenchmarkTarget
-from stacks.config.routing import RoutingMode
-from stacks.config.stack import StackConfig
-from stacks.load import loader
-from stacks.load.to_args import (
+from stacks.args import (
     capacity_sources,
     downloader_args,
     engine_flags,
     internal_load_balancer_ranges,
     spot_only,
 )
+from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
+from stacks.config.benchmark import BenchmarkTarget
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
+from stacks.load import loader
 from stacks.operations import build_operations
 
 APP_NAME = "llm-serving"

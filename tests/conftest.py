@@ -55,7 +55,8 @@ class CommandLineRender:
         violating_file = self.directory / f"Pulumi.{self.VIOLATING}.yaml"
         violating_file.write_text(yaml.safe_dump(violating))
         out = self.directory / "out"
-        command = [sys.executable, "-m", "stacks.offline.render", *STACK_FILES, str(violating_file), "--out", str(out)]
+        render = [sys.executable, "-m", "commands.render.command"]
+        command = [*render, *STACK_FILES, str(violating_file), "--out", str(out)]
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.scanner: subprocess.Popen[str] | None = None
         self.stopping = False

@@ -1,7 +1,7 @@
 """Build one component under the SDK's mocks and assert on what it declared, in the AWS CDK style.
 
 `build(lambda: Component("name", Args(...)))` runs the factory through the offline engine
-(`stacks.offline.engine.run_under_mocks`, the same mocks and recording monitor the render uses) in
+(`commands.engine.mocks.run_under_mocks`, the same mocks and recording monitor the render uses) in
 a fresh context and returns what it built: every registration (the component and its children), and
 through the render's own functions the records of its resources.json, the Kubernetes manifests it
 writes and the stack outputs the factory exported (`pulumi.export`), resolved and secrets redacted.
@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, overload
 
-from stacks.offline import engine, render, stack_settings
-from stacks.offline.engine import Registration
+from commands.engine import mocks
+from commands.engine.mocks import Registration
+from commands.render import command as render
+from commands.stackfile import stack_settings
 from tests.rendered import as_a_new_process
 from tests.schemas import validate_manifest
 
@@ -99,13 +101,13 @@ class Built(Sequence[Registration]):
 def build(
     factory: Callable[[], object],
     existing_images: frozenset[str] = frozenset(),
-    existing_cluster: Callable[[str, str, str], dict[str, Any]] = engine.stand_in_cluster,
+    existing_cluster: Callable[[str, str, str], dict[str, Any]] = mocks.stand_in_cluster,
 ) -> Built:
     """What `factory` registers (the component and its children) and exports, run as the render runs a
     program: in an empty project, or one where earlier ups made `existing_images`; a look-up of a
     cluster the stack does not manage finds `existing_cluster(name, location, project)`."""
-    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images, existing_cluster))
-    result = as_a_new_process(engine.run_under_mocks, SETTINGS, factory, monitor)
+    monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_images, existing_cluster))
+    result = as_a_new_process(mocks.run_under_mocks, SETTINGS, factory, monitor)
     return Built(result.registrations, render.plain(result.outputs))
 
 

@@ -23,7 +23,9 @@ from typing import Any, TypeVar
 
 import yaml
 
-from stacks.offline import engine, render, stack_settings
+from commands.engine import mocks
+from commands.render import command as render
+from commands.stackfile import stack_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_SECONDS = 240
@@ -80,15 +82,15 @@ def run_render(*args: str) -> CommandRun:
 
 
 def run_program(
-    settings: stack_settings.StackSettings, monitor: engine.RecordingMonitor | None = None
-) -> engine.RunResult:
-    """`engine.run_program` in this process (`as_a_new_process`)."""
-    return as_a_new_process(engine.run_program, settings, monitor=monitor)
+    settings: stack_settings.StackSettings, monitor: mocks.RecordingMonitor | None = None
+) -> mocks.RunResult:
+    """`mocks.run_program` in this process (`as_a_new_process`)."""
+    return as_a_new_process(mocks.run_program, settings, monitor=monitor)
 
 
 def run_render_subprocess(*args: str, timeout: float = RENDER_TIMEOUT_SECONDS) -> CommandRun:
     completed = subprocess.run(
-        [sys.executable, "-m", "stacks.offline.render", *args],
+        [sys.executable, "-m", "commands.render.command", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

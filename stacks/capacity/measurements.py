@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from policies import input_files
+from common import input_files
 from stacks.config.base import ConfigModel
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
@@ -359,7 +359,7 @@ def new_measurement(
 
 def appended(path: Path, measurement: Measurement) -> str:
     """The file's text with one measurement appended, every existing line kept as it is, checked by
-    reading it back; the caller writes it (`stacks/offline/output.py`, replace_file)."""
+    reading it back; the caller writes it (`commands/io/output.py`, replace_file)."""
     current = load(path)
     if any(item.id == measurement.id for item in current.measurements):
         raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")

@@ -20,7 +20,7 @@ control plane's IP-based endpoint to the internet: `pulumi up` and kubectl (`get
 terraform-provider-google-beta@93c65b2d resource_container_cluster.go:2294-2305 and :7095-7145) is
 not used: its GKE constraints on Autopilot were not verified. An empty list is the most restrictive
 setting; ranges can be added in place later, but authorized networks cannot be turned off again
-through the provider (no explicit off: stacks/offline/computed_fields.py).
+through the provider (no explicit off: commands/preview/computed_fields.py).
 """
 
 from __future__ import annotations

@@ -36,12 +36,12 @@ from components.weights import (
     weights_object_name,
 )
 from schemas.vllm_args import check_serve_args
+from stacks.args import engine_flags, serve_arguments
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
 from stacks.config.quoting import quote
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
-from stacks.load.to_args import engine_flags, serve_arguments
 
 # Compute Engine names and Kubernetes Services: RFC 1035 labels; Jobs and volumes: RFC 1123 labels
 # (stacks/config/grammars.py says where each rule comes from).

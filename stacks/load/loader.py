@@ -13,7 +13,7 @@ import pulumi.runtime.config as runtime_config
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from policies.input_files import depth_of
+from common.input_files import depth_of
 from policies.redaction import redact_tokens
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from commands.bench_compare.command import bench_compare_main
 from components import bench_result
 from components.benchmark import client_command
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline.capacity_cli import bench_compare_main
 from stacks.program import benchmark_args
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack

@@ -3,8 +3,8 @@ the Kubernetes provider and namespace it hands to the rest of the stack."""
 
 from __future__ import annotations
 
+from commands.engine.mocks import SECRET_MARK, SECRET_SIG
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
-from stacks.offline.engine import SECRET_MARK, SECRET_SIG
 from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, match, of_type
 
 GKE = "gcp:container/cluster:Cluster"

@@ -12,6 +12,9 @@ import pulumi
 import pytest
 import yaml
 
+from commands.engine import mocks
+from commands.engine.mocks import SECRET_MARK, SECRET_SIG
+from commands.stackfile import stack_settings
 from components.cluster import BASE_APIS
 from components.existing_cluster import (
     ExistingCluster,
@@ -22,8 +25,6 @@ from components.existing_cluster import (
     version_at_least,
 )
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline import engine, stack_settings
-from stacks.offline.engine import SECRET_MARK, SECRET_SIG
 from tests.conftest import RenderStack
 from tests.construct import Built, build, children_are_parented, has_resource
 from tests.rendered import ROOT, RenderedStack
@@ -89,11 +90,11 @@ def test_every_resource_names_its_provider(existing: RenderedStack, existing_pro
 
 
 def test_the_gateway_uses_the_clusters_network_and_pod_range(existing: RenderedStack) -> None:
-    """Offline, the look-up's network and pod range are the stand-in's (engine.stand_in_cluster)."""
+    """Offline, the look-up's network and pod range are the stand-in's (mocks.stand_in_cluster)."""
     network = "projects/my-llm-staging/global/networks/default"
     for firewall in existing.of_type("gcp:compute/firewall:Firewall"):
         assert firewall["inputs"]["network"] == network
-        assert firewall["inputs"]["destinationRanges"] == [engine.STAND_IN_PODS_CIDR]
+        assert firewall["inputs"]["destinationRanges"] == [mocks.STAND_IN_PODS_CIDR]
     assert existing.one("gcp:compute/subnetwork:Subnetwork")["inputs"]["network"] == network
 
 
@@ -113,7 +114,7 @@ def test_plan_says_the_cluster_is_looked_up(existing_prod: RenderedStack) -> Non
 
 def build_existing(
     args: ExistingClusterArgs = ARGS,
-    found: Callable[[str, str, str], dict[str, Any]] = engine.stand_in_cluster,
+    found: Callable[[str, str, str], dict[str, Any]] = mocks.stand_in_cluster,
 ) -> Built:
     """The component on its own, the look-up answered by `found`; exports what it hands the serving layer."""
 
@@ -146,14 +147,14 @@ def test_the_component_declares_apis_namespace_and_provider_and_no_cluster() -> 
     children_are_parented(built, "llm-serving:gke:ExistingCluster", "shared")
     assert built.outputs == {
         "network": "projects/my-llm-staging/global/networks/default",
-        "podsCidr": engine.STAND_IN_PODS_CIDR,
+        "podsCidr": mocks.STAND_IN_PODS_CIDR,
         "workloadPool": "my-llm-staging.svc.id.goog",
     }
 
 
 def test_the_component_stops_on_a_cluster_that_cannot_take_the_layer() -> None:
     def old_standard_cluster(name: str, location: str, project: str) -> dict[str, Any]:
-        found = engine.stand_in_cluster(name, location, project)
+        found = mocks.stand_in_cluster(name, location, project)
         return {**found, "enableAutopilot": False, "masterVersion": "1.33.5-gke.1000"}
 
     with pytest.raises(ExistingClusterError) as stopped:
@@ -215,15 +216,15 @@ def test_the_ip_endpoint_carries_the_cluster_ca() -> None:
 
 def test_an_unfit_cluster_stops_the_program(tmp_path: Path) -> None:
     def standard_cluster(name: str, location: str, project: str) -> dict[str, Any]:
-        return {**engine.stand_in_cluster(name, location, project), "enableAutopilot": False}
+        return {**mocks.stand_in_cluster(name, location, project), "enableAutopilot": False}
 
     document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     document["config"]["gke-b200-serving:cluster"] = {"existing": True, "name": "standard"}
     path = tmp_path / "Pulumi.standard.yaml"
     path.write_text(yaml.safe_dump(document))
-    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_cluster=standard_cluster))
+    monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_cluster=standard_cluster))
     with pytest.raises(ExistingClusterError, match="cluster standard in us-central1 is not an Autopilot cluster"):
-        engine.run_program(stack_settings.load_stack_settings("standard", path), monitor=monitor)
+        mocks.run_program(stack_settings.load_stack_settings("standard", path), monitor=monitor)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from commands.engine.mocks import offline_project_number
+from commands.preview.command import preview
+from commands.render import command as render
+from commands.render.operations_md import surge_reaction
 from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
 from components.crd_readiness import KUBECTL_IMAGE
 from components.metrics import (
@@ -25,10 +29,6 @@ from components.metrics import (
 from components.monitoring import AlertThresholds, serving_alerts, serving_charts
 from stacks.config.operations import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
 from stacks.load.loader import validate
-from stacks.offline import render
-from stacks.offline.engine import offline_project_number
-from stacks.offline.preview import preview
-from stacks.operations import surge_reaction
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
 from tests.variants import render_variant, stack_config, variant_config

@@ -13,8 +13,8 @@ import pytest
 from pulumi_kubernetes.core.v1 import outputs as k8s_outputs
 
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs, ingress_ip
+from stacks.args import internal_load_balancer_ranges
 from stacks.load.loader import InvalidConfig, validate
-from stacks.load.to_args import internal_load_balancer_ranges
 from stacks.program import serving_selector
 from tests.conftest import RenderStack
 from tests.construct import Built, build, children_are_parented, has_resource, match

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pulumi
 
+from commands.engine.mocks import SECRET_MARK, SECRET_SIG
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
-from stacks.offline.engine import SECRET_MARK, SECRET_SIG
 from tests.construct import Built, build, children_are_parented, has_resource, of_type
 
 

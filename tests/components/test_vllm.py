@@ -19,9 +19,9 @@ from components.vllm import (
     engine_image,
     rollout_wait,
 )
+from stacks.args import engine_flags
 from stacks.config.engine import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
 from stacks.load.loader import InvalidConfig, validate
-from stacks.load.to_args import engine_flags
 from stacks.program import kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
 from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME, with_drain

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from commands.engine import mocks
+from commands.stackfile import stack_settings
 from components.weights import (
     COMPLETE_MARKER,
     DOWNLOAD_USER_ID,
@@ -16,7 +18,6 @@ from components.weights import (
 )
 from stacks.config.weights import IMAGE_DIGEST
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline import engine, stack_settings
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_program
 from tests.schemas import validate_manifest
@@ -289,7 +290,7 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
     volume, claim, Job and snapshot (the engine deletes them), and the image and serving objects
     keep exactly the inputs of the first up (no replacement)."""
     image_name = dev.outputs["weightsImage"]
-    monitor = engine.RecordingMonitor(engine.OfflineMocks(existing_images=frozenset({image_name})))
+    monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_images=frozenset({image_name})))
     result = run_program(stack_settings.load_stack_settings("dev"), monitor=monitor)
     after = {
         (registration.type, registration.name): registration.inputs
@@ -311,11 +312,11 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
             assert inputs == first_up[key]["inputs"], key
 
 
-class ComputeApiOff(engine.OfflineMocks):
+class ComputeApiOff(mocks.OfflineMocks):
     """An empty project whose Compute Engine API this `up` has yet to enable: the image look-up fails."""
 
     def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        if args.token == engine.GET_IMAGES:
+        if args.token == mocks.GET_IMAGES:
             return {}, [("project", "Compute Engine API has not been used in project my-llm-dev or it is disabled")]
         return super().call(args)
 
@@ -323,7 +324,7 @@ class ComputeApiOff(engine.OfflineMocks):
 def test_a_failed_image_look_up_declares_the_fill_path(dev: RenderedStack) -> None:
     """First `up` on an empty project: the look-up runs before the API is on; the program must still
     declare exactly what a successful look-up that found nothing declares, and say why."""
-    monitor = engine.RecordingMonitor(ComputeApiOff())
+    monitor = mocks.RecordingMonitor(ComputeApiOff())
     result = run_program(stack_settings.load_stack_settings("dev"), monitor=monitor)
     declared = sorted((registration.type, registration.name) for registration in result.registrations)
     assert declared == sorted((record["type"], record["name"]) for record in dev.resources)

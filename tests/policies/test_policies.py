@@ -19,10 +19,10 @@ from google.protobuf import empty_pb2, json_format, struct_pb2  # type: ignore[i
 from pulumi.runtime import proto
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from commands.check_policies.runner import Violation, check_records
+from commands.check_policies.runner import main as runner_main
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
-from policies.runner import Violation, check_records
-from policies.runner import main as runner_main
 from tests.conftest import RenderStack
 from tests.policies.mutations import MUTATIONS, serving_deployment, with_flag
 from tests.policy_fixtures import (

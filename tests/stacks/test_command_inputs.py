@@ -17,22 +17,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies import runner
-from policies.input_files import InputError
+from commands.bench_compare.command import CLIENT_COUNTS, CLIENT_FIGURES, bench_compare_main, checked_result
+from commands.check_policies import runner
+from commands.check_policies.pack_config import PolicyConfigError, check_policy_config
+from commands.check_policies.runner import main as check_policies_main
+from commands.io import output
+from commands.io.records import check_records
+from commands.plan.command import plan_main
+from commands.preview.command import main as preview_main
+from commands.render.command import main as render_main
+from common.input_files import InputError
 from policies.pack import POLICIES
-from policies.pack_config import PolicyConfigError, check_policy_config
-from policies.records import check_records
-from policies.runner import main as check_policies_main
-from stacks.offline import output
-from stacks.offline.capacity_cli import (
-    CLIENT_COUNTS,
-    CLIENT_FIGURES,
-    bench_compare_main,
-    checked_result,
-    plan_main,
-)
-from stacks.offline.preview import main as preview_main
-from stacks.offline.render import main as render_main
 from tests.rendered import ROOT, CommandRun, run_main, run_render
 
 DATA = ROOT / "tests" / "data"

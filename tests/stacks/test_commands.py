@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from policies import runner
-from policies.cli import StackNameError, StackRef, stack_ref
-from policies.console import EXIT_CLOSED_PIPE
-from stacks.offline import preview, render
-from stacks.offline.capacity_cli import bench_compare_main, plan_main
+from commands.bench_compare.command import bench_compare_main
+from commands.check_policies import runner
+from commands.io.cli import StackNameError, StackRef, stack_ref
+from commands.io.console import EXIT_CLOSED_PIPE
+from commands.plan.command import plan_main
+from commands.preview import command as preview
+from commands.render import command as render
 from tests.rendered import ROOT, RenderedStack, run_main
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
+from commands.engine import mocks
+from commands.render import command as render
+from commands.stackfile import stack_settings
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline import engine, render, stack_settings
 from tests.rendered import run_render_subprocess
 
 PROJECT = "gke-b200-serving"
@@ -106,9 +108,9 @@ def test_program_declares_nothing_for_an_invalid_config(tmp_path: Path) -> None:
     """The same check under the engine: the program raises RunError (the CLI shows only its
     message) before the first registration."""
     settings = stack_settings.load_stack_settings("invalid", stack_file(tmp_path, {"capacity": {"nodes": -1}}))
-    monitor = engine.RecordingMonitor(engine.OfflineMocks())
+    monitor = mocks.RecordingMonitor(mocks.OfflineMocks())
     with pytest.raises(InvalidConfig, match=r"capacity\.nodes"):
-        engine.run_program(settings, monitor=monitor)
+        mocks.run_program(settings, monitor=monitor)
     assert monitor.registrations == []
 
 
@@ -116,9 +118,9 @@ def test_derived_checks_run_in_the_program_too(tmp_path: Path) -> None:
     """`__main__.py` validates through the same loader under `pulumi up`: a contradicting extra flag
     stops the program before the first registration."""
     path = stack_file(tmp_path, {"engine": {"extraArgs": ["--port", "9000"]}})
-    monitor = engine.RecordingMonitor(engine.OfflineMocks())
+    monitor = mocks.RecordingMonitor(mocks.OfflineMocks())
     with pytest.raises(InvalidConfig, match=r"engine\.extraArgs\[0\]: '--port' sets --port"):
-        engine.run_program(stack_settings.load_stack_settings("invalid", path), monitor=monitor)
+        mocks.run_program(stack_settings.load_stack_settings("invalid", path), monitor=monitor)
     assert monitor.registrations == []
 
 

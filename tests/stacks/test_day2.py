@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from stacks.offline.preview import load_states, preview_states
-from stacks.offline.preview import main as preview_main
-from stacks.offline.states import STATES_FILE
+from commands.io.states import STATES_FILE
+from commands.preview.command import load_states, preview_states
+from commands.preview.command import main as preview_main
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_main, run_render
 from tests.stacks.test_preview import render_with, stack_file_with

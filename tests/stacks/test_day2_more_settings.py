@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from stacks.offline.preview import Preview, load_states, preview_states
-from stacks.offline.provider_effects import STATE_ONLY
+from commands.preview.command import Preview, load_states, preview_states
+from commands.preview.provider_effects import STATE_ONLY
 from tests.conftest import RenderStack
 from tests.stacks.test_day2 import day2
 from tests.stacks.test_preview import render_with

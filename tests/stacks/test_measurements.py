@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
+from commands.bench_compare.command import bench_compare_main
+from commands.plan.command import plan_main
 from stacks.capacity import measurements
 from stacks.config.profiles import ProfileName
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline.capacity_cli import bench_compare_main, plan_main
 from tests.rendered import ROOT, run_main
 
 JOB_LOG = ROOT / "tests" / "data" / "bench-job.log"

@@ -1,4 +1,4 @@
-"""The output-folder contract (stacks/offline/output.py): nothing written through a link, nothing
+"""The output-folder contract (commands/io/output.py): nothing written through a link, nothing
 deleted or overwritten that the commands did not write, no protected folder, no token; each refusal
 is exit 2 and one line, with nothing touched."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stacks.offline import output
-from stacks.offline.preview import main as preview_main
+from commands.io import output
+from commands.preview.command import main as preview_main
 from tests.rendered import ROOT, run_main, run_render
 
 FILES = {"resources.json": "[]\n", "manifests/a.yaml": "a: 1\n", "plan.md": "# plan\n"}

@@ -14,8 +14,9 @@ from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 
+from commands.engine import mocks
+from commands.stackfile import stack_settings
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline import engine, stack_settings
 from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, settings_of
 from tests.rendered import ROOT
 
@@ -122,13 +123,13 @@ pulumi.export("shared-outputs", layer.stack_outputs)
 
 
 @pytest.fixture(scope="module")
-def declared(tmp_path_factory: pytest.TempPathFactory) -> engine.RunResult:
+def declared(tmp_path_factory: pytest.TempPathFactory) -> mocks.RunResult:
     program = tmp_path_factory.mktemp("package") / "program.py"
     program.write_text(PROGRAM)
-    return engine.run_program(stack_settings.load_stack_settings("dev"), program=program)
+    return mocks.run_program(stack_settings.load_stack_settings("dev"), program=program)
 
 
-def test_components_declare_the_stack_under_themselves(declared: engine.RunResult) -> None:
+def test_components_declare_the_stack_under_themselves(declared: mocks.RunResult) -> None:
     urns = Counter(registration.urn for registration in declared.registrations)
     assert not [urn for urn, count in urns.items() if count > 1]
     by_urn = {registration.urn: registration for registration in declared.registrations}
@@ -144,7 +145,7 @@ def test_components_declare_the_stack_under_themselves(declared: engine.RunResul
         assert registration.name.startswith(by_urn[parent].name), registration.name
 
 
-def test_each_component_is_the_whole_stack(declared: engine.RunResult) -> None:
+def test_each_component_is_the_whole_stack(declared: mocks.RunResult) -> None:
     types = Counter(registration.type for registration in declared.registrations)
     assert types["gcp:container/cluster:Cluster"] == 2  # the two ServingStacks; the layer creates none
     assert types["llm-serving:gke:ExistingCluster"] == 1

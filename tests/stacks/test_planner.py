@@ -9,18 +9,18 @@ from typing import Any
 
 import pytest
 
+from commands.render.capacity_report import MODE_COLORS, lighter, nice_ticks, node_ticks, write_chart
+from commands.render.plan_md import capacity_section
 from components.endpoint_picker import EPP_IMAGE
 from stacks.capacity import hours as hours_module
 from stacks.capacity import measurements
 from stacks.capacity.expectation import expect
 from stacks.capacity.hours import running_hours
 from stacks.capacity.planner import SizingError, cost, human_duration, plan, size, storage_of
-from stacks.capacity.report import MODE_COLORS, lighter, nice_ticks, node_ticks, write_chart
 from stacks.config.capacity import TargetConfig
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline.plan_md import capacity_section
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_config, stack_settings, variant_config

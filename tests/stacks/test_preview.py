@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
+from commands.io import output
+from commands.io.output import MARKER
+from commands.preview.command import Preview, changes_markdown, load_states, preview, preview_states
+from commands.preview.command import main as preview_main
+from commands.preview.update_plan import BY_GCP_BRIDGE
 from stacks.config.routing import RoutingMode
-from stacks.offline import output
-from stacks.offline.output import MARKER
-from stacks.offline.preview import Preview, changes_markdown, load_states, preview, preview_states
-from stacks.offline.preview import main as preview_main
-from stacks.offline.update_plan import BY_GCP_BRIDGE
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, STACK_FILES, RenderedStack, assert_same_files, run_main, run_render
 from tests.variants import PROJECT, stack_config
@@ -272,7 +272,7 @@ def test_cli_exit_status_and_files(tmp_path: Path) -> None:
     refused = write_render(tmp_path / "refused", changed(base_state(), "gke", "inputs.name", "c2"))
     assert run_main(preview_main, str(old), str(same)).returncode == 0
     assert json.loads((same / "changes.json").read_text())["summary"]["same"] == len(base_state())
-    outcome = run("stacks.offline.preview", str(old), str(refused))
+    outcome = run("commands.preview.command", str(old), str(refused))
     assert outcome.returncode == 1
     assert "unable to replace protected" in outcome.stderr and "cluster.name" in outcome.stderr
     assert "4 replace" in outcome.stdout and (refused / "changes.md").is_file()
@@ -332,7 +332,7 @@ def render_with(
 
 
 def preview_of(old: RenderedStack, new: RenderedStack) -> Preview:
-    """What `preview OLD NEW` compares: the converged states (`stacks/offline/states.py`)."""
+    """What `preview OLD NEW` compares: the converged states (`commands/io/states.py`)."""
     return preview_states(load_states(old.directory), load_states(new.directory))
 
 

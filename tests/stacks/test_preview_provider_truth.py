@@ -8,9 +8,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from stacks.offline.changes_md import changes_markdown
-from stacks.offline.preview import preview
-from stacks.offline.provider_effects import STATE_ONLY
+from commands.preview.changes_md import changes_markdown
+from commands.preview.command import preview
+from commands.preview.provider_effects import STATE_ONLY
 from tests.stacks.test_preview import base_state, changed, one, record
 
 KUBECONFIG_A = {"kubeconfig": "value sha256:aaaaaaaaaaaa"}

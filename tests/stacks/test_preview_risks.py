@@ -3,9 +3,9 @@ names, on small hand-made states (the helpers of test_preview)."""
 
 from __future__ import annotations
 
-from stacks.offline import risks
-from stacks.offline.preview import preview
-from stacks.offline.update_plan import index_by_urn, plan
+from commands.preview import risks
+from commands.preview.command import preview
+from commands.preview.update_plan import index_by_urn, plan
 from tests.stacks.test_preview import base_state, changed, one, record
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from commands.render.plan_md import key_settings
 from schemas import vllm_args
 from schemas.vllm_args import check_serve_args, image_version
 from stacks.config.engine import EngineConfig, WorkloadConfig
@@ -15,7 +16,6 @@ from stacks.config.profiles import DEFAULT_PROFILE, PROFILES, ProfileName
 from stacks.config.releases import RELEASES, image_release
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
-from stacks.offline.plan_md import key_settings
 from tests.conftest import STACKS, RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import PROFILE_VARIANTS, render_variant, stack_settings

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stacks.offline import output, render, stack_settings
+from commands.io import output
+from commands.render import command as render
+from commands.stackfile import stack_settings
 from tests.conftest import RenderStack
 from tests.rendered import (
     ROOT,

@@ -7,17 +7,15 @@ from typing import Any
 
 import pytest
 
-from stacks.config.stack import StackConfig
-from stacks.offline.replacement_rules import (
+from commands.engine.property_paths import format_path, parse_path, path_touches
+from commands.preview.replacement_rules import (
     CONFIG_SOURCES,
     RULES,
     config_keys_for,
-    format_path,
-    parse_path,
-    path_touches,
     rule_for,
     unqualified,
 )
+from stacks.config.stack import StackConfig
 from tests.rendered import RenderedStack
 
 # (type, changed path, old, new, replaces?)

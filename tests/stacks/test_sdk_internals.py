@@ -1,7 +1,7 @@
 """The Pulumi SDK internals the offline engine, the preview and the tests rely on, named one by one.
 
-The offline run drives the SDK's mocks (stacks/offline/engine.py, stacks/offline/preview.py), the
-policy runner uses pulumi_policy's unknown-value proxy (policies/runner.py, policies/values.py),
+The offline run drives the SDK's mocks (commands/engine/mocks.py, commands/preview/command.py), the
+policy runner uses pulumi_policy's unknown-value proxy (commands/check_policies/runner.py, policies/values.py),
 the loader and a policy read the config context variable, and the tests run a render in a thread
 of its own (tests/rendered.py) because the SDK keeps its settings in context variables. None of
 that is public API: an SDK upgrade may move or reshape it without notice. Each test here names
@@ -48,7 +48,7 @@ def test_the_sdk_is_the_version_these_shapes_were_read_from(package: str, versio
 
 
 def test_sync_await_runs_a_coroutine_to_its_result() -> None:
-    """stacks/offline/engine.py `_resolve_outputs`: reads the stack exports after the run."""
+    """commands/engine/mocks.py `_resolve_outputs`: reads the stack exports after the run."""
     assert parameters(_sync_await) == ["awaitable"]
 
     async def answer() -> int:
@@ -185,7 +185,8 @@ def test_settings_and_config_are_context_variables() -> None:
 
 
 def test_unknown_checking_proxy() -> None:
-    """policies/runner.py wraps inputs in unknown_checking_proxy; policies/values.py catches UnknownValueError."""
+    """commands/check_policies/runner.py wraps inputs in unknown_checking_proxy; policies/values.py catches
+    UnknownValueError."""
     assert parameters(proxy.unknown_checking_proxy) == ["props"]
     assert issubclass(proxy.UnknownValueError, Exception)
     wrapped = proxy.unknown_checking_proxy({"spec": {"replicas": 2}})

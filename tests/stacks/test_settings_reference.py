@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from stacks.config import reference
-from stacks.config.reference import GENERATOR, sections, settings_markdown
+from commands import settings_reference as reference
+from commands.settings_reference import GENERATOR, sections, settings_markdown
 from stacks.config.stack import StackConfig
 from tests.rendered import ROOT, run_main
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.load.esc import StackEnvironment, merged_config, read_environment
-from stacks.load.yaml_scalars import plain_scalar
-from stacks.offline import engine, stack_settings
+from commands.engine import mocks
+from commands.stackfile import stack_settings
+from commands.stackfile.esc import StackEnvironment, merged_config, read_environment
+from commands.stackfile.yaml_scalars import plain_scalar
 from tests.rendered import RenderedStack, run_render
 
 PROJECT = "gke-b200-serving"
@@ -49,12 +50,12 @@ def test_a_default_provider_is_refused_when_disabled(tmp_path: Path) -> None:
     program = tmp_path / "program.py"
     program.write_text("import pulumi_gcp as gcp\ngcp.compute.Network('net', auto_create_subnetworks=False)\n")
     settings = stack_settings.load_stack_settings("denied", path)
-    with pytest.raises(engine.DefaultProviderDeniedError, match="Default provider for 'gcp' disabled"):
-        engine.run_program(settings, program=program)
+    with pytest.raises(mocks.DefaultProviderDeniedError, match="Default provider for 'gcp' disabled"):
+        mocks.run_program(settings, program=program)
     allowed = stack_settings.load_stack_settings(
         "allowed", write_stack(tmp_path, "allowed", {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev"}})
     )
-    assert len(engine.run_program(allowed, program=program).registrations) == 1
+    assert len(mocks.run_program(allowed, program=program).registrations) == 1
 
 
 def test_gcp_project_and_region_stand_in_for_the_stack_keys(tmp_path: Path) -> None:
@@ -144,7 +145,7 @@ def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
 def test_reading_a_stack_file_leaves_pyyaml_as_it_was() -> None:
     """The stack file reader keeps dates as text in its own loader only: PyYAML's SafeLoader still
     reads a date and SafeDumper still quotes a date-like string (bench-compare --record writes one)."""
-    from stacks.load import stackfile
+    from commands.stackfile import stackfile
 
     assert stackfile._StrictLoader("d: 2026-11-20").get_single_data() == {"d": "2026-11-20"}
     assert str(yaml.safe_load("d: 2026-11-20")["d"]) == "2026-11-20"

@@ -1,0 +1,1 @@
+"""`bench-compare`: a benchmark run next to the plan; `--record` adds it to the measurements."""

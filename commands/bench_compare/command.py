@@ -1,0 +1,252 @@
+"""`bench-compare STACK [LOG|-] [--results CLIENT.json ...] [--record] [--nodes N]`: the benchmark
+Job's summed result line (from its log, or combined from the clients' `--save-result` files) next to
+the planner's expectation for the stack. `--record` appends the result to the measurements file as a
+measurement of the stack's configuration at the run's node count (`--nodes`, required where an
+autoscaler or schedule sets it; `--source`, `--date` name where and when); the planner uses it for
+that configuration from then on. Exit status: 0 compared (and
+recorded), 2 invalid stack config, unreadable result (a file that is not a regular file or is too
+large, JSON that is malformed, too deep or holds NaN, a result without a figure the comparison
+needs) or measurements file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
+from commands.io import output
+from commands.io.cli import command_parser
+from commands.io.console import guarded
+from commands.plan.command import figure, measurements_from
+from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
+from components import bench_result
+from stacks.capacity import measurements as measurement_file
+from stacks.capacity.expectation import Expectation
+from stacks.capacity.planner import benchmark_concurrency, human_duration, plan
+from stacks.config.stack import StackConfig
+from stacks.load.loader import InvalidConfig
+
+RECORDED_SOURCE = "in-cluster benchmark Job of this project (bench-compare --record)"
+
+
+COMPARED = (
+    ("total tok/s", "total_token_throughput", "total_tokens_per_second"),
+    ("output tok/s", "output_throughput", "output_tokens_per_second"),
+    ("completed req/s", "request_throughput", "requests_per_second"),
+    ("TTFT median (ms)", "median_ttft_ms", "ttft_median_ms"),
+    ("TPOT median (ms)", "median_tpot_ms", "tpot_median_ms"),
+)
+
+
+def comparison_rows(
+    measured: dict[str, Any], expected: Expectation
+) -> list[tuple[str, float | None, float, float | None]]:
+    """(figure, expected, measured, measured / expected) for every figure the planner predicts;
+    expected and ratio None where the stack's configuration was not measured."""
+    rows: list[tuple[str, float | None, float, float | None]] = []
+    for label, measured_key, expected_key in COMPARED:
+        value = getattr(expected, expected_key)
+        want = None if value is None else float(value)
+        got = float(measured[measured_key])
+        rows.append((label, want, got, None if not want else got / want))
+    return rows
+
+
+def comparison_text(stack: str, measured: dict[str, Any], expected: Expectation) -> str:
+    lines = [
+        f"stack {stack}: {expected.nodes} node(s), {expected.routing} routing; {measured['clients']} client(s), "
+        f"{measured['completed']:,} completed / {measured['failed']:,} failed requests in "
+        f"{human_duration(measured['duration_s'])}",
+        f"{'figure':<20} {'expected':>14} {'measured':>14} {'ratio':>8}",
+    ]
+    for label, want, got, ratio in comparison_rows(measured, expected):
+        shown_ratio = "-" if ratio is None else f"{ratio:.1%}"
+        lines.append(f"{label:<20} {figure(want, 14)} {got:>14,.0f} {shown_ratio:>8}")
+    lines.append(
+        f"{'TTFT / TPOT / ITL p99':<20} {'':>14} "
+        f"{measured['p99_ttft_ms']:,.0f} / {measured['p99_tpot_ms']:,.0f} / {measured['p99_itl_ms']:,.0f} ms "
+        "(max of client p99s)"
+    )
+    lines.append(f"combined: {measured.get('combine', 'not stated in the log')}")
+    if expected.not_measured is not None:
+        lines.append(f"not measured before: {expected.not_measured.reason}; --record adds this result")
+    return "\n".join(lines)
+
+
+LOG_LIMIT = 64 * MIB
+RESULT_LIMIT = 64 * MIB
+# What one client's `--save-result` file must hold for `bench_result.combine`, and what the summed
+# line must hold for the comparison (counts are whole numbers; every figure finite and not negative).
+CLIENT_COUNTS = ("completed", "failed", "total_input_tokens", "total_output_tokens")
+CLIENT_FIGURES = (
+    "duration",
+    "request_throughput",
+    "output_throughput",
+    "total_token_throughput",
+    *(f"{kind}_{metric}_ms" for metric in bench_result.LATENCY_METRICS for kind in ("median", "p99")),
+)
+SUMMARY_COUNTS = ("clients", "completed", "failed")
+SUMMARY_FIGURES = (
+    "duration_s",
+    *(measured for _, measured, _ in COMPARED),
+    *(f"p99_{metric}_ms" for metric in bench_result.LATENCY_METRICS),
+)
+
+
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer beyond float64, e.g. summed over clients
+        return False
+
+
+def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, Any]:
+    """`value` if it is an object holding every count (a whole number) and figure (a finite number, not
+    negative); otherwise InputError naming the key."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: a benchmark result must be a JSON object")
+    for key in (*counts, *figures):
+        number = value.get(key)
+        if key not in value:
+            raise InputError(f"{where}: '{key}' is missing; is this a `vllm bench serve --save-result` result?")
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not _finite(number):
+            raise InputError(f"{where}: '{key}' is {json.dumps(number)[:40]}; allowed: a finite number")
+        if number < 0 or (key in counts and number != int(number)):
+            raise InputError(f"{where}: '{key}' is {number}; allowed: a {'whole ' if key in counts else ''}number >= 0")
+    if not isinstance(value.get("combine", ""), str):
+        raise InputError(f"{where}: 'combine' is {json.dumps(value['combine'])[:40]}; allowed: a string")
+    if value.get("clients", 1) < 1:
+        raise InputError(f"{where}: 'clients' is {value['clients']}; allowed: at least 1")
+    return value
+
+
+def result_from_log(text: str, where: str) -> dict[str, Any]:
+    """The summary of the last result line of a log (e.g. `kubectl logs job/...`)."""
+    prefix = bench_result.RESULT_PREFIX
+    numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.startswith(prefix)]
+    if not numbered:
+        raise InputError(f"{where}: no line starting with {bench_result.RESULT_PREFIX.strip()!r} found")
+    number, line = numbered[-1]
+    at = f"{where}:{number}"
+    summary = parse_json(line[len(bench_result.RESULT_PREFIX) :], at)
+    return checked_result(summary, at, SUMMARY_COUNTS, SUMMARY_FIGURES)
+
+
+def result_from_clients(paths: list[Path]) -> dict[str, Any]:
+    results = [
+        checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES) for path in paths
+    ]
+    return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
+
+
+def run_nodes(config: StackConfig, given: int | None) -> int:
+    """The serving pods (A4 nodes) a benchmark run had: --nodes, else capacity.nodes where nothing
+    but the stack sets the count. Where an autoscaler or a schedule step decides it, the count during
+    the run is not known here and --nodes is required (a result kept at the wrong count would give
+    every later plan of the configuration a wrong per-node figure)."""
+    ceiling = config.max_replicas
+    if given is not None:
+        if not 1 <= given <= ceiling:
+            raise InputError(f"--nodes {given}: allowed 1 to {ceiling}, the stack's most serving pods")
+        return given
+    scaling = config.autoscaling
+    counts = {replicas for _, _, replicas in config.schedule_steps() if replicas}
+    if scaling.enabled and scaling.min_replicas < ceiling:
+        decides = f"its autoscaler runs {scaling.min_replicas}..{ceiling} pods"
+    elif counts - {config.nodes}:
+        decides = f"its schedule sets {'/'.join(str(count) for count in sorted(counts))} pods"
+    else:
+        return config.nodes
+    raise InputError(f"--record: {decides}; give --nodes N, the serving pods during the run")
+
+
+def _source(text: str) -> str:
+    source = " ".join(text.split())
+    if not source:
+        raise argparse.ArgumentTypeError("empty; say who measured it, where")
+    return source
+
+
+def _date(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+BENCH_COMPARE_EXIT_CODES = {
+    0: "compared (and recorded with --record)",
+    2: "invalid stack config, stack name or arguments; an unreadable or malformed result or measurements file; "
+    "with --record, a measurements file that is a symbolic link or would receive a token (nothing written)",
+}
+
+
+@guarded("bench-compare", bad_input=(measurement_file.MeasurementsError,), as_is=(InvalidConfig,))
+def bench_compare_main(argv: list[str] | None = None) -> int:
+    parser = command_parser(
+        "bench-compare",
+        "Compare the benchmark Job's result with the planner's expectation for the stack; --record keeps it.",
+        BENCH_COMPARE_EXIT_CODES,
+    )
+    add_stack_arguments(parser)
+    parser.add_argument(
+        "log", nargs="?", metavar="LOG", help="a log holding the BENCH_RESULT line, or - for standard input"
+    )
+    parser.add_argument(
+        "--results", nargs="+", type=Path, metavar="FILE", help="the clients' --save-result JSON files instead of LOG"
+    )
+    parser.add_argument(
+        "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
+    )
+    parser.add_argument("--record", action="store_true", help="append the result to the measurements file")
+    parser.add_argument(
+        "--source", type=_source, default=RECORDED_SOURCE, help="who measured it, where (with --record)"
+    )
+    parser.add_argument("--date", type=_date, help="when it ran, YYYY-MM-DD (with --record; default today, UTC)")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        metavar="N",
+        help="serving pods (A4 nodes) during the run (default capacity.nodes; required with --record when an "
+        "autoscaler or schedule sets the count)",
+    )
+    args = parser.parse_args(argv)
+    if bool(args.results) == bool(args.log):
+        parser.error("give a log (or -) or --results, one of the two")
+    path = args.measurements or measurement_file.MEASUREMENTS_FILE
+    measurements = measurements_from(path)
+    stack = stack_of(args)
+    config = load_config(stack, "bench-compare")
+    if args.results:
+        measured = result_from_clients(args.results)
+    elif args.log == "-":
+        measured = result_from_log(read_stream(sys.stdin, LOG_LIMIT), "standard input")
+    else:
+        measured = result_from_log(read_text(args.log, LOG_LIMIT), args.log)
+    nodes = run_nodes(config, args.nodes) if args.record or args.nodes is not None else config.nodes
+    expected = plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
+    text = comparison_text(stack.name, measured, expected)
+    if args.record:
+        if not measured["completed"]:
+            raise InputError("no request completed: nothing to record")
+        date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
+        entry = measurement_file.new_measurement(
+            config,
+            stack.name,
+            date,
+            measured,
+            args.source,
+            [item.id for item in measurements],
+            nodes=nodes,
+            concurrency=benchmark_concurrency(config),
+        )
+        output.replace_file(path, measurement_file.appended(path, entry))
+        text += f"\nrecorded as measurement {entry.id} in {path}"
+    print(text)
+    return 0

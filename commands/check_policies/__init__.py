@@ -1,0 +1,1 @@
+"""`check-policies`: the policy pack over a render's resources, its config validated as the engine does."""

@@ -1,0 +1,1 @@
+"""The I/O every console command shares: arguments, one-line errors, output folders, render folders."""

@@ -1,0 +1,143 @@
+"""What every console script shares: one line per error, never a traceback, never a token.
+
+`guarded(NAME, bad_input=(...), as_is=(...))` wraps a command's `main(argv)`:
+* known bad input (`InputError` and the command's own `bad_input` and `as_is` types) -> one line,
+  exit 2 (`as_is` messages name themselves, `invalid stack config: ...`, and get no command prefix);
+* anything else -> one line naming the exception type, exit 1 (a defect to report, not a traceback);
+* a closed output pipe (`render ... | head`) -> quiet, exit 141 as a Unix tool killed by SIGPIPE;
+* Ctrl-C -> one line, exit 130.
+While the command runs, everything it prints goes through a filter that hides anything shaped like a
+Hugging Face token (`policies.redaction`), escapes control characters and undecodable bytes (a
+command-line argument may hold either), so no path, value or message can put a token or a terminal
+escape on the console. Argument errors are one line too (`OneLineParser`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn, Protocol, TextIO
+
+from common.input_files import InputError
+from policies.redaction import redact_tokens
+
+MESSAGE_MAX = 400
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 1
+EXIT_CLOSED_PIPE = 128 + 13  # SIGPIPE
+EXIT_INTERRUPTED = 128 + 2  # SIGINT
+
+
+class Main(Protocol):
+    def __call__(self, argv: list[str] | None = None) -> int: ...
+
+
+def printable(text: str) -> str:
+    """Control characters, lone surrogates (undecodable argument bytes) and tokens made harmless."""
+    return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_tokens(text))
+
+
+def one_line(text: object, limit: int = MESSAGE_MAX) -> str:
+    line = printable(" ".join(str(text).split()))
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+class _CleanStream:
+    """A text stream that passes everything through `printable` to the stream it wraps."""
+
+    def __init__(self, target: TextIO) -> None:
+        self._target = target
+
+    def write(self, text: str) -> int:
+        self._target.write(printable(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+@contextlib.contextmanager
+def _clean_console() -> Iterator[None]:
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _CleanStream(saved[0]), _CleanStream(saved[1])  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point standard output at /dev/null so that the interpreter's final flush is quiet
+    (Python's documented recipe, "Note on SIGPIPE" in the signal module's docs)."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)
+
+
+def report(name: str, message: object) -> None:
+    """One line on stderr: `NAME: message`, or the message alone when NAME is empty."""
+    with contextlib.suppress(OSError, ValueError):
+        print(f"{name}: {one_line(message)}" if name else one_line(message), file=sys.stderr, flush=True)
+
+
+def exit_status(
+    name: str,
+    error: BaseException,
+    known: tuple[type[BaseException], ...],
+    as_is: tuple[type[BaseException], ...] = (),
+) -> int:
+    """Report what ended a command in one line and give its exit status (re-raise what is not an error)."""
+    if isinstance(error, BrokenPipeError):
+        _silence_stdout()
+        return EXIT_CLOSED_PIPE
+    rules: tuple[tuple[tuple[type[BaseException], ...], object, int, str], ...] = (
+        ((KeyboardInterrupt,), "interrupted", EXIT_INTERRUPTED, name),
+        (as_is, None, EXIT_BAD_INPUT, ""),
+        (known, None, EXIT_BAD_INPUT, name),
+        ((RecursionError,), "the input is nested too deeply to process", EXIT_BAD_INPUT, name),
+        ((MemoryError,), "out of memory", EXIT_FAILURE, name),
+        ((Exception,), f"failed ({type(error).__name__}: {error})", EXIT_FAILURE, name),
+    )
+    for types, message, status, prefix in rules:
+        if types and isinstance(error, types):
+            report(prefix, error if message is None else message)
+            return status
+    raise error
+
+
+def guarded(
+    name: str, bad_input: tuple[type[BaseException], ...] = (), as_is: tuple[type[BaseException], ...] = ()
+) -> Callable[[Main], Main]:
+    """Decorate a console script's `main(argv)` with the rules above; `as_is` errors are bad input whose
+    message names itself (`invalid stack config: ...`) and is printed without the command's name."""
+    known: tuple[type[BaseException], ...] = (InputError, *bad_input)
+
+    def decorate(main: Main) -> Main:
+        @functools.wraps(main)
+        def run(argv: list[str] | None = None) -> int:
+            try:
+                with _clean_console():
+                    return main(argv)
+            except SystemExit:
+                raise
+            except BaseException as error:
+                return exit_status(name, error, known, as_is)
+
+        return run
+
+    return decorate
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad argument in one line (no usage block), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {one_line(message)} (see --help)\n")

@@ -1,0 +1,500 @@
+"""The output-folder contract of every command that writes files (render, preview, any later one).
+
+A folder given as `--out` (or written by default) is used only when it cannot be turned against the
+user; otherwise the command exits 2 with one line and has touched nothing:
+* No symbolic link anywhere on the write path: every component of the folder's path as given, and
+  every directory and file inside the folder. The path is walked from `/` (or the working directory)
+  one component at a time with `O_NOFOLLOW` directory descriptors, and every later step works
+  relative to those descriptors (`dir_fd`), so a link planted after the check is not followed either.
+* Never `/`, the repository, the home directory or a folder that contains one of them.
+* The folder is missing, empty, or an output folder of these commands: it holds a manifest
+  (MARKER) listing every file the commands wrote there with its SHA-256 digest, and nothing else
+  (no file the manifest does not list: a folder that holds other files is refused, whatever its
+  manifest says).
+* A file is deleted or replaced only when its content still has the digest the manifest recorded
+  when the command wrote it: the manifest is user-editable, so it is verified, not trusted (a
+  user's file listed in a forged manifest has a different digest, and is refused). Replacing writes
+  a new file and renames it over the old name: a hard link to another file is unlinked, never
+  written through.
+* Every file's text is scanned for a Hugging Face token before the first write.
+The manifest lists the old and the new files before anything is touched, so an interrupted write
+leaves a folder the next run can still verify and clean.
+POSIX only (`O_NOFOLLOW` and `dir_fd`), like the rest of the tooling (Makefile, .venv/bin).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from common.input_files import MIB, InputError, kind_of, parse_json
+from policies.redaction import token_candidates
+
+MARKER = ".render-files.json"
+MANIFEST_VERSION = 2
+MANIFEST_LIMIT = 4 * MIB
+# Files this contract writes are a few MB at most; a listed file larger than this is not one of them.
+VERIFY_LIMIT = 256 * MIB
+MAX_ENTRIES = 20_000
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+TEMPORARY_PREFIX = ".tmp-"
+NAME_MAX = 255  # bytes in one path component (Linux, macOS)
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+class OutputError(InputError):
+    """The output folder cannot be used (a usage error, exit status 2): nothing was touched."""
+
+
+class SecretInOutputError(Exception):
+    """A file would carry a token: nothing is written; `lines` are the policy verdicts to show."""
+
+    def __init__(self, message: str, lines: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.lines = lines or []
+
+
+def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
+    """The files whose text holds something that looks like a Hugging Face token or a known secret."""
+    known = [secret for secret in secrets if secret]
+    return sorted(
+        name
+        for name, text in files.items()
+        if any(True for _ in token_candidates(text)) or any(secret in text for secret in known)
+    )
+
+
+def digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def is_own_path(name: str) -> bool:
+    """A relative POSIX path inside the folder, normalised, with no '..', hidden name or control character."""
+    path = PurePosixPath(name)
+    return (
+        bool(name)
+        and not path.is_absolute()
+        and str(path) == name
+        and all(part not in ("", ".", "..") and not part.startswith(".") for part in path.parts)
+        and all(char.isprintable() and char != "\\" for char in name)
+        and all(len(part.encode()) <= NAME_MAX for part in path.parts)
+    )
+
+
+def _entry_problem(where: str, mode: int) -> OutputError:
+    if stat.S_ISLNK(mode):
+        return OutputError(f"{where}: a symbolic link; refusing to write through it")
+    return OutputError(f"{where}: {kind_of(mode)}; an output folder holds only directories and regular files")
+
+
+@dataclass
+class OutputFolder:
+    """An output folder checked against the contract (nothing touched yet); close() when done."""
+
+    directory: Path
+    base: int  # descriptor of the deepest existing directory on the path
+    missing: list[str]  # components of the path still to create (the folder itself is missing)
+    files: dict[str, os.stat_result] = field(default_factory=dict)
+    directories: set[str] = field(default_factory=set)
+    manifest: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, directory: Path) -> OutputFolder:
+        if any(True for _ in token_candidates(f"path {directory}")):  # tokens inside it, not an hf_ prefix
+            raise OutputError(f"{directory}: the folder's path holds something shaped like a Hugging Face token")
+        base, missing = _walk_to(directory)
+        folder = cls(directory, base, missing)
+        try:
+            _refuse_protected(directory)
+            if not missing:
+                folder._take_inventory()
+        except BaseException:
+            folder.close()
+            raise
+        return folder
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.base)
+
+    # ------------------------------------------------------------ checks
+
+    def _take_inventory(self) -> None:
+        for name, info in _tree(self.base, str(self.directory)):
+            if stat.S_ISDIR(info.st_mode):
+                self.directories.add(name)
+            else:
+                self.files[name] = info
+        if not self.files and not self.directories:
+            return
+        if MARKER not in self.files:
+            raise OutputError(
+                f"{self.directory}: not empty and not an output folder of render or preview (no {MARKER}); "
+                "choose a new or empty folder"
+            )
+        self.manifest = self._read_manifest()
+        foreign = sorted(name for name in self.files if name != MARKER and name not in self.manifest)
+        if foreign:
+            more = f" and {len(foreign) - 1} more file(s)" if len(foreign) > 1 else ""
+            raise OutputError(
+                f"{self.directory}: holds {foreign[0]}{more} that no render or preview wrote; move them away "
+                "or choose another folder"
+            )
+
+    def _read_manifest(self) -> dict[str, list[str]]:
+        where = f"{self.directory / MARKER}"
+        try:
+            document = parse_json(_read_at(self.base, MARKER, MANIFEST_LIMIT, where).decode("utf-8", "replace"), where)
+        except InputError as error:
+            raise OutputError(f"{error} (the manifest of an output folder)") from None
+        if isinstance(document, list):
+            raise OutputError(
+                f"{where}: written by an earlier version (a list of names without digests), so its files cannot be "
+                "verified; delete the folder yourself or choose a new one"
+            )
+        listed = document.get("files") if isinstance(document, dict) else None
+        if not isinstance(listed, dict):
+            raise OutputError(f"{where}: not a manifest of render or preview (no 'files' object)")
+        manifest: dict[str, list[str]] = {}
+        for name, digests in listed.items():
+            values = [digests] if isinstance(digests, str) else digests
+            if not (
+                is_own_path(name)
+                and isinstance(values, list)
+                and values
+                and all(isinstance(value, str) and DIGEST.fullmatch(value) for value in values)
+            ):
+                raise OutputError(f"{where}: the entry {json.dumps(name)[:80]} is not a file name and its digest")
+            manifest[name] = values
+        return manifest
+
+    def verify(self, names: Iterable[str]) -> None:
+        """Each existing file among `names` is the file the manifest recorded (same digest)."""
+        for name in sorted(set(names)):
+            if name not in self.files:
+                continue
+            where = f"{self.directory / name}"
+            if name not in self.manifest:
+                raise OutputError(f"{where}: exists and no render or preview wrote it; move it away")
+            if digest(_read_at(self.base, name, VERIFY_LIMIT, where)) not in self.manifest[name]:
+                raise OutputError(
+                    f"{where}: changed since it was written (its digest differs from {MARKER}); move it away or "
+                    "delete it yourself"
+                )
+
+    def _check_new_paths(self, names: Iterable[str]) -> None:
+        for name in names:
+            if name in self.directories:
+                raise OutputError(f"{self.directory / name}: a directory where a file is to be written")
+            for parent in PurePosixPath(name).parents:
+                if str(parent) != "." and str(parent) in self.files:
+                    raise OutputError(f"{self.directory / parent}: a file where a directory is needed")
+
+    # ------------------------------------------------------------ writing
+
+    def write(self, texts: Mapping[str, str], replace: bool) -> None:
+        """Write `texts` (relative paths to text); with `replace`, every other listed file goes."""
+        for name in texts:
+            if not is_own_path(name):
+                raise OutputError(f"refusing to write {name!r}: not a plain relative path inside {self.directory}")
+        leaks = token_leaks(texts)
+        if leaks:
+            raise SecretInOutputError(
+                f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written"
+            )
+        data = {name: text.encode("utf-8", "backslashreplace") for name, text in texts.items()}
+        stale = sorted(set(self.manifest) - set(data)) if replace else []
+        self.verify([*data, *stale])
+        self._check_new_paths(data)
+        folder = self._create_missing()
+        try:
+            during = {name: list(digests) for name, digests in self.manifest.items()}
+            for name, content in data.items():
+                during[name] = sorted({*during.get(name, []), digest(content)})
+            _write_manifest(folder, during)
+            for name in stale:
+                _remove(folder, name, self.files.get(name))
+            _prune(folder, stale)
+            for name, content in sorted(data.items()):
+                _replace(folder, name, content)
+            final = {} if replace else dict(self.manifest)
+            final.update({name: [digest(content)] for name, content in data.items()})
+            _write_manifest(folder, final)
+        finally:
+            os.close(folder)
+
+    def _create_missing(self) -> int:
+        """A descriptor of the folder, creating the missing components one by one (no links followed)."""
+        return _descend(self.base, self.missing, str(self.directory), create=True)
+
+
+# ---------------------------------------------------------------- descriptors
+
+
+def _open_directory(parent: int, name: str, where: str) -> int:
+    try:
+        return os.open(name, _DIRECTORY, dir_fd=parent)
+    except OSError as error:
+        try:
+            mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+        except OSError:
+            raise OutputError(f"{where}: cannot open it ({error.strerror})") from None
+        if stat.S_ISDIR(mode):
+            raise OutputError(f"{where}: cannot open it ({error.strerror})") from None
+        if stat.S_ISLNK(mode):
+            raise _entry_problem(where, mode) from None
+        raise OutputError(f"{where}: not a directory") from None
+
+
+def _walk_to(directory: Path) -> tuple[int, list[str]]:
+    """A descriptor of the deepest existing directory on the path and the components below it."""
+    if "\x00" in str(directory):
+        raise OutputError(f"{directory!r}: the path contains a NUL byte")
+    parts = list(directory.parts)
+    start = parts.pop(0) if directory.is_absolute() else "."
+    current = os.open(start, _DIRECTORY)
+    walked = Path(start)
+    try:
+        for index, part in enumerate(parts):
+            walked = walked / part
+            try:
+                child = os.open(part, _DIRECTORY, dir_fd=current)
+            except FileNotFoundError:
+                rest = parts[index:]
+                if ".." in rest:
+                    raise OutputError(f"{directory}: '..' below a folder that does not exist") from None
+                return current, [part for part in rest if part != "."]
+            except OSError:
+                child = _open_directory(current, part, str(walked))
+            os.close(current)
+            current = child
+    except BaseException:
+        os.close(current)
+        raise
+    return current, []
+
+
+def _refuse_protected(directory: Path) -> None:
+    """Not `/`, the repository, the home directory, nor a folder holding one of them. The path has
+    no symbolic link (checked while walking it), so its normal form is where it is."""
+    location = Path(os.path.normpath(Path.cwd() / directory))
+    protected = {REPOSITORY: "the repository"}
+    with contextlib.suppress(RuntimeError, KeyError, OSError):
+        protected[Path.home().resolve()] = "the home directory"
+    if location == Path(location.anchor):
+        raise OutputError(f"{directory}: the root directory; choose a folder of its own")
+    for place, what in protected.items():
+        if location == place or location in place.parents:
+            held = "is" if location == place else "holds"
+            raise OutputError(f"{directory}: {held} {what}; choose a folder of its own, such as build/STACK")
+
+
+def _tree(folder: int, where: str) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under the folder (relative path, lstat), walked by descriptor, no link followed."""
+    count = 0
+    pending: list[tuple[int, str]] = [(os.dup(folder), "")]
+    try:
+        while pending:
+            descriptor, prefix = pending.pop()
+            try:
+                with os.scandir(descriptor) as entries:
+                    listed = sorted(entries, key=lambda entry: entry.name)
+                for entry in listed:
+                    count += 1
+                    if count > MAX_ENTRIES:
+                        raise OutputError(f"{where}: holds more than {MAX_ENTRIES} entries; not an output folder")
+                    name = f"{prefix}{entry.name}"
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode):
+                        pending.append((_open_directory(descriptor, entry.name, f"{where}/{name}"), f"{name}/"))
+                    elif not stat.S_ISREG(info.st_mode):
+                        raise _entry_problem(f"{where}/{name}", info.st_mode)
+                    yield name, info
+            finally:
+                os.close(descriptor)
+    finally:
+        for descriptor, _ in pending:
+            os.close(descriptor)
+
+
+def _descend(folder: int, parts: Iterable[str], where: str, create: bool) -> int:
+    """A descriptor of the directory `parts` lead to below `folder`, one component at a time (no
+    links followed); `create`: making the missing ones."""
+    current = os.dup(folder)
+    try:
+        for part in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=current)
+            child = _open_directory(current, part, where)
+            os.close(current)
+            current = child
+    except BaseException:
+        os.close(current)
+        raise
+    return current
+
+
+def _parent_of(folder: int, name: str, create: bool) -> int | None:
+    """A descriptor of the directory that holds `name` (None when it does not exist and `create` is off)."""
+    try:
+        return _descend(folder, PurePosixPath(name).parts[:-1], name, create)
+    except OutputError:
+        if create:
+            raise
+        return None
+
+
+def _read_at(folder: int, name: str, limit: int, where: str) -> bytes:
+    parent = _parent_of(folder, name, create=False)
+    if parent is None:
+        raise OutputError(f"{where}: cannot open its folder")
+    try:
+        descriptor = os.open(PurePosixPath(name).name, _READ, dir_fd=parent)
+    except OSError as error:
+        raise OutputError(f"{where}: cannot read it ({error.strerror})") from None
+    finally:
+        os.close(parent)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise _entry_problem(where, info.st_mode)
+        if info.st_size > limit:
+            raise OutputError(f"{where}: larger than any file these commands write")
+        chunks = []
+        while chunk := os.read(descriptor, MIB):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def _write_new(parent: int, name: str, content: bytes) -> None:
+    descriptor = os.open(name, _CREATE, 0o666, dir_fd=parent)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(descriptor, view) :]
+    finally:
+        os.close(descriptor)
+
+
+def _replace(folder: int, name: str, content: bytes) -> None:
+    """Write a new file and rename it over `name`: whatever was there is unlinked, never written into."""
+    parent = _parent_of(folder, name, create=True)
+    assert parent is not None
+    temporary = f"{TEMPORARY_PREFIX}{secrets.token_hex(8)}"
+    try:
+        _write_new(parent, temporary, content)
+        os.rename(temporary, PurePosixPath(name).name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=parent)
+        raise
+    finally:
+        os.close(parent)
+
+
+def _remove(folder: int, name: str, checked: os.stat_result | None) -> None:
+    parent = _parent_of(folder, name, create=False)
+    if parent is None:
+        return
+    leaf = PurePosixPath(name).name
+    try:
+        now = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+        if checked is None or (now.st_dev, now.st_ino) != (checked.st_dev, checked.st_ino):
+            return  # gone, or swapped since it was verified: leave it
+        os.unlink(leaf, dir_fd=parent)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(parent)
+
+
+def _prune(folder: int, removed: Iterable[str]) -> None:
+    """Remove the directories that held removed files once they are empty, deepest first."""
+    parents = {str(parent) for name in removed for parent in PurePosixPath(name).parents if str(parent) != "."}
+    for directory in sorted(parents, key=lambda path: path.count("/"), reverse=True):
+        holder = _parent_of(folder, directory, create=False)
+        if holder is None:
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(PurePosixPath(directory).name, dir_fd=holder)
+        os.close(holder)
+
+
+def _write_manifest(folder: int, files: Mapping[str, list[str]]) -> None:
+    document = {
+        "version": MANIFEST_VERSION,
+        "writtenBy": "render / preview (commands/io/output.py)",
+        "files": {name: digests[0] if len(digests) == 1 else digests for name, digests in sorted(files.items())},
+    }
+    _replace(folder, MARKER, (json.dumps(document, indent=1) + "\n").encode())
+
+
+# ---------------------------------------------------------------- the commands' entry points
+
+
+@contextlib.contextmanager
+def opened(directory: Path) -> Iterator[OutputFolder]:
+    folder = OutputFolder.open(directory)
+    try:
+        yield folder
+    finally:
+        folder.close()
+
+
+def check_out_dir(directory: Path, replace: bool = True) -> None:
+    """Refuse, before any work, a folder the command could not write (with `replace`, every file the
+    manifest lists is verified too, as the write will replace or remove them all)."""
+    with opened(directory) as folder:
+        if replace:
+            folder.verify(folder.manifest)
+
+
+def write_render(directory: Path, files: Mapping[str, str]) -> None:
+    """Replace the folder's previous output with `files` (relative POSIX paths to text)."""
+    with opened(directory) as folder:
+        folder.write(files, replace=True)
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Replace one existing file the user named (bench-compare --record's measurements file) under the
+    same rules as an output folder's files: no symbolic link anywhere on its path, the file itself a
+    regular file, a new file renamed over it (a hard link is unlinked, never written through), and no
+    token in the text. Refused in one line (exit status 2), nothing written."""
+    if token_leaks({path.name: text}):
+        raise OutputError(
+            f"{path}: a Hugging Face token would be written to it (from the result, --source or the stack's "
+            "settings); nothing was written"
+        )
+    base, missing = _walk_to(path.parent)
+    try:
+        if missing:
+            raise OutputError(f"{path.parent}: no such folder")
+        try:
+            mode = os.stat(path.name, dir_fd=base, follow_symlinks=False).st_mode
+        except OSError as error:
+            raise OutputError(f"{path}: cannot write it ({error.strerror})") from None
+        if not stat.S_ISREG(mode):
+            raise _entry_problem(str(path), mode)
+        _replace(base, path.name, text.encode())
+    finally:
+        os.close(base)
+
+
+def add_files(directory: Path, files: Mapping[str, str]) -> None:
+    """Write or replace only `files` in the folder, keeping the rest of its output."""
+    with opened(directory) as folder:
+        folder.write(files, replace=False)

@@ -1,0 +1,162 @@
+"""The two states of a render, and which of them a preview compares.
+
+Every `up` runs the program, and the program looks up the weights image of its revision
+(components/weights.py `_image_exists`): the first `up` on an empty project finds none and declares
+the download scaffolding (fill disk, its volume and claim, the download Job, the snapshot) besides
+the image and the serving disks; every later `up` finds the image and declares the serving objects
+only, so the engine deletes the scaffolding. A render runs the program both ways, with the offline
+cloud answering that look-up (`engine.OfflineMocks`): `states.json` holds the resources of the
+first `up` (`firstUp`) and of every later one (`converged`), and the image name the program looked up.
+
+A preview from OLD to NEW compares what the engine would compare: OLD's converged state (its image
+exists) with NEW as the program declares it while OLD's image exists. That is NEW's converged state
+when NEW looks up the same image (same revision, model and cluster name); otherwise NEW's first `up`
+(its image does not exist yet, so its download runs). An image left by an even older revision
+(prod abandons images, `weights.protect`) is not known here: docs/preview.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from commands.io.records import check_records
+from commands.io.render_dir import RESOURCES_LIMIT, PreviewInputError, load_render, without_tokens
+from common.input_files import InputError, read_json
+
+STATES_FILE = "states.json"
+FIRST_UP = "firstUp"
+CONVERGED = "converged"
+IMAGE_TYPE = "gcp:compute/image:Image"
+# Both states of a render: twice what its resources.json may hold.
+STATES_LIMIT = 2 * RESOURCES_LIMIT
+Record = dict[str, Any]
+
+
+def _records(value: Any, where: str) -> list[Record]:
+    records = check_records(value, where)
+    for record in records:
+        digests = record.get("secretDigests", {})
+        if not isinstance(digests, dict) or not all(isinstance(digest, str) for digest in digests.values()):
+            raise InputError(f"{where}: 'secretDigests' of {str(record['name'])[:60]} must map paths to digests")
+    return records
+
+
+@dataclass(frozen=True)
+class RenderStates:
+    """A render's first `up` and converged state; `converged` is None for a render without
+    `states.json` (made before it existed, or a hand-made one): its resources.json stands for both."""
+
+    first_up: list[Record]
+    converged: list[Record] | None
+    weights_image: str | None
+    where: str = ""
+
+
+def states_document(weights_image: Any, first_up: list[Record], converged: list[Record]) -> dict[str, Any]:
+    return {
+        "weightsImage": weights_image if isinstance(weights_image, str) else None,
+        FIRST_UP: first_up,
+        CONVERGED: converged,
+    }
+
+
+def states_of_document(document: Any, where: str, directory: str = "") -> RenderStates:
+    """A states.json document, shape-checked (InputError names what is wrong)."""
+    if not isinstance(document, dict):
+        raise InputError(f"{where}: expected an object with {FIRST_UP} and {CONVERGED}")
+    image = document.get("weightsImage")
+    if image is not None and not isinstance(image, str):
+        raise InputError(f"{where}: weightsImage must be a name or null")
+    return RenderStates(
+        _records(document.get(FIRST_UP), f"{where} {FIRST_UP}"),
+        _records(document.get(CONVERGED), f"{where} {CONVERGED}"),
+        image,
+        directory,
+    )
+
+
+def load_states(directory: Path) -> RenderStates:
+    """A render folder's states (bounded reads, shape-checked, tokens hidden: `render_dir`)."""
+    records = load_render(directory)
+    path = directory / STATES_FILE
+    if not path.exists():
+        return RenderStates(records, None, None, str(directory))
+    try:
+        return states_of_document(without_tokens(read_json(path, STATES_LIMIT)), str(path), str(directory))
+    except InputError as error:
+        raise PreviewInputError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The two states a preview compares, and what the choice means for the user."""
+
+    old: list[Record]
+    new: list[Record]
+    # NEW's first-up resources the comparison leaves out because OLD's image exists (logical names).
+    not_declared: frozenset[str] = frozenset()
+    notes: list[str] = field(default_factory=list)
+    old_first_up: list[Record] = field(default_factory=list)
+    new_first_up: list[Record] = field(default_factory=list)
+    weights_image: str | None = None
+
+
+def compared(old: RenderStates, new: RenderStates) -> Compared:
+    if old.converged is None or new.converged is None:
+        stale = old.where if old.converged is None else new.where
+        notes = [
+            f"{stale or 'a render'} has no {STATES_FILE} (rendered before it existed): compared as rendered, "
+            "which may be a first `up` with its download scaffolding; render it again for the converged state"
+        ]
+        old_records = old.converged if old.converged is not None else old.first_up
+        new_records = new.converged if new.converged is not None else new.first_up
+        return Compared(old_records, new_records, notes=notes)
+    if old.weights_image is None or new.weights_image is None:
+        notes = ["compared converged states: a render looks up no weights image, so there is no download to tell apart"]
+        return Compared(old.converged, new.converged, notes=notes)
+    if new.weights_image == old.weights_image:
+        scaffolding = {record["name"] for record in new.first_up} - {record["name"] for record in new.converged}
+        notes = [
+            f"compared converged states: the weights image {new.weights_image} of OLD exists, and NEW looks up the "
+            "same image, so neither side declares the download scaffolding"
+        ]
+        return Compared(
+            old.converged, new.converged, frozenset(scaffolding), notes, old.first_up, new.first_up, new.weights_image
+        )
+    notes = [
+        f"compared OLD's converged state (its weights image {old.weights_image} exists) with NEW's first `up`: NEW "
+        f"looks up the image {new.weights_image}, which does not exist yet, so its download runs"
+    ]
+    return Compared(old.converged, new.first_up, notes=notes)
+
+
+def download_not_rerun(view: Compared, index: Any) -> list[str]:
+    """NEW changed the inputs of scaffolding that OLD's existing image makes unnecessary: no change,
+    and how to make the download run again. `index` keys records by URN (`preview.index_by_urn`)."""
+    if not view.not_declared:
+        return []
+    old_first = index(view.old_first_up, "old render")
+    new_first = index(view.new_first_up, "new render")
+    changed = sorted(
+        urn
+        for urn, record in new_first.items()
+        if record["name"] in view.not_declared and urn in old_first and old_first[urn]["inputs"] != record["inputs"]
+    )
+    if not changed:
+        return []
+    names = ", ".join(urn.rsplit("::", 1)[-1] for urn in changed)
+    projects = {
+        record["inputs"].get("project")
+        for record in view.new
+        if record["type"] == IMAGE_TYPE and record["inputs"].get("name") == view.weights_image
+    }
+    project = f" --project {projects.pop()}" if len(projects) == 1 else ""
+    return [
+        f"no change: {names} changed, but the weights image {view.weights_image} exists, so `pulumi up` does not "
+        "declare the download again and the change never runs. To download again, delete the image "
+        f"(`gcloud compute images delete {view.weights_image}{project}`) and run `pulumi up --refresh`: the "
+        "program then finds no image and declares the download; the serving disks keep the bytes they were made "
+        "from until they are recreated (docs/preview.md)"
+    ]

@@ -1,0 +1,1 @@
+"""`plan`: capacity and cost of a stack, from the planner."""

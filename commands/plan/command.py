@@ -1,0 +1,99 @@
+"""`plan STACK [--json] [--measurements FILE]`: what the stack's nodes should do and cost, per capacity
+source and pricing (the figures `render` writes to capacity.json); "not measured" where no
+measurement of the stack's configuration exists.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
+from commands.io.cli import command_parser
+from commands.io.console import guarded
+from stacks.capacity import measurements as measurement_file
+from stacks.capacity.planner import CapacityPlan, plan
+from stacks.load.loader import InvalidConfig
+
+
+def figure(value: float | None, width: int, digits: int = 0) -> str:
+    return f"{'not measured':>{width}}" if value is None else f"{value:>{width},.{digits}f}"
+
+
+def plan_text(capacity: CapacityPlan) -> str:
+    expected = capacity.expectation
+    latency = (
+        "not measured"
+        if expected.tpot_median_ms is None or expected.ttft_median_ms is None
+        else f"{expected.tpot_median_ms:,.0f} ms / {expected.ttft_median_ms / 1000:,.1f} s"
+    )
+    lines = [
+        f"stack {capacity.stack}: {expected.nodes} A4 node(s), {expected.gpus} B200, {expected.routing} routing, "
+        f"profile {capacity.profile}",
+        f"  total tok/s          {figure(expected.total_tokens_per_second, 14)}",
+        f"  output tok/s         {figure(expected.output_tokens_per_second, 14)}",
+        f"  concurrent requests  {expected.concurrent_requests:>14,}",
+        f"  completed req/s      {figure(expected.requests_per_second, 14)}",
+        f"  TPOT / TTFT median   {latency:>14}",
+    ]
+    if expected.not_measured is not None:
+        lines += [
+            f"not measured: {expected.not_measured.reason}",
+            f"to measure: {expected.not_measured.how_to_measure}",
+        ]
+    lines += [
+        f"running: {capacity.running.basis}",
+        "",
+        f"{'source':<44} {'pricing':<34} {'USD/h':>10} {'USD/month':>20} {'USD/M tok':>10} "
+        f"{'at ' + format(capacity.utilization, '.0%'):>10}",
+    ]
+    for source in capacity.sources:
+        for item in source.costs:
+            month = (
+                f"{item.total_per_month_max:,.0f}"
+                if round(item.total_per_month_min) == round(item.total_per_month_max)
+                else f"{item.total_per_month_min:,.0f}..{item.total_per_month_max:,.0f}"
+            )
+            per_million = " ".join(
+                f"{'-':>10}" if value is None else f"{value:>10.3f}"
+                for value in (item.usd_per_million_tokens_full_load, item.usd_per_million_tokens_at_utilization)
+            )
+            lines.append(
+                f"{source.source:<44} {item.label:<34} {item.total_per_hour:>10,.2f} {month:>20} {per_million}"
+            )
+    if capacity.sizing is not None:
+        sizing = capacity.sizing
+        lines += ["", f"sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), {sizing.sized}"]
+        lines += [f"caveat: {note}" for note in sizing.notes]
+        if sizing.budget_per_hour is not None:
+            lines.append(f"within USD {sizing.budget_per_hour:,.2f}/h: {', '.join(sizing.sources_within_budget)}")
+    lines += ["", "assumptions:", *[f"  - {item}" for item in expected.assumptions]]
+    lines += ["prices:", *[f"  - {item}" for item in capacity.pricing_notes]]
+    return "\n".join(lines)
+
+
+def measurements_from(path: Path | None) -> list[measurement_file.Measurement]:
+    return list(measurement_file.load(path).measurements)
+
+
+PLAN_EXIT_CODES = {0: "printed", 2: "invalid stack config, stack name, arguments, stack file or measurements file"}
+
+
+@guarded("plan", bad_input=(measurement_file.MeasurementsError,), as_is=(InvalidConfig,))
+def plan_main(argv: list[str] | None = None) -> int:
+    parser = command_parser(
+        "plan",
+        "Capacity and cost of a stack, from the planner: the figures `render` writes to capacity.json.",
+        PLAN_EXIT_CODES,
+    )
+    add_stack_arguments(parser)
+    parser.add_argument(
+        "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
+    )
+    parser.add_argument("--json", action="store_true", help="print capacity.json's figures as JSON")
+    args = parser.parse_args(argv)
+    measurements = measurements_from(args.measurements)
+    stack = stack_of(args)
+    capacity = plan(stack.name, load_config(stack, "plan"), measurements=measurements)
+    print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
+    return 0

@@ -1,0 +1,1 @@
+"""`preview`: the update the engine would make from one render to another (changes.md, changes.json)."""

@@ -1,0 +1,95 @@
+"""`changes.md`: a preview for people, with whole old and new values as `pulumi preview --diff`
+shows them (secrets as `[secret]` or their digest, never their value)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from commands.preview.changes import ACTIONS, MISSING, InputChange, Preview, Unknown
+
+BACKTICKS = re.compile(r"`+")
+
+
+def _lines(value: Any) -> list[str]:
+    """A value as `pulumi preview --diff` would print it: a string as its text, anything else as JSON."""
+    if value is MISSING:
+        return ["(absent)"]
+    if isinstance(value, Unknown):
+        return [str(value)]
+    if isinstance(value, str):
+        return value.splitlines() or [""]
+    return json.dumps(value, indent=2, sort_keys=True).splitlines()
+
+
+def _fence(texts: list[str]) -> str:
+    longest = max((len(run) for text in texts for run in BACKTICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _input_lines(change: InputChange) -> list[str]:
+    marker = " **(forces replacement)**" if change.replaces else ""
+    body = [f"- {line}" for line in _lines(change.old)] + [f"+ {line}" for line in _lines(change.new)]
+    fence = _fence(body)
+    effect = [f"    - the provider: {change.effect.says} ({change.effect.source})"] if change.effect else []
+    return [
+        f"  - `{change.path}`{marker}",
+        *effect,
+        f"    {fence}diff",
+        *(f"    {line}" for line in body),
+        f"    {fence}",
+    ]
+
+
+def changes_markdown(result: Preview) -> str:
+    counts = result.counts()
+    lines = [
+        "# Preview of the update",
+        "",
+        ", ".join(f"{counts[action]} to {action}" for action in ACTIONS) + f", {counts['same']} unchanged.",
+        "",
+    ]
+    if result.notes:
+        lines += ["## What is compared", ""] + [f"- {line}" for line in result.notes] + [""]
+    if result.refusals:
+        lines += ["## The engine would refuse this update", ""] + [f"- {line}" for line in result.refusals] + [""]
+    if result.warnings:
+        lines += ["## Warnings", ""] + [f"- {line}" for line in result.warnings] + [""]
+    if result.kept:
+        lines += ["## No change: the old value stays", ""]
+        for kept in result.kept:
+            body = [f"  {line}" for line in _lines(kept.old)]
+            fence = _fence(body)
+            lines += [f"- `{kept.urn}` `{kept.path}` ({kept.source})", f"  {fence}json", *body, f"  {fence}"]
+        lines.append("")
+    for action in ACTIONS:
+        changes = result.of(action)
+        if not changes:
+            continue
+        lines += [f"## {action.capitalize()} ({len(changes)})", ""]
+        for change in changes:
+            flags = [flag for flag in ("protect", "retainOnDelete") if change.options.get(flag)]
+            if action == "replace":
+                flags.append("delete-before-replace" if change.delete_before_replace else "create-before-delete")
+            if change.no_rule:
+                flags.append("no rule")
+            suffix = f" [{', '.join(flags)}]" if flags else ""
+            lines.append(f"- `{change.urn}`{suffix}")
+            if action == "replace":
+                lines.append(f"  - because: {'; '.join(change.replaced_because)}")
+                if change.delete_first_by:
+                    lines.append(f"  - deleted first by {change.delete_first_by}")
+            if change.config_keys:
+                lines.append(f"  - stack setting: {', '.join(sorted(change.config_keys))}")
+            if change.effect:
+                lines.append(f"  - the provider: {change.effect.says} ({change.effect.source})")
+            if action in ("update", "replace"):
+                for input_change in change.inputs:
+                    lines += _input_lines(input_change)
+        lines.append("")
+    lines.append(
+        "Secrets show as `[secret]` with a digest of what the render holds (for a `secure:` value, its ciphertext), "
+        "never their value: docs/preview.md."
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,146 @@
+"""`preview OLD_DIR NEW_DIR`: what `pulumi up` would do to go from one render to another, offline.
+
+Compares two render directories the way the engine compares its state with a program's
+registrations, and writes `changes.md` and `changes.json` into NEW_DIR (or `--out`): create, update
+(input paths, whole old -> new values, secrets as digests), replace (the immutable field that forced
+it, create-before-delete or delete-before-replace and who decides it), delete, unchanged; values the
+provider keeps although the program dropped them; and what the engine, a provider or GCP would refuse.
+Exit status: 0 the update is possible, 1 it would be refused, 2 bad input.
+The renders are read bounded and shape-checked, tokens in them hidden (`commands/io/render_dir.py`);
+the files are written under the output-folder contract (`commands/io/output.py`): NEW_DIR must be
+an output folder of render or preview, `--out` one too, or new, or empty.
+
+The states compared are converged ones: the weights image of OLD's revision exists on both sides, as
+it does on every `up` after the first (`commands/io/states.py`). The engine model is
+`commands/preview/update_plan.py`, the refusals and warnings `commands/preview/risks.py`; docs/preview.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from commands.io import output
+from commands.io.cli import command_parser
+from commands.io.console import guarded
+from commands.io.render_dir import PreviewInputError, load_render
+from commands.io.states import RenderStates, compared, download_not_rerun, load_states
+from commands.preview import identity, risks
+from commands.preview.changes import ACTIONS, Preview
+from commands.preview.changes_md import changes_markdown
+from commands.preview.update_plan import index_by_urn, plan
+
+__all__ = [
+    "Preview",
+    "PreviewInputError",
+    "changes_markdown",
+    "load_render",
+    "load_states",
+    "main",
+    "preview",
+    "preview_dirs",
+    "preview_files",
+    "preview_of_states",
+    "preview_states",
+    "report_preview",
+]
+
+
+def _preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]], notes: list[str]) -> Preview:
+    old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
+    planned = plan(old, new)
+    return Preview(
+        planned.changes,
+        planned.unchanged,
+        risks.refusals(old, new, planned) + identity.refusals(old, new, planned),
+        risks.warnings(old, new, planned),
+        planned.kept,
+        notes,
+    )
+
+
+def preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]]) -> Preview:
+    """The update from one set of resource records to another, as given."""
+    return _preview(old_records, new_records, [])
+
+
+def preview_states(old: RenderStates, new: RenderStates) -> Preview:
+    """The update between two renders' converged states (`commands/io/states.py`)."""
+    view = compared(old, new)
+    return _preview(view.old, view.new, [*view.notes, *download_not_rerun(view, index_by_urn)])
+
+
+def preview_files(result: Preview) -> dict[str, str]:
+    return {
+        "changes.json": json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n",
+        "changes.md": changes_markdown(result),
+    }
+
+
+def write_preview(result: Preview, out_dir: Path) -> None:
+    """changes.md and changes.json into `out_dir` under the output-folder contract (`commands.io.output`)."""
+    output.add_files(out_dir, preview_files(result))
+
+
+def preview_of_states(old: RenderStates, new: RenderStates, where: str) -> Preview:
+    """The preview of two renders' states; a record the update plan cannot read is bad input (exit 2)."""
+    try:
+        return preview_states(old, new)
+    except (AttributeError, TypeError, KeyError, ValueError) as error:
+        if isinstance(error, PreviewInputError):
+            raise
+        raise PreviewInputError(f"{where}: a resource record is not shaped as a render writes it ({error!r})") from None
+
+
+def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> Preview:
+    """Compare two render directories and write changes.md / changes.json (into NEW_DIR by default)."""
+    target = out_dir or new_dir
+    try:
+        output.check_out_dir(target, replace=False)
+    except output.OutputError as error:
+        hint = "" if out_dir else "; or give --out FOLDER for changes.md and changes.json"
+        raise output.OutputError(f"{error}{hint}") from None
+    result = preview_of_states(load_states(old_dir), load_states(new_dir), f"{old_dir} or {new_dir}")
+    write_preview(result, target)
+    return result
+
+
+def report_preview(result: Preview, out_dir: Path) -> int:
+    """One summary line on stdout, one line per refusal on stderr; the exit status."""
+    counts = result.counts()
+    summary = ", ".join(f"{counts[action]} {action}" for action in (*ACTIONS, "same"))
+    print(f"preview: {summary} -> {out_dir / 'changes.md'}")
+    for refusal in result.refusals:
+        print(f"refused: {refusal}", file=sys.stderr)
+    return 1 if result.refusals else 0
+
+
+EXIT_CODES = {
+    0: "the update is possible",
+    1: "the engine, a provider or GCP would refuse the update (each refusal on standard error)",
+    2: "bad arguments, a directory that is missing or is not a render, an output folder that is refused",
+}
+
+
+@guarded("preview", bad_input=(PreviewInputError,))
+def main(argv: list[str] | None = None) -> int:
+    parser = command_parser("preview", __doc__.split("\n\n")[0] if __doc__ else "", EXIT_CODES)
+    parser.add_argument(
+        "old_dir",
+        type=Path,
+        metavar="OLD_DIR",
+        help="the earlier render, e.g. `render STACK --out DIR` of the base branch",
+    )
+    parser.add_argument("new_dir", type=Path, metavar="NEW_DIR", help="the later render")
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="where to write changes.md and changes.json (default NEW_DIR)"
+    )
+    args = parser.parse_args(argv)
+    result = preview_dirs(args.old_dir, args.new_dir, args.out)
+    return report_preview(result, args.out or args.new_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

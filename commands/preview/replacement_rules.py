@@ -1,0 +1,460 @@
+"""Which input changes make the engine replace a resource instead of updating it in place.
+
+One rule per resource type the stacks declare, taken from the provider that diffs that type:
+
+* GCP types: the fields terraform-provider-google marks `ForceNew` in the resource schema (plus its
+  `customdiff.ForceNewIfChange` hooks), which pulumi-gcp's bridge turns into replacements. Source:
+  hashicorp/terraform-provider-google@e03b7622 (2026-08-21), `google/services/<service>/resource_*.go`;
+  field names are the Pulumi camelCase spellings of the Terraform ones.
+* Kubernetes types: pulumi-kubernetes' `forceNewProperties` table (provider/pkg/provider/diff.go):
+  `.metadata.name` and `.metadata.namespace` for every kind, plus the per-kind fields below. Source:
+  pulumi/pulumi-kubernetes@94977969 (master, 2026-07-01; the project pins 4.34.2, whose table is the
+  same shape). The Helm Release diff forces new on `.name` and `.namespace` only
+  (provider/pkg/provider/helm_release.go).
+* Providers: pulumi-kubernetes `DiffConfig` (provider/pkg/provider/provider.go) replaces the provider,
+  and with it every resource it manages, when `kubeconfig`, `context` or `cluster` is unknown at
+  preview or points at another cluster. pulumi-gcp sets no `ForcesProviderReplace` on its provider
+  config (pulumi/pulumi-gcp provider/resources.go, read at an older revision than the pinned 10.2.0;
+  the bridge's `configDiffer.DiffConfig` replaces only on that flag), so a gcp provider change is an
+  update; resources that carry `project` or `region` themselves are replaced by their own rules.
+
+Paths use the engine's property-path syntax (`spec.template`, `spec.containers[*].image`); `[*]` is
+any list index. A change matches a rule path when either is a prefix of the other: a change inside a
+force-new field, or a whole value (a list, a replaced scalar) that holds one. Objects added or removed
+are diffed field by field (`commands/preview/update_plan.py`), so only the fields they really set are matched.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from commands.engine.property_paths import parse_path, path_touches
+
+ShrinkTest = Callable[[Any, Any], bool]
+
+
+def _is_smaller(old: Any, new: Any) -> bool:
+    return isinstance(old, (int, float)) and isinstance(new, (int, float)) and new < old
+
+
+def _cidr_shrinks(old: Any, new: Any) -> bool:
+    """terraform-provider-google IsShrinkageIpCidr: an update only when the new range contains the old."""
+    try:
+        old_net, new_net = ipaddress.ip_network(str(old)), ipaddress.ip_network(str(new))
+    except ValueError:
+        return True
+    return not (old_net.version == new_net.version and old_net.subnet_of(new_net))  # type: ignore[arg-type]
+
+
+def _turned_off(old: Any, new: Any) -> bool:
+    return old is True and new is False
+
+
+@dataclass(frozen=True)
+class ReplacementRule:
+    type: str
+    replace_on: tuple[str, ...]
+    source: str
+    # paths that force replacement only for some transitions (ForceNewIfChange in the Terraform provider)
+    replace_if: dict[str, ShrinkTest] = field(default_factory=dict)
+
+    def forces_replacement(self, path: str, old: Any, new: Any) -> bool:
+        if any(path_touches(rule_path, path) for rule_path in self.replace_on):
+            return True
+        return any(path_touches(rule_path, path) and test(old, new) for rule_path, test in self.replace_if.items())
+
+
+def _tf(service: str, resource: str) -> str:
+    return f"hashicorp/terraform-provider-google@e03b7622:google/services/{service}/resource_{resource}.go ForceNew"
+
+
+K8S_DIFF = "pulumi/pulumi-kubernetes@94977969:provider/pkg/provider/diff.go forceNew"
+K8S_IDENTITY = ("metadata.name", "metadata.namespace")
+LABEL_SELECTOR = ("spec.selector",)
+
+_K8S_KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    # every kind: the object's identity
+    "core/v1:Namespace": (),
+    "core/v1:ServiceAccount": (),
+    "core/v1:Secret": ("type", "stringData", "data"),  # enableSecretMutable is off by default
+    "core/v1:ConfigMap": ("binaryData", "data"),  # enableConfigMapMutable is off by default
+    # Service: only clusterIP; type transitions (ClusterIP <-> LoadBalancer) are in-place updates
+    "core/v1:Service": ("spec.clusterIP",),
+    # PV: the volume source only; capacity, claimRef, mountOptions, nodeAffinity are updates here
+    "core/v1:PersistentVolume": (
+        "spec.awsElasticBlockStore",
+        "spec.azureDisk",
+        "spec.azureFile",
+        "spec.cephfs",
+        "spec.cinder",
+        "spec.csi",
+        "spec.fc",
+        "spec.flexVolume",
+        "spec.flocker",
+        "spec.gcePersistentDisk",
+        "spec.glusterfs",
+        "spec.hostPath",
+        "spec.iscsi",
+        "spec.local",
+        "spec.nfs",
+        "spec.photonPersistentDisk",
+        "spec.portworxVolume",
+        "spec.quobyte",
+        "spec.rbd",
+        "spec.scaleIO",
+        "spec.storageos",
+        "spec.vsphereVolume",
+    ),
+    # PVC: everything but resources.requests
+    "core/v1:PersistentVolumeClaim": ("spec.accessModes", "spec.selector", "spec.storageClassName", "spec.volumeName"),
+    "apps/v1:Deployment": LABEL_SELECTOR,
+    "apps/v1:DaemonSet": LABEL_SELECTOR,
+    "apps/v1:StatefulSet": (
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+        "spec.selector",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+    ),
+    "batch/v1:Job": ("spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
+    "batch/v1:CronJob": (),
+    # the table lists PodDisruptionBudget for policy/v1beta1 only: a policy/v1 PDB updates in place
+    "policy/v1:PodDisruptionBudget": (),
+    "networking.k8s.io/v1:NetworkPolicy": (),
+    "autoscaling/v2:HorizontalPodAutoscaler": (),
+    "rbac.authorization.k8s.io/v1:Role": (),
+    "rbac.authorization.k8s.io/v1:ClusterRole": (),
+    "rbac.authorization.k8s.io/v1:RoleBinding": ("roleRef",),
+    "rbac.authorization.k8s.io/v1:ClusterRoleBinding": ("roleRef",),
+    "storage.k8s.io/v1:StorageClass": ("parameters", "provisioner"),
+    # custom resources: no kind entry in the table, so identity only
+    "cloud.google.com/v1:ComputeClass": (),
+    "monitoring.googleapis.com/v1:PodMonitoring": (),
+    "monitoring.googleapis.com/v1:ClusterPodMonitoring": (),
+    "gateway.networking.k8s.io/v1:Gateway": (),
+    "gateway.networking.k8s.io/v1:HTTPRoute": (),
+    "networking.gke.io/v1:GCPBackendPolicy": (),
+    "networking.gke.io/v1:HealthCheckPolicy": (),
+    "inference.networking.k8s.io/v1:InferencePool": (),
+    "inference.networking.x-k8s.io/v1alpha2:InferenceObjective": (),
+    "apiregistration.k8s.io/v1:APIService": (),
+    "keda.sh/v1alpha1:ScaledObject": (),
+    "keda.sh/v1alpha1:TriggerAuthentication": (),
+}
+
+_GCP_RULES = (
+    ReplacementRule(
+        "gcp:projects/service:Service", ("project", "service"), _tf("resourcemanager", "google_project_service")
+    ),
+    ReplacementRule(
+        "gcp:compute/network:Network",
+        ("autoCreateSubnetworks", "description", "internalIpv6Range", "name", "networkProfile", "params", "project"),
+        _tf("compute", "compute_network"),
+    ),
+    ReplacementRule(
+        "gcp:compute/subnetwork:Subnetwork",
+        (
+            "description",
+            "externalIpv6Prefix",
+            "internalIpv6Prefix",
+            "name",
+            "network",
+            "params",
+            "project",
+            "region",
+            "reservedInternalRange",
+            "resolveSubnetMask",
+        ),
+        _tf("compute", "compute_subnetwork") + "; ipCidrRange only when it shrinks (IsShrinkageIpCidr)",
+        {"ipCidrRange": _cidr_shrinks},
+    ),
+    # `network` is not ForceNew on a firewall (it carries a DiffSuppressFunc only)
+    ReplacementRule(
+        "gcp:compute/firewall:Firewall", ("direction", "name", "params", "project"), _tf("compute", "compute_firewall")
+    ),
+    ReplacementRule(
+        "gcp:compute/disk:Disk",
+        (
+            "architecture",
+            "asyncPrimaryDisk",
+            "description",
+            "diskEncryptionKey",
+            "enableConfidentialCompute",
+            "guestOsFeatures",
+            "image",
+            "licenses",
+            "name",
+            "params",
+            "physicalBlockSizeBytes",
+            "project",
+            "snapshot",
+            "sourceDisk",
+            "sourceImageEncryptionKey",
+            "sourceInstantSnapshot",
+            "sourceSnapshotEncryptionKey",
+            "sourceStorageObject",
+            "storagePool",
+            "type",
+            "zone",
+        ),
+        _tf("compute", "compute_disk") + "; size only when it shrinks (IsDiskShrinkage); accessMode, "
+        "provisionedThroughput, provisionedIops update in place",
+        {"size": _is_smaller},
+    ),
+    ReplacementRule(
+        "gcp:compute/snapshot:Snapshot",
+        (
+            "chainName",
+            "description",
+            "name",
+            "params",
+            "project",
+            "snapshotEncryptionKey",
+            "snapshotType",
+            "sourceDisk",
+            "sourceDiskEncryptionKey",
+            "sourceInstantSnapshot",
+            "storageLocations",
+            "zone",
+        ),
+        _tf("compute", "compute_snapshot"),
+    ),
+    ReplacementRule(
+        "gcp:compute/image:Image",
+        (
+            "description",
+            "diskSizeGb",
+            "family",
+            "guestOsFeatures",
+            "imageEncryptionKey",
+            "licenses",
+            "name",
+            "params",
+            "project",
+            "rawDisk",
+            "shieldedInstanceInitialState",
+            "sourceDisk",
+            "sourceDiskEncryptionKey",
+            "sourceImage",
+            "sourceImageEncryptionKey",
+            "sourceSnapshot",
+            "sourceSnapshotEncryptionKey",
+            "storageLocations",
+        ),
+        _tf("compute", "compute_image"),
+    ),
+    ReplacementRule(
+        "gcp:compute/router:Router",
+        ("encryptedInterconnectRouter", "name", "nccGateway", "network", "params", "project", "region"),
+        _tf("compute", "compute_router"),
+    ),
+    ReplacementRule(
+        "gcp:compute/routerNat:RouterNat",
+        ("endpointTypes", "initialNatIps", "name", "project", "region", "router", "type"),
+        _tf("compute", "compute_router_nat"),
+    ),
+    ReplacementRule(
+        "gcp:container/cluster:Cluster",
+        (
+            "clusterAutoscaling.autoProvisioningDefaults.bootDiskKmsKey",
+            "clusterIpv4Cidr",
+            "confidentialNodes",
+            "datapathProvider",
+            "dataplaneOptimizationMode",
+            "defaultMaxPodsPerNode",
+            "description",
+            "enableAutopilot",
+            "enableKubernetesAlpha",
+            "enableTpu",
+            "initialNodeCount",
+            "ipAllocationPolicy.clusterIpv4CidrBlock",
+            "ipAllocationPolicy.clusterSecondaryRangeName",
+            "ipAllocationPolicy.podCidrOverprovisionConfig",
+            "ipAllocationPolicy.servicesIpv4CidrBlock",
+            "ipAllocationPolicy.servicesSecondaryRangeName",
+            "location",
+            "masterAuth.clientCertificateConfig",
+            "name",
+            "network",
+            "networkingMode",
+            "privateClusterConfig.masterIpv4CidrBlock",
+            "privateClusterConfig.privateEndpointSubnetwork",
+            "project",
+            "subnetwork",
+            "userManagedKeysConfig",
+        ),
+        "hashicorp/terraform-provider-google@e03b7622:google/services/container/resource_container_cluster.go "
+        "ForceNew (node pool and node config fields left out: Autopilot declares none); "
+        "enableL4IlbSubsetting and enableFqdnNetworkPolicy only when turned off (isBeenEnabled)",
+        {"enableL4IlbSubsetting": _turned_off, "enableFqdnNetworkPolicy": _turned_off},
+    ),
+    ReplacementRule(
+        "gcp:serviceaccount/account:Account", ("accountId", "project"), _tf("resourcemanager", "google_service_account")
+    ),
+    ReplacementRule(
+        "gcp:projects/iAMMember:IAMMember",
+        ("project", "role", "member", "condition"),
+        "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go and "
+        "google/services/resourcemanager/iam_project.go ForceNew",
+    ),
+    ReplacementRule(
+        "gcp:serviceaccount/iAMMember:IAMMember",
+        ("serviceAccountId", "role", "member", "condition"),
+        "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go and "
+        "google/services/resourcemanager/iam_service_account.go ForceNew",
+    ),
+    ReplacementRule("gcp:monitoring/dashboard:Dashboard", ("project",), _tf("monitoring", "monitoring_dashboard")),
+    ReplacementRule(
+        "gcp:monitoring/alertPolicy:AlertPolicy", ("project",), _tf("monitoring", "monitoring_alert_policy")
+    ),
+    ReplacementRule(
+        "gcp:monitoring/notificationChannel:NotificationChannel",
+        ("project",),
+        _tf("monitoring", "monitoring_notification_channel"),
+    ),
+)
+
+_KUBERNETES_RULES = tuple(
+    ReplacementRule(f"kubernetes:{kind}", (*K8S_IDENTITY, *fields), K8S_DIFF)
+    for kind, fields in _K8S_KIND_FIELDS.items()
+)
+
+_OTHER_RULES = (
+    ReplacementRule(
+        "kubernetes:helm.sh/v3:Release",
+        ("name", "namespace"),
+        "pulumi/pulumi-kubernetes@94977969:provider/pkg/provider/helm_release.go Diff forceNewFields",
+    ),
+    ReplacementRule(
+        "pulumi:providers:kubernetes",
+        ("kubeconfig", "context", "cluster", "clusterIdentifier", "renderYamlToDirectory"),
+        "pulumi/pulumi-kubernetes@94977969:provider/pkg/provider/provider.go DiffConfig (replaces when kubeconfig, "
+        "context or cluster is computed or names another active cluster)",
+    ),
+    ReplacementRule(
+        "pulumi:providers:gcp",
+        (),
+        "pulumi/pulumi-terraform-bridge pkg/tfbridge configDiffer.DiffConfig: replacement only for "
+        "ForcesProviderReplace config, which pulumi-gcp provider/resources.go does not set",
+    ),
+)
+
+RULES: dict[str, ReplacementRule] = {rule.type: rule for rule in (*_GCP_RULES, *_KUBERNETES_RULES, *_OTHER_RULES)}
+
+
+def rule_for(resource_type: str) -> ReplacementRule | None:
+    return RULES.get(resource_type)
+
+
+def is_kubernetes_object(resource_type: str) -> bool:
+    """A Kubernetes API object diffed by the provider's object Diff (not a Helm release, not the provider)."""
+    return resource_type.startswith("kubernetes:") and not resource_type.startswith("kubernetes:helm.sh/")
+
+
+# Which stack setting feeds which input: lets a replacement or refusal name the key to revert.
+# (resource type, input path prefix, config key). A type may be qualified by its parents as in the
+# URN (`llm-serving:serving:VllmEngine$kubernetes:apps/v1:Deployment`) where the stack declares
+# several resources of that type from different settings (the cluster's subnet and the gateway's
+# proxy-only subnet; the serving Deployment and the endpoint picker's); it then matches only those.
+_CLUSTER = "llm-serving:gke:Cluster$"
+_EXISTING = "llm-serving:gke:ExistingCluster$"
+_GATEWAY = "llm-serving:routing:InferenceGateway$"
+_ENGINE = "llm-serving:serving:VllmEngine$"
+_PICKER = "llm-serving:routing:EndpointPicker$"
+SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
+    ("gcp:container/cluster:Cluster", "name", "cluster.name"),
+    ("gcp:container/cluster:Cluster", "location", "region"),
+    ("gcp:container/cluster:Cluster", "project", "project"),
+    ("gcp:container/cluster:Cluster", "releaseChannel", "cluster.releaseChannel"),
+    ("gcp:container/cluster:Cluster", "minMasterVersion", "cluster.minMasterVersion"),
+    ("gcp:container/cluster:Cluster", "deletionProtection", "cluster.deletionProtection"),
+    ("gcp:container/cluster:Cluster", "gatewayApiConfig", "routing.mode"),
+    ("gcp:container/cluster:Cluster", "privateClusterConfig", "cluster.privateNodes"),
+    ("gcp:container/cluster:Cluster", "masterAuthorizedNetworksConfig", "cluster.authorizedNetworks"),
+    ("gcp:compute/network:Network", "name", "cluster.name"),
+    ("gcp:compute/network:Network", "project", "project"),
+    (SUBNETWORK, "name", "cluster.name"),
+    (SUBNETWORK, "region", "region"),
+    (SUBNETWORK, "project", "project"),
+    (_CLUSTER + SUBNETWORK, "ipCidrRange", "cluster.network.subnetCidr"),
+    (_CLUSTER + SUBNETWORK, "secondaryIpRanges[0]", "cluster.network.podsCidr"),
+    (_CLUSTER + SUBNETWORK, "secondaryIpRanges[1]", "cluster.network.servicesCidr"),
+    (_GATEWAY + SUBNETWORK, "ipCidrRange", "routing.gateway.proxySubnetCidr"),
+    (_GATEWAY + "gcp:compute/firewall:Firewall", "sourceRanges", "routing.gateway.proxySubnetCidr"),
+    ("gcp:compute/disk:Disk", "name", "weights.model"),
+    ("gcp:compute/disk:Disk", "name", "weights.revision"),
+    ("gcp:compute/disk:Disk", "name", "cluster.name"),
+    ("gcp:compute/disk:Disk", "zone", "zones"),
+    ("gcp:compute/disk:Disk", "size", "weights.sizeGib"),
+    ("gcp:compute/disk:Disk", "provisionedThroughput", "weights.throughputMibps"),
+    ("gcp:compute/disk:Disk", "deletionPolicy", "weights.protect"),
+    ("gcp:compute/disk:Disk", "project", "project"),
+    ("gcp:compute/image:Image", "deletionPolicy", "weights.protect"),
+    ("gcp:compute/snapshot:Snapshot", "name", "weights.model"),
+    ("gcp:compute/snapshot:Snapshot", "name", "weights.revision"),
+    ("gcp:compute/snapshot:Snapshot", "name", "cluster.name"),
+    ("gcp:compute/snapshot:Snapshot", "zone", "zones"),
+    ("gcp:compute/snapshot:Snapshot", "project", "project"),
+    ("gcp:projects/service:Service", "project", "project"),
+    (_CLUSTER + "kubernetes:core/v1:Namespace", "metadata.name", "cluster.namespace"),
+    (_EXISTING + "kubernetes:core/v1:Namespace", "metadata.name", "cluster.namespace"),
+    ("kubernetes:core/v1:PersistentVolume", "metadata.name", "weights.revision"),
+    ("kubernetes:core/v1:PersistentVolumeClaim", "metadata.name", "weights.revision"),
+    ("kubernetes:batch/v1:Job", "metadata.name", "weights.revision"),
+    (_ENGINE + DEPLOYMENT, "spec.replicas", "capacity.nodes"),
+    (_ENGINE + DEPLOYMENT, "spec.progressDeadlineSeconds", "capacity.nodes"),
+    (_ENGINE + DEPLOYMENT, "spec.progressDeadlineSeconds", "capacity.sources"),
+    (_ENGINE + DEPLOYMENT, "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
+    (_ENGINE + DEPLOYMENT, "spec.template.spec.containers", "engine"),
+    (_PICKER + DEPLOYMENT, "spec.replicas", "routing.gateway.eppReplicas"),
+    (_PICKER + DEPLOYMENT, "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
+    (_PICKER + DEPLOYMENT, "metadata.annotations", "routing.gateway.eppReplicas"),
+    (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].image", "routing.gateway.eppImage"),
+    (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].resources", "routing.gateway.eppCpu"),
+    (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].resources", "routing.gateway.eppMemory"),
+    ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities", "capacity.sources"),
+    ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities[*].location.zones", "zones"),
+    ("kubernetes:cloud.google.com/v1:ComputeClass", "metadata.name", "capacity.computeClassName"),
+    ("kubernetes:core/v1:Service", "metadata.name", "routing.serviceName"),
+)
+
+
+def unqualified(resource_type: str) -> str:
+    """`parent$...$type` -> `type`."""
+    return resource_type.rsplit("$", 1)[-1]
+
+
+def _applies(entry_type: str, qualified_type: str) -> bool:
+    return qualified_type == entry_type or qualified_type.endswith("$" + entry_type)
+
+
+# Inputs whose value, not their path, says which setting feeds them: (type, path prefix, value prefix,
+# config key). vLLM's drain follows the pods' grace, which the capacity sources decide.
+CONFIG_SOURCES_BY_VALUE: tuple[tuple[str, str, str, str], ...] = (
+    (_ENGINE + DEPLOYMENT, "spec.template.spec.containers", "--shutdown-timeout=", "capacity.sources"),
+)
+
+
+def config_keys_for(resource_type: str, path: str, value: object = None) -> list[str]:
+    """The settings that may feed `path` (holding `value`) of a resource of `resource_type` (the
+    URN's type part, parents included, or a bare type): those of the most specific entry holding it,
+    else of every entry inside it (a whole list replaced)."""
+    for type_, prefix, value_prefix, key in CONFIG_SOURCES_BY_VALUE:
+        if _applies(type_, resource_type) and path_touches(prefix, path) and str(value).startswith(value_prefix):
+            return [key]
+    changed = len(parse_path(path))
+    entries = [
+        (len(parse_path(prefix)), key)
+        for type_, prefix, key in CONFIG_SOURCES
+        if _applies(type_, resource_type) and path_touches(prefix, path)
+    ]
+    holding = [(length, key) for length, key in entries if length <= changed]
+    if not holding:
+        return sorted({key for _, key in entries})
+    longest = max(length for length, _ in holding)
+    return sorted({key for length, key in holding if length == longest})

@@ -1,0 +1,401 @@
+"""What the engine, a provider or GCP would refuse in a planned update, and what it would do that
+the user may not expect: the refusals (exit 1) and warnings of a preview.
+
+Sources, next to each check:
+* protect and deletion guards: pulumi/pulumi step_generator.go and DeleteStep.Apply;
+  terraform-provider-google@e03b7622 tpgresource/utils.go DeletionPolicyPreDelete,
+  resource_compute_disk.go and resource_container_cluster.go Delete.
+* Global names: networks, firewall rules, images and snapshots are global resources, unique by name
+  in the project (Compute Engine "Global, regional, and zonal resources",
+  https://cloud.google.com/compute/docs/regions-zones/global-regional-zonal-resources); subnets,
+  routers and regional clusters are regional, disks zonal.
+* Proxy-only subnets: the provider grows a subnet's range in place with `expandIpCidrRange`
+  (terraform-provider-google-beta@93c65b2d resource_compute_subnetwork.go:1259-1269), which does not
+  work for proxy-only subnets ("This command doesn't work for secondary subnets or for subnets that
+  are used exclusively for load balancer proxies", https://cloud.google.com/sdk/gcloud/reference/compute/networks/subnets/expand-ip-range);
+  their documented change of range is a second proxy-only subnet in role BACKUP, promoted to ACTIVE
+  (https://cloud.google.com/load-balancing/docs/proxy-only-subnets).
+* A disk deleted first: before deleting a resource replaced delete-first, the engine deletes the
+  resources built from its outputs that must be replaced with it (pulumi/pulumi@1b594989
+  pkg/resource/deploy/step_generator.go `calculateDependentReplacements`: a PersistentVolume's
+  `spec.csi` and a claim's `spec.volumeName` force replacement); pulumi-kubernetes then waits up to
+  10 minutes for each object to be gone (provider/pkg/await/await.go `Deletion`), and a claim that
+  pods use stays Terminating (kubernetes.io/pvc-protection); the provider detaches a disk from every
+  VM before deleting it (terraform-provider-google-beta@93c65b2d resource_compute_disk.go:1695-1775).
+* "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
+  google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
+  balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and
+  hashicorp/terraform-provider-google#7637): docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from commands.engine.secrets import CIPHERTEXT
+from commands.io.states import Record
+from commands.preview.changes import KeptValue, Preview, ResourceChange
+from policies.graph import environments
+from policies.rules.protection import PRODUCTION_ENVIRONMENTS
+
+CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
+DISK_TYPE = "gcp:compute/disk:Disk"
+VOLUME_TYPE = "kubernetes:core/v1:PersistentVolume"
+PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
+PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
+NETWORK_TYPE = "gcp:compute/network:Network"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+GLOBAL_TYPES = frozenset(
+    {NETWORK_TYPE, "gcp:compute/firewall:Firewall", "gcp:compute/image:Image", "gcp:compute/snapshot:Snapshot"}
+)
+LOCATION_FIELDS = ("zone", "region", "location")
+# Objects whose deletion makes GKE remove load balancers and network endpoint groups in the background.
+LOAD_BALANCED_TYPES = (
+    "kubernetes:gateway.networking.k8s.io/",
+    "kubernetes:inference.networking.k8s.io/",
+    "kubernetes:helm.sh/v3:Release",
+)
+
+
+@dataclass(frozen=True)
+class _Resource:
+    """A record as the policy pack's graph helpers read one."""
+
+    resource_type: str
+    props: dict[str, Any]
+
+
+def is_production(records: list[Record]) -> bool:
+    labelled = environments([_Resource(record["type"], record["inputs"]) for record in records])
+    return bool(labelled & set(PRODUCTION_ENVIRONMENTS.default))
+
+
+def _keys(change: ResourceChange) -> str:
+    return f" (stack setting: {', '.join(sorted(change.config_keys))})" if change.config_keys else ""
+
+
+def _same_gcp_identity(old: Record, new: Record) -> bool:
+    """The replacement would be created under the old one's name, in its scope."""
+    fields = ("name", "project") if new["type"] in GLOBAL_TYPES else ("name", "project", *LOCATION_FIELDS)
+    return "name" in new["inputs"] and all(old["inputs"].get(key) == new["inputs"].get(key) for key in fields)
+
+
+def _delete_guard(old: Record) -> str | None:
+    """What in the state makes the GCP provider's Delete fail (terraform-provider-google@e03b7622:
+    tpgresource/utils.go DeletionPolicyPreDelete and resource_compute_disk.go Delete for
+    `deletion_policy`, resource_container_cluster.go Delete for `deletion_protection`)."""
+    if not old["type"].startswith("gcp:"):
+        return None
+    if old["inputs"].get("deletionPolicy") == "PREVENT":
+        return "deletionPolicy is PREVENT in the state (set DELETE and `pulumi up` first)"
+    if old["type"] == CLUSTER_TYPE and old["inputs"].get("deletionProtection") is True:
+        return "deletionProtection is true in the state (set it false and `pulumi up` first)"
+    return None
+
+
+def _secondary_ranges_in_use(old: dict[str, Record], change: ResourceChange) -> str:
+    """The names of a subnet's secondary ranges whose CIDR changes although a cluster of the old
+    state allocates its pods or services from them (the provider updates them in place, as
+    terraform-provider-google does not mark them ForceNew; GCP refuses it while they are in use)."""
+    if change.record["type"] != SUBNETWORK_TYPE:
+        return ""
+
+    def ranges(record: Record) -> dict[Any, Any]:
+        return {
+            item.get("rangeName"): item.get("ipCidrRange") for item in record["inputs"].get("secondaryIpRanges") or []
+        }
+
+    old_ranges, new_ranges = ranges(old[change.urn]), ranges(change.record)
+    changed = {name for name, cidr in old_ranges.items() if name in new_ranges and new_ranges[name] != cidr}
+    used = {
+        (record["inputs"].get("ipAllocationPolicy") or {}).get(key)
+        for record in old.values()
+        if record["type"] == CLUSTER_TYPE
+        for key in ("clusterSecondaryRangeName", "servicesSecondaryRangeName")
+    }
+    return ", ".join(repr(name) for name in sorted(changed & used))
+
+
+def _gpu_pods(record: Record) -> int:
+    """Replicas of a Deployment whose pods request GPUs (the serving Deployment), else 0."""
+    if record["type"] != DEPLOYMENT_TYPE:
+        return 0
+    spec = record["inputs"].get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    gpus = any(
+        ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu") for container in containers
+    )
+    return int(spec.get("replicas") or 1) if gpus else 0
+
+
+def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | None:
+    """The serving Deployment rebuilt beside itself: a namespace or name change (pulumi-kubernetes
+    creates a renamed object first, provider.go Diff `deleteBeforeReplace`)."""
+    pods = _gpu_pods(change.record)
+    if change.action != "replace" or change.delete_before_replace or not pods or change.urn not in old:
+        return None
+    if not any(reason.startswith(("metadata.name ", "metadata.namespace ")) for reason in change.replaced_because):
+        return None  # rebuilt with its cluster (a replaced provider): the cluster's own change says so
+    before = old[change.urn]["inputs"].get("metadata") or {}
+    after = change.record["inputs"].get("metadata") or {}
+    moved = before.get("namespace") != after.get("namespace")
+    claim = (
+        "; in the new namespace its weights claim is a new claim for a volume the old claim still holds"
+        if moved
+        else ""
+    )
+    return (
+        f"{change.urn}: the serving Deployment is replaced create-before-delete "
+        f"({'; '.join(change.replaced_because)}): "
+        f"{pods} new pod(s) need {pods} more A4 node(s) beside the running ones until those are deleted (capacity "
+        f"that may not exist; both sets are billed){claim}. Keep routing.serviceName and cluster.namespace as they "
+        "are; to move anyway, scale the old Deployment to zero first (`kubectl scale deployment/"
+        f"{before.get('name')} --namespace {before.get('namespace')} --replicas=0`) and accept the outage, or "
+        f"deploy a second stack{_keys(change)}"
+    )
+
+
+def _protection(old: dict[str, Record], change: ResourceChange) -> Iterator[str]:
+    if change.action == "replace" and change.options.get("protect") and old[change.urn]["options"].get("protect"):
+        yield f"unable to replace protected {change.urn}: {'; '.join(change.replaced_because)}{_keys(change)}"
+    if change.action == "delete" and change.options.get("protect"):
+        yield f"unable to delete protected {change.urn}: it is no longer declared"
+    if change.action in ("delete", "replace") and (guard := _delete_guard(old[change.urn])):
+        yield f"the provider would fail to delete {change.urn}: {guard}{_keys(change)}"
+
+
+def _name_clash(old: dict[str, Record], change: ResourceChange) -> Iterator[str]:
+    """A GCP replacement created while an object of its name still exists: 409 alreadyExists."""
+    record, previous = change.record, old.get(change.urn)
+    if change.action != "replace" or previous is None or not record["type"].startswith("gcp:"):
+        return
+    if not _same_gcp_identity(previous, record):
+        return
+    name = record["inputs"]["name"]
+    scope = "project (a global name)" if record["type"] in GLOBAL_TYPES else "same location"
+    if not change.delete_before_replace:
+        yield (
+            f"{change.urn}: replaced create-before-delete under the same name {name!r} in the {scope}: GCP refuses "
+            f"the create (409 alreadyExists); set deleteBeforeReplace on it or add a suffix to its name{_keys(change)}"
+        )
+    kept_by = (
+        "deletionPolicy ABANDON"
+        if previous["inputs"].get("deletionPolicy") == "ABANDON"
+        else "retainOnDelete"
+        if change.options.get("retainOnDelete")
+        else None
+    )
+    if kept_by:
+        yield (
+            f"{change.urn}: replaced under the same name {name!r} in the {scope}, but {kept_by} leaves the old object "
+            f"in the cloud, so the create fails (409 alreadyExists): delete the old {name!r} by hand first (it is "
+            f"what serves today), or give the new one another name{_keys(change)}"
+        )
+
+
+def _is_proxy_only(record: Record) -> bool:
+    return record["type"] == SUBNETWORK_TYPE and record["inputs"].get("purpose") in PROXY_ONLY_PURPOSES
+
+
+def _proxy_only_expanded(change: ResourceChange) -> str | None:
+    """A proxy-only subnet's range grown in place: GCP refuses `expandIpCidrRange` for it."""
+    if change.action != "update" or not _is_proxy_only(change.record):
+        return None
+    if not any(entry.path == "ipCidrRange" for entry in change.inputs):
+        return None
+    return (
+        f"GCP would refuse to update {change.urn}: the range of a proxy-only subnet cannot be expanded (the provider "
+        "calls expandIpCidrRange, which does not work for proxy-only subnets). Keep its range; to change it, create "
+        f"a proxy-only subnet with the new range in role BACKUP, promote it to ACTIVE ({PROXY_ONLY_DOCS}) and name it "
+        f"in routing.gateway.existingProxySubnet{_keys(change)}"
+    )
+
+
+def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str | None:
+    """A proxy-only subnet replaced while the Gateway that uses it stays."""
+    if change.action != "replace" or not _is_proxy_only(change.record):
+        return None
+    if not any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in new.values()):
+        return None
+    order = "deleted before its replacement exists" if change.delete_before_replace else "replaced"
+    return (
+        f"{change.urn}: the proxy-only subnet is {order} ({'; '.join(change.replaced_because)}) while the Gateway "
+        "uses it: its load balancers have no proxy addresses in between, and GCP may refuse to delete a proxy-only "
+        "subnet that load balancers use (not verified here). The documented change of range is a second proxy-only "
+        f"subnet in role BACKUP promoted to ACTIVE ({PROXY_ONLY_DOCS}), then routing.gateway.existingProxySubnet"
+        f"{_keys(change)}"
+    )
+
+
+def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange) -> str | None:
+    """A disk replaced delete-first that an old PersistentVolume serves from."""
+    if change.action != "replace" or change.record["type"] != DISK_TYPE or not change.delete_before_replace:
+        return None
+    name = old[change.urn]["inputs"].get("name")
+    volumes = sorted(
+        urn
+        for urn, record in old.items()
+        if record["type"] == VOLUME_TYPE
+        and str(((record["inputs"].get("spec") or {}).get("csi") or {}).get("volumeHandle", "")).endswith(
+            f"/disks/{name}"
+        )
+    )
+    if not volumes:
+        return None
+    detached = (
+        ""
+        if old[change.urn]["inputs"].get("deletionPolicy") == "ABANDON"
+        else ", and the provider detaches the disk from every VM that has it, under the running serving pods"
+    )
+    return (
+        f"{change.urn}: the disk is replaced delete-first ({'; '.join(change.replaced_because)}). Before deleting "
+        f"it the engine deletes what is built from it ({', '.join(volumes)} and the claims bound to them){detached}. "
+        "A claim that pods use stays Terminating until they are gone, so `pulumi up` waits on it and fails after 10 "
+        f"minutes. Scale the serving Deployment to zero first and accept the outage, or keep the setting{_keys(change)}"
+    )
+
+
+def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+    production = is_production(list(new.values()))
+    found: list[str] = []
+    for change in result.changes:
+        found += _protection(old, change)
+        found += _name_clash(old, change)
+        if change.action in ("update", "replace") and (in_use := _secondary_ranges_in_use(old, change)):
+            found.append(
+                f"GCP would refuse to update {change.urn}: secondary range {in_use} changes while a cluster "
+                f"uses it (a cluster's pod and service ranges are fixed; a new range needs a new cluster: "
+                f"destroy first, or deploy a new stack){_keys(change)}"
+            )
+        if production and (rebuilt := _replaced_workload(old, change)):
+            found.append(f"refused in production: {rebuilt}")
+        if expanded := _proxy_only_expanded(change):
+            found.append(expanded)
+    names = {record["name"] for record in new.values()}
+    old_names = {record["name"] for record in old.values()}
+    for urn, record in sorted(new.items()):
+        references = [
+            *(record["options"].get("dependsOn") or []),
+            *(record.get(key) for key in ("parent", "provider")),
+            record["options"].get("deletedWith"),
+        ]
+        for name in references:
+            if name and name not in names:
+                gone = "deleted" if name in old_names else "not declared"
+                found.append(f"{urn} still depends on {name}, which is {gone}")
+    return found
+
+
+def _kept_warning(kept: KeptValue) -> str:
+    what = (
+        f"the program states it with {kept.explicit_off}"
+        if kept.explicit_off
+        else f"the provider has no explicit off; by hand: {kept.by_hand}"
+        if kept.by_hand
+        else "set it explicitly to change it"
+    )
+    return (
+        f"{kept.urn}: no change: the old value stays: {kept.path} is no longer set, but the provider keeps "
+        f"{json.dumps(kept.old, sort_keys=True)} (Optional+Computed, {kept.source}); {what}"
+    )
+
+
+def _global_delete_first(change: ResourceChange) -> str | None:
+    if change.action != "replace" or change.record["type"] not in GLOBAL_TYPES or not change.delete_before_replace:
+        return None
+    name = change.record["inputs"].get("name")
+    return (
+        f"{change.urn}: replaced delete-first by {change.delete_first_by}: {name!r} is a global name, so the new one "
+        "is created only once the old one is gone; in between it does not exist, and the delete fails while "
+        "anything still uses it"
+    )
+
+
+def _secret_ciphertext(change: ResourceChange) -> Iterator[str]:
+    for entry in change.inputs:
+        if all(isinstance(side, str) and f"[secret, {CIPHERTEXT}" in side for side in (entry.old, entry.new)):
+            order = "deleted, then created" if change.delete_before_replace else "replaced"
+            yield (
+                f"{change.urn}: {entry.path}: the `secure:` ciphertext changed; the preview cannot decrypt it. If the "
+                f"value is the same (set again), `pulumi up` changes nothing; if it changed, the object is {order}"
+            )
+
+
+def _network_in_use(old: dict[str, Record], result: Preview) -> list[str]:
+    going = {change.urn for change in result.changes if change.action in ("delete", "replace")}
+    balanced = any(record["type"].startswith(LOAD_BALANCED_TYPES) for urn, record in old.items() if urn in going)
+    cluster_goes = any(old[urn]["type"] == CLUSTER_TYPE for urn in going if urn in old)
+    if not (balanced or cluster_goes) or not any(
+        record["type"].startswith(LOAD_BALANCED_TYPES) for record in old.values()
+    ):
+        return []
+    return [
+        f"{urn}: deleted after the Gateway objects that used it; GKE removes their network endpoint groups in the "
+        "background, and the provider does not retry 'is already being used by': if `pulumi up` fails so, delete the "
+        "leftover groups (`gcloud compute network-endpoint-groups list`, then `... delete NAME --zone ZONE`) and run "
+        "it again (docs/operations.md, destroy)"
+        for urn in sorted(going)
+        if urn in old and old[urn]["type"] in (SUBNETWORK_TYPE, NETWORK_TYPE)
+    ]
+
+
+def _gateway_api_channel(record: Record) -> Any:
+    config = record["inputs"].get("gatewayApiConfig")
+    return config.get("channel") if isinstance(config, dict) else None
+
+
+def _gateway_api_off_first(old: dict[str, Record], result: Preview) -> list[str]:
+    """The cluster's Gateway API channel turned off in the update that deletes the Gateway objects:
+    Pulumi deletes what the program no longer declares after every create and update
+    (pulumi/pulumi pkg/resource/deploy/deployment_executor.go, performDeletes), so GKE's Gateway
+    controller is off while the Gateway, its routes and pool still exist."""
+    going = [
+        urn
+        for urn in (change.urn for change in result.of("delete"))
+        if old[urn]["type"].startswith(LOAD_BALANCED_TYPES)
+    ]
+    if not going:
+        return []
+    return [
+        f"{change.urn}: gatewayApiConfig.channel goes to CHANNEL_DISABLED before the Gateway objects are deleted "
+        "(Pulumi deletes last); what GKE does with a Gateway, its finalizer and its load balancer once its "
+        "controller is off is not verified here. To be safe, delete them first (`pulumi destroy --target "
+        "'GATEWAY_COMPONENT_URN' --target-dependents`, the URN of the llm-serving:routing:InferenceGateway "
+        "component from `pulumi stack --show-urns`), then run `pulumi up`"
+        for change in result.of("update")
+        if change.record["type"] == CLUSTER_TYPE
+        and _gateway_api_channel(change.record) == "CHANNEL_DISABLED"
+        and _gateway_api_channel(old[change.urn]) != "CHANNEL_DISABLED"
+    ]
+
+
+def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+    production = is_production(list(new.values()))
+    found = [_kept_warning(kept) for kept in result.kept]
+    for change in result.changes:
+        record = change.record
+        if change.action in ("delete", "replace") and change.options.get("retainOnDelete"):
+            left = "the old object" if change.action == "replace" else "the object"
+            found.append(f"{change.urn}: retainOnDelete, {left} stays in the cloud (delete it by hand)")
+        if change.no_rule and change.action in ("update", "replace"):
+            found.append(f"{change.urn}: no replacement rule for {record['type']}; shown as an update")
+        if (
+            change.action in ("delete", "replace")
+            and old.get(change.urn, {}).get("inputs", {}).get("deletionPolicy") == "ABANDON"
+        ):
+            found.append(f"{change.urn}: deletionPolicy ABANDON, the old object stays in the cloud")
+        if (delete_first := _global_delete_first(change)) is not None:
+            found.append(delete_first)
+        if not production and (rebuilt := _replaced_workload(old, change)):
+            found.append(rebuilt)
+        found += _secret_ciphertext(change)
+        found += [
+            warning
+            for warning in (_proxy_only_replaced(new, change), _disk_deleted_under_volume(old, change))
+            if warning
+        ]
+    return found + _gateway_api_off_first(old, result) + _network_in_use(old, result)

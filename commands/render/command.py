@@ -1,0 +1,382 @@
+"""`render STACK [STACK ...]`: what `pulumi up` would create for each stack, written as plain files.
+
+Writes `resources.json`, `manifests/`, `outputs.json`, `policy.json` (the policy pack's verdicts),
+`capacity.json` and `capacity.svg` (the capacity planner's figures and chart) and `plan.md` to
+`build/STACK/` (or `--out`), for the first `up` on an empty project, or with `--converged` for the
+state every later `up` keeps (the weights image of the stack's revision exists, so the download
+scaffolding is gone: docs/preview.md). `states.json` holds both states' resources, which is what a
+preview compares. A STACK is a stack name (reads `Pulumi.STACK.yaml`) or the path of a
+stack file. Several stacks render in one process, each exactly as a fresh process would render it.
+`--out` follows the output-folder contract (`commands/io/output.py`): no symbolic links, never `/`,
+the repository or the home directory, only files the commands wrote themselves are replaced. Exit
+status, the worst over the stacks: 0 rendered, 1 a mandatory policy violation (after writing every
+file; nothing is written when a file would hold a token) or any other failure, 2 invalid stack config
+or arguments (also an `--out` folder the contract refuses).
+With `--against OLD_DIR` it also writes `changes.md` / `changes.json`, the preview of the update from
+that earlier render's converged state (`commands/preview/command.py`; with several stacks OLD_DIR/STACK):
+exit 1 when the update would be refused, 2 when OLD_DIR is not a render.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from commands.check_policies.runner import Violation, check_records, summary
+from commands.engine import mocks
+from commands.engine.secrets import secret_digests
+from commands.io import output
+from commands.io.cli import STACK_HELP, command_parser, stack_ref
+from commands.io.console import guarded, one_line
+from commands.io.render_dir import PreviewInputError
+from commands.io.states import (
+    CONVERGED,
+    FIRST_UP,
+    STATES_FILE,
+    RenderStates,
+    load_states,
+    states_document,
+    states_of_document,
+)
+from commands.preview.command import Preview, preview_files, preview_of_states, report_preview
+from commands.render.capacity_report import capacity_files
+from commands.render.plan_md import plan_markdown
+from commands.stackfile import stack_settings
+from common.input_files import InputError
+from policies.rules.security import NO_TOKEN_LITERAL
+from stacks.config.stack import StackConfig
+from stacks.load.loader import InvalidConfig, raw_project_config, validate
+
+NOT_MANIFESTS = ("pulumi:providers:", "kubernetes:helm.sh/")
+# libyaml's emitter when PyYAML has it (several times faster), the same safe representer either way.
+SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+Progress = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    """No progress lines: the render is not watched on a terminal."""
+
+
+def terminal_progress(stack: str, stream: TextIO) -> Progress:
+    """One short line per stage on a terminal; nothing when the output is a pipe or a file."""
+    if not stream.isatty():
+        return quiet
+
+    def report(stage: str) -> None:
+        print(f"render {stack}: {stage}", file=stream, flush=True)
+
+    return report
+
+
+def redacted(value: Any) -> Any:
+    """A secret's shape with every leaf replaced: keys of a secret map are not secret."""
+    if isinstance(value, dict):
+        return {key: redacted(item) for key, item in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [redacted(item) for item in value]
+    return mocks.REDACTED
+
+
+def plain(value: Any) -> Any:
+    """Engine-shaped values to plain JSON: secrets redacted, integral floats as ints, keys sorted."""
+    if isinstance(value, dict):
+        if value.get(mocks.SECRET_SIG) == mocks.SECRET_MARK:
+            return redacted(value.get("value"))
+        return {key: plain(item) for key, item in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _name_of(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def resource_records(registrations: list[mocks.Registration]) -> list[dict[str, Any]]:
+    """One JSON object per declared resource, sorted by type and logical name."""
+    names = {registration.urn: registration.name for registration in registrations}
+    records = []
+    for registration in registrations:
+        options = dict(registration.options)
+        options["dependsOn"] = sorted(names.get(urn, _name_of(urn)) for urn in options["dependsOn"])
+        if "deletedWith" in options:
+            options["deletedWith"] = names.get(options["deletedWith"], _name_of(options["deletedWith"]))
+        # a provider reference is "<provider urn>::<provider id>"
+        provider = registration.provider.split("::")[-2] if registration.provider else None
+        record = {
+            "type": registration.type,
+            "name": registration.name,
+            "parent": names.get(registration.parent),
+            "provider": provider,
+            "custom": registration.custom,
+            "inputs": plain(registration.inputs),
+            "options": options,
+        }
+        digests = secret_digests(registration.inputs)
+        if digests:
+            record["secretDigests"] = digests
+        records.append(record)
+    return sorted(records, key=lambda record: (record["type"], record["name"]))
+
+
+def is_manifest(record: dict[str, Any]) -> bool:
+    return (
+        record["custom"] and record["type"].startswith("kubernetes:") and not record["type"].startswith(NOT_MANIFESTS)
+    )
+
+
+def manifest_of(record: dict[str, Any]) -> dict[str, Any]:
+    inputs = dict(record["inputs"])
+    ordered = {"apiVersion": inputs.pop("apiVersion"), "kind": inputs.pop("kind"), "metadata": inputs.pop("metadata")}
+    ordered.update(inputs)
+    return ordered
+
+
+def manifests_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Kubernetes objects among the records, as the render writes them."""
+    return [manifest_of(record) for record in records if is_manifest(record)]
+
+
+def manifest_file_name(manifest: dict[str, Any]) -> str:
+    metadata = manifest["metadata"]
+    parts = [manifest["kind"].lower(), metadata.get("namespace", "_cluster"), metadata["name"]]
+    return "--".join(parts) + ".yaml"
+
+
+def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """One YAML text per Kubernetes object, keyed by file name."""
+    texts: dict[str, str] = {}
+    for manifest in manifests_of(records):
+        file_name = manifest_file_name(manifest)
+        if file_name in texts:
+            raise RuntimeError(f"two Kubernetes objects render to {file_name}")
+        texts[file_name] = yaml.dump(manifest, Dumper=SAFE_DUMPER, sort_keys=False, width=100)
+    return texts
+
+
+def _dump_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    config: StackConfig
+    records: list[dict[str, Any]]
+    out_dir: Path
+    violations: list[Violation]
+    changes: Preview | None
+    # What the offline run could not know or does not apply (ESC, provider settings): also on stderr.
+    notes: list[str]
+
+
+def render(
+    stack: str,
+    config_file: Path | None = None,
+    out: Path | None = None,
+    progress: Progress = quiet,
+    earlier: RenderStates | None = None,
+    converged: bool = False,
+) -> Rendered:
+    """Render one stack into its output folder (with the preview of the update from the `earlier`
+    render's states, when given: written with the render, in one go); `converged`: write the state
+    after the `up` that made the weights image instead of the first `up`."""
+    progress("loading config")
+    settings = stack_settings.load_stack_settings(stack, config_file)
+    mocks.apply_settings(settings)
+    config = validate(raw_project_config(settings.project))
+    out_dir = out or stack_settings.ROOT / "build" / stack
+    output.check_out_dir(out_dir)
+    notes = stack_settings.stack_file_notes(settings)
+    progress("running the program")
+    first_up = mocks.run_program(settings)
+    # The `up` after the one that made the image: the program's own image look-up finds it
+    # (components/weights.py `_image_exists`), exactly as on a real second `up`.
+    image = plain(first_up.outputs).get("weightsImage")
+    later = mocks.run_program(settings, existing_images=frozenset({image})) if isinstance(image, str) else first_up
+    result = later if converged else first_up
+    first_up_records = resource_records(first_up.registrations)
+    later_records = resource_records(later.registrations) if later is not first_up else first_up_records
+    records = later_records if converged else first_up_records
+    progress(f"writing {sum(map(is_manifest, records))} manifests")
+    manifests = manifest_texts(records)
+    outputs = plain(result.outputs)
+    progress("checking policies")
+    violations = check_records(records, stack=stack, project=settings.project)
+    policy = summary(violations)
+    files = {
+        "resources.json": _dump_json(records),
+        **{f"manifests/{name}": text for name, text in manifests.items()},
+        "outputs.json": _dump_json(outputs),
+        "policy.json": _dump_json(policy),
+        **capacity_files(stack, config),
+        "plan.md": plan_markdown(
+            stack,
+            config,
+            records,
+            outputs,
+            sorted(manifests),
+            settings.placeholders,
+            policy,
+            [*notes, *stack_settings.engine_notes(settings)],
+        ),
+        STATES_FILE: _dump_json(
+            {
+                **states_document(image, first_up_records, later_records),
+                "rendered": CONVERGED if converged else FIRST_UP,
+            }
+        ),
+    }
+    leaks = output.token_leaks(files, secret_values(settings))
+    if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
+        # The policy saw a token literal the file scan's shape test may miss (short, unusual): same verdict.
+        leaks = sorted(files)
+    if leaks:
+        raise output.SecretInOutputError(
+            f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written "
+            "(keep the token in `pulumi config set --secret hfToken` only)",
+            [violation.line() for violation in violations],
+        )
+    changes = None
+    if earlier is not None:
+        # the states as states.json holds them, as a later `preview OLD NEW` would read them
+        new = states_of_document(json.loads(files[STATES_FILE]), str(out_dir / STATES_FILE), str(out_dir))
+        changes = preview_of_states(earlier, new, "the --against render")
+        files.update(preview_files(changes))
+    output.write_render(out_dir, files)
+    return Rendered(config, records, out_dir, violations, changes, notes)
+
+
+def secret_values(settings: stack_settings.StackSettings) -> list[str]:
+    """The values of the stack's secret keys that are real (not offline placeholders)."""
+    return [
+        settings.config[key]
+        for key in settings.secret_keys
+        if key in settings.config and key not in settings.placeholders
+    ]
+
+
+def _summary(records: list[dict[str, Any]]) -> str:
+    counts = Counter("component" if not record["custom"] else record["type"].split(":")[0] for record in records)
+    return ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
+
+
+def render_one(
+    stack: str,
+    config_file: Path | None,
+    out: Path | None,
+    label: str = "",
+    earlier: RenderStates | None = None,
+    converged: bool = False,
+) -> int:
+    """Render one stack and report it as the command does (with the preview of the update from the
+    `earlier` render's states, if given); returns its exit status."""
+    try:
+        rendered = render(stack, config_file, out, terminal_progress(stack, sys.stderr), earlier, converged)
+    except (InvalidConfig, InputError) as error:
+        print(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}", file=sys.stderr)
+        return 2
+    except output.SecretInOutputError as error:
+        print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
+        return 1
+    except (RecursionError, MemoryError, BrokenPipeError, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        print(f"{label}render failed: {one_line(f'{type(error).__name__}: {error}')}", file=sys.stderr)
+        return 1
+    records, out_dir, violations = rendered.records, rendered.out_dir, rendered.violations
+    print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
+    for note in rendered.notes:
+        print(f"{label}note: {note}", file=sys.stderr)
+    for violation in violations:
+        print(f"{label}{violation.line()}", file=sys.stderr)
+    refused = report_preview(rendered.changes, out_dir) if rendered.changes is not None else 0
+    mandatory = sum(violation.mandatory for violation in violations)
+    if mandatory:
+        print(
+            f"{label}render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr
+        )
+        return 1
+    return refused
+
+
+EXIT_CODES = {
+    0: "rendered (advisory policy violations are reported on standard error)",
+    1: "a mandatory policy violation (every file written), a token that would reach a file (nothing written), "
+    "an update the engine would refuse (with --against), or another failure",
+    2: "invalid stack config, stack name or arguments; an --out folder that is not new, empty or a render; "
+    "an OLD_DIR that is not a render",
+}
+
+
+@guarded("render", as_is=(InvalidConfig,))
+def main(argv: list[str] | None = None) -> int:
+    parser = command_parser("render", __doc__.split("\n\n")[0] if __doc__ else "", EXIT_CODES)
+    parser.add_argument("stacks", nargs="+", metavar="STACK", help=f"{STACK_HELP}; several render one after another")
+    parser.add_argument(
+        "--config-file", type=Path, metavar="FILE", help="with one STACK: read the stack's settings from this file"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output directory (default build/STACK); with several stacks, one STACK folder in it",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="OLD_DIR",
+        help="also preview the update from this earlier render into changes.md / changes.json "
+        "(with several stacks: OLD_DIR/STACK)",
+    )
+    parser.add_argument(
+        "--converged",
+        action="store_true",
+        help="render the state after the `up` that made the weights image (no download scaffolding)",
+    )
+    args = parser.parse_args(argv)
+    refs = [stack_ref(target) for target in args.stacks]
+    targets = [(ref.name, ref.file) for ref in refs]
+    names = [name for name, _ in targets]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        print(f"render: stack {duplicates[0]} is given twice; give each stack once", file=sys.stderr)
+        return 2
+    if args.config_file is not None:
+        if len(targets) != 1:
+            print("render: --config-file goes with exactly one STACK; name stack files as STACK", file=sys.stderr)
+            return 2
+        targets = [(names[0], args.config_file)]
+    several = len(targets) > 1
+    earlier: dict[str, RenderStates | None] = {}
+    for name, _ in targets:
+        try:  # read before rendering: OLD_DIR may be the output directory the render replaces
+            earlier[name] = load_states(args.against / name if several else args.against) if args.against else None
+        except PreviewInputError as error:
+            print(f"preview: {error}", file=sys.stderr)
+            return 2
+    statuses = [
+        render_one(
+            name,
+            config_file,
+            (args.out / name if several else args.out) if args.out else None,
+            label=f"{name}: " if several else "",
+            earlier=earlier[name],
+            converged=args.converged,
+        )
+        for name, config_file in targets
+    ]
+    return max(statuses)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

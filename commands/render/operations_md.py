@@ -1,0 +1,73 @@
+"""plan.md's operations section: scaling settings, their expected reaction time, schedule and cold-start cost."""
+
+from __future__ import annotations
+
+from stacks.config.operations import COLD_START_SECONDS, MODEL_LOAD_SECONDS, NODE_PROVISIONING_SECONDS
+from stacks.config.stack import StackConfig
+from stacks.operations import autoscaling_metric, schedule_steps
+
+
+def _pods(count: int) -> str:
+    return f"{count} pod{'' if count == 1 else 's'}"
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds / 60:.0f} min"
+
+
+def surge_reaction(config: StackConfig) -> str:
+    """How long a sustained surge takes to get its first extra pod serving, and all of them."""
+    scaling = config.autoscaling
+    headroom = config.max_replicas - scaling.min_replicas
+    if headroom == 0:
+        return f"none: min = max = {_pods(config.max_replicas)}"
+    last = COLD_START_SECONDS + (headroom - 1) * scaling.scale_up_period_seconds
+    return (
+        f"first new pod ready after ~{_minutes(COLD_START_SECONDS)}; "
+        f"{_pods(headroom)} more serve after ~{_minutes(last)}"
+    )
+
+
+def plan_section(config: StackConfig) -> list[str]:
+    """plan.md: scaling settings, their expected reaction time, schedule and cold-start cost."""
+    cold = COLD_START_SECONDS
+    node_hour = config.pricing.spot_per_node_hour, config.pricing.committed_1y_per_node_hour
+    warmup_cost = [price * cold / 3600 for price in node_hour]
+    lines = ["## Operations", "", "| setting | value |", "|---|---|"]
+    scaling = config.autoscaling
+    if scaling.enabled:
+        metric, target = autoscaling_metric(config)
+        # GitHub tables split cells on every unescaped pipe, code spans included.
+        shown_metric = metric.replace("|", "\\|")
+        lines += [
+            f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
+            f"{scaling.min_replicas}-{config.max_replicas} pods |",
+            f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
+            f"~{_minutes(cold)} (provisioning ~{_minutes(NODE_PROVISIONING_SECONDS)} "
+            f"+ load ~{_minutes(MODEL_LOAD_SECONDS)}) |",
+            f"| scale down | after {scaling.scale_down_stabilization_seconds} s of lower demand, -1 pod per "
+            f"{scaling.scale_down_period_seconds} s |",
+            f"| reaction to a sustained surge | {surge_reaction(config)} |",
+        ]
+    else:
+        lines.append(f"| autoscaling | off: {_pods(config.nodes)}, scale by hand (`scaleByHand` output) |")
+    if config.schedule.enabled:
+        steps = schedule_steps(config)
+        lines += [
+            f"| schedule ({config.schedule.time_zone}) | "
+            + "; ".join(f"`{step.cron}` -> {_pods(step.replicas)}" for step in steps)
+            + " |",
+        ]
+    else:
+        lines.append("| schedule | none (pods run around the clock) |")
+    lines.append(
+        f"| cold start per pod | ~{_minutes(cold)}; the node is billed during warm-up: USD {warmup_cost[0]:.2f} Spot, "
+        f"USD {warmup_cost[1]:.2f} committed per node (VM price, before the Autopilot premium) |"
+    )
+    alerts = config.monitoring.alerts
+    channel = alerts.notification_channel or (f"email {alerts.email}" if alerts.email else "none (console only)")
+    lines += [
+        f"| dashboard | {'on' if config.monitoring.dashboard else 'off'} |",
+        f"| alerts | {'on' if alerts.enabled else 'off'}, notify: {channel} |",
+    ]
+    return lines

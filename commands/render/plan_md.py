@@ -1,0 +1,294 @@
+"""plan.md: a readable summary of a render, with the capacity and cost sheet."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from commands.render.capacity_report import CHART_FILE
+from commands.render.operations_md import plan_section as operations_section
+from stacks.args import serve_arguments
+from stacks.capacity.expectation import Expectation
+from stacks.capacity.planner import CapacityPlan, Cost, plan, source_label
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
+
+
+def _control_plane_label(config: StackConfig) -> str:
+    networks = config.cluster.authorized_networks
+    if networks is None:
+        ip_endpoint = "IP endpoint open (IAM/RBAC only)"
+    else:
+        ip_endpoint = f"IP endpoint limited to {', '.join(n.cidr_block for n in networks) or 'no outside range'}"
+    nodes = "private nodes + Cloud NAT" if config.cluster.private_nodes else "nodes with external IPs"
+    return f"DNS endpoint (IAM), {ip_endpoint}; {nodes}"
+
+
+def _cluster_settings(config: StackConfig) -> list[tuple[str, str]]:
+    weights = f"weights {'kept on delete (ABANDON)' if config.weights_protected else 'off'}"
+    if config.cluster.existing:
+        return [
+            (
+                "cluster",
+                f"existing Autopilot cluster {config.cluster.name} in {config.region}, not managed by this stack: "
+                f"looked up by `pulumi preview`/`up` and checked (Autopilot, GKE >= {config.minimum_gke_version}, "
+                "Workload Identity, Managed Prometheus"
+                + (", Gateway API" if config.routing.mode is RoutingMode.gateway else "")
+                + "); offline the look-up returns a stand-in that passes the checks",
+            ),
+            ("control plane", "the existing cluster's (its Kubernetes provider comes from the look-up)"),
+            ("deletion protection", f"cluster not managed here, {weights}"),
+        ]
+    return [
+        (
+            "cluster",
+            f"{config.cluster.name}, {config.cluster.release_channel.value}, >= {config.cluster.min_master_version}",
+        ),
+        ("control plane", _control_plane_label(config)),
+        ("deletion protection", f"cluster {'on' if config.protected else 'off'}, {weights}"),
+    ]
+
+
+def key_settings(config: StackConfig) -> list[tuple[str, str]]:
+    return [
+        ("environment", config.environment.value),
+        ("project / region / zones", f"{config.project} / {config.region} / {', '.join(config.zones)}"),
+        *_cluster_settings(config),
+        ("A4 nodes (8x B200 each)", _nodes_setting(config)),
+        ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
+        ("profile", _profile_setting(config)),
+        ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
+        ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.weights.throughput_mibps} MiB/s"),
+        (
+            "engine",
+            f"{config.engine.image}, DP {config.engine.data_parallel_size} x TP {config.engine.tensor_parallel_size}",
+        ),
+        (
+            "vllm serve",
+            " ".join(f"`{arg}`" for arg in serve_arguments(config)),
+        ),
+        ("routing", config.routing.mode.value),
+    ]
+
+
+def _profile_setting(config: StackConfig) -> str:
+    profile = config.serving_profile
+    if config.serves_profile_checkpoint:
+        return f"{profile.name.value}: {profile.summary}"
+    return (
+        f"{profile.name.value}: its engine and workload defaults only; the stack serves another checkpoint than "
+        f"the profile's {profile.checkpoint.model}"
+    )
+
+
+def _nodes_setting(config: StackConfig) -> str:
+    if config.target is None:
+        return str(config.nodes)
+    goal, value = config.target.goal()
+    return f"{config.nodes} (the ceiling), sized by the planner from target.{goal} {value:,.0f}"
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "not measured"
+    return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.1f} s"
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return "not measured" if value is None else f"{value:,.{digits}f}"
+
+
+def _usd_per_million(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _throughput_note(expected: Expectation) -> str:
+    if expected.per_node_tokens_per_second is None or expected.scaling_efficiency is None:
+        return expected.null_reasons.get("total_tokens_per_second", "not measured")
+    if expected.basis == "extrapolated":
+        measured = "/".join(str(count) for count in expected.measured_nodes)
+        note = (
+            f"{expected.per_node_tokens_per_second:,.0f} per node (extrapolated from the runs at {measured} node(s): "
+            "the nearest per-node figure held, scaling not measured here)"
+        )
+    else:
+        note = (
+            f"{expected.per_node_tokens_per_second:,.0f} per node ({expected.basis}), scaling efficiency "
+            f"{expected.scaling_efficiency:.1%} (per node, against {expected.measured_nodes[0]} node(s))"
+        )
+    if expected.routing == RoutingMode.gateway.value and expected.routing_factor is not None:
+        note += f", {expected.routing_factor:.1%} of ClusterIP"
+    return note
+
+
+def _figure_note(expected: Expectation, key: str, measured: str) -> str:
+    return expected.null_reasons.get(key, measured)
+
+
+def _monthly(item: Cost) -> str:
+    if round(item.total_per_month_min) == round(item.total_per_month_max):
+        return f"{item.total_per_month_max:,.0f}"
+    return f"{item.total_per_month_min:,.0f}..{item.total_per_month_max:,.0f}"
+
+
+def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
+    """Expected throughput, latency and cost, every figure with the measurement it rests on or the
+    reason it is not given."""
+    expected = capacity.expectation
+    lines = [
+        f"Expected for {expected.nodes} A4 node(s) ({expected.gpus} B200) with {expected.routing} routing "
+        f"([chart]({chart}): throughput and cost by node count).",
+        "",
+    ]
+    if expected.not_measured is not None:
+        lines += [
+            f"**Not measured**: {expected.not_measured.reason}. No throughput, request or latency figure is given "
+            "for it (the measurements of other configurations do not apply).",
+            "",
+            f"How to measure it: {expected.not_measured.how_to_measure}.",
+            "",
+        ]
+    lines += [
+        "| figure | expected | basis |",
+        "|---|---|---|",
+        f"| total tok/s (input + output) | {_number(expected.total_tokens_per_second)} "
+        f"| {_throughput_note(expected)} |",
+        f"| output tok/s | {_number(expected.output_tokens_per_second)} "
+        f"| {_figure_note(expected, 'output_tokens_per_second', 'the load mean output share')} |",
+        f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
+        f"| completed req/s | {_number(expected.requests_per_second)} "
+        f"| {_figure_note(expected, 'requests_per_second', 'as the benchmark counted completions (see below)')} |",
+        f"| TPOT median | {_ms(expected.tpot_median_ms)} "
+        f"| {_figure_note(expected, 'tpot_median_ms', 'nearest measured node counts')} |",
+        f"| TTFT median | {_ms(expected.ttft_median_ms)} "
+        f"| {_figure_note(expected, 'ttft_median_ms', 'nearest measured node counts, full load')} |",
+        "",
+        *_floor_line(capacity),
+        "Assumptions:",
+        "",
+        *[f"- {assumption}" for assumption in expected.assumptions],
+        "",
+        f"Running hours: {_hours(capacity)}: {capacity.running.basis}.",
+        "",
+        "Cost per capacity source, in fallback order (USD; per hour with every node up: nodes x price, the "
+        "Autopilot premium, the weight disks and their disk image, the cluster fee; per month for the running "
+        "hours above, min..max where an autoscaler decides):",
+        "",
+        "| source | pricing | per node-hour | nodes | Autopilot premium | disks + image | cluster fee "
+        "| per hour | per month | per M tokens, nodes only | per M tokens, all in "
+        f"| all in at {capacity.utilization:.0%} load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for source in capacity.sources:
+        for item in source.costs:
+            storage = item.disk_capacity_per_hour + item.disk_throughput_per_hour + item.image_per_hour
+            lines.append(
+                f"| {source.source} | {item.label} | {item.node_per_hour:,.2f} | {item.nodes_per_hour:,.2f} "
+                f"| {item.autopilot_premium_per_hour:,.2f} | {storage:,.2f} | {item.cluster_fee_per_hour:,.2f} "
+                f"| {item.total_per_hour:,.2f} | {_monthly(item)} "
+                f"| {_usd_per_million(item.usd_per_million_tokens_nodes_only)} "
+                f"| {_usd_per_million(item.usd_per_million_tokens_full_load)} "
+                f"| {_usd_per_million(item.usd_per_million_tokens_at_utilization)} |"
+            )
+    lines += ["", "Prices:", "", *[f"- {note}" for note in capacity.pricing_notes]]
+    if capacity.sizing is not None:
+        sizing = capacity.sizing
+        lines += [
+            "",
+            f"Sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), the smallest count "
+            f"within target.maxNodes {sizing.max_nodes} that meets it. It sized {sizing.sized}.",
+            *[f"Caveat: {note}." for note in sizing.notes],
+        ]
+        if sizing.budget_per_hour is not None:
+            lines.append(
+                f"Within the budget of USD {sizing.budget_per_hour:,.2f}/h (all in): "
+                + ", ".join(sizing.sources_within_budget)
+                + "; a fallback to any other source costs more."
+            )
+    return lines
+
+
+def _floor_line(capacity: CapacityPlan) -> list[str]:
+    floor = capacity.floor
+    if floor is None:
+        return []
+    return [
+        f"These are the autoscaler's ceiling ({capacity.nodes} pods). At its floor of {floor.nodes} pod(s): "
+        + (
+            "total tok/s not measured"
+            if floor.total_tokens_per_second is None
+            else f"{floor.total_tokens_per_second:,.0f} total tok/s ({floor.basis})"
+        )
+        + f", {floor.concurrent_requests:,} concurrent requests.",
+        "",
+    ]
+
+
+def _hours(capacity: CapacityPlan) -> str:
+    running = capacity.running
+    low, high = running.node_hours_per_month_min, running.node_hours_per_month_max
+    weekly_low, weekly_high = running.node_hours_per_week_min, running.node_hours_per_week_max
+    if round(low) == round(high):
+        return f"{high:,.0f} node-hours a month ({weekly_high:,.1f} a week)"
+    return f"{low:,.0f}..{high:,.0f} node-hours a month ({weekly_low:,.1f}..{weekly_high:,.1f} a week)"
+
+
+def policy_section(policy: dict[str, Any]) -> list[str]:
+    """The verdicts of the policy pack (`policy.json`) as a table."""
+    lines = [
+        "## Policy verdicts",
+        "",
+        f"{policy['policies']} policies of pack `{policy['pack']}`: {policy['mandatory']} mandatory, "
+        f"{policy['advisory']} advisory violation(s).",
+    ]
+    if policy["violations"]:
+        lines += ["", "| level | policy | resource | message |", "|---|---|---|---|"]
+        lines += [
+            f"| {item['level']} | {item['policy']} | {item['resource']} | {item['message'].replace('|', '/')} |"
+            for item in policy["violations"]
+        ]
+    return lines
+
+
+def plan_markdown(
+    stack: str,
+    config: StackConfig,
+    records: list[dict[str, Any]],
+    outputs: dict[str, Any],
+    manifests: list[str],
+    placeholders: list[str],
+    policy: dict[str, Any],
+    notes: Sequence[str] = (),
+) -> str:
+    lines = [f"# Plan for stack `{stack}`", ""]
+    if placeholders:
+        lines += [
+            "Offline placeholders (secrets that cannot be decrypted here): "
+            + ", ".join(f"`{key}`" for key in placeholders),
+            "",
+        ]
+    if notes:
+        lines += ["From the stack file:", "", *[f"- {note}" for note in notes], ""]
+    lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
+    lines += ["", "## Capacity and cost", "", *capacity_section(plan(stack, config), CHART_FILE)]
+    lines += ["", *operations_section(config)]
+    lines += ["", *policy_section(policy)]
+
+    children: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        children[record["parent"]].append(record)
+    components = [record for record in records if not record["custom"]]
+    lines += ["", f"## Resources ({len(records)})", ""]
+    for component in components:
+        lines += [f"### {component['name']} ({component['type']})", ""]
+        members = [record for record in children[component["name"]] if record["custom"]]
+        lines += [f"- `{record['type']}` {record['name']}" for record in members] or ["- (components only)"]
+        lines.append("")
+    top_level = [record for record in children[None] if record["custom"]]
+    if top_level:
+        lines += ["### stack-level", ""] + [f"- `{record['type']}` {record['name']}" for record in top_level] + [""]
+    lines += [f"## Kubernetes manifests ({len(manifests)})", ""] + [f"- manifests/{name}" for name in manifests]
+    lines += ["", "## Stack outputs", ""] + [f"- `{key}`: `{value}`" for key, value in sorted(outputs.items())]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,173 @@
+"""The stack's config as the Pulumi CLI hands it to the program, read offline from the files.
+
+The CLI merges, lowest first: `Pulumi.yaml` defaults, the values of the stack's ESC environment,
+the stack file's own `config` (pulumi/pulumi pkg/workspace/config.go `mergeConfig`); then it hands
+every key, in every namespace, to the program (`PULUMI_CONFIG`). Offline:
+- `secure:` values cannot be decrypted: each becomes a placeholder marked secret, which carries a
+  digest of the ciphertext: a new ciphertext (`pulumi config set --secret` again) shows in a preview
+  as a changed secret (`commands/engine/secrets.py`);
+- an ESC environment cannot be opened: a key the program needs that the file leaves to it becomes
+  a placeholder, and every key the file leaves out takes its default here although the environment
+  may set it under `pulumi up`; the notes say so (plan.md and standard error);
+- the HF token, which a real stack holds as a `secure:` value, gets a placeholder when the file
+  has none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from commands.stackfile import stackfile
+from commands.stackfile.esc import StackEnvironment, merged_config
+from stacks.load.loader import PROVIDER_DEFAULTS, InvalidConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+# What the offline run stands in for a key only ESC would supply. A project id of the right shape
+# (the program validates it), never a real one.
+ESC_PROJECT_PLACEHOLDER = "project-from-esc"
+ENVIRONMENT_KEY = "environment"
+SECURE_PLACEHOLDER = "[secure:"
+UNSET_PLACEHOLDER = "[unset secret:"
+PROJECT_KEY = "project"
+
+
+def ciphertext_digest(ciphertext: str) -> str:
+    """A short digest of a `secure:` value's ciphertext (public: the ciphertext is in the stack file)."""
+    return hashlib.sha256(ciphertext.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    project: str
+    stack: str
+    config: dict[str, str]
+    secret_keys: list[str]
+    placeholders: list[str]
+    environment: StackEnvironment = field(default_factory=StackEnvironment)
+    # Keys the offline run stands in for because only the stack's ESC environment can supply them.
+    esc_placeholders: list[str] = field(default_factory=list)
+
+    def value(self, key: str) -> Any:
+        """A setting as the program reads it (objects decoded), or None."""
+        text = self.config.get(key)
+        if text is None or text[:1] not in "[{":
+            return text
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text
+
+    def namespace(self, namespace: str) -> dict[str, Any]:
+        prefix = f"{namespace}:"
+        return {key[len(prefix) :]: self.value(key) for key in sorted(self.config) if key.startswith(prefix)}
+
+
+def _config_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def load_stack_settings(stack: str, config_file: Path | None = None, root: Path = ROOT) -> StackSettings:
+    """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
+
+    Every problem in either file is an `InvalidConfig` (exit 2) naming file:line:column
+    (`commands.stackfile.stackfile`)."""
+    project, schema = stackfile.read_project(root / "Pulumi.yaml")
+    stack_file = stackfile.read_stack_file(stack, config_file or root / f"Pulumi.{stack}.yaml", project, schema)
+    environment = stack_file.environment
+
+    entries = merged_config(environment.literal_config, stack_file.entries)
+    config: dict[str, str] = {}
+    secret_keys: list[str] = list(stack_file.secure_keys)
+    placeholders: list[str] = list(stack_file.secure_keys)
+    for key, spec in schema.items():
+        if isinstance(spec, dict) and "default" in spec:
+            config[f"{project}:{key}"] = _config_string(spec["default"])
+    for full_key, value in entries.items():
+        if full_key in stack_file.secure_keys:
+            ciphertext = str(value.get("secure")) if isinstance(value, dict) else ""
+            config[full_key] = f"{SECURE_PLACEHOLDER}{full_key} ciphertext {ciphertext_digest(ciphertext)}]"
+        else:
+            config[full_key] = _config_string(value)
+    for key, spec in schema.items():
+        full_key = f"{project}:{key}"
+        if isinstance(spec, dict) and spec.get("secret"):
+            secret_keys.append(full_key)
+            if full_key not in config:
+                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}]"
+                placeholders.append(full_key)
+    esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
+    return StackSettings(
+        project, stack, config, sorted(set(secret_keys)), sorted(placeholders), environment, esc_placeholders
+    )
+
+
+def _esc_placeholders(project: str, config: dict[str, str], environment: StackEnvironment) -> list[str]:
+    """Stand in for what the program needs and only the stack's ESC environment can supply."""
+    environment_key = f"{project}:{ENVIRONMENT_KEY}"
+    if environment_key not in config:
+        raise InvalidConfig(
+            f"invalid stack config: {ENVIRONMENT_KEY}: not in the stack file; ESC environment(s) "
+            f"{environment.sources} may supply it, but an offline render cannot open them and the environment "
+            "preset decides what the stack declares: set it in the stack file"
+        )
+    project_key = f"{project}:{PROJECT_KEY}"
+    if project_key in config or PROVIDER_DEFAULTS[PROJECT_KEY] in config:
+        return []
+    config[project_key] = ESC_PROJECT_PLACEHOLDER
+    return [project_key]
+
+
+def stack_file_notes(settings: StackSettings) -> list[str]:
+    """What the offline run could not know or does not apply, for plan.md and standard error."""
+    notes: list[str] = []
+    environment = settings.environment
+    if environment.opaque:
+        stand_ins = ", ".join(
+            f"`{key.partition(':')[2]}` (`{settings.config[key]}`)" for key in settings.esc_placeholders
+        )
+        notes.append(
+            f"Pulumi ESC: the stack imports {environment.sources}, which an offline render cannot open. "
+            + (f"Placeholders stand in for {stand_ins}. " if stand_ins else "")
+            + "Keys the stack file leaves out take their defaults here; under `pulumi up` the environment's "
+            "`pulumiConfig` may set them (the stack file's own values win)."
+        )
+    ignored = {
+        key: value
+        for key, value in settings.config.items()
+        if key.partition(":")[0] in stackfile.PROVIDER_NAMESPACES and key not in PROVIDER_DEFAULTS.values()
+    }
+    if ignored:
+        notes.append(
+            "Provider settings not applied: "
+            + ", ".join(f"`{key}`" for key in sorted(ignored))
+            + " are read by default providers only, and every resource of this stack uses an explicit one "
+            "(its project and region come from the stack's own keys)."
+        )
+    return notes
+
+
+def engine_notes(settings: StackSettings) -> list[str]:
+    """The engine's own settings (`pulumi:`), said as what they do (plan.md only)."""
+    notes: list[str] = []
+    tags = settings.value(stackfile.TAGS_KEY)
+    if isinstance(tags, dict) and tags:
+        notes.append(
+            "Stack tags (`pulumi:tags`; the CLI sets them on the stack in Pulumi Cloud, they label no resource): "
+            + ", ".join(f"`{name}={value}`" for name, value in sorted(tags.items()))
+        )
+    disabled = settings.value(stackfile.DISABLE_DEFAULT_PROVIDERS_KEY)
+    if isinstance(disabled, list) and disabled:
+        notes.append(
+            "Default providers disabled (`pulumi:disable-default-providers`): "
+            + ", ".join(f"`{name}`" for name in disabled)
+            + "; every resource and look-up of this stack names its provider, so nothing changes."
+        )
+    return notes

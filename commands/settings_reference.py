@@ -2,7 +2,7 @@
 
 Every key a stack file may set, as the user writes it (camelCase, dotted from the top), with its
 type, default, allowed values or bounds and the field's own description, then what each
-environment preset sets. tests/stacks/test_settings_reference.py fails when docs/settings.md is
+environment preset sets. tests/commands/test_settings_reference.py fails when docs/settings.md is
 not what this prints.
 """
 

@@ -13,9 +13,9 @@ import pytest
 from commands.io.states import STATES_FILE
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
+from tests.commands.preview.test_preview import render_with, stack_file_with
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_main, run_render
-from tests.stacks.test_preview import render_with, stack_file_with
 
 CLUSTER = "gcp:container/cluster:Cluster"
 SECRET = "kubernetes:core/v1:Secret"

@@ -1,4 +1,4 @@
-"""A corpus of hostile and edge-case stack files (tests/stacks/hostile/), each with its expected outcome.
+"""A corpus of hostile and edge-case stack files (tests/commands/render/hostile/), each with its expected outcome.
 
 The first line of every file is `# expect: STATUS [TEXT]`: 2 and TEXT in the one-line refusal, 1
 and the policy id TEXT reported with nothing written (a token would have been), or 0 (TEXT, if

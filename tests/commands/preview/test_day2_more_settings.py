@@ -11,9 +11,9 @@ import pytest
 
 from commands.preview.command import Preview, load_states, preview_states
 from commands.preview.provider_effects import STATE_ONLY
+from tests.commands.preview.test_day2 import day2
+from tests.commands.preview.test_preview import render_with
 from tests.conftest import RenderStack
-from tests.stacks.test_day2 import day2
-from tests.stacks.test_preview import render_with
 
 
 def back_to_shipped(

@@ -11,7 +11,7 @@ from typing import Any
 from commands.preview.changes_md import changes_markdown
 from commands.preview.command import preview
 from commands.preview.provider_effects import STATE_ONLY
-from tests.stacks.test_preview import base_state, changed, one, record
+from tests.commands.preview.test_preview import base_state, changed, one, record
 
 KUBECONFIG_A = {"kubeconfig": "value sha256:aaaaaaaaaaaa"}
 KUBECONFIG_B = {"kubeconfig": "value sha256:bbbbbbbbbbbb"}

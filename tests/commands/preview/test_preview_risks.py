@@ -6,7 +6,7 @@ from __future__ import annotations
 from commands.preview import risks
 from commands.preview.command import preview
 from commands.preview.update_plan import index_by_urn, plan
-from tests.stacks.test_preview import base_state, changed, one, record
+from tests.commands.preview.test_preview import base_state, changed, one, record
 
 
 def test_a_gcp_replacement_without_a_name_is_created_first() -> None:

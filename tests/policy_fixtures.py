@@ -348,9 +348,9 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
         load_balancer(serving_stack(), {"llm-serving/allow-load-balancer": "true"})
     ),
     "LLM-NET-009_pass": lambda: PolicyFixture(
-        internal_load_balancer(serving_stack(), ["10.0.0.0/20", "192.168.0.0/24"])
+        internal_load_balancer(serving_stack(), ["10.0.0.0/20", "192.168.0.0/24", "100.64.0.0/10"])
     ),
-    "LLM-NET-009_fail": lambda: PolicyFixture(internal_load_balancer(serving_stack(), ["0.0.0.0/0"])),
+    "LLM-NET-009_fail": lambda: PolicyFixture(internal_load_balancer(serving_stack(), ["0.0.0.0/0", "127.0.0.0/8"])),
     "LLM-GKE-001_pass": lambda: PolicyFixture(serving_stack()),
     "LLM-GKE-001_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).pop("clusterAutoscaling"))

@@ -183,7 +183,8 @@ def _date(text: str) -> str:
 BENCH_COMPARE_EXIT_CODES = {
     0: "compared (and recorded with --record)",
     2: "invalid stack config, stack name or arguments; an unreadable or malformed result or measurements file; "
-    "with --record, a measurements file that is a symbolic link or would receive a token (nothing written)",
+    "with --record, a measurements file that is a symbolic link, would receive a token or would grow past the "
+    "readers' size limit (nothing written)",
 }
 
 
@@ -236,17 +237,20 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         if not measured["completed"]:
             raise InputError("no request completed: nothing to record")
         date = args.date or datetime.datetime.now(datetime.UTC).date().isoformat()
-        entry = measurement_file.new_measurement(
-            config,
-            stack.name,
-            date,
-            measured,
-            args.source,
-            [item.id for item in measurements],
-            nodes=nodes,
-            concurrency=benchmark_concurrency(config),
-        )
-        output.replace_file(path, measurement_file.appended(path, entry))
+        # Under the lock the file is read again: another --record may have appended since the plan read it.
+        with output.locked_file(path):
+            recorded = measurement_file.parse(measurement_file.read(path), str(path)).measurements
+            entry = measurement_file.new_measurement(
+                config,
+                stack.name,
+                date,
+                measured,
+                args.source,
+                [item.id for item in recorded],
+                nodes=nodes,
+                concurrency=benchmark_concurrency(config),
+            )
+            output.replace_file(path, measurement_file.appended(path, entry))
         text += f"\nrecorded as measurement {entry.id} in {path}"
     print(text)
     return 0

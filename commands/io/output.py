@@ -25,6 +25,7 @@ POSIX only (`O_NOFOLLOW` and `dir_fd`), like the rest of the tooling (Makefile, 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -492,6 +493,38 @@ def replace_file(path: Path, text: str) -> None:
         _replace(base, path.name, text.encode())
     finally:
         os.close(base)
+
+
+@contextlib.contextmanager
+def locked_file(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file at `path` (flock(2), advisory: every `bench-compare --record`
+    takes it) until the block ends: read, append and replace under it, and no concurrent writer's entry is
+    lost. The file is replaced by rename, so the lock is taken on the inode the path names and taken again
+    when a writer renamed another over it while this one waited."""
+    if "\x00" in str(path):
+        raise OutputError(f"{path!r}: the path contains a NUL byte")
+    while True:
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as error:
+            if os.path.islink(path):
+                raise OutputError(f"{path}: a symbolic link; refusing to write through it") from None
+            raise OutputError(f"{path}: cannot open it to lock it ({error.strerror})") from None
+        try:
+            mode = os.fstat(descriptor).st_mode
+            if not stat.S_ISREG(mode):
+                raise _entry_problem(str(path), mode)
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            try:
+                current = os.stat(path, follow_symlinks=False)
+            except OSError:
+                current = None
+            held = os.fstat(descriptor)
+            if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+                yield
+                return
+        finally:
+            os.close(descriptor)
 
 
 def add_files(directory: Path, files: Mapping[str, str]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 from pulumi_policy import (
@@ -18,6 +17,7 @@ from policies.graph import CLUSTER_TYPE
 from policies.kubernetes import metadata_name
 from policies.settings import Setting, config_schema
 from policies.values import as_list, as_mapping, as_number, as_text, cpu_cores, dig, number_text
+from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 
 GATEWAY_TYPE = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
 INFERENCE_POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
@@ -380,13 +380,6 @@ EXTERNAL_LOAD_BALANCER_ALLOWED = ResourceValidationPolicy(
 )
 
 
-def _private_range(value: str) -> bool:
-    try:
-        return ipaddress.ip_network(value).is_private
-    except ValueError:
-        return False
-
-
 def _internal_load_balancer_limited(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != SERVICE_TYPE or dig(args.props, "spec", "type") != "LoadBalancer":
         return
@@ -400,17 +393,22 @@ def _internal_load_balancer_limited(args: ResourceValidationArgs, report: Report
             "and the networks connected to it; list the clients' ranges"
         )
     for value in ranges:
-        if not _private_range(value):
-            report(f"internal load balancer {name} admits {value}, not a private range; list the clients' ranges")
+        if not is_vpc_range(value):
+            report(
+                f"internal load balancer {name} admits {value}, not an internal VPC range ({ALLOWED_RANGES_TEXT}); "
+                "list the clients' ranges"
+            )
 
 
 INTERNAL_LOAD_BALANCER_LIMITED = ResourceValidationPolicy(
     name="LLM-NET-009",
     display_name="An internal load balancer admits only its clients' private ranges",
     description=(
-        "An internal LoadBalancer Service lists loadBalancerSourceRanges, each a private range: GKE writes the VPC "
-        "firewall rule from them, so without them every address of the VPC and its connected networks reaches the "
-        "model; the stack sets them from routing.internalLoadBalancerSourceRanges (default the cluster's subnet)."
+        "An internal LoadBalancer Service lists loadBalancerSourceRanges, each an internal range a VPC accepts "
+        "(RFC 1918 and the special-purpose ranges of the VPC docs' 'Valid IPv4 ranges', 100.64.0.0/10 included): "
+        "GKE writes the VPC firewall rule from them, so without them every address of the VPC and its connected "
+        "networks reaches the model; the stack sets them from routing.internalLoadBalancerSourceRanges (default "
+        "the cluster's subnet)."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_internal_load_balancer_limited,

@@ -360,7 +360,8 @@ def new_measurement(
 def appended(path: Path, measurement: Measurement) -> str:
     """The file's text with one measurement appended, every existing line kept as it is, checked by
     reading it back; the caller writes it (`commands/io/output.py`, replace_file)."""
-    current = load(path)
+    # read afresh (not load()'s cache, keyed by a modification time two quick writers may share)
+    current = parse(read(path), str(path))
     if any(item.id == measurement.id for item in current.measurements):
         raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")
     entry = measurement.model_dump(mode="json", by_alias=True)
@@ -370,5 +371,12 @@ def appended(path: Path, measurement: Measurement) -> str:
     original = read(path)
     separator = "" if original.endswith("\n") else "\n"
     updated = original + separator + indented
+    size = len(updated.encode())
+    if size > MAX_MEASUREMENTS_BYTES:
+        raise MeasurementsError(
+            f"{path}: recording would grow it to {size:,} bytes, past the {MAX_MEASUREMENTS_BYTES:,} every reader "
+            "accepts (plan, render and bench-compare would then refuse it); nothing was written: keep older "
+            "measurements in another file and record into a new one with --measurements"
+        )
     parse(updated, f"{path} with the new measurement")
     return updated

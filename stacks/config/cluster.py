@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
+from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel
 from stacks.config.gke_versions import (
     B200_MIN_GKE_VERSION,
@@ -51,28 +52,7 @@ RESERVED_NAMESPACES = frozenset(
 )
 RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-")
 
-# The IPv4 ranges GKE documents for VPC-native clusters' subnet, Pod and Service ranges (GKE "VPC-native
-# clusters", IP address ranges: cloud.google.com/kubernetes-engine/docs/concepts/alias-ips, and VPC
-# "Subnets", valid IPv4 ranges): RFC 1918 and these special-purpose ranges. Privately used public
-# ranges (PUPI) are valid there too, but need the cluster's default SNAT turned off, which this stack
-# does not declare, so they are refused. The table was taken from those pages as quoted in the project
-# notes; the pages could not be opened in full here (unverified in detail).
-VPC_RANGES = {
-    "10.0.0.0/8": "RFC 1918",
-    "172.16.0.0/12": "RFC 1918",
-    "192.168.0.0/16": "RFC 1918",
-    "100.64.0.0/10": "shared address space, RFC 6598",
-    "192.0.0.0/24": "IETF protocol assignments, RFC 6890",
-    "192.0.2.0/24": "documentation TEST-NET-1, RFC 5737",
-    "198.51.100.0/24": "documentation TEST-NET-2, RFC 5737",
-    "203.0.113.0/24": "documentation TEST-NET-3, RFC 5737",
-    "192.88.99.0/24": "former 6to4 relay, RFC 7526",
-    "198.18.0.0/15": "benchmark testing, RFC 2544",
-    "240.0.0.0/4": "reserved (class E), RFC 5735 and RFC 1112",
-}
-ALLOWED_RANGES_TEXT = "RFC 1918 or " + ", ".join(
-    cidr for cidr, source in VPC_RANGES.items() if not source.startswith("RFC 1918")
-)
+# The IPv4 ranges a VPC-native cluster may use: policies/vpc_ranges.py (shared with the policy pack).
 
 
 def namespace_problem(value: str) -> str:
@@ -114,7 +94,7 @@ class NetworkConfig(ConfigModel):
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
             raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
-        if not any(network.subnet_of(ipaddress.IPv4Network(cidr)) for cidr in VPC_RANGES):
+        if not is_vpc_range(str(network)):
             raise ValueError(
                 f"{quote(value)} is not a range GKE accepts for a VPC-native cluster; allowed: {ALLOWED_RANGES_TEXT}"
             )

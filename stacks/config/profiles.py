@@ -305,7 +305,8 @@ def apply_profile(raw: dict[str, Any]) -> dict[str, Any]:
     """Lay the stack's settings (preset applied) over its profile's; an unknown profile name passes
     through for validation to report."""
     name = raw.get("profile", DEFAULT_PROFILE.value)
-    if name not in {profile.value for profile in ProfileName}:
+    # a list or a mapping (unhashable) is left to validation too, which names the allowed profiles
+    if not isinstance(name, str) or name not in {profile.value for profile in ProfileName}:
         return raw
     weights = raw.get("weights")
     model = weights.get("model") if isinstance(weights, dict) else None

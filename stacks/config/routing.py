@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 
 from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
+from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel, Image, Quantity
 from stacks.config.grammars import DNS_1035_LABEL
 from stacks.config.quoting import quote
@@ -130,8 +131,11 @@ def private_cidr(value: str) -> str:
         network = ipaddress.IPv4Network(value)
     except ValueError as error:
         raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
-    if not network.is_private:
-        raise ValueError(f"{quote(value)} is not a private range; an internal load balancer serves the VPC only")
+    if not is_vpc_range(str(network)):
+        raise ValueError(
+            f"{quote(value)} is not an internal VPC range; an internal load balancer serves the VPC only; "
+            f"allowed: {ALLOWED_RANGES_TEXT}"
+        )
     return value
 
 

@@ -38,6 +38,7 @@ from components.weights import (
 from schemas.vllm_args import check_serve_args
 from stacks.args import engine_flags, serve_arguments
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
+from stacks.config.profiles import profile_for_model
 from stacks.config.quoting import quote
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
@@ -420,6 +421,41 @@ def _no_deep_gemm_override(config: StackConfig) -> str | None:
     return None
 
 
+# The `--quantization` each profile's checkpoint implies. vLLM reads the method from the checkpoint's
+# config.json (`quantization_config.quant_method`; a ModelOpt checkpoint with quant_algo NVFP4 becomes
+# `modelopt_fp4`) and refuses an explicit `--quantization` that differs ("Quantization method specified
+# in the model config (...) does not match the quantization method specified in the `quantization`
+# argument": vllm/config/model.py `_verify_quantization` and `_parse_quant_hf_config`), so the pod
+# crash-loops on every node. Qwen's FP8 checkpoints say `fp8`; NVIDIA's NVFP4 checkpoint is ModelOpt NVFP4.
+CHECKPOINT_QUANTIZATION = {"fp8": "fp8", "nvfp4": "modelopt_fp4"}
+
+
+def extra_arg_values(extra_args: list[str], flag: str) -> Iterator[tuple[int, str]]:
+    """(index, value) of every `--flag=value`, `--flag value` (or its short form) in extraArgs."""
+    for index, token in enumerate(extra_args):
+        if flag_name(token) != flag:
+            continue
+        if "=" in token:
+            yield index, token.split("=", 1)[1]
+        elif index + 1 < len(extra_args):
+            yield index, extra_args[index + 1]
+
+
+def _quantization_matches_checkpoint(config: StackConfig) -> str | None:
+    profile = profile_for_model(config.weights.model)
+    if profile is None:
+        return None  # a checkpoint of no profile: its config.json is not known here
+    implied = CHECKPOINT_QUANTIZATION[profile.checkpoint.quantization]
+    for index, value in extra_arg_values(config.engine.extra_args, "quantization"):
+        if value != implied:
+            return (
+                f"engine.extraArgs[{index}]: --quantization {quote(value, 40)} contradicts {config.weights.model}, "
+                f"a {profile.checkpoint.quantization} checkpoint (vLLM refuses any method but {implied} for it and "
+                f"the pod crash-loops); remove the flag (vLLM reads the method from the checkpoint) or give {implied}"
+            )
+    return None
+
+
 def _serve_line_accepted(config: StackConfig) -> str | None:
     """The whole `vllm serve` line against the vendored argument table of the image's release: a
     flag that release does not know, a value it refuses (schemas/vllm_args.py, from its own parser)."""
@@ -534,6 +570,7 @@ CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _namespace_free,
     _extra_args,
     _serve_line_accepted,
+    _quantization_matches_checkpoint,
     _extra_env,
     _no_deep_gemm_override,
     _mount_path,

@@ -13,6 +13,7 @@ import pytest
 from pulumi_kubernetes.core.v1 import outputs as k8s_outputs
 
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs, ingress_ip
+from policies.vpc_ranges import is_vpc_range
 from stacks.args import internal_load_balancer_ranges
 from stacks.load.loader import InvalidConfig, validate
 from stacks.program import serving_selector
@@ -191,6 +192,8 @@ def test_internal_address_comes_from_the_service_status() -> None:
         ({"internalLoadBalancer": True}, ("10.0.0.0/20",)),
         ({"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.20.0.0/16"]}, ("10.20.0.0/16",)),
         ({}, ()),
+        # shared address space (RFC 6598): valid in a VPC although Python's is_private says no
+        ({"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["100.64.0.0/10"]}, ("100.64.0.0/10",)),
     ],
 )
 def test_internal_load_balancer_ranges(settings: dict[str, Any], expected: tuple[str, ...]) -> None:
@@ -203,7 +206,16 @@ INVALID_INTERNAL: list[tuple[dict[str, Any], str]] = [
     ({"internalLoadBalancerSourceRanges": ["10.0.0.0/20"]}, "set without internalLoadBalancer: true"),
     (
         {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["0.0.0.0/0"]},
-        "routing.internalLoadBalancerSourceRanges: '0.0.0.0/0' is not a private range",
+        "routing.internalLoadBalancerSourceRanges: '0.0.0.0/0' is not an internal VPC range",
+    ),
+    # Python's is_private accepts loopback and link-local, which no VPC client has
+    (
+        {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["127.0.0.0/8"]},
+        "'127.0.0.0/8' is not an internal VPC range",
+    ),
+    (
+        {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["169.254.0.0/16"]},
+        "'169.254.0.0/16' is not an internal VPC range",
     ),
     (
         {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.0.0.1/20"]},
@@ -234,3 +246,19 @@ def test_an_existing_cluster_names_the_load_balancers_clients() -> None:
         {**existing, "routing": {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.8.0.0/16"]}}
     )
     assert internal_load_balancer_ranges(config) == ("10.8.0.0/16",)
+
+
+def test_a_subnet_in_shared_address_space_is_the_load_balancers_default_and_passes_its_policy() -> None:
+    """The subnet may be 100.64.0.0/10 (a valid VPC range); the load balancer's default range is then that
+    subnet, and the config and LLM-NET-009 judge it by the same table (policies/vpc_ranges.py)."""
+    config = validate(
+        {
+            "environment": "dev",
+            "project": "my-llm-dev",
+            "cluster": {"network": {"subnetCidr": "100.64.0.0/20"}},
+            "routing": {"internalLoadBalancer": True},
+        }
+    )
+    assert internal_load_balancer_ranges(config) == ("100.64.0.0/20",)
+    assert is_vpc_range("100.64.0.0/20")
+    assert not is_vpc_range("127.0.0.0/8") and not is_vpc_range("8.8.8.0/24") and not is_vpc_range("nonsense")

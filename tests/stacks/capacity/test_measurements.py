@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import os
 import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,7 @@ import pytest
 import yaml
 
 from commands.bench_compare.command import bench_compare_main
+from commands.io import output
 from commands.plan.command import plan_main
 from stacks.capacity import measurements
 from stacks.config.profiles import ProfileName
@@ -271,3 +275,70 @@ def test_a_result_a_measurement_cannot_hold_is_one_line(
     run = record(tmp_path, file, *extra, log=log)
     assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+# ---------------------------------------------------------------- concurrent records and the size limit
+
+
+def test_concurrent_records_keep_every_entry(tmp_path: Path) -> None:
+    """Four `--record` runs at once: each reads the file again under an exclusive lock (flock on the
+    file, taken again when a writer renamed a new file over it), so none loses another's entry."""
+    file = copy_of_the_file(tmp_path)
+    command = [str(ROOT / ".venv" / "bin" / "bench-compare"), "dev", str(JOB_LOG), "--measurements", str(file)]
+    runs = [
+        subprocess.Popen(
+            [*command, "--record", "--date", "2026-11-21", "--source", f"run {number}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for number in range(4)
+    ]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0] * 4, outputs
+    recorded = {item.id: item.source for item in measurements.load(file).measurements}
+    assert {key: recorded[key] for key in recorded if key.startswith("dev-2026-11-21")}.keys() == {
+        "dev-2026-11-21",
+        "dev-2026-11-21-2",
+        "dev-2026-11-21-3",
+        "dev-2026-11-21-4",
+    }
+    assert sorted(value for key, value in recorded.items() if key.startswith("dev-2026-11-21")) == [
+        f"run {number}" for number in range(4)
+    ]
+    assert file.read_text().startswith(measurements.MEASUREMENTS_FILE.read_text())
+
+
+def test_a_record_waits_for_the_lock_and_reads_the_file_again(tmp_path: Path) -> None:
+    """While another writer holds the lock and renames a new file over the old one, a record waits, then
+    locks the new file and appends to what it holds."""
+    file = copy_of_the_file(tmp_path)
+    command = [str(ROOT / ".venv" / "bin" / "bench-compare"), "dev", str(JOB_LOG), "--measurements", str(file)]
+    with output.locked_file(file):
+        waiting = subprocess.Popen(
+            [*command, "--record", "--date", "2026-11-22"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(8)  # the other run loads and reaches the lock meanwhile (it cannot pass it)
+        assert waiting.poll() is None, waiting.communicate()
+        other = tmp_path / "other.yaml"
+        other.write_text(file.read_text() + "# written by another writer while the lock was held\n")
+        os.rename(other, file)
+    _, stderr = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, stderr
+    text = file.read_text()
+    assert "# written by another writer while the lock was held\n" in text and "dev-2026-11-22" in text
+
+
+def test_a_record_that_would_grow_the_file_past_the_readers_limit_is_refused(tmp_path: Path) -> None:
+    """Every reader takes at most MAX_MEASUREMENTS_BYTES; a record that would pass it would make every
+    later `plan` refuse the file, so it is refused itself and nothing is written."""
+    file = copy_of_the_file(tmp_path)
+    text = file.read_text()
+    padding = measurements.MAX_MEASUREMENTS_BYTES - len(text.encode()) - 100
+    file.write_text(text + "#" * (padding - 1) + "\n")
+    before = file.read_bytes()
+    run = record(tmp_path, file, "--date", "2026-11-23")
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "past the 1,048,576 every reader accepts" in run.stderr
+    assert file.read_bytes() == before
+    assert run_main(plan_main, "dev", "--measurements", str(file)).returncode == 0, "the file stays readable"

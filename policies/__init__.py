@@ -1,1 +1,1 @@
-"""The CrossGuard policy pack gke-b200-serving and its offline runner; imports only policies/."""
+"""The CrossGuard policy pack gke-b200-serving alone (check-policies runs it offline); imports only policies/."""

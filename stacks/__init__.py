@@ -1,1 +1,1 @@
-"""The stack: configuration, loading, composition of the components, capacity planning and offline runs."""
+"""What `pulumi up` runs: the typed configuration, the capacity model, config to Args, loading and the composition."""

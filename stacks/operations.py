@@ -20,8 +20,8 @@ from components.monitoring import (
 )
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
+from stacks.capacity.time_to_serve import time_to_serve
 from stacks.config.operations import (
-    COLD_START_SECONDS,
     NODE_PROVISIONING_SECONDS,
     AutoscalingMetric,
 )
@@ -39,6 +39,19 @@ def autoscaling_metric(config: StackConfig) -> tuple[str, str]:
         milli = round(scaling.target_kv_cache_usage * engines * 1000)
         return KNOWN["vllm:kv_cache_usage_perc"].adapter_name, f"{milli}m"
     return KNOWN["vllm:num_requests_waiting"].adapter_name, str(scaling.target_waiting_requests_per_pod)
+
+
+def scale_down_stabilization_seconds(config: StackConfig) -> int:
+    """autoscaling.scaleDownStabilizationSeconds, by default twice the stack's time to serve (a pod
+    removed too early costs one to get back), at most the field's 3600."""
+    given = config.autoscaling.scale_down_stabilization_seconds
+    return given if given is not None else min(2 * time_to_serve(config).planning_seconds, 3600)
+
+
+def no_ready_replica_seconds(config: StackConfig) -> int:
+    """How long pods may be wanted with none ready before the alert fires: the stack's time to serve
+    plus one more node provisioning (a node that failed and was retried)."""
+    return time_to_serve(config).planning_seconds + NODE_PROVISIONING_SECONDS
 
 
 def schedule_steps(config: StackConfig) -> list[ScaleStep]:
@@ -144,7 +157,7 @@ def build_operations(
                 metric_name=metric,
                 target_average_value=metric_target,
                 scale_up_period_seconds=scaling.scale_up_period_seconds,
-                scale_down_stabilization_seconds=scaling.scale_down_stabilization_seconds,
+                scale_down_stabilization_seconds=scale_down_stabilization_seconds(config),
                 scale_down_period_seconds=scaling.scale_down_period_seconds,
                 labels=labels,
             ),
@@ -194,7 +207,7 @@ def build_operations(
                     kv_cache_usage=alerts.kv_cache_usage_threshold,
                     min_mtp_acceptance=alerts.min_mtp_acceptance,
                     pending_seconds=alerts.pending_seconds,
-                    cold_start_seconds=COLD_START_SECONDS + NODE_PROVISIONING_SECONDS,
+                    cold_start_seconds=no_ready_replica_seconds(config),
                 ),
                 speculative=speculative,
             ),

@@ -223,7 +223,7 @@ def build_serving(
             model=config.weights.model,
             revision=config.weights.revision,
             size_gib=config.weights.size_gib,
-            throughput_mibps=config.weights.throughput_mibps,
+            throughput_mibps=config.serving_throughput_mibps,
             mount_path=config.weights.mount_path,
             downloader=downloader_args(config.weights.downloader),
             token_secret_name=token.secret.metadata.name,

@@ -23,6 +23,7 @@ from stacks.capacity.expectation import throughput_of
 from stacks.capacity.hours import running_hours
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.planner import CapacityPlan, budget_pricing, cost, known, plan, storage_of
+from stacks.capacity.time_to_serve import time_to_serve
 from stacks.config.capacity import MAX_NODES
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -318,7 +319,7 @@ def capacity_files(stack: str, config: StackConfig) -> dict[str, str]:
     """`capacity.json` and the chart of a render, by file name (the render writes them)."""
     capacity = plan(stack, config)
     series = chart_series(config, capacity.nodes)
-    document = {**capacity.to_json(), "chart": series}
+    document = {**capacity.to_json(), "chart": series, "timeToServe": time_to_serve(config).to_json()}
     return {
         CAPACITY_FILE: json.dumps(document, indent=2, sort_keys=True) + "\n",
         CHART_FILE: _svg(capacity, series),

@@ -1,10 +1,11 @@
-"""plan.md's operations section: scaling settings, their expected reaction time, schedule and cold-start cost."""
+"""plan.md's operations section: scaling settings, their expected reaction time, schedule and the
+cost of a new replica's warm-up (its time to serve, stacks/capacity/time_to_serve.py)."""
 
 from __future__ import annotations
 
-from stacks.config.operations import COLD_START_SECONDS, MODEL_LOAD_SECONDS, NODE_PROVISIONING_SECONDS
+from stacks.capacity.time_to_serve import TimeToServe, time_to_serve
 from stacks.config.stack import StackConfig
-from stacks.operations import autoscaling_metric, schedule_steps
+from stacks.operations import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
 
 
 def _pods(count: int) -> str:
@@ -15,22 +16,26 @@ def _minutes(seconds: int) -> str:
     return f"{seconds / 60:.0f} min"
 
 
-def surge_reaction(config: StackConfig) -> str:
+def _serves_after(model: TimeToServe) -> str:
+    basis = "measured" if model.cold.known else "assumed, not measured"
+    return f"~{_minutes(model.planning_seconds)} ({basis}; see Time to serve)"
+
+
+def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str:
     """How long a sustained surge takes to get its first extra pod serving, and all of them."""
+    model = model or time_to_serve(config)
     scaling = config.autoscaling
     headroom = config.max_replicas - scaling.min_replicas
     if headroom == 0:
         return f"none: min = max = {_pods(config.max_replicas)}"
-    last = COLD_START_SECONDS + (headroom - 1) * scaling.scale_up_period_seconds
-    return (
-        f"first new pod ready after ~{_minutes(COLD_START_SECONDS)}; "
-        f"{_pods(headroom)} more serve after ~{_minutes(last)}"
-    )
+    last = model.planning_seconds + (headroom - 1) * scaling.scale_up_period_seconds
+    return f"first new pod ready after {_serves_after(model)}; {_pods(headroom)} more serve after ~{_minutes(last)}"
 
 
 def plan_section(config: StackConfig) -> list[str]:
-    """plan.md: scaling settings, their expected reaction time, schedule and cold-start cost."""
-    cold = COLD_START_SECONDS
+    """plan.md: scaling settings, their expected reaction time, schedule and warm-up cost."""
+    model = time_to_serve(config)
+    cold = model.planning_seconds
     node_hour = config.pricing.spot_per_node_hour, config.pricing.committed_1y_per_node_hour
     warmup_cost = [price * cold / 3600 for price in node_hour]
     lines = ["## Operations", "", "| setting | value |", "|---|---|"]
@@ -43,11 +48,10 @@ def plan_section(config: StackConfig) -> list[str]:
             f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
             f"{scaling.min_replicas}-{config.max_replicas} pods |",
             f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
-            f"~{_minutes(cold)} (provisioning ~{_minutes(NODE_PROVISIONING_SECONDS)} "
-            f"+ load ~{_minutes(MODEL_LOAD_SECONDS)}) |",
-            f"| scale down | after {scaling.scale_down_stabilization_seconds} s of lower demand, -1 pod per "
+            f"{_serves_after(model)} |",
+            f"| scale down | after {scale_down_stabilization_seconds(config)} s of lower demand, -1 pod per "
             f"{scaling.scale_down_period_seconds} s |",
-            f"| reaction to a sustained surge | {surge_reaction(config)} |",
+            f"| reaction to a sustained surge | {surge_reaction(config, model)} |",
         ]
     else:
         lines.append(f"| autoscaling | off: {_pods(config.nodes)}, scale by hand (`scaleByHand` output) |")
@@ -61,8 +65,9 @@ def plan_section(config: StackConfig) -> list[str]:
     else:
         lines.append("| schedule | none (pods run around the clock) |")
     lines.append(
-        f"| cold start per pod | ~{_minutes(cold)}; the node is billed during warm-up: USD {warmup_cost[0]:.2f} Spot, "
-        f"USD {warmup_cost[1]:.2f} committed per node (VM price, before the Autopilot premium) |"
+        f"| warm-up per new pod | {_serves_after(model)}; the node is billed during warm-up: USD "
+        f"{warmup_cost[0]:.2f} Spot, USD {warmup_cost[1]:.2f} committed per node (VM price, before the Autopilot "
+        "premium) |"
     )
     alerts = config.monitoring.alerts
     channel = alerts.notification_channel or (f"email {alerts.email}" if alerts.email else "none (console only)")

@@ -8,6 +8,7 @@ from typing import Any
 
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
+from commands.render.time_to_serve_md import section as time_to_serve_section
 from stacks.args import serve_arguments
 from stacks.capacity.expectation import Expectation
 from stacks.capacity.planner import CapacityPlan, Cost, plan, source_label
@@ -59,7 +60,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
         ("profile", _profile_setting(config)),
         ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
-        ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.weights.throughput_mibps} MiB/s"),
+        ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.serving_throughput_mibps:,} MiB/s"),
         (
             "engine",
             f"{config.engine.image}, DP {config.engine.data_parallel_size} x TP {config.engine.tensor_parallel_size}",
@@ -273,6 +274,7 @@ def plan_markdown(
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
     lines += ["", "## Capacity and cost", "", *capacity_section(plan(stack, config), CHART_FILE)]
+    lines += ["", *time_to_serve_section(config)]
     lines += ["", *operations_section(config)]
     lines += ["", *policy_section(policy)]
 

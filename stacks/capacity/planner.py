@@ -362,7 +362,7 @@ def storage_of(config: StackConfig) -> Storage:
     return Storage(
         size_gib=config.weights.size_gib,
         serving_disks=len(config.zones),
-        serving_throughput_mibps=config.weights.throughput_mibps,
+        serving_throughput_mibps=config.serving_throughput_mibps,
     )
 
 

@@ -11,12 +11,11 @@ from pydantic import Field, field_validator, model_validator
 from stacks.config.base import ConfigModel
 from stacks.config.cron import validate_cron
 from stacks.config.quoting import quote
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS
 
-# Each scale-up is one more A4 node: Autopilot provisions it in ~5-6 min, then the model loads and
-# CUDA graphs compile in ~10 min (RECIPE sections 2 and 7).
-NODE_PROVISIONING_SECONDS = 360
-MODEL_LOAD_SECONDS = 600
-COLD_START_SECONDS = NODE_PROVISIONING_SECONDS + MODEL_LOAD_SECONDS
+# Each scale-up is one more A4 node: Autopilot provisions it in ~5-6 min (the write-up); what the pod
+# then takes depends on the profile (stacks/capacity/time_to_serve.py).
+NODE_PROVISIONING_SECONDS = RECIPE_NODE_SECONDS
 CLOCK_TIME = r"^([01]\d|2[0-3]):[0-5]\d$"
 # The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia); a longer value is
 # refused before it reaches the file system (a 1,000-character name fails there with ENAMETOOLONG).
@@ -76,10 +75,10 @@ class AutoscalingConfig(ConfigModel):
         description="Seconds per scale-up step: at most one pod (one A4 node) is added per period; default 360, "
         "the ~6 min Autopilot takes to provision an A4 node.",
     )
-    scale_down_stabilization_seconds: Annotated[int, Field(ge=0, le=3600)] = Field(
-        default=2 * COLD_START_SECONDS,
+    scale_down_stabilization_seconds: Annotated[int | None, Field(ge=0, le=3600)] = Field(
+        default=None,
         description="Seconds of scale-down stabilization: the highest recommendation of this window is kept; default "
-        "1920, twice a cold start (node provisioning ~6 min plus model load ~10 min).",
+        "twice the profile's time to serve, at most 3600 (1920 for the recipe: node ~6 min + pod ~10 min, measured).",
     )
     scale_down_period_seconds: Annotated[int, Field(ge=15, le=3600)] = Field(
         default=600, description="Seconds per scale-down step: at most one pod is removed per period."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from enum import StrEnum
 from typing import Annotated
@@ -30,6 +31,7 @@ from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
+from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS, HYPERDISK_ML_MIN_MIBPS, TimeToServeConfig
 from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
 
 # GCP location names (Compute Engine "Regions and zones", read 2026-11): a region is
@@ -98,6 +100,9 @@ class StackConfig(ConfigModel):
     )
     schedule: ScheduleConfig = Field(default=ScheduleConfig(), description="Scaling on a clock.")
     monitoring: MonitoringConfig = Field(default=MonitoringConfig(), description="Dashboard and alerts.")
+    time_to_serve: TimeToServeConfig = Field(
+        default=TimeToServeConfig(), description="How long a new replica takes to serve: assumptions and bounds."
+    )
 
     @model_validator(mode="after")
     def _scaling_fits_capacity(self) -> StackConfig:
@@ -315,6 +320,23 @@ class StackConfig(ConfigModel):
         if self.autoscaling.enabled and self.autoscaling.max_replicas is not None:
             return self.autoscaling.max_replicas
         return self.nodes
+
+    @property
+    def nodes_per_disk(self) -> int:
+        """The most nodes that read one zone's serving disk at once: the replica ceiling spread evenly
+        over the zones (a zone may hold more when capacity comes from one zone only)."""
+        return math.ceil(self.max_replicas / len(self.zones))
+
+    @property
+    def serving_throughput_mibps(self) -> int:
+        """Each serving disk's provisioned throughput: weights.throughputMibps, or sized from
+        weights.targetLoadSeconds so that nodes_per_disk nodes read the checkpoint in that time, within
+        Hyperdisk ML's per-volume limits."""
+        weights = self.weights
+        if weights.target_load_seconds is None or weights.checkpoint_gib is None:
+            return weights.throughput_mibps
+        needed = math.ceil(self.nodes_per_disk * weights.checkpoint_gib * 1024 / weights.target_load_seconds)
+        return min(max(needed, HYPERDISK_ML_MIN_MIBPS), HYPERDISK_ML_MAX_MIBPS)
 
     @property
     def initial_replicas(self) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from stacks.config.base import ConfigModel, Image, Quantity, checked
 from stacks.config.grammars import (
@@ -86,6 +86,12 @@ class WeightsConfig(ConfigModel):
             "Provisioned throughput of each serving disk in MiB/s (400-1,200,000). Default 2400, GKE's example value."
         ),
     )
+    target_load_seconds: Annotated[int | None, Field(ge=10, le=3600)] = Field(
+        default=None,
+        description="Size each serving disk's throughput instead (exclusive with throughputMibps): every node of "
+        "its zone waking at once reads the checkpoint in this many seconds (10-3600), within Hyperdisk ML's "
+        "400-1,200,000 MiB/s. Default: off, throughputMibps applies.",
+    )
     mount_path: str = Field(
         default="/models",
         description=(
@@ -114,6 +120,14 @@ class WeightsConfig(ConfigModel):
     @classmethod
     def _mount_path(cls, value: str) -> str:
         return checked(mount_path_problem(value), value)
+
+    @model_validator(mode="after")
+    def _one_throughput(self) -> WeightsConfig:
+        if self.target_load_seconds is not None and "throughput_mibps" in self.model_fields_set:
+            raise ValueError("set throughputMibps or targetLoadSeconds, not both (the target sizes the throughput)")
+        if self.target_load_seconds is not None and self.checkpoint_gib is None:
+            raise ValueError("targetLoadSeconds needs checkpointGib, the size the disk throughput is sized for")
+        return self
 
     @property
     def pinned(self) -> bool:

@@ -27,7 +27,8 @@ from components.metrics import (
     series_names,
 )
 from components.monitoring import AlertThresholds, serving_alerts, serving_charts
-from stacks.config.operations import COLD_START_SECONDS, NODE_PROVISIONING_SECONDS
+from stacks.config.operations import NODE_PROVISIONING_SECONDS
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS
 from stacks.load.loader import validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
@@ -159,7 +160,7 @@ def test_staging_scales_on_queue_depth_through_the_adapter(staging: RenderedStac
     assert spec["behavior"]["scaleUp"]["policies"] == [
         {"type": "Pods", "value": 1, "periodSeconds": NODE_PROVISIONING_SECONDS}
     ]
-    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 2 * COLD_START_SECONDS
+    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 2 * (RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS)
     assert spec["behavior"]["scaleDown"]["policies"][0]["value"] == 1
 
 
@@ -356,7 +357,8 @@ def test_alert_policies(prod: RenderedStack) -> None:
         assert condition["disableMetricValidation"] is True
     assert promql["kv-cache-full"]["query"].endswith("> 0.9")
     assert promql["pods-pending"]["duration"] == f"{2 * NODE_PROVISIONING_SECONDS}s"
-    assert promql["no-ready-replica"]["duration"] == f"{COLD_START_SECONDS + NODE_PROVISIONING_SECONDS}s"
+    cold_start = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
+    assert promql["no-ready-replica"]["duration"] == f"{cold_start + NODE_PROVISIONING_SECONDS}s"
     assert promql["queue-growing"]["duration"] == "600s"
     assert "delta(vllm:num_requests_waiting{" in promql["queue-growing"]["query"]
     assert "spec_decode_num_accepted_tokens_total" in promql["mtp-acceptance-collapsed"]["query"]
@@ -462,7 +464,7 @@ def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: Rend
     section = staging.plan.split("## Operations", 1)[1].split("\n## ", 1)[0]
     assert r"`prometheus.googleapis.com\|vllm:num_requests_waiting\|gauge` target 100 per pod, 1-4 pods" in section
     assert "+1 pod (one A4 node) per 360 s" in section
-    assert "first new pod ready after ~16 min; 3 pods more serve after ~28 min" in section
+    assert "first new pod ready after ~16 min (measured; see Time to serve); 3 pods more serve after ~28 min" in section
     assert "`0 19 * * 1,2,3,4,5` -> 0 pods" in section
     assert "USD 8.70 Spot" in section
     assert "autoscaling | off: 12 pods" in prod.plan

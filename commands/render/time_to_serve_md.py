@@ -1,0 +1,75 @@
+"""plan.md's time-to-serve section: a new replica's start-up per phase with the basis of each figure,
+a simultaneous wake of every node, and the goal with what each saving rests on."""
+
+from __future__ import annotations
+
+from stacks.capacity.time_to_serve import Phase, TimeToServe, time_to_serve
+from stacks.config.stack import StackConfig
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:,.0f} s"
+    return f"{seconds / 60:,.1f} min"
+
+
+def phase_value(phase: Phase) -> str:
+    if phase.seconds_min is None or phase.seconds_max is None:
+        return "not measured"
+    if round(phase.seconds_min) == round(phase.seconds_max):
+        return duration(phase.seconds_max)
+    return f"{duration(phase.seconds_min)}..{duration(phase.seconds_max)}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/")
+
+
+def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
+    model = model or time_to_serve(config)
+    lines = [
+        "## Time to serve",
+        "",
+        f"A new serving replica of profile `{model.profile}`, phase by phase (measured: a measurement of this "
+        "configuration; computed: arithmetic on this stack's settings; not measured: no figure, how to measure "
+        "it is given):",
+        "",
+        "| phase | time | basis | source |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {phase.label} | {phase_value(phase)} | {phase.basis} | {_cell(phase.source)} |"
+        for phase in (*model.phases, model.cold, model.held)
+    ]
+    lines += [
+        "",
+        f"Planning figure (alert durations, the schedule's lead, the scale-down window): "
+        f"{duration(model.planning_seconds)}, {model.planning_basis}.",
+    ]
+    wake = model.wake
+    if wake is None:
+        lines += ["", "Simultaneous wake: not computed (the checkpoint's size is not known: weights.checkpointGib)."]
+    else:
+        sized = (
+            f", sized from weights.targetLoadSeconds {wake.sized_from_target}"
+            if wake.sized_from_target is not None
+            else ""
+        )
+        lines += [
+            "",
+            f"Simultaneous wake of {wake.nodes} node(s) over {wake.zones} zone(s): up to {wake.nodes_per_disk} "
+            f"node(s) read one zone's disk of {wake.disk_mibps:,} MiB/s{sized}, {wake.per_node_mibps:,.0f} MiB/s "
+            f"each: the checkpoint reads in ~{duration(wake.seconds or 0)} (computed; the VM's own Hyperdisk "
+            "limit for a4-highgpu-8g not verified here).",
+        ]
+        if wake.warning:
+            lines += ["", f"**Warning**: {wake.warning}."]
+    goal = duration(model.goal_pod_seconds)
+    lines += [
+        "",
+        f"Goal: for the recipe profile, the pod phase from ~10 min (measured) to <= {goal}, and a replica on a held "
+        f"node ready in <= {goal}. Not measured yet; the savings it counts on:",
+        "",
+        *[f"- {source}" for source in model.goal_sources],
+    ]
+    return lines

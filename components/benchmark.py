@@ -16,9 +16,14 @@ stored revision of main, 009e6d4a; the v0.19.0 tag itself could not be fetched h
 `--save-result`, `--result-dir`, `--result-filename`, `--disable-tqdm`. Every client gets its own
 `--seed`, so prompts differ across clients (0% prefix-cache hits, as published).
 
-A NetworkPolicy lets the pod take no connection and open only DNS, HTTPS outside the private
-ranges (the tokenizer from Hugging Face) and the serving endpoint: the vLLM pods' port, or the
-Gateway's address on its listener port.
+After the clients the pod prints the serving pods' start-up phases, one `STARTUP_PHASES` line per
+pod (components/startup_report.py): its service account may only read the namespace's pods, their
+logs and events.
+
+A NetworkPolicy lets the pod take no connection and open only DNS, HTTPS (the tokenizer from
+Hugging Face; the API server for the start-up report, whose endpoint is a private address, as for
+the CRD readiness Job) and the serving endpoint: the vLLM pods' port, or the Gateway's address on
+its listener port.
 
 `pulumi up` does not wait for the Job to finish (`pulumi.com/skipAwait`): it is created once the
 engine Deployment is rolled out, and a changed setting replaces it (a Job's pod template is
@@ -34,9 +39,9 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import bench_result
+from components import bench_result, startup_report
 from components.hardening import non_root_pod_context, restricted_container_context
-from components.network_policy import PRIVATE_RANGES, dns_and_https_egress
+from components.network_policy import dns_and_https_egress
 
 CONTAINER_NAME = "bench"
 RESULTS_DIR = "/results"
@@ -45,6 +50,9 @@ RUN_AS_USER = 10001
 PERFORMANCE_COMPUTE_CLASS = "Performance"
 BENCHMARK_LABEL = "llm-serving/benchmark"
 SUMMARY_SOURCE = Path(bench_result.__file__).read_text()
+STARTUP_SOURCE = Path(startup_report.__file__).read_text()
+# checkov CKV_K8S_38: the start-up report reads pods, their logs and events through the API.
+TOKEN_SKIP = "CKV_K8S_38=the start-up report reads the serving pods, their logs and events through the API"
 
 
 @dataclass(frozen=True)
@@ -70,9 +78,15 @@ class BenchmarkJobArgs:
     # where the clients connect: the serving pods (ClusterIP Service) or the Gateway's address
     serving_selector: dict[str, str]
     serving_port: int
+    # the engine container of the serving pods, whose start-up log the report reads
+    serving_container: str
     gateway_address: str | None = None
     gateway_port: int = 80
     labels: dict[str, str] = field(default_factory=dict)
+
+
+def selector_text(selector: dict[str, str]) -> str:
+    return ",".join(f"{key}={value}" for key, value in sorted(selector.items()))
 
 
 def benchmark_job_name(service_name: str) -> str:
@@ -123,12 +137,18 @@ def job_script(args: BenchmarkJobArgs) -> str:
         'for pid in $pids; do wait "$pid" || status=1; done',
         f"tail -n 40 {RESULTS_DIR}/client-*.log",
         f'python3 -c "$SUMMARY_SCRIPT" {RESULTS_DIR} || status=1',
+        # the start-up report is a by-product: its failure does not fail the benchmark
+        f'python3 -c "$STARTUP_SCRIPT" "$POD_NAMESPACE" {shlex.quote(selector_text(args.serving_selector))} '
+        f"{shlex.quote(args.serving_container)} || echo 'startup report failed' >&2",
         'exit "$status"',
     ]
     return "\n".join(lines) + "\n"
 
 
 class BenchmarkJob(pulumi.ComponentResource):
+    service_account: k8s.core.v1.ServiceAccount
+    role: k8s.rbac.v1.Role
+    role_binding: k8s.rbac.v1.RoleBinding
     job: k8s.batch.v1.Job
     network_policy: k8s.networking.v1.NetworkPolicy
 
@@ -136,13 +156,39 @@ class BenchmarkJob(pulumi.ComponentResource):
         super().__init__("llm-serving:benchmark:BenchmarkJob", name, None, opts)
         compute = {"cpu": str(args.cpu), "memory": args.memory, "ephemeral-storage": "10Gi"}
         pod_labels = {**args.labels, BENCHMARK_LABEL: args.job_name}
+        child = pulumi.ResourceOptions(parent=self)
+        metadata = k8s.meta.v1.ObjectMetaArgs(name=args.job_name, namespace=args.namespace, labels=args.labels)
+        self.service_account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=metadata, opts=child)
+        self.role = k8s.rbac.v1.Role(
+            f"{name}-role",
+            metadata=metadata,
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["get", "list"]),
+                k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods/log"], verbs=["get"]),
+                k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["events"], verbs=["list"]),
+            ],
+            opts=child,
+        )
+        self.role_binding = k8s.rbac.v1.RoleBinding(
+            f"{name}-binding",
+            metadata=metadata,
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="Role", name=self.role.metadata.name
+            ),
+            subjects=[
+                k8s.rbac.v1.SubjectArgs(
+                    kind="ServiceAccount", name=self.service_account.metadata.name, namespace=args.namespace
+                )
+            ],
+            opts=child,
+        )
         self.job = k8s.batch.v1.Job(
             f"{name}-job",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=args.job_name,
                 namespace=args.namespace,
                 labels=args.labels,
-                annotations={"pulumi.com/skipAwait": "true"},
+                annotations={"pulumi.com/skipAwait": "true", "checkov.io/skip1": TOKEN_SKIP},
             ),
             spec=k8s.batch.v1.JobSpecArgs(
                 # a retry would mix a second run into the results of the first
@@ -152,7 +198,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=pod_labels),
                     spec=k8s.core.v1.PodSpecArgs(
                         restart_policy="Never",
-                        automount_service_account_token=False,
+                        service_account_name=self.service_account.metadata.name,
                         enable_service_links=False,
                         node_selector={
                             "cloud.google.com/compute-class": PERFORMANCE_COMPUTE_CLASS,
@@ -168,6 +214,15 @@ class BenchmarkJob(pulumi.ComponentResource):
                                 command=["/bin/sh", "-c", job_script(args)],
                                 env=[
                                     k8s.core.v1.EnvVarArgs(name="SUMMARY_SCRIPT", value=SUMMARY_SOURCE),
+                                    k8s.core.v1.EnvVarArgs(name="STARTUP_SCRIPT", value=STARTUP_SOURCE),
+                                    k8s.core.v1.EnvVarArgs(
+                                        name="POD_NAMESPACE",
+                                        value_from=k8s.core.v1.EnvVarSourceArgs(
+                                            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(
+                                                field_path="metadata.namespace"
+                                            )
+                                        ),
+                                    ),
                                     # the tokenizer downloads into a writable, non-root home
                                     k8s.core.v1.EnvVarArgs(name="HOME", value=SCRATCH_DIR),
                                     k8s.core.v1.EnvVarArgs(name="HF_HOME", value=f"{SCRATCH_DIR}/huggingface"),
@@ -188,7 +243,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_binding]),
         )
         if args.gateway_address is None:
             endpoint = k8s.networking.v1.NetworkPolicyPeerArgs(
@@ -207,7 +262,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                 pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={BENCHMARK_LABEL: args.job_name}),
                 policy_types=["Ingress", "Egress"],
                 egress=[
-                    *dns_and_https_egress(PRIVATE_RANGES),
+                    *dns_and_https_egress(()),
                     k8s.networking.v1.NetworkPolicyEgressRuleArgs(
                         to=[endpoint],
                         ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=endpoint_port)],

@@ -29,6 +29,9 @@ from components.metrics import KUBE_STATE_COMPONENTS
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from components.vllm import (
+    CONTAINER_NAME as VLLM_CONTAINER,
+)
+from components.vllm import (
     PORT_NAME,
     VllmEngine,
     VllmEngineArgs,
@@ -392,6 +395,7 @@ def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
         memory=benchmark.memory,
         serving_selector=serving_selector(config),
         serving_port=config.engine.port,
+        serving_container=VLLM_CONTAINER,
         gateway_address=config.benchmark.gateway_address
         if config.benchmark_target is BenchmarkTarget.gateway
         else None,

@@ -97,7 +97,14 @@ def test_job_runs_hardened_on_a_dedicated_c4_node_with_the_engine_image(prod_ben
     }
     assert container["resources"]["requests"]["cpu"] == "15"
     assert container["resources"]["requests"] == container["resources"]["limits"]
-    assert pod["automountServiceAccountToken"] is False
+    # the token of a service account that may only read pods, their logs and events (the start-up report)
+    assert pod["serviceAccountName"] == job["metadata"]["name"]
+    (role,) = [role for role in prod_benchmark.kind("Role") if role["metadata"]["name"] == job["metadata"]["name"]]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["list"]},
+    ]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
     assert container["securityContext"] == {

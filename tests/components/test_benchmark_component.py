@@ -28,6 +28,7 @@ ARGS = BenchmarkJobArgs(
     memory="48Gi",
     serving_selector={"app": "qwen"},
     serving_port=8000,
+    serving_container="vllm",
 )
 
 
@@ -99,3 +100,16 @@ def test_clients_may_reach_the_serving_pods_or_only_the_gateway() -> None:
 def test_no_eos_flag_when_responses_may_stop_early() -> None:
     (job,) = [r for r in build_benchmark(ignore_eos=False) if r.type == "kubernetes:batch/v1:Job"]
     assert "--ignore-eos" not in job.inputs["spec"]["template"]["spec"]["containers"][0]["command"][2]
+
+
+def test_the_pod_reports_the_serving_pods_start_up_after_the_clients() -> None:
+    (job,) = [r for r in build_benchmark() if r.type == "kubernetes:batch/v1:Job"]
+    spec = job.inputs["spec"]["template"]["spec"]
+    script = spec["containers"][0]["command"][2]
+    lines = script.splitlines()
+    report = next(index for index, line in enumerate(lines) if "$STARTUP_SCRIPT" in line)
+    assert report > max(index for index, line in enumerate(lines) if line.startswith("vllm bench serve"))
+    assert '"$POD_NAMESPACE" app=qwen vllm' in lines[report]
+    env = {item["name"]: item for item in spec["containers"][0]["env"]}
+    assert "STARTUP_PHASES" in env["STARTUP_SCRIPT"]["value"]
+    assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}

@@ -1,0 +1,177 @@
+"""The serving pods' start-up phases as data: one `STARTUP_PHASES {json}` line per serving pod.
+
+Standard library only: the benchmark Job runs this very file (`python3 -c <source>`) inside the vLLM
+image, after its clients, with a service account that may read the namespace's pods, their logs and
+events; `bench-compare` imports it to parse what the Job printed.
+
+Each line holds, for one pod, seconds since the pod was created (`metadata.creationTimestamp`):
+
+| key | when | from |
+|---|---|---|
+| scheduledSeconds | bound to a node (a scale-from-zero waits here for the node) | condition PodScheduled |
+| imagePulledSeconds | the engine image pulled (0 when already on the node) | event Pulled of the container |
+| containerStartedSeconds | the engine container started | containerStatuses[].state.running.startedAt |
+| weightsLoadedSeconds | the last engine loaded its weights | vLLM log "Model loading took" |
+| compiledSeconds | the last engine finished torch.compile | vLLM log "torch.compile took" |
+| graphsCapturedSeconds | the last engine captured its CUDA graphs | vLLM log "Graph capturing finished" |
+| engineReadySeconds | the last engine finished its start-up | vLLM log "init engine (profile, ...) took" |
+| readySeconds | the pod passed its readiness probe | condition Ready |
+
+A phase not seen is null (a pod that restarted has lost its first container's log; Kubernetes keeps
+events about an hour). The vLLM lines were read in the code of vllm==0.19.0 (its PyPI wheel):
+vllm/v1/worker/gpu_model_runner.py "Model loading took %s GiB memory and %.6f seconds" (Model Runner
+V2, vllm/v1/worker/gpu/model_runner.py: "Model loading took %s GiB and %.6f seconds") and "Graph
+capturing finished in %.0f secs, took %.2f GiB", vllm/compilation/monitor.py "torch.compile took %.2f s
+in total" (older revisions: "torch.compile takes"), vllm/v1/engine/core.py "init engine (profile,
+create kv cache, warmup model) took %.2f seconds". The pinned 0.33.0 was not read here (the package
+index reachable here stops at 0.19.1): a line it renamed leaves its phase null, never wrong. Lines
+are matched by these fragments and timed by the kubelet's timestamps (`timestamps=true`), not by
+vLLM's own clock.
+"""
+
+import datetime
+import itertools
+import json
+import os
+import ssl
+import sys
+import urllib.parse
+import urllib.request
+from typing import Any
+
+PREFIX = "STARTUP_PHASES "
+# Each phase's line: every fragment in it.
+LOG_LINES = {
+    "weightsLoadedSeconds": ("Model loading took ",),
+    "compiledSeconds": ("torch.compile t", " s in total"),
+    "graphsCapturedSeconds": ("Graph capturing finished in ",),
+    "engineReadySeconds": ("init engine (profile, create kv cache, warmup model) took ",),
+}
+PHASES = (
+    "scheduledSeconds",
+    "imagePulledSeconds",
+    "containerStartedSeconds",
+    *LOG_LINES,
+    "readySeconds",
+)
+# The start-up lines come first; the request log after them can be large.
+LOG_LIMIT_BYTES = 16 * 1024 * 1024
+ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def parse_time(text: str) -> datetime.datetime:
+    """An RFC 3339 time as the API server writes it (nanoseconds cut to microseconds)."""
+    text = text.strip().replace("Z", "+00:00")
+    if "." in text:
+        head, rest = text.split(".", 1)
+        digits = "".join(itertools.takewhile(str.isdigit, rest))
+        zone = rest[len(digits) :]
+        text = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
+    return datetime.datetime.fromisoformat(text)
+
+
+def condition_time(pod: dict[str, Any], kind: str) -> str | None:
+    for condition in pod.get("status", {}).get("conditions") or []:
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return condition.get("lastTransitionTime")
+    return None
+
+
+def pulled_time(events: list[dict[str, Any]], container: str) -> tuple[str | None, bool]:
+    """When the container's image was pulled (latest Pulled event) and whether it was already there."""
+    found: tuple[str | None, bool] = (None, False)
+    for event in events:
+        field_path = event.get("involvedObject", {}).get("fieldPath", "")
+        if event.get("reason") != "Pulled" or (field_path and container not in field_path):
+            continue
+        when = event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
+        if when and (found[0] is None or parse_time(when) >= parse_time(found[0])):
+            found = (when, "already present" in event.get("message", ""))
+    return found
+
+
+def log_times(log: str) -> dict[str, str]:
+    """The kubelet timestamp of the LAST line of each start-up kind (the last data-parallel engine)."""
+    times: dict[str, str] = {}
+    for line in log.splitlines():
+        stamp, _, text = line.partition(" ")
+        for key, fragments in LOG_LINES.items():
+            if all(fragment in text for fragment in fragments):
+                times[key] = stamp
+    return times
+
+
+def phases(pod: dict[str, Any], events: list[dict[str, Any]], log: str, container: str) -> dict[str, Any]:
+    """One pod's start-up record (the STARTUP_PHASES line's object)."""
+    created = parse_time(pod["metadata"]["creationTimestamp"])
+
+    def since(when: str | None) -> float | None:
+        return None if when is None else round((parse_time(when) - created).total_seconds(), 1)
+
+    statuses = [item for item in pod.get("status", {}).get("containerStatuses") or [] if item["name"] == container]
+    status = statuses[0] if statuses else {}
+    pulled, cached = pulled_time(events, container)
+    found = log_times(log)
+    record = {
+        "scheduledSeconds": since(condition_time(pod, "PodScheduled")),
+        "imagePulledSeconds": since(pulled),
+        "containerStartedSeconds": since(status.get("state", {}).get("running", {}).get("startedAt")),
+        **{key: since(found.get(key)) for key in LOG_LINES},
+        "readySeconds": since(condition_time(pod, "Ready")),
+    }
+    return {
+        "pod": pod["metadata"]["name"],
+        "node": pod.get("spec", {}).get("nodeName"),
+        "image": status.get("image"),
+        "imageWasCached": cached,
+        "restarts": status.get("restartCount", 0),
+        "phases": record,
+    }
+
+
+def line(report: dict[str, Any]) -> str:
+    return PREFIX + json.dumps(report, sort_keys=True, separators=(",", ":"))
+
+
+def parse_lines(text: str) -> list[dict[str, Any]]:
+    """Every STARTUP_PHASES record in a log, in order."""
+    return [json.loads(item[len(PREFIX) :]) for item in text.splitlines() if item.startswith(PREFIX)]
+
+
+def _get(path: str, query: dict[str, str]) -> bytes:
+    host = os.environ["KUBERNETES_SERVICE_HOST"]
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    with open(f"{ACCOUNT}/token") as handle:
+        token = handle.read().strip()
+    context = ssl.create_default_context(cafile=f"{ACCOUNT}/ca.crt")
+    url = f"https://{host}:{port}{path}?{urllib.parse.urlencode(query)}"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, context=context, timeout=60) as response:
+        data: bytes = response.read()
+        return data
+
+
+def main(argv: list[str]) -> int:
+    namespace, selector, container = argv[1], argv[2], argv[3]
+    pods = json.loads(_get(f"/api/v1/namespaces/{namespace}/pods", {"labelSelector": selector}))["items"]
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        events = json.loads(
+            _get(
+                f"/api/v1/namespaces/{namespace}/events",
+                {"fieldSelector": f"involvedObject.kind=Pod,involvedObject.name={name}"},
+            )
+        )["items"]
+        try:
+            log = _get(
+                f"/api/v1/namespaces/{namespace}/pods/{name}/log",
+                {"container": container, "timestamps": "true", "limitBytes": str(LOG_LIMIT_BYTES)},
+            ).decode("utf-8", "replace")
+        except OSError:
+            log = ""
+        print(line(phases(pod, events, log, container)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,100 @@
+"""The start-up report: a serving pod's conditions, events and vLLM log lines become one
+STARTUP_PHASES line of seconds since the pod was created."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components import startup_report
+
+CREATED = "2026-11-25T08:00:00Z"
+POD: dict[str, Any] = {
+    "metadata": {"name": "qwen-serving-abc", "creationTimestamp": CREATED},
+    "spec": {"nodeName": "gk3-a4-1"},
+    "status": {
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-11-25T08:05:30Z"},
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-25T08:15:00Z"},
+            {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-11-25T08:15:00Z"},
+        ],
+        "containerStatuses": [
+            {
+                "name": "vllm",
+                "image": "vllm/vllm-openai:v0.19.0",
+                "restartCount": 0,
+                "state": {"running": {"startedAt": "2026-11-25T08:09:00Z"}},
+            }
+        ],
+    },
+}
+EVENTS = [
+    {"reason": "Pulling", "involvedObject": {"fieldPath": "spec.containers{vllm}"}, "lastTimestamp": CREATED},
+    {
+        "reason": "Pulled",
+        "involvedObject": {"fieldPath": "spec.containers{vllm}"},
+        "message": 'Successfully pulled image "vllm/vllm-openai:v0.19.0" in 3m20s',
+        "lastTimestamp": "2026-11-25T08:08:50Z",
+    },
+]
+# Lines as vLLM 0.19.0 writes them (one per data-parallel engine), behind the kubelet's timestamps.
+LOG = "\n".join(
+    [
+        "2026-11-25T08:10:00.100000000Z (EngineCore_DP0 pid=1) INFO 11-25 08:10:00 [gpu_model_runner.py:4821] "
+        "Model loading took 28.1 GiB memory and 50.2 seconds",
+        "2026-11-25T08:10:30.999999999Z (EngineCore_DP7 pid=8) INFO 11-25 08:10:30 [gpu_model_runner.py:4821] "
+        "Model loading took 28.1 GiB memory and 80.0 seconds",
+        "2026-11-25T08:12:00Z (EngineCore_DP7 pid=8) INFO 11-25 08:12:00 [monitor.py:48] "
+        "torch.compile took 75.31 s in total",
+        "2026-11-25T08:14:00Z (EngineCore_DP7 pid=8) INFO 11-25 08:14:00 [gpu_model_runner.py:6047] "
+        "Graph capturing finished in 60 secs, took 1.10 GiB",
+        "2026-11-25T08:14:30Z (EngineCore_DP7 pid=8) INFO 11-25 08:14:30 [core.py:284] "
+        "init engine (profile, create kv cache, warmup model) took 240.00 seconds",
+        '2026-11-25T08:20:00Z INFO:     10.0.0.1 - "POST /v1/completions HTTP/1.1" 200 OK',
+    ]
+)
+
+
+def test_one_pod_becomes_one_line_of_phases() -> None:
+    record = startup_report.phases(POD, EVENTS, LOG, "vllm")
+    assert record["phases"] == {
+        "scheduledSeconds": 330.0,
+        "imagePulledSeconds": 530.0,
+        "containerStartedSeconds": 540.0,
+        "weightsLoadedSeconds": 631.0,  # the last engine's line, not the first
+        "compiledSeconds": 720.0,
+        "graphsCapturedSeconds": 840.0,
+        "engineReadySeconds": 870.0,
+        "readySeconds": 900.0,
+    }
+    assert (record["pod"], record["node"], record["restarts"], record["imageWasCached"]) == (
+        "qwen-serving-abc",
+        "gk3-a4-1",
+        0,
+        False,
+    )
+    line = startup_report.line(record)
+    assert line.startswith("STARTUP_PHASES {") and "\n" not in line
+    assert startup_report.parse_lines(f"noise\n{line}\nmore") == [record]
+
+
+def test_a_phase_not_seen_is_null_never_guessed() -> None:
+    pending = {
+        "metadata": {"name": "p", "creationTimestamp": CREATED},
+        "status": {"conditions": [{"type": "PodScheduled", "status": "False", "lastTransitionTime": CREATED}]},
+    }
+    record = startup_report.phases(pending, [], "", "vllm")
+    assert set(record["phases"]) == set(startup_report.PHASES)
+    assert all(value is None for value in record["phases"].values())
+
+
+def test_an_image_already_on_the_node_is_said_so() -> None:
+    cached = [
+        {
+            "reason": "Pulled",
+            "involvedObject": {"fieldPath": "spec.containers{vllm}"},
+            "message": 'Container image "vllm/vllm-openai:v0.19.0" already present on machine',
+            "lastTimestamp": "2026-11-25T08:05:31Z",
+        }
+    ]
+    record = startup_report.phases(POD, cached, LOG, "vllm")
+    assert record["imageWasCached"] is True and record["phases"]["imagePulledSeconds"] == 331.0

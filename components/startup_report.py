@@ -73,7 +73,8 @@ def parse_time(text: str) -> datetime.datetime:
 def condition_time(pod: dict[str, Any], kind: str) -> str | None:
     for condition in pod.get("status", {}).get("conditions") or []:
         if condition.get("type") == kind and condition.get("status") == "True":
-            return condition.get("lastTransitionTime")
+            when = condition.get("lastTransitionTime")
+            return str(when) if when else None
     return None
 
 

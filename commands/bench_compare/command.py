@@ -1,6 +1,7 @@
 """`bench-compare STACK [LOG|-] [--results CLIENT.json ...] [--record] [--nodes N]`: the benchmark
 Job's summed result line (from its log, or combined from the clients' `--save-result` files) next to
-the planner's expectation for the stack. `--record` appends the result to the measurements file as a
+the planner's expectation for the stack, and from a log the serving pods' start-up phases (its
+STARTUP_PHASES lines: median and largest per phase, recorded with the result). `--record` appends the result to the measurements file as a
 measurement of the stack's configuration at the run's node count (`--nodes`, required where an
 autoscaler or schedule sets it; `--source`, `--date` name where and when); the planner uses it for
 that configuration from then on. Exit status: 0 compared (and
@@ -25,7 +26,7 @@ from commands.io.cli import command_parser
 from commands.io.console import guarded
 from commands.plan.command import figure, measurements_from
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
-from components import bench_result
+from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation
 from stacks.capacity.planner import benchmark_concurrency, human_duration, plan
@@ -138,6 +139,43 @@ def result_from_log(text: str, where: str) -> dict[str, Any]:
     return checked_result(summary, at, SUMMARY_COUNTS, SUMMARY_FIGURES)
 
 
+def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | None:
+    """The serving pods' start-up phases from the log's STARTUP_PHASES lines (the last line per pod)."""
+    prefix = startup_report.PREFIX
+    by_pod: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.startswith(prefix):
+            continue
+        record = parse_json(line[len(prefix) :], f"{where}:{number}")
+        if not isinstance(record, dict) or not isinstance(record.get("pod"), str):
+            raise InputError(f"{where}:{number}: a {prefix.strip()} line must be an object naming its 'pod'")
+        if not isinstance(record.get("phases"), dict):
+            raise InputError(f"{where}:{number}: 'phases' must be an object of seconds per phase")
+        for name, value in record["phases"].items():
+            if name not in startup_report.PHASES:
+                raise InputError(
+                    f"{where}:{number}: unknown phase {json.dumps(name)[:40]}; allowed: {', '.join(startup_report.PHASES)}"
+                )
+            number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
+            if value is not None and not (number_ok and value >= 0):
+                raise InputError(
+                    f"{where}:{number}: phase '{name}' is {json.dumps(value)[:40]}; allowed: seconds >= 0 or null"
+                )
+        by_pod[record["pod"]] = record
+    return measurement_file.startup_phases(list(by_pod.values()))
+
+
+def startup_text(startup: measurement_file.StartupPhases | None) -> str:
+    if startup is None:
+        return "start-up: no STARTUP_PHASES line in the log (the report runs after the clients)"
+    cells = [
+        f"{name} {startup.median_seconds[name]:,.0f}/{startup.max_seconds[name]:,.0f}"
+        for name in startup_report.PHASES
+        if name in startup.median_seconds
+    ]
+    return f"start-up of {startup.pods} pod(s), s since created, median/max: " + ", ".join(cells)
+
+
 def result_from_clients(paths: list[Path]) -> dict[str, Any]:
     results = [
         checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES) for path in paths
@@ -224,15 +262,19 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     measurements = measurements_from(path)
     stack = stack_of(args)
     config = load_config(stack, "bench-compare")
+    startup = None
     if args.results:
         measured = result_from_clients(args.results)
-    elif args.log == "-":
-        measured = result_from_log(read_stream(sys.stdin, LOG_LIMIT), "standard input")
     else:
-        measured = result_from_log(read_text(args.log, LOG_LIMIT), args.log)
+        where = "standard input" if args.log == "-" else args.log
+        text = read_stream(sys.stdin, LOG_LIMIT) if args.log == "-" else read_text(args.log, LOG_LIMIT)
+        measured = result_from_log(text, where)
+        startup = startup_from_log(text, where)
     nodes = run_nodes(config, args.nodes) if args.record or args.nodes is not None else config.nodes
     expected = plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
     text = comparison_text(stack.name, measured, expected)
+    if not args.results:
+        text += "\n" + startup_text(startup)
     if args.record:
         if not measured["completed"]:
             raise InputError("no request completed: nothing to record")
@@ -249,6 +291,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
                 [item.id for item in recorded],
                 nodes=nodes,
                 concurrency=benchmark_concurrency(config),
+                startup=startup,
             )
             output.replace_file(path, measurement_file.appended(path, entry))
         text += f"\nrecorded as measurement {entry.id} in {path}"

@@ -22,6 +22,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from common import input_files
+from components import startup_report
 from stacks.config.base import ConfigModel
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
@@ -103,6 +104,45 @@ class Run(ConfigModel):
     failed: Annotated[int | None, Field(ge=0)] = Field(default=None, description="Failed requests.")
 
 
+class StartupPhases(ConfigModel):
+    """The serving pods' start-up as the benchmark Job's start-up report gave it (STARTUP_PHASES lines,
+    components/startup_report.py): per phase, seconds since each pod was created, the median and the
+    largest over the pods that reported it."""
+
+    pods: Annotated[int, Field(ge=1)] = Field(description="Serving pods the report covered.")
+    median_seconds: dict[str, Annotated[float, Field(ge=0)]] = Field(description="Median per phase.")
+    max_seconds: dict[str, Annotated[float, Field(ge=0)]] = Field(description="Largest per phase.")
+
+    @model_validator(mode="after")
+    def _known_phases(self) -> StartupPhases:
+        for name in (*self.median_seconds, *self.max_seconds):
+            if name not in startup_report.PHASES:
+                raise ValueError(f"startup: unknown phase {name!r}; allowed: {', '.join(startup_report.PHASES)}")
+        return self
+
+
+def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
+    """The median and largest of each phase over the STARTUP_PHASES records (None without any)."""
+    if not records:
+        return None
+    median: dict[str, float] = {}
+    largest: dict[str, float] = {}
+    for name in startup_report.PHASES:
+        values = sorted(
+            float(value)
+            for record in records
+            if isinstance(value := (record.get("phases") or {}).get(name), (int, float)) and not isinstance(value, bool)
+        )
+        if values:
+            middle = len(values) // 2
+            median[name] = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+            largest[name] = values[-1]
+    try:
+        return StartupPhases(pods=len(records), median_seconds=median, max_seconds=largest)
+    except ValidationError as error:
+        raise MeasurementsError(f"cannot record the start-up report: {_one_line(error)}") from None
+
+
 class Measurement(ConfigModel):
     """A set of runs of one configuration, with where they come from."""
 
@@ -113,6 +153,9 @@ class Measurement(ConfigModel):
     note: str = Field(default="", description="What a reader must know to trust or use it.")
     configuration: Configuration = Field(description="What was measured.")
     runs: Annotated[list[Run], Field(min_length=1)] = Field(description="One per node count.")
+    startup: StartupPhases | None = Field(
+        default=None, description="The serving pods' start-up phases the run's start-up report gave."
+    )
 
     @field_validator("date", mode="before")
     @classmethod
@@ -329,6 +372,7 @@ def new_measurement(
     existing: Sequence[str],
     nodes: int,
     concurrency: int,
+    startup: StartupPhases | None = None,
 ) -> Measurement:
     """A measurement of the stack's configuration from a `bench-compare` result: one run on `nodes`
     serving pods (A4 nodes) under the benchmark's `concurrency` requests in all."""
@@ -349,6 +393,7 @@ def new_measurement(
             f"{measured.get('combine', '')}",
             configuration=configuration,
             runs=[run],
+            startup=startup,
         )
     except ValidationError as error:  # a figure a run cannot hold, e.g. 0 tok/s
         first = error.errors(include_url=False)[0]
@@ -366,6 +411,8 @@ def appended(path: Path, measurement: Measurement) -> str:
         raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")
     entry = measurement.model_dump(mode="json", by_alias=True)
     entry["runs"] = [{key: value for key, value in run.items() if value is not None} for run in entry["runs"]]
+    if entry["startup"] is None:
+        del entry["startup"]
     text = yaml.safe_dump([entry], sort_keys=False, width=1000)
     indented = "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
     original = read(path)

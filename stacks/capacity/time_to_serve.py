@@ -19,8 +19,11 @@ streaming or an image cache lower them), and whether a node is held (warm capaci
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
+
+from stacks.capacity import measurements as measurement_file
 
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILE_ENGINE_KEYS, profile_of
 from stacks.config.releases import image_release
@@ -306,7 +309,7 @@ def wake_read(config: StackConfig) -> WakeRead | None:
 def _planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str]:
     if cold.known:
         assert cold.seconds_max is not None
-        return round(cold.seconds_max), f"measured ({WRITEUP})"
+        return round(cold.seconds_max), "measured (the node and pod phases above)"
     recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.weights.throughput_mibps
     extra = 0.0
     if weights.seconds_max is not None:
@@ -318,8 +321,72 @@ def _planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, st
     )
 
 
-def time_to_serve(config: StackConfig, inputs: StartupInputs | None = None) -> TimeToServe:
-    """The time to serve of one new replica of this stack, per phase, cold and on a held node."""
+# Fields of a measured configuration that change the load a benchmark puts on the pods, not their start-up.
+LOAD_FIELDS = frozenset(
+    {
+        "dataset",
+        "input_tokens",
+        "output_tokens",
+        "range_ratio",
+        "ignore_eos",
+        "concurrency_per_node",
+        "max_prompt_tokens",
+        "max_output_tokens",
+        "routing",
+        "picker",
+    }
+)
+
+
+def recorded_startup(
+    config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
+) -> measurement_file.Measurement | None:
+    """The newest measurement holding a start-up report of this stack's engine configuration (the
+    benchmark's load and the routing aside), if any."""
+    mine = measurement_file.configuration_of(config).model_dump(exclude=set(LOAD_FIELDS))
+    if measurement_file.UNKNOWN in mine.values():
+        return None
+    items = recorded if recorded is not None else measurement_file.load().measurements
+    found = [
+        (item.date, index, item)
+        for index, item in enumerate(items)
+        if item.startup is not None and item.configuration.model_dump(exclude=set(LOAD_FIELDS)) == mine
+    ]
+    return max(found, key=lambda entry: entry[:2])[2] if found else None
+
+
+def _difference(median: dict[str, float], late: str, early: str | None) -> float | None:
+    if late not in median or (early is not None and early not in median):
+        return None
+    return max(0.0, median[late] - (median[early] if early is not None else 0.0))
+
+
+def _recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
+    """The phases with the recorded start-up report's medians where it has them."""
+    assert entry.startup is not None
+    median = entry.startup.median_seconds
+    spans = {
+        "node": _difference(median, "scheduledSeconds", None),
+        "imagePull": _difference(median, "imagePulledSeconds", "scheduledSeconds"),
+        "engineStart": _difference(median, "engineReadySeconds", "containerStartedSeconds"),
+        "pod": _difference(median, "readySeconds", "scheduledSeconds"),
+    }
+    source = f"recorded measurement {entry.id} ({entry.date}): median of {entry.startup.pods} pod(s)' start-up report"
+    return tuple(
+        replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
+        if spans.get(phase.key) is not None
+        else phase
+        for phase in phases
+    )
+
+
+def time_to_serve(
+    config: StackConfig,
+    inputs: StartupInputs | None = None,
+    recorded: Sequence[measurement_file.Measurement] | None = None,
+) -> TimeToServe:
+    """The time to serve of one new replica of this stack, per phase, cold and on a held node: a
+    recorded start-up report of its configuration first, else the write-up's figures where they apply."""
     inputs = inputs or StartupInputs(
         image_gib=config.time_to_serve.image_gib, image_pull_mibps=config.time_to_serve.image_pull_mibps
     )
@@ -327,7 +394,11 @@ def time_to_serve(config: StackConfig, inputs: StartupInputs | None = None) -> T
     node = _node_phase(config, StartupInputs())
     weights = _weights_phase(config)
     pod = _pod_phase(gap)
-    phases = (node, _image_phase(inputs), weights, _engine_phase(gap), pod)
+    phases: tuple[Phase, ...] = (node, _image_phase(inputs), weights, _engine_phase(gap), pod)
+    entry = recorded_startup(config, recorded)
+    if entry is not None:
+        phases = _recorded_phases(phases, entry)
+        node, pod = phases[0], phases[-1]
     cold = _total(node, pod, "a new replica on a new node")
     held = _total(_node_phase(config, StartupInputs(held_node=True)), pod, "a new replica on a held node")
     planning, planning_basis = _planning(config, cold, weights)

@@ -342,3 +342,63 @@ def test_a_record_that_would_grow_the_file_past_the_readers_limit_is_refused(tmp
     assert run.stderr.count("\n") == 1 and "past the 1,048,576 every reader accepts" in run.stderr
     assert file.read_bytes() == before
     assert run_main(plan_main, "dev", "--measurements", str(file)).returncode == 0, "the file stays readable"
+
+
+STARTUP_LINES = [
+    'STARTUP_PHASES {"image":"vllm/vllm-openai:v0.19.0","node":"n1","phases":{"compiledSeconds":700.0,'
+    '"containerStartedSeconds":400.0,"engineReadySeconds":800.0,"graphsCapturedSeconds":780.0,'
+    '"imagePulledSeconds":390.0,"readySeconds":830.0,"scheduledSeconds":300.0,"weightsLoadedSeconds":600.0},'
+    '"pod":"a","restarts":0}',
+    'STARTUP_PHASES {"node":"n2","phases":{"readySeconds":850.0,"scheduledSeconds":320.0,"compiledSeconds":null},'
+    '"pod":"b","restarts":0}',
+]
+
+
+def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path: Path) -> None:
+    from stacks.capacity.time_to_serve import time_to_serve
+
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text() + "\n".join(STARTUP_LINES) + "\n")
+    stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+    run = run_main(bench_compare_main, "seqs", str(log), *common, "--record", "--date", "2026-11-20")
+    assert run.returncode == 0, run.stderr
+    assert "start-up of 2 pod(s), s since created, median/max: scheduledSeconds 310/320" in run.stdout
+    entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
+    assert entry.startup is not None and entry.startup.pods == 2
+    assert entry.startup.median_seconds["readySeconds"] == 840.0 and entry.startup.max_seconds["readySeconds"] == 850
+    assert entry.startup.median_seconds["compiledSeconds"] == 700.0  # a null is not a zero
+
+    config = validate({**yaml_settings(stack)})
+    before = time_to_serve(config, recorded=measurements.load(measurements.MEASUREMENTS_FILE).measurements)
+    assert {phase.key: phase.basis for phase in before.phases}["pod"] == "not measured"
+    model = time_to_serve(config, recorded=measurements.load(file).measurements)
+    found = {phase.key: phase for phase in model.phases}
+    assert (found["pod"].seconds_max, found["pod"].basis) == (530.0, "measured")  # ready - scheduled, medians
+    assert found["node"].seconds_max == 310.0 and "seqs-2026-11-20" in found["node"].source
+    assert model.cold.seconds_max == 840.0 and model.held.seconds_max == 530.0
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":-1}}', "phase 'readySeconds' is -1"),
+        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":"soon"}}', "phase 'readySeconds' is \"soon\""),
+        ('STARTUP_PHASES {"pod":"a","phases":{"lunchSeconds":1}}', 'unknown phase "lunchSeconds"'),
+        ('STARTUP_PHASES {"phases":{}}', "naming its 'pod'"),
+        ("STARTUP_PHASES [1", "job.log"),
+    ],
+)
+def test_a_malformed_start_up_line_is_one_line(line: str, message: str, tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text() + line + "\n")
+    run = record(tmp_path, file, log=log)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+def yaml_settings(stack: Path) -> dict[str, Any]:
+    document = yaml.safe_load(stack.read_text())
+    return {key.split(":", 1)[1]: value for key, value in document["config"].items()}

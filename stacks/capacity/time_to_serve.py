@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from stacks.capacity import measurements as measurement_file
-
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILE_ENGINE_KEYS, profile_of
 from stacks.config.releases import image_release
 from stacks.config.stack import StackConfig

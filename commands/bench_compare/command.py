@@ -1,8 +1,8 @@
 """`bench-compare STACK [LOG|-] [--results CLIENT.json ...] [--record] [--nodes N]`: the benchmark
 Job's summed result line (from its log, or combined from the clients' `--save-result` files) next to
 the planner's expectation for the stack, and from a log the serving pods' start-up phases (its
-STARTUP_PHASES lines: median and largest per phase, recorded with the result). `--record` appends the result to the measurements file as a
-measurement of the stack's configuration at the run's node count (`--nodes`, required where an
+STARTUP_PHASES lines: median and largest per phase, recorded with the result). `--record` appends
+the result to the measurements file as a measurement of the stack's configuration at the run's node count (`--nodes`, required where an
 autoscaler or schedule sets it; `--source`, `--date` name where and when); the planner uses it for
 that configuration from then on. Exit status: 0 compared (and
 recorded), 2 invalid stack config, unreadable result (a file that is not a regular file or is too
@@ -153,9 +153,8 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
             raise InputError(f"{where}:{number}: 'phases' must be an object of seconds per phase")
         for name, value in record["phases"].items():
             if name not in startup_report.PHASES:
-                raise InputError(
-                    f"{where}:{number}: unknown phase {json.dumps(name)[:40]}; allowed: {', '.join(startup_report.PHASES)}"
-                )
+                allowed = ", ".join(startup_report.PHASES)
+                raise InputError(f"{where}:{number}: unknown phase {json.dumps(name)[:40]}; allowed: {allowed}")
             number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
             if value is not None and not (number_ok and value >= 0):
                 raise InputError(

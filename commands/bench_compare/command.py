@@ -2,9 +2,9 @@
 Job's summed result line (from its log, or combined from the clients' `--save-result` files) next to
 the planner's expectation for the stack, and from a log the serving pods' start-up phases (its
 STARTUP_PHASES lines: median and largest per phase, recorded with the result). `--record` appends
-the result to the measurements file as a measurement of the stack's configuration at the run's
-node count (`--nodes`, required where an autoscaler or schedule sets it; `--source`, `--date` name where and when); the planner uses it for
-that configuration from then on. Exit status: 0 compared (and
+the result to the measurements file as a measurement of the stack's configuration at the run's node
+count (`--nodes`, required where an autoscaler or schedule sets it; `--source`, `--date` name where
+and when); the planner uses it for that configuration from then on. Exit status: 0 compared (and
 recorded), 2 invalid stack config, unreadable result (a file that is not a regular file or is too
 large, JSON that is malformed, too deep or holds NaN, a result without a figure the comparison
 needs) or measurements file.

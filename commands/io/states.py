@@ -17,7 +17,7 @@ when NEW looks up the same image (same revision, model and cluster name); otherw
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,10 @@ from commands.io.render_dir import RESOURCES_LIMIT, PreviewInputError, load_rend
 from common.input_files import InputError, read_json
 
 STATES_FILE = "states.json"
+OUTPUTS_FILE = "outputs.json"
+CAPACITY_FILE = "capacity.json"
+# outputs.json and capacity.json are a few KiB; a bound far above that
+SIDE_FILE_LIMIT = 4 * 1024 * 1024
 FIRST_UP = "firstUp"
 CONVERGED = "converged"
 IMAGE_TYPE = "gcp:compute/image:Image"
@@ -52,6 +56,9 @@ class RenderStates:
     converged: list[Record] | None
     weights_image: str | None
     where: str = ""
+    # the render's stack outputs (outputs.json) and capacity plan (capacity.json), when it has them
+    outputs: dict[str, Any] | None = None
+    capacity: dict[str, Any] | None = None
 
 
 def states_document(weights_image: Any, first_up: list[Record], converged: list[Record]) -> dict[str, Any]:
@@ -77,16 +84,32 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
     )
 
 
+def side_document(directory: Path, name: str) -> dict[str, Any] | None:
+    """outputs.json or capacity.json of a render: an object, or None when the render has none."""
+    path = directory / name
+    if not path.exists():
+        return None
+    try:
+        document = without_tokens(read_json(path, SIDE_FILE_LIMIT))
+    except InputError as error:
+        raise PreviewInputError(str(error)) from None
+    if not isinstance(document, dict):
+        raise PreviewInputError(f"{path}: expected a JSON object")
+    return document
+
+
 def load_states(directory: Path) -> RenderStates:
     """A render folder's states (bounded reads, shape-checked, tokens hidden: `render_dir`)."""
     records = load_render(directory)
+    outputs, capacity = side_document(directory, OUTPUTS_FILE), side_document(directory, CAPACITY_FILE)
     path = directory / STATES_FILE
     if not path.exists():
-        return RenderStates(records, None, None, str(directory))
+        return RenderStates(records, None, None, str(directory), outputs, capacity)
     try:
-        return states_of_document(without_tokens(read_json(path, STATES_LIMIT)), str(path), str(directory))
+        states = states_of_document(without_tokens(read_json(path, STATES_LIMIT)), str(path), str(directory))
     except InputError as error:
         raise PreviewInputError(str(error)) from None
+    return replace(states, outputs=outputs, capacity=capacity)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from commands.preview.json_values import json_diff, json_diff_document
+
 ACTIONS = ("create", "update", "replace", "delete")
 MISSING = object()
 
@@ -53,6 +55,8 @@ class InputChange:
             entry["new"] = str(self.new) if isinstance(self.new, Unknown) else self.new
         if self.effect:
             entry.update(self.effect.as_json())
+        if (diff := json_diff(self.old, self.new)) is not None:
+            entry["jsonDiff"] = json_diff_document(diff)
         return entry
 
 
@@ -85,8 +89,13 @@ class ResourceChange:
     replaced_because: list[str] = field(default_factory=list)
     config_keys: set[str] = field(default_factory=set)
     delete_before_replace: bool = False
-    # why the replacement deletes first: the option, pulumi-kubernetes or the GCP bridge
+    # why the replacement deletes first: the option, pulumi-kubernetes, the GCP bridge or the engine
+    # (a dependent of a resource replaced delete-first)
     delete_first_by: str = ""
+    # the replaced resources (URNs) whose unknown outputs or replaced provider make this one replaced
+    replaced_with: set[str] = field(default_factory=set)
+    # the resource replaced delete-first that makes the engine delete this one before it
+    deleted_first_with: str = ""
     no_rule: bool = False
     # a delete the provider does not carry out in the cloud
     effect: ProviderEffect | None = None
@@ -112,6 +121,8 @@ class ResourceChange:
             entry["deleteBeforeReplace"] = self.delete_before_replace
             if self.delete_first_by:
                 entry["deleteBeforeReplaceBy"] = self.delete_first_by
+            if self.deleted_first_with:
+                entry["deletedFirstWith"] = self.deleted_first_with
         if self.config_keys:
             entry["configKeys"] = sorted(self.config_keys)
         if self.no_rule:
@@ -122,6 +133,73 @@ class ResourceChange:
 
 
 @dataclass(frozen=True)
+class OutputsDiff:
+    """The stack outputs added, removed and changed (`clients.py`)."""
+
+    added: dict[str, Any] = field(default_factory=dict)
+    removed: dict[str, Any] = field(default_factory=dict)
+    changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "removed": self.removed,
+            "changed": {key: {"old": old, "new": new} for key, (old, new) in self.changed.items()},
+        }
+
+
+@dataclass(frozen=True)
+class CostDelta:
+    """USD per month of one capacity source and pricing, before and after (`costs.py`); None where a
+    side does not have it. Each is (floor, ceiling): an autoscaler decides within them."""
+
+    source: str
+    pricing: str
+    old: tuple[float, float] | None
+    new: tuple[float, float] | None
+
+    def as_json(self) -> dict[str, Any]:
+        def side(value: tuple[float, float] | None) -> dict[str, float] | None:
+            return None if value is None else {"min": round(value[0], 2), "max": round(value[1], 2)}
+
+        delta = None if self.old is None or self.new is None else (self.new[0] - self.old[0], self.new[1] - self.old[1])
+        return {
+            "source": self.source,
+            "pricing": self.pricing,
+            "old": side(self.old),
+            "new": side(self.new),
+            "delta": side(delta),
+        }
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """When and how the serving pods follow an update (`rollouts.py`)."""
+
+    what: str
+    pods: int
+    seconds_per_pod: tuple[int, int]
+    total_seconds: tuple[int, int] | None
+    when: str
+    source: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "pods": self.pods,
+            "secondsPerPod": {"min": self.seconds_per_pod[0], "max": self.seconds_per_pod[1]},
+            "totalSeconds": None
+            if self.total_seconds is None
+            else {"min": self.total_seconds[0], "max": self.total_seconds[1]},
+            "when": self.when,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
 class Preview:
     changes: list[ResourceChange]
     unchanged: int
@@ -129,6 +207,11 @@ class Preview:
     warnings: list[str]
     kept: list[KeptValue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # None when a render has no outputs.json
+    outputs: OutputsDiff | None = None
+    # empty when a render has no capacity.json
+    costs: list[CostDelta] = field(default_factory=list)
+    rollouts: list[Rollout] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         counted = Counter(change.action for change in self.changes)
@@ -146,4 +229,7 @@ class Preview:
             "changes": [change.as_json() for change in self.changes],
             "kept": [kept.as_json() for kept in self.kept],
             "notes": self.notes,
+            **({"outputs": self.outputs.as_json()} if self.outputs is not None else {}),
+            "costPerMonth": [cost.as_json() for cost in self.costs],
+            "rollouts": [rollout.as_json() for rollout in self.rollouts],
         }

@@ -7,7 +7,8 @@ import json
 import re
 from typing import Any
 
-from commands.preview.changes import ACTIONS, MISSING, InputChange, Preview, Unknown
+from commands.preview import json_values
+from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown
 
 BACKTICKS = re.compile(r"`+")
 
@@ -28,9 +29,25 @@ def _fence(texts: list[str]) -> str:
     return "`" * max(3, longest + 1)
 
 
+def _json_body(diff: list[tuple[str, Any, Any]]) -> list[str]:
+    """A path-level diff of two JSON documents: `- path: old` / `+ path: new` per leaf that differs."""
+    body = []
+    for path, old, new in diff:
+        if old is not json_values.MISSING:
+            body.append(f"- {path}: {json_values.compact(old)}")
+        if new is not json_values.MISSING:
+            body.append(f"+ {path}: {json_values.compact(new)}")
+    return body
+
+
 def _input_lines(change: InputChange) -> list[str]:
     marker = " **(forces replacement)**" if change.replaces else ""
-    body = [f"- {line}" for line in _lines(change.old)] + [f"+ {line}" for line in _lines(change.new)]
+    diff = json_values.json_diff(change.old, change.new)
+    if diff is not None:
+        body = _json_body(diff)
+        marker += f" (JSON: {len(diff)} path(s) differ)"
+    else:
+        body = [f"- {line}" for line in _lines(change.old)] + [f"+ {line}" for line in _lines(change.new)]
     fence = _fence(body)
     effect = [f"    - the provider: {change.effect.says} ({change.effect.source})"] if change.effect else []
     return [
@@ -40,6 +57,62 @@ def _input_lines(change: InputChange) -> list[str]:
         *(f"    {line}" for line in body),
         f"    {fence}",
     ]
+
+
+def _outputs_lines(outputs: OutputsDiff | None) -> list[str]:
+    """The stack outputs added, removed and changed, as `pulumi preview` lists them under Outputs."""
+    if outputs is None:
+        return []
+    lines = ["## Stack outputs", ""]
+    if not outputs:
+        return [*lines, "No output changes.", ""]
+    entries = [
+        *((key, MISSING, value) for key, value in outputs.added.items()),
+        *((key, value, MISSING) for key, value in outputs.removed.items()),
+        *((key, old, new) for key, (old, new) in outputs.changed.items()),
+    ]
+    for key, old, new in sorted(entries, key=lambda entry: entry[0]):
+        what = "added" if old is MISSING else "removed" if new is MISSING else "changed"
+        body = [f"- {line}" for line in _lines(old) if old is not MISSING] + [
+            f"+ {line}" for line in _lines(new) if new is not MISSING
+        ]
+        fence = _fence(body)
+        lines += [f"- `{key}` ({what})", f"  {fence}diff", *(f"  {line}" for line in body), f"  {fence}"]
+    return [*lines, ""]
+
+
+def _rollout_lines(result: Preview) -> list[str]:
+    if not result.rollouts:
+        return []
+    lines = ["## Serving pods: when they follow, pods x time to serve", ""]
+    lines += [f"- {rollout.what} ({rollout.when})" for rollout in result.rollouts]
+    source = result.rollouts[0].source
+    return [*lines, "", f"Time to serve per pod: {source}; estimates, not measured for this stack.", ""]
+
+
+def _usd(value: tuple[float, float] | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    sign = "+," if signed else ","
+    low, high = (format(round(side), sign) for side in value)
+    return low if low == high else f"{low}..{high}"
+
+
+def _cost_lines(result: Preview) -> list[str]:
+    if not result.costs:
+        return []
+    lines = [
+        "## Cost per month (USD, the planner's prices and running hours: capacity.json)",
+        "",
+        "| capacity source | pricing | before | after | change |",
+        "|---|---|---|---|---|",
+    ]
+    for cost in result.costs:
+        delta = None if cost.old is None or cost.new is None else (cost.new[0] - cost.old[0], cost.new[1] - cost.old[1])
+        lines.append(
+            f"| {cost.source} | {cost.pricing} | {_usd(cost.old)} | {_usd(cost.new)} | {_usd(delta, signed=True)} |"
+        )
+    return [*lines, ""]
 
 
 def changes_markdown(result: Preview) -> str:
@@ -63,6 +136,7 @@ def changes_markdown(result: Preview) -> str:
             fence = _fence(body)
             lines += [f"- `{kept.urn}` `{kept.path}` ({kept.source})", f"  {fence}json", *body, f"  {fence}"]
         lines.append("")
+    lines += _outputs_lines(result.outputs) + _rollout_lines(result) + _cost_lines(result)
     for action in ACTIONS:
         changes = result.of(action)
         if not changes:

@@ -17,6 +17,7 @@ it does on every `up` after the first (`commands/io/states.py`). The engine mode
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ from commands.io.cli import command_parser
 from commands.io.console import guarded
 from commands.io.render_dir import PreviewInputError, load_render
 from commands.io.states import RenderStates, compared, download_not_rerun, load_states
-from commands.preview import identity, risks
+from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
 from commands.preview.changes_md import changes_markdown
 from commands.preview.update_plan import index_by_urn, plan
@@ -35,6 +36,7 @@ from commands.preview.update_plan import index_by_urn, plan
 __all__ = [
     "Preview",
     "PreviewInputError",
+    "add_accept_client_break",
     "changes_markdown",
     "load_render",
     "load_states",
@@ -48,16 +50,38 @@ __all__ = [
 ]
 
 
-def _preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]], notes: list[str]) -> Preview:
+def _preview(
+    old_records: list[dict[str, Any]],
+    new_records: list[dict[str, Any]],
+    notes: list[str],
+    sides: tuple[RenderStates, RenderStates] | None = None,
+    accept_client_break: bool = False,
+) -> Preview:
+    """The plan, its refusals and warnings; with the two renders (`sides`), also what their outputs
+    and capacity plans say: outputs, clients, cost per month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
     planned = plan(old, new)
+    outputs = clients.outputs_diff(*(side.outputs for side in sides)) if sides else None
+    refused, warned, noted = clients.client_break_risks(
+        clients.client_breaks(outputs, old, new, planned),
+        risks.is_production(list(new.values())),
+        accept_client_break,
+    )
+    if sides:
+        warned = [
+            *costs.different_stacks(sides[0].capacity, sides[1].capacity, sides[0].outputs, sides[1].outputs),
+            *warned,
+        ]
     return Preview(
         planned.changes,
         planned.unchanged,
-        risks.refusals(old, new, planned) + identity.refusals(old, new, planned),
-        risks.warnings(old, new, planned),
+        risks.refusals(old, new, planned) + identity.refusals(old, new, planned) + refused,
+        risks.warnings(old, new, planned) + warned,
         planned.kept,
-        notes,
+        notes + noted,
+        outputs,
+        costs.cost_deltas(sides[0].capacity, sides[1].capacity) if sides else [],
+        rollouts.rollouts(old, new, planned),
     )
 
 
@@ -66,10 +90,13 @@ def preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]]
     return _preview(old_records, new_records, [])
 
 
-def preview_states(old: RenderStates, new: RenderStates) -> Preview:
-    """The update between two renders' converged states (`commands/io/states.py`)."""
+def preview_states(old: RenderStates, new: RenderStates, accept_client_break: bool = False) -> Preview:
+    """The update between two renders' converged states (`commands/io/states.py`), with their stack
+    outputs; `accept_client_break`: a change that breaks clients is not refused in production."""
     view = compared(old, new)
-    return _preview(view.old, view.new, [*view.notes, *download_not_rerun(view, index_by_urn)])
+    return _preview(
+        view.old, view.new, [*view.notes, *download_not_rerun(view, index_by_urn)], (old, new), accept_client_break
+    )
 
 
 def preview_files(result: Preview) -> dict[str, str]:
@@ -84,17 +111,19 @@ def write_preview(result: Preview, out_dir: Path) -> None:
     output.add_files(out_dir, preview_files(result))
 
 
-def preview_of_states(old: RenderStates, new: RenderStates, where: str) -> Preview:
+def preview_of_states(old: RenderStates, new: RenderStates, where: str, accept_client_break: bool = False) -> Preview:
     """The preview of two renders' states; a record the update plan cannot read is bad input (exit 2)."""
     try:
-        return preview_states(old, new)
+        return preview_states(old, new, accept_client_break)
     except (AttributeError, TypeError, KeyError, ValueError) as error:
         if isinstance(error, PreviewInputError):
             raise
         raise PreviewInputError(f"{where}: a resource record is not shaped as a render writes it ({error!r})") from None
 
 
-def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> Preview:
+def preview_dirs(
+    old_dir: Path, new_dir: Path, out_dir: Path | None = None, accept_client_break: bool = False
+) -> Preview:
     """Compare two render directories and write changes.md / changes.json (into NEW_DIR by default)."""
     target = out_dir or new_dir
     try:
@@ -102,7 +131,9 @@ def preview_dirs(old_dir: Path, new_dir: Path, out_dir: Path | None = None) -> P
     except output.OutputError as error:
         hint = "" if out_dir else "; or give --out FOLDER for changes.md and changes.json"
         raise output.OutputError(f"{error}{hint}") from None
-    result = preview_of_states(load_states(old_dir), load_states(new_dir), f"{old_dir} or {new_dir}")
+    result = preview_of_states(
+        load_states(old_dir), load_states(new_dir), f"{old_dir} or {new_dir}", accept_client_break
+    )
     write_preview(result, target)
     return result
 
@@ -119,9 +150,19 @@ def report_preview(result: Preview, out_dir: Path) -> int:
 
 EXIT_CODES = {
     0: "the update is possible",
-    1: "the engine, a provider or GCP would refuse the update (each refusal on standard error)",
+    1: "the engine, a provider or GCP would refuse the update, or in production it breaks clients without "
+    "--accept-client-break (each refusal on standard error)",
     2: "bad arguments, a directory that is missing or is not a render, an output folder that is refused",
 }
+
+
+def add_accept_client_break(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        clients.ACCEPT_FLAG,
+        action="store_true",
+        help="in production, let an update that breaks clients (a removed or changed endpoint, Service, port, "
+        "model name or API key) pass; it stays a warning (docs/preview.md)",
+    )
 
 
 @guarded("preview", bad_input=(PreviewInputError,))
@@ -137,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="where to write changes.md and changes.json (default NEW_DIR)"
     )
+    add_accept_client_break(parser)
     args = parser.parse_args(argv)
-    result = preview_dirs(args.old_dir, args.new_dir, args.out)
+    result = preview_dirs(args.old_dir, args.new_dir, args.out, args.accept_client_break)
     return report_preview(result, args.out or args.new_dir)
 
 

@@ -22,6 +22,13 @@ Sources, next to each check:
   10 minutes for each object to be gone (provider/pkg/await/await.go `Deletion`), and a claim that
   pods use stays Terminating (kubernetes.io/pvc-protection); the provider detaches a disk from every
   VM before deleting it (terraform-provider-google-beta@93c65b2d resource_compute_disk.go:1695-1775).
+* Dependents deleted first: a resource replaced delete-first has the engine delete, before it, every
+  dependent replaced with it, and create them again after it (pulumi/pulumi@1b594989
+  pkg/resource/deploy/step_generator.go `calculateDependentReplacements`; `update_plan.py`).
+* An image made from a snapshot: Compute Engine creates an image from an existing source snapshot
+  (https://cloud.google.com/compute/docs/images/create-custom, "sourceSnapshot"); the snapshot the
+  weights image was made from is deleted by the `up` after the one that made it
+  (components/weights.py), so a replaced image has no source left.
 * "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
   google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
   balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and
@@ -38,6 +45,7 @@ from typing import Any
 from commands.engine.secrets import CIPHERTEXT
 from commands.io.states import Record
 from commands.preview.changes import KeptValue, Preview, ResourceChange
+from commands.preview.replacement_rules import is_kubernetes_object
 from policies.graph import environments
 from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 
@@ -45,6 +53,8 @@ CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
 DISK_TYPE = "gcp:compute/disk:Disk"
 VOLUME_TYPE = "kubernetes:core/v1:PersistentVolume"
+IMAGE_TYPE = "gcp:compute/image:Image"
+SNAPSHOT_TYPE = "gcp:compute/snapshot:Snapshot"
 PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
 PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
 NETWORK_TYPE = "gcp:compute/network:Network"
@@ -231,7 +241,7 @@ def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str 
     )
 
 
-def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange) -> str | None:
+def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange, result: Preview) -> str | None:
     """A disk replaced delete-first that an old PersistentVolume serves from."""
     if change.action != "replace" or change.record["type"] != DISK_TYPE or not change.delete_before_replace:
         return None
@@ -246,6 +256,15 @@ def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange) -
     )
     if not volumes:
         return None
+    serving = _serving_deleted_first(result)
+    if serving is not None:
+        return (
+            f"{change.urn}: the disk is replaced delete-first ({'; '.join(change.replaced_because)}). Before deleting "
+            f"it the engine deletes what is built from it ({', '.join(volumes)} and the claims bound to them); the "
+            f"serving Deployment is deleted first too, with {serving.deleted_first_with}, so its pods let go of the "
+            "claims (within their termination grace period) and no claim is held: nothing serves from the first "
+            f"delete until the new pods are ready{_keys(change)}"
+        )
     detached = (
         ""
         if old[change.urn]["inputs"].get("deletionPolicy") == "ABANDON"
@@ -256,6 +275,70 @@ def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange) -
         f"it the engine deletes what is built from it ({', '.join(volumes)} and the claims bound to them){detached}. "
         "A claim that pods use stays Terminating until they are gone, so `pulumi up` waits on it and fails after 10 "
         f"minutes. Scale the serving Deployment to zero first and accept the outage, or keep the setting{_keys(change)}"
+    )
+
+
+def _serving_deleted_first(result: Preview) -> ResourceChange | None:
+    """The serving Deployment when the engine deletes it first, with a resource replaced delete-first."""
+    return next(
+        (change for change in result.of("replace") if _gpu_pods(change.record) and change.deleted_first_with),
+        None,
+    )
+
+
+def _deleted_first_with(result: Preview) -> list[str]:
+    """A resource replaced delete-first and the replacements the engine deletes before it."""
+    found = []
+    for root in result.of("replace"):
+        dependents = [change for change in result.of("replace") if change.deleted_first_with == root.urn]
+        if not dependents:
+            continue
+        kubernetes = [change for change in dependents if is_kubernetes_object(change.record["type"])]
+        named = [change.record["name"] for change in dependents if not is_kubernetes_object(change.record["type"])]
+        parts = [*named, *([f"{len(kubernetes)} Kubernetes object(s)"] if kubernetes else [])]
+        serving = _serving_deleted_first(result)
+        outage = (
+            "; the serving Deployment is among them: nothing serves from the first delete until the new pods are ready"
+            if serving is not None and serving.deleted_first_with == root.urn
+            else ""
+        )
+        provider = any(change.record["type"].startswith("pulumi:providers:kubernetes") for change in dependents)
+        why = (
+            " (a Kubernetes provider whose kubeconfig becomes unknown is replaced, and every object it manages with it)"
+            if provider
+            else ""
+        )
+        found.append(
+            f"{root.urn}: replaced delete-first by {root.delete_first_by}: before deleting it the engine deletes "
+            f"what is replaced with it, {len(dependents)} resource(s): {', '.join(parts)}{why}, whatever order their "
+            f"own provider would choose, and creates them again after it{outage}{_keys(root)}"
+        )
+    return found
+
+
+def _image_without_snapshot(old: dict[str, Record], new: dict[str, Record], change: ResourceChange) -> str | None:
+    """An image replaced from a source snapshot that neither the old state holds nor the update creates."""
+    if change.action != "replace" or change.record["type"] != IMAGE_TYPE:
+        return None
+    source = change.record["inputs"].get("sourceSnapshot")
+    if not isinstance(source, str) or "/snapshots/" not in source:
+        return None
+    name = source.rsplit("/", 1)[1]
+    if any(
+        record["type"] == SNAPSHOT_TYPE and record["inputs"].get("name") == name
+        for record in [*old.values(), *new.values()]
+    ):
+        return None
+    image = change.record["inputs"].get("name")
+    project = change.record["inputs"].get("project")
+    in_project = f" --project {project}" if project else ""
+    return (
+        f"{change.urn}: the image is replaced ({'; '.join(change.replaced_because)}) from its source snapshot "
+        f"{source}, which no longer exists (the `up` after the one that made the image deleted it) and which this "
+        "update does not create: `pulumi up` would delete the image, with what is deleted before it, and then fail "
+        f"to create it. To move it, download again: delete the image first (`gcloud compute images delete {image}"
+        f"{in_project}`), then run `pulumi up --refresh`, which finds no image and declares the download in the new "
+        f"place (docs/preview.md){_keys(change)}"
     )
 
 
@@ -275,6 +358,8 @@ def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             found.append(f"refused in production: {rebuilt}")
         if expanded := _proxy_only_expanded(change):
             found.append(expanded)
+        if unsourced := _image_without_snapshot(old, new, change):
+            found.append(unsourced)
     names = {record["name"] for record in new.values()}
     old_names = {record["name"] for record in old.values()}
     for urn, record in sorted(new.items()):
@@ -395,7 +480,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         found += _secret_ciphertext(change)
         found += [
             warning
-            for warning in (_proxy_only_replaced(new, change), _disk_deleted_under_volume(old, change))
+            for warning in (_proxy_only_replaced(new, change), _disk_deleted_under_volume(old, change, result))
             if warning
         ]
-    return found + _gateway_api_off_first(old, result) + _network_in_use(old, result)
+    return found + _deleted_first_with(result) + _gateway_api_off_first(old, result) + _network_in_use(old, result)

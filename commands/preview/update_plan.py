@@ -22,6 +22,17 @@ Engine and provider behaviour modelled here, with its source:
   deletes first whenever the program set such a name itself (pkg/tfbridge/provider.go:1275-1276,
   `nameRequiresDeleteBeforeReplace` in pkg/tfbridge/schema.go:193-245): a replacement never creates a
   second object under the same name, it deletes the old one first. The Helm release creates first.
+* Before deleting a resource replaced delete-first, the engine deletes every resource that depends on
+  it (dependsOn, property dependencies, provider, deletedWith) and would be replaced with it: the
+  dependent's Diff with the inputs built from the replace set made unknown, or its provider in the
+  replace set, transitively (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go
+  `calculateDependentReplacements` with pkg/resource/graph/dependency_graph.go `DependingOn`; the
+  dependents are deleted in reverse dependency order by `NewDeleteReplacementStep`, then re-created
+  when the program registers them again, "Case 1: recreating"). A Kubernetes provider whose
+  kubeconfig is unknown asks for replacement (pulumi/pulumi-kubernetes@94977969
+  provider/pkg/provider/provider.go `DiffConfig`: "We can't tell for sure if a computed value has
+  changed ... force a replacement"), so a cluster replaced delete-first deletes every Kubernetes
+  object on it first, whatever their own provider would choose.
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ GCP_LOCATION_FIELDS = ("project", "zone", "region", "location")
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"
+BY_ENGINE = "the engine (replaced with {root}, which is deleted first)"
 
 
 def _by_name(records: list[Record]) -> dict[str, Record]:
@@ -188,6 +200,7 @@ class UpdatePlanner:
                 change.delete_first_by = self._delete_first_by(change)
                 change.delete_before_replace = bool(change.delete_first_by)
                 self._not_kept_when_replaced(change)
+        self._delete_dependents_first()
         changes = sorted(
             (change for change in self.changes.values() if change.action != "same"),
             key=lambda change: (ACTIONS.index(change.action), change.urn),
@@ -282,9 +295,7 @@ class UpdatePlanner:
             for change in self.changes.values():
                 if change.action in ("create", "delete") or not change.record["custom"]:
                     continue
-                if self._follow_provider(change, replaced) or (
-                    change.action != "replace" and self._follow_inputs(change, replaced)
-                ):
+                if self._follow_provider(change, replaced) or (self._follow_inputs(change, replaced)):
                     settled = False
 
     def _follow_provider(self, change: ResourceChange, replaced: set[str]) -> bool:
@@ -299,6 +310,7 @@ class UpdatePlanner:
         if provider_urn in replaced and reason not in change.replaced_because:
             change.action = "replace"
             change.replaced_because.insert(0, reason)
+            change.replaced_with.add(provider_urn)
             change.config_keys |= self.changes[provider_urn].config_keys
             return True
         old_provider_urn = self.old_urn_of_name.get(self.old[change.urn].get("provider") or "")
@@ -335,17 +347,58 @@ class UpdatePlanner:
                 derived = isinstance(value, str) and any(reference in value for reference in references)
                 # a provider's redacted inputs (kubeconfig) are built from what it depends on
                 derived |= record["type"].startswith("pulumi:providers:") and value == mocks.REDACTED
-                if not derived or path in known or _ignored(path, record["options"].get("ignoreChanges") or []):
+                if not derived or _ignored(path, record["options"].get("ignoreChanges") or []):
                     continue
                 replaces = rule is not None and rule.forces_replacement(path, value, Unknown(dependency))
+                if path in known:
+                    # changed anyway; still unknown while the dependency is replaced, so replaced with it
+                    if replaces:
+                        change.replaced_with.add(dependency_urn)
+                    continue
                 change.inputs.append(InputChange(path, value, Unknown(dependency), replaces))
                 grew = True
                 if replaces:
                     change.replaced_because.append(f"{path} depends on {dependency}, which is replaced")
+                    change.replaced_with.add(dependency_urn)
                     change.config_keys |= source.config_keys
         if grew:
             change.action = "replace" if change.replaced_because else "update"
         return grew
+
+    def _replaced_with_closure(self, root: str) -> list[ResourceChange]:
+        """The replacements the engine deletes before `root` when `root` is replaced delete-first:
+        those replaced because of `root` (its outputs made unknown, or it is their provider),
+        transitively (`calculateDependentReplacements`)."""
+        found: dict[str, ResourceChange] = {}
+        grew = True
+        while grew:
+            grew = False
+            for change in self.changes.values():
+                if change.action != "replace" or change.urn in found or change.urn == root:
+                    continue
+                if change.replaced_with & ({root} | set(found)):
+                    found[change.urn] = change
+                    grew = True
+        return list(found.values())
+
+    def _delete_dependents_first(self) -> None:
+        """A replacement the provider or the option would create first is deleted first when a
+        resource it is replaced with is deleted first; named after the outermost such resource."""
+        roots = sorted(
+            (change for change in self.changes.values() if change.action == "replace" and change.delete_before_replace),
+            key=lambda change: change.urn,
+        )
+        closures = {root.urn: self._replaced_with_closure(root.urn) for root in roots}
+        inner = {change.urn for closure in closures.values() for change in closure}
+        for root in roots:
+            if root.urn in inner:
+                continue
+            for change in closures[root.urn]:
+                if not change.deleted_first_with:
+                    change.deleted_first_with = root.urn
+                if not change.delete_before_replace:
+                    change.delete_before_replace = True
+                    change.delete_first_by = BY_ENGINE.format(root=root.urn)
 
     def _delete_first_by(self, change: ResourceChange) -> str:
         """Who makes the replacement delete first ('' when the replacement is created first)."""

@@ -19,6 +19,7 @@ exit 1 when the update would be refused, 2 when OLD_DIR is not a render.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections import Counter
@@ -37,6 +38,7 @@ from commands.io.cli import STACK_HELP, command_parser, stack_ref
 from commands.io.console import guarded, one_line
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import (
+    CAPACITY_FILE,
     CONVERGED,
     FIRST_UP,
     STATES_FILE,
@@ -45,7 +47,13 @@ from commands.io.states import (
     states_document,
     states_of_document,
 )
-from commands.preview.command import Preview, preview_files, preview_of_states, report_preview
+from commands.preview.command import (
+    Preview,
+    add_accept_client_break,
+    preview_files,
+    preview_of_states,
+    report_preview,
+)
 from commands.render.capacity_report import capacity_files
 from commands.render.plan_md import plan_markdown
 from commands.stackfile import stack_settings
@@ -186,6 +194,7 @@ def render(
     progress: Progress = quiet,
     earlier: RenderStates | None = None,
     converged: bool = False,
+    accept_client_break: bool = False,
 ) -> Rendered:
     """Render one stack into its output folder (with the preview of the update from the `earlier`
     render's states, when given: written with the render, in one go); `converged`: write the state
@@ -249,8 +258,12 @@ def render(
     changes = None
     if earlier is not None:
         # the states as states.json holds them, as a later `preview OLD NEW` would read them
-        new = states_of_document(json.loads(files[STATES_FILE]), str(out_dir / STATES_FILE), str(out_dir))
-        changes = preview_of_states(earlier, new, "the --against render")
+        new = dataclasses.replace(
+            states_of_document(json.loads(files[STATES_FILE]), str(out_dir / STATES_FILE), str(out_dir)),
+            outputs=json.loads(files["outputs.json"]),
+            capacity=json.loads(files[CAPACITY_FILE]),
+        )
+        changes = preview_of_states(earlier, new, "the --against render", accept_client_break)
         files.update(preview_files(changes))
     output.write_render(out_dir, files)
     return Rendered(config, records, out_dir, violations, changes, notes)
@@ -277,11 +290,14 @@ def render_one(
     label: str = "",
     earlier: RenderStates | None = None,
     converged: bool = False,
+    accept_client_break: bool = False,
 ) -> int:
     """Render one stack and report it as the command does (with the preview of the update from the
     `earlier` render's states, if given); returns its exit status."""
     try:
-        rendered = render(stack, config_file, out, terminal_progress(stack, sys.stderr), earlier, converged)
+        rendered = render(
+            stack, config_file, out, terminal_progress(stack, sys.stderr), earlier, converged, accept_client_break
+        )
     except (InvalidConfig, InputError) as error:
         print(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}", file=sys.stderr)
         return 2
@@ -343,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="render the state after the `up` that made the weights image (no download scaffolding)",
     )
+    add_accept_client_break(parser)
     args = parser.parse_args(argv)
     refs = [stack_ref(target) for target in args.stacks]
     targets = [(ref.name, ref.file) for ref in refs]
@@ -372,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             label=f"{name}: " if several else "",
             earlier=earlier[name],
             converged=args.converged,
+            accept_client_break=args.accept_client_break,
         )
         for name, config_file in targets
     ]

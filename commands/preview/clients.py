@@ -1,0 +1,124 @@
+"""What clients of the stack see change: its outputs, and what they call.
+
+The stack outputs of two renders (`outputs.json`) are compared key by key: added, removed and
+changed outputs, as `pulumi preview` lists them under "Outputs". What a client calls is the serving
+address (the `endpoint` output in ClusterIP mode: the Service's name, namespace and port; the
+internal load balancer's or the Gateway's address otherwise), the model name it sends
+(`servedModelName`) and the authentication vLLM asks for (`--api-key` or `VLLM_API_KEY` on the
+serving containers: vLLM's OpenAI server, https://docs.vllm.ai/en/stable/serving/openai_compatible_server.html).
+A change to any of them breaks the clients that call the old one: a warning, and a refusal in
+production unless the update is acknowledged (`--accept-client-break`, docs/preview.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from commands.io.states import Record
+from commands.preview.changes import OutputsDiff, Preview
+
+ACCEPT_FLAG = "--accept-client-break"
+# What a client calls, by output: what the output stands for.
+CLIENT_OUTPUTS = {
+    "endpoint": "the serving endpoint (Service name, namespace and port)",
+    "internalAddress": "the internal load balancer's address",
+    "internalAddressCommand": "the internal load balancer's address",
+    "gatewayAddressCommand": "the Gateway's address",
+    "servedModelName": "the model name clients send",
+}
+SERVICE_TYPE = "kubernetes:core/v1:Service"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+AUTH_FLAG = "--api-key"
+AUTH_ENV = "VLLM_API_KEY"
+
+
+def outputs_diff(old: dict[str, Any] | None, new: dict[str, Any] | None) -> OutputsDiff | None:
+    """None when a render has no outputs.json (nothing to compare)."""
+    if old is None or new is None:
+        return None
+    return OutputsDiff(
+        {key: new[key] for key in sorted(set(new) - set(old))},
+        {key: old[key] for key in sorted(set(old) - set(new))},
+        {key: (old[key], new[key]) for key in sorted(set(old) & set(new)) if old[key] != new[key]},
+    )
+
+
+def _auth(record: Record) -> bool:
+    """Whether the serving containers ask clients for a key."""
+    spec = (record["inputs"].get("spec") or {}).get("template") or {}
+    for container in (spec.get("spec") or {}).get("containers") or []:
+        words = [str(word) for word in [*(container.get("command") or []), *(container.get("args") or [])]]
+        if any(word == AUTH_FLAG or word.startswith(f"{AUTH_FLAG}=") or f" {AUTH_FLAG}" in word for word in words):
+            return True
+        if any(isinstance(env, dict) and env.get("name") == AUTH_ENV for env in container.get("env") or []):
+            return True
+    return False
+
+
+def _serving(records: dict[str, Record]) -> Record | None:
+    """The serving Deployment: the one whose pods request GPUs."""
+    for record in records.values():
+        if record["type"] != DEPLOYMENT_TYPE:
+            continue
+        spec = ((record["inputs"].get("spec") or {}).get("template") or {}).get("spec") or {}
+        if any(
+            ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+            for container in spec.get("containers") or []
+        ):
+            return record
+    return None
+
+
+def _selects(service: Record, deployment: Record | None) -> bool:
+    """Whether the Service sends its traffic to the serving Deployment's pods."""
+    selector = (service["inputs"].get("spec") or {}).get("selector") or {}
+    if deployment is None or not selector:
+        return False
+    template = (deployment["inputs"].get("spec") or {}).get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+def client_breaks(
+    outputs: OutputsDiff | None, old: dict[str, Record], new: dict[str, Record], result: Preview
+) -> list[str]:
+    """What clients call that the update removes or changes, one line each."""
+    found = []
+    if outputs is not None:
+        for key, what in CLIENT_OUTPUTS.items():
+            if key in outputs.removed:
+                found.append(f"{what} goes away: output {key} {outputs.removed[key]!r} is removed")
+            elif key in outputs.changed:
+                before, after = outputs.changed[key]
+                found.append(f"{what} changes: output {key} {before!r} -> {after!r}")
+    before, after = _serving(old), _serving(new)
+    for change in result.of("delete"):
+        if change.record["type"] == SERVICE_TYPE and _selects(old[change.urn], before):
+            metadata = old[change.urn]["inputs"].get("metadata") or {}
+            found.append(
+                f"the Service {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} that clients call "
+                f"is deleted ({change.urn})"
+            )
+    if before is not None and after is not None and _auth(before) != _auth(after):
+        found.append(
+            "clients must now send an API key (vLLM --api-key / VLLM_API_KEY)"
+            if _auth(after)
+            else "the serving containers no longer ask for an API key"
+        )
+    return found
+
+
+def client_break_risks(breaks: list[str], production: bool, accepted: bool) -> tuple[list[str], list[str], list[str]]:
+    """(refusals, warnings, notes) for what breaks clients: refused in production unless accepted."""
+    if not breaks:
+        return [], [], []
+    summary = "; ".join(breaks)
+    warning = f"clients break: {summary}. Tell the clients the new address and model name before `pulumi up`"
+    if production and not accepted:
+        return (
+            [f"refused in production: clients break: {summary}; acknowledge it with {ACCEPT_FLAG} once clients know"],
+            [],
+            [],
+        )
+    notes = [f"the client break is acknowledged ({ACCEPT_FLAG})"] if accepted else []
+    return [], [warning], notes

@@ -1,0 +1,250 @@
+"""When the serving pods follow an update, and how long it takes: pods x time to serve.
+
+Time to serve one pod is the cold-start constants of `stacks/config/operations.py`: model load
+(MODEL_LOAD_SECONDS) when the pod lands on a node that is already up, plus node provisioning
+(NODE_PROVISIONING_SECONDS) when it needs a new A4 node. Estimates from the write-up's figures, not a
+measurement of this stack.
+
+* A change to the serving pods' template rolls them: the Deployment replaces `maxUnavailable` pods at
+  a time with `maxSurge` 0 (no spare B200 node to surge onto: components/vllm.py), so N pods take
+  ceil(N / maxUnavailable) rounds, and pulumi-kubernetes waits for the whole rollout
+  (pulumi/pulumi-kubernetes@94977969 provider/pkg/await/deployment.go: `updatedReplicas` equals the
+  spec's replicas). A new ComputeClass (or node selector) moves every pod to new nodes: a cold start
+  each, one round after the other.
+* Replicas the program declares while the scale schedule or the HPA owns them (`ignoreChanges:
+  spec.replicas`) are not applied by `pulumi up`: running pods follow the schedule's next scale step
+  (a CronJob `kubectl scale --replicas=N`), or the HPA's next sync once its bounds change
+  (the HPA controller syncs every 15 s, kube-controller-manager --horizontal-pod-autoscaler-sync-period,
+  https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details: a target
+  below minReplicas is scaled up to it, above maxReplicas down to it).
+* A replaced serving Deployment: deleted first, nothing serves until the new pods are up (all at once).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from commands.engine.property_paths import parse_path
+from commands.io.states import Record
+from commands.preview.changes import Preview, ResourceChange, Rollout
+from stacks.config.operations import COLD_START_SECONDS, MODEL_LOAD_SECONDS
+
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
+HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+SOURCE = "stacks/config/operations.py cold-start constants; docs/preview.md, rollouts"
+REPLICAS_FLAG = "--replicas="
+# template paths that put the pods on other nodes
+NODE_PATHS = ("nodeSelector", "affinity", "tolerations")
+
+
+def _gpu_pods(record: Record) -> bool:
+    spec = ((record["inputs"].get("spec") or {}).get("template") or {}).get("spec") or {}
+    return any(
+        ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+        for container in spec.get("containers") or []
+    )
+
+
+def _serving(records: dict[str, Record]) -> tuple[str, Record] | None:
+    return next(
+        ((urn, record) for urn, record in records.items() if record["type"] == DEPLOYMENT_TYPE and _gpu_pods(record)),
+        None,
+    )
+
+
+def _replicas(record: Record) -> int:
+    value = (record["inputs"].get("spec") or {}).get("replicas")
+    return value if isinstance(value, int) else 1
+
+
+def _max_unavailable(record: Record) -> int:
+    strategy = (record["inputs"].get("spec") or {}).get("strategy") or {}
+    value = (strategy.get("rollingUpdate") or {}).get("maxUnavailable")
+    return value if isinstance(value, int) and value > 0 else 1
+
+
+def _minutes(seconds: int) -> str:
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def _span(low: int, high: int) -> str:
+    return _minutes(high) if low == high else f"{_minutes(low)}..{_minutes(high)}"
+
+
+def _template_rollout(change: ResourceChange, pods: int) -> Rollout | None:
+    template = [entry.path for entry in change.inputs if entry.path.startswith("spec.template.")]
+    if not template or pods == 0:
+        return None
+    new_nodes = any(
+        any(segment in NODE_PATHS for segment in parse_path(path) if isinstance(segment, str)) for path in template
+    )
+    per_pod = (COLD_START_SECONDS, COLD_START_SECONDS) if new_nodes else (MODEL_LOAD_SECONDS, COLD_START_SECONDS)
+    step = _max_unavailable(change.record)
+    rounds = math.ceil(pods / step)
+    what = (
+        f"every serving pod moves to new nodes (the pods' {', '.join(NODE_PATHS)} change): {pods} pod(s), {step} at a "
+        f"time, each a new A4 node and a model load"
+        if new_nodes
+        else f"the serving pods roll: {pods} pod(s), {step} at a time, each a model load (and a node, when the old "
+        "one is gone)"
+    )
+    total = (rounds * per_pod[0], rounds * per_pod[1])
+    return Rollout(
+        f"{what}; {pods - step if pods > step else 0} of {pods} serve meanwhile, for about {_span(*total)}",
+        pods,
+        per_pod,
+        total,
+        "during `pulumi up`, which waits for the rollout",
+        SOURCE,
+    )
+
+
+def _replaced(change: ResourceChange, pods: int) -> Rollout:
+    if change.delete_before_replace:
+        what = (
+            f"the serving Deployment is deleted, then created: nothing serves until its {pods} new pod(s) are up "
+            f"(all at once, each a new A4 node and a model load: about {_minutes(COLD_START_SECONDS)} once the "
+            "cluster is up)"
+        )
+    else:
+        what = (
+            f"a second serving Deployment of {pods} pod(s) starts beside the old one (each a new A4 node and a model "
+            f"load, about {_minutes(COLD_START_SECONDS)}); the old one is deleted at the end of the update"
+        )
+    return Rollout(
+        what,
+        pods,
+        (COLD_START_SECONDS, COLD_START_SECONDS),
+        (COLD_START_SECONDS, COLD_START_SECONDS),
+        "during `pulumi up`",
+        SOURCE,
+    )
+
+
+def _scale_steps(records: dict[str, Record]) -> list[tuple[str, str, str, int]]:
+    """(CronJob name, schedule, time zone, replicas) of the scale schedule."""
+    steps = []
+    for record in records.values():
+        if record["type"] != CRONJOB_TYPE:
+            continue
+        spec = record["inputs"].get("spec") or {}
+        pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
+        for container in pod.get("containers") or []:
+            for word in [*(container.get("command") or []), *(container.get("args") or [])]:
+                if isinstance(word, str) and word.startswith(REPLICAS_FLAG) and word[len(REPLICAS_FLAG) :].isdigit():
+                    name = (record["inputs"].get("metadata") or {}).get("name") or record["name"]
+                    steps.append(
+                        (
+                            name,
+                            str(spec.get("schedule")),
+                            str(spec.get("timeZone") or "UTC"),
+                            int(word[len(REPLICAS_FLAG) :]),
+                        )
+                    )
+    return steps
+
+
+def _hpa(records: dict[str, Record]) -> Record | None:
+    return next((record for record in records.values() if record["type"] == HPA_TYPE), None)
+
+
+def _bounds(record: Record) -> tuple[int, int]:
+    spec = record["inputs"].get("spec") or {}
+    low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+    return (low if isinstance(low, int) else 1, high if isinstance(high, int) else 1)
+
+
+def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str) -> list[Rollout]:
+    """Replicas or HPA bounds that change while the schedule or the HPA owns the replicas."""
+    found = []
+    before_hpa, after_hpa = _hpa(old), _hpa(new)
+    if before_hpa is not None and after_hpa is not None and _bounds(before_hpa) != _bounds(after_hpa):
+        (low, high), (new_low, new_high) = _bounds(before_hpa), _bounds(after_hpa)
+        up = max(0, new_low - low)
+        what = (
+            f"the HPA's bounds go from {low}..{high} to {new_low}..{new_high} replicas: at its next sync (15 s) it "
+            f"scales a Deployment below {new_low} up to it (up to {up} more pod(s), all at once, each a new A4 node "
+            f"and a model load, about {_minutes(COLD_START_SECONDS)}) and one above {new_high} down to it (by its "
+            "scale-down policy, after the stabilization window); within the bounds nothing moves until load does"
+        )
+        found.append(
+            Rollout(
+                what,
+                up,
+                (COLD_START_SECONDS, COLD_START_SECONDS),
+                (COLD_START_SECONDS, COLD_START_SECONDS) if up else None,
+                "at the HPA's next sync after `pulumi up`",
+                SOURCE,
+            )
+        )
+    before, after = _replicas(old[urn]), _replicas(new[urn])
+    if before == after:
+        return found
+    steps = [step for step in _scale_steps(new) if step[3] > 0]
+    if steps:
+        when = "; ".join(
+            f"{name} at '{schedule}' ({zone}) scales to {replicas}" for name, schedule, zone, replicas in steps
+        )
+        what = (
+            f"the scale schedule owns the replicas ({before} -> {after} in the program): `pulumi up` leaves the "
+            f"running pods alone; they follow at the schedule's next scale-up step ({when}), "
+            f"{max(0, after - before)} more pod(s) then, each a new A4 node and a model load (about "
+            f"{_minutes(COLD_START_SECONDS)}, all at once), or now by hand with the stack's scaleByHand output"
+        )
+        found.append(
+            Rollout(
+                what,
+                max(0, after - before),
+                (COLD_START_SECONDS, COLD_START_SECONDS),
+                (COLD_START_SECONDS, COLD_START_SECONDS) if after > before else None,
+                "at the schedule's next scale-up step",
+                SOURCE,
+            )
+        )
+    elif after_hpa is None:
+        found.append(
+            Rollout(
+                f"the replicas go from {before} to {after}, but something else owns them (ignoreChanges "
+                "spec.replicas): `pulumi up` leaves the running pods alone",
+                0,
+                (0, 0),
+                None,
+                "not at `pulumi up`",
+                SOURCE,
+            )
+        )
+    return found
+
+
+def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[Rollout]:
+    serving = _serving(old)
+    if serving is None or serving[0] not in new:
+        return []
+    urn, record = serving
+    change = next((change for change in result.changes if change.urn == urn), None)
+    pods = _replicas(record)
+    found: list[Rollout] = []
+    if change is not None and change.action == "replace":
+        found.append(_replaced(change, pods))
+    elif change is not None and change.action == "update" and (rolled := _template_rollout(change, pods)):
+        found.append(rolled)
+    ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
+    if "spec.replicas" in ignored:
+        found += _owned_replicas(old, new, urn)
+    elif change is not None and change.action == "update":
+        before, after = pods, _replicas(new[urn])
+        if after > before:
+            found.append(
+                Rollout(
+                    f"{after - before} more serving pod(s), all at once, each a new A4 node and a model load (about "
+                    f"{_minutes(COLD_START_SECONDS)})",
+                    after - before,
+                    (COLD_START_SECONDS, COLD_START_SECONDS),
+                    (COLD_START_SECONDS, COLD_START_SECONDS),
+                    "during `pulumi up`",
+                    SOURCE,
+                )
+            )
+    return found

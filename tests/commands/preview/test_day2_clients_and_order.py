@@ -1,0 +1,135 @@
+"""Day-2 changes from a converged state: what clients call (the stack outputs, the serving Service,
+the model name), the order of replacements the engine imposes on what is replaced with a resource
+deleted first, and a weights image whose source snapshot is gone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commands.preview.command import load_states, preview_states
+from commands.preview.command import main as preview_main
+from tests.commands.preview.test_day2 import day2
+from tests.commands.preview.test_preview import render_with
+from tests.conftest import RenderStack
+from tests.rendered import RenderedStack, run_main, run_render
+
+GATEWAY = {"routing": {"mode": "gateway"}}
+REGION_MOVE = {"region": "us-east1", "zones": ["us-east1-b"]}
+
+
+def converged_render(stack: str, out: Path) -> RenderedStack:
+    """`render STACK --converged`: the state every `up` after the first keeps (no download scaffolding)."""
+    run = run_render(stack, "--converged", "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    return RenderedStack(out)
+
+
+# ---------------------------------------------------------------- what clients call
+
+
+def test_leaving_clusterip_warns_that_clients_break_and_lists_the_outputs(
+    tmp_path: Path, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base = render_stack("dev")
+    gateway = render_with(render_stack, tmp_path_factory, "dev", "routing", GATEWAY)
+    out = tmp_path / "out"
+    run = run_main(preview_main, str(base.directory), str(gateway.directory), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    document = json.loads((out / "changes.json").read_text())
+    assert set(document["outputs"]["removed"]) == {"endpoint"}
+    assert "gatewayAddressCommand" in document["outputs"]["added"] and "tryIt" in document["outputs"]["changed"]
+    (warning,) = [warning for warning in document["warnings"] if warning.startswith("clients break:")]
+    assert "output endpoint" in warning and "Service 'qwen-serving'" in warning
+    text = (out / "changes.md").read_text()
+    assert "## Stack outputs" in text and "- `endpoint` (removed)" in text and "- `tryIt` (changed)" in text
+
+
+def test_production_refuses_a_client_break_unless_acknowledged(
+    tmp_path: Path, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base = render_stack("prod")
+    gateway = render_with(render_stack, tmp_path_factory, "prod", "routing", GATEWAY)
+    refused = run_main(preview_main, str(base.directory), str(gateway.directory), "--out", str(tmp_path / "a"))
+    assert refused.returncode == 1
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith("refused: refused in production: clients break:") and "--accept-client-break" in line
+    accepted = run_main(
+        preview_main,
+        str(base.directory),
+        str(gateway.directory),
+        "--out",
+        str(tmp_path / "b"),
+        "--accept-client-break",
+    )
+    assert accepted.returncode == 0 and accepted.stderr == ""
+    document = json.loads((tmp_path / "b" / "changes.json").read_text())
+    assert any(warning.startswith("clients break:") for warning in document["warnings"])
+    assert any("--accept-client-break" in note for note in document["notes"])
+
+
+def test_a_new_model_name_breaks_clients(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "model-name", {"engine": {"servedModelName": "qwen"}})
+    assert result.outputs is not None and "servedModelName" in result.outputs.changed
+    (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
+    assert "the model name clients send changes" in warning and "'qwen'" in warning
+
+
+def test_a_change_clients_do_not_see_has_no_output_change(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    settings = {"monitoring": {"alerts": {"queueWaitingThreshold": 321}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "alert", settings)
+    assert result.outputs is not None and not result.outputs
+    assert not any("clients break" in line for line in [*result.warnings, *result.refusals])
+
+
+# ---------------------------------------------------------------- order of replacements
+
+
+def test_a_region_move_deletes_everything_on_the_cluster_first_and_refuses_the_image_without_snapshot(
+    tmp_path: Path, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """From `render --converged`: the subnet is replaced delete-first, so the engine deletes the
+    cluster, the Kubernetes provider (its kubeconfig unknown) and every object on the cluster before it
+    (calculateDependentReplacements): none is created before its old one is deleted. The weights image
+    is replaced (storageLocations) from a snapshot the converged state no longer holds: refused."""
+    old = converged_render("dev", tmp_path / "old")
+    moved = render_with(render_stack, tmp_path_factory, "dev", "cluster-region", REGION_MOVE)
+    result = preview_states(load_states(old.directory), load_states(moved.directory))
+    on_cluster = [change for change in result.of("replace") if change.record["provider"] == "llm-k8s"]
+    assert len(on_cluster) > 10
+    subnet = next(change for change in result.of("replace") if change.record["name"] == "llm-subnet")
+    for change in on_cluster:
+        assert change.delete_before_replace and change.deleted_first_with == subnet.urn, change.urn
+    provider = next(change for change in result.of("replace") if change.record["name"] == "llm-k8s")
+    assert provider.delete_before_replace and provider.delete_first_by.startswith("the engine")
+    (chain,) = [warning for warning in result.warnings if warning.startswith(f"{subnet.urn}: replaced delete-first")]
+    assert "llm-gke, llm-k8s" in chain and "the serving Deployment is among them" in chain
+    (image,) = [refusal for refusal in result.refusals if "source snapshot" in refusal]
+    assert "storageLocations" in image and "gcloud compute images delete" in image and "--refresh" in image
+
+
+def test_a_first_up_render_as_old_state_holds_the_snapshot_so_the_image_is_not_refused(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The refusal follows the snapshot: an update that declares the download again (a new image
+    name, here a new cluster name) creates the snapshot the new image is made from."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "cluster-name", {"cluster": {"name": "llm-serving-b"}})
+    assert not any("source snapshot" in refusal for refusal in result.refusals)
+    assert any(change.record["name"].endswith("-snapshot") for change in result.of("create"))
+
+
+def test_the_disk_warning_says_no_claim_is_held_when_the_pods_go_first(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A new cluster name replaces the network delete-first (and everything on the cluster with it)
+    and the weights disk delete-first: the serving pods are deleted in the network's chain, so the
+    disk's claims are not held by running pods (no 10-minute wait on a Terminating claim)."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "cluster-name", {"cluster": {"name": "llm-serving-b"}})
+    (disk,) = [warning for warning in result.warnings if ": the disk is replaced delete-first" in warning]
+    assert "the serving Deployment is deleted first too" in disk and "10 minutes" not in disk
+    deployment = next(change for change in result.of("replace") if change.record["name"] == "llm-vllm-deployment")
+    assert deployment.delete_before_replace and deployment.deleted_first_with.endswith("::llm-vpc")

@@ -1,0 +1,117 @@
+"""Day-2 changes from a converged state: when the serving pods follow (pods x time to serve), the
+cost per month, JSON values diffed path by path, and a preview of two different stacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commands.preview.command import load_states, preview_states
+from commands.preview.command import main as preview_main
+from commands.preview.json_values import MISSING, json_paths_diff
+from stacks.config.operations import COLD_START_SECONDS, MODEL_LOAD_SECONDS
+from tests.commands.preview.test_day2 import day2
+from tests.commands.preview.test_preview import render_with
+from tests.conftest import RenderStack
+from tests.rendered import run_main
+
+AUTOSCALED = {"autoscaling": {"enabled": True, "minReplicas": 1, "maxReplicas": 2}}
+
+
+def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """dev scales on a schedule (ignoreChanges spec.replicas): `pulumi up` leaves the pods alone."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "nodes-3", {"capacity": {"nodes": 3}})
+    (rollout,) = result.rollouts
+    assert rollout.pods == 2 and rollout.when == "at the schedule's next scale-up step"
+    assert "serving-schedule-wake" in rollout.what and "scales to 3" in rollout.what and "scaleByHand" in rollout.what
+    assert rollout.total_seconds == (COLD_START_SECONDS, COLD_START_SECONDS)
+    (cost,) = result.costs
+    assert cost.old is not None and cost.new is not None and cost.new[1] > cost.old[1]
+
+
+def test_new_hpa_bounds_say_when_the_autoscaler_moves_the_pods(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base = render_with(render_stack, tmp_path_factory, "dev", "hpa", AUTOSCALED)
+    wider = render_with(
+        render_stack,
+        tmp_path_factory,
+        "dev",
+        "hpa-wider",
+        {"autoscaling": {**AUTOSCALED["autoscaling"], "minReplicas": 2, "maxReplicas": 4}},
+    )
+    result = preview_states(load_states(base.directory), load_states(wider.directory))
+    (bounds,) = [rollout for rollout in result.rollouts if "HPA's bounds" in rollout.what]
+    assert "1..2 to 2..4" in bounds.what and bounds.pods == 1 and "next sync" in bounds.when
+
+
+def test_a_compute_class_rename_moves_every_pod_to_new_nodes_one_at_a_time(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    settings = {"capacity": {"computeClassName": "b200-serving-b"}}
+    _, _, result = day2(render_stack, tmp_path_factory, "prod", "compute-class", settings)
+    moved = [rollout for rollout in result.rollouts if "moves to new nodes" in rollout.what]
+    (rollout,) = moved
+    assert rollout.pods == 12 and rollout.seconds_per_pod == (COLD_START_SECONDS, COLD_START_SECONDS)
+    assert rollout.total_seconds == (12 * COLD_START_SECONDS, 12 * COLD_START_SECONDS)
+    assert "11 of 12 serve meanwhile" in rollout.what
+
+
+def test_an_engine_flag_rolls_the_pods_on_their_nodes(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 256}})
+    (rollout,) = result.rollouts
+    assert "the serving pods roll" in rollout.what
+    assert rollout.seconds_per_pod == (MODEL_LOAD_SECONDS, COLD_START_SECONDS)
+
+
+def test_the_dashboard_is_diffed_path_by_path(
+    tmp_path: Path, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base = render_stack("dev")
+    gateway = render_with(render_stack, tmp_path_factory, "dev", "routing", {"routing": {"mode": "gateway"}})
+    out = tmp_path / "out"
+    assert run_main(preview_main, str(base.directory), str(gateway.directory), "--out", str(out)).returncode == 0
+    document = json.loads((out / "changes.json").read_text())
+    (dashboard,) = [
+        entry
+        for change in document["changes"]
+        for entry in change.get("inputs", [])
+        if entry["path"] == "dashboardJson"
+    ]
+    assert dashboard["jsonDiff"] and all(
+        item["path"].startswith("mosaicLayout.tiles[") for item in dashboard["jsonDiff"]
+    )
+    text = (out / "changes.md").read_text()
+    assert "`dashboardJson` (JSON: " in text and dashboard["old"] not in text
+    assert max(len(line) for line in text.splitlines() if "mosaicLayout" in line) < 400
+
+
+def test_json_paths_diff_keys_indexes_and_whole_documents() -> None:
+    old = {"a": 1, "tiles": [{"t": "x"}, {"t": "y"}], "gone": {"k": True}}
+    new = {"a": 2, "tiles": [{"t": "x"}, {"t": "z"}, {"t": "w"}], "empty": {}}
+    assert json_paths_diff(old, new) == [
+        ("a", 1, 2),
+        ("empty", MISSING, {}),
+        ("gone.k", True, MISSING),
+        ("tiles[1].t", "y", "z"),
+        ("tiles[2].t", MISSING, "w"),
+    ]
+
+
+def test_a_preview_of_two_stacks_warns(render_stack: RenderStack) -> None:
+    result = preview_states(load_states(render_stack("dev").directory), load_states(render_stack("staging").directory))
+    (warning,) = [warning for warning in result.warnings if warning.startswith("OLD and NEW are renders of different")]
+    assert "stack 'dev' -> 'staging'" in warning and "GCP project" in warning
+
+
+def test_a_preview_of_one_stack_has_no_such_warning(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "nodes-3", {"capacity": {"nodes": 3}})
+    assert not any("different stacks" in warning for warning in result.warnings)

@@ -59,13 +59,28 @@ class RenderStates:
     # the render's stack outputs (outputs.json) and capacity plan (capacity.json), when it has them
     outputs: dict[str, Any] | None = None
     capacity: dict[str, Any] | None = None
+    # the stack outputs of each state (states.json `outputs`: firstUp and converged), when it has them
+    state_outputs: dict[str, dict[str, Any]] | None = None
+
+    def outputs_of(self, state: str) -> dict[str, Any] | None:
+        """The stack outputs of the state FIRST_UP or CONVERGED; outputs.json for a render without them."""
+        if self.state_outputs is not None and isinstance(self.state_outputs.get(state), dict):
+            return self.state_outputs[state]
+        return self.outputs
 
 
-def states_document(weights_image: Any, first_up: list[Record], converged: list[Record]) -> dict[str, Any]:
+def states_document(
+    weights_image: Any,
+    first_up: list[Record],
+    converged: list[Record],
+    first_up_outputs: dict[str, Any],
+    converged_outputs: dict[str, Any],
+) -> dict[str, Any]:
     return {
         "weightsImage": weights_image if isinstance(weights_image, str) else None,
         FIRST_UP: first_up,
         CONVERGED: converged,
+        "outputs": {FIRST_UP: first_up_outputs, CONVERGED: converged_outputs},
     }
 
 
@@ -76,11 +91,17 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
     image = document.get("weightsImage")
     if image is not None and not isinstance(image, str):
         raise InputError(f"{where}: weightsImage must be a name or null")
+    outputs = document.get("outputs")
+    if outputs is not None and not (
+        isinstance(outputs, dict) and all(isinstance(outputs.get(state), dict) for state in (FIRST_UP, CONVERGED))
+    ):
+        raise InputError(f"{where}: outputs must hold the {FIRST_UP} and {CONVERGED} stack outputs")
     return RenderStates(
         _records(document.get(FIRST_UP), f"{where} {FIRST_UP}"),
         _records(document.get(CONVERGED), f"{where} {CONVERGED}"),
         image,
         directory,
+        state_outputs=outputs,
     )
 
 
@@ -124,9 +145,20 @@ class Compared:
     old_first_up: list[Record] = field(default_factory=list)
     new_first_up: list[Record] = field(default_factory=list)
     weights_image: str | None = None
+    # which of NEW's states is compared (FIRST_UP when its download runs)
+    new_state: str = CONVERGED
+    # the stack outputs of the two states compared
+    old_outputs: dict[str, Any] | None = None
+    new_outputs: dict[str, Any] | None = None
 
 
 def compared(old: RenderStates, new: RenderStates) -> Compared:
+    """The two states, and the stack outputs of each."""
+    view = _compared(old, new)
+    return replace(view, old_outputs=old.outputs_of(CONVERGED), new_outputs=new.outputs_of(view.new_state))
+
+
+def _compared(old: RenderStates, new: RenderStates) -> Compared:
     if old.converged is None or new.converged is None:
         stale = old.where if old.converged is None else new.where
         notes = [
@@ -152,7 +184,7 @@ def compared(old: RenderStates, new: RenderStates) -> Compared:
         f"compared OLD's converged state (its weights image {old.weights_image} exists) with NEW's first `up`: NEW "
         f"looks up the image {new.weights_image}, which does not exist yet, so its download runs"
     ]
-    return Compared(old.converged, new.first_up, notes=notes)
+    return Compared(old.converged, new.first_up, notes=notes, new_state=FIRST_UP)
 
 
 def download_not_rerun(view: Compared, index: Any) -> list[str]:

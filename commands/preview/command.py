@@ -56,12 +56,14 @@ def _preview(
     notes: list[str],
     sides: tuple[RenderStates, RenderStates] | None = None,
     accept_client_break: bool = False,
+    compared_outputs: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None,
 ) -> Preview:
     """The plan, its refusals and warnings; with the two renders (`sides`), also what their outputs
-    and capacity plans say: outputs, clients, cost per month, and whether they are one stack."""
+    and capacity plans say: the outputs of the states compared (`compared_outputs`), clients, cost per
+    month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
     planned = plan(old, new)
-    outputs = clients.outputs_diff(*(side.outputs for side in sides)) if sides else None
+    outputs = clients.outputs_diff(*compared_outputs) if compared_outputs else None
     refused, warned, noted = clients.client_break_risks(
         clients.client_breaks(outputs, old, new, planned),
         risks.is_production(list(new.values())),
@@ -95,7 +97,12 @@ def preview_states(old: RenderStates, new: RenderStates, accept_client_break: bo
     outputs; `accept_client_break`: a change that breaks clients is not refused in production."""
     view = compared(old, new)
     return _preview(
-        view.old, view.new, [*view.notes, *download_not_rerun(view, index_by_urn)], (old, new), accept_client_break
+        view.old,
+        view.new,
+        [*view.notes, *download_not_rerun(view, index_by_urn)],
+        (old, new),
+        accept_client_break,
+        (view.old_outputs, view.new_outputs),
     )
 
 

@@ -240,7 +240,9 @@ def render(
         ),
         STATES_FILE: _dump_json(
             {
-                **states_document(image, first_up_records, later_records),
+                **states_document(
+                    image, first_up_records, later_records, plain(first_up.outputs), plain(later.outputs)
+                ),
                 "rendered": CONVERGED if converged else FIRST_UP,
             }
         ),

@@ -86,6 +86,19 @@ def test_a_change_clients_do_not_see_has_no_output_change(
     assert not any("clients break" in line for line in [*result.warnings, *result.refusals])
 
 
+def test_the_outputs_compared_are_those_of_the_states_compared(
+    tmp_path: Path, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """OLD's converged state has no download-logs output; NEW's first `up` of a new revision has one."""
+    old = converged_render("dev", tmp_path / "old")
+    same = preview_states(load_states(old.directory), load_states(render_stack("dev").directory))
+    assert same.outputs is not None and not same.outputs
+    revision = {"weights": {"revision": "fedcba9876543210fedcba9876543210fedcba98"}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "revision", revision)
+    assert result.outputs is not None
+    assert set(result.outputs.added) == {"weightsDownloadLogs"} and "weightsImage" in result.outputs.changed
+
+
 # ---------------------------------------------------------------- order of replacements
 
 

@@ -87,7 +87,7 @@ def _rollout_lines(result: Preview) -> list[str]:
     lines = ["## Serving pods: when they follow, pods x time to serve", ""]
     lines += [f"- {rollout.what} ({rollout.when})" for rollout in result.rollouts]
     source = result.rollouts[0].source
-    return [*lines, "", f"Time to serve per pod: {source}; estimates, not measured for this stack.", ""]
+    return [*lines, "", f"Time to serve per pod: {source}.", ""]
 
 
 def _usd(value: tuple[float, float] | None, signed: bool = False) -> str:

@@ -83,7 +83,7 @@ def _preview(
         notes + noted,
         outputs,
         costs.cost_deltas(sides[0].capacity, sides[1].capacity) if sides else [],
-        rollouts.rollouts(old, new, planned),
+        rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None)),
     )
 
 

@@ -1,9 +1,10 @@
 """When the serving pods follow an update, and how long it takes: pods x time to serve.
 
-Time to serve one pod is the cold-start constants of `stacks/config/operations.py`: model load
-(MODEL_LOAD_SECONDS) when the pod lands on a node that is already up, plus node provisioning
-(NODE_PROVISIONING_SECONDS) when it needs a new A4 node. Estimates from the write-up's figures, not a
-measurement of this stack.
+Time to serve one pod is NEW's own per-profile figure (`capacity.json` `timeToServe`, from
+`stacks/capacity/time_to_serve.py`): `cold` for a pod that needs a new A4 node, `held` for one that
+lands on a node that is up, each with its basis (measured, or the planning figure where a phase is
+not measured). A render without it (made before it existed) falls back to the write-up's recipe
+figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
 
 * A change to the serving pods' template rolls them: the Deployment replaces `maxUnavailable` pods at
   a time with `maxSurge` 0 (no spare B200 node to surge onto: components/vllm.py), so N pods take
@@ -23,20 +24,60 @@ measurement of this stack.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from commands.engine.property_paths import parse_path
 from commands.io.states import Record
 from commands.preview.changes import Preview, ResourceChange, Rollout
-from stacks.config.operations import COLD_START_SECONDS, MODEL_LOAD_SECONDS
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, WRITEUP
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
-SOURCE = "stacks/config/operations.py cold-start constants; docs/preview.md, rollouts"
+RECIPE_SOURCE = f"the recipe's node ~6 min and pod ~10 min ({WRITEUP}); the render has no timeToServe"
 REPLICAS_FLAG = "--replicas="
 # template paths that put the pods on other nodes
 NODE_PATHS = ("nodeSelector", "affinity", "tolerations")
+
+
+@dataclass(frozen=True)
+class ServeTimes:
+    """Seconds (min, max) from scale-up to serving for one pod: on a new node, on a node that is up."""
+
+    new_node: tuple[int, int]
+    same_node: tuple[int, int]
+    source: str
+
+
+def _phase(value: Any, fallback: int) -> tuple[int, int]:
+    if not isinstance(value, dict):
+        return (fallback, fallback)
+    low, high = value.get("seconds_min"), value.get("seconds_max")
+    if not isinstance(high, (int, float)):
+        return (fallback, fallback)
+    return (round(low if isinstance(low, (int, float)) else high), round(high))
+
+
+def serve_times(capacity: dict[str, Any] | None) -> ServeTimes:
+    """The render's per-profile time to serve (`capacity.json` `timeToServe`), or the recipe's figures."""
+    model = (capacity or {}).get("timeToServe")
+    if not isinstance(model, dict):
+        recipe = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
+        return ServeTimes((recipe, recipe), (RECIPE_POD_SECONDS, RECIPE_POD_SECONDS), RECIPE_SOURCE)
+    planning = model.get("planning_seconds")
+    planning = round(planning) if isinstance(planning, (int, float)) else RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
+    new_node = _phase(model.get("cold"), planning)
+    same_node = _phase(model.get("held"), new_node[1])
+    cold = model["cold"] if isinstance(model.get("cold"), dict) else {}
+    basis = (
+        cold.get("basis") if cold.get("seconds_max") is not None else f"planning figure: {model.get('planning_basis')}"
+    )
+    return ServeTimes(
+        new_node,
+        same_node,
+        f"the render's time to serve for profile {model.get('profile')} (capacity.json timeToServe; {basis})",
+    )
 
 
 def _gpu_pods(record: Record) -> bool:
@@ -73,14 +114,14 @@ def _span(low: int, high: int) -> str:
     return _minutes(high) if low == high else f"{_minutes(low)}..{_minutes(high)}"
 
 
-def _template_rollout(change: ResourceChange, pods: int) -> Rollout | None:
+def _template_rollout(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout | None:
     template = [entry.path for entry in change.inputs if entry.path.startswith("spec.template.")]
     if not template or pods == 0:
         return None
     new_nodes = any(
         any(segment in NODE_PATHS for segment in parse_path(path) if isinstance(segment, str)) for path in template
     )
-    per_pod = (COLD_START_SECONDS, COLD_START_SECONDS) if new_nodes else (MODEL_LOAD_SECONDS, COLD_START_SECONDS)
+    per_pod = times.new_node if new_nodes else (times.same_node[0], times.new_node[1])
     step = _max_unavailable(change.record)
     rounds = math.ceil(pods / step)
     what = (
@@ -97,29 +138,29 @@ def _template_rollout(change: ResourceChange, pods: int) -> Rollout | None:
         per_pod,
         total,
         "during `pulumi up`, which waits for the rollout",
-        SOURCE,
+        times.source,
     )
 
 
-def _replaced(change: ResourceChange, pods: int) -> Rollout:
+def _replaced(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout:
     if change.delete_before_replace:
         what = (
             f"the serving Deployment is deleted, then created: nothing serves until its {pods} new pod(s) are up "
-            f"(all at once, each a new A4 node and a model load: about {_minutes(COLD_START_SECONDS)} once the "
+            f"(all at once, each a new A4 node and a model load: about {_span(*times.new_node)} once the "
             "cluster is up)"
         )
     else:
         what = (
             f"a second serving Deployment of {pods} pod(s) starts beside the old one (each a new A4 node and a model "
-            f"load, about {_minutes(COLD_START_SECONDS)}); the old one is deleted at the end of the update"
+            f"load, about {_span(*times.new_node)}); the old one is deleted at the end of the update"
         )
     return Rollout(
         what,
         pods,
-        (COLD_START_SECONDS, COLD_START_SECONDS),
-        (COLD_START_SECONDS, COLD_START_SECONDS),
+        times.new_node,
+        times.new_node,
         "during `pulumi up`",
-        SOURCE,
+        times.source,
     )
 
 
@@ -156,7 +197,7 @@ def _bounds(record: Record) -> tuple[int, int]:
     return (low if isinstance(low, int) else 1, high if isinstance(high, int) else 1)
 
 
-def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str) -> list[Rollout]:
+def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes) -> list[Rollout]:
     """Replicas or HPA bounds that change while the schedule or the HPA owns the replicas."""
     found = []
     before_hpa, after_hpa = _hpa(old), _hpa(new)
@@ -166,17 +207,17 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str) ->
         what = (
             f"the HPA's bounds go from {low}..{high} to {new_low}..{new_high} replicas: at its next sync (15 s) it "
             f"scales a Deployment below {new_low} up to it (up to {up} more pod(s), all at once, each a new A4 node "
-            f"and a model load, about {_minutes(COLD_START_SECONDS)}) and one above {new_high} down to it (by its "
+            f"and a model load, about {_span(*times.new_node)}) and one above {new_high} down to it (by its "
             "scale-down policy, after the stabilization window); within the bounds nothing moves until load does"
         )
         found.append(
             Rollout(
                 what,
                 up,
-                (COLD_START_SECONDS, COLD_START_SECONDS),
-                (COLD_START_SECONDS, COLD_START_SECONDS) if up else None,
+                times.new_node,
+                times.new_node if up else None,
                 "at the HPA's next sync after `pulumi up`",
-                SOURCE,
+                times.source,
             )
         )
     before, after = _replicas(old[urn]), _replicas(new[urn])
@@ -191,16 +232,16 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str) ->
             f"the scale schedule owns the replicas ({before} -> {after} in the program): `pulumi up` leaves the "
             f"running pods alone; they follow at the schedule's next scale-up step ({when}), "
             f"{max(0, after - before)} more pod(s) then, each a new A4 node and a model load (about "
-            f"{_minutes(COLD_START_SECONDS)}, all at once), or now by hand with the stack's scaleByHand output"
+            f"{_span(*times.new_node)}, all at once), or now by hand with the stack's scaleByHand output"
         )
         found.append(
             Rollout(
                 what,
                 max(0, after - before),
-                (COLD_START_SECONDS, COLD_START_SECONDS),
-                (COLD_START_SECONDS, COLD_START_SECONDS) if after > before else None,
+                times.new_node,
+                times.new_node if after > before else None,
                 "at the schedule's next scale-up step",
-                SOURCE,
+                times.source,
             )
         )
     elif after_hpa is None:
@@ -212,13 +253,13 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str) ->
                 (0, 0),
                 None,
                 "not at `pulumi up`",
-                SOURCE,
+                times.source,
             )
         )
     return found
 
 
-def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[Rollout]:
+def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, times: ServeTimes) -> list[Rollout]:
     serving = _serving(old)
     if serving is None or serving[0] not in new:
         return []
@@ -227,24 +268,24 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
     pods = _replicas(record)
     found: list[Rollout] = []
     if change is not None and change.action == "replace":
-        found.append(_replaced(change, pods))
-    elif change is not None and change.action == "update" and (rolled := _template_rollout(change, pods)):
+        found.append(_replaced(change, pods, times))
+    elif change is not None and change.action == "update" and (rolled := _template_rollout(change, pods, times)):
         found.append(rolled)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
     if "spec.replicas" in ignored:
-        found += _owned_replicas(old, new, urn)
+        found += _owned_replicas(old, new, urn, times)
     elif change is not None and change.action == "update":
         before, after = pods, _replicas(new[urn])
         if after > before:
             found.append(
                 Rollout(
                     f"{after - before} more serving pod(s), all at once, each a new A4 node and a model load (about "
-                    f"{_minutes(COLD_START_SECONDS)})",
+                    f"{_span(*times.new_node)})",
                     after - before,
-                    (COLD_START_SECONDS, COLD_START_SECONDS),
-                    (COLD_START_SECONDS, COLD_START_SECONDS),
+                    times.new_node,
+                    times.new_node,
                     "during `pulumi up`",
-                    SOURCE,
+                    times.source,
                 )
             )
     return found

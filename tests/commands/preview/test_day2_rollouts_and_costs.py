@@ -11,11 +11,17 @@ import pytest
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from commands.preview.json_values import MISSING, json_paths_diff
-from stacks.config.operations import COLD_START_SECONDS, MODEL_LOAD_SECONDS
+from commands.preview.rollouts import ServeTimes, serve_times
 from tests.commands.preview.test_day2 import day2
 from tests.commands.preview.test_preview import render_with
 from tests.conftest import RenderStack
-from tests.rendered import run_main
+from tests.rendered import RenderedStack, run_main
+
+
+def times_of(stack: RenderedStack) -> ServeTimes:
+    """The render's own per-profile time to serve (capacity.json timeToServe)."""
+    return serve_times(json.loads((stack.directory / "capacity.json").read_text()))
+
 
 AUTOSCALED = {"autoscaling": {"enabled": True, "minReplicas": 1, "maxReplicas": 2}}
 
@@ -24,11 +30,11 @@ def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """dev scales on a schedule (ignoreChanges spec.replicas): `pulumi up` leaves the pods alone."""
-    _, _, result = day2(render_stack, tmp_path_factory, "dev", "nodes-3", {"capacity": {"nodes": 3}})
+    _, changed, result = day2(render_stack, tmp_path_factory, "dev", "nodes-3", {"capacity": {"nodes": 3}})
     (rollout,) = result.rollouts
     assert rollout.pods == 2 and rollout.when == "at the schedule's next scale-up step"
     assert "serving-schedule-wake" in rollout.what and "scales to 3" in rollout.what and "scaleByHand" in rollout.what
-    assert rollout.total_seconds == (COLD_START_SECONDS, COLD_START_SECONDS)
+    assert rollout.total_seconds == times_of(changed).new_node and "timeToServe" in rollout.source
     (cost,) = result.costs
     assert cost.old is not None and cost.new is not None and cost.new[1] > cost.old[1]
 
@@ -53,21 +59,23 @@ def test_a_compute_class_rename_moves_every_pod_to_new_nodes_one_at_a_time(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     settings = {"capacity": {"computeClassName": "b200-serving-b"}}
-    _, _, result = day2(render_stack, tmp_path_factory, "prod", "compute-class", settings)
+    _, changed, result = day2(render_stack, tmp_path_factory, "prod", "compute-class", settings)
+    low, high = times_of(changed).new_node
     moved = [rollout for rollout in result.rollouts if "moves to new nodes" in rollout.what]
     (rollout,) = moved
-    assert rollout.pods == 12 and rollout.seconds_per_pod == (COLD_START_SECONDS, COLD_START_SECONDS)
-    assert rollout.total_seconds == (12 * COLD_START_SECONDS, 12 * COLD_START_SECONDS)
+    assert rollout.pods == 12 and rollout.seconds_per_pod == (low, high)
+    assert rollout.total_seconds == (12 * low, 12 * high)
     assert "11 of 12 serve meanwhile" in rollout.what
 
 
 def test_an_engine_flag_rolls_the_pods_on_their_nodes(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    _, _, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 256}})
+    _, changed, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 256}})
     (rollout,) = result.rollouts
     assert "the serving pods roll" in rollout.what
-    assert rollout.seconds_per_pod == (MODEL_LOAD_SECONDS, COLD_START_SECONDS)
+    times = times_of(changed)
+    assert rollout.seconds_per_pod == (times.same_node[0], times.new_node[1])
 
 
 def test_the_dashboard_is_diffed_path_by_path(
@@ -90,6 +98,11 @@ def test_the_dashboard_is_diffed_path_by_path(
     text = (out / "changes.md").read_text()
     assert "`dashboardJson` (JSON: " in text and dashboard["old"] not in text
     assert max(len(line) for line in text.splitlines() if "mosaicLayout" in line) < 400
+
+
+def test_a_render_without_time_to_serve_falls_back_to_the_recipe_figures() -> None:
+    times = serve_times({"stack": "dev"})
+    assert times.new_node == (960, 960) and times.same_node == (600, 600) and "no timeToServe" in times.source
 
 
 def test_json_paths_diff_keys_indexes_and_whole_documents() -> None:

@@ -240,6 +240,9 @@ class VllmEngineArgs:
     most_replicas: int | None = None
     # What the PodMonitoring waits for: GKE serving its CRD on a new cluster.
     monitoring_after: Sequence[pulumi.Resource] = ()
+    # Secret environment variables: their names and the Secret holding each under its own name.
+    secret_env: Sequence[str] = ()
+    secret_env_from: pulumi.Input[str] | None = None
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -345,7 +348,18 @@ class VllmEngine(pulumi.ComponentResource):
                     image_pull_policy="Always",
                     command=["vllm", "serve"],
                     args=engine_args(engine, args.model_path, args.served_model_name, drain_seconds(grace)),
-                    env=[k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in engine_env(engine).items()],
+                    env=[
+                        *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in engine_env(engine).items()),
+                        *(
+                            k8s.core.v1.EnvVarArgs(
+                                name=key,
+                                value_from=k8s.core.v1.EnvVarSourceArgs(
+                                    secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=args.secret_env_from, key=key)
+                                ),
+                            )
+                            for key in args.secret_env
+                        ),
+                    ],
                     ports=[k8s.core.v1.ContainerPortArgs(name=PORT_NAME, container_port=engine.port)],
                     resources=k8s.core.v1.ResourceRequirementsArgs(
                         requests={**compute, **gpus}, limits={**compute, **gpus}

@@ -1,5 +1,13 @@
-"""Hugging Face tokens in text: finding them (for the no-token policy and every written file) and hiding
-them (for messages and error lines). Imports nothing, so every layer may use it."""
+"""Secrets in text: finding them (for the no-secret policies, the stack config and every written file) and
+hiding them (for messages, error lines and what a command copies). Imports nothing of the project, so every
+layer and the policy pack alone may use it.
+
+Hugging Face tokens have their own rules below (the stack's own secret). Every other kind is a pattern of
+a well-kept scanner, Yelp/detect-secrets at v1.5.0 (`detect_secrets/plugins/<file>.py`, named per pattern),
+or a provider's documented token format; the names of settings that hold secrets follow detect-secrets'
+keyword plugin (`keyword.py`, DENYLIST) plus `token`. detect-secrets itself is not a dependency: the pack
+must run with only pulumi and pulumi-policy installed.
+"""
 
 from __future__ import annotations
 
@@ -42,3 +50,89 @@ def hide_tokens(text: str) -> str:
     for candidate in sorted(set(token_candidates(text)), key=len, reverse=True):
         text = text.replace(candidate, REDACTED_TOKEN)
     return text
+
+
+# ---------------------------------------------------------------- other secrets (every kind but hf_ tokens)
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # aws.py
+    ("an AWS access key id", re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")),
+    # private_key.py, the whole block (also JSON-escaped: '\\n' between its lines) up to its END line
+    (
+        "a private key",
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]{0,30}-----|\Z)"
+            r"|PuTTY-User-Key-File-\d",
+            re.DOTALL,
+        ),
+    ),
+    # a Google Cloud service account key file (JSON, "Create and delete service account keys"): its
+    # private_key_id, also inside escaped JSON; its private_key is the block above
+    ("a GCP service account key", re.compile(r'private_key_id\\*"\s*:\s*\\*"[0-9a-f]{40}')),
+    # Google API keys: AIza + 35 characters (gitleaks, config/gitleaks.toml, gcp-api-key)
+    ("a Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}")),
+    # openai.py; project, service account and admin keys carry a prefix
+    (
+        "an OpenAI API key",
+        re.compile(
+            r"sk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
+        ),
+    ),
+    # Anthropic API keys: sk-ant-api03-... (gitleaks, anthropic-api-key)
+    ("an Anthropic API key", re.compile(r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{20,}")),
+    # github_token.py; fine-grained tokens github_pat_ (GitHub blog, "Introducing fine-grained personal
+    # access tokens", 2022-10-18)
+    ("a GitHub token", re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}|github_pat_[A-Za-z0-9_]{22,}")),
+    # slack.py (tokens and incoming webhooks); xoxe/xapp tokens of Slack's token types page
+    (
+        "a Slack token",
+        re.compile(
+            r"xox(?:a|b|p|o|s|r|e)-(?:[0-9]+-)+[A-Za-z0-9]+|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+            r"|https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"
+        ),
+    ),
+    # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ)
+    ("a JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    # basic_auth.py: a password in a URL (scheme://user:password@host)
+    ("a password in a URL", re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@")),
+)
+# Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B
+# key is 40 hex digits, a password anything): keyword.py's DENYLIST, plus access/secret keys and tokens,
+# as a whole part of the name (API_KEY, WANDB_API_KEY, DB_PASSWORD, GITHUB_TOKEN, --api-key, --hf-token;
+# not MAX_TOKENS or --tokenizer).
+SECRET_NAME = re.compile(
+    r"(?:^|_)(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key"
+    r"|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass|key_?pass|password"
+    r"|passwd|pwd|secret|token|auth_?token|access_?token|api_?token)(?:_|$)"
+)
+REDACTED = "***"
+
+
+def secret_kinds(text: str) -> list[str]:
+    """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
+    found first; empty when none."""
+    kinds = ["a Hugging Face token"] if any(True for _ in token_candidates(text)) else []
+    kinds += [kind for kind, pattern in SECRET_PATTERNS if pattern.search(text)]
+    return kinds
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
+    return SECRET_NAME.search(name.lower().replace("-", "_")) is not None
+
+
+def _hide_patterns(text: str) -> str:
+    for _kind, pattern in SECRET_PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return text
+
+
+def redact_secrets(text: str) -> str:
+    """redact_tokens, and every other kind of secret replaced by ***: for messages and error lines."""
+    return _hide_patterns(redact_tokens(text))
+
+
+def hide_secrets(text: str) -> str:
+    """hide_tokens, and every other kind of secret replaced by ***: for what a command copies from a
+    file it was given into its own output."""
+    return _hide_patterns(hide_tokens(text))

@@ -16,6 +16,7 @@ from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_n
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, ClusterTarget
 from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
+from components.engine_env_secret import EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gateway import (
     GATEWAY_APIS,
@@ -236,6 +237,21 @@ def build_serving(
         ),
         opts=options(opts, providers=[gcp_provider, target.provider], depends_on=target.waits_for),
     )
+    secret_env = config.engine.secret_env
+    engine_env = (
+        EngineEnvSecret(
+            f"{name}-engine-env",
+            EngineEnvSecretArgs(
+                name=engine_env_secret_name(config.routing.service_name),
+                namespace=namespace,
+                values={variable: pulumi.Config().require_secret(key) for variable, key in secret_env.items()},
+                labels=kubernetes_labels(config),
+            ),
+            opts=in_namespace,
+        )
+        if secret_env
+        else None
+    )
     engine = VllmEngine(
         f"{name}-vllm",
         VllmEngineArgs(
@@ -259,6 +275,8 @@ def build_serving(
             model_revision=config.weights.revision,
             selector=serving_selector(config),
             labels=kubernetes_labels(config),
+            secret_env=tuple(secret_env),
+            secret_env_from=engine_env.secret.metadata.name if engine_env else None,
         ),
         opts=in_namespace,
     )

@@ -39,7 +39,7 @@ from commands.io.cli import STACK_HELP, command_parser, stack_ref
 from commands.io.console import guarded
 from common.input_files import MIB, parse_json, read_json, read_text
 from policies.pack import PACK_NAME, POLICIES
-from policies.redaction import redact_tokens
+from policies.redaction import redact_secrets
 
 STACK_TARGET = "(stack)"
 DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
@@ -61,7 +61,7 @@ class Violation:
 
     def __post_init__(self) -> None:
         # A message may quote an input; a token in it must not reach stderr, policy.json or plan.md.
-        object.__setattr__(self, "message", redact_tokens(self.message))
+        object.__setattr__(self, "message", redact_secrets(self.message))
 
     @property
     def mandatory(self) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
-from policies.redaction import redact_tokens
+from policies.redaction import redact_secrets
 
 MESSAGE_MAX = 400
 EXIT_BAD_INPUT = 2
@@ -38,7 +38,7 @@ class Main(Protocol):
 
 def printable(text: str) -> str:
     """Control characters, lone surrogates (undecodable argument bytes) and tokens made harmless."""
-    return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_tokens(text))
+    return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
 
 
 def one_line(text: object, limit: int = MESSAGE_MAX) -> str:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from common.input_files import MIB, InputError, kind_of, parse_json
-from policies.redaction import token_candidates
+from policies.redaction import secret_kinds, token_candidates
 
 MARKER = ".render-files.json"
 MANIFEST_VERSION = 2
@@ -67,13 +67,19 @@ class SecretInOutputError(Exception):
 
 
 def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
-    """The files whose text holds something that looks like a Hugging Face token or a known secret."""
+    """The files whose text holds something that looks like a secret (a Hugging Face token, a cloud or
+    API key, a private key: policies/redaction.py) or a known secret value."""
     known = [secret for secret in secrets if secret]
-    return sorted(
-        name
-        for name, text in files.items()
-        if any(True for _ in token_candidates(text)) or any(secret in text for secret in known)
-    )
+    return sorted(name for name, text in files.items() if secret_kinds(text) or any(secret in text for secret in known))
+
+
+def leaked_kind(files: Mapping[str, str]) -> str:
+    """What kind of secret the first leaking file holds ("a secret" for a known value of no known shape)."""
+    for name in sorted(files):
+        kinds = secret_kinds(files[name])
+        if kinds:
+            return kinds[0]
+    return "a secret"
 
 
 def digest(data: bytes) -> str:
@@ -212,7 +218,7 @@ class OutputFolder:
         leaks = token_leaks(texts)
         if leaks:
             raise SecretInOutputError(
-                f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written"
+                f"{leaked_kind(texts)} would be written to {', '.join(leaks[:3])}; nothing was written"
             )
         data = {name: text.encode("utf-8", "backslashreplace") for name, text in texts.items()}
         stale = sorted(set(self.manifest) - set(data)) if replace else []
@@ -477,8 +483,8 @@ def replace_file(path: Path, text: str) -> None:
     token in the text. Refused in one line (exit status 2), nothing written."""
     if token_leaks({path.name: text}):
         raise OutputError(
-            f"{path}: a Hugging Face token would be written to it (from the result, --source or the stack's "
-            "settings); nothing was written"
+            f"{path}: {leaked_kind({path.name: text})} would be written to it (from the result, --source or the "
+            "stack's settings); nothing was written"
         )
     base, missing = _walk_to(path.parent)
     try:

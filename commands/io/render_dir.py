@@ -15,7 +15,7 @@ from typing import Any
 
 from commands.io.records import check_records
 from common.input_files import MIB, InputError, read_json
-from policies.redaction import hide_tokens
+from policies.redaction import REDACTED, hide_secrets, is_secret_name
 
 RESOURCES_LIMIT = 64 * MIB
 
@@ -26,9 +26,12 @@ class PreviewInputError(InputError):
 
 def without_tokens(value: Any) -> Any:
     if isinstance(value, str):
-        return hide_tokens(value)
+        return hide_secrets(value)
     if isinstance(value, dict):
-        return {hide_tokens(key): without_tokens(item) for key, item in value.items()}
+        # an environment variable named like a secret (DB_PASSWORD) holds one, whatever its value looks like
+        if isinstance(value.get("name"), str) and isinstance(value.get("value"), str) and is_secret_name(value["name"]):
+            value = {**value, "value": REDACTED}
+        return {hide_secrets(key): without_tokens(item) for key, item in value.items()}
     if isinstance(value, list):
         return [without_tokens(item) for item in value]
     return value

@@ -253,8 +253,8 @@ def render(
         leaks = sorted(files)
     if leaks:
         raise output.SecretInOutputError(
-            f"a Hugging Face token would be written to {', '.join(leaks[:3])}; nothing was written "
-            "(keep the token in `pulumi config set --secret hfToken` only)",
+            f"{output.leaked_kind(files)} would be written to {', '.join(leaks[:3])}; nothing was written "
+            "(keep secrets in `pulumi config set --secret` keys only: hfToken, or a key engine.secretEnv names)",
             [violation.line() for violation in violations],
         )
     changes = None

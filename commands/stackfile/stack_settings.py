@@ -23,7 +23,7 @@ from typing import Any
 
 from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
-from stacks.load.loader import PROVIDER_DEFAULTS, InvalidConfig
+from stacks.load.loader import PROVIDER_DEFAULTS, InvalidConfig, secret_env_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the offline run stands in for a key only ESC would supply. A project id of the right shape
@@ -104,6 +104,15 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
                 config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}]"
                 placeholders.append(full_key)
     esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
+    if environment.opaque:
+        # A secret engine.secretEnv names and the file leaves to ESC (an `fn::secret` value or an import).
+        for key in sorted(secret_env_keys(config, f"{project}:")):
+            full_key = f"{project}:{key}"
+            if full_key not in config:
+                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key} from ESC]"
+                secret_keys.append(full_key)
+                placeholders.append(full_key)
+                esc_placeholders.append(full_key)
     return StackSettings(
         project, stack, config, sorted(set(secret_keys)), sorted(placeholders), environment, esc_placeholders
     )

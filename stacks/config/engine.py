@@ -196,7 +196,25 @@ class EngineConfig(ConfigModel):
             Annotated[str, AfterValidator(checked_printable)],
         ],
         Field(max_length=EXTRA_ARGS_MAX),
-    ] = Field(default={}, description="More environment variables; none may override one the stack sets.")
+    ] = Field(
+        default={},
+        description="More environment variables; none may override one the stack sets. Plain text (the manifests, "
+        "the state, plan.md): a secret-looking value or a variable named like one (`*_API_KEY`, `*_PASSWORD`, "
+        "`*_TOKEN`, `*_SECRET`...) is refused; put it in secretEnv.",
+    )
+    secret_env: Annotated[
+        dict[
+            Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")],
+            Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")],
+        ],
+        Field(max_length=EXTRA_ARGS_MAX),
+    ] = Field(
+        default={},
+        description="Secret environment variables of the engine: each names a secret config key of the stack "
+        "(`OPENAI_API_KEY: openaiApiKey`, set with `pulumi config set --secret openaiApiKey VALUE`, or an ESC "
+        "secret). The values go into the Kubernetes Secret `<routing.serviceName>-engine-env` as Pulumi secrets "
+        "and reach the pod through `valueFrom.secretKeyRef`, never a manifest, plan.md or the state in plain text.",
+    )
     # Autopilot bills a GPU pod for its whole node (node-based billing of accelerator Pods: the
     # a4-highgpu-8g price plus the Autopilot premium), so requests below the node cost the same:
     # take most of the 224 vCPU (8 API servers, tokenization and 8 engine cores) and half the

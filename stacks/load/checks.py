@@ -369,15 +369,21 @@ def _extra_args(config: StackConfig) -> str | None:
 
 def _extra_env(config: StackConfig) -> str | None:
     stack_env = stack_engine_env(config)
-    for name in config.engine.extra_env:
+    both = sorted(set(config.engine.extra_env) & set(config.engine.secret_env))
+    if both:
+        return f"engine.secretEnv.{both[0]}: also set in engine.extraEnv; set each variable once"
+    for setting, name in [
+        *(("extraEnv", name) for name in config.engine.extra_env),
+        *(("secretEnv", name) for name in config.engine.secret_env),
+    ]:
         if name in stack_env:
-            return f"engine.extraEnv.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"
+            return f"engine.{setting}.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"
         if name in RESERVED_ENV:
-            return f"engine.extraEnv.{name}: reserved ({RESERVED_ENV[name]})"
+            return f"engine.{setting}.{name}: reserved ({RESERVED_ENV[name]})"
         loader = name in LOADER_ENV or name.startswith(LOADER_ENV_PREFIXES) or LOADER_ENV_PATTERN.match(name)
         if loader and name not in PYTHON_TUNING_ENV:
             return (
-                f"engine.extraEnv.{name}: changes which code the loader or Python loads or runs; not allowed "
+                f"engine.{setting}.{name}: changes which code the loader or Python loads or runs; not allowed "
                 f"(LD_*, PATH, GCONV_PATH, BASH_ENV, BROWSER, NCCL_*PLUGIN, PYTHON* except "
                 f"{', '.join(sorted(PYTHON_TUNING_ENV))})"
             )

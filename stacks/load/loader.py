@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
-from policies.redaction import redact_tokens
+from policies.redaction import redact_secrets
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.cluster import EXISTING_CLUSTER_KEYS
@@ -23,6 +23,7 @@ from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
 from stacks.config.quoting import quote
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
+from stacks.load.plaintext_secrets import plaintext_secret_problem
 
 HF_TOKEN_KEY = "hfToken"
 # Stack keys a provider setting stands in for when the stack leaves them out: any Pulumi team's
@@ -47,7 +48,7 @@ class InvalidConfig(pulumi.RunError):
     hidden, and it is cut at MESSAGE_MAX characters."""
 
     def __init__(self, message: str) -> None:
-        one_line = " ".join(redact_tokens(message).split())
+        one_line = " ".join(redact_secrets(message).split())
         line = "".join(char if char.isprintable() else repr(char)[1:-1] for char in one_line)
         super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
@@ -74,15 +75,35 @@ def _parse(key: str, value: Any) -> Any:
     return parsed
 
 
+def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
+    """The config keys `engine.secretEnv` names (secrets, not settings of the model)."""
+    engine = settings.get(f"{prefix}engine")
+    engine = _parse("engine", engine) if isinstance(engine, str) else engine
+    secret_env = engine.get("secretEnv") if isinstance(engine, dict) else None
+    return {value for value in secret_env.values() if isinstance(value, str)} if isinstance(secret_env, dict) else set()
+
+
 def raw_project_config(project: str) -> dict[str, Any]:
-    """All `<project>:<key>` settings of the running stack, objects decoded, the secret left out;
-    `project` and `region` from `gcp:project` and `gcp:region` when the stack does not set them."""
+    """All `<project>:<key>` settings of the running stack, objects decoded, the secrets left out (the
+    token and the keys engine.secretEnv names); `project` and `region` from `gcp:project` and
+    `gcp:region` when the stack does not set them. Any other secret key is refused: the program reads
+    settings as plain text, so a secret setting (`pulumi config set --secret engine ...`, an ESC
+    `fn::secret` value) would reach the pod spec and the state decrypted."""
     prefix = f"{project}:"
     settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    secrets = {HF_TOKEN_KEY, *secret_env_keys(settings, prefix)}
+    for key in sorted(settings):
+        if key.startswith(prefix) and key[len(prefix) :] not in secrets and runtime_config.is_config_secret(key):
+            name = key[len(prefix) :]
+            raise InvalidConfig(
+                f"invalid stack config: {quote(name, 80)}: is a secret (pulumi config set --secret, or an ESC "
+                "secret), but the stack reads its settings as plain text and would write it decrypted to the pod "
+                "spec and the state; keep the secret in a key of its own and name it in engine.secretEnv"
+            )
     raw = {
         key[len(prefix) :]: _parse(key[len(prefix) :], value)
         for key, value in sorted(settings.items())
-        if key.startswith(prefix) and key[len(prefix) :] != HF_TOKEN_KEY
+        if key.startswith(prefix) and key[len(prefix) :] not in secrets
     }
     for key, provider_key in PROVIDER_DEFAULTS.items():
         provider_value = settings.get(provider_key)
@@ -198,7 +219,7 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     hands top-level values to the program as strings and objects as JSON, so every typed number
     or bool of the model sits inside an object and keeps its YAML type.
     """
-    problem = _existing_cluster_problem(raw)
+    problem = plaintext_secret_problem(raw) or _existing_cluster_problem(raw)
     if problem:
         raise InvalidConfig(f"invalid stack config: {problem}")
     own = apply_preset(raw)
@@ -229,8 +250,30 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     return config
 
 
+def secret_env_problem(config: StackConfig, project: str) -> str | None:
+    """A key engine.secretEnv names that is not set, or not a secret."""
+    for name, key in config.engine.secret_env.items():
+        full_key = f"{project}:{key}"
+        setting = f"engine.secretEnv.{name}"
+        if runtime_config.get_config(full_key) is None:
+            return (
+                f"{setting}: names the config key {key!r}, which is not set; run `pulumi config set --secret {key} "
+                "VALUE` (or set it as a secret in an ESC environment the stack imports)"
+            )
+        if not runtime_config.is_config_secret(full_key):
+            return (
+                f"{setting}: the config key {key!r} is plain text in the stack file; remove it and run "
+                f"`pulumi config set --secret {key} VALUE`"
+            )
+    return None
+
+
 def load() -> tuple[StackConfig, pulumi.Output[str]]:
     """The validated stack config and the Hugging Face token (a secret Output)."""
-    config = validate(raw_project_config(pulumi.get_project()))
+    project = pulumi.get_project()
+    config = validate(raw_project_config(project))
+    problem = secret_env_problem(config, project)
+    if problem:
+        raise InvalidConfig(f"invalid stack config: {problem}")
     hf_token = pulumi.Config().require_secret(HF_TOKEN_KEY)
     return config, hf_token

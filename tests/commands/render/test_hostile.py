@@ -1,7 +1,8 @@
 """A corpus of hostile and edge-case stack files (tests/commands/render/hostile/), each with its expected outcome.
 
-The first line of every file is `# expect: STATUS [TEXT]`: 2 and TEXT in the one-line refusal, 1
-and the policy id TEXT reported with nothing written (a token would have been), or 0 (TEXT, if
+The first line of every file is `# expect: STATUS [TEXT]`: 2 and TEXT in the one-line refusal (a secret
+in a setting among them: stacks/load/plaintext_secrets.py), 1 and the mandatory policy id TEXT reported
+(with LLM-SEC-001 nothing written: a token would have been), or 0 (TEXT, if
 any, a policy reported as advisory). Each file runs in-process through `render.main`.
 """
 
@@ -19,6 +20,8 @@ EXPECT = re.compile(rb"^# expect: (?P<status>[012])(?: (?P<text>.+))?$")
 MAX_MESSAGE_CHARS = 400
 # Every hf_ token the corpus pastes somewhere: it may never reach a file, stdout or stderr.
 PASTED_TOKEN = re.compile(r"hf_[A-Za-z0-9]{20,}")
+# The other secrets the corpus pastes (tests/commands/test_secret_corpus.py pastes every kind everywhere).
+PASTED_SECRET = re.compile(r"hunter2|AAABAKx1c2VjcmV0|not-visible-offline|not-encrypted")
 
 
 def cases() -> list[Path]:
@@ -47,6 +50,7 @@ def test_hostile_stack_file(path: Path, tmp_path: Path) -> None:
     assert returned == status, captured.stderr
     assert "Traceback" not in captured.stderr
     assert not PASTED_TOKEN.search(captured.stdout + captured.stderr), "a pasted token reached the console"
+    assert not PASTED_SECRET.search(captured.stdout + captured.stderr), "a pasted secret reached the console"
     if status == 2:
         lines = captured.stderr.splitlines()
         assert len(lines) == 1, captured.stderr
@@ -58,7 +62,8 @@ def test_hostile_stack_file(path: Path, tmp_path: Path) -> None:
         assert not out.exists(), "nothing may be written for an invalid config"
     elif status == 1:
         assert f"mandatory {text}" in captured.stderr
-        assert not out.exists(), "a render that would write a token writes nothing"
+        if text == "LLM-SEC-001":
+            assert not out.exists(), "a render that would write a token writes nothing"
     else:
         assert (out / "resources.json").is_file()
         if text:
@@ -66,3 +71,4 @@ def test_hostile_stack_file(path: Path, tmp_path: Path) -> None:
         for written in out.rglob("*"):
             if written.is_file():
                 assert not PASTED_TOKEN.search(written.read_text())
+                assert not PASTED_SECRET.search(written.read_text())

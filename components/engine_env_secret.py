@@ -1,0 +1,40 @@
+"""The engine's secret environment variables as one Kubernetes Secret; every value stays a Pulumi secret
+(encrypted in the state, `[secret]` in a preview) and reaches the pod only through
+`valueFrom.secretKeyRef`, as the Hugging Face token does (components/hf_token.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+def engine_env_secret_name(service_name: str) -> str:
+    return f"{service_name}-engine-env"
+
+
+@dataclass(frozen=True)
+class EngineEnvSecretArgs:
+    name: str
+    namespace: pulumi.Input[str]
+    # variable name -> its value, a secret Output (the key in the Secret is the variable's name)
+    values: Mapping[str, pulumi.Output[str]]
+    labels: dict[str, str]
+
+
+class EngineEnvSecret(pulumi.ComponentResource):
+    secret: k8s.core.v1.Secret
+
+    def __init__(self, name: str, args: EngineEnvSecretArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("llm-serving:serving:EngineEnvSecret", name, None, opts)
+        values: dict[str, pulumi.Output[str]] = {key: pulumi.Output.secret(value) for key, value in args.values.items()}
+        self.secret = k8s.core.v1.Secret(
+            f"{name}-secret",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=args.labels),
+            type="Opaque",
+            string_data=values,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"secretName": self.secret.metadata.name})

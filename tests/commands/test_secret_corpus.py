@@ -1,0 +1,201 @@
+"""Hostile corpus of secrets: every kind of secret in every input path; no output file or stream shows it.
+
+Kinds: an AWS access key id and secret key, a GCP service account key (JSON), a PEM private key, OpenAI,
+GitHub and Slack tokens, a W&B key (40 hex digits: known only by its variable's name) and a password. Paths:
+`engine.extraEnv` (under a neutral name and under the variable's own name), `engine.extraArgs` (as a flag's
+value and as the value of a secret flag), a literal of the stack file's inline ESC environment, another
+setting, `bench-compare --record --source`, and an old render a preview reads. Config paths are refused
+(exit 2, one line saying how to pass the secret) with nothing written; the others write the secret nowhere.
+Each value carries CANARY, which no output may hold. The values are assembled at run time so that this file
+holds no complete secret-shaped literal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from commands.bench_compare.command import bench_compare_main
+from commands.preview.command import main as preview_main
+from stacks.capacity import measurements
+from tests.rendered import ROOT, CommandRun, run_main, run_render
+
+CANARY = "Canary7Q"
+KINDS: dict[str, tuple[str, str]] = {
+    # kind: (variable it belongs in, value)
+    "aws-access-key-id": ("AWS_ACCESS_KEY_ID", "AKIA" + "Z7QX3M5K" + CANARY.upper()),
+    "aws-secret-access-key": ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + CANARY + "xY"),
+    "gcp-key-json": (
+        "GOOGLE_SERVICE_ACCOUNT_KEY",
+        json.dumps(
+            {
+                "type": "service_account",
+                "private_key_id": "0c" * 20,
+                "private_key": "-----BEGIN " + "PRIVATE KEY-----\nMIIEv" + CANARY + "\n-----END PRIVATE KEY-----\n",
+                "client_email": "x@p.iam.gserviceaccount.com",
+            }
+        ),
+    ),
+    "pem-private-key": (
+        "TLS_KEY",
+        "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEow" + CANARY + "\n-----END RSA PRIVATE KEY-----",
+    ),
+    "openai": ("OPENAI_API_KEY", "sk-" + "proj-" + CANARY + "abcdefghijklmnopqrstuvwxyz012345"),
+    "github": ("GITHUB_TOKEN", "gh" + "p_" + CANARY + "abcdefghijklmnopqrstuvwxyz01"),
+    "slack": ("SLACK_BOT_TOKEN", "xo" + "xb-1234567890-1234567890123-" + CANARY + "abc"),
+    "wandb": ("WANDB_API_KEY", "0123456789abcdef0123456789abcdef" + CANARY),
+    "password": ("DB_PASSWORD", "correct-horse-" + CANARY),
+}
+# Kinds a value shows by its shape alone (the others only by the name of the setting holding them).
+SHAPED = ("aws-access-key-id", "gcp-key-json", "pem-private-key", "openai", "github", "slack")
+PROJECT = "gke-b200-serving"
+
+
+def stack_file(directory: Path, settings: dict[str, Any], environment: dict[str, Any] | None = None) -> Path:
+    document: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"].update({f"{PROJECT}:{key}": value for key, value in settings.items()})
+    if environment is not None:
+        document["environment"] = {"values": {"pulumiConfig": environment}}
+    path = directory / "Pulumi.secrets.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def no_canary_anywhere(outcome: CommandRun, *folders: Path) -> None:
+    assert CANARY not in outcome.stdout + outcome.stderr, outcome.stderr
+    assert "Traceback" not in outcome.stderr
+    for folder in folders:
+        for path in folder.rglob("*") if folder.exists() else ():
+            if path.is_file():
+                assert CANARY not in path.read_text(errors="replace"), path
+
+
+def refused(directory: Path, settings: dict[str, Any], *fragments: str, environment: Any = None) -> None:
+    out = directory / "out"
+    outcome = run_render(
+        "secrets", "--config-file", str(stack_file(directory, settings, environment)), "--out", str(out)
+    )
+    assert outcome.returncode == 2, outcome.stdout + outcome.stderr
+    lines = outcome.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("invalid stack config: "), outcome.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert not out.exists(), "nothing is written"
+    no_canary_anywhere(outcome, out)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_in_extra_env_under_its_own_name(kind: str, tmp_path: Path) -> None:
+    variable, value = KINDS[kind]
+    refused(tmp_path, {"engine": {"extraEnv": {variable: value}}}, f"engine.extraEnv.{variable}", "engine.secretEnv")
+
+
+@pytest.mark.parametrize("kind", SHAPED)
+def test_in_extra_env_under_a_neutral_name(kind: str, tmp_path: Path) -> None:
+    refused(tmp_path, {"engine": {"extraEnv": {"MY_SETTING": KINDS[kind][1]}}}, "engine.extraEnv.MY_SETTING: holds")
+
+
+@pytest.mark.parametrize("kind", SHAPED)
+def test_in_extra_args_as_a_flag_value(kind: str, tmp_path: Path) -> None:
+    refused(tmp_path, {"engine": {"extraArgs": [f"--chat-template={KINDS[kind][1]}"]}}, "engine.extraArgs[0]: holds")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_in_extra_args_as_a_secret_flag(kind: str, tmp_path: Path) -> None:
+    refused(
+        tmp_path,
+        {"engine": {"extraArgs": ["--api-key", KINDS[kind][1]]}},
+        "engine.extraArgs[1]:",
+        "engine.secretEnv.VLLM_API_KEY",
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_from_an_inline_esc_environment(kind: str, tmp_path: Path) -> None:
+    variable, value = KINDS[kind]
+    refused(tmp_path, {}, f"engine.extraEnv.{variable}", environment={"engine": {"extraEnv": {variable: value}}})
+
+
+@pytest.mark.parametrize("kind", SHAPED)
+def test_in_another_setting(kind: str, tmp_path: Path) -> None:
+    refused(tmp_path, {"weights": {"model": KINDS[kind][1]}}, "weights.model: holds")
+
+
+def test_the_proper_path_renders_a_secret_reference_and_no_value(tmp_path: Path) -> None:
+    """engine.secretEnv: the value stays a Pulumi secret in its own Kubernetes Secret, the pod reads it
+    through valueFrom.secretKeyRef; a plain `hunter2` in the stack file would be refused, a `secure:` is not."""
+    path = stack_file(
+        tmp_path,
+        {
+            "openaiApiKey": {"secure": "v1:" + CANARY},
+            "engine": {"secretEnv": {"OPENAI_API_KEY": "openaiApiKey", "VLLM_API_KEY": "openaiApiKey"}},
+        },
+    )
+    out = tmp_path / "out"
+    outcome = run_render("secrets", "--config-file", str(path), "--out", str(out))
+    assert outcome.returncode == 0, outcome.stderr
+    no_canary_anywhere(outcome, out)
+    records = json.loads((out / "resources.json").read_text())
+    secret = next(r for r in records if r["name"].endswith("engine-env-secret"))
+    assert secret["inputs"]["metadata"]["name"] == "qwen-serving-engine-env"
+    assert set(secret["inputs"]["stringData"]) == {"OPENAI_API_KEY", "VLLM_API_KEY"}
+    assert all(value == "[secret]" for value in secret["inputs"]["stringData"].values())
+    deployment = next(
+        r for r in records if r["type"] == "kubernetes:apps/v1:Deployment" and r["name"] == "llm-vllm-deployment"
+    )
+    env = deployment["inputs"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert {
+        item["name"]: item["valueFrom"]["secretKeyRef"]
+        for item in env
+        if item["name"] in ("OPENAI_API_KEY", "VLLM_API_KEY")
+    } == {
+        "OPENAI_API_KEY": {"name": "qwen-serving-engine-env", "key": "OPENAI_API_KEY"},
+        "VLLM_API_KEY": {"name": "qwen-serving-engine-env", "key": "VLLM_API_KEY"},
+    }
+
+
+def test_a_secret_setting_of_the_engine_is_refused(tmp_path: Path) -> None:
+    """`pulumi config set --secret --path engine.extraEnv.X`: the program would get it decrypted."""
+    refused(tmp_path, {"engine": {"extraEnv": {"X": {"secure": "v1:" + CANARY}}}}, "a secure value inside a setting")
+
+
+@pytest.mark.parametrize("kind", (*SHAPED, "password"))
+def test_record_source_writes_no_secret(kind: str, tmp_path: Path) -> None:
+    file = tmp_path / "measurements.yaml"
+    file.write_text(measurements.MEASUREMENTS_FILE.read_text())
+    before = file.read_text()
+    value = KINDS[kind][1] if kind != "password" else "postgres://admin:" + CANARY + "@db:5432/runs"
+    log = ROOT / "tests" / "data" / "bench-job.log"
+    outcome = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record", "--source", value)
+    assert outcome.returncode == 2, outcome.stderr
+    assert "would be written to it" in outcome.stderr and outcome.stderr.count("\n") == 1
+    assert file.read_text() == before
+    no_canary_anywhere(outcome)
+
+
+@pytest.fixture(scope="module")
+def dev_render(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("secrets") / "dev"
+    assert run_render("dev", "--out", str(out)).returncode == 0
+    return out
+
+
+def test_an_old_render_with_secrets_reaches_no_preview_file(dev_render: Path, tmp_path: Path) -> None:
+    records = json.loads((dev_render / "resources.json").read_text())
+    deployment = next(r for r in records if r["type"] == "kubernetes:apps/v1:Deployment")
+    env = deployment["inputs"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    env += [{"name": variable, "value": value} for variable, value in KINDS.values() if value]
+    deployment["inputs"]["metadata"].setdefault("annotations", {}).update({kind: KINDS[kind][1] for kind in SHAPED})
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "resources.json").write_text(json.dumps(records))
+    out = tmp_path / "out"
+    outcome = run_main(preview_main, str(old), str(dev_render), "--out", str(out))
+    assert outcome.returncode in (0, 1), outcome.stderr
+    assert CANARY not in outcome.stdout + outcome.stderr
+    for name in ("changes.md", "changes.json"):
+        assert CANARY not in (out / name).read_text(), name

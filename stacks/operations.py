@@ -9,12 +9,14 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
+from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
 from components.cluster import ClusterTarget
 from components.metrics import KNOWN, ServingQueries
 from components.monitoring import (
     AlertThresholds,
     ServingMonitoring,
     ServingMonitoringArgs,
+    TimeToReady,
     serving_alerts,
     serving_charts,
 )
@@ -52,6 +54,15 @@ def no_ready_replica_seconds(config: StackConfig) -> int:
     """How long pods may be wanted with none ready before the alert fires: the stack's time to serve
     plus one more node provisioning (a node that failed and was retried)."""
     return time_to_serve(config).planning_seconds + NODE_PROVISIONING_SECONDS
+
+
+def time_to_ready_metric(config: StackConfig) -> TimeToReady | None:
+    """The log-based metric of the serving pods' time to ready, where the benchmark Job reports it;
+    named per cluster and namespace (log-based metric names are unique in a project)."""
+    if not config.benchmark.enabled:
+        return None
+    name = f"{config.cluster.name}_{config.cluster.namespace}_serving_time_to_ready".replace("-", "_")
+    return TimeToReady(name=name, namespace=config.cluster.namespace, container=BENCHMARK_CONTAINER)
 
 
 def schedule_steps(config: StackConfig) -> list[ScaleStep]:
@@ -186,20 +197,25 @@ def build_operations(
     alerts = config.monitoring.alerts
     speculative = config.engine.speculative is not None
     queries = queries_for(config)
+    time_to_ready = time_to_ready_metric(config)
     monitoring = ServingMonitoring(
         f"{prefix}-monitoring",
         ServingMonitoringArgs(
             project=config.project,
             title=f"{config.cluster.name} {config.environment.value} serving",
             queries=queries,
-            charts=serving_charts(
-                queries,
-                speculative=speculative,
-                gateway=config.routing.mode is RoutingMode.gateway,
-                autoscaling=config.autoscaling.enabled,
-            )
+            charts=[
+                *serving_charts(
+                    queries,
+                    speculative=speculative,
+                    gateway=config.routing.mode is RoutingMode.gateway,
+                    autoscaling=config.autoscaling.enabled,
+                ),
+                *([time_to_ready.chart()] if time_to_ready is not None else []),
+            ]
             if config.monitoring.dashboard
             else [],
+            time_to_ready=time_to_ready,
             alerts=serving_alerts(
                 queries,
                 AlertThresholds(

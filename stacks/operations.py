@@ -22,7 +22,8 @@ from components.monitoring import (
 )
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
-from stacks.capacity.time_to_serve import time_to_serve
+from components.warm_capacity import WarmCapacity, WarmCapacityArgs
+from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.operations import (
     NODE_PROVISIONING_SECONDS,
     AutoscalingMetric,
@@ -66,7 +67,13 @@ def time_to_ready_metric(config: StackConfig) -> TimeToReady | None:
 
 
 def schedule_steps(config: StackConfig) -> list[ScaleStep]:
-    return [ScaleStep(name, cron, replicas) for name, cron, replicas in config.schedule_steps()]
+    """The schedule's steps; business hours wake early by the time to serve; with held nodes each
+    step also sets the buffer (its nodes while pods are wanted, none at a step to zero)."""
+    held = config.warm_capacity.nodes if config.warm_capacity.enabled else 0
+    return [
+        ScaleStep(name, cron, replicas, buffer_replicas=held if replicas else 0)
+        for name, cron, replicas in led_schedule_steps(config)
+    ]
 
 
 def queries_for(config: StackConfig) -> ServingQueries:
@@ -179,6 +186,22 @@ def build_operations(
         outputs["autoscaler"] = autoscaler.autoscaler.metadata.name
 
     steps = schedule_steps(config)
+    buffer_name = None
+    if config.warm_capacity.enabled:
+        buffer_name = f"{name}-held"
+        warm = WarmCapacity(
+            f"{prefix}-warm-capacity",
+            WarmCapacityArgs(
+                name=buffer_name,
+                namespace=namespace,
+                deployment=name,
+                nodes=config.warm_capacity.nodes,
+                scheduled=config.schedule.enabled,
+                labels=labels,
+            ),
+            opts=after_deployment,
+        )
+        outputs["capacityBuffer"] = warm.buffer.metadata.apply(lambda meta: meta["name"])
     if config.schedule.enabled:
         schedule = ScaleSchedule(
             f"{prefix}-schedule",
@@ -189,6 +212,7 @@ def build_operations(
                 time_zone=config.schedule.time_zone,
                 steps=steps,
                 labels=labels,
+                capacity_buffer=buffer_name,
             ),
             opts=after_deployment,
         )

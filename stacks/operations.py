@@ -23,6 +23,7 @@ from components.monitoring import (
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
 from components.warm_capacity import WarmCapacity, WarmCapacityArgs
+from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
 from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.operations import (
     NODE_PROVISIONING_SECONDS,
@@ -178,6 +179,10 @@ def build_operations(
                 scale_down_stabilization_seconds=scale_down_stabilization_seconds(config),
                 scale_down_period_seconds=scaling.scale_down_period_seconds,
                 labels=labels,
+                annotations={
+                    TIME_TO_SERVE_ANNOTATION: str(time_to_serve(config).planning_seconds),
+                    TIME_TO_SERVE_BOUND_ANNOTATION: str(config.time_to_serve.bound_seconds),
+                },
             ),
             opts=pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, adapter])

@@ -67,7 +67,7 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         if wake.warning:
             lines += ["", f"**Warning**: {wake.warning}."]
     lines += ["", *warm_capacity_lines(config, model), *schedule_lead_lines(config)]
-    goal = duration(model.goal_pod_seconds)
+    goal = f"{model.goal_pod_seconds / 60:g} min"
     lines += [
         "",
         f"Goal: for the recipe profile, the pod phase from ~10 min (measured) to <= {goal}, and a replica on a held "

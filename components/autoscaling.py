@@ -308,6 +308,8 @@ class ServingAutoscalerArgs:
     scale_down_stabilization_seconds: int
     scale_down_period_seconds: int
     labels: dict[str, str] = field(default_factory=dict)
+    # What the stack states about the pods it adds (e.g. their time to serve, read by policy LLM-OPS-005).
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 class ServingAutoscaler(pulumi.ComponentResource):
@@ -319,7 +321,9 @@ class ServingAutoscaler(pulumi.ComponentResource):
         super().__init__("llm-serving:operations:ServingAutoscaler", name, None, opts)
         self.autoscaler = k8s.autoscaling.v2.HorizontalPodAutoscaler(
             f"{name}-hpa",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=args.labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=args.name, namespace=args.namespace, labels=args.labels, annotations=args.annotations or None
+            ),
             spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
                 scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
                     api_version="apps/v1", kind="Deployment", name=args.deployment

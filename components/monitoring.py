@@ -1,10 +1,11 @@
-"""The on-call view of the serving stack: a Cloud Monitoring dashboard and alert policies.
-
-The dashboard JSON is built from typed charts (`Chart`, `Series`) and PromQL from
-`components.metrics`; the alert policies use PromQL conditions (Managed Service for Prometheus
-data) and one log-match condition for the weight download Job (GKE has no kube state metrics
-package for Jobs). PromQL conditions skip metric validation: on the first `pulumi up` no vLLM,
-DCGM or Endpoint Picker series exists yet, and Cloud Monitoring would refuse the policy.
+"""The on-call view of the serving stack: a Cloud Monitoring dashboard and alert policies. The
+dashboard JSON is built from typed charts (`Chart`, `Series`) and PromQL from `components.metrics`,
+plus one chart of a log-based metric (`TimeToReady`): the serving pods' time to ready, extracted
+from the STARTUP_PHASES lines the benchmark Job prints (components/startup_report.py), one value
+per pod each time the Job runs. The alert policies use PromQL conditions (Managed Service for
+Prometheus data) and one log-match condition for the weight download Job (GKE has no kube state
+metrics package for Jobs). PromQL conditions skip metric validation: on the first `pulumi up` no
+vLLM, DCGM or Endpoint Picker series exists yet, and Cloud Monitoring would refuse the policy.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.metrics import ServingQueries
+from components.startup_report import PREFIX as STARTUP_PREFIX
 
 GRID_COLUMNS = 48
 TILE_WIDTH = 24
@@ -55,7 +57,72 @@ class Chart:
         }
 
 
-def _tile(index: int, chart: Chart) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TimeToReady:
+    """A log-based distribution metric (Cloud Logging `LogMetric`: filter, valueExtractor with
+    REGEXP_EXTRACT, labelExtractors) of the `readySeconds` of every STARTUP_PHASES line the
+    benchmark container writes, labelled with the serving pod it reports."""
+
+    name: str
+    namespace: str
+    container: str
+
+    @property
+    def metric_type(self) -> str:
+        return f"logging.googleapis.com/user/{self.name}"
+
+    def log_filter(self) -> str:
+        return (
+            f'resource.type="k8s_container" AND resource.labels.namespace_name="{self.namespace}" '
+            f'AND resource.labels.container_name="{self.container}" AND textPayload:"{STARTUP_PREFIX}"'
+        )
+
+    def chart(self) -> FilterChart:
+        return FilterChart(
+            "Time to ready per serving pod (start-up report)",
+            "s",
+            f'metric.type="{self.metric_type}"',
+            group_by="metric.label.serving_pod",
+        )
+
+
+@dataclass(frozen=True)
+class FilterChart:
+    """A chart of a Cloud Monitoring metric by its type (not PromQL): the largest value per group
+    over each hour (a distribution's 99th percentile within its buckets)."""
+
+    title: str
+    unit: str
+    filter: str
+    group_by: str
+
+    def widget(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "xyChart": {
+                "dataSets": [
+                    {
+                        "timeSeriesQuery": {
+                            "timeSeriesFilter": {
+                                "filter": self.filter,
+                                "aggregation": {
+                                    "alignmentPeriod": "3600s",
+                                    "perSeriesAligner": "ALIGN_PERCENTILE_99",
+                                    "crossSeriesReducer": "REDUCE_MAX",
+                                    "groupByFields": [self.group_by],
+                                },
+                            },
+                            "unitOverride": self.unit,
+                        },
+                        "plotType": "STACKED_BAR",
+                    }
+                ],
+                "yAxis": {"label": self.unit, "scale": "LINEAR"},
+            },
+        }
+
+
+def _tile(index: int, chart: Chart | FilterChart) -> dict[str, Any]:
     per_row = GRID_COLUMNS // TILE_WIDTH
     position = {"xPos": (index % per_row) * TILE_WIDTH, "yPos": (index // per_row) * TILE_HEIGHT}
     # The API leaves zero coordinates out of what it returns, and the provider's diff suppression only
@@ -69,7 +136,7 @@ def _tile(index: int, chart: Chart) -> dict[str, Any]:
     }
 
 
-def dashboard_json(title: str, charts: Sequence[Chart]) -> str:
+def dashboard_json(title: str, charts: Sequence[Chart | FilterChart]) -> str:
     """A mosaic layout, two charts per row."""
     tiles = [_tile(index, chart) for index, chart in enumerate(charts)]
     return json.dumps({"displayName": title, "mosaicLayout": {"columns": GRID_COLUMNS, "tiles": tiles}}, sort_keys=True)
@@ -270,19 +337,22 @@ class ServingMonitoringArgs:
     project: str
     title: str
     queries: ServingQueries
-    charts: Sequence[Chart]
+    charts: Sequence[Chart | FilterChart]
     alerts: Sequence[PromQlAlert]
     alerts_enabled: bool
     download_job_name: pulumi.Input[str] | None
     notification_channel: str | None = None
     notification_email: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    # The log-based metric of the serving pods' time to ready (with the benchmark Job), if any.
+    time_to_ready: TimeToReady | None = None
     # The Cloud Monitoring API must be on before the first dashboard or policy is created.
     requires: Sequence[pulumi.Resource] = ()
 
 
 class ServingMonitoring(pulumi.ComponentResource):
     dashboard: gcp.monitoring.Dashboard | None
+    time_to_ready_metric: gcp.logging.Metric | None
     channel: gcp.monitoring.NotificationChannel | None
     alert_policies: list[gcp.monitoring.AlertPolicy]
     dashboard_url: pulumi.Output[str] | None
@@ -292,6 +362,37 @@ class ServingMonitoring(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.requires))
         self.dashboard = None
         self.dashboard_url = None
+        self.time_to_ready_metric = None
+        ready = args.time_to_ready
+        if ready is not None:
+            self.time_to_ready_metric = gcp.logging.Metric(
+                f"{name}-time-to-ready",
+                project=args.project,
+                name=ready.name,
+                description="Seconds from creation to Ready of each serving pod, from the benchmark Job's "
+                "STARTUP_PHASES lines (components/startup_report.py).",
+                filter=ready.log_filter(),
+                metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
+                    metric_kind="DELTA",
+                    value_type="DISTRIBUTION",
+                    unit="s",
+                    display_name="Serving pod time to ready",
+                    labels=[
+                        gcp.logging.MetricMetricDescriptorLabelArgs(
+                            key="serving_pod", value_type="STRING", description="The serving pod reported."
+                        )
+                    ],
+                ),
+                value_extractor='REGEXP_EXTRACT(textPayload, "\\"readySeconds\\":([0-9.]+)")',
+                label_extractors={"serving_pod": 'REGEXP_EXTRACT(textPayload, "\\"pod\\":\\"([^\\"]+)\\"")'},
+                # 30 s buckets up to an hour: a percentile of one pod's value is within 30 s of it.
+                bucket_options=gcp.logging.MetricBucketOptionsArgs(
+                    linear_buckets=gcp.logging.MetricBucketOptionsLinearBucketsArgs(
+                        num_finite_buckets=120, width=30, offset=0
+                    )
+                ),
+                opts=child,
+            )
         if args.charts:
             self.dashboard = gcp.monitoring.Dashboard(
                 f"{name}-dashboard",
@@ -329,6 +430,7 @@ class ServingMonitoring(pulumi.ComponentResource):
         self.register_outputs(
             {
                 "dashboard": self.dashboard.id if self.dashboard else None,
+                "timeToReadyMetric": self.time_to_ready_metric.name if self.time_to_ready_metric else None,
                 "alertPolicies": [policy.name for policy in self.alert_policies],
             }
         )

@@ -6,8 +6,13 @@ replicas 0 pauses the autoscaler (the HPA controller leaves a target scaled to z
 morning's `--replicas=N` hands the Deployment back to it. The service account may only read the
 one Deployment and write its scale subresource.
 
-A scale-up from zero is a cold start per pod: an A4 node (~5-6 min) and model load with CUDA graph
-capture (~10 min), billed for the node from the moment it is provisioned.
+A scale-up from zero is a cold start per pod (for the recipe an A4 node ~5-6 min and the pod ~10 min,
+stacks/capacity/time_to_serve.py), billed for the node from the moment it is provisioned; the stack
+wakes business hours that much early.
+
+With held nodes (a CapacityBuffer, components/warm_capacity.py) each step first sets the buffer's
+replicas (`kubectl patch capacitybuffer`, an init container: the image has no shell): the held nodes
+in the serving window, none outside it. The service account may also read and patch that one buffer.
 """
 
 from __future__ import annotations
@@ -26,11 +31,30 @@ NONROOT_UID = 65532
 STARTING_DEADLINE_SECONDS = 600
 
 
+def _kubectl(name: str, arguments: list[str]) -> k8s.core.v1.ContainerArgs:
+    return k8s.core.v1.ContainerArgs(
+        name=name,
+        image=KUBECTL_IMAGE,
+        image_pull_policy="IfNotPresent",
+        command=[KUBECTL],
+        args=arguments,
+        env=[k8s.core.v1.EnvVarArgs(name="HOME", value="/tmp")],
+        resources=k8s.core.v1.ResourceRequirementsArgs(
+            requests={"cpu": "50m", "memory": "64Mi"},
+            limits={"cpu": "250m", "memory": "128Mi"},
+        ),
+        security_context=restricted_container_context(),
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="tmp", mount_path="/tmp")],
+    )
+
+
 @dataclass(frozen=True)
 class ScaleStep:
     name: str
     cron: str
     replicas: int
+    # the CapacityBuffer's replicas from this step on (with a buffer)
+    buffer_replicas: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,6 +65,8 @@ class ScaleScheduleArgs:
     time_zone: str
     steps: Sequence[ScaleStep]
     labels: dict[str, str] = field(default_factory=dict)
+    # the CapacityBuffer the steps also set, if any
+    capacity_buffer: str | None = None
 
 
 class ScaleSchedule(pulumi.ComponentResource):
@@ -66,6 +92,18 @@ class ScaleSchedule(pulumi.ComponentResource):
                     resources=["deployments/scale"],
                     resource_names=[args.deployment],
                     verbs=["get", "patch", "update"],
+                ),
+                *(
+                    [
+                        k8s.rbac.v1.PolicyRuleArgs(
+                            api_groups=["autoscaling.x-k8s.io"],
+                            resources=["capacitybuffers"],
+                            resource_names=[args.capacity_buffer],
+                            verbs=["get", "patch"],
+                        )
+                    ]
+                    if args.capacity_buffer
+                    else []
                 ),
             ],
             opts=child,
@@ -120,24 +158,23 @@ class ScaleSchedule(pulumi.ComponentResource):
                                     run_as_user=NONROOT_UID,
                                     seccomp_profile=k8s.core.v1.SeccompProfileArgs(type="RuntimeDefault"),
                                 ),
-                                containers=[
-                                    k8s.core.v1.ContainerArgs(
-                                        name="scale",
-                                        image=KUBECTL_IMAGE,
-                                        image_pull_policy="IfNotPresent",
-                                        command=[KUBECTL],
-                                        args=[
-                                            "scale",
-                                            f"deployment/{args.deployment}",
-                                            f"--replicas={step.replicas}",
+                                init_containers=[
+                                    _kubectl(
+                                        "buffer",
+                                        [
+                                            "patch",
+                                            f"capacitybuffer/{args.capacity_buffer}",
+                                            "--type=merge",
+                                            f'--patch={{"spec":{{"replicas":{step.buffer_replicas}}}}}',
                                         ],
-                                        env=[k8s.core.v1.EnvVarArgs(name="HOME", value="/tmp")],
-                                        resources=k8s.core.v1.ResourceRequirementsArgs(
-                                            requests={"cpu": "50m", "memory": "64Mi"},
-                                            limits={"cpu": "250m", "memory": "128Mi"},
-                                        ),
-                                        security_context=restricted_container_context(),
-                                        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="tmp", mount_path="/tmp")],
+                                    )
+                                ]
+                                if args.capacity_buffer
+                                else None,
+                                containers=[
+                                    _kubectl(
+                                        "scale",
+                                        ["scale", f"deployment/{args.deployment}", f"--replicas={step.replicas}"],
                                     )
                                 ],
                                 volumes=[

@@ -30,7 +30,11 @@ from policies.rules.models import (
     NO_NVFP4_KV_CACHE,
     NVFP4_ON_BLACKWELL,
 )
-from policies.rules.operations import REPLICAS_LEFT_TO_AUTOSCALER, SLOW_SCALE_DOWN
+from policies.rules.operations import (
+    QUEUE_AUTOSCALING_OUTRUNS_START_UP,
+    REPLICAS_LEFT_TO_AUTOSCALER,
+    SLOW_SCALE_DOWN,
+)
 from policies.rules.protection import PRODUCTION_IS_PROTECTED
 from policies.rules.routing import (
     ENDPOINT_PICKER_CPU,
@@ -90,4 +94,5 @@ POLICIES: list[Any] = [
     BENCHMARK_NOT_CLIENT_BOUND,
     REPLICAS_LEFT_TO_AUTOSCALER,
     SLOW_SCALE_DOWN,
+    QUEUE_AUTOSCALING_OUTRUNS_START_UP,
 ]

@@ -27,6 +27,7 @@ README = DIRECTORY / "README.md"
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{ref}/{path}"
 
 UPSTREAMS: dict[str, dict[str, str]] = {
+    "autoscaler": {"repository": "kubernetes/autoscaler", "license": "Apache-2.0"},
     "compute-class-api": {"repository": "GoogleCloudPlatform/compute-class-api", "license": "Apache-2.0"},
     "gateway-api": {"repository": "kubernetes-sigs/gateway-api", "license": "Apache-2.0"},
     "gateway-api-inference-extension": {

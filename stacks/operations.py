@@ -9,18 +9,22 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
+from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
 from components.cluster import ClusterTarget
 from components.metrics import KNOWN, ServingQueries
 from components.monitoring import (
     AlertThresholds,
     ServingMonitoring,
     ServingMonitoringArgs,
+    TimeToReady,
     serving_alerts,
     serving_charts,
 )
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME
-from stacks.capacity.time_to_serve import time_to_serve
+from components.warm_capacity import WarmCapacity, WarmCapacityArgs
+from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
+from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.operations import (
     NODE_PROVISIONING_SECONDS,
     AutoscalingMetric,
@@ -54,8 +58,23 @@ def no_ready_replica_seconds(config: StackConfig) -> int:
     return time_to_serve(config).planning_seconds + NODE_PROVISIONING_SECONDS
 
 
+def time_to_ready_metric(config: StackConfig) -> TimeToReady | None:
+    """The log-based metric of the serving pods' time to ready, where the benchmark Job reports it;
+    named per cluster and namespace (log-based metric names are unique in a project)."""
+    if not config.benchmark.enabled:
+        return None
+    name = f"{config.cluster.name}_{config.cluster.namespace}_serving_time_to_ready".replace("-", "_")
+    return TimeToReady(name=name, namespace=config.cluster.namespace, container=BENCHMARK_CONTAINER)
+
+
 def schedule_steps(config: StackConfig) -> list[ScaleStep]:
-    return [ScaleStep(name, cron, replicas) for name, cron, replicas in config.schedule_steps()]
+    """The schedule's steps; business hours wake early by the time to serve; with held nodes each
+    step also sets the buffer (its nodes while pods are wanted, none at a step to zero)."""
+    held = config.warm_capacity.nodes if config.warm_capacity.enabled else 0
+    return [
+        ScaleStep(name, cron, replicas, buffer_replicas=held if replicas else 0)
+        for name, cron, replicas in led_schedule_steps(config)
+    ]
 
 
 def queries_for(config: StackConfig) -> ServingQueries:
@@ -160,6 +179,10 @@ def build_operations(
                 scale_down_stabilization_seconds=scale_down_stabilization_seconds(config),
                 scale_down_period_seconds=scaling.scale_down_period_seconds,
                 labels=labels,
+                annotations={
+                    TIME_TO_SERVE_ANNOTATION: str(time_to_serve(config).planning_seconds),
+                    TIME_TO_SERVE_BOUND_ANNOTATION: str(config.time_to_serve.bound_seconds),
+                },
             ),
             opts=pulumi.ResourceOptions.merge(
                 opts, pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, adapter])
@@ -168,6 +191,22 @@ def build_operations(
         outputs["autoscaler"] = autoscaler.autoscaler.metadata.name
 
     steps = schedule_steps(config)
+    buffer_name = None
+    if config.warm_capacity.enabled:
+        buffer_name = f"{name}-held"
+        warm = WarmCapacity(
+            f"{prefix}-warm-capacity",
+            WarmCapacityArgs(
+                name=buffer_name,
+                namespace=namespace,
+                deployment=name,
+                nodes=config.warm_capacity.nodes,
+                scheduled=config.schedule.enabled,
+                labels=labels,
+            ),
+            opts=after_deployment,
+        )
+        outputs["capacityBuffer"] = warm.buffer.metadata.apply(lambda meta: meta["name"])
     if config.schedule.enabled:
         schedule = ScaleSchedule(
             f"{prefix}-schedule",
@@ -178,6 +217,7 @@ def build_operations(
                 time_zone=config.schedule.time_zone,
                 steps=steps,
                 labels=labels,
+                capacity_buffer=buffer_name,
             ),
             opts=after_deployment,
         )
@@ -186,20 +226,25 @@ def build_operations(
     alerts = config.monitoring.alerts
     speculative = config.engine.speculative is not None
     queries = queries_for(config)
+    time_to_ready = time_to_ready_metric(config)
     monitoring = ServingMonitoring(
         f"{prefix}-monitoring",
         ServingMonitoringArgs(
             project=config.project,
             title=f"{config.cluster.name} {config.environment.value} serving",
             queries=queries,
-            charts=serving_charts(
-                queries,
-                speculative=speculative,
-                gateway=config.routing.mode is RoutingMode.gateway,
-                autoscaling=config.autoscaling.enabled,
-            )
+            charts=[
+                *serving_charts(
+                    queries,
+                    speculative=speculative,
+                    gateway=config.routing.mode is RoutingMode.gateway,
+                    autoscaling=config.autoscaling.enabled,
+                ),
+                *([time_to_ready.chart()] if time_to_ready is not None else []),
+            ]
             if config.monitoring.dashboard
             else [],
+            time_to_ready=time_to_ready,
             alerts=serving_alerts(
                 queries,
                 AlertThresholds(

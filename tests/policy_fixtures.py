@@ -186,6 +186,35 @@ def autoscaled(records: Records, scale_down: dict[str, Any] | None = None, ignor
     return [*records, record("kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "llm-hpa", hpa)]
 
 
+def queue_autoscaled(records: Records, held: bool) -> Records:
+    """The serving Deployment under a queue-depth HPA that states a time to serve of 960 s over a
+    bound of 180 s, with or without a CapacityBuffer holding a node for it."""
+    records = autoscaled(records)
+    hpa = named(records, "llm-hpa")["inputs"]
+    hpa["spec"]["metrics"] = [
+        {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"},
+                "target": {"type": "AverageValue", "averageValue": "100"},
+            },
+        }
+    ]
+    hpa["metadata"]["annotations"] = {
+        "llm-serving/time-to-serve-seconds": "960",
+        "llm-serving/time-to-serve-bound-seconds": "180",
+    }
+    if not held:
+        return records
+    buffer = kubernetes(
+        "autoscaling.x-k8s.io/v1beta1",
+        "CapacityBuffer",
+        "qwen-serving-held",
+        {"scalableRef": {"apiGroup": "apps", "kind": "Deployment", "name": "qwen-serving"}, "replicas": 1},
+    )
+    return [*records, record("kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer", "llm-held", buffer)]
+
+
 def benchmark_job(records: Records, concurrency: list[int], cpu: str = "15") -> Records:
     """The stack plus a benchmark Job running one `vllm bench serve` client per concurrency given."""
     script = "\n".join(
@@ -328,6 +357,8 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-OPS-001_fail": lambda: PolicyFixture(autoscaled(serving_stack(), ignore_replicas=False)),
     "LLM-OPS-002_pass": lambda: PolicyFixture(autoscaled(serving_stack())),
     "LLM-OPS-002_fail": lambda: PolicyFixture(autoscaled(serving_stack(), scale_down={})),
+    "LLM-OPS-005_pass": lambda: PolicyFixture(queue_autoscaled(serving_stack(), held=True)),
+    "LLM-OPS-005_fail": lambda: PolicyFixture(queue_autoscaled(serving_stack(), held=False)),
     "LLM-NET-004_pass": lambda: PolicyFixture(
         external_gateway(gateway_stack(), {"llm-serving/allow-external-gateway": "true"})
     ),

@@ -3,7 +3,9 @@ a simultaneous wake of every node, and the goal with what each saving rests on."
 
 from __future__ import annotations
 
-from stacks.capacity.time_to_serve import Phase, TimeToServe, time_to_serve
+from stacks.capacity.hours import wanted_hours_per_month
+from stacks.capacity.time_to_serve import Phase, TimeToServe, led_schedule_steps, time_to_serve, wake_lead_seconds
+from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from stacks.config.stack import StackConfig
 
 
@@ -64,7 +66,8 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         ]
         if wake.warning:
             lines += ["", f"**Warning**: {wake.warning}."]
-    goal = duration(model.goal_pod_seconds)
+    lines += ["", *warm_capacity_lines(config, model), *schedule_lead_lines(config)]
+    goal = f"{model.goal_pod_seconds / 60:g} min"
     lines += [
         "",
         f"Goal: for the recipe profile, the pod phase from ~10 min (measured) to <= {goal}, and a replica on a held "
@@ -73,3 +76,38 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         *[f"- {source}" for source in model.goal_sources],
     ]
     return lines
+
+
+def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:
+    warm = config.warm_capacity
+    if not warm.enabled:
+        return [
+            "Held nodes: none. A new replica waits for a node first; `warmCapacity.nodes` holds spare A4 nodes "
+            f"(a GKE CapacityBuffer, GKE >= {CAPACITY_BUFFER_MIN_GKE_VERSION}), billed while held.",
+        ]
+    hours = wanted_hours_per_month(config) * warm.nodes
+    pricing = config.pricing
+    when = "in the schedule's serving windows" if config.schedule.enabled else "around the clock"
+    return [
+        f"Held nodes: {warm.nodes} A4 node(s) {when} (CapacityBuffer `{config.routing.service_name}-held` of the "
+        f"serving Deployment's pods): {hours:,.0f} node-hours a month, USD {hours * pricing.spot_per_node_hour:,.0f} "
+        f"Spot .. USD {hours * pricing.committed_1y_per_node_hour:,.0f} committed a month (VM price, before the "
+        f"Autopilot premium). A replica that lands on one serves after {phase_value(model.held)} "
+        f"({model.held.basis}).",
+    ]
+
+
+def schedule_lead_lines(config: StackConfig) -> list[str]:
+    schedule = config.schedule
+    if not schedule.enabled or schedule.entries or schedule.business_hours is None:
+        return []
+    wake = next(cron for name, cron, _ in led_schedule_steps(config) if name == "wake")
+    minute, hour = wake.split()[:2]
+    lead = wake_lead_seconds(config)
+    basis = "schedule.wakeLeadSeconds" if schedule.wake_lead_seconds is not None else "the planning figure above"
+    return [
+        "",
+        f"Schedule: business hours open at {schedule.business_hours.start}; the wake step fires at "
+        f"{int(hour):02d}:{int(minute):02d} ({schedule.time_zone}), {duration(lead)} earlier ({basis}), so that "
+        "pods serve when the window opens.",
+    ]

@@ -6,8 +6,8 @@ schedule.timeZone) are replayed over a reference window: one week (Monday 2027-0
 saving change anywhere then) when every step repeats weekly, else the whole of 2027. Between two
 steps the last one's count holds. With an autoscaler, a pod count above zero is the autoscaler's
 range (minReplicas..maxReplicas: a schedule's count is only where it starts); zero stays zero (an
-HPA does not scale a Deployment up from zero replicas). Node provisioning and model load at each
-wake (~16 min, billed) are not counted.
+HPA does not scale a Deployment up from zero replicas). Business hours wake early by the stack's
+time to serve (stacks/capacity/time_to_serve.py), so the warm-up before the window is counted.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from croniter import CroniterError, croniter
 
+from stacks.capacity.time_to_serve import led_schedule_steps
 from stacks.config.stack import StackConfig
 
 HOURS_PER_MONTH = 730
@@ -114,7 +115,7 @@ def _changes(
 
 
 def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[float, float, float, float, str]:
-    steps = config.schedule_steps()
+    steps = led_schedule_steps(config)
     zone = zoneinfo.ZoneInfo(config.schedule.time_zone)
     weekly = all(_weekly(cron) for _, cron, _ in steps)
     start = REFERENCE_WEEK if weekly else REFERENCE_YEAR
@@ -162,3 +163,23 @@ def running_hours(config: StackConfig) -> RunningHours:
             f"a month = {HOURS_PER_MONTH} h = {HOURS_PER_MONTH / HOURS_PER_WEEK:.3f} weeks"
         ),
     )
+
+
+def wanted_hours_per_month(config: StackConfig) -> float:
+    """Hours a month the stack wants any serving pod (the schedule's windows, with their lead; all
+    of them without a schedule): the hours held nodes are kept."""
+    if not config.schedule.enabled:
+        return float(HOURS_PER_MONTH)
+    steps = [(name, cron, min(replicas, 1)) for name, cron, replicas in led_schedule_steps(config)]
+    zone = zoneinfo.ZoneInfo(config.schedule.time_zone)
+    weekly = all(_weekly(cron) for _, cron, _ in steps)
+    start = REFERENCE_WEEK if weekly else REFERENCE_YEAR
+    end = start + (datetime.timedelta(days=7) if weekly else datetime.timedelta(days=365))
+    count, changes = _changes(steps, zone, start, end, min(config.initial_replicas, 1))
+    wanted = 0.0
+    moment = start.replace(tzinfo=zone)
+    for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
+        wanted += count * (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
+        moment, count = when, replicas
+    window = (end - start).total_seconds() / 3600
+    return wanted * HOURS_PER_MONTH / window

@@ -19,6 +19,7 @@ streaming or an image cache lower them), and whether a node is held (warm capaci
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
@@ -412,3 +413,33 @@ def time_to_serve(
         goal_pod_seconds=GOAL_POD_SECONDS,
         goal_sources=GOAL_SOURCES,
     )
+
+
+def wake_lead_seconds(config: StackConfig) -> int:
+    """How early business hours wake: schedule.wakeLeadSeconds, else the stack's time to serve."""
+    given = config.schedule.wake_lead_seconds
+    return given if given is not None else time_to_serve(config).planning_seconds
+
+
+def led_cron(cron: str, lead_seconds: int) -> str:
+    """A business-hours cron (`M H * * DAYS`) fired `lead_seconds` earlier (whole minutes, rounded
+    up); before midnight it fires on the day before each day."""
+    minute, hour, _, _, days = cron.split()
+    start = int(hour) * 60 + int(minute) - math.ceil(lead_seconds / 60)
+    shift = 1 if start < 0 else 0
+    start %= 24 * 60
+    weekdays = sorted({(int(day) - shift) % 7 for day in days.split(",")})
+    return f"{start % 60} {start // 60} * * {','.join(str(day) for day in weekdays)}"
+
+
+def led_schedule_steps(config: StackConfig) -> list[tuple[str, str, int]]:
+    """The schedule's (name, cron, replicas) steps with business hours' wake moved earlier by the
+    lead, so that pods serve when the window opens (cron entries as written)."""
+    schedule = config.schedule
+    steps = config.schedule_steps()
+    if schedule.entries or schedule.business_hours is None:
+        return steps
+    lead = wake_lead_seconds(config)
+    return [
+        (name, led_cron(cron, lead) if name == "wake" and lead else cron, replicas) for name, cron, replicas in steps
+    ]

@@ -178,6 +178,12 @@ class ScheduleConfig(ConfigModel):
     business_hours: BusinessHours | None = Field(
         default=None, description="Serve on days between start and end, scale to zero outside."
     )
+    wake_lead_seconds: Annotated[int | None, Field(ge=0, le=7200)] = Field(
+        default=None,
+        description="Wake businessHours this many seconds before start, so that pods serve when the window opens "
+        "(0-7200); default the stack's time to serve (960 for the recipe), rounded up to a minute. Cron entries "
+        "are not moved: set them earlier yourself.",
+    )
     entries: Annotated[list[ScheduleEntry], Field(max_length=16)] = Field(
         default=[],
         description="Cron scale steps (at most 16, unique names); when given, they replace businessHours (which a "

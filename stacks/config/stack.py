@@ -18,6 +18,7 @@ from stacks.config.cron import WEEKDAYS
 from stacks.config.engine import EngineConfig, WorkloadConfig
 from stacks.config.gke_versions import (
     B200_MIN_GKE_VERSION,
+    CAPACITY_BUFFER_MIN_GKE_VERSION,
     COMPUTE_CLASS_MIN_GKE_VERSION,
     INFERENCE_POOL_MIN_GKE_VERSION,
     gke_version_key,
@@ -31,7 +32,12 @@ from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
-from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS, HYPERDISK_ML_MIN_MIBPS, TimeToServeConfig
+from stacks.config.time_to_serve import (
+    HYPERDISK_ML_MAX_MIBPS,
+    HYPERDISK_ML_MIN_MIBPS,
+    TimeToServeConfig,
+    WarmCapacityConfig,
+)
 from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
 
 # GCP location names (Compute Engine "Regions and zones", read 2026-11): a region is
@@ -102,6 +108,9 @@ class StackConfig(ConfigModel):
     monitoring: MonitoringConfig = Field(default=MonitoringConfig(), description="Dashboard and alerts.")
     time_to_serve: TimeToServeConfig = Field(
         default=TimeToServeConfig(), description="How long a new replica takes to serve: assumptions and bounds."
+    )
+    warm_capacity: WarmCapacityConfig = Field(
+        default=WarmCapacityConfig(), description="Held spare A4 nodes (a GKE CapacityBuffer)."
     )
 
     @model_validator(mode="after")
@@ -193,6 +202,15 @@ class StackConfig(ConfigModel):
             raise ValueError(
                 "cluster.minMasterVersion: routing.mode gateway needs GKE "
                 f">= {INFERENCE_POOL_MIN_GKE_VERSION} (InferencePool v1 CRD)"
+            )
+        if (
+            self.warm_capacity.enabled
+            and not self.cluster.existing
+            and not satisfies_gke_minimum(self.cluster.min_master_version, CAPACITY_BUFFER_MIN_GKE_VERSION)
+        ):
+            raise ValueError(
+                "cluster.minMasterVersion: warmCapacity needs GKE "
+                f">= {CAPACITY_BUFFER_MIN_GKE_VERSION} (active CapacityBuffers); set it to 1.35 or later"
             )
         return self
 
@@ -295,6 +313,8 @@ class StackConfig(ConfigModel):
         minimums = [B200_MIN_GKE_VERSION, COMPUTE_CLASS_MIN_GKE_VERSION]
         if self.routing.mode is RoutingMode.gateway:
             minimums.append(INFERENCE_POOL_MIN_GKE_VERSION)
+        if self.warm_capacity.enabled:
+            minimums.append(CAPACITY_BUFFER_MIN_GKE_VERSION)
         return max(minimums, key=gke_version_key)
 
     @property

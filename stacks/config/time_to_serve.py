@@ -9,9 +9,9 @@ torch.compile and CUDA graph capture). No breakdown of the pod's ~10 min was pub
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from stacks.config.base import ConfigModel
 
@@ -55,3 +55,26 @@ class TimeToServeConfig(ConfigModel):
         description="Rate a new node pulls the engine image at, MiB/s (measured, e.g. from the start-up report's "
         "imagePulledSeconds). Default: not known, the phase is not computed.",
     )
+
+
+class WarmCapacityConfig(ConfigModel):
+    """Spare A4 nodes held up (a GKE CapacityBuffer of the serving Deployment's pods), so that a new
+    replica skips node provisioning; with a schedule, held in the serving windows only."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Declare the CapacityBuffer; true as soon as the group sets any other key, unless it says false. "
+        "Needs GKE >= 1.35.2-gke.1842000 (cluster.minMasterVersion).",
+    )
+    nodes: Annotated[int, Field(ge=1, le=64)] = Field(
+        default=1,
+        description="A4 nodes held beyond the serving pods (the buffer's replicas), 1-64; each is billed like a "
+        "serving node while held.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _on_when_configured(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "enabled" not in data and data:
+            return {**data, "enabled": True}
+        return data

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import Any
 
 import pytest
 
 from commands.bench_compare.command import bench_compare_main
-from components import bench_result
+from components import bench_result, startup_report
 from components.benchmark import client_command
 from stacks.load.loader import InvalidConfig, validate
 from stacks.program import benchmark_args
@@ -217,3 +218,34 @@ def test_gateway_benchmark_may_reach_only_the_gateway_address() -> None:
     )
     args = benchmark_args(config)
     assert (args.gateway_address, args.gateway_port) == ("10.128.0.42", 80)
+
+
+def test_a_log_based_metric_and_a_panel_show_each_serving_pods_time_to_ready(
+    prod_benchmark: RenderedStack, prod: RenderedStack
+) -> None:
+    metric = prod_benchmark.one("gcp:logging/metric:Metric")["inputs"]
+    namespace = job_of(prod_benchmark)["metadata"]["namespace"]
+    assert metric["filter"] == (
+        f'resource.type="k8s_container" AND resource.labels.namespace_name="{namespace}" '
+        'AND resource.labels.container_name="bench" AND textPayload:"STARTUP_PHASES "'
+    )
+    assert metric["metricDescriptor"]["valueType"] == "DISTRIBUTION"
+    assert metric["metricDescriptor"]["labels"] == [
+        {"key": "serving_pod", "valueType": "STRING", "description": "The serving pod reported."}
+    ]
+    # the extractors find the values of a real report line
+    line = startup_report.line({"pod": "qwen-serving-1", "phases": {"scheduledSeconds": 330.0, "readySeconds": 900.5}})
+    value = re.fullmatch(r'REGEXP_EXTRACT\(textPayload, "(.*)"\)', metric["valueExtractor"])
+    label = re.fullmatch(r'REGEXP_EXTRACT\(textPayload, "(.*)"\)', metric["labelExtractors"]["serving_pod"])
+    assert value and label
+    found_value = re.search(value.group(1).replace('\\"', '"'), line)
+    found_label = re.search(label.group(1).replace('\\"', '"'), line)
+    assert found_value and found_value.group(1) == "900.5"
+    assert found_label and found_label.group(1) == "qwen-serving-1"
+    dashboard = json.loads(prod_benchmark.one("gcp:monitoring/dashboard:Dashboard")["inputs"]["dashboardJson"])
+    (panel,) = [tile for tile in dashboard["mosaicLayout"]["tiles"] if "Time to ready" in tile["widget"]["title"]]
+    query = panel["widget"]["xyChart"]["dataSets"][0]["timeSeriesQuery"]["timeSeriesFilter"]
+    assert query["filter"] == f'metric.type="logging.googleapis.com/user/{metric["name"]}"'
+    assert query["aggregation"]["groupByFields"] == ["metric.label.serving_pod"]
+    # without the benchmark Job nothing reports it: no metric
+    assert not prod.of_type("gcp:logging/metric:Metric")

@@ -249,7 +249,8 @@ def test_business_hours_wake_and_sleep(staging: RenderedStack) -> None:
     jobs = {job["metadata"]["name"]: job for job in staging.kind("CronJob")}
     assert set(jobs) == {"serving-schedule-wake", "serving-schedule-sleep"}
     wake, sleep = jobs["serving-schedule-wake"]["spec"], jobs["serving-schedule-sleep"]["spec"]
-    assert (wake["schedule"], sleep["schedule"]) == ("0 8 * * 1,2,3,4,5", "0 19 * * 1,2,3,4,5")
+    # 08:00 less the recipe's time to serve (~16 min): pods serve when the window opens
+    assert (wake["schedule"], sleep["schedule"]) == ("44 7 * * 1,2,3,4,5", "0 19 * * 1,2,3,4,5")
     assert wake["timeZone"] == sleep["timeZone"] == "UTC"
     args = [spec["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"] for spec in (wake, sleep)]
     assert args == [

@@ -286,6 +286,13 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         ].update(stabilizationWindowSeconds=60),
         "LLM-OPS-002",
     ),
+    "queue-autoscaling-slow-start": (
+        "staging",
+        lambda r: _of_type(r, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler")[0]["inputs"]["metadata"][
+            "annotations"
+        ].update({"llm-serving/time-to-serve-seconds": "3600"}),
+        "LLM-OPS-005",
+    ),
     "revision-main": (
         "prod",
         lambda r: serving_deployment(r)["inputs"]["metadata"]["annotations"].update(

@@ -223,19 +223,22 @@ def test_durations_are_human_readable() -> None:
 def test_dev_pays_for_its_business_hours_only() -> None:
     config = stack_config("dev")
     hours = running_hours(config)
-    assert hours.node_hours_per_week_max == 55, "Mon-Fri 08:00-19:00, one node"
-    assert hours.node_hours_per_month_max == pytest.approx(55 * 730 / 168)
+    week = 5 * (11 + 16 / 60)  # Mon-Fri 08:00-19:00 woken 16 min early (the time to serve), one node
+    assert hours.node_hours_per_week_max == pytest.approx(week)
+    assert hours.node_hours_per_month_max == pytest.approx(week * 730 / 168)
     (spot,) = plan("dev", config).sources[0].costs
     fixed = spot.disk_capacity_per_hour + spot.disk_throughput_per_hour + spot.image_per_hour
     fixed += spot.cluster_fee_per_hour
-    expected = fixed * 730 + 32.61 * 1.1 * 55 * 730 / 168
+    expected = fixed * 730 + 32.61 * 1.1 * week * 730 / 168
     assert spot.total_per_month == pytest.approx(expected)
-    assert spot.total_per_month < spot.total_per_hour * 730 * 0.34, "55 of 168 hours a week"
+    assert spot.total_per_month < spot.total_per_hour * 730 * 0.35, "56 of 168 hours a week"
 
 
 def test_staging_shows_the_autoscalers_range_within_its_hours() -> None:
     capacity = plan("staging", stack_config("staging"))
-    assert (capacity.running.node_hours_per_week_min, capacity.running.node_hours_per_week_max) == (55, 220)
+    week = 5 * (11 + 16 / 60)
+    assert capacity.running.node_hours_per_week_min == pytest.approx(week)
+    assert capacity.running.node_hours_per_week_max == pytest.approx(4 * week)
     (spot,) = capacity.sources[0].costs
     assert spot.total_per_month_min < spot.total_per_month_max == spot.total_per_month
     assert spot.node_hours_per_month_max == pytest.approx(4 * spot.node_hours_per_month_min)
@@ -482,8 +485,8 @@ def test_plan_md_names_the_measurement_of_each_stack(dev: RenderedStack, staging
 
 
 def test_plan_md_shows_the_cost_of_the_hours_that_run(dev: RenderedStack, staging: RenderedStack) -> None:
-    assert "Running hours: 239 node-hours a month (55.0 a week)" in dev.plan
-    assert "Running hours: 239..956 node-hours a month (55.0..220.0 a week)" in staging.plan
+    assert "Running hours: 245 node-hours a month (56.3 a week)" in dev.plan
+    assert "Running hours: 245..979 node-hours a month (56.3..225.3 a week)" in staging.plan
     assert "At its floor of 1 pod(s): total tok/s not measured, 2,000 concurrent requests." in staging.plan
     assert re.search(r"\| 144\.00 \| [0-9,]+\.\.[0-9,]+ \|", staging.plan), "a min..max monthly range"
 

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.hardware import B200_GPUS_PER_NODE
+from components.image_mirror import pull_policy
 
 CONTAINER_NAME = "vllm"
 PORT_NAME = "http"
@@ -240,6 +241,8 @@ class VllmEngineArgs:
     most_replicas: int | None = None
     # What the PodMonitoring waits for: GKE serving its CRD on a new cluster.
     monitoring_after: Sequence[pulumi.Resource] = ()
+    # The reference the pods pull (e.g. the same image through a registry mirror); None: engine_image(engine).
+    pull_image: str | None = None
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -316,6 +319,7 @@ class VllmEngine(pulumi.ComponentResource):
         compute = {"cpu": engine.cpu, "memory": engine.memory, "ephemeral-storage": engine.ephemeral_storage}
         gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE)}
         health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PORT_NAME)
+        image = args.pull_image or engine_image(engine)
         return k8s.core.v1.PodSpecArgs(
             node_selector=args.node_selector,
             affinity=k8s.core.v1.AffinityArgs(
@@ -341,8 +345,8 @@ class VllmEngine(pulumi.ComponentResource):
             containers=[
                 k8s.core.v1.ContainerArgs(
                     name=CONTAINER_NAME,
-                    image=engine_image(engine),
-                    image_pull_policy="Always",
+                    image=image,
+                    image_pull_policy=pull_policy(image),
                     command=["vllm", "serve"],
                     args=engine_args(engine, args.model_path, args.served_model_name, drain_seconds(grace)),
                     env=[k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in engine_env(engine).items()],

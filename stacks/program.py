@@ -7,6 +7,7 @@ SDK's mocks.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -25,6 +26,8 @@ from components.gateway import (
     InferenceGatewayArgs,
 )
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.image_mirror import API as ARTIFACT_REGISTRY_API
+from components.image_mirror import ImageMirror, ImageMirrorArgs, MirrorAddresses, through_mirror
 from components.metrics import KUBE_STATE_COMPONENTS
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
@@ -38,7 +41,7 @@ from components.vllm import (
     engine_image,
     grace_seconds,
 )
-from components.weights import ModelWeights, ModelWeightsArgs
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs
 from stacks.args import (
     capacity_sources,
     downloader_args,
@@ -118,6 +121,14 @@ def build(
     return outputs | build_serving(config, hf_token, gcp_provider, target, name, opts)
 
 
+def serving_apis(config: StackConfig) -> tuple[str, ...]:
+    """The GCP APIs the serving layer uses beyond the cluster's own."""
+    apis: tuple[str, ...] = GATEWAY_APIS if config.routing.mode is RoutingMode.gateway else ()
+    if config.startup.image_mirror.enabled:
+        apis += (ARTIFACT_REGISTRY_API,)
+    return apis
+
+
 def declare_cluster(
     config: StackConfig, gcp_provider: gcp.Provider, name: str, opts: pulumi.ResourceOptions | None
 ) -> ClusterTarget:
@@ -133,7 +144,7 @@ def declare_cluster(
                 namespace=config.cluster.namespace,
                 minimum_version=config.minimum_gke_version,
                 gateway_api=gateway,
-                extra_apis=GATEWAY_APIS if gateway else (),
+                extra_apis=serving_apis(config),
                 monitoring_components=("DCGM", *KUBE_STATE_COMPONENTS),
                 kubernetes_labels=kubernetes_labels(config),
             ),
@@ -163,7 +174,7 @@ def declare_cluster(
                 else None
             ),
             gateway_api=gateway,
-            extra_apis=GATEWAY_APIS if gateway else (),
+            extra_apis=serving_apis(config),
             # The cluster's list replaces GKE's default packages: name the ones dashboards and alerts read.
             extra_monitoring_components=KUBE_STATE_COMPONENTS,
             kubernetes_labels=kubernetes_labels(config),
@@ -184,7 +195,26 @@ def build_serving(
     """The serving layer in a cluster: capacity class, weights, token Secret, vLLM, network policies,
     routing, the benchmark and operations. Returns its stack outputs."""
     gateway = config.routing.mode is RoutingMode.gateway
+    mirror: MirrorAddresses | None = None
+    # What the pods that pull through the mirror wait for: its repositories and their readers.
+    pulls_after: list[pulumi.Resource] = []
+    if config.startup.image_mirror.enabled:
+        image_mirror = ImageMirror(
+            f"{name}-image-mirror",
+            ImageMirrorArgs(
+                project=config.project,
+                region=config.region,
+                cluster_name=config.cluster.name,
+                node_members=(pulumi.Output.concat("serviceAccount:", target.node_service_account),),
+                labels=gcp_labels(config),
+                after=target.apis,
+            ),
+            opts=options(opts, providers=[gcp_provider]),
+        )
+        mirror = image_mirror.addresses
+        pulls_after.append(image_mirror)
     in_namespace = options(opts, providers=[target.provider], depends_on=target.waits_for)
+    pulling = options(opts, providers=[target.provider], depends_on=[*target.waits_for, *pulls_after])
     namespace = target.namespace
     token = HuggingFaceToken(
         f"{name}-hf-token",
@@ -228,13 +258,13 @@ def build_serving(
             size_gib=config.weights.size_gib,
             throughput_mibps=config.serving_throughput_mibps,
             mount_path=config.weights.mount_path,
-            downloader=downloader_args(config.weights.downloader),
+            downloader=mirrored_downloader(config, mirror),
             token_secret_name=token.secret.metadata.name,
             token_secret_key=token.secret_key,
             keep_on_delete=config.weights_protected,
             labels={**kubernetes_labels(config), **DOWNLOAD_SELECTOR},
         ),
-        opts=options(opts, providers=[gcp_provider, target.provider], depends_on=target.waits_for),
+        opts=options(opts, providers=[gcp_provider, target.provider], depends_on=[*target.waits_for, *pulls_after]),
     )
     engine = VllmEngine(
         f"{name}-vllm",
@@ -259,8 +289,9 @@ def build_serving(
             model_revision=config.weights.revision,
             selector=serving_selector(config),
             labels=kubernetes_labels(config),
+            pull_image=through_mirror(engine_image(engine_flags(config.engine)), mirror),
         ),
-        opts=in_namespace,
+        opts=pulling,
     )
 
     ServingNetworkPolicies(
@@ -327,7 +358,7 @@ def build_serving(
                 gateway_class=gateway_config.gateway_class.value,
                 proxy_subnet_cidr=gateway_config.proxy_subnet_cidr,
                 existing_proxy_subnet=gateway_config.existing_proxy_subnet,
-                epp_image=gateway_config.epp_image,
+                epp_image=through_mirror(gateway_config.epp_image, mirror),
                 epp_replicas=gateway_config.epp_replicas,
                 epp_cpu=gateway_config.epp_cpu,
                 epp_memory=gateway_config.epp_memory,
@@ -344,8 +375,10 @@ def build_serving(
     if config.benchmark.enabled:
         benchmark = BenchmarkJob(
             f"{name}-benchmark",
-            benchmark_args(config),
-            opts=options(opts, providers=[target.provider], depends_on=[engine, endpoint, *target.waits_for]),
+            benchmark_args(config, mirror),
+            opts=options(
+                opts, providers=[target.provider], depends_on=[engine, endpoint, *target.waits_for, *pulls_after]
+            ),
         )
         outputs["benchmarkLogs"] = benchmark.logs_command
         outputs["benchmarkCompare"] = benchmark.logs_command.apply(
@@ -371,13 +404,18 @@ def benchmark_base_url(config: StackConfig) -> str:
     return f"http://{config.routing.service_name}.{config.cluster.namespace}.svc.cluster.local:{config.engine.port}"
 
 
-def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
+def mirrored_downloader(config: StackConfig, mirror: MirrorAddresses | None) -> DownloaderArgs:
+    downloader = downloader_args(config.weights.downloader)
+    return replace(downloader, image=through_mirror(downloader.image, mirror))
+
+
+def benchmark_args(config: StackConfig, mirror: MirrorAddresses | None = None) -> BenchmarkJobArgs:
     benchmark = config.benchmark
     clients = benchmark_clients(benchmark_concurrency(config), benchmark.concurrency_per_client)
     return BenchmarkJobArgs(
         job_name=benchmark_job_name(config.routing.service_name),
         namespace=config.cluster.namespace,
-        image=engine_image(engine_flags(config.engine)),
+        image=through_mirror(engine_image(engine_flags(config.engine)), mirror),
         base_url=benchmark_base_url(config),
         served_model_name=config.served_model_name,
         tokenizer=config.weights.model,

@@ -361,6 +361,13 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GKE-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).update(minMasterVersion="1.34.0-gke.1626000"))
     ),
+    "LLM-GKE-005_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GKE-005_fail": lambda: PolicyFixture(
+        edited(
+            without(without(serving_stack(), "llm-containerfilesystem-api"), "llm-node-sa-image-streaming"),
+            lambda r: named(r, "llm-subnet")["inputs"].update(privateIpGoogleAccess=False),
+        )
+    ),
     "LLM-GKE-004_pass": lambda: PolicyFixture(serving_stack()),
     "LLM-GKE-004_fail": lambda: PolicyFixture(
         edited(

@@ -32,6 +32,7 @@ from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile,
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
 from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS, HYPERDISK_ML_MIN_MIBPS, TimeToServeConfig
+from stacks.config.startup import StartupConfig
 from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
 
 # GCP location names (Compute Engine "Regions and zones", read 2026-11): a region is
@@ -102,6 +103,9 @@ class StackConfig(ConfigModel):
     monitoring: MonitoringConfig = Field(default=MonitoringConfig(), description="Dashboard and alerts.")
     time_to_serve: TimeToServeConfig = Field(
         default=TimeToServeConfig(), description="How long a new replica takes to serve: assumptions and bounds."
+    )
+    startup: StartupConfig = Field(
+        default=StartupConfig(), description="Faster pod start-up: the image mirror and the compile cache."
     )
 
     @model_validator(mode="after")

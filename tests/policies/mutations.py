@@ -337,6 +337,16 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         ),
         "LLM-GKE-004",
     ),
+    "no-container-file-system-api": (
+        "prod",
+        lambda r: _remove(r, lambda record: record["name"] == "llm-containerfilesystem-api"),
+        "LLM-GKE-005",
+    ),
+    "subnet-without-private-google-access": (
+        "dev",
+        lambda r: _of_type(r, "gcp:compute/subnetwork:Subnetwork")[0]["inputs"].update(privateIpGoogleAccess=False),
+        "LLM-GKE-005",
+    ),
     "benchmark-one-client": ("prod", _one_benchmark_client, "LLM-BENCH-001"),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),
     "prod-disk-unprotected": (

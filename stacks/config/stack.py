@@ -31,8 +31,8 @@ from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
-from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS, HYPERDISK_ML_MIN_MIBPS, TimeToServeConfig
 from stacks.config.startup import StartupConfig
+from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS, HYPERDISK_ML_MIN_MIBPS, TimeToServeConfig
 from stacks.config.weights import IMAGE_DIGEST, WeightsConfig
 
 # GCP location names (Compute Engine "Regions and zones", read 2026-11): a region is

@@ -45,6 +45,7 @@ from policies.rules.routing import (
     STANDBY_PICKERS_ELECT_A_LEADER,
 )
 from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_TOKEN_LITERAL
+from policies.rules.startup import COMPILE_CACHE_KEYED
 from policies.rules.weights import REVISION_IS_A_COMMIT, WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
 PACK_NAME = "gke-b200-serving"
@@ -68,6 +69,7 @@ POLICIES: list[Any] = [
     NVFP4_ON_BLACKWELL,
     MTP_WITH_MTP_HEADS,
     MOE_DATA_PARALLEL_USES_EXPERT_PARALLEL,
+    COMPILE_CACHE_KEYED,
     NO_TOKEN_LITERAL,
     NO_REMOTE_CODE,
     NO_CORS_WILDCARD,

@@ -16,6 +16,8 @@ import pulumi_gcp as gcp
 from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, ClusterTarget
+from components.compile_cache import API as CLOUD_STORAGE_API
+from components.compile_cache import CacheMount, CompileCache, CompileCacheArgs
 from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gateway import (
@@ -126,6 +128,8 @@ def serving_apis(config: StackConfig) -> tuple[str, ...]:
     apis: tuple[str, ...] = GATEWAY_APIS if config.routing.mode is RoutingMode.gateway else ()
     if config.startup.image_mirror.enabled:
         apis += (ARTIFACT_REGISTRY_API,)
+    if config.startup.compile_cache.enabled:
+        apis += (CLOUD_STORAGE_API,)
     return apis
 
 
@@ -266,12 +270,40 @@ def build_serving(
         ),
         opts=options(opts, providers=[gcp_provider, target.provider], depends_on=[*target.waits_for, *pulls_after]),
     )
+    cache_mount: CacheMount | None = None
+    if config.startup.compile_cache.enabled:
+        # An output invoke that waits for the APIs: on an empty project Resource Manager is enabled
+        # by this same `up` (pulumi InvokeOutputOptions.depends_on).
+        project_number = gcp.organizations.get_project_output(
+            project_id=config.project,
+            opts=pulumi.InvokeOutputOptions(provider=gcp_provider, depends_on=list(target.apis)),
+        ).number
+        compile_cache = CompileCache(
+            f"{name}-compile-cache",
+            CompileCacheArgs(
+                project=config.project,
+                region=config.region,
+                cluster_name=config.cluster.name,
+                namespace=namespace,
+                service_account_name=config.routing.service_name,
+                project_number=project_number,
+                workload_pool=target.workload_pool,
+                max_age_days=config.startup.compile_cache.max_age_days,
+                gcp_labels=gcp_labels(config),
+                kubernetes_labels=kubernetes_labels(config),
+                after=target.apis,
+            ),
+            opts=options(opts, providers=[gcp_provider, target.provider], depends_on=target.waits_for),
+        )
+        cache_mount = CacheMount(bucket=compile_cache.bucket_name, service_account=config.routing.service_name)
+        pulls_after.append(compile_cache)
+        pulling = options(opts, providers=[target.provider], depends_on=[*target.waits_for, *pulls_after])
     engine = VllmEngine(
         f"{name}-vllm",
         VllmEngineArgs(
             name=config.routing.service_name,
             namespace=namespace,
-            engine=engine_flags(config.engine),
+            engine=engine_flags(config.engine, config.workload.concurrency_per_node),
             served_model_name=config.served_model_name,
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
@@ -289,7 +321,10 @@ def build_serving(
             model_revision=config.weights.revision,
             selector=serving_selector(config),
             labels=kubernetes_labels(config),
-            pull_image=through_mirror(engine_image(engine_flags(config.engine)), mirror),
+            pull_image=through_mirror(
+                engine_image(engine_flags(config.engine, config.workload.concurrency_per_node)), mirror
+            ),
+            compile_cache=cache_mount,
         ),
         opts=pulling,
     )
@@ -415,7 +450,7 @@ def benchmark_args(config: StackConfig, mirror: MirrorAddresses | None = None) -
     return BenchmarkJobArgs(
         job_name=benchmark_job_name(config.routing.service_name),
         namespace=config.cluster.namespace,
-        image=through_mirror(engine_image(engine_flags(config.engine)), mirror),
+        image=through_mirror(engine_image(engine_flags(config.engine, config.workload.concurrency_per_node)), mirror),
         base_url=benchmark_base_url(config),
         served_model_name=config.served_model_name,
         tokenizer=config.weights.model,

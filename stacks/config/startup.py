@@ -3,8 +3,14 @@
 Neither changes an engine argument or what the engine computes: the pod pulls the same image bytes
 (by digest) from a mirror in its region, and reads the compiled kernels an earlier pod of the same
 configuration wrote instead of compiling them again. The recipe's throughput measurement therefore
-stands with them on or off; they are on by default because the recipe's own cold start (~10 min of
-pod start-up, the write-up) is what they cut.
+stands with them on or off.
+
+Defaults: the mirror is on (the container is byte for byte the recipe's: the same manifest digest from
+another address). The compile cache is off: it moves the engine's compile and autotune caches onto a
+Cloud Storage FUSE mount, a file system the recipe never ran on and this project has not yet run vLLM
+on (renames, locks and concurrent writers behave differently there than on a local disk); turn it on
+per stack (`startup.compileCache.enabled: true`) and keep it once a pod of the configuration has
+started from it.
 """
 
 from __future__ import annotations
@@ -33,11 +39,12 @@ class CompileCacheConfig(ConfigModel):
     """A Cloud Storage bucket that keeps vLLM's torch.compile, Triton and FlashInfer artifacts between pods."""
 
     enabled: bool = Field(
-        default=True,
+        default=False,
         description="Mount a Cloud Storage bucket (GCS FUSE CSI driver, Workload Identity) as the engine's compile "
         "caches: the first pod of a configuration writes them, later pods read them. Each configuration has its "
         "own folder, named by a hash of the vLLM release, the profile and the serve arguments and environment, so "
-        "another release, profile or flag set never reads a stale entry. Off: each pod compiles into an emptyDir.",
+        "another release, profile or flag set never reads a stale entry. Off (default): each pod compiles into an "
+        "emptyDir, as the recipe did (not yet run on Cloud Storage FUSE: see docs/operations.md).",
     )
     max_age_days: Annotated[int, Field(ge=1, le=3650)] = Field(
         default=30,

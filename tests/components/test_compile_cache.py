@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from typing import Any
 
 import pulumi
 import pytest
 
+from commands.engine.mocks import offline_project_number
 from common.compile_cache import compile_cache_key
 from components.compile_cache import CSI_DRIVER, CacheMount, CompileCache, CompileCacheArgs, bucket_name
 from components.vllm import CACHE_ROOT, ENGINE_USER_ID, SHARED_CACHE_ROOT, VllmEngine, engine_env
 from policies.rules.startup import compile_cache_key as policy_key
 from tests.components.test_vllm_component import ARGS
+from tests.conftest import RenderStack
 from tests.construct import build, children_are_parented, has_resource
+from tests.rendered import RenderedStack
+from tests.variants import render_variant
 
 PROJECT = "my-proj"
 
@@ -150,3 +155,38 @@ def test_without_a_cache_the_pod_compiles_into_its_emptydir() -> None:
     assert "serviceAccountName" not in pod
     assert "annotations" not in deployment["spec"]["template"]["metadata"]
     assert all(volume["name"] != "compile-cache" for volume in pod["volumes"])
+
+
+def test_an_existing_cluster_gets_the_mirrors_and_the_cache(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The whole program: the node account the look-up names reads the mirrors, the engine's account
+    uses the bucket through the existing cluster's Workload Identity pool, the pods mount it."""
+    rendered: RenderedStack = render_variant("existing-startup", render_stack, tmp_path_factory)
+    records = {record["name"]: record for record in rendered.resources}
+    number = offline_project_number("my-llm-staging")
+    reader = records["llm-image-mirror-dockerhub-reader-0"]["inputs"]
+    assert reader["member"] == f"serviceAccount:{number}-compute@developer.gserviceaccount.com"
+    member = records["llm-compile-cache-object-user"]["inputs"]["member"]
+    assert member == (
+        f"principal://iam.googleapis.com/projects/{number}/locations/global/workloadIdentityPools/"
+        "my-llm-staging.svc.id.goog/subject/ns/llm-serving/sa/qwen-serving"
+    )
+    services = {
+        record["inputs"]["service"] for record in rendered.resources if record["type"] == "gcp:projects/service:Service"
+    }
+    assert {
+        "storage.googleapis.com",
+        "artifactregistry.googleapis.com",
+        "containerfilesystem.googleapis.com",
+    } <= services
+    deployment = next(
+        item
+        for item in rendered.manifests
+        if item["kind"] == "Deployment" and item["metadata"]["name"] == "qwen-serving"
+    )
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "qwen-serving"
+    assert any(volume.get("csi", {}).get("driver") == CSI_DRIVER for volume in pod["volumes"])
+    policy = json.loads((rendered.directory / "policy.json").read_text())
+    assert "LLM-VLLM-015" not in json.dumps(policy.get("violations", policy))

@@ -64,6 +64,8 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         ]
         if wake.warning:
             lines += ["", f"**Warning**: {wake.warning}."]
+    if model.notes:
+        lines += ["", "This stack's start-up settings:", "", *[f"- {_cell(note)}" for note in model.notes]]
     goal = duration(model.goal_pod_seconds)
     lines += [
         "",

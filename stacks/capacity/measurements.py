@@ -263,7 +263,7 @@ def _speculative(config: StackConfig) -> str:
     return "off" if speculative is None else speculative.label
 
 
-def _capture_setting(config: StackConfig, release: str | None) -> int | None:
+def capture_setting(config: StackConfig, release: str | None) -> int | None:
     """The capture size the engine runs with, None for vLLM's default (in 0.19.0 an explicit size equal
     to the default yields the same capture sizes: vllm/config/vllm.py _set_cudagraph_sizes)."""
     size = capture_size(config.engine, config.workload.concurrency_per_node)
@@ -303,7 +303,7 @@ def configuration_of(
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
         estimate_cudagraphs=engine.estimate_cudagraphs,
-        max_cudagraph_capture_size=_capture_setting(config, release),
+        max_cudagraph_capture_size=capture_setting(config, release),
         extra_args=list(engine.extra_args),
         extra_env=dict(sorted(engine.extra_env.items())),
         dataset=benchmark.dataset,

@@ -41,6 +41,7 @@ import pulumi_kubernetes as k8s
 
 from components import bench_result, startup_report
 from components.hardening import non_root_pod_context, restricted_container_context
+from components.image_mirror import pull_policy
 from components.network_policy import dns_and_https_egress
 
 CONTAINER_NAME = "bench"
@@ -210,7 +211,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                             k8s.core.v1.ContainerArgs(
                                 name=CONTAINER_NAME,
                                 image=args.image,
-                                image_pull_policy="Always",
+                                image_pull_policy=pull_policy(args.image),
                                 command=["/bin/sh", "-c", job_script(args)],
                                 env=[
                                     k8s.core.v1.EnvVarArgs(name="SUMMARY_SCRIPT", value=SUMMARY_SOURCE),

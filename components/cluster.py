@@ -16,6 +16,14 @@ Evidence for the settings (checked at the source):
   `roles/container.defaultNodeServiceAccount` (GKE "Use least privilege IAM service accounts").
   Without it nodes run as the Compute Engine default account, which organisations often strip of
   roles, and logs and metrics vanish.
+- Image streaming (GKE "Use Image streaming to pull container images", requirements; Autopilot streams
+  eligible images automatically): the Container File System API enabled (`BASE_APIS`, in both cluster
+  modes), Private Google Access on the node subnet (the subnet below; policy LLM-GKE-005 checks it),
+  and for a custom node service account `roles/serviceusage.serviceUsageConsumer` in the project that
+  holds the images, granted below. Whether `roles/container.defaultNodeServiceAccount` already carries
+  its permission `serviceusage.services.use` could not be read here (the IAM role reference's list of
+  that role's permissions was not reachable); the grant is what the image streaming page asks for a
+  custom node account, and it adds nothing when the permission is already there.
 - Private nodes are updated in place (`DesiredDefaultEnablePrivateNodes` in the same provider file);
   with them nodes have no external IP, so a Cloud Router + Cloud NAT gives the download Job and
   image pulls their way to Hugging Face and Docker Hub. Off is stated, never left out:
@@ -50,8 +58,12 @@ BASE_APIS = (
     "iam.googleapis.com",
     # projects.get (the project number of a Workload Identity principal) is a Resource Manager call.
     "cloudresourcemanager.googleapis.com",
+    # Image streaming's backend (GKE "Use Image streaming", requirements).
+    "containerfilesystem.googleapis.com",
 )
 NODE_SERVICE_ACCOUNT_ROLE = "roles/container.defaultNodeServiceAccount"
+# A custom node service account needs it for image streaming (same requirements list).
+IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
 SERVICE_ACCOUNT_ID_MAX = 30
 NODE_ACCOUNT_SUFFIX = "-nodes"
 
@@ -69,6 +81,8 @@ class ClusterTarget:
     network: pulumi.Input[str]
     pods_cidr: pulumi.Input[str]
     workload_pool: pulumi.Input[str]
+    # The Google service account the nodes run as (its email): the one that pulls images.
+    node_service_account: pulumi.Input[str]
     apis: tuple[pulumi.Resource, ...] = ()
 
     @property
@@ -177,6 +191,7 @@ class Cluster(pulumi.ComponentResource):
     nat: gcp.compute.RouterNat
     node_service_account: gcp.serviceaccount.Account
     node_service_account_role: gcp.projects.IAMMember
+    image_streaming_role: gcp.projects.IAMMember
     cluster: gcp.container.Cluster
     provider: k8s.Provider
     namespace: k8s.core.v1.Namespace
@@ -247,11 +262,19 @@ class Cluster(pulumi.ComponentResource):
             display_name=f"GKE nodes of {args.cluster_name}",
             opts=after_apis,
         )
+        node_member = self.node_service_account.email.apply(lambda email: f"serviceAccount:{email}")
         self.node_service_account_role = gcp.projects.IAMMember(
             f"{name}-node-sa-role",
             project=args.project,
             role=NODE_SERVICE_ACCOUNT_ROLE,
-            member=self.node_service_account.email.apply(lambda email: f"serviceAccount:{email}"),
+            member=node_member,
+            opts=child,
+        )
+        self.image_streaming_role = gcp.projects.IAMMember(
+            f"{name}-node-sa-image-streaming",
+            project=args.project,
+            role=IMAGE_STREAMING_ROLE,
+            member=node_member,
             opts=child,
         )
         authorized = args.authorized_networks
@@ -314,7 +337,7 @@ class Cluster(pulumi.ComponentResource):
             deletion_protection=args.deletion_protection,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[*self.apis.values(), self.node_service_account_role, self.nat],
+                depends_on=[*self.apis.values(), self.node_service_account_role, self.image_streaming_role, self.nat],
                 protect=args.deletion_protection,
                 delete_before_replace=True,
             ),
@@ -344,6 +367,7 @@ class Cluster(pulumi.ComponentResource):
             workload_pool=self.cluster.workload_identity_config.apply(
                 lambda identity: identity.workload_pool if identity else f"{args.project}.svc.id.goog"
             ),
+            node_service_account=self.node_service_account.email,
             apis=tuple(self.apis.values()),
         )
         self.register_outputs(

@@ -12,6 +12,13 @@ resource does and fails with "<id> not found" when there is none). Its result is
 `apply`, so `pulumi preview` stops with one message before anything is created when the cluster
 is not Autopilot, is older than a feature of the serving layer needs, has no Workload Identity
 pool or Managed Prometheus, or (gateway routing) has the Gateway API off.
+
+The nodes' service account is the look-up's `cluster_autoscaling.auto_provisioning_defaults.service_account`
+(where Autopilot takes it from); `default` (or none) is the Compute Engine default account,
+`PROJECT_NUMBER-compute@developer.gserviceaccount.com` ("Configure GKE node service accounts"). The
+stack grants it read access to its own image mirrors; the project roles of an account it does not
+manage (image streaming wants `roles/serviceusage.serviceUsageConsumer`) are the cluster owner's to
+grant (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import pulumi_kubernetes as k8s
 from components.cluster import BASE_APIS, ClusterTarget, enabled_apis, kubeconfig_for
 
 GATEWAY_API_CHANNELS = ("CHANNEL_STANDARD", "CHANNEL_EXPERIMENTAL")
+DEFAULT_NODE_ACCOUNT = "default"
 VERSION_PART = re.compile(r"\d+")
 
 
@@ -92,6 +100,16 @@ def cluster_problems(cluster: Any, args: ExistingClusterArgs) -> list[str]:
     return problems
 
 
+def node_service_account_of(cluster: Any, project_number: str) -> str:
+    """The email of the account the cluster's auto-provisioned nodes run as."""
+    autoscaling = _first(cluster.cluster_autoscalings)
+    defaults = _first(autoscaling.auto_provisioning_defaults) if autoscaling else None
+    account = defaults.service_account if defaults else ""
+    if not account or account == DEFAULT_NODE_ACCOUNT:
+        return f"{project_number}-compute@developer.gserviceaccount.com"
+    return str(account)
+
+
 def kubeconfig_of(cluster: Any, name: str) -> str:
     """The DNS-based endpoint when it takes traffic from outside Google Cloud (IAM-gated, no CA),
     else the IP-based endpoint with the cluster's CA (authorized networks may gate it)."""
@@ -121,6 +139,11 @@ class ExistingCluster(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         checked = lookup.apply(lambda cluster: self._checked(cluster, args))
+        # Waits for the APIs: on an empty project Resource Manager is enabled by this same `up`.
+        project_number = gcp.organizations.get_project_output(
+            project_id=args.project,
+            opts=pulumi.InvokeOutputOptions(parent=self, depends_on=list(self.apis.values())),
+        ).number
         kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             checked.apply(lambda cluster: kubeconfig_of(cluster, args.cluster_name))
         )
@@ -138,6 +161,9 @@ class ExistingCluster(pulumi.ComponentResource):
             network=checked.apply(lambda cluster: str(cluster.network)),
             pods_cidr=checked.apply(lambda cluster: str(cluster.cluster_ipv4_cidr)),
             workload_pool=checked.apply(lambda cluster: str(cluster.workload_identity_configs[0].workload_pool)),
+            node_service_account=pulumi.Output.all(checked, project_number).apply(
+                lambda parts: node_service_account_of(parts[0], str(parts[1]))
+            ),
             apis=tuple(self.apis.values()),
         )
         self.register_outputs(

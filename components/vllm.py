@@ -17,8 +17,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from common.compile_cache import compile_cache_key
+from components.compile_cache import CSI_DRIVER, SIDECAR_ANNOTATION, CacheMount, mount_options
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.hardware import B200_GPUS_PER_NODE
+from components.image_mirror import pull_policy
 
 CONTAINER_NAME = "vllm"
 PORT_NAME = "http"
@@ -73,6 +76,16 @@ CACHE_ENV = {
     "FLASHINFER_WORKSPACE_BASE": CACHE_ROOT,
     "TORCHINDUCTOR_CACHE_DIR": f"{CACHE_ROOT}/torchinductor",
 }
+# With a shared compile cache (components/compile_cache.py) the compile and autotune caches move onto
+# its mount; HOME and XDG_CACHE_HOME stay on the emptyDir. FlashInfer keeps its JIT cache under
+# FLASHINFER_WORKSPACE_BASE/.cache/flashinfer.
+SHARED_CACHE_ROOT = "/var/cache/compile"
+SHARED_CACHE_ENV = {
+    "VLLM_CACHE_ROOT": f"{SHARED_CACHE_ROOT}/vllm",
+    "TRITON_CACHE_DIR": f"{SHARED_CACHE_ROOT}/triton",
+    "FLASHINFER_WORKSPACE_BASE": SHARED_CACHE_ROOT,
+    "TORCHINDUCTOR_CACHE_DIR": f"{SHARED_CACHE_ROOT}/torchinductor",
+}
 
 
 @dataclass(frozen=True)
@@ -105,6 +118,8 @@ class EngineFlags:
     mamba_block_size: int | None
     language_model_only: bool
     moe_backend: str | None
+    # `--max-cudagraph-capture-size` (None: vLLM's default).
+    max_cudagraph_capture_size: int | None
     estimate_cudagraphs: bool
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
@@ -167,6 +182,8 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
         args.append("--language-model-only")
     if engine.moe_backend is not None:
         args.append(f"--moe-backend={engine.moe_backend}")
+    if engine.max_cudagraph_capture_size is not None:
+        args.append(f"--max-cudagraph-capture-size={engine.max_cudagraph_capture_size}")
     args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 
@@ -176,8 +193,10 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
 ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 
 
-def engine_env(engine: EngineFlags) -> dict[str, str]:
+def engine_env(engine: EngineFlags, shared_cache: bool = False) -> dict[str, str]:
     env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
+    if shared_cache:
+        env |= SHARED_CACHE_ENV
     env[ESTIMATE_CUDAGRAPHS_ENV] = "1" if engine.estimate_cudagraphs else "0"
     return {**env, **engine.extra_env}
 
@@ -243,6 +262,10 @@ class VllmEngineArgs:
     # Secret environment variables: their names and the Secret holding each under its own name.
     secret_env: Sequence[str] = ()
     secret_env_from: pulumi.Input[str] | None = None
+    # The reference the pods pull (e.g. the same image through a registry mirror); None: engine_image(engine).
+    pull_image: str | None = None
+    # A compile cache shared by the pods (None: each pod compiles into its emptyDir).
+    compile_cache: CacheMount | None = None
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -257,6 +280,14 @@ class VllmEngine(pulumi.ComponentResource):
         selector = k8s.meta.v1.LabelSelectorArgs(match_labels=args.selector)
         # One pod per A4 node and no spare B200 node: replace pods one at a time in place.
         max_unavailable = 1
+        grace = grace_seconds(args.spot_only)
+        self.image = args.pull_image or engine_image(args.engine)
+        self.args = engine_args(args.engine, args.model_path, args.served_model_name, drain_seconds(grace))
+        self.env = engine_env(args.engine, shared_cache=args.compile_cache is not None)
+        # The folder of the shared compile cache this configuration reads and writes (None: no cache).
+        self.compile_cache_key = (
+            compile_cache_key(self.image, self.args, self.env) if args.compile_cache is not None else None
+        )
         self.rollout = rollout_wait(args.most_replicas or args.replicas, args.capacity_sources, max_unavailable)
 
         self.deployment = k8s.apps.v1.Deployment(
@@ -282,7 +313,11 @@ class VllmEngine(pulumi.ComponentResource):
                 ),
                 progress_deadline_seconds=self.rollout.progress_deadline_seconds,
                 template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        labels=labels,
+                        # GKE injects the Cloud Storage FUSE sidecar into pods that ask for it.
+                        annotations={SIDECAR_ANNOTATION: "true"} if args.compile_cache is not None else None,
+                    ),
                     spec=self._pod_spec(args),
                 ),
             ),
@@ -319,6 +354,23 @@ class VllmEngine(pulumi.ComponentResource):
         compute = {"cpu": engine.cpu, "memory": engine.memory, "ephemeral-storage": engine.ephemeral_storage}
         gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE)}
         health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PORT_NAME)
+        cache = args.compile_cache
+        cache_mounts = []
+        cache_volumes = []
+        if cache is not None and self.compile_cache_key is not None:
+            cache_mounts.append(k8s.core.v1.VolumeMountArgs(name="compile-cache", mount_path=SHARED_CACHE_ROOT))
+            cache_volumes.append(
+                k8s.core.v1.VolumeArgs(
+                    name="compile-cache",
+                    csi=k8s.core.v1.CSIVolumeSourceArgs(
+                        driver=CSI_DRIVER,
+                        volume_attributes={
+                            "bucketName": cache.bucket,
+                            "mountOptions": mount_options(self.compile_cache_key, ENGINE_USER_ID),
+                        },
+                    ),
+                )
+            )
         return k8s.core.v1.PodSpecArgs(
             node_selector=args.node_selector,
             affinity=k8s.core.v1.AffinityArgs(
@@ -338,18 +390,20 @@ class VllmEngine(pulumi.ComponentResource):
             ),
             termination_grace_period_seconds=grace,
             enable_service_links=False,
+            # The compile cache's account reaches the CSI driver through the kubelet, not the container.
+            service_account_name=cache.service_account if cache is not None else None,
             automount_service_account_token=False,
             # The image declares no user (root); nothing in the engine needs it.
             security_context=non_root_pod_context(ENGINE_USER_ID),
             containers=[
                 k8s.core.v1.ContainerArgs(
                     name=CONTAINER_NAME,
-                    image=engine_image(engine),
-                    image_pull_policy="Always",
+                    image=self.image,
+                    image_pull_policy=pull_policy(self.image),
                     command=["vllm", "serve"],
-                    args=engine_args(engine, args.model_path, args.served_model_name, drain_seconds(grace)),
+                    args=self.args,
                     env=[
-                        *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in engine_env(engine).items()),
+                        *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in self.env.items()),
                         *(
                             k8s.core.v1.EnvVarArgs(
                                 name=key,
@@ -386,6 +440,7 @@ class VllmEngine(pulumi.ComponentResource):
                         k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),
                         k8s.core.v1.VolumeMountArgs(name="cache", mount_path=CACHE_ROOT),
                         k8s.core.v1.VolumeMountArgs(name="tmp", mount_path=TMP_DIR),
+                        *cache_mounts,
                     ],
                 )
             ],
@@ -402,5 +457,6 @@ class VllmEngine(pulumi.ComponentResource):
                 # Disk-backed, within the pod's ephemeral-storage request.
                 k8s.core.v1.VolumeArgs(name="cache", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
                 k8s.core.v1.VolumeArgs(name="tmp", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
+                *cache_volumes,
             ],
         )

@@ -10,7 +10,7 @@ from components.vllm import EngineFlags, Speculative, drain_seconds, engine_args
 from components.weights import DownloaderArgs, local_model_path
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
 from stacks.config.capacity import FlexStartSource, ReservationSource
-from stacks.config.engine import EngineConfig
+from stacks.config.engine import EngineConfig, capture_size
 from stacks.config.stack import StackConfig
 from stacks.config.weights import DownloaderConfig
 
@@ -33,14 +33,16 @@ def spot_only(config: StackConfig) -> bool:
 def serve_arguments(config: StackConfig) -> list[str]:
     """The `vllm serve` arguments the stack renders (for plan.md)."""
     return engine_args(
-        engine_flags(config.engine),
+        engine_flags(config.engine, config.workload.concurrency_per_node),
         local_model_path(config.weights.mount_path, config.weights.model),
         config.served_model_name,
         drain_seconds(grace_seconds(spot_only(config))),
     )
 
 
-def engine_flags(engine: EngineConfig) -> EngineFlags:
+def engine_flags(engine: EngineConfig, concurrency_per_node: int | None = None) -> EngineFlags:
+    """The component's engine settings; `concurrency_per_node` (workload.concurrencyPerNode) resolves a
+    capture size matched to the workload."""
     speculative = engine.speculative
     return EngineFlags(
         image=engine.image,
@@ -65,6 +67,7 @@ def engine_flags(engine: EngineConfig) -> EngineFlags:
         mamba_block_size=engine.mamba_block_size,
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
+        max_cudagraph_capture_size=capture_size(engine, concurrency_per_node),
         estimate_cudagraphs=engine.estimate_cudagraphs,
         extra_args=tuple(engine.extra_args),
         extra_env=dict(engine.extra_env),

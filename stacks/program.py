@@ -7,6 +7,7 @@ SDK's mocks.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import pulumi
@@ -15,6 +16,8 @@ import pulumi_gcp as gcp
 from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import B200Capacity, B200CapacityArgs
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, ClusterTarget
+from components.compile_cache import API as CLOUD_STORAGE_API
+from components.compile_cache import CacheMount, CompileCache, CompileCacheArgs
 from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
 from components.engine_env_secret import EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
@@ -26,6 +29,8 @@ from components.gateway import (
     InferenceGatewayArgs,
 )
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.image_mirror import API as ARTIFACT_REGISTRY_API
+from components.image_mirror import ImageMirror, ImageMirrorArgs, MirrorAddresses, through_mirror
 from components.metrics import KUBE_STATE_COMPONENTS
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
@@ -39,7 +44,7 @@ from components.vllm import (
     engine_image,
     grace_seconds,
 )
-from components.weights import ModelWeights, ModelWeightsArgs
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs
 from stacks.args import (
     capacity_sources,
     downloader_args,
@@ -119,6 +124,16 @@ def build(
     return outputs | build_serving(config, hf_token, gcp_provider, target, name, opts)
 
 
+def serving_apis(config: StackConfig) -> tuple[str, ...]:
+    """The GCP APIs the serving layer uses beyond the cluster's own."""
+    apis: tuple[str, ...] = GATEWAY_APIS if config.routing.mode is RoutingMode.gateway else ()
+    if config.startup.image_mirror.enabled:
+        apis += (ARTIFACT_REGISTRY_API,)
+    if config.startup.compile_cache.enabled:
+        apis += (CLOUD_STORAGE_API,)
+    return apis
+
+
 def declare_cluster(
     config: StackConfig, gcp_provider: gcp.Provider, name: str, opts: pulumi.ResourceOptions | None
 ) -> ClusterTarget:
@@ -134,7 +149,7 @@ def declare_cluster(
                 namespace=config.cluster.namespace,
                 minimum_version=config.minimum_gke_version,
                 gateway_api=gateway,
-                extra_apis=GATEWAY_APIS if gateway else (),
+                extra_apis=serving_apis(config),
                 monitoring_components=("DCGM", *KUBE_STATE_COMPONENTS),
                 kubernetes_labels=kubernetes_labels(config),
             ),
@@ -164,7 +179,7 @@ def declare_cluster(
                 else None
             ),
             gateway_api=gateway,
-            extra_apis=GATEWAY_APIS if gateway else (),
+            extra_apis=serving_apis(config),
             # The cluster's list replaces GKE's default packages: name the ones dashboards and alerts read.
             extra_monitoring_components=KUBE_STATE_COMPONENTS,
             kubernetes_labels=kubernetes_labels(config),
@@ -185,7 +200,26 @@ def build_serving(
     """The serving layer in a cluster: capacity class, weights, token Secret, vLLM, network policies,
     routing, the benchmark and operations. Returns its stack outputs."""
     gateway = config.routing.mode is RoutingMode.gateway
+    mirror: MirrorAddresses | None = None
+    # What the pods that pull through the mirror wait for: its repositories and their readers.
+    pulls_after: list[pulumi.Resource] = []
+    if config.startup.image_mirror.enabled:
+        image_mirror = ImageMirror(
+            f"{name}-image-mirror",
+            ImageMirrorArgs(
+                project=config.project,
+                region=config.region,
+                cluster_name=config.cluster.name,
+                node_members=(pulumi.Output.concat("serviceAccount:", target.node_service_account),),
+                labels=gcp_labels(config),
+                after=target.apis,
+            ),
+            opts=options(opts, providers=[gcp_provider]),
+        )
+        mirror = image_mirror.addresses
+        pulls_after.append(image_mirror)
     in_namespace = options(opts, providers=[target.provider], depends_on=target.waits_for)
+    pulling = options(opts, providers=[target.provider], depends_on=[*target.waits_for, *pulls_after])
     namespace = target.namespace
     token = HuggingFaceToken(
         f"{name}-hf-token",
@@ -229,13 +263,13 @@ def build_serving(
             size_gib=config.weights.size_gib,
             throughput_mibps=config.serving_throughput_mibps,
             mount_path=config.weights.mount_path,
-            downloader=downloader_args(config.weights.downloader),
+            downloader=mirrored_downloader(config, mirror),
             token_secret_name=token.secret.metadata.name,
             token_secret_key=token.secret_key,
             keep_on_delete=config.weights_protected,
             labels={**kubernetes_labels(config), **DOWNLOAD_SELECTOR},
         ),
-        opts=options(opts, providers=[gcp_provider, target.provider], depends_on=target.waits_for),
+        opts=options(opts, providers=[gcp_provider, target.provider], depends_on=[*target.waits_for, *pulls_after]),
     )
     secret_env = config.engine.secret_env
     engine_env = (
@@ -252,12 +286,40 @@ def build_serving(
         if secret_env
         else None
     )
+    cache_mount: CacheMount | None = None
+    if config.startup.compile_cache.enabled:
+        # An output invoke that waits for the APIs: on an empty project Resource Manager is enabled
+        # by this same `up` (pulumi InvokeOutputOptions.depends_on).
+        project_number = gcp.organizations.get_project_output(
+            project_id=config.project,
+            opts=pulumi.InvokeOutputOptions(provider=gcp_provider, depends_on=list(target.apis)),
+        ).number
+        compile_cache = CompileCache(
+            f"{name}-compile-cache",
+            CompileCacheArgs(
+                project=config.project,
+                region=config.region,
+                cluster_name=config.cluster.name,
+                namespace=namespace,
+                service_account_name=config.routing.service_name,
+                project_number=project_number,
+                workload_pool=target.workload_pool,
+                max_age_days=config.startup.compile_cache.max_age_days,
+                gcp_labels=gcp_labels(config),
+                kubernetes_labels=kubernetes_labels(config),
+                after=target.apis,
+            ),
+            opts=options(opts, providers=[gcp_provider, target.provider], depends_on=target.waits_for),
+        )
+        cache_mount = CacheMount(bucket=compile_cache.bucket_name, service_account=config.routing.service_name)
+        pulls_after.append(compile_cache)
+        pulling = options(opts, providers=[target.provider], depends_on=[*target.waits_for, *pulls_after])
     engine = VllmEngine(
         f"{name}-vllm",
         VllmEngineArgs(
             name=config.routing.service_name,
             namespace=namespace,
-            engine=engine_flags(config.engine),
+            engine=engine_flags(config.engine, config.workload.concurrency_per_node),
             served_model_name=config.served_model_name,
             model_path=weights.model_path,
             weights_claim=weights.claim.metadata.name,
@@ -277,8 +339,12 @@ def build_serving(
             labels=kubernetes_labels(config),
             secret_env=tuple(secret_env),
             secret_env_from=engine_env.secret.metadata.name if engine_env else None,
+            pull_image=through_mirror(
+                engine_image(engine_flags(config.engine, config.workload.concurrency_per_node)), mirror
+            ),
+            compile_cache=cache_mount,
         ),
-        opts=in_namespace,
+        opts=pulling,
     )
 
     ServingNetworkPolicies(
@@ -345,7 +411,7 @@ def build_serving(
                 gateway_class=gateway_config.gateway_class.value,
                 proxy_subnet_cidr=gateway_config.proxy_subnet_cidr,
                 existing_proxy_subnet=gateway_config.existing_proxy_subnet,
-                epp_image=gateway_config.epp_image,
+                epp_image=through_mirror(gateway_config.epp_image, mirror),
                 epp_replicas=gateway_config.epp_replicas,
                 epp_cpu=gateway_config.epp_cpu,
                 epp_memory=gateway_config.epp_memory,
@@ -362,8 +428,10 @@ def build_serving(
     if config.benchmark.enabled:
         benchmark = BenchmarkJob(
             f"{name}-benchmark",
-            benchmark_args(config),
-            opts=options(opts, providers=[target.provider], depends_on=[engine, endpoint, *target.waits_for]),
+            benchmark_args(config, mirror),
+            opts=options(
+                opts, providers=[target.provider], depends_on=[engine, endpoint, *target.waits_for, *pulls_after]
+            ),
         )
         outputs["benchmarkLogs"] = benchmark.logs_command
         outputs["benchmarkCompare"] = benchmark.logs_command.apply(
@@ -389,13 +457,18 @@ def benchmark_base_url(config: StackConfig) -> str:
     return f"http://{config.routing.service_name}.{config.cluster.namespace}.svc.cluster.local:{config.engine.port}"
 
 
-def benchmark_args(config: StackConfig) -> BenchmarkJobArgs:
+def mirrored_downloader(config: StackConfig, mirror: MirrorAddresses | None) -> DownloaderArgs:
+    downloader = downloader_args(config.weights.downloader)
+    return replace(downloader, image=through_mirror(downloader.image, mirror))
+
+
+def benchmark_args(config: StackConfig, mirror: MirrorAddresses | None = None) -> BenchmarkJobArgs:
     benchmark = config.benchmark
     clients = benchmark_clients(benchmark_concurrency(config), benchmark.concurrency_per_client)
     return BenchmarkJobArgs(
         job_name=benchmark_job_name(config.routing.service_name),
         namespace=config.cluster.namespace,
-        image=engine_image(engine_flags(config.engine)),
+        image=through_mirror(engine_image(engine_flags(config.engine, config.workload.concurrency_per_node)), mirror),
         base_url=benchmark_base_url(config),
         served_model_name=config.served_model_name,
         tokenizer=config.weights.model,

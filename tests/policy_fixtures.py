@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from policies.rules.startup import compile_cache_key
 from tests.policy_stacks import (
     OTHER_ZONE,
     QWEN_397B_NVFP4,
@@ -49,6 +50,26 @@ def pod_spec(records: Records) -> dict[str, Any]:
 def vllm_container(records: Records) -> dict[str, Any]:
     container: dict[str, Any] = pod_spec(records)["containers"][0]
     return container
+
+
+def with_compile_cache(records: Records, folder: str | None) -> Records:
+    """The engine's caches on a Cloud Storage FUSE volume in `folder` (None: the keyed folder of the
+    container's own configuration)."""
+    container = vllm_container(records)
+    container["env"] = [*container["env"], {"name": "VLLM_CACHE_ROOT", "value": "/var/cache/compile/vllm"}]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    key = folder or compile_cache_key(container["image"], container["args"], env)
+    container.setdefault("volumeMounts", []).append({"name": "compile-cache", "mountPath": "/var/cache/compile"})
+    pod_spec(records).setdefault("volumes", []).append(
+        {
+            "name": "compile-cache",
+            "csi": {
+                "driver": "gcsfuse.csi.storage.gke.io",
+                "volumeAttributes": {"bucketName": "cache", "mountOptions": f"only-dir={key},uid=10001,gid=10001"},
+            },
+        }
+    )
+    return records
 
 
 def set_flag(records: Records, flag: str, value: object | None) -> Records:
@@ -391,6 +412,18 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-GKE-003_pass": lambda: PolicyFixture(serving_stack()),
     "LLM-GKE-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: cluster_inputs(r).update(minMasterVersion="1.34.0-gke.1626000"))
+    ),
+    "LLM-VLLM-015_pass": lambda: PolicyFixture(with_compile_cache(serving_stack(), None)),
+    # A flag changed after the folder was keyed: the folder holds another configuration's kernels.
+    "LLM-VLLM-015_fail": lambda: PolicyFixture(
+        set_flag(with_compile_cache(serving_stack(), None), "--max-num-seqs", 4096)
+    ),
+    "LLM-GKE-005_pass": lambda: PolicyFixture(serving_stack()),
+    "LLM-GKE-005_fail": lambda: PolicyFixture(
+        edited(
+            without(without(serving_stack(), "llm-containerfilesystem-api"), "llm-node-sa-image-streaming"),
+            lambda r: named(r, "llm-subnet")["inputs"].update(privateIpGoogleAccess=False),
+        )
     ),
     "LLM-GKE-004_pass": lambda: PolicyFixture(serving_stack()),
     "LLM-GKE-004_fail": lambda: PolicyFixture(

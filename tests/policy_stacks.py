@@ -163,6 +163,25 @@ def serving_stack(environment: str = "prod", zones: tuple[str, ...] = (ZONE,)) -
         record(
             "gcp:compute/routerNat:RouterNat", "llm-nat", {"name": "llm-serving-nat", "router": "llm-serving-router"}
         ),
+        # Image streaming's requirements (LLM-GKE-005).
+        record(
+            "gcp:compute/subnetwork:Subnetwork",
+            "llm-subnet",
+            {"name": "llm-serving-subnet", "privateIpGoogleAccess": True},
+        ),
+        record(
+            "gcp:projects/service:Service",
+            "llm-containerfilesystem-api",
+            {"service": "containerfilesystem.googleapis.com"},
+        ),
+        record(
+            "gcp:projects/iAMMember:IAMMember",
+            "llm-node-sa-image-streaming",
+            {
+                "role": "roles/serviceusage.serviceUsageConsumer",
+                "member": "serviceAccount:llm-serving-nodes@my-llm.iam.gserviceaccount.com",
+            },
+        ),
         record(
             "kubernetes:core/v1:Namespace", "llm-namespace", {"metadata": {"name": "llm-serving", "labels": labels}}
         ),

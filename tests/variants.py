@@ -75,6 +75,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dev-goal": ("dev", {"target": {"totalTokensPerSecond": 500000}}),
     # The serving layer in a platform team's Autopilot cluster: gateway routing, and production.
     "staging-existing": ("staging", {"cluster": {"existing": True, "name": "platform-autopilot"}}),
+    # The start-up cuts in a cluster the stack does not manage: mirrors and the shared compile cache.
+    "existing-startup": (
+        "staging",
+        {"cluster": {"existing": True, "name": "platform-autopilot"}, "startup": {"compileCache": {"enabled": True}}},
+    ),
     "prod-existing": ("prod", {"cluster": {"existing": True, "name": "platform-autopilot", "namespace": "llm-prod"}}),
     # The other serving profiles (MoE, on vLLM 0.33.0; prod pins that image by a digest of its own).
     "dev-35b": ("dev", {"profile": "qwen3.5-35b-a3b-fp8"}),

@@ -306,6 +306,30 @@ _GCP_RULES = (
         "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go and "
         "google/services/resourcemanager/iam_service_account.go ForceNew",
     ),
+    ReplacementRule(
+        "gcp:artifactregistry/repository:Repository",
+        ("format", "repositoryId", "kmsKeyName", "location", "mode", "remoteRepositoryConfig", "project"),
+        "hashicorp/terraform-provider-google@07fc8657:google/services/artifactregistry/"
+        "resource_artifact_registry_repository.go ForceNew (remote_repository_config as a whole)",
+    ),
+    ReplacementRule(
+        "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember",
+        ("project", "location", "repository", "role", "member", "condition"),
+        "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go ForceNew "
+        "(the parent's identifiers and the binding)",
+    ),
+    ReplacementRule(
+        "gcp:storage/bucket:Bucket",
+        ("name", "location", "project", "hierarchicalNamespace"),
+        "hashicorp/terraform-provider-google google/services/storage/resource_storage_bucket.go ForceNew on name, "
+        "location and project; hierarchicalNamespace because Cloud Storage cannot change it on an existing bucket "
+        "('Hierarchical namespace'), not read in the provider source",
+    ),
+    ReplacementRule(
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        ("bucket", "role", "member", "condition"),
+        "hashicorp/terraform-provider-google@e03b7622:google/tpgiamresource/resource_iam_member.go ForceNew",
+    ),
     ReplacementRule("gcp:monitoring/dashboard:Dashboard", ("project",), _tf("monitoring", "monitoring_dashboard")),
     ReplacementRule(
         "gcp:monitoring/alertPolicy:AlertPolicy", ("project",), _tf("monitoring", "monitoring_alert_policy")

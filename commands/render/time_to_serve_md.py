@@ -67,6 +67,8 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         if wake.warning:
             lines += ["", f"**Warning**: {wake.warning}."]
     lines += ["", *warm_capacity_lines(config, model), *schedule_lead_lines(config)]
+    if model.notes:
+        lines += ["", "This stack's start-up settings:", "", *[f"- {_cell(note)}" for note in model.notes]]
     goal = f"{model.goal_pod_seconds / 60:g} min"
     lines += [
         "",

@@ -24,6 +24,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from common import input_files
 from components import startup_report
 from stacks.config.base import ConfigModel
+from stacks.config.engine import capture_size, default_capture_size
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -63,6 +64,11 @@ class Configuration(ConfigModel):
     language_model_only: bool | Unknown = Field(description="engine.languageModelOnly")
     moe_backend: str | Unknown | None = Field(description="engine.moeBackend")
     estimate_cudagraphs: bool | Unknown = Field(description="engine.estimateCudagraphs")
+    max_cudagraph_capture_size: int | Unknown | None = Field(
+        default=None,
+        description="engine.maxCudagraphCaptureSize as a number; null: vLLM's default capture sizes (also an explicit "
+        "size equal to 0.19.0's default, which captures the same graphs).",
+    )
     extra_args: list[str] | Unknown = Field(description="engine.extraArgs")
     extra_env: dict[str, str] | Unknown = Field(description="engine.extraEnv")
     dataset: str | Unknown = Field(description="The benchmark's prompts (benchmark.dataset).")
@@ -257,6 +263,13 @@ def _speculative(config: StackConfig) -> str:
     return "off" if speculative is None else speculative.label
 
 
+def capture_setting(config: StackConfig, release: str | None) -> int | None:
+    """The capture size the engine runs with, None for vLLM's default (in 0.19.0 an explicit size equal
+    to the default yields the same capture sizes: vllm/config/vllm.py _set_cudagraph_sizes)."""
+    size = capture_size(config.engine, config.workload.concurrency_per_node)
+    return None if size == default_capture_size(config.engine, release) else size
+
+
 def configuration_of(
     config: StackConfig, routing: RoutingMode | None = None, nodes: int | None = None
 ) -> Configuration:
@@ -290,6 +303,7 @@ def configuration_of(
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
         estimate_cudagraphs=engine.estimate_cudagraphs,
+        max_cudagraph_capture_size=capture_setting(config, release),
         extra_args=list(engine.extra_args),
         extra_env=dict(sorted(engine.extra_env.items())),
         dataset=benchmark.dataset,

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from stacks.capacity import measurements as measurement_file
+from stacks.capacity.measurements import capture_setting
+from stacks.config.engine import capture_size
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILE_ENGINE_KEYS, profile_of
 from stacks.config.releases import image_release
 from stacks.config.stack import StackConfig
@@ -132,6 +134,8 @@ def engine_differences(config: StackConfig) -> list[str]:
     changed = [f"engine.{key}" for key in sorted(theirs) if ours[key] != theirs[key]]
     if image_release(config.engine.image) != image_release(profile_engine.image):
         changed.insert(0, "engine.image (another vLLM release)")
+    if capture_setting(config, image_release(config.engine.image)) is not None:
+        changed.append("engine.maxCudagraphCaptureSize (other CUDA graphs to capture)")
     extra = config.engine.model_dump(mode="json", by_alias=True, include={"extra_args", "extra_env"})
     changed += [f"engine.{key}" for key, value in sorted(extra.items()) if value]
     return changed
@@ -380,6 +384,38 @@ def _recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurem
     )
 
 
+def startup_notes(config: StackConfig) -> tuple[str, ...]:
+    """What this stack's start-up settings (startup.*, engine.maxCudagraphCaptureSize) change, and that
+    no saving of theirs is measured yet."""
+    notes = []
+    if config.startup.image_mirror.enabled:
+        streaming = (
+            "streamed by GKE image streaming where the cluster's owner met its requirements (docs/existing-cluster.md)"
+            if config.cluster.existing
+            else "streamed by GKE image streaming, whose requirements the stack meets (policy LLM-GKE-005)"
+        )
+        notes.append(
+            f"image pull: from the stack's Artifact Registry remote repository of Docker Hub in {config.region} "
+            f"(by digest, IfNotPresent), {streaming}; the write-up's pod figure was measured pulling from Docker "
+            "Hub. Saving not measured: imagePulledSeconds of " + REPORT
+        )
+    else:
+        notes.append("image pull: from the upstream registries (startup.imageMirror off)")
+    if config.startup.compile_cache.enabled:
+        notes.append(
+            "compile: the first pod of this configuration writes torch.compile, Triton and FlashInfer artifacts to "
+            "the shared compile cache, later pods load them (vllm/compilation/backends.py keeps compiled graphs "
+            "under VLLM_CACHE_ROOT/torch_compile_cache/<hash>). Saving not measured: compiledSeconds of " + REPORT
+        )
+    size = config.engine.max_cudagraph_capture_size
+    if size is not None:
+        notes.append(
+            f"CUDA graphs: captured up to {capture_size(config.engine, config.workload.concurrency_per_node)} tokens "
+            f"(engine.maxCudagraphCaptureSize {size}). Saving not measured: graphsCapturedSeconds of " + REPORT
+        )
+    return tuple(notes)
+
+
 def time_to_serve(
     config: StackConfig,
     inputs: StartupInputs | None = None,
@@ -412,6 +448,7 @@ def time_to_serve(
         wake=wake_read(config),
         goal_pod_seconds=GOAL_POD_SECONDS,
         goal_sources=GOAL_SOURCES,
+        notes=startup_notes(config),
     )
 
 

@@ -30,6 +30,60 @@ class MambaCacheMode(StrEnum):
     all = "all"
 
 
+# vLLM's CUDA-graph capture grid (vllm@v0.19.0 and v0.33.0 vllm/config/vllm.py `_set_cudagraph_sizes`):
+# 1, 2, 4, then multiples of 8 below 256, then multiples of 16 up to the largest size. A batch larger
+# than the largest captured size runs without a CUDA graph, so a size matched to a workload is rounded
+# up to the grid.
+CAPTURE_GRID_FINE_BELOW = 256
+# 0.19.0's default largest size: min(max_num_seqs x tokens per decode step x 2, 512), at most
+# max_num_batched_tokens (the same function). 0.33.0 raises the cap to 1024 on Blackwell
+# (`is_device_capability_family(100)`) and adds the uniform decode sizes of speculative decoding, so
+# there an explicit size is never the same as the default.
+V0_19_DEFAULT_CAPTURE_CAP = 512
+WORKLOAD = "workload"
+
+
+def capture_grid_ceiling(tokens: int) -> int:
+    """The smallest size of vLLM's capture grid that holds a batch of `tokens`."""
+    for small in (1, 2, 4):
+        if tokens <= small:
+            return small
+    step = 8 if tokens < CAPTURE_GRID_FINE_BELOW else 16
+    return -(-tokens // step) * step
+
+
+def workload_capture_size(
+    concurrency_per_node: int, data_parallel_size: int, speculative_tokens: int, max_num_batched_tokens: int
+) -> int:
+    """The largest CUDA graph one engine needs: its share of the node's concurrent requests, each
+    decoding 1 + speculative tokens per step, rounded up to the capture grid."""
+    per_engine = -(-concurrency_per_node // data_parallel_size)
+    return min(capture_grid_ceiling(per_engine * (1 + speculative_tokens)), max_num_batched_tokens)
+
+
+def capture_size(engine: EngineConfig, concurrency_per_node: int | None) -> int | None:
+    """engine.maxCudagraphCaptureSize as a number (`workload`: matched to the node's concurrency)."""
+    size = engine.max_cudagraph_capture_size
+    if size is None or isinstance(size, int):
+        return size
+    if concurrency_per_node is None:
+        raise ValueError("engine.maxCudagraphCaptureSize 'workload' needs the workload's concurrency")
+    return workload_capture_size(
+        concurrency_per_node,
+        engine.data_parallel_size,
+        engine.speculative.num_speculative_tokens if engine.speculative else 0,
+        engine.max_num_batched_tokens,
+    )
+
+
+def default_capture_size(engine: EngineConfig, release: str | None) -> int | None:
+    """vLLM's own largest capture size for this engine where it is a plain grid (0.19.0), else None."""
+    if release != "0.19.0":
+        return None
+    decode_tokens = 1 + (engine.speculative.num_speculative_tokens if engine.speculative else 0)
+    return min(engine.max_num_seqs * decode_tokens * 2, V0_19_DEFAULT_CAPTURE_CAP, engine.max_num_batched_tokens)
+
+
 class SpeculativeConfig(ConfigModel):
     """Speculative decoding (`--speculative-config`): the recipe's MTP-1."""
 
@@ -182,6 +236,16 @@ class EngineConfig(ConfigModel):
         description="`--moe-backend`: the MoE expert kernels (e.g. flashinfer_trtllm for NVFP4 on Blackwell); null "
         "omits the flag and leaves vLLM's automatic choice.",
     )
+    max_cudagraph_capture_size: Annotated[int, Field(ge=1, le=1_048_576)] | Literal["workload"] | None = Field(
+        default=None,
+        description="`--max-cudagraph-capture-size`: the largest batch, in tokens, vLLM captures a CUDA graph for; "
+        "fewer graphs is a shorter start-up. null (the recipe) omits the flag: vLLM's default, "
+        "min(2 x maxNumSeqs x tokens per decode step, 512) in 0.19.0 (512 for the recipe), up to 1024 on B200 "
+        "in 0.33.0 (vllm/config/vllm.py _set_cudagraph_sizes). `workload`: what one engine carries, "
+        "workload.concurrencyPerNode / dataParallelSize requests x (1 + speculative tokens), rounded up to vLLM's "
+        "capture grid (1, 2, 4, multiples of 8 below 256, then of 16); a batch above it runs without a graph. The "
+        "planner shows throughput only for a capture set that was measured (the recipe's 512 on 0.19.0 is).",
+    )
     estimate_cudagraphs: bool = Field(
         default=True,
         description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does, "
@@ -242,6 +306,13 @@ class EngineConfig(ConfigModel):
             return {**data, "imageDigest": KNOWN_DIGESTS[image]}
         return data
 
+    @field_validator("max_cudagraph_capture_size", mode="before")
+    @classmethod
+    def _capture_size(cls, value: Any) -> Any:
+        if value is None or value == WORKLOAD or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"{quote(str(value))} is not a capture size; allowed: a number of tokens, 'workload' or null")
+
     @field_validator("image")
     @classmethod
     def _engine_image(cls, value: str) -> str:
@@ -271,6 +342,12 @@ class EngineConfig(ConfigModel):
                 raise ValueError("mambaBlockSize may only be set with enablePrefixCaching on (vLLM 0.18)")
         if self.max_num_batched_tokens < self.max_model_len and not self.enable_chunked_prefill:
             raise ValueError("maxNumBatchedTokens below maxModelLen needs enableChunkedPrefill on")
+        size = self.max_cudagraph_capture_size
+        if isinstance(size, int) and size > self.max_num_batched_tokens:
+            raise ValueError(
+                f"maxCudagraphCaptureSize {size} is above maxNumBatchedTokens {self.max_num_batched_tokens}, the "
+                "largest batch vLLM schedules (it would cut the size to that); allowed: 1 to maxNumBatchedTokens"
+            )
         return self
 
 

@@ -32,6 +32,7 @@ from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingConfig, RoutingMode
+from stacks.config.startup import StartupConfig
 from stacks.config.time_to_serve import (
     HYPERDISK_ML_MAX_MIBPS,
     HYPERDISK_ML_MIN_MIBPS,
@@ -111,6 +112,9 @@ class StackConfig(ConfigModel):
     )
     warm_capacity: WarmCapacityConfig = Field(
         default=WarmCapacityConfig(), description="Held spare A4 nodes (a GKE CapacityBuffer)."
+    )
+    startup: StartupConfig = Field(
+        default=StartupConfig(), description="Faster pod start-up: the image mirror and the compile cache."
     )
 
     @model_validator(mode="after")

@@ -86,6 +86,7 @@ OPTIONAL_TYPED_FLAGS = {
     "mamba-block-size": "engine.mambaBlockSize",
     "language-model-only": "engine.languageModelOnly",
     "moe-backend": "engine.moeBackend",
+    "max-cudagraph-capture-size": "engine.maxCudagraphCaptureSize",
 }
 FLAG_KEYS = {
     "served-model-name": "engine.servedModelName",
@@ -312,7 +313,9 @@ def stack_engine_args(config: StackConfig) -> list[str]:
 
 def stack_engine_env(config: StackConfig) -> dict[str, str]:
     """The engine environment the program sets, without the user's `extraEnv`."""
-    return engine_env(engine_flags(config.engine.model_copy(update={"extra_env": {}})))
+    return engine_env(
+        engine_flags(config.engine.model_copy(update={"extra_env": {}}), config.workload.concurrency_per_node)
+    )
 
 
 def typed_flags(config: StackConfig) -> dict[str, str]:

@@ -54,6 +54,16 @@ def test_autopilot_cluster_on_its_own_vpc() -> None:
             "member": "serviceAccount:c1-nodes@my-proj.iam.gserviceaccount.com",
         },
     )
+    # Image streaming: a custom node account needs Service Usage Consumer; the API is on.
+    has_resource(
+        records,
+        "gcp:projects/iAMMember:IAMMember",
+        {
+            "role": "roles/serviceusage.serviceUsageConsumer",
+            "member": "serviceAccount:c1-nodes@my-proj.iam.gserviceaccount.com",
+        },
+    )
+    has_resource(records, "gcp:projects/service:Service", {"service": "containerfilesystem.googleapis.com"})
     cluster = has_resource(
         records,
         GKE,

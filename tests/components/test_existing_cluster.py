@@ -22,6 +22,7 @@ from components.existing_cluster import (
     ExistingClusterError,
     cluster_problems,
     kubeconfig_of,
+    node_service_account_of,
     version_at_least,
 )
 from stacks.load.loader import InvalidConfig, validate
@@ -123,6 +124,7 @@ def build_existing(
         pulumi.export("network", target.network)
         pulumi.export("podsCidr", target.pods_cidr)
         pulumi.export("workloadPool", target.workload_pool)
+        pulumi.export("nodeServiceAccount", target.node_service_account)
 
     return build(declare, existing_cluster=found)
 
@@ -149,7 +151,23 @@ def test_the_component_declares_apis_namespace_and_provider_and_no_cluster() -> 
         "network": "projects/my-llm-staging/global/networks/default",
         "podsCidr": mocks.STAND_IN_PODS_CIDR,
         "workloadPool": "my-llm-staging.svc.id.goog",
+        # The stand-in names no node account: the Compute Engine default account of the project.
+        "nodeServiceAccount": f"{mocks.offline_project_number('my-llm-staging')}-compute@developer.gserviceaccount.com",
     }
+
+
+def test_the_nodes_account_is_the_one_autopilot_provisions_with() -> None:
+    def with_custom_account(name: str, location: str, project: str) -> dict[str, Any]:
+        found = mocks.stand_in_cluster(name, location, project)
+        defaults = {"autoProvisioningDefaults": [{"serviceAccount": f"nodes@{project}.iam.gserviceaccount.com"}]}
+        return {**found, "clusterAutoscalings": [defaults]}
+
+    built = build_existing(found=with_custom_account)
+    assert built.outputs["nodeServiceAccount"] == "nodes@my-llm-staging.iam.gserviceaccount.com"
+    defaults = SimpleNamespace(auto_provisioning_defaults=[SimpleNamespace(service_account="default")])
+    assert node_service_account_of(cluster(cluster_autoscalings=[defaults]), "123") == (
+        "123-compute@developer.gserviceaccount.com"
+    )
 
 
 def test_the_component_stops_on_a_cluster_that_cannot_take_the_layer() -> None:

@@ -129,7 +129,9 @@ def test_endpoint_picker_pinned_on_c4(gateway_stack: RenderedStack) -> None:
     deployment = picker(gateway_stack)
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["image"] == EPP_IMAGE
+    # Pulled through the stack's ghcr.io mirror in its region, the same image by digest.
+    assert container["image"].startswith("us-central1-docker.pkg.dev/")
+    assert container["image"].endswith(f"/llm-serving-ghcr/{EPP_IMAGE.removeprefix('ghcr.io/')}")
     expected = {"cpu": "10", "memory": "16Gi"}
     assert container["resources"] == {"requests": expected, "limits": expected}
     assert pod["nodeSelector"]["cloud.google.com/machine-family"] == "c4"

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from components.image_mirror import MirrorAddresses
 from components.vllm import (
     CACHE_ROOT,
     CONTAINER_NAME,
@@ -63,7 +64,10 @@ def test_prod_runs_the_recipe_on_twelve_nodes(prod: RenderedStack) -> None:
     assert vllm["command"] == ["vllm", "serve"]
     # Flex-start first: the grace of the longest-lived capacity, and vLLM's drain within it
     assert vllm["args"] == with_drain(drain_seconds(GRACE_SECONDS))
-    assert vllm["image"] == f"vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
+    # Through the stack's Docker Hub mirror in the region, pinned by digest, pulled only when absent.
+    mirror = MirrorAddresses.of("my-llm-prod", "us-central1", "llm-serving").docker_hub
+    assert vllm["image"] == f"{mirror}/vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
+    assert vllm["imagePullPolicy"] == "IfNotPresent"
     assert env_of(prod) == {
         "HF_HUB_OFFLINE": "1",
         "VLLM_NO_USAGE_STATS": "1",

@@ -30,6 +30,7 @@ FLAGS = EngineFlags(
     mamba_block_size=8,
     language_model_only=False,
     moe_backend=None,
+    max_cudagraph_capture_size=None,
     estimate_cudagraphs=True,
     extra_args=("--enable-log-requests",),
     extra_env={"EXTRA": "1"},

@@ -9,6 +9,7 @@ import pytest
 
 from commands.engine import mocks
 from commands.stackfile import stack_settings
+from components.image_mirror import MirrorAddresses, through_mirror
 from components.weights import (
     COMPLETE_MARKER,
     DOWNLOAD_USER_ID,
@@ -89,7 +90,10 @@ def test_download_runs_on_c4a_in_the_fill_zone(dev: RenderedStack) -> None:
         "topology.kubernetes.io/zone": config.zones[0],
     }
     (download,) = pod["containers"]
-    assert download["image"] == config.weights.downloader.image
+    # Docker Hub's alpine/git through the stack's mirror in the region.
+    mirror = MirrorAddresses.of(config.project, config.region, config.cluster.name)
+    assert download["image"] == through_mirror(config.weights.downloader.image, mirror)
+    assert download["image"].startswith(f"{mirror.docker_hub}/alpine/git:")
     assert IMAGE_DIGEST.search(download["image"]), "the downloader image is pinned by digest"
     assert download["resources"]["requests"] == download["resources"]["limits"] == {"cpu": "4", "memory": "16Gi"}
     assert pod["restartPolicy"] == "Never"

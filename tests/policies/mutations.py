@@ -41,6 +41,23 @@ def _gpu_type(records: list[dict[str, Any]], gpu_type: str) -> list[dict[str, An
     return records
 
 
+def _unkeyed_compile_cache(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's caches moved onto a Cloud Storage FUSE volume every configuration shares (no only-dir)."""
+    container = _vllm(records)
+    for item in container["env"]:
+        if item["name"] == "VLLM_CACHE_ROOT":
+            item["value"] = "/var/cache/compile/vllm"
+    container["volumeMounts"].append({"name": "compile-cache", "mountPath": "/var/cache/compile"})
+    pod: dict[str, Any] = serving_deployment(records)["inputs"]["spec"]["template"]["spec"]
+    pod["volumes"].append(
+        {
+            "name": "compile-cache",
+            "csi": {"driver": "gcsfuse.csi.storage.gke.io", "volumeAttributes": {"bucketName": "b"}},
+        }
+    )
+    return records
+
+
 def with_flag(records: list[dict[str, Any]], flag: str, value: object | None) -> list[dict[str, Any]]:
     container = _vllm(records)
     container["args"] = [arg for arg in container["args"] if arg.split("=", 1)[0] != flag]
@@ -343,6 +360,17 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
             cidrBlocks=[{"cidrBlock": "0.0.0.0/0", "displayName": "anywhere"}]
         ),
         "LLM-GKE-004",
+    ),
+    "shared-compile-cache-unkeyed": ("dev", _unkeyed_compile_cache, "LLM-VLLM-015"),
+    "no-container-file-system-api": (
+        "prod",
+        lambda r: _remove(r, lambda record: record["name"] == "llm-containerfilesystem-api"),
+        "LLM-GKE-005",
+    ),
+    "subnet-without-private-google-access": (
+        "dev",
+        lambda r: _of_type(r, "gcp:compute/subnetwork:Subnetwork")[0]["inputs"].update(privateIpGoogleAccess=False),
+        "LLM-GKE-005",
     ),
     "benchmark-one-client": ("prod", _one_benchmark_client, "LLM-BENCH-001"),
     "prod-cluster-unprotected": ("prod", _unprotect, "LLM-PROD-001"),

@@ -123,3 +123,29 @@ def test_image_pull_is_computed_with_its_basis_when_stated() -> None:
     pull = phases(config)["imagePull"]
     assert pull.basis == "computed" and pull.seconds_max == pytest.approx(10 * 1024 / 100)
     assert "10 GiB / 100 MiB/s" in pull.source
+
+
+def test_the_start_up_settings_are_named_and_their_savings_not_claimed() -> None:
+    default = time_to_serve(validate(BASE))
+    (mirror,) = default.notes
+    assert "Artifact Registry remote repository of Docker Hub in us-central1" in mirror
+    assert "Saving not measured" in mirror
+    assert default.phases[-1].basis == "measured"  # the write-up's pod figure still stands for the recipe
+    tuned = validate(
+        {
+            **BASE,
+            "startup": {"imageMirror": {"enabled": False}, "compileCache": {"enabled": True}},
+            "engine": {"maxCudagraphCaptureSize": "workload"},
+            "workload": {"concurrencyPerNode": 256},
+        }
+    )
+    notes = time_to_serve(tuned).notes
+    assert notes[0] == "image pull: from the upstream registries (startup.imageMirror off)"
+    assert "shared compile cache" in notes[1] and "Saving not measured" in notes[1]
+    assert "captured up to 64 tokens" in notes[2]
+    # Other CUDA graphs: the measured pod figure is another configuration's.
+    gap = pod_measurement_gap(validate({**BASE, "engine": {"maxCudagraphCaptureSize": 256}}))
+    assert gap is not None and "engine.maxCudagraphCaptureSize" in gap
+    # The recipe's workload size captures 0.19.0's default graphs: still the measured engine.
+    assert pod_measurement_gap(validate({**BASE, "engine": {"maxCudagraphCaptureSize": "workload"}})) is None
+    assert "This stack's start-up settings:" in "\n".join(section(tuned))

@@ -1,0 +1,76 @@
+"""engine.maxCudagraphCaptureSize: matched to the workload, rendered, refused when wrong, and what
+the planner carries to it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stacks.args import serve_arguments
+from stacks.capacity.measurements import configuration_of, load, matching
+from stacks.config.engine import capture_grid_ceiling, workload_capture_size
+from stacks.load.loader import InvalidConfig, validate
+from tests.variants import stack_settings
+
+
+def prod(**settings: Any) -> Any:
+    return validate({**stack_settings("prod"), **settings})
+
+
+@pytest.mark.parametrize(
+    ("tokens", "size"), [(1, 1), (3, 4), (5, 8), (9, 16), (250, 256), (255, 256), (256, 256), (257, 272), (500, 512)]
+)
+def test_sizes_round_up_to_vllms_capture_grid(tokens: int, size: int) -> None:
+    assert capture_grid_ceiling(tokens) == size
+
+
+def test_the_workload_size_is_one_engines_share_of_the_node() -> None:
+    # The recipe: 2,000 requests over 8 engines, 2 tokens per decode step with MTP-1.
+    assert workload_capture_size(2000, 8, 1, 16384) == 512
+    assert workload_capture_size(256, 8, 1, 16384) == 64
+    assert workload_capture_size(256, 8, 0, 16384) == 32
+    assert workload_capture_size(100_000, 8, 1, 16384) == 16384
+
+
+def test_the_flag_is_rendered_only_when_set() -> None:
+    assert not any(arg.startswith("--max-cudagraph-capture-size") for arg in serve_arguments(prod()))
+    matched = prod(engine={"maxCudagraphCaptureSize": "workload"}, workload={"concurrencyPerNode": 256})
+    assert "--max-cudagraph-capture-size=64" in serve_arguments(matched)
+    assert "--max-cudagraph-capture-size=96" in serve_arguments(prod(engine={"maxCudagraphCaptureSize": 96}))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("all", "'all' is not a capture size; allowed: a number of tokens, 'workload' or null"),
+        (True, "is not a capture size"),
+        (0, "greater than or equal to 1"),
+        (20000, "maxCudagraphCaptureSize 20000 is above maxNumBatchedTokens 16384"),
+    ],
+)
+def test_hostile_sizes_are_refused(value: object, message: str) -> None:
+    with pytest.raises(InvalidConfig, match=message):
+        prod(engine={"maxCudagraphCaptureSize": value})
+
+
+def test_the_planner_carries_figures_only_to_the_same_capture_sizes() -> None:
+    measured = load().measurements
+    # The recipe's workload size is 0.19.0's default (512): the same graphs, the measured figures stand.
+    same = prod(engine={"maxCudagraphCaptureSize": "workload"})
+    assert configuration_of(same).max_cudagraph_capture_size is None
+    assert matching(configuration_of(same), measured) is not None
+    # Another size captures other graphs: not measured.
+    other = prod(engine={"maxCudagraphCaptureSize": 256})
+    assert configuration_of(other).max_cudagraph_capture_size == 256
+    assert matching(configuration_of(other), measured) is None
+    # On 0.33.0 vLLM's default adds the decode sizes of speculative decoding: an explicit 512 is never
+    # the default there.
+    newer = prod(
+        engine={
+            "image": "vllm/vllm-openai:v0.33.0",
+            "imageDigest": "sha256:" + "cd" * 32,
+            "maxCudagraphCaptureSize": 512,
+        }
+    )
+    assert configuration_of(newer).max_cudagraph_capture_size == 512

@@ -73,6 +73,13 @@ CACHE_ENV = {
     "FLASHINFER_WORKSPACE_BASE": CACHE_ROOT,
     "TORCHINDUCTOR_CACHE_DIR": f"{CACHE_ROOT}/torchinductor",
 }
+# The pods run as a UID with no passwd entry in the image. vLLM images from 0.20 on call
+# `getpass.getuser()` at start (vllm issue 44548; in 0.33.0 FlashAttention's CuTe DSL cache still
+# does), which reads LOGNAME, USER, LNAME and USERNAME before falling back to the passwd database and
+# raising without an entry (CPython Lib/getpass.py `getuser`). Every container that runs the vLLM
+# image (serving, benchmark) states both.
+PROCESS_USER = "vllm"
+USER_ENV = {"USER": PROCESS_USER, "LOGNAME": PROCESS_USER}
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,7 @@ class EngineFlags:
     language_model_only: bool
     moe_backend: str | None
     estimate_cudagraphs: bool
+    stream_interval: int | None
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
     cpu: str
@@ -167,6 +175,8 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
         args.append("--language-model-only")
     if engine.moe_backend is not None:
         args.append(f"--moe-backend={engine.moe_backend}")
+    if engine.stream_interval is not None:
+        args.append(f"--stream-interval={engine.stream_interval}")
     args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 
@@ -177,7 +187,7 @@ ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 
 
 def engine_env(engine: EngineFlags) -> dict[str, str]:
-    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
+    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **USER_ENV, **CACHE_ENV}
     env[ESTIMATE_CUDAGRAPHS_ENV] = "1" if engine.estimate_cudagraphs else "0"
     return {**env, **engine.extra_env}
 

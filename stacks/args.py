@@ -66,6 +66,7 @@ def engine_flags(engine: EngineConfig) -> EngineFlags:
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
         estimate_cudagraphs=engine.estimate_cudagraphs,
+        stream_interval=engine.stream_interval,
         extra_args=tuple(engine.extra_args),
         extra_env=dict(engine.extra_env),
         cpu=engine.cpu,

@@ -63,6 +63,9 @@ class Configuration(ConfigModel):
     language_model_only: bool | Unknown = Field(description="engine.languageModelOnly")
     moe_backend: str | Unknown | None = Field(description="engine.moeBackend")
     estimate_cudagraphs: bool | Unknown = Field(description="engine.estimateCudagraphs")
+    stream_interval: int | Unknown = Field(
+        default=1, description="engine.streamInterval (1, vLLM's default, when the stack leaves it out)."
+    )
     extra_args: list[str] | Unknown = Field(description="engine.extraArgs")
     extra_env: dict[str, str] | Unknown = Field(description="engine.extraEnv")
     dataset: str | Unknown = Field(description="The benchmark's prompts (benchmark.dataset).")
@@ -290,6 +293,7 @@ def configuration_of(
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
         estimate_cudagraphs=engine.estimate_cudagraphs,
+        stream_interval=engine.stream_interval or 1,
         extra_args=list(engine.extra_args),
         extra_env=dict(sorted(engine.extra_env.items())),
         dataset=benchmark.dataset,

@@ -86,6 +86,7 @@ OPTIONAL_TYPED_FLAGS = {
     "mamba-block-size": "engine.mambaBlockSize",
     "language-model-only": "engine.languageModelOnly",
     "moe-backend": "engine.moeBackend",
+    "stream-interval": "engine.streamInterval",
 }
 FLAG_KEYS = {
     "served-model-name": "engine.servedModelName",

@@ -31,6 +31,7 @@ FLAGS = EngineFlags(
     language_model_only=False,
     moe_backend=None,
     estimate_cudagraphs=True,
+    stream_interval=None,
     extra_args=("--enable-log-requests",),
     extra_env={"EXTRA": "1"},
     cpu="200",

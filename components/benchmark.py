@@ -43,6 +43,7 @@ from components import bench_result, startup_report
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.image_mirror import pull_policy
 from components.network_policy import dns_and_https_egress
+from components.vllm import USER_ENV
 
 CONTAINER_NAME = "bench"
 RESULTS_DIR = "/results"
@@ -228,6 +229,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                                     k8s.core.v1.EnvVarArgs(name="HOME", value=SCRATCH_DIR),
                                     k8s.core.v1.EnvVarArgs(name="HF_HOME", value=f"{SCRATCH_DIR}/huggingface"),
                                     k8s.core.v1.EnvVarArgs(name="VLLM_NO_USAGE_STATS", value="1"),
+                                    *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in USER_ENV.items()),
                                 ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=compute, limits=compute),
                                 security_context=restricted_container_context(),

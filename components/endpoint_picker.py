@@ -75,6 +75,7 @@ MACHINE_FAMILY = "c4"
 READY_TIMEOUT_SECONDS = 900
 # checkov CKV_K8S_38: the picker watches pods, the InferencePool and (with standbys) its Lease through the API.
 TOKEN_SKIP = "CKV_K8S_38=the picker watches pods, its InferencePool and its Lease through the API"
+CPU_LIMIT_SKIP = "CKV_K8S_11=no CPU limit: a CFS quota would throttle the one active picker, as llm-d-router's chart"
 
 
 def epp_name(pool_name: str) -> str:
@@ -270,7 +271,12 @@ class EndpointPicker(pulumi.ComponentResource):
             f"{name}-config", metadata=metadata(picker), data={PLUGINS_FILE: plugins_config()}, opts=child
         )
 
-        resources = {"cpu": args.cpu, "memory": args.memory}
+        # No CPU limit: the picker's per-request ext_proc work comes in bursts, and a CFS quota would
+        # throttle the one active leader in them; memory stays capped. llm-d-router's chart sets the same
+        # ("EPP container resources: CPU limits unset for burst capacity, memory capped at 16Gi",
+        # config/charts/routerlib/values.yaml at llm-d-router@17a368a5). The CPU request still sizes the node.
+        requests = {"cpu": args.cpu, "memory": args.memory}
+        limits = {"memory": args.memory}
         # A digest never moves: IfNotPresent as the released chart sets; a bare tag is pulled each time.
         pull_policy = "IfNotPresent" if "@sha256:" in args.image else "Always"
         grpc_probe_services = (
@@ -288,6 +294,7 @@ class EndpointPicker(pulumi.ComponentResource):
                     "pulumi.com/waitFor": ready_condition(args.replicas),
                     "pulumi.com/timeoutSeconds": str(READY_TIMEOUT_SECONDS),
                     "checkov.io/skip1": TOKEN_SKIP,
+                    "checkov.io/skip2": CPU_LIMIT_SKIP,
                 },
             ),
             spec=k8s.apps.v1.DeploymentSpecArgs(
@@ -310,7 +317,7 @@ class EndpointPicker(pulumi.ComponentResource):
                                 image=args.image,
                                 image_pull_policy=pull_policy,
                                 args=picker_args(args.pool_name, args.namespace, args.replicas),
-                                resources=k8s.core.v1.ResourceRequirementsArgs(requests=resources, limits=resources),
+                                resources=k8s.core.v1.ResourceRequirementsArgs(requests=requests, limits=limits),
                                 ports=[
                                     k8s.core.v1.ContainerPortArgs(name="grpc", container_port=EXT_PROC_PORT),
                                     k8s.core.v1.ContainerPortArgs(name="grpc-health", container_port=HEALTH_PORT),

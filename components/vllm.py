@@ -86,6 +86,13 @@ SHARED_CACHE_ENV = {
     "FLASHINFER_WORKSPACE_BASE": SHARED_CACHE_ROOT,
     "TORCHINDUCTOR_CACHE_DIR": f"{SHARED_CACHE_ROOT}/torchinductor",
 }
+# The pods run as a UID with no passwd entry in the image. vLLM images from 0.20 on call
+# `getpass.getuser()` at start (vllm issue 44548; in 0.33.0 FlashAttention's CuTe DSL cache still
+# does), which reads LOGNAME, USER, LNAME and USERNAME before falling back to the passwd database and
+# raising without an entry (CPython Lib/getpass.py `getuser`). Every container that runs the vLLM
+# image (serving, benchmark) states both.
+PROCESS_USER = "vllm"
+USER_ENV = {"USER": PROCESS_USER, "LOGNAME": PROCESS_USER}
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,7 @@ class EngineFlags:
     # `--max-cudagraph-capture-size` (None: vLLM's default).
     max_cudagraph_capture_size: int | None
     estimate_cudagraphs: bool
+    stream_interval: int | None
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
     cpu: str
@@ -184,6 +192,8 @@ def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, sh
         args.append(f"--moe-backend={engine.moe_backend}")
     if engine.max_cudagraph_capture_size is not None:
         args.append(f"--max-cudagraph-capture-size={engine.max_cudagraph_capture_size}")
+    if engine.stream_interval is not None:
+        args.append(f"--stream-interval={engine.stream_interval}")
     args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 
@@ -194,7 +204,7 @@ ESTIMATE_CUDAGRAPHS_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 
 
 def engine_env(engine: EngineFlags, shared_cache: bool = False) -> dict[str, str]:
-    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **CACHE_ENV}
+    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", **USER_ENV, **CACHE_ENV}
     if shared_cache:
         env |= SHARED_CACHE_ENV
     env[ESTIMATE_CUDAGRAPHS_ENV] = "1" if engine.estimate_cudagraphs else "0"

@@ -69,6 +69,7 @@ def engine_flags(engine: EngineConfig, concurrency_per_node: int | None = None) 
         moe_backend=engine.moe_backend,
         max_cudagraph_capture_size=capture_size(engine, concurrency_per_node),
         estimate_cudagraphs=engine.estimate_cudagraphs,
+        stream_interval=engine.stream_interval,
         extra_args=tuple(engine.extra_args),
         extra_env=dict(engine.extra_env),
         cpu=engine.cpu,

@@ -150,7 +150,7 @@ def picker_pod(records: Records) -> dict[str, Any]:
 
 def epp_cpu(records: Records, cpu: str) -> Records:
     resources = picker_pod(records)["containers"][0]["resources"]
-    resources["requests"]["cpu"] = resources["limits"]["cpu"] = cpu
+    resources["requests"]["cpu"] = cpu
     return records
 
 

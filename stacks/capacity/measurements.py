@@ -69,6 +69,9 @@ class Configuration(ConfigModel):
         description="engine.maxCudagraphCaptureSize as a number; null: vLLM's default capture sizes (also an explicit "
         "size equal to 0.19.0's default, which captures the same graphs).",
     )
+    stream_interval: int | Unknown = Field(
+        default=1, description="engine.streamInterval (1, vLLM's default, when the stack leaves it out)."
+    )
     extra_args: list[str] | Unknown = Field(description="engine.extraArgs")
     extra_env: dict[str, str] | Unknown = Field(description="engine.extraEnv")
     dataset: str | Unknown = Field(description="The benchmark's prompts (benchmark.dataset).")
@@ -304,6 +307,7 @@ def configuration_of(
         moe_backend=engine.moe_backend,
         estimate_cudagraphs=engine.estimate_cudagraphs,
         max_cudagraph_capture_size=capture_setting(config, release),
+        stream_interval=engine.stream_interval or 1,
         extra_args=list(engine.extra_args),
         extra_env=dict(sorted(engine.extra_env.items())),
         dataset=benchmark.dataset,

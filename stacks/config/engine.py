@@ -246,6 +246,13 @@ class EngineConfig(ConfigModel):
         "capture grid (1, 2, 4, multiples of 8 below 256, then of 16); a batch above it runs without a graph. The "
         "planner shows throughput only for a capture set that was measured (the recipe's 512 on 0.19.0 is).",
     )
+    stream_interval: Annotated[int | None, Field(ge=1, le=1024)] = Field(
+        default=None,
+        description="`--stream-interval`: tokens the engine buffers per streamed chunk, 1-1024 (vLLM PR 27869; both "
+        "pinned releases' parsers take it). Each chunk is one more ext_proc message through the gateway's "
+        "Endpoint Picker, so a larger value lowers its per-request work at a coarser stream. null omits the flag "
+        "(vLLM's default, 1: every token, what the measured runs used).",
+    )
     estimate_cudagraphs: bool = Field(
         default=True,
         description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -11,7 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel, Image, Quantity
-from stacks.config.grammars import DNS_1035_LABEL
+from stacks.config.grammars import DNS_1035_LABEL, quantity_value
 from stacks.config.quoting import quote
 
 PROXY_SUBNET_REFERENCE = (
@@ -19,6 +20,14 @@ PROXY_SUBNET_REFERENCE = (
     r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 )
 
+
+# C4 machine shapes, memory per vCPU: c4-highcpu 2, c4-standard 3.75, c4-highmem 7.75 (Compute Engine
+# "General-purpose machine family": C4 machine types, where GB means GiB). The picker's Performance-class
+# pod gets a C4 node of its own, so its CPU:memory must fall in a shape's range. Autopilot's own rows for
+# Performance on C4 ("Resource requests in Autopilot") could not be read here: unverified beyond the shapes.
+C4_MIN_GIB_PER_CPU = Decimal(2)
+C4_MAX_GIB_PER_CPU = Decimal("7.75")
+GIB = Decimal(2**30)
 
 # The picker of gateway-api-inference-extension's inferencepool chart (registry.k8s.io/...), by its repository path.
 GIE_PICKER_REPOSITORY = "gateway-api-inference-extension/epp"
@@ -68,9 +77,16 @@ class GatewayConfig(ConfigModel):
         "leader-election standbys that take over when the leader's lease lapses. A standby shares no load.",
     )
     epp_cpu: Quantity = Field(
-        default="10", description="CPU request and limit of each picker pod (10: what held at 8K connections)."
+        default="10",
+        description="CPU request of each picker pod (10: what held at 8K connections). No CPU limit is set, as in "
+        "llm-d-router's chart: a quota would throttle the one active picker.",
     )
-    epp_memory: Quantity = Field(default="16Gi", description="Memory request and limit of each picker pod.")
+    epp_memory: Quantity = Field(
+        default="24Gi",
+        description="Memory request and limit of each picker pod: 2 to 7.75 GiB per eppCpu, the range of C4's "
+        "machine shapes (c4-highcpu 2 GB per vCPU to c4-highmem 7.75), so Autopilot's Performance class can place it "
+        "(10 CPU with 16Gi was below c4-highcpu's ratio).",
+    )
     request_timeout_seconds: Annotated[int, Field(ge=30, le=86400)] = Field(
         default=300,
         description=(
@@ -113,6 +129,21 @@ class GatewayConfig(ConfigModel):
                 f"allowed: an llm-d-router picker such as {EPP_IMAGE.partition('@')[0]}"
             )
         return value
+
+    @model_validator(mode="after")
+    def _picker_fits_a_c4_shape(self) -> GatewayConfig:
+        cpu, memory = quantity_value(self.epp_cpu), quantity_value(self.epp_memory)
+        if cpu is None or memory is None:
+            return self
+        per_cpu = memory / GIB / cpu
+        if not C4_MIN_GIB_PER_CPU <= per_cpu <= C4_MAX_GIB_PER_CPU:
+            raise ValueError(
+                f"eppMemory {self.epp_memory} for eppCpu {self.epp_cpu} is {per_cpu:.2f} GiB per CPU; the picker runs "
+                f"on a C4 node of Autopilot's Performance class, whose shapes hold {C4_MIN_GIB_PER_CPU} to "
+                f"{C4_MAX_GIB_PER_CPU} GiB per vCPU: allowed eppMemory {(C4_MIN_GIB_PER_CPU * cpu).normalize():f}Gi to "
+                f"{(C4_MAX_GIB_PER_CPU * cpu).normalize():f}Gi"
+            )
+        return self
 
     @field_validator("proxy_subnet_cidr")
     @classmethod

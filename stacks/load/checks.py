@@ -87,6 +87,7 @@ OPTIONAL_TYPED_FLAGS = {
     "language-model-only": "engine.languageModelOnly",
     "moe-backend": "engine.moeBackend",
     "max-cudagraph-capture-size": "engine.maxCudagraphCaptureSize",
+    "stream-interval": "engine.streamInterval",
 }
 FLAG_KEYS = {
     "served-model-name": "engine.servedModelName",

@@ -132,8 +132,8 @@ def test_endpoint_picker_pinned_on_c4(gateway_stack: RenderedStack) -> None:
     # Pulled through the stack's ghcr.io mirror in its region, the same image by digest.
     assert container["image"].startswith("us-central1-docker.pkg.dev/")
     assert container["image"].endswith(f"/llm-serving-ghcr/{EPP_IMAGE.removeprefix('ghcr.io/')}")
-    expected = {"cpu": "10", "memory": "16Gi"}
-    assert container["resources"] == {"requests": expected, "limits": expected}
+    # No CPU limit (a quota would throttle the leader); memory capped; a C4 CPU:memory shape.
+    assert container["resources"] == {"requests": {"cpu": "10", "memory": "24Gi"}, "limits": {"memory": "24Gi"}}
     assert pod["nodeSelector"]["cloud.google.com/machine-family"] == "c4"
     assert deployment["metadata"]["namespace"] == NAMESPACE
     assert deployment["spec"]["replicas"] == 2, "one active picker and one leader-election standby"
@@ -322,6 +322,13 @@ INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("proxy-subnet-not-a-name", {"gateway": {"existingProxySubnet": "Proxy Subnet"}}, "existingProxySubnet"),
     ("pool-name-too-long", {"serviceName": "q" * 41}, "templates cut it to 40 characters"),
+    (
+        "picker-thinner-than-c4",
+        {"gateway": {"eppCpu": "10", "eppMemory": "16Gi"}},
+        "eppMemory 16Gi for eppCpu 10 is 1.60 GiB per CPU; the picker runs on a C4 node of Autopilot's Performance "
+        "class, whose shapes hold 2 to 7.75 GiB per vCPU: allowed eppMemory 20Gi to 77.5Gi",
+    ),
+    ("picker-fatter-than-c4", {"gateway": {"eppCpu": "2", "eppMemory": "64Gi"}}, "32.00 GiB per CPU"),
     (
         "internal-load-balancer-in-gateway-mode",
         {"internalLoadBalancer": True},

@@ -20,6 +20,7 @@ from components.vllm import (
     engine_image,
     rollout_wait,
 )
+from schemas.vllm_args import check_serve_args
 from stacks.args import engine_flags
 from stacks.config.engine import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
 from stacks.load.loader import InvalidConfig, validate
@@ -71,6 +72,9 @@ def test_prod_runs_the_recipe_on_twelve_nodes(prod: RenderedStack) -> None:
     assert env_of(prod) == {
         "HF_HUB_OFFLINE": "1",
         "VLLM_NO_USAGE_STATS": "1",
+        # getpass.getuser() under a UID without a passwd entry (vLLM 0.20+)
+        "USER": "vllm",
+        "LOGNAME": "vllm",
         "HOME": CACHE_ROOT,
         "XDG_CACHE_HOME": CACHE_ROOT,
         "VLLM_CACHE_ROOT": f"{CACHE_ROOT}/vllm",
@@ -344,4 +348,27 @@ def test_deep_gemm_override_is_refused_in_one_line(value: str) -> None:
 def test_the_cuda_graph_estimate_cannot_be_overridden_through_extra_env() -> None:
     engine = {"estimateCudagraphs": False, "extraEnv": {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1"}}
     with pytest.raises(InvalidConfig, match="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"):
+        validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})
+
+
+@pytest.mark.parametrize("version", ["0.19.0", "0.33.0"])
+def test_stream_interval_is_a_typed_engine_setting_both_releases_parse(version: str) -> None:
+    assert not [arg for arg in args_of() if arg.startswith("--stream-interval")], "null leaves vLLM's default"
+    args = args_of(stream_interval=8)
+    assert "--stream-interval=8" in args
+    assert check_serve_args(args, version) == []
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        ({"streamInterval": 0}, "engine.streamInterval"),
+        ({"streamInterval": "fast"}, "engine.streamInterval"),
+        ({"extraArgs": ["--stream-interval=4"]}, "engine.streamInterval"),
+        ({"extraEnv": {"USER": "root"}}, "USER"),
+        ({"extraEnv": {"LOGNAME": "root"}}, "LOGNAME"),
+    ],
+)
+def test_stream_interval_and_user_refused_elsewhere(engine: dict[str, Any], expected: str) -> None:
+    with pytest.raises(InvalidConfig, match=expected):
         validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})

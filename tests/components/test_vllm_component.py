@@ -32,6 +32,7 @@ FLAGS = EngineFlags(
     moe_backend=None,
     max_cudagraph_capture_size=None,
     estimate_cudagraphs=True,
+    stream_interval=None,
     extra_args=("--enable-log-requests",),
     extra_env={"EXTRA": "1"},
     cpu="200",

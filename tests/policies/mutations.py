@@ -129,7 +129,7 @@ def _unprotect(records: list[dict[str, Any]]) -> None:
 
 def _epp_cpu(records: list[dict[str, Any]]) -> None:
     resources = _picker_pod(records)["containers"][0]["resources"]
-    resources["requests"]["cpu"] = resources["limits"]["cpu"] = "500m"
+    resources["requests"]["cpu"] = "500m"
 
 
 def _epp_leader_election_off(records: list[dict[str, Any]]) -> None:

@@ -185,6 +185,8 @@ class Rollout:
     total_seconds: tuple[int, int] | None
     when: str
     source: str
+    # a rollout worth a warning (every pod to new nodes), else None
+    warning: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -74,6 +74,8 @@ def _preview(
             *costs.different_stacks(sides[0].capacity, sides[1].capacity, sides[0].outputs, sides[1].outputs),
             *warned,
         ]
+    moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))
+    warned += [rollout.warning for rollout in moving if rollout.warning]
     return Preview(
         planned.changes,
         planned.unchanged,
@@ -83,7 +85,7 @@ def _preview(
         notes + noted,
         outputs,
         costs.cost_deltas(sides[0].capacity, sides[1].capacity) if sides else [],
-        rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None)),
+        moving,
     )
 
 

@@ -24,7 +24,11 @@ Sources, next to each check:
   VM before deleting it (terraform-provider-google-beta@93c65b2d resource_compute_disk.go:1695-1775).
 * Dependents deleted first: a resource replaced delete-first has the engine delete, before it, every
   dependent replaced with it, and create them again after it (pulumi/pulumi@1b594989
-  pkg/resource/deploy/step_generator.go `calculateDependentReplacements`; `update_plan.py`).
+  pkg/resource/deploy/step_generator.go `calculateDependentReplacements`; `update_plan.py`). Each such
+  resource's steps form one chain, and the step executor runs chains in parallel
+  (pkg/resource/deploy/step_executor.go `ExecuteSerial`: "as many workers as possible executing
+  chains in parallel"): a claim deleted in a disk's chain while another chain deletes the serving
+  Deployment waits only until those pods end.
 * An image made from a snapshot: Compute Engine creates an image from an existing source snapshot
   (https://cloud.google.com/compute/docs/images/create-custom, "sourceSnapshot"); the snapshot the
   weights image was made from is deleted by the `up` after the one that made it

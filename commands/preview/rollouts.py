@@ -118,36 +118,40 @@ def _template_rollout(change: ResourceChange, pods: int, times: ServeTimes) -> R
     template = [entry.path for entry in change.inputs if entry.path.startswith("spec.template.")]
     if not template or pods == 0:
         return None
-    new_nodes = any(
-        any(segment in NODE_PATHS for segment in parse_path(path) if isinstance(segment, str)) for path in template
+    moved = sorted(
+        {segment for path in template for segment in parse_path(path) if isinstance(segment, str)} & set(NODE_PATHS)
     )
-    per_pod = times.new_node if new_nodes else (times.same_node[0], times.new_node[1])
+    per_pod = times.new_node if moved else (times.same_node[0], times.new_node[1])
     step = _max_unavailable(change.record)
     rounds = math.ceil(pods / step)
     what = (
-        f"every serving pod moves to new nodes (the pods' {', '.join(NODE_PATHS)} change): {pods} pod(s), {step} at a "
-        f"time, each a new A4 node and a model load"
-        if new_nodes
+        f"every serving pod moves to new nodes (the pods' {', '.join(moved)} change): {pods} pod(s), {step} at a "
+        "time, each a new A4 node and a model load"
+        if moved
         else f"the serving pods roll: {pods} pod(s), {step} at a time, each a model load (and a node, when the old "
         "one is gone)"
     )
     total = (rounds * per_pod[0], rounds * per_pod[1])
-    return Rollout(
-        f"{what}; {pods - step if pods > step else 0} of {pods} serve meanwhile, for about {_span(*total)}",
-        pods,
-        per_pod,
-        total,
-        "during `pulumi up`, which waits for the rollout",
-        times.source,
+    what = f"{what}; {pods - step if pods > step else 0} of {pods} serve meanwhile, for about {_span(*total)}"
+    warning = (
+        f"{change.urn}: {what}; each round needs an A4 node the new way (capacity that may not be there: the rollout "
+        "then stalls with the others serving)"
+        if moved
+        else None
     )
+    return Rollout(what, pods, per_pod, total, "during `pulumi up`, which waits for the rollout", times.source, warning)
 
 
 def _replaced(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout:
     if change.delete_before_replace:
+        after = (
+            f"once {change.deleted_first_with.rsplit('::', 1)[-1]} is replaced (not counted here)"
+            if change.deleted_first_with
+            else "once created"
+        )
         what = (
             f"the serving Deployment is deleted, then created: nothing serves until its {pods} new pod(s) are up "
-            f"(all at once, each a new A4 node and a model load: about {_span(*times.new_node)} once the "
-            "cluster is up)"
+            f"(all at once, each a new A4 node and a model load: about {_span(*times.new_node)} {after})"
         )
     else:
         what = (

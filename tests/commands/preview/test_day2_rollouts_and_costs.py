@@ -65,7 +65,8 @@ def test_a_compute_class_rename_moves_every_pod_to_new_nodes_one_at_a_time(
     (rollout,) = moved
     assert rollout.pods == 12 and rollout.seconds_per_pod == (low, high)
     assert rollout.total_seconds == (12 * low, 12 * high)
-    assert "11 of 12 serve meanwhile" in rollout.what
+    assert "11 of 12 serve meanwhile" in rollout.what and "nodeSelector change" in rollout.what
+    assert rollout.warning is not None and rollout.warning in result.warnings
 
 
 def test_an_engine_flag_rolls_the_pods_on_their_nodes(

@@ -17,8 +17,10 @@ user; otherwise the command exits 2 with one line and has touched nothing:
   a new file and renames it over the old name: a hard link to another file is unlinked, never
   written through.
 * Every file's text is scanned for a Hugging Face token before the first write.
-The manifest lists the old and the new files before anything is touched, so an interrupted write
-leaves a folder the next run can still verify and clean.
+Every folder the write touches is checked writable before the first write. The manifest lists the old
+and the new files before anything is touched, so an interrupted write leaves a folder the next run can
+still verify and clean; a staging file a killed write left (`.tmp-` and 16 hex digits, a regular file:
+only `_replace` makes such names) is removed by the next write, not taken for a foreign file.
 POSIX only (`O_NOFOLLOW` and `dir_fd`), like the rest of the tooling (Makefile, .venv/bin).
 """
 
@@ -47,6 +49,9 @@ VERIFY_LIMIT = 256 * MIB
 MAX_ENTRIES = 20_000
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 TEMPORARY_PREFIX = ".tmp-"
+TEMPORARY_HEX_BYTES = 8
+# A file only _replace creates: a write killed between creating it and renaming it leaves one behind.
+LEFTOVER = re.compile(rf"^{re.escape(TEMPORARY_PREFIX)}[0-9a-f]{{{2 * TEMPORARY_HEX_BYTES}}}$")
 NAME_MAX = 255  # bytes in one path component (Linux, macOS)
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -115,6 +120,8 @@ class OutputFolder:
     files: dict[str, os.stat_result] = field(default_factory=dict)
     directories: set[str] = field(default_factory=set)
     manifest: dict[str, list[str]] = field(default_factory=dict)
+    # staging files of a write that was killed before renaming them (removed by the next write)
+    leftovers: list[str] = field(default_factory=list)
 
     @classmethod
     def open(cls, directory: Path) -> OutputFolder:
@@ -141,6 +148,8 @@ class OutputFolder:
         for name, info in _tree(self.base, str(self.directory)):
             if stat.S_ISDIR(info.st_mode):
                 self.directories.add(name)
+            elif stat.S_ISREG(info.st_mode) and LEFTOVER.fullmatch(PurePosixPath(name).name):
+                self.leftovers.append(name)
             else:
                 self.files[name] = info
         if not self.files and not self.directories:
@@ -224,12 +233,15 @@ class OutputFolder:
         stale = sorted(set(self.manifest) - set(data)) if replace else []
         self.verify([*data, *stale])
         self._check_new_paths(data)
+        self._check_writable([*data, *stale, *self.leftovers])
         folder = self._create_missing()
         try:
             during = {name: list(digests) for name, digests in self.manifest.items()}
             for name, content in data.items():
                 during[name] = sorted({*during.get(name, []), digest(content)})
             _write_manifest(folder, during)
+            for name in self.leftovers:
+                _remove(folder, name, None, leftover=True)
             for name in stale:
                 _remove(folder, name, self.files.get(name))
             _prune(folder, stale)
@@ -240,6 +252,30 @@ class OutputFolder:
             _write_manifest(folder, final)
         finally:
             os.close(folder)
+
+    def _check_writable(self, names: Iterable[str]) -> None:
+        """Every directory the write creates files in or removes them from (the folder, its existing
+        subfolders on the way, or the deepest existing folder above a missing one) is writable by this
+        process, before anything is touched: a folder without write permission, on a read-only file
+        system, was refused only after part of it had been rewritten."""
+        if self.missing:
+            directories = {"."}
+        else:
+            directories = {"."} | {
+                str(parent)
+                for name in names
+                for parent in PurePosixPath(name).parents
+                if str(parent) != "." and str(parent) in self.directories
+            }
+        for directory in sorted(directories):
+            if not os.access(directory, os.W_OK | os.X_OK, dir_fd=self.base, effective_ids=True):
+                where = self.directory if directory == "." else self.directory / directory
+                if self.missing:
+                    where = _existing_part(self.directory, self.missing)
+                raise OutputError(
+                    f"{where}: not writable by this user (permissions, or a read-only file system); nothing was "
+                    "written: choose a folder you can write, or change its permissions"
+                )
 
     def _create_missing(self) -> int:
         """A descriptor of the folder, creating the missing components one by one (no links followed)."""
@@ -290,6 +326,14 @@ def _walk_to(directory: Path) -> tuple[int, list[str]]:
         os.close(current)
         raise
     return current, []
+
+
+def _existing_part(directory: Path, missing: list[str]) -> Path:
+    """The deepest folder of `directory` that exists (its last `missing` components do not)."""
+    path = directory
+    for _ in missing:
+        path = path.parent
+    return path
 
 
 def _refuse_protected(directory: Path) -> None:
@@ -401,7 +445,7 @@ def _replace(folder: int, name: str, content: bytes) -> None:
     """Write a new file and rename it over `name`: whatever was there is unlinked, never written into."""
     parent = _parent_of(folder, name, create=True)
     assert parent is not None
-    temporary = f"{TEMPORARY_PREFIX}{secrets.token_hex(8)}"
+    temporary = f"{TEMPORARY_PREFIX}{secrets.token_hex(TEMPORARY_HEX_BYTES)}"
     try:
         _write_new(parent, temporary, content)
         os.rename(temporary, PurePosixPath(name).name, src_dir_fd=parent, dst_dir_fd=parent)
@@ -413,14 +457,17 @@ def _replace(folder: int, name: str, content: bytes) -> None:
         os.close(parent)
 
 
-def _remove(folder: int, name: str, checked: os.stat_result | None) -> None:
+def _remove(folder: int, name: str, checked: os.stat_result | None, leftover: bool = False) -> None:
     parent = _parent_of(folder, name, create=False)
     if parent is None:
         return
     leaf = PurePosixPath(name).name
     try:
         now = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
-        if checked is None or (now.st_dev, now.st_ino) != (checked.st_dev, checked.st_ino):
+        if leftover:
+            if not stat.S_ISREG(now.st_mode):
+                return
+        elif checked is None or (now.st_dev, now.st_ino) != (checked.st_dev, checked.st_ino):
             return  # gone, or swapped since it was verified: leave it
         os.unlink(leaf, dir_fd=parent)
     except FileNotFoundError:
@@ -496,6 +543,11 @@ def replace_file(path: Path, text: str) -> None:
             raise OutputError(f"{path}: cannot write it ({error.strerror})") from None
         if not stat.S_ISREG(mode):
             raise _entry_problem(str(path), mode)
+        if not os.access(".", os.W_OK | os.X_OK, dir_fd=base, effective_ids=True):
+            raise OutputError(
+                f"{path.parent}: not writable by this user (the file is replaced by a new one beside it); nothing "
+                "was written"
+            )
         _replace(base, path.name, text.encode())
     finally:
         os.close(base)

@@ -1,0 +1,58 @@
+"""The console scripts' first code: Ctrl-C is one line and exit status 130 from the first instant.
+
+A console script imports its command's module before `main` runs, and that import (pulumi, the SDK's
+mocks, pydantic, the stack) takes seconds: a Ctrl-C there printed a traceback, and one that cut a lazy
+import short left a half-initialised module that failed later with a misleading error ("render failed:
+AttributeError: module 'pulumi_gcp.compute' has no attribute 'Network'"). So the handler is installed
+by the first lines this module runs, with the interpreter's built-in `_signal` (the `signal` module
+itself takes milliseconds to import): it writes `NAME: interrupted` and ends the process at once
+(os._exit, exit status 130 as the commands' own handler gives), whatever is being imported or run. An
+output folder interrupted mid-write stays recoverable (commands/io/output.py). Only the interpreter's
+start-up before this module runs (a few milliseconds) is not covered.
+"""
+
+import _signal  # type: ignore[import-not-found,unused-ignore]
+import os
+import sys
+
+EXIT_INTERRUPTED = 128 + _signal.SIGINT
+_NAME = ["command"]
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    try:
+        os.write(2, f"{_NAME[0]}: interrupted\n".encode())
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+# An interrupt the caller chose to ignore (a background job of a script, nohup) stays ignored, as Python
+# itself leaves it (it installs its KeyboardInterrupt handler only over the default).
+if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
+    _signal.signal(_signal.SIGINT, _interrupted)
+
+
+def _run(name: str, module: str, function: str) -> None:
+    _NAME[0] = name
+    main = getattr(__import__(module, fromlist=[function]), function)
+    sys.exit(main())
+
+
+def render() -> None:
+    _run("render", "commands.render.command", "main")
+
+
+def preview() -> None:
+    _run("preview", "commands.preview.command", "main")
+
+
+def check_policies() -> None:
+    _run("check-policies", "commands.check_policies.runner", "main")
+
+
+def plan() -> None:
+    _run("plan", "commands.plan.command", "plan_main")
+
+
+def bench_compare() -> None:
+    _run("bench-compare", "commands.bench_compare.command", "bench_compare_main")

@@ -1,0 +1,116 @@
+"""An output folder after a write that did not finish: a render killed (SIGKILL) while it wrote leaves a
+folder the next render recovers; a folder this user cannot write is refused before anything in it is
+touched (exit 2, one line)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commands.io import output
+from tests.commands.io.test_output import FILES, snapshot
+from tests.rendered import ROOT, run_render
+
+# Runs `render ARGS`, killing itself with SIGKILL in the middle of its Nth file write: half the file is
+# on disk under its staging name, nothing renamed (the hook point: commands/io/output.py `_write_new`).
+KILLED_RENDER = """
+import os, signal, sys
+from commands.io import output
+from commands.render.command import main
+real, calls = output._write_new, [0]
+def dying(parent, name, content):
+    calls[0] += 1
+    if calls[0] == int(os.environ["KILL_AT_WRITE"]):
+        descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=parent)
+        os.write(descriptor, content[: len(content) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(parent, name, content)
+output._write_new = dying
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def killed_render(out: Path, at_write: int) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED_RENDER, "dev", "--out", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "KILL_AT_WRITE": str(at_write)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    assert any(output.LEFTOVER.fullmatch(path.name) for path in out.rglob(".tmp-*")), "a staging file is left"
+
+
+@pytest.fixture(scope="module")
+def clean_render(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    out = tmp_path_factory.mktemp("clean") / "dev"
+    assert run_render("dev", "--out", str(out)).returncode == 0
+    return snapshot(out)
+
+
+@pytest.mark.parametrize(
+    ("earlier_render", "at_write"),
+    [(False, 1), (False, 4), (True, 2), (True, 30)],
+    ids=["new-folder-first-manifest", "new-folder-mid-files", "over-a-render-manifest", "over-a-render-mid-files"],
+)
+def test_a_render_killed_mid_write_is_recovered_by_the_next(
+    earlier_render: bool, at_write: int, tmp_path: Path, clean_render: dict[str, str]
+) -> None:
+    out = tmp_path / "dev"
+    if earlier_render:
+        assert run_render("dev", "--out", str(out)).returncode == 0
+    killed_render(out, at_write)
+    again = run_render("dev", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert snapshot(out) == clean_render, "the same files as a render into a new folder, no staging file left"
+
+
+def test_a_file_only_named_like_a_staging_file_but_a_link_is_still_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    output.write_render(out, FILES)
+    (out / ".tmp-0123456789abcdef").symlink_to(tmp_path)
+    with pytest.raises(output.OutputError, match="symbolic link"):
+        output.write_render(out, FILES)
+
+
+def without_write_permission(command: list[str]) -> list[str]:
+    """The command as this user without the capabilities that let root write anywhere."""
+    if os.geteuid() != 0:
+        return command
+    if shutil.which("setpriv") is None:
+        pytest.skip("root without setpriv: cannot drop CAP_DAC_OVERRIDE to test permissions")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", *command]
+
+
+@pytest.mark.parametrize("where", ["folder", "subfolder", "parent-of-missing"])
+def test_an_unwritable_folder_is_refused_before_anything_is_touched(where: str, tmp_path: Path) -> None:
+    out = tmp_path / "dev"
+    assert run_render("dev", "--out", str(out)).returncode == 0
+    locked = {"folder": out, "subfolder": out / "manifests", "parent-of-missing": tmp_path}[where]
+    target = out if where != "parent-of-missing" else tmp_path / "new" / "dev"
+    before = snapshot(tmp_path)
+    locked.chmod(0o555)
+    try:
+        run = subprocess.run(
+            without_write_permission([str(ROOT / ".venv" / "bin" / "render"), "dev", "--out", str(target)]),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        locked.chmod(0o755)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "not writable by this user" in run.stderr, run.stderr
+    assert str(locked) in run.stderr
+    assert snapshot(tmp_path) == before, "nothing touched"

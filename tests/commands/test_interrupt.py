@@ -1,0 +1,61 @@
+"""Ctrl-C at any moment of a console script is one line and exit status 130 (commands/entry.py): during
+the command's imports (before `main`, where it printed a traceback) and while the program runs.
+
+The interrupt is sent when the process has loaded a given extension module (read from /proc/PID/maps),
+so each case hits the same phase whatever the machine's load: `_yaml` and `cygrpc` (gRPC, imported by
+pulumi) load while the command's modules import, `_pydantic_core` once the stack model is imported; for
+render a moment later too, while the program runs under the SDK's mocks."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.rendered import ROOT
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc (Linux)")
+
+
+def interrupted_when_loaded(command: list[str], library: str, extra_seconds: float = 0.0) -> tuple[int, str]:
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    maps = Path(f"/proc/{process.pid}/maps")
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            if library in maps.read_text():
+                break
+        except OSError:
+            break
+        time.sleep(0.005)
+    time.sleep(extra_seconds)
+    assert process.poll() is None, "the command ended before the interrupt"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    return process.returncode, stderr
+
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize(
+    ("command", "library", "extra_seconds"),
+    [
+        (["render", "dev", "--out", "{out}"], "_yaml", 0.0),
+        (["render", "dev", "--out", "{out}"], "cygrpc", 0.0),
+        (["render", "dev", "--out", "{out}"], "_pydantic_core", 2.0),
+        (["plan", "dev"], "cygrpc", 0.0),
+        (["check-policies", "{out}"], "_yaml", 0.0),
+    ],
+    ids=["render-imports", "render-pulumi-import", "render-running", "plan-imports", "check-policies-imports"],
+)
+def test_an_interrupt_is_one_line_and_130(
+    command: list[str], library: str, extra_seconds: float, tmp_path: Path
+) -> None:
+    argv = [str(BIN / command[0]), *(part.format(out=tmp_path / "out") for part in command[1:])]
+    status, stderr = interrupted_when_loaded(argv, library, extra_seconds)
+    assert (status, stderr) == (130, f"{command[0]}: interrupted\n")

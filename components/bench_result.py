@@ -10,7 +10,7 @@ vllm/benchmarks/serve.py: `completed`, `failed`, `duration`, `total_input_tokens
 
 How clients are combined (they run at the same time against the same endpoint):
 - throughputs (total tok/s, output tok/s, req/s) and request/token counts: summed, the published
-  method ("sum throughput across clients", RECIPE section 8); the longest client duration is kept;
+  method ("sum throughput across clients", the write-up's method); the longest client duration is kept;
 - medians: the mean of the clients' medians weighted by their completed requests, an estimate of
   the pooled median (the exact one needs per-request data);
 - p99: the largest client p99, an upper bound of the pooled p99.

@@ -1,7 +1,7 @@
 """The in-cluster benchmark: one Kubernetes Job on a dedicated CPU node running N parallel
 `vllm bench serve` clients against the serving endpoint, then printing ONE summed result line.
 
-One Python client saturates about one core near 16K connections (RECIPE section 8): the load is
+One Python client saturates about one core near 16K connections (the write-up's benchmark method): the load is
 split over N clients of ~1K concurrency each, all in one pod on its own node. The pod selects the
 Autopilot `Performance` compute class (one Pod per node) and a machine family (default C4), the
 documented pair in GKE's "Choose compute classes for Autopilot Pods"; Autopilot sizes the node from

@@ -11,8 +11,9 @@ Evidence for the settings (checked at the source):
   such as `1.34` therefore creates the cluster on a patch GKE still offers, and GKE's auto-upgrades
   never cause a diff.
 - Node service account: Autopilot nodes take it from
-  `cluster_autoscaling.auto_provisioning_defaults.service_account` (terraform-provider-google PR
-  #13024 "Allow passing node service_account when autopilot enabled"); its least role is
+  `cluster_autoscaling.auto_provisioning_defaults.service_account` (terraform-provider-google
+  https://github.com/hashicorp/terraform-provider-google/pull/13024 "Allow passing node
+  service_account when autopilot enabled"); its least role is
   `roles/container.defaultNodeServiceAccount` (GKE "Use least privilege IAM service accounts").
   Without it nodes run as the Compute Engine default account, which organisations often strip of
   roles, and logs and metrics vanish.

@@ -1,4 +1,4 @@
-"""Facts of the A4 machine the serving layer runs on (GKE docs "About GPUs in Autopilot"; RECIPE section 3)."""
+"""Facts of the A4 machine the serving layer runs on (GKE docs "About GPUs in Autopilot"; the benchmark write-up)."""
 
 A4_MACHINE_TYPE = "a4-highgpu-8g"
 B200_ACCELERATOR = "nvidia-b200"

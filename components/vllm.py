@@ -226,7 +226,7 @@ class RolloutWait:
 
 
 # Per pod: each capacity source the ComputeClass tries may take this long to give a node, then
-# the model loads (~10 min measured, RECIPE section 2).
+# the model loads (~10 min in the benchmark write-up).
 NODE_PROVISIONING_MINUTES = 15
 MODEL_LOAD_MINUTES = 20
 

@@ -49,7 +49,7 @@ class Probe:
 
 
 SPECULATIVE = '--speculative-config={"method":"mtp","num_speculative_tokens":1}'
-# RECIPE.md section 2, plus the flags the recipe text adds and a served name, port and host.
+# the benchmark write-up, plus the flags the recipe text adds and a served name, port and host.
 RECIPE = (
     "--model=Qwen/Qwen3.5-27B-FP8",
     "--data-parallel-size=8",

@@ -13,7 +13,7 @@ from policies.values import as_list, as_mapping, as_text, cpu_cores, dig, number
 
 BENCH_COMMAND = re.compile(r"vllm\s+bench\s+serve\b(?P<flags>[^\n&|;]*)")
 MAX_CONCURRENCY = re.compile(r"--max-concurrency[=\s]+(\d+)")
-# One `vllm bench serve` process saturates one core near 16K connections (RECIPE section 8).
+# One `vllm bench serve` process saturates one core near 16K connections (the benchmark write-up).
 MAX_CONCURRENCY_PER_CLIENT = Setting(
     "maxConcurrencyPerClient", 4000, "in-flight requests one vllm bench serve client may hold"
 )

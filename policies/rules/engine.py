@@ -144,7 +144,8 @@ SPECULATIVE_TOKENS_AT_MOST_TWO = ResourceValidationPolicy(
     display_name="Speculative decoding proposes at most 2 tokens",
     description=(
         "num_speculative_tokens above 2 in --speculative-config: MTP-5 crashed with cudaErrorIllegalAddress "
-        "(vLLM issue #37035), and acceptance falls with every position (84.7/58.7/49.3/44.1/41.2%)."
+        "(https://github.com/vllm-project/vllm/issues/37035), and acceptance falls with every position "
+        "(84.7/58.7/49.3/44.1/41.2%)."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_speculative_tokens_at_most_two,
@@ -314,7 +315,8 @@ IMAGE_HAS_FP8_KV_FIX = StackValidationPolicy(
     display_name="No vLLM image with the B200 FP8-KV accuracy bug",
     description=(
         "vLLM 0.18.0 or older with an FP8 KV cache on B200: the v0.18.0 release notes list degraded accuracy "
-        "serving Qwen3.5 with FP8 KV cache on B200 (#37618), fixed in 0.18.1 / 0.19. Pin an image with the fix."
+        "serving Qwen3.5 with FP8 KV cache on B200; the fix (https://github.com/vllm-project/vllm/pull/38083) "
+        "shipped after 0.18.0. Pin an image with the fix."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_image_has_fp8_kv_fix,

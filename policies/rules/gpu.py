@@ -214,7 +214,7 @@ SPOT_GRACE_FITS = StackValidationPolicy(
 
 # Regions where Compute Engine offers a4-highgpu-8g, compiled 2026-11 from: the benchmark write-up
 # (europe-west4), Dynamic Workload Scheduler's recommended A4 zones (asia-southeast1-b, us-central1-b,
-# us-south1-b; RECIPE section 3), and zones that accepted or listed a4-highgpu-8g requests on 2026-10-05
+# us-south1-b), and zones that accepted or listed a4-highgpu-8g requests on 2026-10-05
 # (us-central1-b, us-south1-b, us-west3-b/c, us-east1-b/d, us-east4-b, us-west2-c: kyuds/skyrl-test,
 # opd-gcp-spot-full-repro/gcp settings). Not the full list (Compute Engine's "GPU regions and zones" page
 # could not be read here); `gcloud compute accelerator-types list --filter=name=nvidia-b200` is the

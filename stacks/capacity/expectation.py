@@ -223,7 +223,8 @@ class Throughput:
             f"measured: {ids} (stacks/capacity/measurements.yaml), the configuration of this stack: profile "
             f"{key.profile}, vLLM {key.vllm_release}, DP {key.data_parallel_size} x TP {key.tensor_parallel_size}"
             f"{' + EP' if key.expert_parallel is True else ''}, {speculative}, KV cache {key.kv_cache_dtype}, "
-            f"max-model-len {key.max_model_len}, {key.routing} routing"
+            f"max-model-len {key.max_model_len}, {key.routing} routing; source: "
+            + "; ".join(dict.fromkeys(item.source for item in self.match.measurements))
         )
 
     def _release_lines(self) -> list[str]:
@@ -233,8 +234,9 @@ class Throughput:
         for item in self.match.measurements:
             if item.measured_release != release and release in RELEASES:
                 lines.append(
-                    f"{item.id} ran on vLLM {item.measured_release}; its figures stand for vLLM {release} "
-                    f"({RELEASES[release].why})"
+                    f"assumed, not measured: {item.id} ran on vLLM {item.measured_release}, and its figures are "
+                    f"taken for vLLM {release}, {RELEASES[release].why}; no run on {release} says what that "
+                    "does to throughput"
                 )
         return lines
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from common.sources import WRITEUP
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
@@ -343,8 +344,7 @@ class CapacityPlan:
 
 
 PRICING_NOTES = (
-    "Spot USD 32.61 and 1-year commitment USD 88.93 per A4 node-hour: the write-up (March 2026), "
-    "RECIPE section 9; Spot prices move",
+    f"Spot USD 32.61 and 1-year commitment USD 88.93 per A4 node-hour: the write-up {WRITEUP}; Spot prices move",
     "on-demand-equivalent (reservation without commitment) = 1-year price / (1 - 37%): derived, not verified",
     "3-year commitment = on-demand-equivalent x (1 - 55%): derived, not verified",
     "Flex-start = on-demand-equivalent x (1 - 53%), the 'up to 53%' discount: derived, not verified",

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator
 from stacks.config.base import ConfigModel, Quantity
 from stacks.config.quoting import quote
 
-# One `vllm bench serve` process saturates one core at ~16K connections (RECIPE section 8); a
+# One `vllm bench serve` process saturates one core at ~16K connections (the benchmark write-up); a
 # quarter of that per vCPU keeps every client far from CPU-bound.
 BENCH_CONCURRENCY_PER_VCPU = 4000
 
@@ -41,8 +41,7 @@ class BenchmarkConfig(ConfigModel):
         default="c4",
         description=(
             "Compute Engine machine family of the client node (nodeSelector "
-            "cloud.google.com/machine-family); the recipe ran its clients on a C4 node (RECIPE "
-            "section 8)."
+            "cloud.google.com/machine-family); the benchmark write-up ran its clients on a C4 node."
         ),
     )
     cpu: Annotated[int, Field(ge=2, le=192)] = Field(
@@ -88,7 +87,7 @@ class BenchmarkConfig(ConfigModel):
         default=3600,
         description=(
             "`--ready-check-timeout-sec`: how long each client waits for the endpoint to answer "
-            "(default 1 h: node provisioning plus model load, RECIPE section 2)."
+            "(default 1 h: node provisioning plus model load, as the benchmark write-up saw them)."
         ),
     )
     deadline_seconds: Annotated[int, Field(ge=600, le=86400)] = Field(

@@ -25,7 +25,8 @@ from stacks.config.quoting import quote
 # Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own
 # Namespace object (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster
 # already has is refused too, `default` included: pulumi-kubernetes creates objects client-side since
-# v4.29.0 (#2926), so creating an existing namespace fails with AlreadyExists, and the API server's
+# v4.29.0 (https://github.com/pulumi/pulumi-kubernetes/pull/2926), so creating an existing namespace
+# fails with AlreadyExists, and the API server's
 # NamespaceLifecycle admission refuses to delete default, kube-system and kube-public.
 # - Kubernetes: the initial namespaces default, kube-system, kube-public, kube-node-lease, and "avoid
 #   creating namespaces with the prefix kube-, it is reserved for Kubernetes system namespaces"

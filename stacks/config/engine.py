@@ -92,7 +92,7 @@ class SpeculativeConfig(ConfigModel):
     )
     num_speculative_tokens: Annotated[int, Field(ge=1, le=8)] = Field(
         default=1,
-        description="Tokens drafted per step, 1-8. Recipe: 1 (~90% accepted); 2 was slower, 5 crashed (vLLM #37035).",
+        description="Tokens drafted per step, 1-8. Recipe: 1 (~90% accepted); 2 was slower, 5 crashed (https://github.com/vllm-project/vllm/issues/37035).",
     )
 
     @property
@@ -115,7 +115,8 @@ class EngineConfig(ConfigModel):
         description=(
             "vLLM OpenAI server image with a release tag (`:vX.Y.Z`; the digest goes in imageDigest). Only pinned "
             "releases, each with its vendored `vllm serve` argument table: v0.19.0 (the default, the fix for "
-            "degraded FP8-KV accuracy of Qwen 3.5 on B200 in 0.18.0, #37618) and v0.33.0."
+            "degraded FP8-KV accuracy of Qwen 3.5 on B200 in 0.18.0, https://github.com/vllm-project/vllm/pull/38083) "
+            "and v0.33.0."
         ),
     )
     image_digest: Annotated[str | None, Field(pattern=r"^sha256:[0-9a-f]{64}$")] = Field(

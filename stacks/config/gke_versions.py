@@ -6,7 +6,7 @@ import re
 
 from stacks.config.quoting import quote
 
-# Feature minimums (RECIPE section 3; GKE docs "About GKE Inference Gateway": InferencePool v1 from
+# Feature minimums (GKE docs "About GKE Inference Gateway": InferencePool v1 from
 # 1.34.0-gke.1626000; "About custom compute classes": 1.30.3-gke.1451000).
 B200_MIN_GKE_VERSION = "1.32.2-gke.1422000"
 COMPUTE_CLASS_MIN_GKE_VERSION = "1.30.3-gke.1451000"

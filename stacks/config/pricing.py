@@ -11,14 +11,14 @@ from stacks.config.base import ConfigModel
 
 # Prices in USD. Each default names where it comes from and when; "derived" and "estimate" mark
 # figures that could not be verified at a price list from here (docs/capacity.md).
-PUBLISHED_SPOT_PER_NODE_HOUR = 32.61  # write-up (March 2026), RECIPE section 9: a4-highgpu-8g Spot VM
-PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR = 88.93  # write-up (March 2026), RECIPE section 9: 1-year commitment
+PUBLISHED_SPOT_PER_NODE_HOUR = 32.61  # the benchmark write-up (March 2026): a4-highgpu-8g Spot VM
+PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR = 88.93  # the benchmark write-up (March 2026): 1-year commitment
 # Derived, not verified: the 1-year price over (1 - 37%), the resource-based 1-year CUD rate of
 # accelerator-optimized VMs; a reservation without a commitment is billed at this price.
 DERIVED_ON_DEMAND_PER_NODE_HOUR = round(PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR / (1 - 0.37), 2)
 # Derived, not verified: 3-year resource-based CUD of 55% off the on-demand-equivalent price.
 DERIVED_COMMITTED_3Y_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 0.55), 2)
-# Flex-start (DWS): "discounted up to 53%" (RECIPE section 3; "About Flex-start VMs": A4 vCPUs,
+# Flex-start (DWS): "discounted up to 53%" ("About Flex-start VMs": A4 vCPUs,
 # memory and GPUs "at a discounted price"); the full 53% off on-demand is taken, not verified.
 DERIVED_FLEX_START_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 0.53), 2)
 
@@ -38,7 +38,7 @@ class PricingConfig(ConfigModel):
         default=PUBLISHED_SPOT_PER_NODE_HOUR,
         description=(
             "USD per A4 Spot node-hour before the Autopilot premium. Default 32.61: the write-up "
-            "(March 2026, RECIPE section 9); Spot prices move."
+            "(March 2026); Spot prices move."
         ),
     )
     flex_start_per_node_hour: Annotated[float, Field(ge=0)] = Field(
@@ -57,7 +57,7 @@ class PricingConfig(ConfigModel):
     )
     committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
         default=PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR,
-        description="USD per A4 node-hour with a 1-year commitment. Default 88.93: the write-up (RECIPE section 9).",
+        description="USD per A4 node-hour with a 1-year commitment. Default 88.93: the write-up (March 2026).",
     )
     committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
         default=DERIVED_COMMITTED_3Y_PER_NODE_HOUR,

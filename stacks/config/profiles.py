@@ -26,7 +26,8 @@ Sources (checked 2026-11; "U" marks what could not be verified at a primary sour
   35B-A3B 30 + 10, 2 x 256, 256 experts (transformers qwen3_5_moe configuration defaults);
   122B-A10B 36 + 12 (U); 397B-A17B 45 + 15, 2 x 256, 512 experts (THUDM/slime).
 - MTP heads: all four checkpoints carry them (the write-up measured MTP-1 on the 27B; the recipes
-  serve the 122B with MTP-1; the NVFP4 397B keeps its MTP branch in BF16, vllm PR #38832); the
+  serve the 122B with MTP-1; the NVFP4 397B keeps its MTP branch in BF16,
+  https://github.com/vllm-project/vllm/pull/38832); the
   35B-A3B-FP8 repository's own config was not read (U).
 - Checkpoint sizes on disk: the write-up's ~29-31 GB for the 27B; for the others the recipes'
   `vram_minimum_gb`, which the arithmetic of their layouts reproduces (U: the Hugging Face file
@@ -295,7 +296,8 @@ def mtp_problem(model: str, speculative: SpeculativeConfig | None, image: str) -
     if profile.checkpoint.quantization == "nvfp4" and release is not None and not RELEASES[release].loads_nvfp4_mtp:
         first = min(loads, key=version_key)
         return (
-            f"vLLM {release} cannot load the BF16 MTP branch of {model} (vllm PR #38832); "
+            f"vLLM {release} cannot load the BF16 MTP branch of {model} "
+            "(https://github.com/vllm-project/vllm/pull/38832); "
             f"use a v{first} image or set engine.speculative: null"
         )
     return ""

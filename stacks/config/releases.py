@@ -10,9 +10,11 @@ Facts below were read in the releases' own code (the PyPI wheels vllm==0.19.0 an
   in 0.33.0, so the stack always renders it, 1 or 0, whatever the release's default.
 - The BF16 MTP branch of NVFP4 checkpoints: 0.33.0 vllm/model_executor/models/qwen3_5_mtp.py keeps
   the MTP layers unquantized ("mtp.fc is stored as BF16 in NVFP4 checkpoints ... Force
-  unquantized", vllm PR #38832); 0.19.0's qwen3_5_mtp.py has no such handling (before #38832,
+  unquantized", https://github.com/vllm-project/vllm/pull/38832); 0.19.0's qwen3_5_mtp.py has no such
+  handling (before that change,
   `method=mtp` on the NVFP4 checkpoint failed with an AssertionError).
-- The FP8 accuracy fix for Qwen 3.5 on Blackwell (#37618, DeepGEMM E8M0 scales): both releases
+- The FP8 accuracy fix for Qwen 3.5 on Blackwell (DeepGEMM E8M0 scales,
+  https://github.com/vllm-project/vllm/pull/38083): both releases
   auto-disable DeepGEMM for `qwen3_5_text` / `qwen3_5_moe_text` on SM100 (vllm/utils/deep_gemm.py
   `_DEEPGEMM_BLACKWELL_EXCLUDED_MODEL_TYPES`, called from vllm/config/vllm.py).
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from common.sources import DEEPGEMM_FIX_URL
 from schemas import vllm_args
 
 IMAGE_REPOSITORY = "vllm/vllm-openai"
@@ -38,7 +41,8 @@ class VllmRelease:
     image_digest: str | None
     # vllm/envs.py default of VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS in this release.
     estimates_cudagraphs_by_default: bool
-    # Whether the release loads the BF16 MTP branch of an NVFP4 checkpoint (vllm PR #38832).
+    # Whether the release loads the BF16 MTP branch of an NVFP4 checkpoint
+    # (https://github.com/vllm-project/vllm/pull/38832).
     loads_nvfp4_mtp: bool
     why: str
 
@@ -57,8 +61,8 @@ RELEASES: dict[str, VllmRelease] = {
             image_digest="sha256:7a0f0fdd2771464b6976625c2b2d5dd46f566aa00fbc53eceab86ef50883da90",
             estimates_cudagraphs_by_default=False,
             loads_nvfp4_mtp=False,
-            why="the first release with the fix of 0.18.0's FP8-KV accuracy issue with Qwen 3.5 on B200 (#37618), "
-            "the same engine otherwise; the write-up's 0.18.0 figures stand for it",
+            why="the first release with the fix of 0.18.0's degraded FP8 accuracy of Qwen 3.5 on B200 (DeepGEMM "
+            f"off for Qwen 3.5 on Blackwell, its FP8 layers on CUTLASS kernels: {DEEPGEMM_FIX_URL})",
         ),
         VllmRelease(
             version="0.33.0",

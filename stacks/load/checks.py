@@ -415,7 +415,8 @@ def _namespace_free(config: StackConfig) -> str | None:
 
 # vLLM turns DeepGEMM off for Qwen 3.5 on Blackwell because its E8M0 scales degrade accuracy
 # (vllm v0.19.0 wheel: vllm/utils/deep_gemm.py:26-42 `_DEEPGEMM_BLACKWELL_EXCLUDED_MODEL_TYPES`,
-# vllm/config/vllm.py:705-722 "Auto-disabled DeepGemm ... on Blackwell"; vLLM #37618, #38083). Setting
+# vllm/config/vllm.py:705-722 "Auto-disabled DeepGemm ... on Blackwell";
+# https://github.com/vllm-project/vllm/pull/38083). Setting
 # VLLM_USE_DEEP_GEMM at all picks DeepGEMM for the FP8 MoE layers again (v0.19.0
 # vllm/model_executor/layers/fused_moe/oracle/fp8.py:349-361; v0.33.0 same file :484-503, where the
 # auto-disable runs only when the variable is unset).
@@ -426,7 +427,7 @@ def _no_deep_gemm_override(config: StackConfig) -> str | None:
     if DEEP_GEMM_ENV in config.engine.extra_env:
         return (
             f"engine.extraEnv.{DEEP_GEMM_ENV}: refused: setting it overrides vLLM's own accuracy fix, which turns "
-            "DeepGEMM off for Qwen 3.5 on Blackwell (vLLM #37618, #38083); leave it unset"
+            "DeepGEMM off for Qwen 3.5 on Blackwell (https://github.com/vllm-project/vllm/pull/38083); leave it unset"
         )
     return None
 

@@ -341,7 +341,7 @@ def test_deep_gemm_override_is_refused_in_one_line(value: str) -> None:
         validate({**dev, "engine": {"extraEnv": {"VLLM_USE_DEEP_GEMM": value}}})
     message = str(raised.value)
     assert message.startswith("invalid stack config: engine.extraEnv.VLLM_USE_DEEP_GEMM: refused")
-    assert "#37618" in message and "\n" not in message
+    assert "https://github.com/vllm-project/vllm/pull/38083" in message and "\n" not in message
     assert validate({**dev, "engine": {"extraEnv": {"VLLM_LOGGING_LEVEL": "DEBUG"}}})
 
 

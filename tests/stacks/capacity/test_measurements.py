@@ -27,6 +27,7 @@ WRITE_UP = {
     "writeup-2026-03-dp8-mtp1-gateway": 131_303,
     "writeup-2026-03-dp8-no-mtp": 66_021,
     "writeup-2026-03-dp8-mtp2": 90_567,
+    "writeup-2026-03-dp8-mtp1-gpumem095": 95_391,
     "writeup-2026-03-tp8-start": 22_300,
     "writeup-2026-03-397b-nvfp4-tp8-ep": 19_725,
 }
@@ -42,6 +43,8 @@ def test_the_file_holds_the_write_ups_rows_with_their_sources() -> None:
     recipe = loaded["writeup-2026-03-dp8-mtp1-clusterip"].configuration
     assert recipe.vllm_release == "0.19.0", "the write-up's figures stand for the default profile on 0.19.0"
     assert loaded["writeup-2026-03-397b-nvfp4-tp8-ep"].configuration.vllm_release == "0.18.0"
+    for key in ("writeup-2026-03-dp8-no-mtp", "writeup-2026-03-dp8-mtp2", "writeup-2026-03-dp8-mtp1-gpumem095"):
+        assert loaded[key].configuration.gpu_memory_utilization == 0.95, "the write-up's table ran them at 0.95"
 
 
 @pytest.mark.parametrize(

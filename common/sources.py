@@ -1,0 +1,11 @@
+"""The public sources the product cites by title and link (what a user can open and check)."""
+
+WRITEUP_TITLE = "1 Million Tokens per Second: Qwen 3.5 27B on GKE with B200 GPUs"
+WRITEUP_URL = (
+    "https://medium.com/google-cloud/1-million-tokens-per-second-qwen-3-5-27b-on-gke-with-b200-gpus-161da5c1b592"
+)
+# The benchmark write-up the stack reproduces, as plan.md, docs and the measurements file cite it.
+WRITEUP = f'"{WRITEUP_TITLE}" (Medium, Google Cloud - Community, March 2026, {WRITEUP_URL})'
+# The fix of 0.18.0's degraded FP8 accuracy of Qwen 3.5 on Blackwell, first released in 0.19.0:
+# DeepGEMM is switched off for the qwen3_5 model types on SM100, their FP8 linear layers run on CUTLASS.
+DEEPGEMM_FIX_URL = "https://github.com/vllm-project/vllm/pull/38083"

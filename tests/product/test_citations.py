@@ -1,0 +1,82 @@
+"""What the product cites: public sources a user can open (titles and links), never the team's notes
+(a RECIPE.md, a ../shared path), a project issue number, or an upstream issue or pull request by bare
+number (a link says which repository it is in)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from common.sources import WRITEUP, WRITEUP_TITLE, WRITEUP_URL
+from tests.rendered import ROOT, RenderedStack
+
+# The team's notebook by name or section, a path into ../shared, "issue 12" / "issues 21 and 25", and a
+# number like "#37618" that is not part of a link.
+UNCITABLE = re.compile(
+    r"RECIPE\.md|RECIPE sections?\b|\.\./shared|/work/shared|\b[Ii]ssues? \d+|(?<![\w/&\[])#\d{3,}\b"
+)
+# Vendored third-party files are quoted as published.
+VENDORED = ("schemas/crds/", "uv.lock")
+
+
+def product_files() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [ROOT / name for name in listed if not name.startswith(("tests/", *VENDORED)) and (ROOT / name).is_file()]
+
+
+def uncitable(text: str) -> list[str]:
+    return [match.group(0) for match in UNCITABLE.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("see RECIPE.md section 2", ["RECIPE.md"]),
+        ("(RECIPE section 9)", ["RECIPE section"]),
+        ("../shared/RECIPE.md", ["../shared/RECIPE.md"[:9], "RECIPE.md"]),
+        ("quoted in project issue 12", ["issue 12"]),
+        ("the fix of #37618", ["#37618"]),
+        ("https://github.com/vllm-project/vllm/pull/38083", []),
+        ("RECIPE = (", []),
+        ("a ## heading and &#8212; and [#1234](url)", []),
+    ],
+)
+def test_the_pattern_finds_what_a_user_cannot_open(text: str, found: list[str]) -> None:
+    assert uncitable(text) == found
+
+
+def test_no_product_file_cites_the_notes_or_an_issue_number() -> None:
+    files = product_files()
+    assert len(files) > 100, "the listing found the repository's files"
+    offenders = {
+        str(path.relative_to(ROOT)): hits
+        for path in files
+        if (hits := uncitable(path.read_text(encoding="utf-8", errors="replace")))
+    }
+    assert offenders == {}
+
+
+def test_no_render_output_cites_the_notes_or_an_issue_number(stack: RenderedStack) -> None:
+    offenders = {
+        str(path.relative_to(stack.directory)): hits
+        for path in sorted(stack.directory.rglob("*"))
+        if path.is_file() and (hits := uncitable(path.read_text(encoding="utf-8", errors="replace")))
+    }
+    assert offenders == {}
+
+
+def test_the_write_up_is_cited_by_title_and_link(dev: RenderedStack) -> None:
+    assert WRITEUP_TITLE in WRITEUP and WRITEUP_URL in WRITEUP
+    assert "Medium, Google Cloud - Community, March 2026" in WRITEUP
+    assert WRITEUP_TITLE in dev.plan and WRITEUP_URL in dev.plan
+    measurements = (ROOT / "stacks" / "capacity" / "measurements.yaml").read_text()
+    assert WRITEUP_TITLE in measurements and WRITEUP_URL in measurements

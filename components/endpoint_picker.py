@@ -39,7 +39,12 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.hardening import non_root_pod_context, restricted_container_context
-from components.network_policy import METRICS_COLLECTOR_NAMESPACES, NAMESPACE_NAME_LABEL, dns_and_https_egress
+from components.network_policy import (
+    METRICS_COLLECTOR_NAMESPACES,
+    NAMESPACE_NAME_LABEL,
+    dns_and_https_egress,
+    port_range,
+)
 
 ROUTER_RELEASE = "v0.10.0"
 # The release's multi-arch index as one public pin list records it (with its amd64 digest
@@ -176,7 +181,8 @@ class EndpointPickerArgs:
     namespace: pulumi.Input[str]
     pool_name: str
     pod_labels: dict[str, str]
-    serving_port: int
+    # The vLLM servers' ports, one per data-parallel rank: each is an endpoint of the pool.
+    serving_ports: tuple[int, ...]
     image: str
     replicas: int
     cpu: str
@@ -436,7 +442,7 @@ class EndpointPicker(pulumi.ComponentResource):
                                 pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.pod_labels)
                             )
                         ],
-                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=args.serving_port)],
+                        ports=[port_range(args.serving_ports)],
                     ),
                 ],
             ),
@@ -450,7 +456,11 @@ class EndpointPicker(pulumi.ComponentResource):
             kind="InferencePool",
             metadata=metadata(args.pool_name),
             spec={
-                "targetPorts": [{"number": args.serving_port}],
+                # One endpoint per port: the picker names them <pod>-rank-<index>, reads each one's
+                # /metrics on its own port and scores each on its own (llm-d-router
+                # pkg/epp/.../pod_discovery `podToEndpointMetadata`: MetricsHost podIP:port), so queue,
+                # KV-cache and prefix-cache scores are those of one engine. InferencePool v1 allows 1-8.
+                "targetPorts": [{"number": port} for port in args.serving_ports],
                 "appProtocol": "http",
                 "selector": {"matchLabels": dict(args.pod_labels)},
                 "endpointPickerRef": {"name": picker, "port": {"number": EXT_PROC_PORT}, "failureMode": "FailOpen"},

@@ -82,7 +82,8 @@ class InferenceGatewayArgs:
     namespace: pulumi.Input[str]
     pool_name: str
     pod_labels: dict[str, str]
-    serving_port: int
+    # One per data-parallel rank (consecutive): each is an endpoint of the InferencePool.
+    serving_ports: tuple[int, ...]
     served_model_name: str
     gateway_class: str
     proxy_subnet_cidr: str
@@ -138,6 +139,8 @@ class InferenceGateway(pulumi.ComponentResource):
         named = pulumi.ResourceOptions(parent=self, delete_before_replace=True)
 
         declared_proxy_subnet = proxy_subnet_name(args.cluster_name)
+        first_port, last_port = min(args.serving_ports), max(args.serving_ports)
+        serving_ports = f"{first_port}-{last_port}" if last_port > first_port else str(first_port)
         self.proxy_subnet = None
         if args.existing_proxy_subnet is None:
             self.proxy_subnet = gcp.compute.Subnetwork(
@@ -158,12 +161,12 @@ class InferenceGateway(pulumi.ComponentResource):
             network=args.network,
             description=(
                 f"Inference Gateway proxies ({args.existing_proxy_subnet or declared_proxy_subnet}, "
-                f"{args.proxy_subnet_cidr}) and Google health checks to the vLLM pods on port {args.serving_port}"
+                f"{args.proxy_subnet_cidr}) and Google health checks to the vLLM pods on ports {serving_ports}"
             ),
             direction="INGRESS",
             source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
             destination_ranges=[args.pods_cidr],
-            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(args.serving_port)])],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[serving_ports])],
             opts=named,
         )
         self.epp_firewall = gcp.compute.Firewall(
@@ -202,7 +205,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 namespace=args.namespace,
                 pool_name=args.pool_name,
                 pod_labels=args.pod_labels,
-                serving_port=args.serving_port,
+                serving_ports=args.serving_ports,
                 image=args.epp_image,
                 replicas=args.epp_replicas,
                 cpu=args.epp_cpu,
@@ -262,7 +265,7 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             opts=after_pool,
         )
-        # templates/gke.yaml (the chart leaves portSpecification to its default; fixed here explicitly)
+        # templates/gke.yaml (the chart leaves portSpecification to its default, USE_SERVING_PORT; stated here)
         self.health_check_policy = k8s.apiextensions.CustomResource(
             f"{name}-health-check",
             api_version=GKE_POLICY_API_VERSION,
@@ -275,11 +278,10 @@ class InferenceGateway(pulumi.ComponentResource):
                     "checkIntervalSec": HEALTH_CHECK_SECONDS,
                     "config": {
                         "type": "HTTP",
-                        "httpHealthCheck": {
-                            "requestPath": HEALTH_PATH,
-                            "portSpecification": "USE_FIXED_PORT",
-                            "port": args.serving_port,
-                        },
+                        # Each endpoint (one data-parallel rank) is checked on its own port: with
+                        # USE_SERVING_PORT a network endpoint group's health check uses "the port
+                        # specified for each network endpoint" (the HealthCheckPolicy CRD's description).
+                        "httpHealthCheck": {"requestPath": HEALTH_PATH, "portSpecification": "USE_SERVING_PORT"},
                     },
                 },
             },

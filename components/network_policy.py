@@ -38,12 +38,20 @@ class ServingNetworkPoliciesArgs:
     namespace: pulumi.Input[str]
     name: str
     serving_selector: dict[str, str]
-    serving_port: int
+    # The vLLM servers' ports: engine.port, or one per data-parallel rank (consecutive) in gateway mode.
+    serving_ports: tuple[int, ...]
     download_selector: dict[str, str]
     # VPC ranges admitted to the serving port: the gateway's proxies and health checkers, or the
     # internal load balancer's clients; empty with plain ClusterIP routing.
     vpc_source_ranges: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
+
+
+def port_range(ports: tuple[int, ...]) -> k8s.networking.v1.NetworkPolicyPortArgs:
+    """One NetworkPolicy port entry for consecutive ports: `port`, and `endPort` above one port."""
+    first, last = min(ports), max(ports)
+    assert list(ports) == list(range(first, last + 1)), "serving ports are consecutive"
+    return k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=first, end_port=last if last > first else None)
 
 
 def dns_and_https_egress(https_except: tuple[str, ...]) -> list[k8s.networking.v1.NetworkPolicyEgressRuleArgs]:
@@ -103,7 +111,7 @@ class ServingNetworkPolicies(pulumi.ComponentResource):
                 ingress=[
                     k8s.networking.v1.NetworkPolicyIngressRuleArgs(
                         from_=sources,
-                        ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=args.serving_port)],
+                        ports=[port_range(args.serving_ports)],
                     )
                 ],
             ),

@@ -11,8 +11,10 @@ read-only root filesystem; the compile caches live on an emptyDir.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -147,15 +149,45 @@ def drain_seconds(grace_seconds: int) -> int:
     return grace_seconds - ENDPOINT_REMOVAL_SECONDS - EXIT_MARGIN_SECONDS
 
 
-def engine_args(engine: EngineFlags, model_path: str, served_model_name: str, shutdown_seconds: int) -> list[str]:
+# Per-rank layout (gateway mode): each data-parallel rank is its own `vllm serve` in a container of
+# its own, on port engine.port + rank, with vLLM's external data-parallel load balancing
+# (`--data-parallel-size N --data-parallel-rank i`, vLLM docs/serving/data_parallel_deployment.md:
+# "If DP ranks are co-located (same node / ip address), a default RPC port is used, but a different
+# HTTP server port must be specified for each rank"). The containers of one pod share its network
+# namespace, so rank 0's address is the loopback; the RPC port is stated rather than left to vLLM's
+# default so that no serving port can collide with it. A dense model's ranks are independent engines
+# (vllm/v1/engine/core.py `run_engine_core`: "Non-MoE DP ranks are completely independent, so treat
+# like DP=1"); the stack refuses this layout with expert parallel (stacks/load/checks.py).
+RANK_ADDRESS = "127.0.0.1"
+RANK_RPC_PORT = 13345
+
+
+def rank_ports(engine: EngineFlags) -> list[int]:
+    """The serving ports of the per-rank layout: engine.port + rank."""
+    return [engine.port + rank for rank in range(engine.data_parallel_size)]
+
+
+def rank_flags(rank: int) -> list[str]:
+    return [
+        f"--data-parallel-rank={rank}",
+        f"--data-parallel-address={RANK_ADDRESS}",
+        f"--data-parallel-rpc-port={RANK_RPC_PORT}",
+    ]
+
+
+def engine_args(
+    engine: EngineFlags, model_path: str, served_model_name: str, shutdown_seconds: int, rank: int | None = None
+) -> list[str]:
     """The `vllm serve` arguments: the model as the positional argument (`vllm serve [model_tag]`;
     it takes precedence over `--model`, vllm@v0.19.0 vllm/entrypoints/cli/serve.py), the recipe's
-    flags in its order, the drain, then `extraArgs`."""
+    flags in its order, the drain, then `extraArgs`. With `rank`, the server of that data-parallel
+    rank alone, on engine.port + rank."""
     args = [
         model_path,
         f"--served-model-name={served_model_name}",
-        f"--port={engine.port}",
+        f"--port={engine.port + (rank or 0)}",
         f"--data-parallel-size={engine.data_parallel_size}",
+        *(rank_flags(rank) if rank is not None else []),
         f"--tensor-parallel-size={engine.tensor_parallel_size}",
     ]
     if engine.enable_expert_parallel:
@@ -213,6 +245,32 @@ def engine_env(engine: EngineFlags, shared_cache: bool = False) -> dict[str, str
 
 def engine_image(engine: EngineFlags) -> str:
     return f"{engine.image}@{engine.image_digest}" if engine.image_digest else engine.image
+
+
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([-+]?[0-9]+)|(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei))?$")
+_FACTORS = {
+    "": 1,
+    "m": Decimal("0.001"),
+    **{suffix: 1000**power for power, suffix in enumerate("kMGTPE", start=1)},
+    **{f"{suffix}i": 1024**power for power, suffix in enumerate("KMGTPE", start=1)},
+}
+
+
+def share(quantity: str, parts: int) -> str:
+    """A `parts`-th of a Kubernetes quantity, in its own unit when that divides evenly (1800Gi / 8 =
+    225Gi), else rounded down in millicores (CPU) or bytes."""
+    if parts == 1:
+        return quantity
+    match = _QUANTITY.fullmatch(quantity)
+    if match is None:
+        raise ValueError(f"cannot divide the quantity {quantity!r} over {parts} containers")
+    number, suffix = Decimal(match[1]) * Decimal(10) ** int(match[2] or 0), match[3] or ""
+    part = number / parts
+    if part == part.to_integral_value():
+        return f"{int(part)}{suffix}"
+    if suffix in ("", "m"):
+        return f"{int(number * _FACTORS[suffix] * 1000 / parts)}m"
+    return str(int(number * _FACTORS[suffix] / parts))
 
 
 @dataclass(frozen=True)
@@ -276,6 +334,13 @@ class VllmEngineArgs:
     pull_image: str | None = None
     # A compile cache shared by the pods (None: each pod compiles into its emptyDir).
     compile_cache: CacheMount | None = None
+    # One container and port per data-parallel rank (gateway mode) instead of one server for all.
+    per_rank: bool = False
+
+
+def serving_ports(engine: EngineFlags, per_rank: bool) -> list[int]:
+    """The ports a serving pod listens on: one per rank in the per-rank layout, else engine.port."""
+    return rank_ports(engine) if per_rank else [engine.port]
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -352,7 +417,10 @@ class VllmEngine(pulumi.ComponentResource):
             metadata=metadata,
             spec={
                 "selector": {"matchLabels": args.selector},
-                "endpoints": [{"port": args.engine.port, "path": METRICS_PATH, "interval": METRICS_INTERVAL}],
+                "endpoints": [
+                    {"port": port, "path": METRICS_PATH, "interval": METRICS_INTERVAL}
+                    for port in serving_ports(args.engine, args.per_rank)
+                ],
             },
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.monitoring_after)),
         )
@@ -361,9 +429,6 @@ class VllmEngine(pulumi.ComponentResource):
     def _pod_spec(self, args: VllmEngineArgs) -> k8s.core.v1.PodSpecArgs:
         engine = args.engine
         grace = grace_seconds(args.spot_only)
-        compute = {"cpu": engine.cpu, "memory": engine.memory, "ephemeral-storage": engine.ephemeral_storage}
-        gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE)}
-        health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PORT_NAME)
         cache = args.compile_cache
         cache_mounts = []
         cache_volumes = []
@@ -381,6 +446,14 @@ class VllmEngine(pulumi.ComponentResource):
                     ),
                 )
             )
+        if args.per_rank:
+            ranks = engine.data_parallel_size
+            containers = [
+                self._container(args, grace, f"{CONTAINER_NAME}-{rank}", f"{PORT_NAME}-{rank}", rank, ranks, cache_mounts)
+                for rank in range(ranks)
+            ]
+        else:
+            containers = [self._container(args, grace, CONTAINER_NAME, PORT_NAME, None, 1, cache_mounts)]
         return k8s.core.v1.PodSpecArgs(
             node_selector=args.node_selector,
             affinity=k8s.core.v1.AffinityArgs(
@@ -405,55 +478,7 @@ class VllmEngine(pulumi.ComponentResource):
             automount_service_account_token=False,
             # The image declares no user (root); nothing in the engine needs it.
             security_context=non_root_pod_context(ENGINE_USER_ID),
-            containers=[
-                k8s.core.v1.ContainerArgs(
-                    name=CONTAINER_NAME,
-                    image=self.image,
-                    image_pull_policy=pull_policy(self.image),
-                    command=["vllm", "serve"],
-                    args=self.args,
-                    env=[
-                        *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in self.env.items()),
-                        *(
-                            k8s.core.v1.EnvVarArgs(
-                                name=key,
-                                value_from=k8s.core.v1.EnvVarSourceArgs(
-                                    secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=args.secret_env_from, key=key)
-                                ),
-                            )
-                            for key in args.secret_env
-                        ),
-                    ],
-                    ports=[k8s.core.v1.ContainerPortArgs(name=PORT_NAME, container_port=engine.port)],
-                    resources=k8s.core.v1.ResourceRequirementsArgs(
-                        requests={**compute, **gpus}, limits={**compute, **gpus}
-                    ),
-                    startup_probe=k8s.core.v1.ProbeArgs(
-                        http_get=health,
-                        period_seconds=STARTUP_PROBE_PERIOD_SECONDS,
-                        failure_threshold=STARTUP_PROBE_FAILURES,
-                    ),
-                    readiness_probe=k8s.core.v1.ProbeArgs(
-                        http_get=health, period_seconds=5, timeout_seconds=3, failure_threshold=3
-                    ),
-                    liveness_probe=k8s.core.v1.ProbeArgs(
-                        http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4
-                    ),
-                    lifecycle=k8s.core.v1.LifecycleArgs(
-                        pre_stop=k8s.core.v1.LifecycleHandlerArgs(
-                            sleep=k8s.core.v1.SleepActionArgs(seconds=ENDPOINT_REMOVAL_SECONDS)
-                        )
-                    ),
-                    security_context=restricted_container_context(),
-                    volume_mounts=[
-                        k8s.core.v1.VolumeMountArgs(name="weights", mount_path=args.weights_mount_path, read_only=True),
-                        k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),
-                        k8s.core.v1.VolumeMountArgs(name="cache", mount_path=CACHE_ROOT),
-                        k8s.core.v1.VolumeMountArgs(name="tmp", mount_path=TMP_DIR),
-                        *cache_mounts,
-                    ],
-                )
-            ],
+            containers=containers,
             volumes=[
                 k8s.core.v1.VolumeArgs(
                     name="weights",
@@ -468,5 +493,71 @@ class VllmEngine(pulumi.ComponentResource):
                 k8s.core.v1.VolumeArgs(name="cache", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
                 k8s.core.v1.VolumeArgs(name="tmp", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
                 *cache_volumes,
+            ],
+        )
+
+    def _container(
+        self,
+        args: VllmEngineArgs,
+        grace: int,
+        name: str,
+        port_name: str,
+        rank: int | None,
+        shares: int,
+        cache_mounts: list[k8s.core.v1.VolumeMountArgs],
+    ) -> k8s.core.v1.ContainerArgs:
+        """One `vllm serve`: the whole node's (`rank` None) or one data-parallel rank's, which gets
+        its GPUs and a `shares`-th of the pod's CPU, memory and ephemeral storage."""
+        engine = args.engine
+        compute = {
+            "cpu": share(engine.cpu, shares),
+            "memory": share(engine.memory, shares),
+            "ephemeral-storage": share(engine.ephemeral_storage, shares),
+        }
+        gpus = {"nvidia.com/gpu": str(B200_GPUS_PER_NODE // shares)}
+        health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=port_name)
+        return k8s.core.v1.ContainerArgs(
+            name=name,
+            image=self.image,
+            image_pull_policy=pull_policy(self.image),
+            command=["vllm", "serve"],
+            args=engine_args(engine, args.model_path, args.served_model_name, drain_seconds(grace), rank),
+            env=[
+                *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in self.env.items()),
+                *(
+                    k8s.core.v1.EnvVarArgs(
+                        name=key,
+                        value_from=k8s.core.v1.EnvVarSourceArgs(
+                            secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=args.secret_env_from, key=key)
+                        ),
+                    )
+                    for key in args.secret_env
+                ),
+            ],
+            ports=[k8s.core.v1.ContainerPortArgs(name=port_name, container_port=engine.port + (rank or 0))],
+            resources=k8s.core.v1.ResourceRequirementsArgs(requests={**compute, **gpus}, limits={**compute, **gpus}),
+            startup_probe=k8s.core.v1.ProbeArgs(
+                http_get=health,
+                period_seconds=STARTUP_PROBE_PERIOD_SECONDS,
+                failure_threshold=STARTUP_PROBE_FAILURES,
+            ),
+            readiness_probe=k8s.core.v1.ProbeArgs(
+                http_get=health, period_seconds=5, timeout_seconds=3, failure_threshold=3
+            ),
+            liveness_probe=k8s.core.v1.ProbeArgs(
+                http_get=health, period_seconds=15, timeout_seconds=5, failure_threshold=4
+            ),
+            lifecycle=k8s.core.v1.LifecycleArgs(
+                pre_stop=k8s.core.v1.LifecycleHandlerArgs(
+                    sleep=k8s.core.v1.SleepActionArgs(seconds=ENDPOINT_REMOVAL_SECONDS)
+                )
+            ),
+            security_context=restricted_container_context(),
+            volume_mounts=[
+                k8s.core.v1.VolumeMountArgs(name="weights", mount_path=args.weights_mount_path, read_only=True),
+                k8s.core.v1.VolumeMountArgs(name="dshm", mount_path="/dev/shm"),
+                k8s.core.v1.VolumeMountArgs(name="cache", mount_path=CACHE_ROOT),
+                k8s.core.v1.VolumeMountArgs(name="tmp", mount_path=TMP_DIR),
+                *cache_mounts,
             ],
         )

@@ -71,11 +71,10 @@ class VllmServer:
 
     @property
     def parallel_gpus(self) -> float:
-        return (
-            self.number("data-parallel-size", 1)
-            * self.number("tensor-parallel-size", 1)
-            * self.number("pipeline-parallel-size", 1)
-        )
+        """The GPUs this server drives: one rank's with `--data-parallel-rank` (vLLM's external
+        data-parallel load balancing runs one `vllm serve` per rank), else every rank's."""
+        ranks = 1 if "data-parallel-rank" in self.flags else self.number("data-parallel-size", 1)
+        return ranks * self.number("tensor-parallel-size", 1) * self.number("pipeline-parallel-size", 1)
 
     @property
     def fp8_kv_cache(self) -> bool:

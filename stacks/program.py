@@ -43,6 +43,7 @@ from components.vllm import (
     VllmEngineArgs,
     engine_image,
     grace_seconds,
+    serving_ports,
 )
 from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs
 from stacks.args import (
@@ -343,9 +344,11 @@ def build_serving(
                 engine_image(engine_flags(config.engine, config.workload.concurrency_per_node)), mirror
             ),
             compile_cache=cache_mount,
+            per_rank=gateway,
         ),
         opts=pulling,
     )
+    ports = tuple(serving_ports(engine_flags(config.engine), per_rank=gateway))
 
     ServingNetworkPolicies(
         f"{name}-network-policies",
@@ -353,7 +356,7 @@ def build_serving(
             namespace=namespace,
             name=config.routing.service_name,
             serving_selector=serving_selector(config),
-            serving_port=config.engine.port,
+            serving_ports=ports,
             download_selector=DOWNLOAD_SELECTOR,
             vpc_source_ranges=(
                 (config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES)
@@ -406,7 +409,7 @@ def build_serving(
                 namespace=namespace,
                 pool_name=config.routing.service_name,
                 pod_labels=serving_selector(config),
-                serving_port=config.engine.port,
+                serving_ports=ports,
                 served_model_name=config.served_model_name,
                 gateway_class=gateway_config.gateway_class.value,
                 proxy_subnet_cidr=gateway_config.proxy_subnet_cidr,

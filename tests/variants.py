@@ -83,7 +83,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "prod-existing": ("prod", {"cluster": {"existing": True, "name": "platform-autopilot", "namespace": "llm-prod"}}),
     # The other serving profiles (MoE, on vLLM 0.33.0; prod pins that image by a digest of its own).
     "dev-35b": ("dev", {"profile": "qwen3.5-35b-a3b-fp8"}),
-    "staging-122b": ("staging", {"profile": "qwen3.5-122b-a10b-fp8"}),
+    # Expert parallel: routing.mode gateway (one container per rank) refuses it, so ClusterIP.
+    "staging-122b": ("staging", {"profile": "qwen3.5-122b-a10b-fp8", "routing": {"mode": "clusterip"}}),
     "prod-397b": ("prod", {"profile": "qwen3.5-397b-a17b-nvfp4", "engine": {"imageDigest": "sha256:" + "ab" * 32}}),
 }
 PROFILE_VARIANTS = {

@@ -69,8 +69,24 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
             "vllm serve",
             " ".join(f"`{arg}`" for arg in serve_arguments(config)),
         ),
-        ("routing", config.routing.mode.value),
+        ("routing", _routing_setting(config)),
     ]
+
+
+def _routing_setting(config: StackConfig) -> str:
+    """Which serving layout the routing mode uses: ClusterIP keeps the measured one."""
+    engine = config.engine
+    if config.routing.mode is RoutingMode.gateway:
+        last = engine.port + engine.data_parallel_size - 1
+        return (
+            f"gateway: one `vllm serve` per data-parallel rank, each in its own container on ports "
+            f"{engine.port}-{last} (rank i adds `--data-parallel-rank=i` on port {engine.port}+i), each port an "
+            "endpoint of the InferencePool the picker scores on its own; this per-rank layout is not measured"
+        )
+    return (
+        f"clusterip: one `vllm serve` per pod for its {engine.data_parallel_size} data-parallel ranks on port "
+        f"{engine.port}, vLLM balancing between them (the measured layout)"
+    )
 
 
 def _profile_setting(config: StackConfig) -> str:

@@ -66,6 +66,8 @@ def _parallelism_matches_gpus(args: ResourceValidationArgs, report: ReportViolat
             data, tensor = server.number("data-parallel-size", 1), server.number("tensor-parallel-size", 1)
             pipeline = server.number("pipeline-parallel-size", 1)
             product = f"data parallel {number_text(data)} x tensor parallel {number_text(tensor)}"
+            if "data-parallel-rank" in server.flags:
+                product = f"one data-parallel rank x tensor parallel {number_text(tensor)}"
             if pipeline != 1:
                 product += f" x pipeline parallel {number_text(pipeline)}"
             report(
@@ -79,7 +81,8 @@ PARALLELISM_MATCHES_GPUS = ResourceValidationPolicy(
     display_name="Data parallel x tensor parallel equals the GPUs of the pod",
     description=(
         "--data-parallel-size x --tensor-parallel-size (x --pipeline-parallel-size) must equal the nvidia.com/gpu "
-        "the vLLM container requests: a smaller product leaves paid GPUs idle, a larger one fails at start-up."
+        "the vLLM container requests (a server with --data-parallel-rank runs one rank: --tensor-parallel-size x "
+        "--pipeline-parallel-size): a smaller product leaves paid GPUs idle, a larger one fails at start-up."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_parallelism_matches_gpus,

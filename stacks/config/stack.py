@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
+from components.vllm import RANK_RPC_PORT
 from stacks.config.base import ConfigModel, checked
 from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
 from stacks.config.capacity import CapacityConfig, TargetConfig
@@ -215,6 +216,32 @@ class StackConfig(ConfigModel):
             raise ValueError(
                 "cluster.minMasterVersion: warmCapacity needs GKE "
                 f">= {CAPACITY_BUFFER_MIN_GKE_VERSION} (active CapacityBuffers); set it to 1.35 or later"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_server_per_rank_fits(self) -> StackConfig:
+        """Gateway mode serves each data-parallel rank from a container of its own on engine.port + rank
+        (components/vllm.py)."""
+        if self.routing.mode is not RoutingMode.gateway:
+            return self
+        engine = self.engine
+        last_port = engine.port + engine.data_parallel_size - 1
+        if engine.enable_expert_parallel:
+            raise ValueError(
+                "engine.enableExpertParallel: routing.mode gateway runs each data-parallel rank in a container of "
+                "its own, which sees only its own GPUs, and expert parallel exchanges tokens between all ranks' GPUs "
+                "every step; use routing.mode clusterip for an expert-parallel (MoE) profile"
+            )
+        if last_port > 65535:
+            raise ValueError(
+                f"engine.port: routing.mode gateway serves rank i on engine.port + i, up to {last_port}; "
+                f"allowed: at most {65536 - engine.data_parallel_size}"
+            )
+        if engine.port <= RANK_RPC_PORT <= last_port:
+            raise ValueError(
+                f"engine.port: the ranks' ports {engine.port}-{last_port} would take {RANK_RPC_PORT}, the port "
+                "rank 0's data-parallel coordinator listens on; choose ports outside it"
             )
         return self
 

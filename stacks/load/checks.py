@@ -74,6 +74,19 @@ RESERVED_FLAGS = {
     "uds": "the stack (probes and routing need TCP)",
     "pipeline-parallel-size": "engine.dataParallelSize x engine.tensorParallelSize (8 GPUs per node)",
     "data-parallel-size-local": "engine.dataParallelSize",
+    **dict.fromkeys(
+        (
+            "data-parallel-rank",
+            "data-parallel-address",
+            "data-parallel-rpc-port",
+            "data-parallel-start-rank",
+            "data-parallel-external-lb",
+            "data-parallel-hybrid-lb",
+            "data-parallel-multi-port-external-lb",
+            "headless",
+        ),
+        "routing.mode (gateway runs one vllm serve per data-parallel rank, clusterip one for all)",
+    ),
     "help": "nothing (vLLM would print help and exit)",
     "version": "nothing (vLLM would print its version and exit)",
 }

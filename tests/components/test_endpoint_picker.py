@@ -36,7 +36,7 @@ ARGS = InferenceGatewayArgs(
     namespace=NAMESPACE,
     pool_name=POOL,
     pod_labels={"app": POOL},
-    serving_port=8000,
+    serving_ports=tuple(range(8000, 8008)),
     served_model_name="Qwen/Qwen3.5-27B-FP8",
     gateway_class="gke-l7-rilb",
     proxy_subnet_cidr=PROXY_SUBNET,
@@ -106,7 +106,7 @@ def test_pool_as_the_chart_renders_it(gateway: Built) -> None:
     pool = gateway.manifest("InferencePool", POOL)
     assert pool["apiVersion"] == "inference.networking.k8s.io/v1"
     assert pool["spec"] == {
-        "targetPorts": [{"number": 8000}],
+        "targetPorts": [{"number": port} for port in range(8000, 8008)],
         "appProtocol": "http",
         "selector": {"matchLabels": {"app": POOL}},
         "endpointPickerRef": {"name": PICKER, "port": {"number": 9002}, "failureMode": "FailOpen"},
@@ -299,7 +299,7 @@ def test_network_policy_admits_the_load_balancer_and_the_collectors(gateway: Bui
     scrape = spec["egress"][-1]
     assert scrape == {
         "to": [{"podSelector": {"matchLabels": {"app": POOL}}}],
-        "ports": [{"protocol": "TCP", "port": 8000}],
+        "ports": [{"protocol": "TCP", "port": 8000, "endPort": 8007}],
     }
 
 
@@ -320,7 +320,7 @@ def test_gke_policies_on_the_pool(gateway: Built) -> None:
             "checkIntervalSec": 2,
             "config": {
                 "type": "HTTP",
-                "httpHealthCheck": {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": 8000},
+                "httpHealthCheck": {"requestPath": "/health", "portSpecification": "USE_SERVING_PORT"},
             },
         },
     }

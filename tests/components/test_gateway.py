@@ -30,6 +30,7 @@ from tests.schemas import is_custom, validate_custom
 
 PROJECT = "gke-b200-serving"
 ENGINE_PORT = 8000
+RANK_PORTS = list(range(ENGINE_PORT, ENGINE_PORT + 8))
 POOL = "qwen-serving"
 NAMESPACE = "llm-serving"
 PROXY_SUBNET_CIDR = "10.129.0.0/23"
@@ -100,12 +101,12 @@ def serving_deployment(stack: RenderedStack) -> dict[str, Any]:
     return matching[0]
 
 
-def test_pool_selects_the_vllm_pods_on_the_engine_port(gateway_stack: RenderedStack) -> None:
+def test_pool_selects_the_vllm_pods_on_every_ranks_port(gateway_stack: RenderedStack) -> None:
     spec = pool(gateway_stack)["spec"]
     pod = serving_deployment(gateway_stack)["spec"]["template"]["spec"]
-    container_ports = {port["containerPort"] for container in pod["containers"] for port in container.get("ports", [])}
-    assert spec["targetPorts"] == [{"number": ENGINE_PORT}]
-    assert ENGINE_PORT in container_ports
+    container_ports = [port["containerPort"] for container in pod["containers"] for port in container.get("ports", [])]
+    assert spec["targetPorts"] == [{"number": port} for port in RANK_PORTS]
+    assert container_ports == RANK_PORTS
     assert spec["selector"]["matchLabels"] == {"app": POOL}
 
 
@@ -158,7 +159,8 @@ def test_policies_target_the_pool(gateway_stack: RenderedStack) -> None:
     assert health["targetRef"] == backend["targetRef"] == POOL_REF
     check = health["default"]["config"]
     assert check["type"] == "HTTP"
-    assert check["httpHealthCheck"] == {"requestPath": "/health", "portSpecification": "USE_FIXED_PORT", "port": 8000}
+    # Each rank's endpoint on its own port.
+    assert check["httpHealthCheck"] == {"requestPath": "/health", "portSpecification": "USE_SERVING_PORT"}
     assert (health["default"]["timeoutSec"], health["default"]["checkIntervalSec"]) == (2, 2)
     assert backend["default"]["timeoutSec"] == 300
 
@@ -203,7 +205,7 @@ def test_firewall_lets_proxies_and_health_checks_reach_the_engine(gateway_stack:
     assert firewall["direction"] == "INGRESS"
     assert set(firewall["sourceRanges"]) == {PROXY_SUBNET_CIDR, *HEALTH_CHECK_RANGES}
     assert firewall["destinationRanges"] == [pods_range]
-    assert firewall["allows"] == [{"protocol": "tcp", "ports": [str(ENGINE_PORT)]}]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": [f"{RANK_PORTS[0]}-{RANK_PORTS[-1]}"]}]
 
 
 def test_gateway_custom_resources_validate_against_their_crds(gateway_stack: RenderedStack) -> None:
@@ -267,8 +269,10 @@ def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, pro
             # Allowed: the dashboard adds the Endpoint Picker's pool chart in gateway mode.
             assert "llm_d_epp_ready_endpoints" in gateway[name]["inputs"]["dashboardJson"]
             continue
-        if name == "llm-network-policies-serving":
-            continue  # admits the proxy-only subnet and health checkers in gateway mode: see below
+        if name in ("llm-network-policies-serving", "llm-vllm-pod-monitoring"):
+            continue  # the ranks' ports; the proxy-only subnet and health checkers in gateway mode: see below
+        if name == "llm-vllm-deployment":
+            continue  # one container per data-parallel rank in gateway mode: tests/components/test_gateway_per_rank.py
         # Allowed: the cluster's Gateway API channel (standard / disabled), and waiting for the Network
         # Services API.
         switched = {

@@ -43,7 +43,10 @@ def test_serving_pods_admit_only_known_sources(stack: RenderedStack) -> None:
     assert not selects(serving["spec"]["podSelector"], pod_labels(stack, "Job", "-download"))
     assert serving["spec"]["policyTypes"] == ["Ingress"]
     (rule,) = serving["spec"]["ingress"]
-    assert rule["ports"] == [{"protocol": "TCP", "port": ENGINE_PORT}]
+    gateway = bool(stack.kind("InferencePool"))
+    # One port per data-parallel rank in gateway mode, the one serving port otherwise.
+    ports = {"port": ENGINE_PORT, "endPort": ENGINE_PORT + 7} if gateway else {"port": ENGINE_PORT}
+    assert rule["ports"] == [{"protocol": "TCP", **ports}]
     namespace_clients, collectors, *load_balancer = rule["from"]
     assert namespace_clients == {"podSelector": {}}, "any pod of the serving namespace"
     assert collectors == {

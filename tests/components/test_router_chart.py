@@ -45,8 +45,14 @@ DELIBERATE: dict[tuple[str, str], dict[FieldPath, str]] = {
     ("RoleBinding", "qwen-serving-epp-leader-election-binding"): {
         ("subjects", 0, "namespace"): "explicit; the chart leaves it to the RoleBinding's own namespace",
     },
+    ("InferencePool", "qwen-serving"): {
+        ("spec", "targetPorts"): "one target port per data-parallel rank (8000-8007); the reference has the one port "
+        "of the chart's default modelServers.targetPorts",
+    },
     ("HealthCheckPolicy", "qwen-serving"): {
-        ("spec", "default", "config", "httpHealthCheck", "portSpecification"): "USE_FIXED_PORT, what port implies",
+        ("spec", "default", "config", "httpHealthCheck", "portSpecification"): "USE_SERVING_PORT: each rank's "
+        "endpoint is checked on its own port",
+        ("spec", "default", "config", "httpHealthCheck", "port"): "no fixed port: each endpoint's own (see above)",
         **{path: "the chart's labels on the policies; no selector reads them" for path in CHART_LABELS},
     },
     ("GCPBackendPolicy", "qwen-serving"): {

@@ -37,7 +37,7 @@ def network_policies(gateway_ranges: tuple[str, ...] = ()) -> Built:
                 namespace="serving",
                 name="qwen",
                 serving_selector={"app": "qwen"},
-                serving_port=8000,
+                serving_ports=(8000,),
                 download_selector={"job": "download"},
                 vpc_source_ranges=gateway_ranges,
             ),

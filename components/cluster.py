@@ -7,9 +7,10 @@ Evidence for the settings (checked at the source):
 - `min_master_version` is sent only as `initialClusterVersion` at creation and never read back; on
   update the provider asks for a master upgrade only when the running version is older
   (hashicorp/terraform-provider-google@v7.9.0:google/services/container/resource_container_cluster.go,
-  `InitialClusterVersion: d.Get("min_master_version")` and `if cur.LessThan(des)`). A minor floor
-  such as `1.34` therefore creates the cluster on a patch GKE still offers, and GKE's auto-upgrades
-  never cause a diff.
+  `InitialClusterVersion: d.Get("min_master_version")` and `if cur.LessThan(des)`), so GKE's
+  auto-upgrades never cause a diff. A version the release channel no longer offers (a retired patch,
+  or a minor the channel has moved past) fails the creation, so by default the stack sends none and
+  the cluster starts at the channel's default version; `cluster.minMasterVersion` pins one.
 - Node service account: Autopilot nodes take it from
   `cluster_autoscaling.auto_provisioning_defaults.service_account` (terraform-provider-google
   https://github.com/hashicorp/terraform-provider-google/pull/13024 "Allow passing node
@@ -103,7 +104,8 @@ class ClusterArgs:
     region: str
     cluster_name: str
     release_channel: str
-    min_master_version: str
+    # None: the release channel's default version at creation
+    min_master_version: str | None
     deletion_protection: bool
     namespace: str
     subnet_cidr: str

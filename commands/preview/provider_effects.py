@@ -43,6 +43,10 @@ def _lowest_running(floor: Any) -> tuple[int, ...] | None:
 
 
 def _master_version(old: Any, new: Any) -> str:
+    if not isinstance(new, str) or not new:
+        # The update skips an unset floor: 'If set to "", skip this step- any master version satisfies
+        # that minimum.' (the same Update function)
+        return f"{STATE_ONLY}: without a floor the provider sends no master upgrade; the cluster keeps its version"
     before, after = _lowest_running(old), _version(new)
     if before is not None and after is not None and after <= before:
         return (

@@ -44,7 +44,12 @@ def _cluster_settings(config: StackConfig) -> list[tuple[str, str]]:
     return [
         (
             "cluster",
-            f"{config.cluster.name}, {config.cluster.release_channel.value}, >= {config.cluster.min_master_version}",
+            f"{config.cluster.name}, {config.cluster.release_channel.value}, "
+            + (
+                f"created at the pinned version {config.cluster.min_master_version}"
+                if config.cluster.min_master_version is not None
+                else "created at the channel's default version (cluster.minMasterVersion pins one)"
+            ),
         ),
         ("control plane", _control_plane_label(config)),
         ("deletion protection", f"cluster {'on' if config.protected else 'off'}, {weights}"),

@@ -167,9 +167,12 @@ class ClusterConfig(ConfigModel):
         description="Presets: RAPID in dev (newest features first), REGULAR in staging and prod (in the SLA, "
         "and it offers 1.34, the minor every feature the stack uses needs).",
     )
-    min_master_version: str = Field(
-        default=DEFAULT_MIN_MASTER_VERSION,
-        description="A minor floor like 1.34 (GKE picks a patch the channel offers) or a full GKE version.",
+    min_master_version: str | None = Field(
+        default=None,
+        description="null (the default): the cluster is created at the release channel's default version. A "
+        "minor like 1.34 or a full GKE version pins it: sent as the initial cluster version, so creation fails "
+        "once the channel no longer offers it (terraform-provider-google sends min_master_version as "
+        "initialClusterVersion); plan.md says which applies.",
     )
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."
@@ -205,7 +208,9 @@ class ClusterConfig(ConfigModel):
 
     @field_validator("min_master_version")
     @classmethod
-    def _version_floor(cls, value: str) -> str:
+    def _version_floor(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         if not (GKE_MINOR_PATTERN.match(value) or GKE_VERSION_PATTERN.match(value)):
             raise ValueError(
                 f"{quote(value)} is not a GKE version; allowed: a minor like {DEFAULT_MIN_MASTER_VERSION} "

@@ -202,6 +202,7 @@ class StackConfig(ConfigModel):
         if (
             self.routing.mode is RoutingMode.gateway
             and not self.cluster.existing
+            and self.cluster.min_master_version is not None
             and not satisfies_gke_minimum(self.cluster.min_master_version, INFERENCE_POOL_MIN_GKE_VERSION)
         ):
             raise ValueError(

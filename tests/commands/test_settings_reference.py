@@ -59,4 +59,4 @@ def test_a_row_says_type_default_bounds_and_meaning() -> None:
     assert "| `capacity.nodes` | integer or null | `null` | 1 to 256 |" in page
     assert "| `environment` | string | required | `dev`, `staging`, `prod` |" in page
     # A string YAML would read as a number is shown quoted, as a stack file must write it.
-    assert "| `cluster.minMasterVersion` | string | `'1.34'` |" in page
+    assert "| `engine.cpu` | string | `'200'` |" in page

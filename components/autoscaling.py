@@ -71,6 +71,8 @@ class MetricsAdapterArgs:
     # the cluster, before which IAM refuses the principal.
     workload_pool: pulumi.Input[str]
     labels: dict[str, str] = field(default_factory=dict)
+    # `destroy` leaves every object (a cluster the stack does not manage: others may read the adapter).
+    retain_on_delete: bool = False
 
 
 class MetricsAdapter(pulumi.ComponentResource):
@@ -86,7 +88,9 @@ class MetricsAdapter(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: MetricsAdapterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("llm-serving:operations:MetricsAdapter", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # The engine does not pass retainOnDelete from a component to its children: each child states it.
+        retain = args.retain_on_delete or None
+        child = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
         labels = {**args.labels, **ADAPTER_LABELS}
         subject = k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=ADAPTER_NAME, namespace=ADAPTER_NAMESPACE)
 
@@ -95,7 +99,7 @@ class MetricsAdapter(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(name=ADAPTER_NAMESPACE, labels=args.labels),
             opts=child,
         )
-        in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
+        in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace], retain_on_delete=retain)
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{name}-sa",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=ADAPTER_NAME, namespace=ADAPTER_NAMESPACE, labels=labels),
@@ -242,7 +246,9 @@ class MetricsAdapter(pulumi.ComponentResource):
                 ),
             ),
             # The adapter reads Cloud Monitoring as soon as it serves: grant the role first.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.namespace, self.iam_member]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.namespace, self.iam_member], retain_on_delete=retain
+            ),
         )
         # The aggregation layer calls the adapter from the control plane, which no pod or namespace
         # selector can name: admit the serving port from anywhere, nothing else.
@@ -288,7 +294,7 @@ class MetricsAdapter(pulumi.ComponentResource):
                         name=self.service.metadata.name, namespace=ADAPTER_NAMESPACE
                     ),
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.deployment]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.deployment], retain_on_delete=retain),
             )
             for version, group, priority in METRICS_API_GROUPS
         ]

@@ -51,6 +51,8 @@ class ExistingClusterArgs:
     # The oldest GKE version that has every feature the serving layer uses (a full version).
     minimum_version: str
     gateway_api: bool = False
+    # The serving layer declares firewall rules (and maybe a proxy-only subnet) in the cluster's VPC.
+    declares_vpc_objects: bool = False
     extra_apis: tuple[str, ...] = ()
     # Monitoring packages the dashboards and alerts read; missing ones are a warning, not an error.
     monitoring_components: tuple[str, ...] = ()
@@ -90,6 +92,14 @@ def cluster_problems(cluster: Any, args: ExistingClusterArgs) -> list[str]:
         problems.append(
             f"{where} has Managed Service for Prometheus off; the engine's PodMonitoring, the dashboard, the alerts "
             "and the autoscaler read it (gcloud container clusters update --enable-managed-prometheus)"
+        )
+    network = str(cluster.network or "")
+    host = network.split("projects/", 1)[1].split("/", 1)[0] if "projects/" in network else args.project
+    if args.declares_vpc_objects and host != args.project:
+        problems.append(
+            f"{where} is on VPC {network}, a Shared VPC of host project {host}: gateway routing declares firewall "
+            "rules and a proxy-only subnet in the cluster's VPC, and those belong to the host project, which this "
+            "stack does not manage; use routing.mode clusterip"
         )
     gateway = _first(cluster.gateway_api_configs)
     if args.gateway_api and not (gateway and gateway.channel in GATEWAY_API_CHANNELS):

@@ -99,6 +99,35 @@ class InferenceGatewayArgs:
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
+# A VPC has at most one ACTIVE proxy-only subnet per region ("Proxy-only subnets for Envoy-based load
+# balancers"); declaring a second fails `pulumi up`. The Compute API's list filter syntax:
+# compute/docs/reference/rest/v1/subnetworks/list.
+ACTIVE_PROXY_ONLY_FILTER = '(purpose = "REGIONAL_MANAGED_PROXY") AND (role = "ACTIVE")'
+
+
+def network_path(network: str) -> str:
+    """`projects/P/global/networks/N` of a network's self link, relative name or id."""
+    start = network.find("projects/")
+    return network[start:] if start >= 0 else network
+
+
+def active_proxy_subnet(
+    project: str, region: str, cluster_name: str, provider: pulumi.ProviderResource
+) -> tuple[str, str] | None:
+    """The name and range of the ACTIVE proxy-only subnet in the VPC of an existing cluster, in its
+    region, or None. Plain invokes (the provider's data sources google_container_cluster and
+    google_compute_subnetworks), run by `pulumi preview` and `up` alike and answered by the offline
+    mocks: the decision to declare a subnet or not has to be made before any resource is."""
+    invoke = pulumi.InvokeOptions(provider=provider)
+    cluster = gcp.container.get_cluster(name=cluster_name, location=region, project=project, opts=invoke)
+    found = gcp.compute.get_subnetworks(filter=ACTIVE_PROXY_ONLY_FILTER, project=project, region=region, opts=invoke)
+    network = network_path(str(cluster.network))
+    for subnet in found.subnetworks:
+        if network_path(subnet.network_self_link) == network:
+            return subnet.name, subnet.ip_cidr_range
+    return None
+
+
 def proxy_subnet_name(cluster_name: str) -> str:
     return f"{cluster_name}-proxy-only"
 

@@ -28,6 +28,7 @@ from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.operations import (
     NODE_PROVISIONING_SECONDS,
     AutoscalingMetric,
+    MetricsAdapterSource,
 )
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -146,7 +147,9 @@ def build_operations(
         "pendingReason": commands.pending_reason,
     }
 
-    if config.autoscaling.enabled:
+    adapter_source = config.autoscaling.metrics_adapter or MetricsAdapterSource.declare
+    adapters: list[pulumi.Resource] = []
+    if config.autoscaling.enabled and adapter_source is MetricsAdapterSource.declare:
         # An output invoke that waits for the APIs: on an empty project Resource Manager is enabled
         # by this same `up` (pulumi InvokeOutputOptions.depends_on).
         project_number = gcp.organizations.get_project_output(
@@ -160,9 +163,14 @@ def build_operations(
                 project_number=project_number,
                 workload_pool=target.workload_pool,
                 labels=labels,
+                # On a cluster the stack does not manage the adapter may come to serve other workloads'
+                # autoscalers: `destroy` leaves it.
+                retain_on_delete=config.cluster.existing,
             ),
             opts=in_cluster,
         )
+        adapters.append(adapter)
+    if config.autoscaling.enabled:
         metric, metric_target = autoscaling_metric(config)
         scaling = config.autoscaling
         autoscaler = ServingAutoscaler(
@@ -185,7 +193,7 @@ def build_operations(
                 },
             ),
             opts=pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, adapter])
+                opts, pulumi.ResourceOptions(provider=kubernetes, depends_on=[deployment, *adapters])
             ),
         )
         outputs["autoscaler"] = autoscaler.autoscaler.metadata.name

@@ -27,6 +27,7 @@ from components.gateway import (
     LISTENER_PORT,
     InferenceGateway,
     InferenceGatewayArgs,
+    active_proxy_subnet,
 )
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.image_mirror import API as ARTIFACT_REGISTRY_API
@@ -150,6 +151,7 @@ def declare_cluster(
                 namespace=config.cluster.namespace,
                 minimum_version=config.minimum_gke_version,
                 gateway_api=gateway,
+                declares_vpc_objects=gateway,
                 extra_apis=serving_apis(config),
                 monitoring_components=("DCGM", *KUBE_STATE_COMPONENTS),
                 kubernetes_labels=kubernetes_labels(config),
@@ -221,6 +223,15 @@ def build_serving(
         pulls_after.append(image_mirror)
     in_namespace = options(opts, providers=[target.provider], depends_on=target.waits_for)
     pulling = options(opts, providers=[target.provider], depends_on=[*target.waits_for, *pulls_after])
+    proxy_subnet, proxy_subnet_cidr = (
+        config.routing.gateway.existing_proxy_subnet,
+        config.routing.gateway.proxy_subnet_cidr,
+    )
+    if gateway and config.cluster.existing and proxy_subnet is None:
+        # The cluster's VPC may have its proxy-only subnet already (one per VPC and region): reuse it.
+        found = active_proxy_subnet(config.project, config.region, config.cluster.name, gcp_provider)
+        if found is not None:
+            proxy_subnet, proxy_subnet_cidr = found
     namespace = target.namespace
     token = HuggingFaceToken(
         f"{name}-hf-token",
@@ -359,9 +370,7 @@ def build_serving(
             serving_ports=ports,
             download_selector=DOWNLOAD_SELECTOR,
             vpc_source_ranges=(
-                (config.routing.gateway.proxy_subnet_cidr, *HEALTH_CHECK_RANGES)
-                if gateway
-                else internal_load_balancer_ranges(config)
+                (proxy_subnet_cidr, *HEALTH_CHECK_RANGES) if gateway else internal_load_balancer_ranges(config)
             ),
             labels=kubernetes_labels(config),
         ),
@@ -412,8 +421,8 @@ def build_serving(
                 serving_ports=ports,
                 served_model_name=config.served_model_name,
                 gateway_class=gateway_config.gateway_class.value,
-                proxy_subnet_cidr=gateway_config.proxy_subnet_cidr,
-                existing_proxy_subnet=gateway_config.existing_proxy_subnet,
+                proxy_subnet_cidr=proxy_subnet_cidr,
+                existing_proxy_subnet=proxy_subnet,
                 epp_image=through_mirror(gateway_config.epp_image, mirror),
                 epp_replicas=gateway_config.epp_replicas,
                 epp_cpu=gateway_config.epp_cpu,

@@ -74,7 +74,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     # Sized from a goal instead of a node count: the planner picks 6 nodes.
     "dev-goal": ("dev", {"target": {"totalTokensPerSecond": 500000}}),
     # The serving layer in a platform team's Autopilot cluster: gateway routing, and production.
-    "staging-existing": ("staging", {"cluster": {"existing": True, "name": "platform-autopilot"}}),
+    "staging-existing": (
+        "staging",
+        {"cluster": {"existing": True, "name": "platform-autopilot"}, "autoscaling": {"metricsAdapter": "existing"}},
+    ),
     # The start-up cuts in a cluster the stack does not manage: mirrors and the shared compile cache.
     "existing-startup": (
         "staging",

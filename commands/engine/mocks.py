@@ -79,6 +79,28 @@ STAND_IN_GKE_VERSION = INFERENCE_POOL_MIN_GKE_VERSION
 STAND_IN_PODS_CIDR = "10.4.0.0/14"
 
 
+GET_SUBNETWORKS = "gcp:compute/getSubnetworks:getSubnetworks"
+STAND_IN_PROXY_SUBNET_CIDR = "10.129.0.0/23"
+
+
+def stand_in_proxy_subnets(project: str, region: str) -> list[dict[str, Any]]:
+    """The ACTIVE proxy-only subnets the look-up finds offline: the stand-in cluster's VPC (`default`)
+    has one in its region, as a VPC that already serves a regional Gateway has; tests give others."""
+    return [
+        {
+            "name": f"proxy-only-{region}",
+            "ipCidrRange": STAND_IN_PROXY_SUBNET_CIDR,
+            "network": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",
+            "networkName": "default",
+            "networkSelfLink": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",
+            "selfLink": f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/subnetworks/"
+            f"proxy-only-{region}",
+            "description": "",
+            "privateIpGoogleAccess": False,
+        }
+    ]
+
+
 def stand_in_cluster(name: str, location: str, project: str) -> dict[str, Any]:
     """What the look-up of an existing cluster returns offline: an Autopilot cluster that meets every
     check of `components/existing_cluster.py` (plan.md says it is a stand-in). Tests give other
@@ -142,9 +164,11 @@ class OfflineMocks(pulumi_mocks.Mocks):
         self,
         existing_images: frozenset[str] = frozenset(),
         existing_cluster: Callable[[str, str, str], dict[str, Any]] = stand_in_cluster,
+        proxy_subnets: Callable[[str, str], list[dict[str, Any]]] = stand_in_proxy_subnets,
     ) -> None:
         self.existing_images = existing_images
         self.existing_cluster = existing_cluster
+        self.proxy_subnets = proxy_subnets
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = _fake_outputs(args.typ, args.name, args.inputs)
@@ -159,6 +183,9 @@ class OfflineMocks(pulumi_mocks.Mocks):
             return self.existing_cluster(
                 str(arguments.get("name")), str(arguments.get("location")), str(arguments.get("project"))
             ), []
+        if args.token == GET_SUBNETWORKS:
+            arguments = args.args
+            return {"subnetworks": self.proxy_subnets(str(arguments.get("project")), str(arguments.get("region")))}, []
         if args.token == GET_IMAGES:
             wanted = str(args.args.get("filter", "")).removeprefix("name = ")
             return {"images": [_fake_image(name) for name in sorted(self.existing_images) if name == wanted]}, []

@@ -34,6 +34,11 @@ class AutoscalingMetric(StrEnum):
     kv_cache_usage = "kvCacheUsage"
 
 
+class MetricsAdapterSource(StrEnum):
+    declare = "declare"
+    existing = "existing"
+
+
 class AutoscalingConfig(ConfigModel):
     """Horizontal Pod Autoscaler on a vLLM metric through the Custom Metrics Stackdriver Adapter."""
 
@@ -52,6 +57,13 @@ class AutoscalingConfig(ConfigModel):
     max_replicas: Annotated[int | None, Field(ge=1, le=256)] = Field(
         default=None,
         description="Most serving pods (A4 nodes) the autoscaler may reach, 1-256; defaults to capacity.nodes.",
+    )
+    metrics_adapter: MetricsAdapterSource | None = Field(
+        default=None,
+        description="The Custom Metrics Stackdriver Adapter serves custom.metrics.k8s.io for the whole cluster, so a "
+        "cluster has one. `declare`: the stack declares it (the default on a cluster the stack creates; on an "
+        "existing cluster it is kept on destroy, since other workloads may come to read it). `existing`: the "
+        "cluster already runs one; none is declared. Required with cluster.existing and autoscaling.",
     )
     metric: AutoscalingMetric = Field(
         default=AutoscalingMetric.waiting_requests,

@@ -221,6 +221,16 @@ class StackConfig(ConfigModel):
         return self
 
     @model_validator(mode="after")
+    def _existing_cluster_says_whose_adapter(self) -> StackConfig:
+        if self.cluster.existing and self.autoscaling.enabled and self.autoscaling.metrics_adapter is None:
+            raise ValueError(
+                "autoscaling.metricsAdapter: required with cluster.existing, since the Custom Metrics Stackdriver "
+                "Adapter serves the whole cluster; allowed: existing (the cluster runs one; none is declared) or "
+                "declare (declared here and kept on destroy)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _one_server_per_rank_fits(self) -> StackConfig:
         """Gateway mode serves each data-parallel rank from a container of its own on engine.port + rank
         (components/vllm.py)."""

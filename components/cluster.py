@@ -106,6 +106,8 @@ class ClusterArgs:
     release_channel: str
     # None: the release channel's default version at creation
     min_master_version: str | None
+    # (start_time, end_time, RRULE) of the recurring maintenance window GKE upgrades in
+    maintenance_window: tuple[str, str, str]
     deletion_protection: bool
     namespace: str
     subnet_cidr: str
@@ -296,6 +298,15 @@ class Cluster(pulumi.ComponentResource):
             ),
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel),
             min_master_version=args.min_master_version,
+            # Automatic upgrades (control plane and nodes) start only inside this window, so no A4 node
+            # is replaced for one mid-week (google_container_cluster maintenance_policy.recurring_window).
+            maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
+                recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+                    start_time=args.maintenance_window[0],
+                    end_time=args.maintenance_window[1],
+                    recurrence=args.maintenance_window[2],
+                )
+            ),
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{args.project}.svc.id.goog"
             ),

@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.capacity import CapacitySource, FlexStartCapacity, ReservationCapacity, SpotCapacity
-from components.vllm import EngineFlags, Speculative, drain_seconds, engine_args, grace_seconds
+from components.vllm import (
+    MODEL_LOAD_MINUTES,
+    NODE_PROVISIONING_MINUTES,
+    EngineFlags,
+    Speculative,
+    drain_seconds,
+    engine_args,
+    grace_seconds,
+)
 from components.weights import DownloaderArgs, local_model_path
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
 from stacks.config.capacity import FlexStartSource, ReservationSource
@@ -89,8 +97,19 @@ def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
     )
 
 
-def capacity_sources(sources: Sequence[CapacitySourceConfig]) -> list[CapacitySource]:
-    """The stack's capacity fallback order as the capacity component's own source types."""
+# One pod's move off a recycled node: a node (provisioning) and a model load (components/vllm.py).
+POD_MOVE_SECONDS = (NODE_PROVISIONING_MINUTES + MODEL_LOAD_MINUTES) * 60
+
+
+def flex_start_recycling_seconds(pods: int) -> int:
+    """The recycling lead that moves `pods` pods one at a time before their Flex-start nodes, started
+    together, reach the end of their run together."""
+    return pods * POD_MOVE_SECONDS
+
+
+def capacity_sources(sources: Sequence[CapacitySourceConfig], most_pods: int) -> list[CapacitySource]:
+    """The stack's capacity fallback order as the capacity component's own source types (a Flex-start
+    recycling lead left null covers moving `most_pods` pods)."""
     result: list[CapacitySource] = []
     for source in sources:
         if isinstance(source, ReservationSource):
@@ -98,7 +117,8 @@ def capacity_sources(sources: Sequence[CapacitySourceConfig]) -> list[CapacitySo
         elif isinstance(source, FlexStartSource):
             result.append(
                 FlexStartCapacity(
-                    node_recycling_lead_time_seconds=source.node_recycling_lead_time_seconds,
+                    node_recycling_lead_time_seconds=source.node_recycling_lead_time_seconds
+                    or flex_start_recycling_seconds(most_pods),
                     max_run_duration_seconds=source.max_run_duration_seconds,
                 )
             )

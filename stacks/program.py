@@ -167,6 +167,7 @@ def declare_cluster(
             cluster_name=config.cluster.name,
             release_channel=config.cluster.release_channel.value,
             min_master_version=config.cluster.min_master_version,
+            maintenance_window=config.cluster.maintenance_window.recurring_window(),
             deletion_protection=config.protected,
             namespace=config.cluster.namespace,
             subnet_cidr=config.cluster.network.subnet_cidr,
@@ -254,7 +255,7 @@ def build_serving(
         f"{name}-capacity",
         B200CapacityArgs(
             compute_class_name=config.capacity.compute_class_name,
-            sources=capacity_sources(config.capacity.sources),
+            sources=capacity_sources(config.capacity.sources, config.max_replicas),
             zones=config.zones,
             gpu_driver_version=config.capacity.gpu_driver_version.value,
             labels=kubernetes_labels(config),

@@ -25,7 +25,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
                 "nodes": 4,
                 "sources": [
                     {"type": "reservation", "name": "a4-reserved", "project": "shared-reservations"},
-                    {"type": "flexStart", "nodeRecyclingLeadTimeSeconds": 1800, "maxRunDurationSeconds": 86400},
+                    {"type": "flexStart", "nodeRecyclingLeadTimeSeconds": 9000, "maxRunDurationSeconds": 86400},
                 ],
             },
         },

@@ -31,11 +31,13 @@ class FlexStartSource(ConfigModel):
     """Flex-start (Dynamic Workload Scheduler) A4 nodes: discounted, each node runs at most 7 days."""
 
     type: Annotated[Literal["flexStart"], Field(description="`flexStart`.")]
-    node_recycling_lead_time_seconds: Annotated[int, Field(ge=0, le=FLEX_START_MAX_RUN_SECONDS)] = Field(
-        default=3600,
+    node_recycling_lead_time_seconds: Annotated[int | None, Field(ge=1, le=FLEX_START_MAX_RUN_SECONDS)] = Field(
+        default=None,
         description=(
             "Seconds before a node's run ends at which GKE requests its replacement (ComputeClass "
-            "flexStart.nodeRecycling.leadTimeSeconds); must be below maxRunDurationSeconds."
+            "flexStart.nodeRecycling.leadTimeSeconds), below maxRunDurationSeconds. The nodes start together and "
+            "end together, and their pods move one at a time, so it must cover every move: null takes the most "
+            "pods x 35 min (a node and a model load each); less is refused."
         ),
     )
     max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = Field(
@@ -48,7 +50,8 @@ class FlexStartSource(ConfigModel):
 
     @model_validator(mode="after")
     def _recycling_before_the_end(self) -> FlexStartSource:
-        if self.node_recycling_lead_time_seconds >= self.max_run_duration_seconds:
+        lead = self.node_recycling_lead_time_seconds
+        if lead is not None and lead >= self.max_run_duration_seconds:
             raise ValueError(
                 f"nodeRecyclingLeadTimeSeconds {self.node_recycling_lead_time_seconds} must be shorter than "
                 f"maxRunDurationSeconds {self.max_run_duration_seconds}: the replacement node is requested "

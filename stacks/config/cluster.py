@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -141,6 +142,53 @@ class AuthorizedNetwork(ConfigModel):
 EXISTING_CLUSTER_KEYS = ("existing", "name", "namespace")
 
 
+# GKE "Maintenance windows and exclusions": a window must give at least 48 hours of maintenance
+# availability in any 32-day rolling period, with at least 4 contiguous hours (read as quoted in the
+# GKE docs; the API refuses less). The window's first occurrence is a fixed past Saturday in UTC.
+MAINTENANCE_MIN_HOURS = 4
+MAINTENANCE_MIN_HOURS_PER_32_DAYS = 48
+MAINTENANCE_ANCHOR = "2026-01-03"  # a Saturday
+RRULE_DAYS = {"mon": "MO", "tue": "TU", "wed": "WE", "thu": "TH", "fri": "FR", "sat": "SA", "sun": "SU"}
+
+
+class MaintenanceWindow(ConfigModel):
+    """When GKE may upgrade the control plane and the nodes (the cluster's recurring maintenance
+    window): outside it GKE starts no automatic upgrade, so a serving A4 node is not replaced
+    mid-week for one."""
+
+    days: Annotated[list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]], Field(min_length=1)] = Field(
+        default=["sat", "sun"], description="Days the window opens (UTC), each listed once."
+    )
+    start: Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")] = Field(
+        default="00:00", description="Start time, HH:MM UTC."
+    )
+    hours: Annotated[int, Field(ge=MAINTENANCE_MIN_HOURS, le=24)] = Field(
+        default=6, description="Length in hours, 4-24 (GKE needs at least 4 contiguous hours)."
+    )
+
+    @model_validator(mode="after")
+    def _enough_availability(self) -> MaintenanceWindow:
+        if len(set(self.days)) != len(self.days):
+            raise ValueError("days: each day listed once")
+        # The fewest occurrences any 32-day period holds: 4 full weeks plus 4 days.
+        per_32_days = len(self.days) * 4 * self.hours
+        if per_32_days < MAINTENANCE_MIN_HOURS_PER_32_DAYS:
+            raise ValueError(
+                f"{len(self.days)} day(s) x {self.hours} h gives {per_32_days} h in some 32-day period; GKE needs at "
+                f"least {MAINTENANCE_MIN_HOURS_PER_32_DAYS} h: add days or hours"
+            )
+        return self
+
+    def recurring_window(self) -> tuple[str, str, str]:
+        """(start_time, end_time, recurrence) of google_container_cluster maintenance_policy.recurring_window."""
+        hour, minute = (int(part) for part in self.start.split(":"))
+        start = datetime.fromisoformat(MAINTENANCE_ANCHOR).replace(hour=hour, minute=minute, tzinfo=UTC)
+        end = start + timedelta(hours=self.hours)
+        stamp = "%Y-%m-%dT%H:%M:%SZ"
+        days = ",".join(RRULE_DAYS[day] for day in self.days)
+        return start.strftime(stamp), end.strftime(stamp), f"FREQ=WEEKLY;BYDAY={days}"
+
+
 class ClusterConfig(ConfigModel):
     """The GKE Autopilot cluster: name, release channel and version floor, namespace, network and
     control-plane access; or, with `existing`, the cluster the serving layer goes into."""
@@ -173,6 +221,11 @@ class ClusterConfig(ConfigModel):
         "minor like 1.34 or a full GKE version pins it: sent as the initial cluster version, so creation fails "
         "once the channel no longer offers it (terraform-provider-google sends min_master_version as "
         "initialClusterVersion); plan.md says which applies.",
+    )
+    maintenance_window: MaintenanceWindow = Field(
+        default=MaintenanceWindow(),
+        description="The recurring window GKE upgrades in (default Saturday and Sunday 00:00-06:00 UTC): no "
+        "automatic upgrade replaces a serving A4 node outside it.",
     )
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."

@@ -36,7 +36,8 @@ from components.weights import (
     weights_object_name,
 )
 from schemas.vllm_args import check_serve_args
-from stacks.args import engine_flags, serve_arguments
+from stacks.args import POD_MOVE_SECONDS, engine_flags, flex_start_recycling_seconds, serve_arguments
+from stacks.config.capacity import FlexStartSource
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
 from stacks.config.profiles import profile_for_model
 from stacks.config.quoting import quote
@@ -550,6 +551,33 @@ def _disk_holds_checkpoint(config: StackConfig) -> str | None:
     return None
 
 
+def _flex_start_recycling_spreads(config: StackConfig) -> str | None:
+    """Flex-start nodes started together reach their run limit together; their replacements are
+    requested nodeRecyclingLeadTimeSeconds ahead, and the pods then move one at a time (the serving
+    PodDisruptionBudget), each through a node and a model load: the lead must cover every move."""
+    if config.capacity.nodes is None:  # a `target` not yet resolved by the planner
+        return None
+    needed = flex_start_recycling_seconds(config.max_replicas)
+    for index, source in enumerate(config.capacity.sources):
+        if not isinstance(source, FlexStartSource):
+            continue
+        key = f"capacity.sources[{index}]"
+        if needed >= source.max_run_duration_seconds:
+            return (
+                f"{key}: moving {config.max_replicas} pods one at a time off Flex-start nodes takes about {needed} s, "
+                f"not shorter than the nodes' run of {source.max_run_duration_seconds} s; run fewer pods on "
+                "Flex-start or raise maxRunDurationSeconds"
+            )
+        lead = source.node_recycling_lead_time_seconds
+        if lead is not None and lead < needed:
+            return (
+                f"{key}.nodeRecyclingLeadTimeSeconds: {lead} s; the {config.max_replicas} Flex-start nodes reach their "
+                f"run limit together and their pods move one at a time, about {POD_MOVE_SECONDS} s each: allowed "
+                f"{needed} s or more (null computes it)"
+            )
+    return None
+
+
 def _ranges_fit(config: StackConfig) -> str | None:
     network = config.cluster.network
     # a `target` not yet resolved by the planner; an existing cluster's ranges are not these
@@ -600,6 +628,7 @@ CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _mount_path,
     _tokens_fit,
     _disk_holds_checkpoint,
+    _flex_start_recycling_spreads,
     _ranges_fit,
     _pod_fits_node,
 )

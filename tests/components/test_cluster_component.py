@@ -17,6 +17,7 @@ def build_cluster(**changes: object) -> Built:
         "cluster_name": "c1",
         "release_channel": "REGULAR",
         "min_master_version": "1.34",
+        "maintenance_window": ("2026-01-03T00:00:00Z", "2026-01-03T06:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU"),
         "deletion_protection": True,
         "namespace": "serving",
         "subnet_cidr": "10.0.0.0/20",

@@ -87,9 +87,9 @@ def test_a_new_cluster_declares_its_adapter_and_deletes_it_with_the_stack(tmp_pa
 
 
 def test_the_adapter_source_is_required_on_an_existing_cluster_with_autoscaling() -> None:
-    with pytest.raises(InvalidConfig, match="autoscaling.metricsAdapter: required with cluster.existing"):
+    with pytest.raises(InvalidConfig, match=r"autoscaling\.metricsAdapter: required with cluster\.existing"):
         validate({"environment": "staging", "project": "my-llm-staging", "cluster": {"existing": True}})
-    with pytest.raises(InvalidConfig, match="autoscaling.metricsAdapter"):
+    with pytest.raises(InvalidConfig, match=r"autoscaling\.metricsAdapter"):
         validate({"environment": "staging", "project": "my-llm-staging", "autoscaling": {"metricsAdapter": "shared"}})
 
 

@@ -44,7 +44,8 @@ def provisioning(priority: dict[str, Any]) -> dict[str, Any]:
 def test_prod_falls_back_from_flex_start_to_spot(prod: RenderedStack) -> None:
     spec = compute_class(prod)["spec"]
     assert [provisioning(priority) for priority in spec["priorities"]] == [
-        {"flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": 3600}}, "maxRunDurationSeconds": 604800},
+        # 12 pods moved one at a time before the nodes' 7-day limit: 12 x 35 min
+        {"flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": 25200}}, "maxRunDurationSeconds": 604800},
         {"spot": True},
     ]
     assert spec["whenUnsatisfiable"] == "DoNotScaleUp"
@@ -65,7 +66,7 @@ def test_reservation_then_flex_start(reserved: RenderedStack) -> None:
                 "specific": [{"name": "a4-reserved", "project": "shared-reservations"}],
             }
         },
-        {"flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": 1800}}, "maxRunDurationSeconds": 86400},
+        {"flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": 9000}}, "maxRunDurationSeconds": 86400},
     ]
 
 

@@ -96,7 +96,9 @@ def test_the_gateway_uses_the_clusters_network_and_pod_range(existing: RenderedS
     for firewall in existing.of_type("gcp:compute/firewall:Firewall"):
         assert firewall["inputs"]["network"] == network
         assert firewall["inputs"]["destinationRanges"] == [mocks.STAND_IN_PODS_CIDR]
-    assert existing.one("gcp:compute/subnetwork:Subnetwork")["inputs"]["network"] == network
+    # The stand-in VPC has its proxy-only subnet already: reused, none declared
+    # (tests/components/test_existing_cluster_shared.py).
+    assert existing.of_type("gcp:compute/subnetwork:Subnetwork") == []
 
 
 def test_policies_hold_without_a_cluster_resource(existing: RenderedStack, existing_prod: RenderedStack) -> None:
@@ -194,6 +196,7 @@ def cluster(**overrides: Any) -> SimpleNamespace:
         "control_plane_endpoints_configs": [],
         "endpoint": "203.0.113.10",
         "master_auths": [SimpleNamespace(cluster_ca_certificate="Q0E=")],
+        "network": "projects/my-llm-staging/global/networks/default",
     }
     return SimpleNamespace(**{**fields, **overrides})
 

@@ -116,6 +116,7 @@ layer = ServingLayer("shared", {
     "environment": "staging",
     "project": "my-llm-staging",
     "hf_token": token,
+    "autoscaling": {"metricsAdapter": "existing"},
 })
 pulumi.export("shared-endpoint", layer.gateway_address_command)
 pulumi.export("shared-outputs", layer.stack_outputs)

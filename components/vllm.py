@@ -449,7 +449,9 @@ class VllmEngine(pulumi.ComponentResource):
         if args.per_rank:
             ranks = engine.data_parallel_size
             containers = [
-                self._container(args, grace, f"{CONTAINER_NAME}-{rank}", f"{PORT_NAME}-{rank}", rank, ranks, cache_mounts)
+                self._container(
+                    args, grace, f"{CONTAINER_NAME}-{rank}", f"{PORT_NAME}-{rank}", rank, ranks, cache_mounts
+                )
                 for rank in range(ranks)
             ]
         else:

@@ -89,10 +89,10 @@ SHARED_CACHE_ENV = {
     "TORCHINDUCTOR_CACHE_DIR": f"{SHARED_CACHE_ROOT}/torchinductor",
 }
 # The pods run as a UID with no passwd entry in the image. vLLM images from 0.20 on call
-# `getpass.getuser()` at start (vllm issue 44548; in 0.33.0 FlashAttention's CuTe DSL cache still
-# does), which reads LOGNAME, USER, LNAME and USERNAME before falling back to the passwd database and
-# raising without an entry (CPython Lib/getpass.py `getuser`). Every container that runs the vLLM
-# image (serving, benchmark) states both.
+# `getpass.getuser()` at start (https://github.com/vllm-project/vllm/issues/44548; in 0.33.0
+# FlashAttention's CuTe DSL cache still does), which reads LOGNAME, USER, LNAME and USERNAME before
+# falling back to the passwd database and raising without an entry (CPython Lib/getpass.py
+# `getuser`). Every container that runs the vLLM image (serving, benchmark) states both.
 PROCESS_USER = "vllm"
 USER_ENV = {"USER": PROCESS_USER, "LOGNAME": PROCESS_USER}
 

@@ -4,7 +4,7 @@ A console script imports its command's module before `main` runs, and that impor
 mocks, pydantic, the stack) takes seconds: a Ctrl-C there printed a traceback, and one that cut a lazy
 import short left a half-initialised module that failed later with a misleading error ("render failed:
 AttributeError: module 'pulumi_gcp.compute' has no attribute 'Network'"). So the handler is installed
-by the first lines this module runs, with the interpreter's built-in `_signal` (the `signal` module
+first thing, before the command's module is imported, with the interpreter's built-in `_signal` (the `signal` module
 itself takes milliseconds to import): it writes `NAME: interrupted` and ends the process at once
 (os._exit, exit status 130 as the commands' own handler gives), whatever is being imported or run. An
 output folder interrupted mid-write stays recoverable (commands/io/output.py). Only the interpreter's
@@ -26,14 +26,12 @@ def _interrupted(signum: int, frame: object) -> None:
         os._exit(EXIT_INTERRUPTED)
 
 
-# An interrupt the caller chose to ignore (a background job of a script, nohup) stays ignored, as Python
-# itself leaves it (it installs its KeyboardInterrupt handler only over the default).
-if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
-    _signal.signal(_signal.SIGINT, _interrupted)
-
-
 def _run(name: str, module: str, function: str) -> None:
     _NAME[0] = name
+    # An interrupt the caller chose to ignore (a background job of a script, nohup) stays ignored, as
+    # Python itself leaves it (it installs its KeyboardInterrupt handler only over the default).
+    if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
+        _signal.signal(_signal.SIGINT, _interrupted)
     main = getattr(__import__(module, fromlist=[function]), function)
     sys.exit(main())
 

@@ -48,7 +48,7 @@ from policies.rules.routing import (
     LOAD_BALANCER_ALLOWED,
     STANDBY_PICKERS_ELECT_A_LEADER,
 )
-from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_TOKEN_LITERAL
+from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_SECRET_LITERAL, NO_TOKEN_LITERAL
 from policies.rules.startup import COMPILE_CACHE_KEYED
 from policies.rules.weights import REVISION_IS_A_COMMIT, WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
@@ -77,6 +77,7 @@ POLICIES: list[Any] = [
     NO_TOKEN_LITERAL,
     NO_REMOTE_CODE,
     NO_CORS_WILDCARD,
+    NO_SECRET_LITERAL,
     WEIGHTS_READ_ONLY,
     WEIGHTS_IN_GPU_ZONES,
     REVISION_IS_A_COMMIT,

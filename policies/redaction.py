@@ -116,9 +116,14 @@ def secret_kinds(text: str) -> list[str]:
     return kinds
 
 
+# A name that ends so holds where a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile, TOKEN_PATH).
+LOCATION_SUFFIXES = ("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_location")
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
-    return SECRET_NAME.search(name.lower().replace("-", "_")) is not None
+    normal = name.lower().replace("-", "_")
+    return not normal.endswith(LOCATION_SUFFIXES) and SECRET_NAME.search(normal) is not None
 
 
 def _hide_patterns(text: str) -> str:

@@ -358,6 +358,20 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-SEC-003_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: vllm_container(r)["args"].extend(["--allowed-origins", '["*"]']))
     ),
+    "LLM-SEC-004_pass": lambda: PolicyFixture(
+        edited(
+            serving_stack(),
+            lambda r: vllm_container(r)["env"].append(
+                {
+                    "name": "OPENAI_API_KEY",
+                    "valueFrom": {"secretKeyRef": {"name": "engine-env", "key": "OPENAI_API_KEY"}},
+                }
+            ),
+        )
+    ),
+    "LLM-SEC-004_fail": lambda: PolicyFixture(
+        edited(serving_stack(), lambda r: vllm_container(r)["env"].append({"name": "DB_PASSWORD", "value": "hunter2"}))
+    ),
     "LLM-WGT-001_pass": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: pod_spec(r)["volumes"][0]["persistentVolumeClaim"].pop("readOnly"))
     ),

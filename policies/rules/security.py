@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 import pulumi.runtime.config as runtime_config
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from policies.redaction import token_candidates
+from policies.redaction import is_secret_name, secret_kinds, token_candidates
 from policies.settings import Setting, config_schema
 from policies.values import as_mapping, known_strings
 from policies.vllm_command import vllm_servers
@@ -110,4 +111,44 @@ NO_CORS_WILDCARD = ResourceValidationPolicy(
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_no_cors_wildcard,
+)
+
+
+HF_TOKEN_KIND = "a Hugging Face token"
+# The token's own variable names are LLM-SEC-001's.
+HF_TOKEN_VARIABLES = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
+ENV_VALUE = re.compile(r"\.env\[[0-9]+\]\.value$")
+
+
+def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    strings = dict(known_strings(args.props))
+    for path, text in strings.items():
+        if _is_token_payload(args.resource_type, path):
+            continue
+        kinds = [kind for kind in secret_kinds(text) if kind != HF_TOKEN_KIND]
+        if kinds:
+            report(f"{kinds[0]} at {path}; keep it a Pulumi secret in a Kubernetes Secret (engine.secretEnv)")
+            continue
+        if ENV_VALUE.search(path) and text:
+            name = strings.get(path[: -len("value")] + "name", "")
+            if is_secret_name(name) and name not in HF_TOKEN_VARIABLES:
+                report(
+                    f"{path}: the variable {name} is named like a secret and holds a literal value; read it from a "
+                    "Kubernetes Secret (valueFrom.secretKeyRef; engine.secretEnv)"
+                )
+
+
+NO_SECRET_LITERAL = ResourceValidationPolicy(
+    name="LLM-SEC-004",
+    display_name="No other secret as a literal",
+    description=(
+        "A string shaped like a secret other than the Hugging Face token (an AWS access key id, a private key, a "
+        "GCP service account key, Google, OpenAI, Anthropic, GitHub or Slack tokens, a JSON web token, a password "
+        "in a URL: the patterns of detect-secrets, policies/redaction.py), or a container variable named like one "
+        "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, anywhere but the payload of a Kubernetes Secret: "
+        "a literal lands in the manifests, the state and the pod spec in plain text; the stack passes such values "
+        "as secret config keys through engine.secretEnv."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_no_secret_literal,
 )

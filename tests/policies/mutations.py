@@ -228,6 +228,11 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _of_type(r, "kubernetes:core/v1:Secret")[0]["inputs"]["stringData"].update(token="hf_literal_token"),
         "LLM-SEC-001",
     ),
+    "aws-key-in-annotation": (
+        "prod",
+        lambda r: _vllm(r)["env"].append({"name": "MY_SETTING", "value": "AKIA" + "Q7Z3X9M2K5P8R4T6"}),
+        "LLM-SEC-004",
+    ),
     "trust-remote-code": ("prod", lambda r: _vllm(r)["args"].append("--trust-remote-code"), "LLM-SEC-002"),
     "cors-wildcard": ("staging", lambda r: _vllm(r)["args"].extend(["--allowed-origins", '["*"]']), "LLM-SEC-003"),
     "weights-read-write": ("prod", _read_write_weights, "LLM-WGT-001"),

@@ -77,6 +77,16 @@ def test_a_new_model_name_breaks_clients(render_stack: RenderStack, tmp_path_fac
     assert "the model name clients send changes" in warning and "'qwen'" in warning
 
 
+def test_an_api_key_on_the_serving_pods_breaks_clients(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """vLLM asks every request for the key once VLLM_API_KEY is set (engine.secretEnv, its proper path)."""
+    settings = {"vllmApiKey": {"secure": "v1:c2VjcmV0"}, "engine": {"secretEnv": {"VLLM_API_KEY": "vllmApiKey"}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "api-key", settings)
+    (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
+    assert "clients must now send an API key" in warning
+
+
 def test_a_change_clients_do_not_see_has_no_output_change(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

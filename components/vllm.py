@@ -129,6 +129,7 @@ class EngineFlags:
     moe_backend: str | None
     # `--max-cudagraph-capture-size` (None: vLLM's default).
     max_cudagraph_capture_size: int | None
+    reasoning_parser: str | None
     estimate_cudagraphs: bool
     stream_interval: int | None
     extra_args: Sequence[str]
@@ -226,6 +227,8 @@ def engine_args(
         args.append(f"--max-cudagraph-capture-size={engine.max_cudagraph_capture_size}")
     if engine.stream_interval is not None:
         args.append(f"--stream-interval={engine.stream_interval}")
+    if engine.reasoning_parser is not None:
+        args.append(f"--reasoning-parser={engine.reasoning_parser}")
     args.append(f"--shutdown-timeout={shutdown_seconds}")
     return [*args, *engine.extra_args]
 

@@ -88,6 +88,7 @@ RENDERED = (
     SPECULATIVE,
     "--mamba-cache-mode=align",
     "--mamba-block-size=8",
+    "--reasoning-parser=qwen3",
     "--shutdown-timeout=15",
 )
 MODEL = "/models/m"

@@ -76,6 +76,7 @@ def engine_flags(engine: EngineConfig, concurrency_per_node: int | None = None) 
         language_model_only=engine.language_model_only,
         moe_backend=engine.moe_backend,
         max_cudagraph_capture_size=capture_size(engine, concurrency_per_node),
+        reasoning_parser=engine.reasoning_parser,
         estimate_cudagraphs=engine.estimate_cudagraphs,
         stream_interval=engine.stream_interval,
         extra_args=tuple(engine.extra_args),

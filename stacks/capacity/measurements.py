@@ -41,7 +41,9 @@ MEASUREMENT_ID = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
 class Configuration(ConfigModel):
     """What a measurement was taken at; a stack's own is computed by `configuration_of`.
-    `unknown` marks a field its source does not give."""
+    `unknown` marks a field its source does not give. engine.reasoningParser is left out on purpose:
+    it splits chat output text after generation, and the benchmark's /v1/completions requests never
+    run it (docs/profiles.md)."""
 
     profile: str = Field(description="The serving profile (`profile`).")
     model: str = Field(description="The checkpoint (weights.model).")

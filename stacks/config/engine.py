@@ -254,6 +254,12 @@ class EngineConfig(ConfigModel):
         "Endpoint Picker, so a larger value lowers its per-request work at a coarser stream. null omits the flag "
         "(vLLM's default, 1: every token, what the measured runs used).",
     )
+    reasoning_parser: Annotated[str | None, Field(pattern=r"^[a-z0-9_]+$")] = Field(
+        default="qwen3",
+        description="`--reasoning-parser`: splits the model's thinking from its answer in chat completions "
+        "(`reasoning` beside `content`); null omits the flag and the thinking stays inside `content`. The "
+        "Qwen 3.5 profiles: qwen3, as vLLM's recipes for these models set it (docs/profiles.md).",
+    )
     estimate_cudagraphs: bool = Field(
         default=True,
         description="VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 in the engine's environment, as the recipe does, "

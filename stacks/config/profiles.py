@@ -111,6 +111,7 @@ PROFILE_ENGINE_KEYS = (
     "mamba_block_size",
     "language_model_only",
     "moe_backend",
+    "reasoning_parser",
     "estimate_cudagraphs",
 )
 # Engine keys that only fit the profile's own checkpoint: another weights.model must set them itself.
@@ -121,6 +122,7 @@ CHECKPOINT_ENGINE_KEYS = (
     "language_model_only",
     "enable_expert_parallel",
     "moe_backend",
+    "reasoning_parser",
 )
 
 

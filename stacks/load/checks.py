@@ -102,6 +102,7 @@ OPTIONAL_TYPED_FLAGS = {
     "moe-backend": "engine.moeBackend",
     "max-cudagraph-capture-size": "engine.maxCudagraphCaptureSize",
     "stream-interval": "engine.streamInterval",
+    "reasoning-parser": "engine.reasoningParser",
 }
 FLAG_KEYS = {
     "served-model-name": "engine.servedModelName",

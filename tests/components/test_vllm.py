@@ -23,6 +23,8 @@ from components.vllm import (
 from schemas.vllm_args import check_serve_args
 from stacks.args import engine_flags
 from stacks.config.engine import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
+from stacks.config.profiles import ProfileName
+from stacks.config.releases import image_release
 from stacks.load.loader import InvalidConfig, validate
 from stacks.program import kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
@@ -372,3 +374,23 @@ def test_stream_interval_is_a_typed_engine_setting_both_releases_parse(version: 
 def test_stream_interval_and_user_refused_elsewhere(engine: dict[str, Any], expected: str) -> None:
     with pytest.raises(InvalidConfig, match=expected):
         validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})
+@pytest.mark.parametrize("profile", list(ProfileName))
+def test_every_qwen_3_5_profile_separates_the_thinking_from_the_answer(profile: ProfileName) -> None:
+    """The checkpoints think before answering: without the parser the thinking lands in `content`."""
+    config = validate({"environment": "dev", "project": "my-llm-dev", "profile": profile.value})
+    assert config.engine.reasoning_parser == "qwen3", "vLLM's recipes for Qwen 3.5 set --reasoning-parser qwen3"
+    args = engine_args(engine_flags(config.engine), MODEL_PATH, SERVED_NAME, SPOT_DRAIN)
+    assert args.count("--reasoning-parser=qwen3") == 1
+    release = image_release(config.engine.image)
+    assert release is not None and check_serve_args(args, release) == []
+
+
+def test_the_reasoning_parser_can_be_turned_off_but_not_given_twice() -> None:
+    assert not [arg for arg in args_of(reasoning_parser=None) if arg.startswith("--reasoning-parser")]
+    dev = {"environment": "dev", "project": "my-llm-dev"}
+    with pytest.raises(InvalidConfig) as raised:
+        validate({**dev, "engine": {"extraArgs": ["--reasoning-parser=deepseek_r1"]}})
+    assert "engine.reasoningParser" in str(raised.value) and "\n" not in str(raised.value)
+    with pytest.raises(InvalidConfig) as raised:
+        validate({**dev, "engine": {"reasoningParser": "qwen3 --x"}})
+    assert str(raised.value).startswith("invalid stack config: engine.reasoningParser")

@@ -31,6 +31,7 @@ FLAGS = EngineFlags(
     language_model_only=False,
     moe_backend=None,
     max_cudagraph_capture_size=None,
+    reasoning_parser="qwen3",
     estimate_cudagraphs=True,
     stream_interval=None,
     extra_args=("--enable-log-requests",),

@@ -134,7 +134,7 @@ NOT_MEASURED: dict[str, dict[str, Any]] = {
     "MTP-3": {"engine": {"speculative": {"numSpeculativeTokens": 3}}},
     "another checkpoint": {
         "weights": {"model": "meta-llama/Llama-3.1-70B-Instruct", "sizeGib": 400},
-        "engine": {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None},
+        "engine": {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None, "reasoningParser": None},
     },
     "the 35B-A3B profile": {"profile": "qwen3.5-35b-a3b-fp8"},
     "the 122B-A10B profile": {"profile": "qwen3.5-122b-a10b-fp8"},

@@ -92,7 +92,7 @@ def test_target_load_seconds_sizes_the_disk_within_hyperdisk_ml_limits() -> None
             "capacity": {"nodes": 256},
             "weights": {"checkpointGib": 29000, "sizeGib": 65536, "targetLoadSeconds": 10, "model": "org/custom"},
             "profile": "qwen3.5-27b-fp8",
-            "engine": {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None},
+            "engine": {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None, "reasoningParser": None},
         }
     )
     assert huge.serving_throughput_mibps == HYPERDISK_ML_MAX_MIBPS

@@ -145,10 +145,10 @@ def test_another_checkpoint_must_set_what_the_profile_set_for_its_own() -> None:
         validate({**base, "weights": llama})
     assert str(error.value) == (
         "invalid stack config: weights.model: 'meta-llama/Llama-3.1-70B-Instruct' is not the checkpoint of profile "
-        "qwen3.5-27b-fp8; set engine.speculative, engine.mambaCacheMode, engine.mambaBlockSize for it (null or false "
-        "turns one off) or pick its profile"
+        "qwen3.5-27b-fp8; set engine.speculative, engine.mambaCacheMode, engine.mambaBlockSize, "
+        "engine.reasoningParser for it (null or false turns one off) or pick its profile"
     )
-    engine = {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None}
+    engine = {"speculative": None, "mambaCacheMode": None, "mambaBlockSize": None, "reasoningParser": None}
     config = validate({**base, "weights": llama, "engine": engine})
     assert config.weights.checkpoint_gib is None, "the profile's checkpoint size does not follow another model"
     assert config.engine.speculative is None and config.engine.data_parallel_size == 8

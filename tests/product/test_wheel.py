@@ -1,0 +1,151 @@
+"""The package a consumer installs: the wheel holds one import name of the project's own and prefixed
+commands, so a program with its own `components/` imports the serving stack from it and still gets its
+own package. Built with the pinned hatchling from the dev environment and installed offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import hatch_build  # the build hook, at the repository root (on sys.path in the project's environment)
+from tests.rendered import ROOT
+
+IMPORT_NAME = hatch_build.IMPORT_NAME
+UV = ROOT / ".tools" / "bin" / "uv"
+
+CONSUMER_PROGRAM = """
+import pulumi
+import components
+from gke_b200_serving.stacks.serving_stack import ServingStack
+
+assert components.WIDGET == "the consumer's own", components.__file__
+stack = ServingStack("team-a", {
+    "environment": "dev",
+    "project": "my-llm-dev",
+    "hf_token": pulumi.Output.secret("hf_offline_placeholder"),
+    "capacity": {"nodes": 2},
+})
+pulumi.export("cluster", stack.cluster_name)
+pulumi.export("widget", components.WIDGET)
+"""
+# Runs the consumer's program under the package's own offline engine (the SDK's mocks) and reports.
+RUNNER = """
+import json, sys
+from collections import Counter
+from pathlib import Path
+from gke_b200_serving.commands.engine import mocks
+from gke_b200_serving.commands.stackfile.stack_settings import load_stack_settings
+
+result = mocks.run_program(load_stack_settings("dev", root=Path(".")), program=Path("program.py"))
+print(json.dumps({
+    "types": Counter(registration.type for registration in result.registrations),
+    "outputs": {key: value for key, value in result.outputs.items() if isinstance(value, str)},
+    "components": sys.modules["components"].__file__,
+    "generic": sorted(name for name in ("commands", "common", "policies", "schemas", "stacks") if name in sys.modules),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    built = subprocess.run(
+        [sys.executable, "-c", f"import hatchling.build as b; print(b.build_wheel({str(out)!r}))"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    return out / built.stdout.split()[-1]
+
+
+def test_the_wheel_holds_one_import_name_and_prefixed_commands(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+        scripts = archive.read(entry_points).decode().split("[console_scripts]")[1].split()
+        serving_stack = archive.read(f"{IMPORT_NAME}/stacks/serving_stack.py").decode()
+    assert {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")} == {IMPORT_NAME}
+    assert f"{IMPORT_NAME}/stacks/capacity/measurements.yaml" in names, "data files ship with their package"
+    assert f"{IMPORT_NAME}/schemas/vllm/vllm-0.19.0.json" in names
+    commands = scripts[0::3]
+    assert commands and all(command.startswith("gke-b200-") for command in commands), commands
+    assert all(target.startswith(f"{IMPORT_NAME}.") for target in scripts[2::3])
+    assert f"from {IMPORT_NAME}.stacks.program import build" in serving_stack
+    assert "\nfrom stacks." not in serving_stack
+    provider = (ROOT / "provider" / "__main__.py").read_text()
+    assert f"from {IMPORT_NAME}.stacks.serving_stack import" in provider, "the provider runs on the installed wheel"
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is installed by `make setup`")
+def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    installed = subprocess.run(
+        [
+            str(UV),
+            "pip",
+            "install",
+            "--offline",
+            "--no-deps",
+            "--python",
+            sys.executable,
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr
+    consumer = tmp_path / "consumer"
+    (consumer / "components").mkdir(parents=True)
+    (consumer / "components" / "__init__.py").write_text('WIDGET = "the consumer\'s own"\n')
+    (consumer / "Pulumi.yaml").write_text("name: consumer\nruntime: python\n")
+    (consumer / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (consumer / "program.py").write_text(CONSUMER_PROGRAM)
+    (consumer / "runner.py").write_text(RUNNER)
+    # -S: no site-packages .pth files, so the repository's own editable install (its root on sys.path)
+    # is not seen; the dependencies come from the environment's site-packages, after the consumer and
+    # the installed wheel.
+    path = os.pathsep.join([str(consumer), str(target), sysconfig.get_paths()["purelib"]])
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PULUMI_", "PYTHON"))}
+    ran = subprocess.run(
+        [sys.executable, "-S", "runner.py"],
+        cwd=consumer,
+        env={**env, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    report = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert report["components"] == str(consumer / "components" / "__init__.py")
+    assert report["generic"] == [], "the package imports none of its packages by a generic name"
+    assert report["outputs"] == {"cluster": "llm-serving", "widget": "the consumer's own"}
+    assert report["types"]["gcp:container/cluster:Cluster"] == 1
+    assert report["types"]["kubernetes:apps/v1:Deployment"] >= 1
+
+
+def test_the_rewrite_prefixes_the_projects_imports_only() -> None:
+    source = (
+        "from stacks.config import x\nimport stacks.config as config\n    from components import y\n"
+        "from stacksmith import z\nimport pulumi\n"
+    )
+    assert hatch_build.namespaced(source, "m.py") == (
+        f"from {IMPORT_NAME}.stacks.config import x\nimport {IMPORT_NAME}.stacks.config as config\n"
+        f"    from {IMPORT_NAME}.components import y\nfrom stacksmith import z\nimport pulumi\n"
+    )
+    with pytest.raises(ValueError, match="cannot be namespaced"):
+        hatch_build.namespaced("import stacks.config\n", "m.py")

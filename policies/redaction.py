@@ -19,8 +19,9 @@ EMBEDDED_TOKEN = re.compile(r"hf_[A-Za-z0-9_]{8,}")
 # What a message or an error line hides: anything shaped like a token, however short.
 TOKEN_LIKE = re.compile(r"hf_[A-Za-z0-9_-]+")
 REDACTED_TOKEN = "hf_***"
-# names of Hugging Face packages and functions that also start with hf_
-NOT_TOKENS = frozenset({"hf_transfer", "hf_xet"})
+# names of Hugging Face packages and functions that also start with hf_, and the components' argument
+# hf_token (stacks/serving_stack.py), which a message about the arguments must be able to name
+NOT_TOKENS = frozenset({"hf_transfer", "hf_xet", "hf_token"})
 
 
 def _looks_like_token(text: str) -> bool:

@@ -13,13 +13,17 @@ The children are what the stack declares, each named from the component's name a
 No `from __future__ import annotations` here: the analyzer reads the annotations as types.
 """
 
+import difflib
 import math
+import re
+from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from stacks.config.quoting import quote
 from stacks.config.stack import Environment
-from stacks.load.loader import validate
+from stacks.load.loader import PLAIN_KEY, InvalidConfig, validate
 from stacks.program import build
 
 PACKAGE_NAME = "gke-b200-serving"
@@ -131,6 +135,28 @@ def integral_numbers(value: Any) -> Any:
     return value
 
 
+def checked_args(args: Any, schema: type) -> Mapping[str, Any]:
+    """The component's arguments, refused in one line as a stack file's keys are (stacks/load/loader.py
+    `describe`): an unknown key (a misspelled `regoin` would otherwise deploy to the default region;
+    the stack file's `hfToken` is `hf_token` here) with the nearest name, a missing required key. The
+    values are validated next, by the stack's typed config."""
+    if not isinstance(args, Mapping):
+        raise InvalidConfig(f"invalid stack config: the component's args: {quote(args)} is not a mapping of settings")
+    allowed = sorted(schema.__required_keys__ | schema.__optional_keys__)  # type: ignore[attr-defined]
+    for key in args:
+        if key in allowed:
+            continue
+        snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", str(key)).lower()
+        near = difflib.get_close_matches(snake, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean '{near[0]}'?" if near else f"allowed keys here: {', '.join(allowed)}"
+        shown = key if isinstance(key, str) and PLAIN_KEY.fullmatch(key) else quote(key)
+        raise InvalidConfig(f"invalid stack config: {shown}: unknown key; {hint}")
+    for key in sorted(schema.__required_keys__):  # type: ignore[attr-defined]
+        if key not in args:
+            raise InvalidConfig(f"invalid stack config: {key}: required key is missing")
+    return args
+
+
 def settings_of(args: Any, cluster: dict[str, Any] | None) -> dict[str, Any]:
     """The stack-file settings the arguments stand for."""
     raw: dict[str, Any] = {"environment": str(Environment(args["environment"])), "project": args["project"]}
@@ -193,6 +219,7 @@ class ServingStack(_Serving):
     """Every output the stack exports, by its stack-output name."""
 
     def __init__(self, name: str, args: ServingStackArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        checked_args(args, ServingStackArgs)
         super().__init__(f"{PACKAGE_NAME}:index:ServingStack", name, None, opts)
         self._declare(name, settings_of(args, args.get("cluster")), args["hf_token"])
 
@@ -222,6 +249,7 @@ class ServingLayer(_Serving):
     """Every output the stack exports, by its stack-output name."""
 
     def __init__(self, name: str, args: ServingLayerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        checked_args(args, ServingLayerArgs)
         super().__init__(f"{PACKAGE_NAME}:index:ServingLayer", name, None, opts)
         cluster = {"existing": True, "name": args["cluster_name"]}
         if "namespace" in args:

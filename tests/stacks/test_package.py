@@ -17,7 +17,7 @@ from pulumi.provider.experimental.schema import generate_schema
 from commands.engine import mocks
 from commands.stackfile import stack_settings
 from stacks.load.loader import InvalidConfig, validate
-from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, settings_of
+from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, ServingLayer, ServingStack, settings_of
 from tests.rendered import ROOT
 
 STACK = f"{PACKAGE_NAME}:index:ServingStack"
@@ -166,3 +166,28 @@ def test_settings_are_validated_as_in_a_stack_file() -> None:
     assert settings["capacity"] == {"nodes": -1}
     with pytest.raises(InvalidConfig, match=r"capacity\.nodes"):
         validate(settings)
+
+
+@pytest.mark.parametrize(
+    ("component", "args", "message"),
+    [
+        (ServingStack, {"regoin": "europe-west4"}, "regoin: unknown key; did you mean 'region'?"),
+        (ServingStack, {"hfToken": "x"}, "hfToken: unknown key; did you mean 'hf_token'?"),
+        (ServingLayer, {"clusterName": "c"}, "clusterName: unknown key; did you mean 'cluster_name'?"),
+        (ServingStack, {"zzz": 1}, "zzz: unknown key; allowed keys here: autoscaling, benchmark,"),
+        (ServingLayer, {"hf_token": None}, "cluster_name: required key is missing"),
+    ],
+)
+def test_component_args_are_refused_in_one_line_as_a_stack_files_keys(
+    component: type, args: dict[str, Any], message: str
+) -> None:
+    """A misspelled argument used to be ignored (regoin deployed to the default region) and a missing
+    one was a bare KeyError."""
+    base = {"environment": "dev", "project": "my-llm-dev", "hf_token": "hf_offline_placeholder"}
+    with pytest.raises(InvalidConfig) as error:
+        component("llm", {key: value for key, value in {**base, **args}.items() if value is not None})
+    assert str(error.value).startswith(f"invalid stack config: {message}")
+    assert "\n" not in str(error.value)
+    missing = {key: value for key, value in base.items() if key != "hf_token"}
+    with pytest.raises(InvalidConfig, match=r"^invalid stack config: hf_token: required key is missing$"):
+        ServingStack("llm", missing)  # type: ignore[arg-type]

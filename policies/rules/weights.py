@@ -114,15 +114,30 @@ WEIGHTS_IN_GPU_ZONES = StackValidationPolicy(
 )
 
 
+# A Hugging Face repository id: ORG/NAME.
+REPOSITORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _repository_of(model: str, served_name: str | None) -> str:
+    """The workload's own checkpoint for the hint: its served name or its path under a weights mount
+    (/models/ORG/NAME), when either is a repository id; ORG/MODEL when neither is."""
+    for candidate in (served_name or "", model.removeprefix("/models/")):
+        if REPOSITORY_ID.match(candidate):
+            return candidate
+    return "ORG/MODEL"
+
+
 def _revision_is_a_commit(args: ResourceValidationArgs, report: ReportViolation) -> None:
     template = pod_template(args.resource_type, args.props)
-    if template is None or not vllm_servers(args.resource_type, args.props):
+    servers = vllm_servers(args.resource_type, args.props)
+    if template is None or not servers:
         return
     revision = as_text(template.annotations.get(REVISION_ANNOTATION))
     if revision and not COMMIT_ID.match(revision):
+        repository = _repository_of(servers[0].model, servers[0].value("served-model-name"))
         report(
             f"{template.name} serves model revision '{revision}', a branch or tag that can move; pin the 40-hex "
-            "commit id (git ls-remote https://huggingface.co/ORG/MODEL main)"
+            f"commit id (git ls-remote https://huggingface.co/{repository} {revision})"
         )
 
 

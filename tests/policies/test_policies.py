@@ -335,3 +335,18 @@ def test_engine_server_lists_the_pack(analyzer: Any) -> None:
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == PACK_NAME
     assert [policy.name for policy in info.policies] == [policy.name for policy in POLICIES]
+
+
+@pytest.mark.parametrize(
+    ("model", "served", "repository"),
+    [
+        ("/models/Qwen/Qwen3.5-27B-FP8", "Qwen/Qwen3.5-27B-FP8", "Qwen/Qwen3.5-27B-FP8"),
+        ("/models/nvidia/Qwen3.5-397B-A17B-NVFP4", "qwen-big", "nvidia/Qwen3.5-397B-A17B-NVFP4"),
+        ("/models/m", None, "ORG/MODEL"),
+    ],
+)
+def test_the_revision_hint_names_the_workloads_own_checkpoint(model: str, served: str | None, repository: str) -> None:
+    """LLM-WGT-003's git ls-remote hint is for the model the workload serves, not a placeholder."""
+    from policies.rules.weights import _repository_of
+
+    assert _repository_of(model, served) == repository

@@ -44,8 +44,9 @@ def plan_text(capacity: CapacityPlan) -> str:
     lines += [
         f"running: {capacity.running.basis}",
         "",
-        f"{'source':<44} {'pricing':<34} {'USD/h':>10} {'USD/month':>20} {'USD/M tok':>10} "
-        f"{'at ' + format(capacity.utilization, '.0%'):>10}",
+        "USD per million tokens: total (input + output) at full load and at the load below, and output only",
+        f"{'source':<44} {'pricing':<34} {'USD/h':>10} {'USD/month':>20} {'USD/M tot':>10} "
+        f"{'at ' + format(capacity.utilization, '.0%'):>10} {'USD/M out':>10}",
     ]
     for source in capacity.sources:
         for item in source.costs:
@@ -56,14 +57,23 @@ def plan_text(capacity: CapacityPlan) -> str:
             )
             per_million = " ".join(
                 f"{'-':>10}" if value is None else f"{value:>10.3f}"
-                for value in (item.usd_per_million_tokens_full_load, item.usd_per_million_tokens_at_utilization)
+                for value in (
+                    item.usd_per_million_tokens_full_load,
+                    item.usd_per_million_tokens_at_utilization,
+                    item.usd_per_million_output_tokens_full_load,
+                )
             )
             lines.append(
                 f"{source.source:<44} {item.label:<34} {item.total_per_hour:>10,.2f} {month:>20} {per_million}"
             )
     if capacity.sizing is not None:
         sizing = capacity.sizing
-        lines += ["", f"sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), {sizing.sized}"]
+        achieved = "" if sizing.achieved is None else f" ({sizing.achieved:,.0f} {sizing.unit} expected there)"
+        lines += [
+            "",
+            f"sized from target.{sizing.goal} {sizing.value:,.0f} {sizing.unit}: {sizing.nodes} node(s){achieved}, "
+            f"{sizing.sized}",
+        ]
         lines += [f"caveat: {note}" for note in sizing.notes]
         if sizing.budget_per_hour is not None:
             lines.append(f"within USD {sizing.budget_per_hour:,.2f}/h: {', '.join(sizing.sources_within_budget)}")

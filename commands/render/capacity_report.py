@@ -70,7 +70,10 @@ def chart_series(config: StackConfig, nodes: int, measurements: list[Measurement
     hours = running_hours(config)
     counts = chart_node_counts(nodes)
     series: dict[str, Any] = {"nodes": counts, "pricing": kind, "routing": config.routing.mode.value, "modes": {}}
-    series["usdPerHour"] = [cost(kind, count, None, storage, config.pricing, hours).total_per_hour for count in counts]
+    owns = not config.cluster.existing
+    series["usdPerHour"] = [
+        cost(kind, count, None, storage, config.pricing, hours, owns_cluster=owns).total_per_hour for count in counts
+    ]
     for mode in RoutingMode:
         throughput = throughput_of(config, runs, mode)
         totals = [None if (per_node := throughput.per_node(count)) is None else per_node * count for count in counts]
@@ -81,7 +84,9 @@ def chart_series(config: StackConfig, nodes: int, measurements: list[Measurement
             if throughput.match is None
             else [[run.nodes, run.total_tokens_per_second] for run in throughput.match.runs],
             "usdPerMillionTokens": [
-                cost(kind, count, total, storage, config.pricing, hours).usd_per_million_tokens_full_load
+                cost(
+                    kind, count, total, storage, config.pricing, hours, owns_cluster=owns
+                ).usd_per_million_tokens_full_load
                 for count, total in zip(counts, totals, strict=True)
             ],
         }

@@ -144,6 +144,18 @@ def _throughput_note(expected: Expectation) -> str:
     return note
 
 
+def _requests_note(expected: Expectation) -> str:
+    if expected.requests_basis is None:
+        return _figure_note(expected, "requests_per_second", "as the benchmark counted completions (see below)")
+    counted = "/".join(str(count) for count in expected.requests_measured_nodes)
+    if expected.requests_basis == "extrapolated":
+        return (
+            f"extrapolated: no run at {expected.nodes} node(s) counted requests (counted at {counted} node(s)); the "
+            "nearest per-node count held, as the benchmark counted completions (see below)"
+        )
+    return f"{expected.requests_basis} (counted at {counted} node(s)), as the benchmark counted completions (see below)"
+
+
 def _figure_note(expected: Expectation, key: str, measured: str) -> str:
     return expected.null_reasons.get(key, measured)
 
@@ -179,8 +191,7 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         f"| output tok/s | {_number(expected.output_tokens_per_second)} "
         f"| {_figure_note(expected, 'output_tokens_per_second', 'the load mean output share')} |",
         f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
-        f"| completed req/s | {_number(expected.requests_per_second)} "
-        f"| {_figure_note(expected, 'requests_per_second', 'as the benchmark counted completions (see below)')} |",
+        f"| completed req/s | {_number(expected.requests_per_second)} | {_requests_note(expected)} |",
         f"| TPOT median | {_ms(expected.tpot_median_ms)} "
         f"| {_figure_note(expected, 'tpot_median_ms', 'nearest measured node counts')} |",
         f"| TTFT median | {_ms(expected.ttft_median_ms)} "
@@ -198,9 +209,9 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         "hours above, min..max where an autoscaler decides):",
         "",
         "| source | pricing | per node-hour | nodes | Autopilot premium | disks + image | cluster fee "
-        "| per hour | per month | per M tokens, nodes only | per M tokens, all in "
-        f"| all in at {capacity.utilization:.0%} load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| per hour | per month | per M total tokens (input + output), nodes only | per M total tokens, all in "
+        f"| per M total tokens, all in at {capacity.utilization:.0%} load | per M output tokens, all in |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for source in capacity.sources:
         for item in source.costs:
@@ -211,15 +222,18 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
                 f"| {item.total_per_hour:,.2f} | {_monthly(item)} "
                 f"| {_usd_per_million(item.usd_per_million_tokens_nodes_only)} "
                 f"| {_usd_per_million(item.usd_per_million_tokens_full_load)} "
-                f"| {_usd_per_million(item.usd_per_million_tokens_at_utilization)} |"
+                f"| {_usd_per_million(item.usd_per_million_tokens_at_utilization)} "
+                f"| {_usd_per_million(item.usd_per_million_output_tokens_full_load)} |"
             )
     lines += ["", "Prices:", "", *[f"- {note}" for note in capacity.pricing_notes]]
     if capacity.sizing is not None:
         sizing = capacity.sizing
         lines += [
             "",
-            f"Sized from target.{sizing.goal} {sizing.value:,.0f}: {sizing.nodes} node(s), the smallest count "
-            f"within target.maxNodes {sizing.max_nodes} that meets it. It sized {sizing.sized}.",
+            f"Sized from target.{sizing.goal} {sizing.value:,.0f} {sizing.unit}: {sizing.nodes} node(s), the smallest "
+            f"count within target.maxNodes {sizing.max_nodes} that meets it"
+            + ("" if sizing.achieved is None else f" ({sizing.achieved:,.0f} {sizing.unit} expected there)")
+            + f". It sized {sizing.sized}.",
             *[f"Caveat: {note}." for note in sizing.notes],
         ]
         if sizing.budget_per_hour is not None:

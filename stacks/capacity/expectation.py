@@ -85,6 +85,10 @@ class Expectation:
     # Gateway routing: the Endpoint Picker image and whether a measurement with it exists (None: ClusterIP).
     picker: str | None = None
     gateway_overhead_measured: bool | None = None
+    # How completed req/s were got at this node count (measured, interpolated, extrapolated), from the
+    # node counts whose runs counted them (the throughput's basis may differ: 12 nodes have tok/s only).
+    requests_basis: str | None = None
+    requests_measured_nodes: tuple[int, ...] = ()
 
 
 def _line(points: Sequence[tuple[float, float]], x: float) -> float:
@@ -154,6 +158,7 @@ class Throughput:
         )
         output = self._output(runs, nodes, total, assumptions, null_reasons)
         requests = self._per_node_figure(runs, nodes, "requests_per_second")
+        counted = tuple(run.nodes for run in runs if run.requests_per_second is not None)
         if requests is None:
             null_reasons["requests_per_second"] = "not reported by the measurement"
         else:
@@ -165,7 +170,10 @@ class Throughput:
                 {key: "no latency was published for these runs" for key in ("tpot_median_ms", "ttft_median_ms")}
             )
         else:
-            assumptions.append("TPOT/TTFT: medians of the nearest measured node counts, under the full load")
+            assumptions.append(
+                "TPOT/TTFT: medians of the nearest measured node counts, under the full load; no other "
+                "percentile (p90, p99) was measured, so the tail latency is not known"
+            )
         return Expectation(
             nodes=nodes,
             gpus=nodes * B200_GPUS_PER_NODE,
@@ -187,6 +195,8 @@ class Throughput:
                 Citation(item.id, item.source, item.date, item.measured_release) for item in self.match.measurements
             ),
             null_reasons=null_reasons,
+            requests_basis=_basis(counted, nodes) if counted and requests is not None else None,
+            requests_measured_nodes=counted,
             **self._picker(),
         )
 

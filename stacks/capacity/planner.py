@@ -99,6 +99,8 @@ class Cost:
     usd_per_million_tokens_nodes_only: float | None
     usd_per_million_tokens_full_load: float | None
     usd_per_million_tokens_at_utilization: float | None
+    # All in at full load per million OUTPUT tokens (the tokens a client is billed for by most APIs).
+    usd_per_million_output_tokens_full_load: float | None = None
 
 
 def cost(
@@ -108,15 +110,19 @@ def cost(
     storage: Storage,
     pricing: PricingConfig,
     hours: RunningHours | None = None,
+    output_tokens_per_second: float | None = None,
+    owns_cluster: bool = True,
 ) -> Cost:
-    """The cost of `nodes` nodes; a month at `hours` (every node around the clock when None)."""
+    """The cost of `nodes` nodes; a month at `hours` (every node around the clock when None). Per
+    million tokens: total (input + output) and output. A stack in an existing cluster
+    (`owns_cluster` False) pays no cluster fee: the cluster's owner does."""
     price = node_price(pricing, kind)
     nodes_per_hour = nodes * price
     premium = nodes_per_hour * pricing.autopilot_premium_fraction
     capacity = storage.disk_gib * pricing.hyperdisk_ml_per_gib_month / HOURS_PER_MONTH
     throughput = storage.throughput_mibps * pricing.hyperdisk_ml_per_mibps_month / HOURS_PER_MONTH
     image = storage.size_gib * pricing.image_per_gib_month / HOURS_PER_MONTH
-    fee = pricing.cluster_fee_per_hour
+    fee = pricing.cluster_fee_per_hour if owns_cluster else 0.0
     if pricing.cluster_free_tier:
         fee = max(0.0, fee - FREE_TIER_CREDIT_PER_MONTH / HOURS_PER_MONTH)
     total = nodes_per_hour + premium + capacity + throughput + image + fee
@@ -151,6 +157,9 @@ def cost(
         usd_per_million_tokens_nodes_only=per_million[0],
         usd_per_million_tokens_full_load=per_million[1],
         usd_per_million_tokens_at_utilization=per_million[2],
+        usd_per_million_output_tokens_full_load=None
+        if not output_tokens_per_second
+        else total / (output_tokens_per_second * 3600 / 1e6),
     )
 
 
@@ -202,6 +211,12 @@ class Sizing:
     sized: str = "the ceiling: capacity.nodes, every pod up; an autoscaler or schedule runs fewer"
     # What the count rests on beyond a measured figure: an extrapolation, the completion caveat.
     notes: tuple[str, ...] = ()
+    # The goal's figure expected at `nodes`, in the goal's own unit (GOAL_UNITS), as the count was sized.
+    achieved: float | None = None
+
+    @property
+    def unit(self) -> str:
+        return GOAL_UNITS[self.goal]
 
 
 GOAL_UNITS = {
@@ -218,9 +233,25 @@ GOAL_FIGURES = {
 }
 
 
-def _achieved(goal: str, expectation: Expectation) -> float | None:
+def _achieved(goal: str, expectation: Expectation, request_tokens: int | None = None) -> float | None:
+    """The goal's figure at the expectation's node count. A req/s goal takes the lower of the
+    benchmark's count of completions (the req/s row) and the rate the measured tok/s give at the
+    load's mean request (`request_tokens`), the rate plan.md's completion caveat states: the count
+    the plan shows then meets the goal by both of its own figures."""
     value = getattr(expectation, GOAL_FIGURES[goal])
-    return None if value is None else float(value)
+    if value is None:
+        return None
+    if goal == "requestsPerSecond" and request_tokens and expectation.total_tokens_per_second is not None:
+        return min(float(value), expectation.total_tokens_per_second / request_tokens)
+    return float(value)
+
+
+def _request_tokens(config: StackConfig) -> int | None:
+    """The load's mean request (input + output tokens) when outputs run to their length, else None."""
+    key = configuration_of(config, nodes=config.capacity.nodes)
+    if key.ignore_eos is True and isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int):
+        return key.input_tokens + key.output_tokens
+    return None
 
 
 def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measurement] | None = None) -> Sizing:
@@ -240,14 +271,16 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
             f"{config.engine.image}, {routing.value} routing); set capacity.nodes, run the benchmark Job and record "
             "it with bench-compare --record"
         )
+    tokens = _request_tokens(config)
     expectations = (expect(config, count, runs) for count in range(1, limit + 1))
-    met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)
+    met = next((item for item in expectations if (_achieved(goal, item, tokens) or 0.0) >= value), None)
     if met is None:
         best = expect(config, limit, runs)
         raise SizingError(
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
-            f"({routing.value} routing gives {_shown(best.total_tokens_per_second)} total tok/s, "
-            f"{_shown(best.requests_per_second)} req/s, {best.concurrent_requests:,} concurrent requests there); "
+            f"({routing.value} routing gives {_shown(_achieved(goal, best, tokens))} {GOAL_UNITS[goal]} there as "
+            f"sized, {_shown(best.total_tokens_per_second)} total tok/s, {best.concurrent_requests:,} concurrent "
+            "requests); "
             "raise target.maxNodes or lower the goal"
         )
     nodes = met.nodes
@@ -256,7 +289,12 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         storage = storage_of(config)
         prices = {
             source_label(source): cost(
-                budget_pricing(source, config.pricing), nodes, met.total_tokens_per_second, storage, config.pricing
+                budget_pricing(source, config.pricing),
+                nodes,
+                met.total_tokens_per_second,
+                storage,
+                config.pricing,
+                owns_cluster=not config.cluster.existing,
             ).total_per_hour
             for source in config.capacity.sources
         }
@@ -275,44 +313,28 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         nodes=nodes,
         budget_per_hour=target.budget_per_hour,
         sources_within_budget=within,
-        notes=_sizing_notes(config, goal, value, met, limit, runs),
+        notes=_sizing_notes(goal, met, tokens),
+        achieved=_achieved(goal, met, tokens),
     )
 
 
-def _sizing_notes(
-    config: StackConfig, goal: str, value: float, met: Expectation, limit: int, runs: Sequence[Measurement]
-) -> tuple[str, ...]:
+def _sizing_notes(goal: str, met: Expectation, request_tokens: int | None) -> tuple[str, ...]:
     """Where the chosen count rests on more than a measured figure: an extrapolation beyond the
-    measured node counts, and for a req/s goal the completion caveat (the benchmark counted more
-    completions than its tok/s and the load's mean request length give)."""
+    measured node counts, and for a req/s goal the rate it was sized at."""
     notes = []
     if met.basis == "extrapolated" and goal != "concurrentRequests":
         notes.append(
             f"{met.nodes} node(s) is outside the measured {'/'.join(str(count) for count in met.measured_nodes)}: "
             "the per-node figure is held there, an optimistic bound"
         )
-    key = configuration_of(config, nodes=config.capacity.nodes)
-    if goal == "requestsPerSecond" and key.ignore_eos is True and met.total_tokens_per_second is not None:
-        assert isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)
-        tokens = key.input_tokens + key.output_tokens
-        implied = met.total_tokens_per_second / tokens
-        if implied < value:
-            enough = next(
-                (
-                    count
-                    for count in range(met.nodes + 1, limit + 1)
-                    if (expect(config, count, runs).total_tokens_per_second or 0.0) / tokens >= value
-                ),
-                None,
-            )
+    counted, total = met.requests_per_second, met.total_tokens_per_second
+    if goal == "requestsPerSecond" and request_tokens and counted is not None and total is not None:
+        implied = total / request_tokens
+        if implied < counted:
             notes.append(
-                f"req/s are the benchmark's count of completions; at the measured tok/s and the load's mean request "
-                f"of {tokens:,} tokens, {met.nodes} node(s) complete ~{implied:,.0f} req/s, below the goal; "
-                + (
-                    f"{enough} node(s) meet it at that rate"
-                    if enough is not None
-                    else f"no count within target.maxNodes {limit} meets it at that rate"
-                )
+                f"req/s sized at the measured tok/s over the load's mean request of {request_tokens:,} tokens "
+                f"(~{implied:,.0f} req/s at {met.nodes} node(s)), below the benchmark's count of completions "
+                f"(~{counted:,.0f}): the count meets the goal by both"
             )
     return tuple(notes)
 
@@ -379,7 +401,16 @@ def plan(
             source=source_label(source),
             type=source.type,
             costs=tuple(
-                cost(kind, count, expectation.total_tokens_per_second, storage, config.pricing, hours)
+                cost(
+                    kind,
+                    count,
+                    expectation.total_tokens_per_second,
+                    storage,
+                    config.pricing,
+                    hours,
+                    expectation.output_tokens_per_second,
+                    owns_cluster=not config.cluster.existing,
+                )
                 for kind in pricings_of(source)
             ),
         )
@@ -399,7 +430,12 @@ def plan(
         running=hours,
         utilization=config.pricing.utilization,
         pricing=config.pricing.model_dump(mode="json", by_alias=True),
-        pricing_notes=PRICING_NOTES,
+        pricing_notes=PRICING_NOTES
+        + (
+            ("no cluster fee: the stack deploys into an existing cluster, whose fee its owner pays",)
+            if config.cluster.existing
+            else ()
+        ),
     )
 
 

@@ -249,3 +249,29 @@ def test_a_log_based_metric_and_a_panel_show_each_serving_pods_time_to_ready(
     assert query["aggregation"]["groupByFields"] == ["metric.label.serving_pod"]
     # without the benchmark Job nothing reports it: no metric
     assert not prod.of_type("gcp:logging/metric:Metric")
+
+
+def test_bench_compare_gives_a_verdict_and_a_non_zero_exit_on_a_miss(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI gates a rollout on the exit status: 3 when the run misses the plan by more than the band or
+    had failed requests, 0 when it meets it."""
+    assert bench_compare_main(["dev", str(JOB_LOG)]) == 0
+    assert "verdict: met the plan (band 10% below the plan), no failed request" in capsys.readouterr().out
+    line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
+    result = json.loads(line.removeprefix("BENCH_RESULT "))
+    slow = tmp_path / "slow.log"
+    slow.write_text("BENCH_RESULT " + json.dumps(result | {"total_token_throughput": 80_000.0}) + "\n")
+    assert bench_compare_main(["dev", str(slow)]) == 3
+    out = capsys.readouterr().out
+    assert "verdict: MISSED the plan (band 10% below the plan): total tok/s 83.9% of the plan (exit 3)" in out
+    assert bench_compare_main(["dev", str(slow), "--band", "20"]) == 0
+    capsys.readouterr()
+    text = JOB_LOG.read_text()
+    failed = tmp_path / "failed.log"
+    failed.write_text(text.replace('"failed":0', '"failed":12'))
+    assert bench_compare_main(["dev", str(failed)]) == 3
+    assert "MISSED the plan (band 10% below the plan): 12 failed request(s) (exit 3)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        bench_compare_main(["dev", str(JOB_LOG), "--band", "150"])
+    assert refused.value.code == 2

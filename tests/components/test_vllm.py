@@ -374,6 +374,8 @@ def test_stream_interval_is_a_typed_engine_setting_both_releases_parse(version: 
 def test_stream_interval_and_user_refused_elsewhere(engine: dict[str, Any], expected: str) -> None:
     with pytest.raises(InvalidConfig, match=expected):
         validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})
+
+
 @pytest.mark.parametrize("profile", list(ProfileName))
 def test_every_qwen_3_5_profile_separates_the_thinking_from_the_answer(profile: ProfileName) -> None:
     """The checkpoints think before answering: without the parser the thinking lands in `content`."""

@@ -30,7 +30,8 @@ from typing import Any, TextIO
 
 import yaml
 
-from commands.check_policies.runner import Violation, check_records, summary
+from commands.check_policies.pack_config import PolicyConfigError
+from commands.check_policies.runner import Violation, check_records, read_policy_config, summary
 from commands.engine import mocks
 from commands.engine.secrets import secret_digests
 from commands.io import output
@@ -59,6 +60,7 @@ from commands.render.plan_md import plan_markdown
 from commands.stackfile import stack_settings
 from common.input_files import InputError
 from policies.rules.security import NO_TOKEN_LITERAL
+from stacks.capacity import measurements
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, raw_project_config, validate
 
@@ -195,6 +197,7 @@ def render(
     earlier: RenderStates | None = None,
     converged: bool = False,
     accept_client_break: bool = False,
+    policy_config: dict[str, Any] | None = None,
 ) -> Rendered:
     """Render one stack into its output folder (with the preview of the update from the `earlier`
     render's states, when given: written with the render, in one go); `converged`: write the state
@@ -220,7 +223,7 @@ def render(
     manifests = manifest_texts(records)
     outputs = plain(result.outputs)
     progress("checking policies")
-    violations = check_records(records, stack=stack, project=settings.project)
+    violations = check_records(records, policy_config, stack=stack, project=settings.project)
     policy = summary(violations)
     files = {
         "resources.json": _dump_json(records),
@@ -293,12 +296,20 @@ def render_one(
     earlier: RenderStates | None = None,
     converged: bool = False,
     accept_client_break: bool = False,
+    policy_config: dict[str, Any] | None = None,
 ) -> int:
     """Render one stack and report it as the command does (with the preview of the update from the
     `earlier` render's states, if given); returns its exit status."""
     try:
         rendered = render(
-            stack, config_file, out, terminal_progress(stack, sys.stderr), earlier, converged, accept_client_break
+            stack,
+            config_file,
+            out,
+            terminal_progress(stack, sys.stderr),
+            earlier,
+            converged,
+            accept_client_break,
+            policy_config,
         )
     except (InvalidConfig, InputError) as error:
         print(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}", file=sys.stderr)
@@ -361,8 +372,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="render the state after the `up` that made the weights image (no download scaffolding)",
     )
+    parser.add_argument(
+        "--measurements",
+        type=Path,
+        metavar="FILE",
+        help="another measurements file for every figure and goal sizing (default: the repository's); "
+        "`pulumi up` sizes a goal from the repository's",
+    )
+    parser.add_argument(
+        "--policy-config",
+        type=Path,
+        metavar="FILE",
+        help="policy config JSON, as for `pulumi preview --policy-pack-config` (levels and settings per policy)",
+    )
     add_accept_client_break(parser)
     args = parser.parse_args(argv)
+    try:
+        policy_config = read_policy_config(args.policy_config) if args.policy_config else None
+    except (PolicyConfigError, InputError) as error:
+        print(f"render: {error}", file=sys.stderr)
+        return 2
     refs = [stack_ref(target) for target in args.stacks]
     targets = [(ref.name, ref.file) for ref in refs]
     names = [name for name, _ in targets]
@@ -383,18 +412,20 @@ def main(argv: list[str] | None = None) -> int:
         except PreviewInputError as error:
             print(f"preview: {error}", file=sys.stderr)
             return 2
-    statuses = [
-        render_one(
-            name,
-            config_file,
-            (args.out / name if several else args.out) if args.out else None,
-            label=f"{name}: " if several else "",
-            earlier=earlier[name],
-            converged=args.converged,
-            accept_client_break=args.accept_client_break,
-        )
-        for name, config_file in targets
-    ]
+    with measurements.using(args.measurements):
+        statuses = [
+            render_one(
+                name,
+                config_file,
+                (args.out / name if several else args.out) if args.out else None,
+                label=f"{name}: " if several else "",
+                earlier=earlier[name],
+                converged=args.converged,
+                accept_client_break=args.accept_client_break,
+                policy_config=policy_config,
+            )
+            for name, config_file in targets
+        ]
     return max(statuses)
 
 

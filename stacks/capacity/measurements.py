@@ -10,10 +10,12 @@ configuration equals its own, field for field; an entry with a field its source 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -253,9 +255,25 @@ def _load(path: Path, mtime_ns: int) -> MeasurementsFile:
     return parse(read(path), str(path))
 
 
+# The file `load()` reads when given none: the repository's, or the one a command was given
+# (`render --measurements`, through `using`), for everything the command computes.
+_default_file: contextvars.ContextVar[Path] = contextvars.ContextVar("measurements_file", default=MEASUREMENTS_FILE)
+
+
+@contextlib.contextmanager
+def using(path: Path | None) -> Iterator[None]:
+    """Within the block, `load()` without a path reads `path` (the repository's file when None)."""
+    token = _default_file.set(path or MEASUREMENTS_FILE)
+    try:
+        yield
+    finally:
+        _default_file.reset(token)
+
+
 def load(path: Path | None = None) -> MeasurementsFile:
-    """The measurements in a file, the repository's by default (re-read when the file changes)."""
-    path = path or MEASUREMENTS_FILE
+    """The measurements in a file, by default the repository's or the one `using` names (re-read when the
+    file changes)."""
+    path = path or _default_file.get()
     try:
         mtime = path.stat().st_mtime_ns
     except OSError as error:

@@ -8,7 +8,7 @@ import re
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from components.vllm import RANK_RPC_PORT
 from stacks.config.base import ConfigModel, checked
@@ -32,6 +32,7 @@ from stacks.config.operations import AutoscalingConfig, MonitoringConfig, Schedu
 from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
+from stacks.config.regions import known_region
 from stacks.config.routing import RoutingConfig, RoutingMode
 from stacks.config.startup import StartupConfig
 from stacks.config.time_to_serve import (
@@ -77,10 +78,11 @@ class StackConfig(ConfigModel):
     project: Annotated[
         str, Field(description="GCP project id: 6-30 lower-case letters, digits and hyphens, a letter first.")
     ]
-    region: Annotated[str, Field(pattern=GCP_REGION)] = Field(
+    region: Annotated[str, Field(pattern=GCP_REGION), AfterValidator(known_region)] = Field(
         default="us-central1",
-        description="Region of the cluster, network and gateway in GCP's grammar (e.g. us-central1); A4 is only "
-        "offered in some regions (policy LLM-GPU-004).",
+        description="Region of the cluster, network and gateway: one of the Google Cloud regions (the list of "
+        "2026-11 in stacks/config/regions.py; e.g. us-central1); A4 is only offered in some regions (policy "
+        "LLM-GPU-004, an advisory).",
     )
     zones: Annotated[list[str], Field(min_length=1, max_length=4)] = Field(
         default=["us-central1-b"],

@@ -178,3 +178,18 @@ def test_invalid_config_is_a_pulumi_run_error() -> None:
 
     with pytest.raises(pulumi.RunError):
         validate({"environment": "prod"})
+
+
+@pytest.mark.parametrize("region", ["us-central9", "europe-west5", "asia-north1"])
+def test_a_region_that_does_not_exist_is_refused_in_one_line(region: str) -> None:
+    """The grammar alone let an invented region through to `pulumi up`; a real region without A4 stays an
+    advisory (LLM-GPU-004)."""
+    with pytest.raises(InvalidConfig) as error:
+        validate({"environment": "dev", "project": "my-llm-dev", "region": region, "zones": [f"{region}-b"]})
+    assert str(error.value) == (
+        f"invalid stack config: region: '{region}' is not a Google Cloud region (the 42 regions of 2026-11, "
+        "stacks/config/regions.py; `gcloud compute regions list` shows them)"
+    )
+    assert validate(
+        {"environment": "dev", "project": "my-llm-dev", "region": "europe-west1", "zones": ["europe-west1-b"]}
+    )

@@ -21,7 +21,8 @@ from policies.vllm_command import VllmServer, vllm_servers
 NVFP4_KV_MODELS = Setting(
     "noNvfp4KvCacheModels",
     ["qwen3.5", "qwen3_5"],
-    "name fragments of models whose answers an NVFP4 KV cache breaks (vllm#55673: Qwen3.5-397B on B200)",
+    "name fragments of models whose answers an NVFP4 KV cache breaks "
+    "(https://github.com/vllm-project/vllm/issues/55673: Qwen3.5-397B on B200)",
 )
 # GKE accelerator label values of Blackwell GPUs: nvidia-b200 (A4) and
 # nvidia-gb200 (A4X); not verified here for B300 or RTX PRO 6000, so they are left to the config.
@@ -66,7 +67,7 @@ NO_NVFP4_KV_CACHE = ResourceValidationPolicy(
     description=(
         "--kv-cache-dtype nvfp4 (accepted from vLLM 0.33: vllm/config/cache.py CacheDType) for a Qwen 3.5 model: on "
         "B200 the FlashInfer TRT-LLM NVFP4 KV cache gave 93-95% invalid GSM8K answers on Qwen3.5-397B-A17B, FP8 KV "
-        "96.7% valid (vllm#55673). Keep the KV cache in FP8."
+        "96.7% valid (https://github.com/vllm-project/vllm/issues/55673). Keep the KV cache in FP8."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_no_nvfp4_kv_cache,

@@ -13,10 +13,11 @@ import pytest
 from common.sources import WRITEUP, WRITEUP_TITLE, WRITEUP_URL
 from tests.rendered import ROOT, RenderedStack
 
-# The team's notebook by name or section, a path into ../shared, "issue 12" / "issues 21 and 25", and a
-# number like "#37618" that is not part of a link.
+# The team's notebook by name or section, a path into ../shared, "issue 12" / "issues 21 and 25", a
+# number like "#37618" that is not part of a link, and "vllm#55673" (an owner/repo#N names its repository).
 UNCITABLE = re.compile(
     r"RECIPE\.md|RECIPE sections?\b|\.\./shared|/work/shared|\b[Ii]ssues? \d+|(?<![\w/&\[])#\d{3,}\b"
+    r"|(?<![\w/.-])[A-Za-z][\w.-]*#\d{3,}\b"
 )
 # Vendored third-party files are quoted as published.
 VENDORED = ("schemas/crds/", "uv.lock")
@@ -48,6 +49,8 @@ def uncitable(text: str) -> list[str]:
         ("https://github.com/vllm-project/vllm/pull/38083", []),
         ("RECIPE = (", []),
         ("a ## heading and &#8212; and [#1234](url)", []),
+        ("vllm#55673", ["vllm#55673"]),
+        ("hashicorp/terraform-provider-google#7637", []),
     ],
 )
 def test_the_pattern_finds_what_a_user_cannot_open(text: str, found: list[str]) -> None:

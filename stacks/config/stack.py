@@ -214,7 +214,11 @@ class StackConfig(ConfigModel):
         if (
             self.warm_capacity.enabled
             and not self.cluster.existing
-            and not satisfies_gke_minimum(self.cluster.min_master_version, CAPACITY_BUFFER_MIN_GKE_VERSION)
+            and (
+                # the channel's default version may be older than active CapacityBuffers: pin one that is not
+                self.cluster.min_master_version is None
+                or not satisfies_gke_minimum(self.cluster.min_master_version, CAPACITY_BUFFER_MIN_GKE_VERSION)
+            )
         ):
             raise ValueError(
                 "cluster.minMasterVersion: warmCapacity needs GKE "

@@ -149,7 +149,8 @@ def test_results_at_other_node_counts_add_to_the_configurations_runs(tmp_path: P
         run = run_main(
             bench_compare_main, name, str(JOB_LOG), "--config-file", str(path), "--measurements", str(file), "--record"
         )
-        assert run.returncode == 0, run.stderr
+        # the 1-node log given for 2 nodes misses the plan (exit 3), and is recorded all the same
+        assert run.returncode in (0, 3) and "recorded as measurement" in run.stdout, run.stderr
     ids = [item.id for item in measurements.load(file).measurements][-3:]
     assert ids[2] == ids[1] + "-2", "a second result of the same stack and day gets its own id"
     planned = run_main(plan_main, "two", "--config-file", str(two), "--measurements", str(file), "--json")

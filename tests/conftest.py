@@ -15,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: there each worker renders its own
+    fcntl = None  # type: ignore[assignment]
 import yaml
 
 from tests.rendered import RENDER_TIMEOUT_SECONDS, ROOT, STACK_FILES, CommandRun, RenderedStack, run_render
@@ -222,21 +227,46 @@ def checkov_report(pytestconfig: pytest.Config) -> list[dict[str, Any]]:
     return report if isinstance(report, list) else [report]
 
 
+def _rendered_once(out: Path, args: list[str]) -> None:
+    run = run_render(*args, "--out", str(out))
+    assert run.returncode == 0, f"render {' '.join(args)} failed ({run.returncode}): {run.stderr}"
+
+
+def _shared_render(shared: Path, key: str, args: list[str]) -> Path:
+    """The render of `args` made once for every pytest-xdist worker of this run: the first worker
+    to want it renders it under a lock; the others wait, then read the same folder."""
+    shared.mkdir(exist_ok=True)
+    out = shared / key
+    with (shared / f"{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.is_dir():
+            partial = shared / f"{key}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            _rendered_once(partial, args)
+            partial.rename(out)
+    return out
+
+
 @pytest.fixture(scope="session")
 def render_stack(tmp_path_factory: pytest.TempPathFactory) -> RenderStack:
-    """Render a stack (or a stack file) once per session, in this process, through `render`'s main()."""
+    """Render a stack (or a stack file) once per session, in this process, through `render`'s main().
+    Under pytest-xdist the workers share the renders (keyed by stack name and the stack file's
+    bytes): a render every worker wants is made once, not once per worker."""
     cache: dict[tuple[str, str | None], RenderedStack] = {}
+    # Workers of one run share the parent of their base temporary folders (pytest-N/popen-gwK).
+    shared = tmp_path_factory.getbasetemp().parent / "shared-renders" if os.environ.get("PYTEST_XDIST_WORKER") else None
 
     def render(stack: str, config_file: Path | None = None) -> RenderedStack:
         key = (stack, str(config_file) if config_file else None)
         if key not in cache:
-            out = tmp_path_factory.mktemp(f"render-{stack}")
-            args = [stack, "--out", str(out)]
-            if config_file is not None:
-                args += ["--config-file", str(config_file)]
-            run = run_render(*args)
-            assert run.returncode == 0, f"render {stack} failed ({run.returncode}): {run.stderr}"
-            cache[key] = RenderedStack(out)
+            args = [stack] if config_file is None else [stack, "--config-file", str(config_file)]
+            if shared is not None and fcntl is not None:
+                content = hashlib.sha256(config_file.read_bytes()).hexdigest()[:16] if config_file else "stack-file"
+                cache[key] = RenderedStack(_shared_render(shared, f"{stack}-{content}", args))
+            else:
+                out = tmp_path_factory.mktemp(f"render-{stack}")
+                _rendered_once(out, args)
+                cache[key] = RenderedStack(out)
         return cache[key]
 
     return render

@@ -26,6 +26,12 @@ from commands.stackfile import stack_settings
 from tests.rendered import as_a_new_process
 from tests.schemas import validate_manifest
 
+# What the offline engine's look-up of a cluster the stack does not manage finds (its pod range), and
+# the project number it gives a project.
+stand_in_cluster = mocks.stand_in_cluster
+STAND_IN_PODS_CIDR = mocks.STAND_IN_PODS_CIDR
+offline_project_number = mocks.offline_project_number
+
 SETTINGS = stack_settings.StackSettings(project="components", stack="test", config={}, secret_keys=[], placeholders=[])
 
 
@@ -109,6 +115,11 @@ def build(
     monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_images, existing_cluster))
     result = as_a_new_process(mocks.run_under_mocks, SETTINGS, factory, monitor)
     return Built(result.registrations, render.plain(result.outputs))
+
+
+def is_secret(value: Any) -> bool:
+    """A value the engine holds as a secret (the SDK's secret signature on the serialized value)."""
+    return isinstance(value, Mapping) and value.get(mocks.SECRET_SIG) == mocks.SECRET_MARK
 
 
 def mismatch(actual: Any, expected: Any, path: str = "") -> str | None:

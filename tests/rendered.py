@@ -19,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from commands.engine import mocks
-from commands.render import command as render
-from commands.stackfile import stack_settings
+if TYPE_CHECKING:
+    from commands.engine import mocks
+    from commands.stackfile import stack_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 RENDER_TIMEOUT_SECONDS = 240
@@ -78,6 +78,10 @@ def run_main(main: Callable[[list[str]], int], *args: str) -> CommandRun:
 
 def run_render(*args: str) -> CommandRun:
     """`render ARGS` in this process (`run_main`), run `as_a_new_process`."""
+    # Imported here, not with this module: the pytest-xdist controller loads conftest.py (and so this
+    # module) but runs no test, and need not import the providers.
+    from commands.render import command as render
+
     return run_main(lambda argv: as_a_new_process(render.main, argv), *args)
 
 
@@ -85,6 +89,8 @@ def run_program(
     settings: stack_settings.StackSettings, monitor: mocks.RecordingMonitor | None = None
 ) -> mocks.RunResult:
     """`mocks.run_program` in this process (`as_a_new_process`)."""
+    from commands.engine import mocks
+
     return as_a_new_process(mocks.run_program, settings, monitor=monitor)
 
 

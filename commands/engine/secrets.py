@@ -60,8 +60,3 @@ def secret_digests(inputs: Any, path: tuple[Segment, ...] = (), secret: bool = F
 def shown(digest: str | None) -> str:
     """How a redacted secret appears in a preview: its digest, never its value."""
     return f"[secret, {digest}]" if digest else mocks.REDACTED
-
-
-def only_ciphertexts(old: str | None, new: str | None) -> bool:
-    """Both sides are `secure:` values: a change may be a re-encryption of the same value."""
-    return bool(old and new and old.startswith(CIPHERTEXT) and new.startswith(CIPHERTEXT))

@@ -28,7 +28,7 @@ def _label(record: dict[str, Any], index: int) -> str:
     return f"record {index}" + (f" ({name[:60]})" if isinstance(name, str) else "")
 
 
-def check_record(record: Any, index: int, where: str) -> dict[str, Any]:
+def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise InputError(f"{where}: record {index} is not an object")
     label = _label(record, index)
@@ -56,8 +56,8 @@ def check_record(record: Any, index: int, where: str) -> dict[str, Any]:
     return record
 
 
-def check_records(document: Any, where: str) -> list[dict[str, Any]]:
+def validated_records(document: Any, where: str) -> list[dict[str, Any]]:
     """The records of a resources.json document, or InputError for the first malformed one."""
     if not isinstance(document, list):
         raise InputError(f"{where}: expected a list of resource records (a render's resources.json)")
-    return [check_record(record, index, where) for index, record in enumerate(document)]
+    return [validated_record(record, index, where) for index, record in enumerate(document)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from commands.io.records import check_records
+from commands.io.records import validated_records
 from common.input_files import MIB, InputError, read_json
 from policies.redaction import REDACTED, hide_secrets, is_secret_name
 
@@ -46,6 +46,6 @@ def load_render(directory: Path) -> list[dict[str, Any]]:
         raise PreviewInputError(f"{directory}: not a render directory (no resources.json)")
     try:
         document = read_json(path, RESOURCES_LIMIT)
-        return check_records(without_tokens(document), str(path))
+        return validated_records(without_tokens(document), str(path))
     except InputError as error:
         raise PreviewInputError(str(error)) from None

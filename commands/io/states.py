@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from commands.io.records import check_records
+from commands.io.records import validated_records
 from commands.io.render_dir import RESOURCES_LIMIT, PreviewInputError, load_render, without_tokens
 from common.input_files import InputError, read_json
 
@@ -39,7 +39,7 @@ Record = dict[str, Any]
 
 
 def _records(value: Any, where: str) -> list[Record]:
-    records = check_records(value, where)
+    records = validated_records(value, where)
     for record in records:
         digests = record.get("secretDigests", {})
         if not isinstance(digests, dict) or not all(isinstance(digest, str) for digest in digests.values()):

@@ -79,7 +79,7 @@ def _preview(
     return Preview(
         planned.changes,
         planned.unchanged,
-        risks.refusals(old, new, planned) + identity.refusals(old, new, planned) + refused,
+        risks.risk_refusals(old, new, planned) + identity.identity_refusals(old, new, planned) + refused,
         risks.warnings(old, new, planned) + warned,
         planned.kept,
         notes + noted,

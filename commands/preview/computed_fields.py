@@ -8,8 +8,9 @@ as "no change: the old value stays", says whether the program can state "off" ex
 to do by hand where it cannot.
 
 Source: hashicorp/terraform-provider-google-beta@93c65b2d (2026-08-21, the 8.x line pulumi-gcp 10.x
-wraps; the exact upstream version pulumi-gcp 10.2.0 pins could not be read: /work/notes/platform.md),
-`google-beta/services/<service>/resource_*.go`, the line of the field's schema entry. Only fields the
+wraps; the exact commit pulumi-gcp 10.2.0 builds from, its `upstream` submodule (pulumi/pulumi-gcp
+.gitmodules) at tag v10.2.0, could not be read here), `google-beta/services/<service>/resource_*.go`,
+the line of the field's schema entry. Only fields the
 program sets are listed; every entry was read as `Optional: true` with `Computed: true`.
 """
 

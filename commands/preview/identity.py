@@ -134,5 +134,6 @@ def deleted_cluster_still_used(old: dict[str, Record], new: dict[str, Record], r
     ]
 
 
-def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+def identity_refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+    """What the engine refuses because one cloud object stands under two URNs (or a deleted cluster's)."""
     return same_object_refusals(old, new, result) + deleted_cluster_still_used(old, new, result)

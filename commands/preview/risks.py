@@ -346,7 +346,10 @@ def _image_without_snapshot(old: dict[str, Record], new: dict[str, Record], chan
     )
 
 
-def refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
+    """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
+    cluster uses, a production workload rebuilt, a grown proxy-only subnet, an image without its
+    snapshot, a reference to nothing."""
     production = is_production(list(new.values()))
     found: list[str] = []
     for change in result.changes:

@@ -60,7 +60,6 @@ from commands.preview.computed_fields import computed_fields_holding
 from commands.preview.provider_effects import delete_effect, update_effect
 from commands.preview.replacement_rules import config_keys_for, is_kubernetes_object, rule_for
 
-GCP_LOCATION_FIELDS = ("project", "zone", "region", "location")
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"

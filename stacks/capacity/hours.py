@@ -23,7 +23,6 @@ from stacks.config.stack import StackConfig
 
 HOURS_PER_MONTH = 730
 HOURS_PER_WEEK = 168
-HOURS_PER_YEAR = HOURS_PER_MONTH * 12
 REFERENCE_WEEK = datetime.datetime(2027, 1, 4)
 REFERENCE_YEAR = datetime.datetime(2027, 1, 1)
 MONTHLY_DESCRIPTORS = ("@yearly", "@annually", "@monthly")

@@ -22,7 +22,7 @@ from commands.check_policies import runner
 from commands.check_policies.pack_config import PolicyConfigError, check_policy_config
 from commands.check_policies.runner import main as check_policies_main
 from commands.io import output
-from commands.io.records import check_records
+from commands.io.records import validated_records
 from commands.plan.command import plan_main
 from commands.preview.command import main as preview_main
 from commands.render.command import main as render_main
@@ -402,7 +402,7 @@ def test_any_policy_config_is_accepted_or_refused_in_one_line(config: Any) -> No
 @given(document=JSON_VALUES, result=st.dictionaries(st.sampled_from(CLIENT_COUNTS + CLIENT_FIGURES), JSON_VALUES))
 def test_any_records_or_benchmark_result_is_accepted_or_refused_in_one_line(document: Any, result: Any) -> None:
     for check in (
-        lambda: check_records(document, "resources.json"),
+        lambda: validated_records(document, "resources.json"),
         lambda: checked_result(result, "client.json", CLIENT_COUNTS, CLIENT_FIGURES),
     ):
         try:

@@ -3,9 +3,17 @@ the Kubernetes provider and namespace it hands to the rest of the stack."""
 
 from __future__ import annotations
 
-from commands.engine.mocks import SECRET_MARK, SECRET_SIG
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs
-from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, match, of_type
+from tests.construct import (
+    ABSENT,
+    Built,
+    build,
+    children_are_parented,
+    has_resource,
+    is_secret,
+    match,
+    of_type,
+)
 
 GKE = "gcp:container/cluster:Cluster"
 
@@ -100,7 +108,7 @@ def test_autopilot_cluster_on_its_own_vpc() -> None:
 def test_kubeconfig_is_a_secret_for_the_dns_endpoint() -> None:
     (provider,) = of_type(build_cluster(), "pulumi:providers:kubernetes")
     kubeconfig = provider.inputs["kubeconfig"]
-    assert kubeconfig[SECRET_SIG] == SECRET_MARK
+    assert is_secret(kubeconfig)
     assert "server: https://gke-" in kubeconfig["value"] and "gke-gcloud-auth-plugin" in kubeconfig["value"]
     assert "certificate-authority-data" not in kubeconfig["value"]
 

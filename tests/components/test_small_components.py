@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import pulumi
 
-from commands.engine.mocks import SECRET_MARK, SECRET_SIG
 from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
-from tests.construct import Built, build, children_are_parented, has_resource, of_type
+from tests.construct import (
+    Built,
+    build,
+    children_are_parented,
+    has_resource,
+    is_secret,
+    of_type,
+)
 
 
 def test_token_secret_keeps_the_token_secret() -> None:
@@ -24,7 +30,7 @@ def test_token_secret_keeps_the_token_secret() -> None:
         {"metadata": {"name": "hf-token", "namespace": "serving", "labels": {"a": "b"}}, "type": "Opaque"},
     )
     # A plain Output handed in still arrives as a secret.
-    assert secret.inputs["stringData"][SECRET_SIG] == SECRET_MARK
+    assert is_secret(secret.inputs["stringData"])
     assert secret.inputs["stringData"]["value"] == {"token": "hf_canary"}
     children_are_parented(records, "llm-serving:serving:HuggingFaceToken", "tok")
 

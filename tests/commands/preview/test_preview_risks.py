@@ -71,7 +71,7 @@ def test_a_create_first_replacement_under_the_same_global_name_is_refused() -> N
     planned = plan(index_by_urn(state, "old"), index_by_urn(changed(state, "fw", "inputs.direction", "EGRESS"), "new"))
     (change,) = planned.changes
     change.delete_before_replace, change.delete_first_by = False, ""
-    (refusal,) = risks.refusals(index_by_urn(state, "old"), {}, planned)[:1]
+    (refusal,) = risks.risk_refusals(index_by_urn(state, "old"), {}, planned)[:1]
     assert "409 alreadyExists" in refusal and "deleteBeforeReplace" in refusal and "suffix" in refusal
 
 

@@ -1,0 +1,465 @@
+"""Operations on rendered stacks: autoscaler and its metrics adapter, schedules, dashboard, alerts,
+operator outputs and the plan section, with autoscaling and schedules on and off."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from commands.engine.mocks import offline_project_number
+from commands.preview.command import preview
+from commands.render import command as render
+from commands.render.operations_md import surge_reaction
+from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
+from components.crd_readiness import KUBECTL_IMAGE
+from components.metrics import (
+    KNOWN,
+    KUBE_STATE_COMPONENTS,
+    known_series,
+    series_names,
+)
+from stacks.config.operations import NODE_PROVISIONING_SECONDS
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS
+from stacks.load.loader import validate
+from tests.conftest import RenderStack
+from tests.rendered import ROOT, RenderedStack
+from tests.variants import render_variant, stack_config, variant_config
+
+HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
+IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+SERVING = "qwen-serving"
+NAMESPACE = "llm-serving"
+KNOWN_SERIES = set().union(*(known_series(metric) for metric in KNOWN.values()))
+
+
+@pytest.fixture(scope="module")
+def prod_autoscaling(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    return render_variant("prod-autoscaling", render_stack, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def dev_kv_schedule(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    return render_variant("dev-kv-schedule", render_stack, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def dev_quiet(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    return render_variant("dev-quiet", render_stack, tmp_path_factory)
+
+
+def serving_deployment(stack: RenderedStack) -> dict[str, Any]:
+    return stack.named("llm-vllm-deployment")
+
+
+def one_kind(stack: RenderedStack, kind: str, name: str) -> dict[str, Any]:
+    (manifest,) = [item for item in stack.kind(kind) if item["metadata"]["name"] == name]
+    return manifest
+
+
+def promql_queries(stack: RenderedStack) -> list[str]:
+    queries = []
+    for policy in stack.of_type(ALERT_POLICY):
+        for condition in policy["inputs"]["conditions"]:
+            if "conditionPrometheusQueryLanguage" in condition:
+                queries.append(condition["conditionPrometheusQueryLanguage"]["query"])
+    for dashboard in stack.of_type(DASHBOARD):
+        layout = json.loads(dashboard["inputs"]["dashboardJson"])["mosaicLayout"]
+        for tile in layout["tiles"]:
+            queries += [data["timeSeriesQuery"]["prometheusQuery"] for data in tile["widget"]["xyChart"]["dataSets"]]
+    return queries
+
+
+def test_staging_scales_on_queue_depth_through_the_adapter(staging: RenderedStack) -> None:
+    hpa = one_kind(staging, "HorizontalPodAutoscaler", SERVING)
+    spec = hpa["spec"]
+    assert hpa["metadata"]["namespace"] == NAMESPACE
+    assert spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": SERVING}
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (1, 4)
+    (metric,) = spec["metrics"]
+    assert metric["type"] == "Pods"
+    assert metric["pods"]["metric"]["name"] == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
+    assert metric["pods"]["target"] == {"type": "AverageValue", "averageValue": "100"}
+    # One A4 node per step up; scale-down held for two cold starts, one pod at a time.
+    assert spec["behavior"]["scaleUp"]["policies"] == [
+        {"type": "Pods", "value": 1, "periodSeconds": NODE_PROVISIONING_SECONDS}
+    ]
+    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 2 * (RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS)
+    assert spec["behavior"]["scaleDown"]["policies"][0]["value"] == 1
+
+
+def test_the_autoscaled_deployment_leaves_replicas_to_the_autoscaler(staging: RenderedStack) -> None:
+    deployment = serving_deployment(staging)
+    assert deployment["options"]["ignoreChanges"] == ["spec.replicas"]
+    assert deployment["inputs"]["spec"]["replicas"] == 1  # minReplicas at creation
+
+
+def test_kv_cache_target_is_per_pod_sum_of_engines(dev_kv_schedule: RenderedStack) -> None:
+    (metric,) = one_kind(dev_kv_schedule, "HorizontalPodAutoscaler", SERVING)["spec"]["metrics"]
+    assert metric["pods"]["metric"]["name"] == "prometheus.googleapis.com|vllm:kv_cache_usage_perc|gauge"
+    # The adapter sums a pod's 8 engine series: 0.8 mean usage is 6.4 summed.
+    assert metric["pods"]["target"]["averageValue"] == "6400m"
+
+
+def test_adapter_is_the_upstream_manifest_with_workload_identity(staging: RenderedStack) -> None:
+    assert one_kind(staging, "Namespace", ADAPTER_NAMESPACE)
+    account = one_kind(staging, "ServiceAccount", ADAPTER_NAME)
+    assert account["metadata"]["namespace"] == ADAPTER_NAMESPACE
+    deployment = one_kind(staging, "Deployment", ADAPTER_NAME)
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == ADAPTER_NAME
+    (container,) = pod["containers"]
+    assert container["image"] == "gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.9-gke.0"
+    assert container["command"] == [
+        "/adapter",
+        "--use-new-resource-model=true",
+        "--fallback-for-container-metrics=true",
+    ]
+    service = one_kind(staging, "Service", ADAPTER_NAME)
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    api_services = {item["metadata"]["name"]: item["spec"] for item in staging.kind("APIService")}
+    assert set(api_services) == {
+        "v1beta1.custom.metrics.k8s.io",
+        "v1beta2.custom.metrics.k8s.io",
+        "v1beta1.external.metrics.k8s.io",
+    }
+    for spec in api_services.values():
+        assert spec["service"] == {"name": ADAPTER_NAME, "namespace": ADAPTER_NAMESPACE}
+    bindings = {item["metadata"]["name"]: item for item in staging.kind("ClusterRoleBinding")}
+    assert bindings["custom-metrics:system:auth-delegator"]["roleRef"]["name"] == "system:auth-delegator"
+    assert bindings["external-metrics-reader"]["subjects"][0]["name"] == "horizontal-pod-autoscaler"
+
+
+def test_adapter_reads_monitoring_as_its_own_principal(staging: RenderedStack) -> None:
+    config = stack_config("staging")
+    member = staging.named("llm-metrics-adapter-monitoring-viewer")
+    number = offline_project_number(config.project)
+    assert member["inputs"]["role"] == ADAPTER_ROLE
+    assert member["inputs"]["project"] == config.project
+    assert member["inputs"]["member"] == (
+        f"principal://iam.googleapis.com/projects/{number}/locations/global/workloadIdentityPools/"
+        f"{config.project}.svc.id.goog/subject/ns/{ADAPTER_NAMESPACE}/sa/{ADAPTER_NAME}"
+    )
+    # The pool exists once the cluster does; the adapter starts only after the grant.
+    assert "llm-gke" in member["options"]["dependsOn"]
+    assert (
+        "llm-metrics-adapter-monitoring-viewer"
+        in staging.named("llm-metrics-adapter-deployment")["options"]["dependsOn"]
+    )
+    autoscaler = staging.named("llm-autoscaler")["options"]["dependsOn"]
+    assert {"llm-metrics-adapter-v1beta1-custom", "llm-vllm-deployment"} <= set(autoscaler)
+
+
+def test_no_autoscaler_without_autoscaling(prod: RenderedStack, dev: RenderedStack) -> None:
+    for stack in (prod, dev):
+        assert not stack.of_type(HPA)
+        assert ADAPTER_ROLE not in {member["inputs"]["role"] for member in stack.of_type(IAM_MEMBER)}
+        assert not stack.kind("APIService")
+    assert serving_deployment(prod)["options"]["ignoreChanges"] == []
+    assert serving_deployment(prod)["inputs"]["spec"]["replicas"] == 12
+
+
+def test_prod_autoscaling_variant(prod_autoscaling: RenderedStack) -> None:
+    spec = one_kind(prod_autoscaling, "HorizontalPodAutoscaler", SERVING)["spec"]
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (4, 12)
+    assert spec["behavior"]["scaleUp"]["policies"][0]["periodSeconds"] == 300
+    assert serving_deployment(prod_autoscaling)["inputs"]["spec"]["replicas"] == 4
+
+
+def test_business_hours_wake_and_sleep(staging: RenderedStack) -> None:
+    jobs = {job["metadata"]["name"]: job for job in staging.kind("CronJob")}
+    assert set(jobs) == {"serving-schedule-wake", "serving-schedule-sleep"}
+    wake, sleep = jobs["serving-schedule-wake"]["spec"], jobs["serving-schedule-sleep"]["spec"]
+    # 08:00 less the recipe's time to serve (~16 min): pods serve when the window opens
+    assert (wake["schedule"], sleep["schedule"]) == ("44 7 * * 1,2,3,4,5", "0 19 * * 1,2,3,4,5")
+    assert wake["timeZone"] == sleep["timeZone"] == "UTC"
+    args = [spec["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"] for spec in (wake, sleep)]
+    assert args == [
+        ["scale", f"deployment/{SERVING}", "--replicas=1"],
+        ["scale", f"deployment/{SERVING}", "--replicas=0"],
+    ]
+
+
+def test_cron_entries_in_a_local_time_zone(dev_kv_schedule: RenderedStack) -> None:
+    jobs = {job["metadata"]["name"]: job["spec"] for job in dev_kv_schedule.kind("CronJob")}
+    assert jobs["serving-schedule-morning"]["schedule"] == "30 7 * * mon-fri"
+    assert jobs["serving-schedule-evening"]["timeZone"] == "Europe/Amsterdam"
+    container = jobs["serving-schedule-morning"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][-1] == "--replicas=2"
+
+
+def test_schedule_is_least_privilege_and_pinned(dev: RenderedStack) -> None:
+    (role,) = dev.kind("Role")
+    assert role["rules"] == [
+        {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": [SERVING], "verbs": ["get"]},
+        {
+            "apiGroups": ["apps"],
+            "resources": ["deployments/scale"],
+            "resourceNames": [SERVING],
+            "verbs": ["get", "patch", "update"],
+        },
+    ]
+    (binding,) = dev.kind("RoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    (account,) = [account for account in dev.kind("ServiceAccount") if "crds" not in account["metadata"]["name"]]
+    assert binding["subjects"][0]["name"] == account["metadata"]["name"]
+    for job in dev.kind("CronJob"):
+        pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == account["metadata"]["name"]
+        assert pod["containers"][0]["image"] == KUBECTL_IMAGE
+        assert re.search(r"@sha256:[0-9a-f]{64}$", KUBECTL_IMAGE)
+        assert job["spec"]["concurrencyPolicy"] == "Forbid"
+    # The schedule owns replicas between runs: `pulumi up` must not reset them.
+    assert serving_deployment(dev)["options"]["ignoreChanges"] == ["spec.replicas"]
+
+
+def test_no_schedule_when_off(prod: RenderedStack, dev_quiet: RenderedStack) -> None:
+    for stack in (prod, dev_quiet):
+        assert not stack.kind("CronJob")
+        assert not stack.kind("Role")
+    assert serving_deployment(dev_quiet)["options"]["ignoreChanges"] == []
+
+
+def test_dashboard_covers_the_serving_signals(stack: RenderedStack) -> None:
+    dashboard = json.loads(stack.one(DASHBOARD)["inputs"]["dashboardJson"])
+    layout = dashboard["mosaicLayout"]
+    titles = {tile["widget"]["title"] for tile in layout["tiles"]}
+    for expected in (
+        "Generation tokens/s",
+        "Prompt tokens/s",
+        "Requests running",
+        "Requests waiting (the autoscaler's signal)",
+        "KV cache usage (mean of a pod's engines)",
+        "Time to first token",
+        "Time per output token (per request)",
+        "Inter-token latency",
+        "MTP acceptance rate (accepted / drafted tokens)",
+        "Preemptions/s",
+        "GPU utilisation",
+        "GPU power",
+        "GPU memory used",
+        "Replicas and pending pods",
+    ):
+        assert expected in titles
+    for tile in layout["tiles"]:
+        assert tile.get("xPos", 0) + tile["width"] <= layout["columns"]
+        assert tile.get("xPos") != 0 and tile.get("yPos") != 0  # zero coordinates are left out, as the API does
+    positions = [(tile.get("xPos", 0), tile.get("yPos", 0)) for tile in layout["tiles"]]
+    assert len(set(positions)) == len(positions)
+    queries = promql_queries(stack)
+    assert all(series_names(query) <= KNOWN_SERIES for query in queries)
+    assert stack.outputs["dashboardUrl"].startswith("https://console.cloud.google.com/monitoring/dashboards/builder/")
+
+
+def test_gateway_dashboard_shows_the_endpoint_picker(staging: RenderedStack, prod: RenderedStack) -> None:
+    assert any("llm_d_epp_average_queue_size" in query for query in promql_queries(staging))
+    assert not any("llm_d_epp" in query for query in promql_queries(prod))
+
+
+def test_alert_policies(prod: RenderedStack) -> None:
+    policies = {policy["name"]: policy["inputs"] for policy in prod.of_type(ALERT_POLICY)}
+    assert set(policies) == {
+        "llm-monitoring-no-ready-replica",
+        "llm-monitoring-queue-growing",
+        "llm-monitoring-kv-cache-full",
+        "llm-monitoring-pods-pending",
+        "llm-monitoring-mtp-acceptance-collapsed",
+        "llm-monitoring-download-failed",
+    }
+    promql = {
+        name.removeprefix("llm-monitoring-"): inputs["conditions"][0]["conditionPrometheusQueryLanguage"]
+        for name, inputs in policies.items()
+        if name != "llm-monitoring-download-failed"
+    }
+    for condition in promql.values():
+        # No series exists before the first pods serve: the policy must not be refused at creation.
+        assert condition["disableMetricValidation"] is True
+    assert promql["kv-cache-full"]["query"].endswith("> 0.9")
+    assert promql["pods-pending"]["duration"] == f"{2 * NODE_PROVISIONING_SECONDS}s"
+    cold_start = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
+    assert promql["no-ready-replica"]["duration"] == f"{cold_start + NODE_PROVISIONING_SECONDS}s"
+    assert promql["queue-growing"]["duration"] == "600s"
+    assert "delta(vllm:num_requests_waiting{" in promql["queue-growing"]["query"]
+    assert "spec_decode_num_accepted_tokens_total" in promql["mtp-acceptance-collapsed"]["query"]
+
+
+def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) -> None:
+    (job,) = [job for job in prod.kind("Job") if job["metadata"]["name"].endswith("-download")]
+    policy = prod.named("llm-monitoring-download-failed")["inputs"]
+    log_filter = policy["conditions"][0]["conditionMatchedLog"]["filter"]
+    assert f'jsonPayload.involvedObject.name="{job["metadata"]["name"]}"' in log_filter
+    assert 'jsonPayload.reason=("BackoffLimitExceeded" OR "DeadlineExceeded")' in log_filter
+    assert policy["alertStrategy"]["notificationRateLimit"]["period"] == "3600s"
+
+
+def test_email_channel_reaches_every_policy(prod_autoscaling: RenderedStack) -> None:
+    channel = prod_autoscaling.one("gcp:monitoring/notificationChannel:NotificationChannel")
+    assert channel["inputs"]["type"] == "email"
+    assert channel["inputs"]["labels"] == {"email_address": "oncall@example.com"}
+    for policy in prod_autoscaling.of_type(ALERT_POLICY):
+        assert policy["inputs"]["notificationChannels"] == [
+            "projects/my-llm-prod/notificationChannels/llm-monitoring-email"
+        ]
+
+
+def test_existing_channel_and_no_mtp(dev_kv_schedule: RenderedStack) -> None:
+    assert not dev_kv_schedule.of_type("gcp:monitoring/notificationChannel:NotificationChannel")
+    policies = {policy["name"]: policy["inputs"] for policy in dev_kv_schedule.of_type(ALERT_POLICY)}
+    assert "llm-monitoring-mtp-acceptance-collapsed" not in policies
+    for inputs in policies.values():
+        assert inputs["notificationChannels"] == ["projects/my-llm-dev/notificationChannels/1234567890"]
+
+
+def test_monitoring_off(dev_quiet: RenderedStack) -> None:
+    assert not dev_quiet.of_type(DASHBOARD)
+    assert not dev_quiet.of_type(ALERT_POLICY)
+    assert "dashboardUrl" not in dev_quiet.outputs
+
+
+def test_cluster_exports_the_kube_state_metrics_the_queries_read(stack: RenderedStack) -> None:
+    components = stack.one("gcp:container/cluster:Cluster")["inputs"]["monitoringConfig"]["enableComponents"]
+    assert {"SYSTEM_COMPONENTS", "DCGM", *KUBE_STATE_COMPONENTS} <= set(components)
+
+
+def test_operator_outputs(staging: RenderedStack, prod: RenderedStack) -> None:
+    for stack in (staging, prod):
+        outputs = stack.outputs
+        assert (
+            outputs["tailLogs"]
+            == f"kubectl -n {NAMESPACE} logs -f -l app={SERVING} -c vllm --prefix --max-log-requests=64"
+        )
+        assert "FailedScheduling" in outputs["pendingReason"]
+        assert "kubectl get computeclass b200-serving" in outputs["pendingReason"]
+    assert f"patch hpa {SERVING}" in staging.outputs["scaleByHand"]
+    assert f"scale deployment/{SERVING} --replicas=$N" in prod.outputs["scaleByHand"]
+    assert staging.outputs["scheduleCronJobs"] == ["serving-schedule-wake", "serving-schedule-sleep"]
+    assert staging.outputs["autoscaler"] == SERVING
+
+
+def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: RenderedStack) -> None:
+    section = staging.plan.split("## Operations", 1)[1].split("\n## ", 1)[0]
+    assert r"`prometheus.googleapis.com\|vllm:num_requests_waiting\|gauge` target 100 per pod, 1-4 pods" in section
+    assert "+1 pod (one A4 node) per 360 s" in section
+    assert "first new pod ready after ~16 min (measured; see Time to serve); 3 pods more serve after ~28 min" in section
+    assert "`0 19 * * 1,2,3,4,5` -> 0 pods" in section
+    assert "USD 8.70 Spot" in section
+    assert "autoscaling | off: 12 pods" in prod.plan
+
+
+PROJECT = "gke-b200-serving"
+BASE = {"environment": "dev", "project": "my-llm-dev", "region": "us-central1", "zones": ["us-central1-b"]}
+
+
+INVALID: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "unknown-time-zone",
+        {"schedule": {"timeZone": "Mars/Olympus"}},
+        "schedule.timeZone: 'Mars/Olympus' is not an IANA",
+    ),
+    (
+        "cron-four-fields",
+        {"schedule": {"enabled": True, "entries": [{"name": "x", "cron": "0 8 * *", "replicas": 1}]}},
+        "has 4 fields",
+    ),
+    (
+        "cron-bad-hour",
+        {"schedule": {"enabled": True, "entries": [{"name": "x", "cron": "0 25 * * *", "replicas": 1}]}},
+        "'25' is not a hour",
+    ),
+    (
+        "cron-with-tz",
+        {"schedule": {"enabled": True, "entries": [{"name": "x", "cron": "CRON_TZ=UTC 0 8 * * *", "replicas": 1}]}},
+        "set schedule.timeZone",
+    ),
+    (
+        "hours-backwards",
+        {"schedule": {"businessHours": {"start": "19:00", "end": "08:00"}}},
+        "start 19:00 is not before",
+    ),
+    ("schedule-without-steps", {"schedule": {"enabled": True, "businessHours": None}}, "set businessHours or"),
+    (
+        "schedule-over-ceiling",
+        {"schedule": {"enabled": True, "entries": [{"name": "x", "cron": "@daily", "replicas": 3}]}},
+        "asks for 3 pods; at most 1",
+    ),
+    ("min-over-max", {"autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 2}}, "minReplicas 3 is above"),
+    ("unknown-autoscaling-metric", {"autoscaling": {"metric": "gpuUtil"}}, "autoscaling.metric"),
+    (
+        "two-channels",
+        {
+            "monitoring": {
+                "alerts": {"email": "a@example.com", "notificationChannel": "projects/p-12345/notificationChannels/1"}
+            }
+        },
+        "set notificationChannel or email, not both",
+    ),
+    ("bad-channel", {"monitoring": {"alerts": {"notificationChannel": "oncall"}}}, "notificationChannel"),
+]
+
+
+@pytest.mark.parametrize(("case", "settings", "expected"), INVALID, ids=[case for case, _, _ in INVALID])
+def test_invalid_operations_config(
+    case: str, settings: dict[str, Any], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "Pulumi.invalid.yaml"
+    merged = {**BASE, **settings}
+    path.write_text(yaml.safe_dump({"config": {f"{PROJECT}:{key}": value for key, value in merged.items()}}))
+    assert render.main(["invalid", "--config-file", str(path), "--out", str(tmp_path / "out")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0], lines
+
+
+def test_variant_configs_are_valid() -> None:
+    assert variant_config("dev-kv-schedule").schedule.time_zone == "Europe/Amsterdam"
+    assert variant_config("prod-autoscaling").max_replicas == 12
+
+
+def prod_settings() -> dict[str, Any]:
+    """Pulumi.prod.yaml's own settings (prod needs its pinned revision and digests)."""
+    doc = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())
+    return {key.removeprefix(f"{PROJECT}:"): value for key, value in doc["config"].items()}
+
+
+def test_a_configured_group_is_on_unless_disabled() -> None:
+    base = prod_settings()
+    assert validate({**base, "autoscaling": {"maxReplicas": 6}}).autoscaling.enabled
+    assert validate(
+        {**base, "schedule": {"entries": [{"name": "x", "cron": "@daily", "replicas": 0}]}}
+    ).schedule.enabled
+    assert not validate({**base, "autoscaling": {"enabled": False, "maxReplicas": 6}}).autoscaling.enabled
+    assert not validate({**base}).schedule.enabled
+    # The dev preset schedules business hours; a stack file switches it off.
+    assert not validate({**BASE, "schedule": {"enabled": False}}).schedule.enabled
+
+
+def test_surge_reaction_without_headroom() -> None:
+    config = validate({**BASE, "capacity": {"nodes": 2}, "autoscaling": {"minReplicas": 2}})
+    assert surge_reaction(config) == "none: min = max = 2 pods"
+
+
+def test_preview_leaves_replicas_to_the_autoscaler(
+    staging: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Raising minReplicas changes the HPA; the Deployment's declared replicas (1 -> 2) are ignored."""
+    changed = render_variant("staging-min-2", render_stack, tmp_path_factory)
+    assert serving_deployment(changed)["inputs"]["spec"]["replicas"] == 2
+    result = preview(staging.resources, changed.resources)
+    updated = {change.record["name"]: change for change in result.of("update")}
+    assert "llm-autoscaler-hpa" in updated
+    deployment = updated.get("llm-vllm-deployment")
+    assert deployment is None or not any("replicas" in entry.path for entry in deployment.inputs)
+    assert not result.of("replace") and not result.of("delete") and not result.refusals
+
+
+def test_dashboard_legends_use_cloud_monitorings_template_syntax(stack: RenderedStack) -> None:
+    """DataSet.legendTemplate interpolates ${label}; Grafana's {{label}} would print literally."""
+    text = stack.one(DASHBOARD)["inputs"]["dashboardJson"]
+    legends = re.findall(r'"legendTemplate": "([^"]*)"', text)
+    assert "${pod}" in legends
+    assert all("{{" not in legend for legend in legends)

@@ -1,0 +1,119 @@
+"""Held nodes (a GKE CapacityBuffer of the serving Deployment's pods) and the schedule's wake led by
+the time to serve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from stacks.capacity.time_to_serve import led_cron, led_schedule_steps
+from stacks.load.loader import InvalidConfig, validate
+from tests.conftest import RenderStack
+from tests.rendered import RenderedStack
+from tests.schemas import validate_custom
+
+BASE: dict[str, Any] = {
+    "environment": "dev",
+    "project": "my-llm-dev",
+    "region": "us-central1",
+    "zones": ["us-central1-b"],
+}
+
+
+WARM = {
+    "environment": "staging",
+    "project": "my-llm-staging",
+    "cluster": {"minMasterVersion": "1.35"},
+    "warmCapacity": {"nodes": 2},
+    "autoscaling": {"minReplicas": 1, "maxReplicas": 4},
+    "schedule": {"businessHours": {"start": "00:10", "end": "19:00"}},
+}
+
+
+@pytest.fixture(scope="module")
+def warm(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    path = tmp_path_factory.mktemp("warm") / "Pulumi.warm.yaml"
+    path.write_text(yaml.safe_dump({"config": {f"gke-b200-serving:{key}": value for key, value in WARM.items()}}))
+    return render_stack("warm", path)
+
+
+def test_the_buffer_holds_nodes_of_the_serving_pods_shape_and_fits_its_crd(warm: RenderedStack) -> None:
+    (buffer,) = warm.kind("CapacityBuffer")
+    validate_custom(buffer)
+    assert buffer["apiVersion"] == "autoscaling.x-k8s.io/v1beta1"
+    assert buffer["spec"]["scalableRef"] == {"apiGroup": "apps", "kind": "Deployment", "name": "qwen-serving"}
+    assert buffer["spec"]["provisioningStrategy"] == "buffer.x-k8s.io/active-capacity"
+    # the schedule sets the replicas: created with none, a later up leaves them alone
+    assert buffer["spec"]["replicas"] == 0
+    record = warm.one("kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer")
+    assert record["options"]["ignoreChanges"] == ["spec.replicas"]
+    assert warm.outputs["capacityBuffer"] == "qwen-serving-held"
+
+
+def test_the_schedule_wakes_early_and_sets_the_held_nodes(warm: RenderedStack) -> None:
+    jobs = {job["metadata"]["name"]: job for job in warm.kind("CronJob")}
+    wake, sleep = jobs["serving-schedule-wake"], jobs["serving-schedule-sleep"]
+    # 00:10 less the recipe's 16 min: 23:54 the day before (Sunday..Thursday)
+    assert wake["spec"]["schedule"] == "54 23 * * 0,1,2,3,4"
+    assert sleep["spec"]["schedule"] == "0 19 * * 1,2,3,4,5"
+
+    def buffer_patch(job: dict[str, Any]) -> list[str]:
+        (init,) = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["initContainers"]
+        return list(init["args"])
+
+    assert buffer_patch(wake)[-1] == '--patch={"spec":{"replicas":2}}'
+    assert buffer_patch(sleep)[-1] == '--patch={"spec":{"replicas":0}}'
+    (role,) = [role for role in warm.kind("Role") if role["metadata"]["name"] == "serving-schedule"]
+    assert {
+        "apiGroups": ["autoscaling.x-k8s.io"],
+        "resources": ["capacitybuffers"],
+        "resourceNames": ["qwen-serving-held"],
+        "verbs": ["get", "patch"],
+    } in role["rules"]
+    section = warm.plan.split("## Time to serve", 1)[1].split("\n## ", 1)[0]
+    assert "Held nodes: 2 A4 node(s) in the schedule's serving windows" in section
+    assert "the wake step fires at 23:54 (UTC), 16.0 min earlier" in section
+
+
+def test_without_warm_capacity_there_is_no_buffer_and_plan_says_so(dev: RenderedStack) -> None:
+    assert not dev.kind("CapacityBuffer")
+    assert "Held nodes: none." in dev.plan
+
+
+@pytest.mark.parametrize(
+    ("cron", "lead", "expected"),
+    [
+        ("0 8 * * 1,2,3,4,5", 960, "44 7 * * 1,2,3,4,5"),
+        ("0 8 * * 1,2,3,4,5", 961, "43 7 * * 1,2,3,4,5"),  # whole minutes, rounded up
+        ("10 0 * * 0,6", 1200, "50 23 * * 5,6"),  # Sunday's wake on Saturday
+        ("30 9 * * 1", 0, "30 9 * * 1"),
+    ],
+)
+def test_led_cron(cron: str, lead: int, expected: str) -> None:
+    assert led_cron(cron, lead) == expected
+
+
+def test_a_stated_lead_wins_and_cron_entries_are_not_moved() -> None:
+    config = validate({**BASE, "schedule": {"businessHours": {"start": "08:00"}, "wakeLeadSeconds": 0}})
+    assert led_schedule_steps(config)[0][1] == "0 8 * * 1,2,3,4,5"
+    entries = validate({**BASE, "schedule": {"entries": [{"name": "up", "cron": "0 8 * * *", "replicas": 1}]}})
+    assert led_schedule_steps(entries) == [("up", "0 8 * * *", 1)]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"warmCapacity": {"nodes": 0}}, "warmCapacity.nodes"),
+        ({"warmCapacity": {"nodes": "2"}}, "warmCapacity.nodes"),
+        ({"warmCapacity": {"nodes": 65}}, "warmCapacity.nodes"),
+        ({"warmCapacity": {"nodes": 1}}, "cluster.minMasterVersion: warmCapacity needs GKE >= 1.35.2-gke.1842000"),
+        ({"schedule": {"businessHours": {}, "wakeLeadSeconds": -1}}, "schedule.wakeLeadSeconds"),
+        ({"schedule": {"businessHours": {}, "wakeLeadSeconds": 7201}}, "schedule.wakeLeadSeconds"),
+    ],
+)
+def test_hostile_settings_are_one_line(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidConfig) as error:
+        validate({**BASE, **settings})
+    assert message in str(error.value) and "\n" not in str(error.value)

@@ -17,7 +17,7 @@ def _minutes(seconds: int) -> str:
 
 
 def _serves_after(model: TimeToServe) -> str:
-    basis = "measured" if model.cold.known else "assumed, not measured"
+    basis = "computed from the measured phases" if model.cold.known else "assumed, not measured"
     return f"~{_minutes(model.planning_seconds)} ({basis}; see Time to serve)"
 
 
@@ -29,7 +29,10 @@ def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str
     if headroom == 0:
         return f"none: min = max = {_pods(config.max_replicas)}"
     last = model.planning_seconds + (headroom - 1) * scaling.scale_up_period_seconds
-    return f"first new pod ready after {_serves_after(model)}; {_pods(headroom)} more serve after ~{_minutes(last)}"
+    return (
+        f"first new pod ready after {_serves_after(model)}; all {headroom} new pod{'' if headroom == 1 else 's'} "
+        f"serve after ~{_minutes(last)}"
+    )
 
 
 def plan_section(config: StackConfig) -> list[str]:

@@ -263,14 +263,14 @@ def _total(node: Phase, pod: Phase, label: str) -> Phase:
         return Phase("total", label, None, None, "not measured", f"its {unknown.key} phase is not measured")
     assert node.seconds_min is not None and node.seconds_max is not None
     assert pod.seconds_min is not None and pod.seconds_max is not None
-    basis: Basis = "measured" if {node.basis, pod.basis} <= {"measured", "held"} else "computed"
+    # A sum of phases is computed, also when every phase in it was measured: no run measured the sum.
     return Phase(
         "total",
         label,
         node.seconds_min + pod.seconds_min,
         node.seconds_max + pod.seconds_max,
-        basis,
-        "the node and pod phases above",
+        "computed",
+        "the sum of the node and pod phases above",
     )
 
 
@@ -313,7 +313,7 @@ def wake_read(config: StackConfig) -> WakeRead | None:
 def _planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str]:
     if cold.known:
         assert cold.seconds_max is not None
-        return round(cold.seconds_max), "measured (the node and pod phases above)"
+        return round(cold.seconds_max), "computed (the sum of the node and pod phases above)"
     recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.weights.throughput_mibps
     extra = 0.0
     if weights.seconds_max is not None:

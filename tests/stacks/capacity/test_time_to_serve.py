@@ -36,8 +36,8 @@ def test_recipe_profile_shows_the_write_ups_node_and_pod_and_computes_the_read()
     # nothing was published of the pod's parts: they stay unmeasured, with how to measure them
     assert found["engineStart"].seconds_max is None and "STARTUP_PHASES" in found["engineStart"].source
     assert found["imagePull"].seconds_max is None
-    assert (model.cold.seconds_min, model.cold.seconds_max, model.cold.basis) == (900, 960, "measured")
-    assert (model.held.seconds_max, model.held.basis) == (600, "measured")
+    assert (model.cold.seconds_min, model.cold.seconds_max, model.cold.basis) == (900, 960, "computed")
+    assert (model.held.seconds_max, model.held.basis) == (600, "computed")
     assert model.planning_seconds == 960
 
 

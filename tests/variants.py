@@ -81,7 +81,11 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     # The start-up cuts in a cluster the stack does not manage: mirrors and the shared compile cache.
     "existing-startup": (
         "staging",
-        {"cluster": {"existing": True, "name": "platform-autopilot"}, "startup": {"compileCache": {"enabled": True}}},
+        {
+            "cluster": {"existing": True, "name": "platform-autopilot"},
+            "autoscaling": {"metricsAdapter": "existing"},
+            "startup": {"compileCache": {"enabled": True}},
+        },
     ),
     "prod-existing": ("prod", {"cluster": {"existing": True, "name": "platform-autopilot", "namespace": "llm-prod"}}),
     # The other serving profiles (MoE, on vLLM 0.33.0; prod pins that image by a digest of its own).

@@ -84,6 +84,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "cluster": {"existing": True, "name": "platform-autopilot"},
             "autoscaling": {"metricsAdapter": "existing"},
+            # The shared compile cache is keyed to one server's arguments: not with gateway's per-rank servers.
+            "routing": {"mode": "clusterip"},
             "startup": {"compileCache": {"enabled": True}},
         },
     ),

@@ -244,6 +244,12 @@ class StackConfig(ConfigModel):
             return self
         engine = self.engine
         last_port = engine.port + engine.data_parallel_size - 1
+        if self.startup.compile_cache.enabled:
+            raise ValueError(
+                "startup.compileCache: routing.mode gateway runs one vllm serve per data-parallel rank, each with "
+                "its own arguments, and the shared compile cache is keyed to one server's arguments; use it in "
+                "routing.mode clusterip"
+            )
         if engine.enable_expert_parallel:
             raise ValueError(
                 "engine.enableExpertParallel: routing.mode gateway runs each data-parallel rank in a container of "

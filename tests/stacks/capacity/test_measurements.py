@@ -73,11 +73,13 @@ def test_duplicate_ids_and_runs_are_refused(tmp_path: Path) -> None:
         measurements.load(path)
 
 
-def test_the_loader_refuses_a_stack_when_the_file_is_broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_loader_refuses_a_stack_when_the_file_is_broken(tmp_path: Path) -> None:
     broken = tmp_path / "measurements.yaml"
     broken.write_text("measurements: 3\n")
-    monkeypatch.setattr(measurements, "MEASUREMENTS_FILE", broken)
-    with pytest.raises(InvalidConfig, match=r"^invalid measurements file: .*measurements: Input should be a valid"):
+    with (
+        measurements.using(broken),
+        pytest.raises(InvalidConfig, match=r"^invalid measurements file: .*measurements: Input should be a valid"),
+    ):
         validate({"environment": "dev", "project": "my-llm-dev"})
 
 

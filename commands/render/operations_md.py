@@ -3,9 +3,9 @@ cost of a new replica's warm-up (its time to serve, stacks/capacity/time_to_serv
 
 from __future__ import annotations
 
+from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
 from stacks.capacity.time_to_serve import TimeToServe, time_to_serve
 from stacks.config.stack import StackConfig
-from stacks.operations import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
 
 
 def _pods(count: int) -> str:

@@ -12,8 +12,8 @@ import pytest
 
 from components import startup_report
 from components.benchmark import client_command
+from stacks.args import benchmark_args
 from stacks.load.loader import InvalidConfig, validate
-from stacks.program import benchmark_args
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import render_variant, stack_settings

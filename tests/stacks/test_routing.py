@@ -13,9 +13,8 @@ import pytest
 
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from policies.vpc_ranges import is_vpc_range
-from stacks.args import internal_load_balancer_ranges
+from stacks.args import internal_load_balancer_ranges, serving_selector
 from stacks.load.loader import InvalidConfig, validate
-from stacks.program import serving_selector
 from tests.conftest import RenderStack
 from tests.construct import Built, build, children_are_parented, has_resource, match
 from tests.rendered import RenderedStack

@@ -21,12 +21,11 @@ from components.vllm import (
     rollout_wait,
 )
 from schemas.vllm_args import check_serve_args
-from stacks.args import engine_flags
+from stacks.args import engine_flags, kubernetes_labels, serving_selector
 from stacks.config.engine import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
 from stacks.config.profiles import ProfileName
 from stacks.config.releases import image_release
 from stacks.load.loader import InvalidConfig, validate
-from stacks.program import kubernetes_labels, serving_selector
 from tests.conftest import RenderStack
 from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME, with_drain
 from tests.rendered import RenderedStack

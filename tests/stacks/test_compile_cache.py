@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-from typing import Any
 
-import pulumi
 import pytest
 
 from commands.engine.mocks import offline_project_number
 from common.compile_cache import compile_cache_key
-from components.compile_cache import CSI_DRIVER, CacheMount
-from components.vllm import CACHE_ROOT, ENGINE_USER_ID, SHARED_CACHE_ROOT, VllmEngine
+from components.compile_cache import CSI_DRIVER
+from components.vllm import CACHE_ROOT, ENGINE_USER_ID, SHARED_CACHE_ROOT
 from policies.rules.startup import compile_cache_key as policy_key
-from tests.components.test_vllm_component import ARGS
+from tests.common.test_compile_cache import engine_with_cache
 from tests.conftest import RenderStack
-from tests.construct import build
 from tests.rendered import RenderedStack
 from tests.variants import render_variant
-
-
-def engine_with_cache(**changes: Any) -> tuple[VllmEngine, dict[str, Any]]:
-    args = dataclasses.replace(ARGS, compile_cache=CacheMount(bucket="cache-bucket", service_account="qwen"), **changes)
-    engines: list[VllmEngine] = []
-
-    def declare() -> None:
-        engines.append(VllmEngine("vllm", args))
-        pulumi.export("key", engines[0].compile_cache_key)
-
-    built = build(declare)
-    (deployment,) = built.kind("Deployment")
-    return engines[0], deployment
 
 
 def test_the_pod_mounts_its_configuration_folder() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -91,23 +90,6 @@ def test_plan_says_the_cluster_is_looked_up(existing_prod: RenderedStack) -> Non
     )
     assert "stand-in" in existing_prod.plan
     assert existing_prod.outputs["namespace"] == "llm-prod"
-
-
-def cluster(**overrides: Any) -> SimpleNamespace:
-    fields: dict[str, Any] = {
-        "enable_autopilot": True,
-        "master_version": "1.34.1-gke.1829001",
-        "workload_identity_configs": [SimpleNamespace(workload_pool="my-llm-staging.svc.id.goog")],
-        "monitoring_configs": [
-            SimpleNamespace(managed_prometheuses=[SimpleNamespace(enabled=True)], enable_components=["DCGM"])
-        ],
-        "gateway_api_configs": [SimpleNamespace(channel="CHANNEL_STANDARD")],
-        "control_plane_endpoints_configs": [],
-        "endpoint": "203.0.113.10",
-        "master_auths": [SimpleNamespace(cluster_ca_certificate="Q0E=")],
-        "network": "projects/my-llm-staging/global/networks/default",
-    }
-    return SimpleNamespace(**{**fields, **overrides})
 
 
 def test_an_unfit_cluster_stops_the_program(tmp_path: Path) -> None:

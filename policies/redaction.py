@@ -102,10 +102,14 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # as a whole part of the name (API_KEY, WANDB_API_KEY, DB_PASSWORD, GITHUB_TOKEN, --api-key, --hf-token;
 # not MAX_TOKENS or --tokenizer).
 SECRET_NAME = re.compile(
-    r"(?:^|_)(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key"
-    r"|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass|key_?pass|password"
-    r"|passwd|pwd|secret|token|auth_?token|access_?token|api_?token)(?:_|$)"
+    r"(?:^|_)(?:api_?key|app_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key"
+    r"|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass|key_?pass|pass"
+    r"|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|token|auth_?token|access_?token|api_?token)(?:_|$)"
 )
+# detect-secrets finds its keywords anywhere in a name (keyword.py, DENYLIST_REGEX has no left anchor, and
+# its DENYLIST has `pass` and `app_key`); here only the password words may follow other letters, so that
+# libpq's PGPASSWORD and a REDIS_PASS are secrets and MAX_TOKENS or --tokenizer still are not.
+CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 REDACTED = "***"
 
 
@@ -123,7 +127,7 @@ LOCATION_SUFFIXES = ("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_lo
 
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
-    normal = name.lower().replace("-", "_")
+    normal = CAMEL_HUMP.sub("_", name).lower().replace("-", "_")  # wandbApiKey is WANDB_API_KEY
     return not normal.endswith(LOCATION_SUFFIXES) and SECRET_NAME.search(normal) is not None
 
 

@@ -88,6 +88,16 @@ def _flag_hint(flag: str) -> str:
     return "give it to the engine as an environment variable from engine.secretEnv, not as a flag"
 
 
+FLAG_START = re.compile(r"-{1,2}[A-Za-z]")
+
+
+def _words(item: Any) -> list[Any]:
+    """A flag item split at its first blank ("--api-key VALUE"); any other item whole."""
+    if isinstance(item, str) and FLAG_START.match(item) and len(item.split(maxsplit=1)) == 2:
+        return item.split(maxsplit=1)
+    return [item]
+
+
 PLAIN_TEXT = "which the stack writes in plain text to the pod spec, the state, the manifests and plan.md"
 
 
@@ -103,9 +113,14 @@ def _engine_problem(engine: dict[str, Any]) -> str | None:
     args = engine.get("extraArgs")
     if isinstance(args, list):
         previous_flag = ""
-        for index, token in enumerate(args):
+        # a flag and its value in one item ("--api-key VALUE") land in the pod spec all the same
+        words = [(index, word) for index, item in enumerate(args) for word in _words(item)]
+        for position, (index, token) in enumerate(words):
             if not isinstance(token, str):
-                previous_flag = ""
+                if previous_flag:  # a number after a secret flag is its value too; never quote it
+                    return f"engine.extraArgs[{index}]: gives --{previous_flag} a secret, {PLAIN_TEXT}; " + _flag_hint(
+                        previous_flag
+                    )
                 continue
             flag = re.sub(r"^-+", "", token.split("=", 1)[0]).replace("_", "-") if token.startswith("-") else ""
             kinds = secret_kinds(token)
@@ -117,7 +132,7 @@ def _engine_problem(engine: dict[str, Any]) -> str | None:
                     HF_TOKEN_HINT if kinds and kinds[0] == HF_TOKEN_KIND else _flag_hint(secret_flag or previous_flag)
                 )
                 return f"engine.extraArgs[{index}]: {what}, {PLAIN_TEXT}; {hint}"
-            if secret_flag and index == len(args) - 1:
+            if secret_flag and position == len(words) - 1:
                 return f"engine.extraArgs[{index}]: --{secret_flag} takes a secret; {_flag_hint(secret_flag)}"
             previous_flag = secret_flag if "=" not in token else ""
     return None

@@ -1,0 +1,44 @@
+"""Secrets named or placed in ways the shapes cannot see: refused by the name of the variable or flag that
+holds them, and never quoted in the refusal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policies.redaction import is_secret_name
+from stacks.load.plaintext_secrets import plaintext_secret_problem
+
+VALUE = "Canary4horse"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["PGPASSWORD", "MYSQLPASSWORD", "REDIS_PASS", "SMTP_PASS", "SSL_KEY_PASSPHRASE", "wandbApiKey", "dbPassword"],
+)
+def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
+    problem = plaintext_secret_problem({"engine": {"extraEnv": {name: VALUE}}})
+    assert problem is not None and problem.startswith(f"engine.extraEnv.{name}: is named like a secret")
+    assert VALUE not in problem
+
+
+@pytest.mark.parametrize(
+    "name", ["MAX_TOKENS", "VLLM_PASSES", "PASSTHROUGH", "COMPASS_MODE", "HF_TOKEN_FILE", "maxNumBatchedTokens"]
+)
+def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--api-key " + VALUE],  # flag and value in one item
+        ["--served-model-name", "qwen", "--api-key", 31415926],  # a numeric value
+        ["--db-password  " + VALUE],
+    ],
+)
+def test_a_secret_flag_value_is_refused_without_quoting_it(args: list[Any]) -> None:
+    problem = plaintext_secret_problem({"engine": {"extraArgs": args}})
+    assert problem is not None and "a secret" in problem
+    assert VALUE not in problem and "31415926" not in problem

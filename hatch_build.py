@@ -22,6 +22,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 IMPORT_NAME = "gke_b200_serving"
 PACKAGES = ("commands", "common", "components", "policies", "schemas", "stacks")
 SCRIPT_PREFIX = "gke-b200-"
+PROGRAM_FILES = ("__main__.py", "Pulumi.yaml")
 # `from stacks.config import x`, `from stacks import x`, `import stacks.config as c`, at any indent
 # (imports inside functions and TYPE_CHECKING blocks too).
 _IMPORT = re.compile(
@@ -63,6 +64,12 @@ class NamespacedWheel(BuildHookInterface):  # type: ignore[type-arg]
                     target.write_text(namespaced(path.read_text(encoding="utf-8"), str(relative)), encoding="utf-8")
                 else:
                     shutil.copyfile(path, target)
+        # The commands run the program (`__main__.py`) of the project `Pulumi.yaml` declares, both read
+        # beside the packages (commands/stackfile/stack_settings.py ROOT): a render of a stack file
+        # needs them in the wheel too.
+        for name in PROGRAM_FILES:
+            source = (root / name).read_text(encoding="utf-8")
+            (top / name).write_text(namespaced(source, name) if name.endswith(".py") else source, encoding="utf-8")
         build_data["force_include"][str(top)] = IMPORT_NAME
         # The builder writes entry_points.txt from this mapping after the hook: rename the commands and
         # point them at the namespaced modules.

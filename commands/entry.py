@@ -17,6 +17,9 @@ import sys
 
 EXIT_INTERRUPTED = 128 + _signal.SIGINT
 _NAME = ["command"]
+# This package's own name: `commands` in the repository, `gke_b200_serving.commands` in the wheel, whose
+# build hook (hatch_build.py) rewrites import statements but not the module names in strings below.
+_PACKAGE = __name__.rpartition(".")[0]
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -32,25 +35,25 @@ def _run(name: str, module: str, function: str) -> None:
     # Python itself leaves it (it installs its KeyboardInterrupt handler only over the default).
     if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:
         _signal.signal(_signal.SIGINT, _interrupted)
-    main = getattr(__import__(module, fromlist=[function]), function)
+    main = getattr(__import__(f"{_PACKAGE}.{module}", fromlist=[function]), function)
     sys.exit(main())
 
 
 def render() -> None:
-    _run("render", "commands.render.command", "main")
+    _run("render", "render.command", "main")
 
 
 def preview() -> None:
-    _run("preview", "commands.preview.command", "main")
+    _run("preview", "preview.command", "main")
 
 
 def check_policies() -> None:
-    _run("check-policies", "commands.check_policies.runner", "main")
+    _run("check-policies", "check_policies.runner", "main")
 
 
 def plan() -> None:
-    _run("plan", "commands.plan.command", "plan_main")
+    _run("plan", "plan.command", "plan_main")
 
 
 def bench_compare() -> None:
-    _run("bench-compare", "commands.bench_compare.command", "bench_compare_main")
+    _run("bench-compare", "bench_compare.command", "bench_compare_main")

@@ -86,9 +86,12 @@ def test_the_wheel_holds_one_import_name_and_prefixed_commands(wheel: Path) -> N
     assert f"from {IMPORT_NAME}.stacks.serving_stack import" in provider, "the provider runs on the installed wheel"
 
 
-@pytest.mark.skipif(not UV.exists(), reason="uv is installed by `make setup`")
-def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(wheel: Path, tmp_path: Path) -> None:
-    target = tmp_path / "site"
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel installed into a folder of its own (no dependencies: they come from this environment)."""
+    if not UV.exists():
+        pytest.skip("uv is installed by `make setup`")
+    target = tmp_path_factory.mktemp("site")
     installed = subprocess.run(
         [
             str(UV),
@@ -108,6 +111,19 @@ def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(wh
         check=False,
     )
     assert installed.returncode == 0, installed.stderr
+    return target
+
+
+def consumer_environment(consumer: Path, target: Path) -> dict[str, str]:
+    """-S: no site-packages .pth files, so the repository's own editable install (its root on sys.path)
+    is not seen; the dependencies come from the environment's site-packages, after the consumer and the
+    installed wheel."""
+    path = os.pathsep.join([str(consumer), str(target), sysconfig.get_paths()["purelib"]])
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PULUMI_", "PYTHON"))}
+    return {**env, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(installed: Path, tmp_path: Path) -> None:
     consumer = tmp_path / "consumer"
     (consumer / "components").mkdir(parents=True)
     (consumer / "components" / "__init__.py").write_text('WIDGET = "the consumer\'s own"\n')
@@ -115,15 +131,10 @@ def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(wh
     (consumer / "Pulumi.dev.yaml").write_text("config: {}\n")
     (consumer / "program.py").write_text(CONSUMER_PROGRAM)
     (consumer / "runner.py").write_text(RUNNER)
-    # -S: no site-packages .pth files, so the repository's own editable install (its root on sys.path)
-    # is not seen; the dependencies come from the environment's site-packages, after the consumer and
-    # the installed wheel.
-    path = os.pathsep.join([str(consumer), str(target), sysconfig.get_paths()["purelib"]])
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("PULUMI_", "PYTHON"))}
     ran = subprocess.run(
         [sys.executable, "-S", "runner.py"],
         cwd=consumer,
-        env={**env, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
+        env=consumer_environment(consumer, installed),
         capture_output=True,
         text=True,
         timeout=300,
@@ -136,6 +147,33 @@ def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(wh
     assert report["outputs"] == {"cluster": "llm-serving", "widget": "the consumer's own"}
     assert report["types"]["gcp:container/cluster:Cluster"] == 1
     assert report["types"]["kubernetes:apps/v1:Deployment"] >= 1
+
+
+def test_the_installed_commands_run_beside_a_consumers_own_commands_package(installed: Path, tmp_path: Path) -> None:
+    """`gke-b200-plan` (its console script's code: the entry module's function) on a stack file of the
+    project, from a folder with its own `commands/` package: the command imports its own modules, reads
+    the project's Pulumi.yaml from the wheel, and prints the plan (it used to end in a traceback, `No
+    module named 'commands'`, and then in `Pulumi.yaml: file not found`)."""
+    consumer = tmp_path / "consumer"
+    (consumer / "commands").mkdir(parents=True)
+    (consumer / "commands" / "__init__.py").write_text('raise ImportError("the consumer\'s own commands")\n')
+    stack_file = consumer / "Pulumi.dev.yaml"
+    stack_file.write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    script = (
+        "import sys; sys.argv = ['gke-b200-plan', *sys.argv[1:]]\n"
+        f"from {IMPORT_NAME}.commands.entry import plan\nplan()\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-S", "-c", script, str(stack_file)],
+        cwd=consumer,
+        env=consumer_environment(consumer, installed),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.startswith("stack dev: 1 A4 node(s)"), ran.stdout[:300]
 
 
 def test_the_rewrite_prefixes_the_projects_imports_only() -> None:

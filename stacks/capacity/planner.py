@@ -233,17 +233,12 @@ GOAL_FIGURES = {
 }
 
 
-def _achieved(goal: str, expectation: Expectation, request_tokens: int | None = None) -> float | None:
-    """The goal's figure at the expectation's node count. A req/s goal takes the lower of the
-    benchmark's count of completions (the req/s row) and the rate the measured tok/s give at the
-    load's mean request (`request_tokens`), the rate plan.md's completion caveat states: the count
-    the plan shows then meets the goal by both of its own figures."""
+def _achieved(goal: str, expectation: Expectation) -> float | None:
+    """The goal's figure at the expectation's node count, in the goal's unit. A req/s goal is met by
+    what a run of the load completes (`Expectation.requests_per_second`: the lower of the benchmark's
+    count and the measured tok/s over the load's mean request), the figure plan.md shows."""
     value = getattr(expectation, GOAL_FIGURES[goal])
-    if value is None:
-        return None
-    if goal == "requestsPerSecond" and request_tokens and expectation.total_tokens_per_second is not None:
-        return min(float(value), expectation.total_tokens_per_second / request_tokens)
-    return float(value)
+    return None if value is None else float(value)
 
 
 def _request_tokens(config: StackConfig) -> int | None:
@@ -273,12 +268,12 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         )
     tokens = _request_tokens(config)
     expectations = (expect(config, count, runs) for count in range(1, limit + 1))
-    met = next((item for item in expectations if (_achieved(goal, item, tokens) or 0.0) >= value), None)
+    met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)
     if met is None:
         best = expect(config, limit, runs)
         raise SizingError(
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
-            f"({routing.value} routing gives {_shown(_achieved(goal, best, tokens))} {GOAL_UNITS[goal]} there as "
+            f"({routing.value} routing gives {_shown(_achieved(goal, best))} {GOAL_UNITS[goal]} there as "
             f"sized, {_shown(best.total_tokens_per_second)} total tok/s, {best.concurrent_requests:,} concurrent "
             "requests); "
             "raise target.maxNodes or lower the goal"
@@ -314,7 +309,7 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         budget_per_hour=target.budget_per_hour,
         sources_within_budget=within,
         notes=_sizing_notes(goal, met, tokens),
-        achieved=_achieved(goal, met, tokens),
+        achieved=_achieved(goal, met),
     )
 
 
@@ -327,7 +322,7 @@ def _sizing_notes(goal: str, met: Expectation, request_tokens: int | None) -> tu
             f"{met.nodes} node(s) is outside the measured {'/'.join(str(count) for count in met.measured_nodes)}: "
             "the per-node figure is held there, an optimistic bound"
         )
-    counted, total = met.requests_per_second, met.total_tokens_per_second
+    counted, total = met.counted_requests_per_second, met.total_tokens_per_second
     if goal == "requestsPerSecond" and request_tokens and counted is not None and total is not None:
         implied = total / request_tokens
         if implied < counted:

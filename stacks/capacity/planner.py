@@ -16,17 +16,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from common.sources import WRITEUP
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
 from stacks.capacity.measurements import Measurement, configuration_of
+from stacks.capacity.prices import FREE_TIER_CREDIT_PER_MONTH, pricing_notes
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
 from stacks.config.stack import StackConfig
-
-FREE_TIER_CREDIT_PER_MONTH = 74.40
 
 
 def known(measurements: Sequence[Measurement] | None) -> Sequence[Measurement]:
@@ -360,21 +358,6 @@ class CapacityPlan:
         return asdict(self)
 
 
-PRICING_NOTES = (
-    f"Spot USD 32.61 and 1-year commitment USD 88.93 per A4 node-hour: the write-up {WRITEUP}; Spot prices move",
-    "on-demand-equivalent (reservation without commitment) = 1-year price / (1 - 37%): derived, not verified",
-    "3-year commitment = on-demand-equivalent x (1 - 55%): derived, not verified",
-    "Flex-start = on-demand-equivalent x (1 - 53%), the 'up to 53%' discount: derived, not verified",
-    "Autopilot premium on node-based (accelerator) billing: a configurable fraction, 10% an estimate",
-    "Hyperdisk ML USD 0.08/GiB-month and USD 0.12 per MiB/s-month (one serving disk per zone), the weights' "
-    "disk image USD 0.05/GiB-month: estimates, not verified",
-    "cluster fee USD 0.10/h (GKE pricing, 'Cluster management fee and free tier'); the USD 74.40/month "
-    "free-tier credit counts only with pricing.clusterFreeTier",
-    f"USD per month = the node-hours the schedule and autoscaler keep up x (node price + premium), plus disks, "
-    f"image and cluster fee for all {HOURS_PER_MONTH} h of the month",
-)
-
-
 def storage_of(config: StackConfig) -> Storage:
     return Storage(
         size_gib=config.weights.size_gib,
@@ -425,12 +408,7 @@ def plan(
         running=hours,
         utilization=config.pricing.utilization,
         pricing=config.pricing.model_dump(mode="json", by_alias=True),
-        pricing_notes=PRICING_NOTES
-        + (
-            ("no cluster fee: the stack deploys into an existing cluster, whose fee its owner pays",)
-            if config.cluster.existing
-            else ()
-        ),
+        pricing_notes=pricing_notes(config.pricing, owns_cluster=not config.cluster.existing),
     )
 
 

@@ -665,3 +665,18 @@ def test_every_row_off_a_measured_node_count_says_how_it_was_got(nodes: int) -> 
     if basis == "extrapolated":
         assert "extrapolated as the total is" in section
         assert f"per million tokens at the total tok/s above, {basis}" in section
+
+
+def test_every_price_cites_a_public_page_and_a_derived_one_says_how() -> None:
+    """Each price note names where it comes from by title and URL; a derived price says from what and
+    how (x (1 - discount)); a price the stack sets is named as the stack's, not as the write-up's."""
+    notes = plan("dev", config_of("dev")).pricing_notes
+    for note in notes[:-1]:
+        assert "https://" in note or note.startswith("no cluster fee"), note
+    derived = [note for note in notes if "derived, not verified" in note]
+    assert len(derived) == 3
+    assert all("(1 - " in note and "cloud.google.com" in note for note in derived), derived
+    own = plan("dev", config_of("dev", pricing={"spotPerNodeHour": 40.0, "flexStartPerNodeHour": 50.0})).pricing_notes
+    assert "Spot per A4 node-hour USD 40.00: set by this stack (pricing.spotPerNodeHour)" in own
+    assert "Flex-start per node-hour USD 50.00: set by this stack (pricing.flexStartPerNodeHour)" in own
+    assert not any("write-up" in note and note.startswith("Spot") for note in own)

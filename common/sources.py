@@ -6,6 +6,8 @@ WRITEUP_URL = (
 )
 # The benchmark write-up the stack reproduces, as plan.md, docs and the measurements file cite it.
 WRITEUP = f'"{WRITEUP_TITLE}" (Medium, Google Cloud - Community, March 2026, {WRITEUP_URL})'
+# The vLLM release the write-up's runs were on (its text); measurements.yaml records it as measuredRelease.
+WRITEUP_VLLM_RELEASE = "0.18.0"
 # The fix of 0.18.0's degraded FP8 accuracy of Qwen 3.5 on Blackwell, first released in 0.19.0:
 # DeepGEMM is switched off for the qwen3_5 model types on SM100, their FP8 linear layers run on CUTLASS.
 DEEPGEMM_FIX_URL = "https://github.com/vllm-project/vllm/pull/38083"

@@ -680,3 +680,12 @@ def test_every_price_cites_a_public_page_and_a_derived_one_says_how() -> None:
     assert "Spot per A4 node-hour USD 40.00: set by this stack (pricing.spotPerNodeHour)" in own
     assert "Flex-start per node-hour USD 50.00: set by this stack (pricing.flexStartPerNodeHour)" in own
     assert not any("write-up" in note and note.startswith("Spot") for note in own)
+
+
+def test_the_write_ups_pod_figure_says_it_is_carried_over_to_the_stacks_release(dev: RenderedStack) -> None:
+    from common.sources import WRITEUP_VLLM_RELEASE
+
+    pod = next(line for line in dev.plan.splitlines() if line.startswith("| pod: scheduled to ready |"))
+    assert f"on vLLM {WRITEUP_VLLM_RELEASE}; carried over to 0.19.0: assumed, not measured on 0.19.0" in pod
+    cited = [item for item in RUNS if WRITEUP_URL in item.source]
+    assert cited and {item.measured_release for item in cited} == {WRITEUP_VLLM_RELEASE}

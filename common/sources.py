@@ -6,6 +6,25 @@ WRITEUP_URL = (
 )
 # The benchmark write-up the stack reproduces, as plan.md, docs and the measurements file cite it.
 WRITEUP = f'"{WRITEUP_TITLE}" (Medium, Google Cloud - Community, March 2026, {WRITEUP_URL})'
+# The vLLM release the write-up's runs were on (its text); measurements.yaml records it as measuredRelease.
+WRITEUP_VLLM_RELEASE = "0.18.0"
 # The fix of 0.18.0's degraded FP8 accuracy of Qwen 3.5 on Blackwell, first released in 0.19.0:
 # DeepGEMM is switched off for the qwen3_5 model types on SM100, their FP8 linear layers run on CUTLASS.
 DEEPGEMM_FIX_URL = "https://github.com/vllm-project/vllm/pull/38083"
+
+# Google Cloud's public pricing pages the planner's prices come from or are to be checked against
+# (title, URL): plan.md cites them beside each price, with what is derived and how.
+GPU_PRICING = ('"GPU pricing" (Compute Engine)', "https://cloud.google.com/compute/gpus-pricing")
+CUD_OVERVIEW = (
+    '"Committed use discounts (CUDs) for Compute Engine"',
+    "https://cloud.google.com/compute/docs/instances/committed-use-discounts-overview",
+)
+FLEX_START = ('"About Flex-start VMs"', "https://cloud.google.com/compute/docs/instances/about-flex-start-vms")
+GKE_PRICING = ('"Google Kubernetes Engine pricing"', "https://cloud.google.com/kubernetes-engine/pricing")
+DISK_PRICING = ('"Disk and image pricing" (Compute Engine)', "https://cloud.google.com/compute/disks-image-pricing")
+
+
+def cited(page: tuple[str, str]) -> str:
+    """A pricing page as plan.md cites it: its title and its URL."""
+    title, url = page
+    return f"{title}, {url}"

@@ -81,6 +81,11 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     # Anthropic API keys: sk-ant-api03-... (gitleaks, anthropic-api-key)
     ("an Anthropic API key", re.compile(r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{20,}")),
+    # Weights & Biases API keys: wandb/wandb sdk/lib/auth/validation.py (check_api_key, at b6e29505) takes
+    # an optional prefix and a dash, then 40+ word characters. Recognisable by value: the keys W&B issues
+    # since SDK 0.22.3 (wandb_v1_ and 77 more, 86 in all), and a server's local-<40 hex>. A legacy cloud
+    # key is 40 bare hex digits, the shape of a git commit id: found by its variable's name only.
+    ("a W&B API key", re.compile(r"wandb_v1_[A-Za-z0-9_]{40,}|(?<![A-Za-z0-9])local-[0-9a-f]{40}(?![0-9a-f])")),
     # github_token.py; fine-grained tokens github_pat_ (GitHub blog, "Introducing fine-grained personal
     # access tokens", 2022-10-18)
     ("a GitHub token", re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}|github_pat_[A-Za-z0-9_]{22,}")),
@@ -96,6 +101,18 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     # basic_auth.py: a password in a URL (scheme://user:password@host)
     ("a password in a URL", re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@")),
+    # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
+    # conninfo, a query string's `secret=...`): the word on its own (not the end of a variable's name, which
+    # the name check finds), then `=` and the value on one line; not a reference the pod expands from a
+    # secretEnv variable (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. A `:` is not taken: the
+    # stack's own text has `secret:PROJECT:KEY` (an ESC placeholder) and YAML keys.
+    (
+        "a password or key assignment",
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9_])(?:password|passwd|passphrase|pwd|secret|client_?secret|api_?key|access_?key"
+            r"|auth_?token|access_?token)[ \t]*=[ \t]*(?![$*{[(<])[^\s\"'&;,]{4,}"
+        ),
+    ),
 )
 # Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B
 # key is 40 hex digits, a password anything): keyword.py's DENYLIST, plus access/secret keys and tokens,

@@ -41,8 +41,8 @@ RECORDED_SOURCE = "in-cluster benchmark Job of this project (bench-compare --rec
 # for a different client node and cluster without hiding a broken configuration (the gateway's ~35%).
 DEFAULT_BAND_PERCENT = 10.0
 MISSED_THE_PLAN = 3
-# The figures the verdict judges: throughput, which the plan is sized by. Completed req/s carry the
-# completion caveat (the benchmark's count, ~25% off the load's tok/s), latency medians are shown only.
+# The figures the verdict judges: throughput, which the plan is sized by. Completed req/s (what the
+# load completes at the planned tok/s) and the latency medians are shown only.
 JUDGED = ("total tok/s", "output tok/s")
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
 from commands.io.cli import command_parser
 from commands.io.console import guarded
+from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.planner import CapacityPlan, plan
 from stacks.load.loader import InvalidConfig
@@ -34,8 +35,15 @@ def plan_text(capacity: CapacityPlan) -> str:
         f"  output tok/s         {figure(expected.output_tokens_per_second, 14)}",
         f"  concurrent requests  {expected.concurrent_requests:>14,}",
         f"  completed req/s      {figure(expected.requests_per_second, 14)}",
-        f"  TPOT / TTFT median   {latency:>14}",
+        f"  TPOT / TTFT median   {latency:>14}  (no p90/p99 measured)",
     ]
+    if expected.total_tokens_per_second is not None:
+        lines.append(f"figures: {measured_on(expected, expected.basis)}")
+    if expected.requests_per_second is not None and expected.counted_requests_per_second is not None:
+        lines.append(
+            f"completed req/s: what this load completes (total tok/s over its mean request); the benchmark counted "
+            f"{expected.counted_requests_per_second:,.0f}"
+        )
     if expected.not_measured is not None:
         lines += [
             f"not measured: {expected.not_measured.reason}",

@@ -25,6 +25,7 @@ from stacks.capacity.measurements import Measurement
 from stacks.capacity.planner import CapacityPlan, budget_pricing, cost, known, plan, storage_of
 from stacks.capacity.time_to_serve import time_to_serve
 from stacks.config.capacity import MAX_NODES
+from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
@@ -69,7 +70,13 @@ def chart_series(config: StackConfig, nodes: int, measurements: list[Measurement
     storage = storage_of(config)
     hours = running_hours(config)
     counts = chart_node_counts(nodes)
-    series: dict[str, Any] = {"nodes": counts, "pricing": kind, "routing": config.routing.mode.value, "modes": {}}
+    series: dict[str, Any] = {
+        "nodes": counts,
+        "pricing": kind,
+        "routing": config.routing.mode.value,
+        "release": image_release(config.engine.image),
+        "modes": {},
+    }
     owns = not config.cluster.existing
     series["usdPerHour"] = [
         cost(kind, count, None, storage, config.pricing, hours, owns_cluster=owns).total_per_hour for count in counts
@@ -83,6 +90,13 @@ def chart_series(config: StackConfig, nodes: int, measurements: list[Measurement
             "measuredRuns": []
             if throughput.match is None
             else [[run.nodes, run.total_tokens_per_second] for run in throughput.match.runs],
+            # The releases the runs were on where not the stack's: their figures are carried over to it.
+            "carriedOverFrom": []
+            if throughput.match is None
+            else sorted(
+                {item.measured_release for item in throughput.match.measurements}
+                - {throughput.configuration.vllm_release}
+            ),
             "usdPerMillionTokens": [
                 cost(
                     kind, count, total, storage, config.pricing, hours, owns_cluster=owns
@@ -206,7 +220,8 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
             )
             lines.append(
                 (
-                    f"{label}: measured runs" if low < high else f"{label}: measured at {low} node(s) only",
+                    (f"{label}: measured runs" if low < high else f"{label}: measured at {low} node(s) only")
+                    + _carried_over(values.get("carriedOverFrom", []), series.get("release")),
                     [(run[0], run[1] / 1e6) for run in values["measuredRuns"]],
                     {"stroke": False, "dots_size": 4},
                     color,
@@ -303,6 +318,12 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
         chart.add(label, values, **options)
     svg: bytes = chart.render()
     return svg.decode("utf-8")
+
+
+def _carried_over(releases: list[str], release: str | None) -> str:
+    if not releases:
+        return ""
+    return f" (vLLM {'/'.join(releases)}, carried over to {release or 'the stack release'}: assumed)"
 
 
 def lighter(color: str, white: float = 0.4) -> str:

@@ -4,6 +4,7 @@ cost of a new replica's warm-up (its time to serve, stacks/capacity/time_to_serv
 from __future__ import annotations
 
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
+from stacks.capacity.planner import PRICING_LABELS, budget_pricing, node_price, source_label
 from stacks.capacity.time_to_serve import TimeToServe, time_to_serve
 from stacks.config.stack import StackConfig
 
@@ -35,12 +36,28 @@ def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str
     )
 
 
+def warm_up_cost(config: StackConfig, seconds: int) -> str:
+    """What one node costs while its pod warms up, for each of the stack's capacity sources in fallback
+    order, at the stack's own prices (pricing.*, the Autopilot premium included)."""
+    pricing = config.pricing
+    costs = []
+    for source in config.capacity.sources:
+        kind = budget_pricing(source, pricing)
+        per_hour = node_price(pricing, kind) * (1 + pricing.autopilot_premium_fraction)
+        billed = "" if source.type != "reservation" else f", {PRICING_LABELS[kind]}"
+        costs.append(f"USD {per_hour * seconds / 3600:,.2f} on {source_label(source)}{billed}")
+    return (
+        "the node is billed during warm-up: "
+        + "; ".join(costs)
+        + f" (per node: its node-hour price x {seconds / 3600:.2f} h, with the Autopilot premium of "
+        f"{pricing.autopilot_premium_fraction:.0%}; the stack's pricing settings, see Prices)"
+    )
+
+
 def plan_section(config: StackConfig) -> list[str]:
     """plan.md: scaling settings, their expected reaction time, schedule and warm-up cost."""
     model = time_to_serve(config)
     cold = model.planning_seconds
-    node_hour = config.pricing.spot_per_node_hour, config.pricing.committed_1y_per_node_hour
-    warmup_cost = [price * cold / 3600 for price in node_hour]
     lines = ["## Operations", "", "| setting | value |", "|---|---|"]
     scaling = config.autoscaling
     if scaling.enabled:
@@ -67,11 +84,7 @@ def plan_section(config: StackConfig) -> list[str]:
         ]
     else:
         lines.append("| schedule | none (pods run around the clock) |")
-    lines.append(
-        f"| warm-up per new pod | {_serves_after(model)}; the node is billed during warm-up: USD "
-        f"{warmup_cost[0]:.2f} Spot, USD {warmup_cost[1]:.2f} committed per node (VM price, before the Autopilot "
-        "premium) |"
-    )
+    lines.append(f"| warm-up per new pod | {_serves_after(model)}; {warm_up_cost(config, cold)} |")
     alerts = config.monitoring.alerts
     channel = alerts.notification_channel or (f"email {alerts.email}" if alerts.email else "none (console only)")
     lines += [

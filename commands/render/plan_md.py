@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
@@ -131,29 +132,58 @@ def _throughput_note(expected: Expectation) -> str:
     if expected.basis == "extrapolated":
         measured = "/".join(str(count) for count in expected.measured_nodes)
         note = (
-            f"{expected.per_node_tokens_per_second:,.0f} per node (extrapolated from the runs at {measured} node(s): "
-            "the nearest per-node figure held, scaling not measured here)"
+            f"{expected.per_node_tokens_per_second:,.0f} per node, extrapolated: no run at {expected.nodes} node(s); "
+            f"the nearest per-node figure of the runs at {measured} node(s) held, scaling not measured here "
+            f"({measured_on(expected, 'runs')})"
         )
     else:
         note = (
-            f"{expected.per_node_tokens_per_second:,.0f} per node ({expected.basis}), scaling efficiency "
-            f"{expected.scaling_efficiency:.1%} (per node, against {expected.measured_nodes[0]} node(s))"
+            f"{expected.per_node_tokens_per_second:,.0f} per node ({measured_on(expected, expected.basis)}), "
+            f"scaling efficiency {expected.scaling_efficiency:.1%} (per node, against {expected.measured_nodes[0]} "
+            "node(s))"
         )
     if expected.routing == RoutingMode.gateway.value and expected.routing_factor is not None:
         note += f", {expected.routing_factor:.1%} of ClusterIP"
     return note
 
 
+def _output_note(expected: Expectation) -> str:
+    if expected.output_tokens_per_second is None:
+        return expected.null_reasons.get("output_tokens_per_second", "not measured")
+    extrapolated = ", extrapolated as the total is" if expected.basis == "extrapolated" else ""
+    return f"the total x the load's mean output share (see Assumptions){extrapolated}"
+
+
 def _requests_note(expected: Expectation) -> str:
-    if expected.requests_basis is None:
-        return _figure_note(expected, "requests_per_second", "as the benchmark counted completions (see below)")
+    if expected.requests_basis is None or expected.counted_requests_per_second is None:
+        return _figure_note(expected, "requests_per_second", "not measured")
     counted = "/".join(str(count) for count in expected.requests_measured_nodes)
+    count = f"{expected.requests_basis} (counted at {counted} node(s))"
     if expected.requests_basis == "extrapolated":
-        return (
+        count = (
             f"extrapolated: no run at {expected.nodes} node(s) counted requests (counted at {counted} node(s)); the "
-            "nearest per-node count held, as the benchmark counted completions (see below)"
+            "nearest per-node count held"
         )
-    return f"{expected.requests_basis} (counted at {counted} node(s)), as the benchmark counted completions (see below)"
+    count = measured_on(expected, count)
+    if expected.requests_per_second is not None and expected.requests_per_second < expected.counted_requests_per_second:
+        return (
+            f"what this load completes: the total tok/s ({expected.basis}) over the load's mean request (see "
+            "Assumptions); the "
+            f"benchmark counted {expected.counted_requests_per_second:,.0f}, {count}"
+        )
+    return f"{count}, as the benchmark counted completions (see Assumptions)"
+
+
+def _latency_note(expected: Expectation, key: str) -> str:
+    if expected.latency_basis is None:
+        return expected.null_reasons.get(key, "not measured")
+    how = {
+        "measured": f"the median at {expected.nodes} node(s)",
+        "interpolated": "interpolated between the medians of the nearest measured node counts",
+        "extrapolated": f"extrapolated: no run at {expected.nodes} node(s), the median of the nearest measured "
+        "node count held",
+    }[expected.latency_basis]
+    return f"{measured_on(expected, how)}; under the full load"
 
 
 def _figure_note(expected: Expectation, key: str, measured: str) -> str:
@@ -188,14 +218,13 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         "|---|---|---|",
         f"| total tok/s (input + output) | {_number(expected.total_tokens_per_second)} "
         f"| {_throughput_note(expected)} |",
-        f"| output tok/s | {_number(expected.output_tokens_per_second)} "
-        f"| {_figure_note(expected, 'output_tokens_per_second', 'the load mean output share')} |",
+        f"| output tok/s | {_number(expected.output_tokens_per_second)} | {_output_note(expected)} |",
         f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
         f"| completed req/s | {_number(expected.requests_per_second)} | {_requests_note(expected)} |",
-        f"| TPOT median | {_ms(expected.tpot_median_ms)} "
-        f"| {_figure_note(expected, 'tpot_median_ms', 'nearest measured node counts')} |",
-        f"| TTFT median | {_ms(expected.ttft_median_ms)} "
-        f"| {_figure_note(expected, 'ttft_median_ms', 'nearest measured node counts, full load')} |",
+        f"| TPOT median (no p90/p99 measured) | {_ms(expected.tpot_median_ms)} "
+        f"| {_latency_note(expected, 'tpot_median_ms')} |",
+        f"| TTFT median (no p90/p99 measured) | {_ms(expected.ttft_median_ms)} "
+        f"| {_latency_note(expected, 'ttft_median_ms')} |",
         "",
         *_floor_line(capacity),
         "Assumptions:",
@@ -206,7 +235,13 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         "",
         "Cost per capacity source, in fallback order (USD; per hour with every node up: nodes x price, the "
         "Autopilot premium, the weight disks and their disk image, the cluster fee; per month for the running "
-        "hours above, min..max where an autoscaler decides):",
+        "hours above, min..max where an autoscaler decides"
+        + (
+            ""
+            if expected.total_tokens_per_second is None
+            else f"; per million tokens at the total tok/s above, {measured_on(expected, expected.basis)}"
+        )
+        + "):",
         "",
         "| source | pricing | per node-hour | nodes | Autopilot premium | disks + image | cluster fee "
         "| per hour | per month | per M total tokens (input + output), nodes only | per M total tokens, all in "

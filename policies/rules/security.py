@@ -143,8 +143,9 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
     display_name="No other secret as a literal",
     description=(
         "A string shaped like a secret other than the Hugging Face token (an AWS access key id, a private key, a "
-        "GCP service account key, Google, OpenAI, Anthropic, GitHub or Slack tokens, a JSON web token, a password "
-        "in a URL: the patterns of detect-secrets, policies/redaction.py), or a container variable named like one "
+        "GCP service account key, Google, OpenAI, Anthropic, GitHub, Slack or W&B (wandb_v1_) tokens, a JSON web "
+        "token, a password in a URL or assigned inside a value: the patterns of detect-secrets, "
+        "policies/redaction.py), or a container variable named like one "
         "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, anywhere but the payload of a Kubernetes Secret: "
         "a literal lands in the manifests, the state and the pod spec in plain text; the stack passes such values "
         "as secret config keys through engine.secretEnv."

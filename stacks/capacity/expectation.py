@@ -89,6 +89,13 @@ class Expectation:
     # node counts whose runs counted them (the throughput's basis may differ: 12 nodes have tok/s only).
     requests_basis: str | None = None
     requests_measured_nodes: tuple[int, ...] = ()
+    # The benchmark's own count of completions at this node count; `requests_per_second` is what a run
+    # of exactly this load completes (the lower of this and the tok/s over the load's mean request).
+    counted_requests_per_second: float | None = None
+    # The vLLM release the stack runs (its measurements may have run on another: `measurements`).
+    release: str | None = None
+    # How the latency medians were got at this node count (measured, interpolated, extrapolated).
+    latency_basis: str | None = None
 
 
 def _line(points: Sequence[tuple[float, float]], x: float) -> float:
@@ -163,6 +170,7 @@ class Throughput:
             null_reasons["requests_per_second"] = "not reported by the measurement"
         else:
             assumptions.append(self._completion_caveat(runs))
+        completing = None if requests is None else self._completing(requests * nodes, total)
         tpot = self._latency(runs, nodes, "tpot_median_ms")
         ttft = self._latency(runs, nodes, "ttft_median_ms")
         if tpot is None or ttft is None:
@@ -184,7 +192,7 @@ class Throughput:
             scaling_efficiency=efficiency,
             routing_factor=factor,
             concurrent_requests=concurrent,
-            requests_per_second=None if requests is None else requests * nodes,
+            requests_per_second=completing,
             tpot_median_ms=tpot,
             ttft_median_ms=ttft,
             assumptions=tuple(assumptions),
@@ -197,8 +205,22 @@ class Throughput:
             null_reasons=null_reasons,
             requests_basis=_basis(counted, nodes) if counted and requests is not None else None,
             requests_measured_nodes=counted,
+            counted_requests_per_second=None if requests is None else requests * nodes,
+            release=self.configuration.vllm_release,
+            latency_basis=None
+            if tpot is None or ttft is None
+            else _basis([run.nodes for run in runs if run.tpot_median_ms is not None], nodes),
             **self._picker(),
         )
+
+    def _completing(self, counted: float, total: float) -> float:
+        """What a run of exactly this load completes per second: the benchmark's count, or the measured
+        tok/s over the load's mean request when that is lower (outputs run to their length, so every
+        request is that long); the planner sizes a req/s goal by the same figure."""
+        key = self.configuration
+        if key.ignore_eos is True and isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int):
+            return min(counted, total / (key.input_tokens + key.output_tokens))
+        return counted
 
     def _picker(self) -> dict[str, Any]:
         if self.configuration.routing != RoutingMode.gateway.value:
@@ -218,10 +240,16 @@ class Throughput:
         ratio = sum(ratios) / len(ratios)
         if abs(1 - ratio) <= COMPLETION_GAP:
             return line
+        if ratio > 1 or key.ignore_eos is not True:
+            return (
+                f"{line}; caveat: they imply ~{ratio * tokens:,.0f} tokens per request, not the load's {tokens:,}, "
+                f"so a run of exactly this load completes ~{abs(1 - ratio):.0%} {'fewer' if ratio < 1 else 'more'} "
+                "requests per second than shown while its tok/s matches"
+            )
         return (
-            f"{line}; caveat: they imply ~{ratio * tokens:,.0f} tokens per request, not the load's {tokens:,}, "
-            f"so a run of exactly this load completes ~{abs(1 - ratio):.0%} {'fewer' if ratio < 1 else 'more'} "
-            "requests per second than shown while its tok/s matches"
+            f"completed req/s = total tok/s / the load's {tokens:,} tokens per request (outputs run to their "
+            f"length), what a run of exactly this load completes; the benchmark counted ~{1 / ratio - 1:.0%} more "
+            f"at {_counts([run.nodes for run in counted])} node(s), ~{ratio * tokens:,.0f} tokens per request"
         )
 
     def _source_line(self) -> str:
@@ -231,11 +259,19 @@ class Throughput:
         speculative = "no speculative decoding" if key.speculative == "off" else key.speculative.upper()
         return (
             f"measured: {ids} (stacks/capacity/measurements.yaml), the configuration of this stack: profile "
-            f"{key.profile}, vLLM {key.vllm_release}, DP {key.data_parallel_size} x TP {key.tensor_parallel_size}"
+            f"{key.profile}, vLLM {key.vllm_release}{self._carried_over()}, DP {key.data_parallel_size} x TP "
+            f"{key.tensor_parallel_size}"
             f"{' + EP' if key.expert_parallel is True else ''}, {speculative}, KV cache {key.kv_cache_dtype}, "
             f"max-model-len {key.max_model_len}, {key.routing} routing; source: "
             + "; ".join(dict.fromkeys(item.source for item in self.match.measurements))
         )
+
+    def _carried_over(self) -> str:
+        assert self.match is not None
+        releases = sorted(
+            {item.measured_release for item in self.match.measurements} - {self.configuration.vllm_release}
+        )
+        return f" (the runs were on vLLM {'/'.join(releases)}, carried over: see below)" if releases else ""
 
     def _release_lines(self) -> list[str]:
         assert self.match is not None

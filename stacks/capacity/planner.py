@@ -16,17 +16,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from common.sources import WRITEUP
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
 from stacks.capacity.measurements import Measurement, configuration_of
+from stacks.capacity.prices import FREE_TIER_CREDIT_PER_MONTH, pricing_notes
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
 from stacks.config.stack import StackConfig
-
-FREE_TIER_CREDIT_PER_MONTH = 74.40
 
 
 def known(measurements: Sequence[Measurement] | None) -> Sequence[Measurement]:
@@ -233,17 +231,12 @@ GOAL_FIGURES = {
 }
 
 
-def _achieved(goal: str, expectation: Expectation, request_tokens: int | None = None) -> float | None:
-    """The goal's figure at the expectation's node count. A req/s goal takes the lower of the
-    benchmark's count of completions (the req/s row) and the rate the measured tok/s give at the
-    load's mean request (`request_tokens`), the rate plan.md's completion caveat states: the count
-    the plan shows then meets the goal by both of its own figures."""
+def _achieved(goal: str, expectation: Expectation) -> float | None:
+    """The goal's figure at the expectation's node count, in the goal's unit. A req/s goal is met by
+    what a run of the load completes (`Expectation.requests_per_second`: the lower of the benchmark's
+    count and the measured tok/s over the load's mean request), the figure plan.md shows."""
     value = getattr(expectation, GOAL_FIGURES[goal])
-    if value is None:
-        return None
-    if goal == "requestsPerSecond" and request_tokens and expectation.total_tokens_per_second is not None:
-        return min(float(value), expectation.total_tokens_per_second / request_tokens)
-    return float(value)
+    return None if value is None else float(value)
 
 
 def _request_tokens(config: StackConfig) -> int | None:
@@ -273,12 +266,12 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         )
     tokens = _request_tokens(config)
     expectations = (expect(config, count, runs) for count in range(1, limit + 1))
-    met = next((item for item in expectations if (_achieved(goal, item, tokens) or 0.0) >= value), None)
+    met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)
     if met is None:
         best = expect(config, limit, runs)
         raise SizingError(
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
-            f"({routing.value} routing gives {_shown(_achieved(goal, best, tokens))} {GOAL_UNITS[goal]} there as "
+            f"({routing.value} routing gives {_shown(_achieved(goal, best))} {GOAL_UNITS[goal]} there as "
             f"sized, {_shown(best.total_tokens_per_second)} total tok/s, {best.concurrent_requests:,} concurrent "
             "requests); "
             "raise target.maxNodes or lower the goal"
@@ -314,7 +307,7 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         budget_per_hour=target.budget_per_hour,
         sources_within_budget=within,
         notes=_sizing_notes(goal, met, tokens),
-        achieved=_achieved(goal, met, tokens),
+        achieved=_achieved(goal, met),
     )
 
 
@@ -327,7 +320,7 @@ def _sizing_notes(goal: str, met: Expectation, request_tokens: int | None) -> tu
             f"{met.nodes} node(s) is outside the measured {'/'.join(str(count) for count in met.measured_nodes)}: "
             "the per-node figure is held there, an optimistic bound"
         )
-    counted, total = met.requests_per_second, met.total_tokens_per_second
+    counted, total = met.counted_requests_per_second, met.total_tokens_per_second
     if goal == "requestsPerSecond" and request_tokens and counted is not None and total is not None:
         implied = total / request_tokens
         if implied < counted:
@@ -363,21 +356,6 @@ class CapacityPlan:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-PRICING_NOTES = (
-    f"Spot USD 32.61 and 1-year commitment USD 88.93 per A4 node-hour: the write-up {WRITEUP}; Spot prices move",
-    "on-demand-equivalent (reservation without commitment) = 1-year price / (1 - 37%): derived, not verified",
-    "3-year commitment = on-demand-equivalent x (1 - 55%): derived, not verified",
-    "Flex-start = on-demand-equivalent x (1 - 53%), the 'up to 53%' discount: derived, not verified",
-    "Autopilot premium on node-based (accelerator) billing: a configurable fraction, 10% an estimate",
-    "Hyperdisk ML USD 0.08/GiB-month and USD 0.12 per MiB/s-month (one serving disk per zone), the weights' "
-    "disk image USD 0.05/GiB-month: estimates, not verified",
-    "cluster fee USD 0.10/h (GKE pricing, 'Cluster management fee and free tier'); the USD 74.40/month "
-    "free-tier credit counts only with pricing.clusterFreeTier",
-    f"USD per month = the node-hours the schedule and autoscaler keep up x (node price + premium), plus disks, "
-    f"image and cluster fee for all {HOURS_PER_MONTH} h of the month",
-)
 
 
 def storage_of(config: StackConfig) -> Storage:
@@ -430,12 +408,7 @@ def plan(
         running=hours,
         utilization=config.pricing.utilization,
         pricing=config.pricing.model_dump(mode="json", by_alias=True),
-        pricing_notes=PRICING_NOTES
-        + (
-            ("no cluster fee: the stack deploys into an existing cluster, whose fee its owner pays",)
-            if config.cluster.existing
-            else ()
-        ),
+        pricing_notes=pricing_notes(config.pricing, owns_cluster=not config.cluster.existing),
     )
 
 

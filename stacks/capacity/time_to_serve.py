@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
 from stacks.config.engine import capture_size
@@ -242,15 +243,20 @@ def _engine_phase(gap: str | None) -> Phase:
     )
 
 
-def _pod_phase(gap: str | None) -> Phase:
+def _pod_phase(gap: str | None, release: str | None) -> Phase:
     if gap is None:
+        carried = (
+            ""
+            if release == WRITEUP_VLLM_RELEASE
+            else f", on vLLM {WRITEUP_VLLM_RELEASE}; carried over to {release}: assumed, not measured on {release}"
+        )
         return Phase(
             "pod",
             "pod: scheduled to ready",
             RECIPE_POD_SECONDS,
             RECIPE_POD_SECONDS,
             "measured",
-            f"{WRITEUP}: ~10 min for image pull, model load, compile and CUDA graph capture",
+            f"{WRITEUP}: ~10 min for image pull, model load, compile and CUDA graph capture{carried}",
         )
     return Phase(
         "pod", "pod: scheduled to ready", None, None, "not measured", f"{gap}; measure with {REPORT} (readySeconds)"
@@ -429,7 +435,7 @@ def time_to_serve(
     gap = pod_measurement_gap(config)
     node = _node_phase(config, StartupInputs())
     weights = _weights_phase(config)
-    pod = _pod_phase(gap)
+    pod = _pod_phase(gap, image_release(config.engine.image))
     phases: tuple[Phase, ...] = (node, _image_phase(inputs), weights, _engine_phase(gap), pod)
     entry = recorded_startup(config, recorded)
     if entry is not None:

@@ -21,7 +21,7 @@ from stacks.config.gke_versions import (
     satisfies_gke_minimum,
 )
 from stacks.config.grammars import DNS_1123_LABEL
-from stacks.config.quoting import quote
+from stacks.config.quoting import quote, without_value
 
 # Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own
 # Namespace object (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster
@@ -95,7 +95,9 @@ class NetworkConfig(ConfigModel):
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
+            raise ValueError(
+                f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({without_value(error, value)})"
+            ) from None
         if not is_vpc_range(str(network)):
             raise ValueError(
                 f"{quote(value)} is not a range GKE accepts for a VPC-native cluster; allowed: {ALLOWED_RANGES_TEXT}"
@@ -134,7 +136,9 @@ class AuthorizedNetwork(ConfigModel):
         try:
             ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 203.0.113.0/24 ({error})") from None
+            raise ValueError(
+                f"{quote(value)} is not an IPv4 CIDR block like 203.0.113.0/24 ({without_value(error, value)})"
+            ) from None
         return value
 
 

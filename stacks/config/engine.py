@@ -316,7 +316,12 @@ class EngineConfig(ConfigModel):
         if not isinstance(data, dict):
             return data
         image = data.get("image", ENGINE_IMAGE)
-        if image in KNOWN_DIGESTS and "imageDigest" not in data and "image_digest" not in data:
+        if (
+            isinstance(image, str)
+            and image in KNOWN_DIGESTS
+            and "imageDigest" not in data
+            and "image_digest" not in data
+        ):
             return {**data, "imageDigest": KNOWN_DIGESTS[image]}
         return data
 
@@ -325,7 +330,7 @@ class EngineConfig(ConfigModel):
     def _capture_size(cls, value: Any) -> Any:
         if value is None or value == WORKLOAD or (isinstance(value, int) and not isinstance(value, bool)):
             return value
-        raise ValueError(f"{quote(str(value))} is not a capture size; allowed: a number of tokens, 'workload' or null")
+        raise ValueError(f"{quote(value)} is not a capture size; allowed: a number of tokens, 'workload' or null")
 
     @field_validator("image")
     @classmethod

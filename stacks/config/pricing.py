@@ -13,14 +13,18 @@ from stacks.config.base import ConfigModel
 # figures that could not be verified at a price list from here (docs/capacity.md).
 PUBLISHED_SPOT_PER_NODE_HOUR = 32.61  # the benchmark write-up (March 2026): a4-highgpu-8g Spot VM
 PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR = 88.93  # the benchmark write-up (March 2026): 1-year commitment
-# Derived, not verified: the 1-year price over (1 - 37%), the resource-based 1-year CUD rate of
-# accelerator-optimized VMs; a reservation without a commitment is billed at this price.
-DERIVED_ON_DEMAND_PER_NODE_HOUR = round(PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR / (1 - 0.37), 2)
+# Derived, not verified (stacks/capacity/prices.py says so beside each price in plan.md): the 1-year
+# price over (1 - 37%), taken as the resource-based 1-year CUD rate of accelerator-optimized VMs; a
+# reservation without a commitment is billed at this price.
+COMMITTED_1Y_DISCOUNT = 0.37
+DERIVED_ON_DEMAND_PER_NODE_HOUR = round(PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR / (1 - COMMITTED_1Y_DISCOUNT), 2)
 # Derived, not verified: 3-year resource-based CUD of 55% off the on-demand-equivalent price.
-DERIVED_COMMITTED_3Y_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 0.55), 2)
+COMMITTED_3Y_DISCOUNT = 0.55
+DERIVED_COMMITTED_3Y_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - COMMITTED_3Y_DISCOUNT), 2)
 # Flex-start (DWS): "discounted up to 53%" ("About Flex-start VMs": A4 vCPUs,
 # memory and GPUs "at a discounted price"); the full 53% off on-demand is taken, not verified.
-DERIVED_FLEX_START_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - 0.53), 2)
+FLEX_START_DISCOUNT = 0.53
+DERIVED_FLEX_START_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - FLEX_START_DISCOUNT), 2)
 
 
 class ReservationBilling(StrEnum):

@@ -59,7 +59,8 @@ GCP_REGIONS = frozenset(
 def known_region(region: str) -> str:
     if region not in GCP_REGIONS:
         raise ValueError(
-            f"'{region}' is not a Google Cloud region (the 42 regions of 2026-11, stacks/config/regions.py; "
-            "`gcloud compute regions list` shows them)"
+            f"'{region}' is not a Google Cloud region; allowed: one of the {len(GCP_REGIONS)} Google Cloud regions "
+            "(2026-11; `gcloud compute regions list` shows them) like us-central1 or europe-west4; a region without "
+            "A4 capacity is allowed, with the advisory LLM-GPU-004"
         )
     return region

@@ -13,7 +13,7 @@ from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEA
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel, Image, Quantity
 from stacks.config.grammars import DNS_1035_LABEL, quantity_value
-from stacks.config.quoting import quote
+from stacks.config.quoting import quote, without_value
 
 PROXY_SUBNET_REFERENCE = (
     r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?"
@@ -151,7 +151,7 @@ class GatewayConfig(ConfigModel):
         try:
             network = ipaddress.IPv4Network(value)
         except ValueError as error:
-            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block ({error})") from None
+            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block ({without_value(error, value)})") from None
         if network.prefixlen > 26:
             raise ValueError(f"{quote(value)} is smaller than /26, the minimum proxy-only subnet")
         return value
@@ -161,7 +161,9 @@ def private_cidr(value: str) -> str:
     try:
         network = ipaddress.IPv4Network(value)
     except ValueError as error:
-        raise ValueError(f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({error})") from None
+        raise ValueError(
+            f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({without_value(error, value)})"
+        ) from None
     if not is_vpc_range(str(network)):
         raise ValueError(
             f"{quote(value)} is not an internal VPC range; an internal load balancer serves the VPC only; "

@@ -6,11 +6,11 @@ import difflib
 import json
 import math
 import re
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin
 
 import pulumi
 import pulumi.runtime.config as runtime_config
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
@@ -18,6 +18,7 @@ from policies.redaction import redact_secrets
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.cluster import EXISTING_CLUSTER_KEYS
+from stacks.config.pattern_words import allowed_by
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
 from stacks.config.quoting import quote
@@ -38,6 +39,10 @@ MESSAGE_MAX = 400
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 # The deepest setting of the model is 4 levels (capacity.sources[].type); anything far deeper is a mistake.
 MAX_CONFIG_DEPTH = 16
+CAPACITY_TAGS = ("spot", "flexStart", "reservation")
+UNION_MEMBER = re.compile(
+    r"(constrained|function|json|lax|nullable|tagged)-.*|(literal|list|dict|tuple)\[.*\]|int|str|float|bool|none"
+)
 
 
 class InvalidConfig(pulumi.RunError):
@@ -134,12 +139,10 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     """One line for the first problem: the key, what is wrong, what is allowed."""
     problems = error.errors(include_url=False)
     first = problems[0]
-    loc = tuple(part for part in first["loc"] if part not in ("spot", "flexStart", "reservation"))
-    key = _location(loc)
-    key = key if not key or PLAIN_KEY.fullmatch(key) else quote(key, 80)
+    loc = tuple(part for part in first["loc"] if part not in CAPACITY_TAGS and not _union_member(part))
+    key = _shown_key(loc)
     if first["type"] == "extra_forbidden":
-        parent = _location(loc[:-1])
-        candidates = allowed_keys.get(parent, [])
+        candidates = allowed_keys.get(_schema_path(first["loc"][:-1]), [])
         near = difflib.get_close_matches(to_camel(str(loc[-1])), candidates, n=1, cutoff=0.6)
         if near:
             message = f"{key}: unknown key; did you mean '{near[0]}'?"
@@ -147,16 +150,20 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             allowed = ", ".join(candidates)
             shown = allowed if len(allowed) <= ALLOWED_KEYS_SHOWN else allowed[:ALLOWED_KEYS_SHOWN] + "..."
             message = f"{key}: unknown key; allowed keys here: {shown}"
-    elif first["type"] == "union_tag_invalid":
-        context = first.get("ctx", {})
+    elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        given = first.get("input")
+        tag = given.get("type") if isinstance(given, dict) else None
+        wrong = "required key is missing" if tag is None else f"{quote(tag)} is not a capacity source"
         message = (
-            f"{key}.type: {quote(context.get('tag'))} is not a capacity source; allowed: "
-            f"{context.get('expected_tags')} (A4 has no on-demand capacity)"
+            f"{key}.type: {wrong}; allowed: {', '.join(repr(tag) for tag in CAPACITY_TAGS)} "
+            "(A4 has no on-demand capacity)"
         )
     elif first["type"] == "missing":
         message = f"{key}: required key is missing{MISSING_KEY_HINTS.get(key, '')}"
     elif first["type"] == "value_error" and not key:
         message = first["msg"].removeprefix("Value error, ")
+    elif first["type"] == "string_pattern_mismatch":
+        message = _pattern_message(loc, first)
     else:
         detail = first["msg"].removeprefix("Value error, ")
         got = first.get("input")
@@ -168,17 +175,61 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     return f"invalid stack config: {message}{suffix}"
 
 
-def _allowed_keys(model: type[Any], path: str = "") -> dict[str, list[str]]:
-    from pydantic import BaseModel
+def _pattern_message(loc: tuple[int | str, ...], problem: Any) -> str:
+    """A value or a mapping's name that does not have its key's form: what is allowed in words, never the
+    pattern itself."""
+    allowed = allowed_by(str(problem.get("ctx", {}).get("pattern", "")))
+    got = quote(problem.get("input"))
+    if loc and loc[-1] == "[key]":
+        return f"{_shown_key(loc[:-2])}: the name {got} is not allowed; allowed: {allowed}"
+    return f"{_shown_key(loc)}: {got} is not allowed; allowed: {allowed}"
 
+
+def _shown_key(loc: tuple[int | str, ...]) -> str:
+    key = _location(loc)
+    return key if not key or PLAIN_KEY.fullmatch(key) else quote(key, 80)
+
+
+def _union_member(part: int | str) -> bool:
+    """A part of an error's location that names the member of a union pydantic tried (`constrained-int`,
+    `literal['workload']`), not a key of the stack file."""
+    return isinstance(part, str) and UNION_MEMBER.fullmatch(part) is not None
+
+
+def _schema_path(loc: tuple[int | str, ...]) -> str:
+    """A config path as `_allowed_keys` names it: list items as `[]`, a capacity source as `<type>`."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += "[]"
+        elif part in CAPACITY_TAGS:
+            path += f"<{part}>"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _models_in(annotation: Any, listed: bool = False) -> list[tuple[type[BaseModel], bool]]:
+    """The config models an annotation holds (through Optional, unions and Annotated), and whether each
+    is an item of a list."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, listed)]
+    in_list = listed or get_origin(annotation) in (list, tuple)
+    return [found for argument in get_args(annotation) for found in _models_in(argument, in_list)]
+
+
+def _allowed_keys(model: type[BaseModel], path: str = "") -> dict[str, list[str]]:
+    """Every object's keys by its `_schema_path`: an optional group (`target`) like a required one, a
+    list's items under `[]`, each capacity source type under `<type>`."""
     keys: dict[str, list[str]] = {path: []}
     for name, field in model.model_fields.items():
         alias = field.alias or name
         keys[path].append(alias)
-        # an optional group (`target: TargetConfig | None`) lists its keys like a required one
-        for annotation in (field.annotation, *get_args(field.annotation)):
-            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-                keys.update(_allowed_keys(annotation, f"{path}.{alias}" if path else alias))
+        for member, listed in _models_in(field.annotation):
+            member_path = (f"{path}.{alias}" if path else alias) + ("[]" if listed else "")
+            tag = member.model_fields.get("type")
+            tags = get_args(tag.annotation) if tag is not None and get_origin(tag.annotation) is Literal else ()
+            keys.update(_allowed_keys(member, member_path + "".join(f"<{value}>" for value in tags)))
     keys[path].sort()
     return keys
 

@@ -1,7 +1,8 @@
 """Hostile corpus of secrets: every kind of secret in every input path; no output file or stream shows it.
 
 Kinds: an AWS access key id and secret key, a GCP service account key (JSON), a PEM private key, OpenAI,
-GitHub and Slack tokens, a W&B key (40 hex digits: known only by its variable's name) and a password. Paths:
+GitHub and Slack tokens, a W&B key (a legacy one is 40 hex digits, known only by its variable's name; the
+wandb_v1_ keys by their shape), a password, and a password inside a connection string. Paths:
 `engine.extraEnv` (under a neutral name and under the variable's own name), `engine.extraArgs` (as a flag's
 value and as the value of a secret flag), a literal of the stack file's inline ESC environment, another
 setting, `bench-compare --record --source`, and an old render a preview reads. Config paths are refused
@@ -48,10 +49,26 @@ KINDS: dict[str, tuple[str, str]] = {
     "github": ("GITHUB_TOKEN", "gh" + "p_" + CANARY + "abcdefghijklmnopqrstuvwxyz01"),
     "slack": ("SLACK_BOT_TOKEN", "xo" + "xb-1234567890-1234567890123-" + CANARY + "abc"),
     "wandb": ("WANDB_API_KEY", "0123456789abcdef0123456789abcdef" + CANARY),
+    # the keys W&B issues since SDK 0.22.3: wandb_v1_ and 77 characters
+    "wandb-v1": (
+        "WANDB_API_KEY",
+        "wandb" + "_v1_" + CANARY + "E7z65cs8PnYoE4OoqnlUl_fJS2hyxPvtioe666B37gxopqxFPQFkSiyk7n4m",
+    ),
     "password": ("DB_PASSWORD", "correct-horse-" + CANARY),
+    # a password inside a connection string under a neutral name
+    "conninfo-password": ("DATABASE_DSN", "host=db user=app pass" + "word=" + CANARY + "-horse"),
 }
 # Kinds a value shows by its shape alone (the others only by the name of the setting holding them).
-SHAPED = ("aws-access-key-id", "gcp-key-json", "pem-private-key", "openai", "github", "slack")
+SHAPED = (
+    "aws-access-key-id",
+    "gcp-key-json",
+    "pem-private-key",
+    "openai",
+    "github",
+    "slack",
+    "wandb-v1",
+    "conninfo-password",
+)
 PROJECT = "gke-b200-serving"
 
 

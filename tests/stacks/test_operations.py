@@ -351,7 +351,7 @@ def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: Rend
         "all 3 new pods serve after ~28 min"
     ) in section
     assert "`0 19 * * 1,2,3,4,5` -> 0 pods" in section
-    assert "USD 8.70 Spot" in section
+    assert "USD 9.57 on Spot (per node" in section
     assert "autoscaling | off: 12 pods" in prod.plan
 
 
@@ -466,3 +466,29 @@ def test_dashboard_legends_use_cloud_monitorings_template_syntax(stack: Rendered
     legends = re.findall(r'"legendTemplate": "([^"]*)"', text)
     assert "${pod}" in legends
     assert all("{{" not in legend for legend in legends)
+
+
+def test_the_warm_up_is_priced_by_the_stacks_own_sources_and_prices() -> None:
+    """Each capacity source in fallback order at the stack's pricing settings, the Autopilot premium
+    included: a reservation billed on demand, then Spot at a price of the stack's own."""
+    from commands.render.operations_md import warm_up_cost
+
+    config = validate(
+        {
+            "environment": "dev",
+            "project": "my-llm-dev",
+            "region": "us-central1",
+            "zones": ["us-central1-b"],
+            "capacity": {"sources": [{"type": "reservation", "name": "r1"}, {"type": "spot"}]},
+            "pricing": {
+                "onDemandPerNodeHour": 100.0,
+                "spotPerNodeHour": 40.0,
+                "reservationBilling": "onDemand",
+                "autopilotPremiumFraction": 0.2,
+            },
+        }
+    )
+    line = warm_up_cost(config, 1800)
+    assert "USD 60.00 on reservation `r1`, reservation, on-demand-equivalent; USD 24.00 on Spot" in line
+    assert "Autopilot premium of 20%" in line
+    assert "committed" not in line

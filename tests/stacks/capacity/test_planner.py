@@ -73,13 +73,18 @@ def test_gateway_throughput_is_the_gateway_runs(nodes: int, published: int) -> N
 
 
 @pytest.mark.parametrize(("nodes", "published"), sorted(PUBLISHED_REQUESTS_PER_SECOND.items()))
-def test_requests_per_second_are_the_measured_completions(nodes: int, published: int) -> None:
+def test_requests_per_second_are_what_the_load_completes(nodes: int, published: int) -> None:
+    """The write-up's count of completions implies ~1,152 tokens per request, not the load's 1,536: the
+    row shows what a run of exactly this load completes (tok/s / 1,536), the count beside it."""
     expectation = clusterip(nodes)
-    assert expectation.requests_per_second == pytest.approx(published)
+    assert expectation.counted_requests_per_second == pytest.approx(published)
+    assert expectation.total_tokens_per_second is not None
+    assert expectation.requests_per_second == pytest.approx(expectation.total_tokens_per_second / 1536)
+    assert expectation.requests_per_second < published
     assert expectation.concurrent_requests == 2000 * nodes
     (caveat,) = [item for item in expectation.assumptions if item.startswith("completed req/s")]
-    assert "~1,152 tokens per request, not the load's 1,536" in caveat
-    assert "completes ~25% fewer requests per second than shown" in caveat
+    assert "total tok/s / the load's 1,536 tokens per request" in caveat
+    assert "the benchmark counted ~33% more" in caveat
 
 
 def test_between_and_beyond_the_measured_counts() -> None:
@@ -499,9 +504,11 @@ def test_an_extrapolated_figure_claims_no_scaling_efficiency() -> None:
         "c",
     )
     assert (
-        "| total tok/s (input + output) | 198,063 | 66,021 per node (extrapolated from the runs at 1 node(s): the "
-        "nearest per-node figure held, scaling not measured here) |"
+        "| total tok/s (input + output) | 198,063 | 66,021 per node, extrapolated: no run at 3 node(s); the nearest "
+        "per-node figure of the runs at 1 node(s) held, scaling not measured here (runs on vLLM 0.18.0, carried "
+        "over to 0.19.0: assumed, not measured on 0.19.0) |"
     ) in section
+    assert "scaling efficiency" not in section
 
 
 def test_plan_md_names_the_measurement_of_each_stack(dev: RenderedStack, staging: RenderedStack) -> None:
@@ -624,9 +631,61 @@ def test_cost_is_given_per_million_total_and_output_tokens(dev: RenderedStack) -
 
 def test_no_latency_percentile_beyond_the_median_is_claimed(dev: RenderedStack) -> None:
     assert "no other percentile (p90, p99) was measured, so the tail latency is not known" in dev.plan
+    assert "| TPOT median (no p90/p99 measured) | 44 ms |" in dev.plan
+    assert "| TTFT median (no p90/p99 measured) | 8.1 s |" in dev.plan
 
 
 def test_req_s_at_a_node_count_never_counted_is_labelled_extrapolated(prod: RenderedStack) -> None:
     assert (
-        "| completed req/s | 963 | extrapolated: no run at 12 node(s) counted requests (counted at 1/2/4/8 node(s))"
+        "| completed req/s | 719 | what this load completes: the total tok/s (measured) over the load's mean "
+        "request (see Assumptions); the benchmark counted 963, extrapolated: no run at 12 node(s) counted "
+        "requests (counted at 1/2/4/8 node(s))"
     ) in prod.plan
+
+
+def test_a_row_measured_on_another_release_says_it_is_carried_over(dev: RenderedStack) -> None:
+    """The recipe's runs were on vLLM 0.18.0 and the stack runs 0.19.0: no row calls them plainly
+    measured; each says carried over, an assumption."""
+    carried = "on vLLM 0.18.0, carried over to 0.19.0: assumed, not measured on 0.19.0"
+    rows = [
+        line for line in dev.plan.splitlines() if line.startswith(("| total tok/s", "| completed", "| TPOT", "| TTFT"))
+    ]
+    assert len(rows) == 4
+    assert all(carried in row for row in rows), rows
+    assert "| 95,317 per node (measured)" not in dev.plan
+
+
+@pytest.mark.parametrize("nodes", [3, 16])
+def test_every_row_off_a_measured_node_count_says_how_it_was_got(nodes: int) -> None:
+    config = config_of("dev", capacity={"nodes": nodes})
+    section = "\n".join(capacity_section(plan("dev", config), "c.svg"))
+    basis = "interpolated" if nodes == 3 else "extrapolated"
+    rows = [line for line in section.splitlines() if line.startswith(("| total tok/s", "| TPOT", "| TTFT"))]
+    assert all(basis in row for row in rows), rows
+    if basis == "extrapolated":
+        assert "extrapolated as the total is" in section
+        assert f"per million tokens at the total tok/s above, {basis}" in section
+
+
+def test_every_price_cites_a_public_page_and_a_derived_one_says_how() -> None:
+    """Each price note names where it comes from by title and URL; a derived price says from what and
+    how (x (1 - discount)); a price the stack sets is named as the stack's, not as the write-up's."""
+    notes = plan("dev", config_of("dev")).pricing_notes
+    for note in notes[:-1]:
+        assert "https://" in note or note.startswith("no cluster fee"), note
+    derived = [note for note in notes if "derived, not verified" in note]
+    assert len(derived) == 3
+    assert all("(1 - " in note and "cloud.google.com" in note for note in derived), derived
+    own = plan("dev", config_of("dev", pricing={"spotPerNodeHour": 40.0, "flexStartPerNodeHour": 50.0})).pricing_notes
+    assert "Spot per A4 node-hour USD 40.00: set by this stack (pricing.spotPerNodeHour)" in own
+    assert "Flex-start per node-hour USD 50.00: set by this stack (pricing.flexStartPerNodeHour)" in own
+    assert not any("write-up" in note and note.startswith("Spot") for note in own)
+
+
+def test_the_write_ups_pod_figure_says_it_is_carried_over_to_the_stacks_release(dev: RenderedStack) -> None:
+    from common.sources import WRITEUP_VLLM_RELEASE
+
+    pod = next(line for line in dev.plan.splitlines() if line.startswith("| pod: scheduled to ready |"))
+    assert f"on vLLM {WRITEUP_VLLM_RELEASE}; carried over to 0.19.0: assumed, not measured on 0.19.0" in pod
+    cited = [item for item in RUNS if WRITEUP_URL in item.source]
+    assert cited and {item.measured_release for item in cited} == {WRITEUP_VLLM_RELEASE}

@@ -187,8 +187,9 @@ def test_a_region_that_does_not_exist_is_refused_in_one_line(region: str) -> Non
     with pytest.raises(InvalidConfig) as error:
         validate({"environment": "dev", "project": "my-llm-dev", "region": region, "zones": [f"{region}-b"]})
     assert str(error.value) == (
-        f"invalid stack config: region: '{region}' is not a Google Cloud region (the 42 regions of 2026-11, "
-        "stacks/config/regions.py; `gcloud compute regions list` shows them)"
+        f"invalid stack config: region: '{region}' is not a Google Cloud region; allowed: one of the 42 Google Cloud "
+        "regions (2026-11; `gcloud compute regions list` shows them) like us-central1 or europe-west4; a region "
+        "without A4 capacity is allowed, with the advisory LLM-GPU-004"
     )
     assert validate(
         {"environment": "dev", "project": "my-llm-dev", "region": "europe-west1", "zones": ["europe-west1-b"]}

@@ -1,0 +1,18 @@
+"""How a planned figure was got, in the words plan.md and `plan` print beside it."""
+
+from __future__ import annotations
+
+from stacks.capacity.expectation import Expectation
+
+
+def measured_on(expected: Expectation, basis: str | None) -> str:
+    """The basis (measured, interpolated, extrapolated) and, when the runs were on another vLLM release
+    than the stack's, that their figures are carried over to it: an assumption the figure's own label
+    says, not only the Assumptions list (which gives what changed between the releases)."""
+    releases = sorted({item.measured_release for item in expected.measurements} - {expected.release})
+    if not releases:
+        return basis or "not measured"
+    return (
+        f"{basis} on vLLM {'/'.join(releases)}, carried over to {expected.release}: assumed, not measured on "
+        f"{expected.release}"
+    )

@@ -88,10 +88,11 @@ class B200CapacityArgs:
 
 
 class B200Capacity(pulumi.ComponentResource):
+    TYPE = "llm-serving:capacity:B200Capacity"
     compute_class: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: B200CapacityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:capacity:B200Capacity", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.compute_class = k8s.apiextensions.CustomResource(
             f"{name}-compute-class",
             api_version="cloud.google.com/v1",

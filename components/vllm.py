@@ -347,12 +347,13 @@ def serving_ports(engine: EngineFlags, per_rank: bool) -> list[int]:
 
 
 class VllmEngine(pulumi.ComponentResource):
+    TYPE = "llm-serving:serving:VllmEngine"
     deployment: k8s.apps.v1.Deployment
     disruption_budget: k8s.policy.v1.PodDisruptionBudget
     pod_monitoring: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: VllmEngineArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:serving:VllmEngine", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         labels = {**args.labels, **args.selector}
         metadata = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels)
         selector = k8s.meta.v1.LabelSelectorArgs(match_labels=args.selector)

@@ -5,42 +5,48 @@ Args built here, and the derived checks and plan.md read the same values."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import pulumi
 
-from components.autoscaling import MetricsAdapterArgs, ServingAutoscalerArgs
+from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
 from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
-from components.benchmark import BenchmarkJobArgs, benchmark_job_name
+from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import (
+    COMPUTE_CLASS_SELECTOR,
+    B200Capacity,
     B200CapacityArgs,
     CapacitySource,
     FlexStartCapacity,
     ReservationCapacity,
     SpotCapacity,
 )
-from components.cluster import AuthorizedNetwork, ClusterArgs, ClusterTarget
+from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, node_service_account_id
 from components.compile_cache import API as CLOUD_STORAGE_API
-from components.compile_cache import CacheMount, CompileCacheArgs
-from components.crd_readiness import PLATFORM_CRDS, CrdReadinessArgs, platform_crds_job_name
-from components.engine_env_secret import EngineEnvSecretArgs, engine_env_secret_name
-from components.existing_cluster import ExistingClusterArgs
-from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGatewayArgs
-from components.hf_token import HuggingFaceTokenArgs
+from components.compile_cache import CacheMount, CompileCache, CompileCacheArgs, bucket_name
+from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
+from components.engine_env_secret import EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
+from components.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGateway, InferenceGatewayArgs
+from components.hf_token import SECRET_KEY as TOKEN_SECRET_KEY
+from components.hf_token import SECRET_NAME as TOKEN_SECRET_NAME
+from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.image_mirror import API as ARTIFACT_REGISTRY_API
-from components.image_mirror import ImageMirrorArgs, MirrorAddresses, through_mirror
+from components.image_mirror import ImageMirror, ImageMirrorArgs, MirrorAddresses, through_mirror
 from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, ServingQueries
 from components.monitoring import (
     AlertThresholds,
+    ServingMonitoring,
     ServingMonitoringArgs,
     TimeToReady,
     serving_alerts,
     serving_charts,
 )
-from components.network_policy import ServingNetworkPoliciesArgs
-from components.routing import ClusterIpRoutingArgs
-from components.schedule import ScaleScheduleArgs, ScaleStep
+from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
+from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
+from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME as VLLM_CONTAINER
 from components.vllm import (
     MODEL_LOAD_MINUTES,
@@ -48,6 +54,7 @@ from components.vllm import (
     PORT_NAME,
     EngineFlags,
     Speculative,
+    VllmEngine,
     VllmEngineArgs,
     drain_seconds,
     engine_args,
@@ -55,8 +62,15 @@ from components.vllm import (
     grace_seconds,
     serving_ports,
 )
-from components.warm_capacity import WarmCapacityArgs
-from components.weights import DownloaderArgs, ModelWeightsArgs, local_model_path
+from components.warm_capacity import WarmCapacity, WarmCapacityArgs
+from components.weights import (
+    DownloaderArgs,
+    ModelWeights,
+    ModelWeightsArgs,
+    download_job_name,
+    local_model_path,
+    serving_volume_name,
+)
 from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
 from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
@@ -90,6 +104,11 @@ def serving_selector(config: StackConfig) -> dict[str, str]:
 
 def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
+
+
+def gcp_provider_args(config: StackConfig) -> dict[str, Any]:
+    """The GCP provider's arguments: every GCP resource's project, region and labels by default."""
+    return {"project": config.project, "region": config.region, "default_labels": gcp_labels(config)}
 
 
 def gateway_mode(config: StackConfig) -> bool:
@@ -467,7 +486,9 @@ def routing_args(config: StackConfig) -> ClusterIpRoutingArgs:
 
 def gateway_args(
     config: StackConfig,
-    target: ClusterTarget,
+    network: pulumi.Input[str],
+    pods_cidr: pulumi.Input[str],
+    namespace: pulumi.Input[str],
     subnet: ProxySubnet | None = None,
     mirror: MirrorAddresses | None = None,
 ) -> InferenceGatewayArgs:
@@ -477,9 +498,9 @@ def gateway_args(
         project=config.project,
         region=config.region,
         cluster_name=config.cluster.name,
-        network=target.network,
-        pods_cidr=target.pods_cidr,
-        namespace=target.namespace,
+        network=network,
+        pods_cidr=pods_cidr,
+        namespace=namespace,
         pool_name=config.routing.service_name,
         pod_labels=serving_selector(config),
         serving_ports=serving_port_list(config),
@@ -700,3 +721,58 @@ def monitoring_args(
         labels=gcp_labels(config),
         requires=list(requires),
     )
+
+
+# Every component's Args from the config alone, by component (and the GCP provider's arguments, by
+# its type): what the preview follows to name the stack settings behind a change
+# (commands/preview/setting_sources.py). A value the composition takes from another component at
+# run time stands in by what it is made of (the namespace is the cluster's `cluster.namespace`, the
+# weights claim is named from the weights settings, the network from the cluster's name, the compile
+# cache's bucket from the project and cluster name); the mirror's addresses and a looked-up proxy-only
+# subnet are not stack settings (the image mirror's and the look-up's own inputs are).
+PROVIDER_ARGS_OF_CONFIG: dict[str, Callable[[StackConfig], dict[str, Any]]] = {
+    "pulumi:providers:gcp": gcp_provider_args
+}
+ARGS_OF_CONFIG: dict[type[pulumi.ComponentResource], Callable[[StackConfig], Any]] = {
+    Cluster: cluster_args,
+    ExistingCluster: existing_cluster_args,
+    ImageMirror: lambda config: image_mirror_args(
+        config, f"{node_service_account_id(config.cluster.name)}@{config.project}.iam.gserviceaccount.com", after=()
+    ),
+    HuggingFaceToken: lambda config: hf_token_args(
+        config,
+        config.cluster.namespace,
+        cast("pulumi.Output[str]", ""),  # the token is no stack setting
+    ),
+    CrdReadiness: lambda config: platform_crds_args(config, config.cluster.namespace),
+    B200Capacity: lambda config: capacity_args(config, after=()),
+    ModelWeights: lambda config: weights_args(config, config.cluster.namespace, TOKEN_SECRET_NAME, TOKEN_SECRET_KEY),
+    CompileCache: lambda config: compile_cache_args(
+        config, config.cluster.namespace, "", f"{config.project}.svc.id.goog", after=()
+    ),
+    VllmEngine: lambda config: vllm_engine_args(
+        config,
+        config.cluster.namespace,
+        local_model_path(config.weights.mount_path, config.weights.model),
+        serving_volume_name(config.weights.model, config.weights.revision, config.zones, config.weights.size_gib),
+        {COMPUTE_CLASS_SELECTOR: config.capacity.compute_class_name},
+        after=(),
+        compile_cache=compile_cache_mount(config, bucket_name(config.project, config.cluster.name))
+        if config.startup.compile_cache.enabled
+        else None,
+    ),
+    EngineEnvSecret: lambda config: engine_env_secret_args(config, config.cluster.namespace),
+    ServingNetworkPolicies: lambda config: network_policies_args(config, config.cluster.namespace),
+    ClusterIpRouting: routing_args,
+    InferenceGateway: lambda config: gateway_args(
+        config, config.cluster.name, config.cluster.network.pods_cidr, config.cluster.namespace
+    ),
+    BenchmarkJob: benchmark_args,
+    MetricsAdapter: lambda config: metrics_adapter_args(config, "", f"{config.project}.svc.id.goog"),
+    ServingAutoscaler: autoscaler_args,
+    WarmCapacity: warm_capacity_args,
+    ScaleSchedule: schedule_args,
+    ServingMonitoring: lambda config: monitoring_args(
+        config, download_job_name(config.weights.model, config.weights.revision), requires=()
+    ),
+}

@@ -1,0 +1,457 @@
+"""The stack settings behind a change, followed through the one config-to-Args mapping
+(`stacks/args.py`) and the components themselves, never written out by hand.
+
+* Settings -> Args fields: each component's Args are built from a config seen through a recorder,
+  which notes every setting the mapping reads by its stack-file key (`routing.serviceName`); then
+  they are built again with that one setting set to other values, and the fields that change are
+  the ones it feeds. Followed from a few configs (`TRACED_SETTINGS`), their union kept, so that a
+  setting read on one branch only (the Gateway's proxy-only subnet in the network policies) counts.
+  A setting for which no other value builds is taken to feed every field.
+* Args fields -> inputs: the component is declared under the offline engine's mocks with those Args
+  and with one field changed; the children's inputs that change are the ones the field feeds.
+* A change -> settings: the resource belongs to the innermost component around it that the mapping
+  builds Args for (the endpoint picker's resources to the Gateway, which builds the picker's Args),
+  or is itself a provider built from the config. Its candidates are that component's settings less
+  those of every component that did not change at all; of them, the ones whose fields feed the
+  changed inputs (for a created or deleted resource: its name) are named.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import inspect
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pulumi
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from commands.engine import mocks
+from commands.engine.property_paths import parse_path, path_touches
+from commands.io.states import Record
+from commands.preview.changes import ResourceChange
+from commands.stackfile.stack_settings import StackSettings
+from stacks import program
+from stacks.args import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
+from stacks.config.stack import StackConfig
+from stacks.load.loader import validate
+
+# The offline engine's stack for declaring the composition and single components from traced Args.
+COMPONENT_SETTINGS = StackSettings(project="preview", stack="fields", config={}, secret_keys=[], placeholders=[])
+# The configs the mapping is followed from: dev (ClusterIP routing, a schedule), staging (the
+# Gateway, autoscaling) and one on Flex-start then Spot with neither autoscaling nor a schedule.
+TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
+    {"environment": "dev", "project": "traced-project"},
+    {"environment": "staging", "project": "traced-project"},
+    {
+        "environment": "dev",
+        "project": "traced-project",
+        "capacity": {"nodes": 2, "sources": [{"type": "flexStart"}, {"type": "spot"}]},
+        "schedule": {"enabled": False},
+    },
+)
+
+
+class _Other:
+    """A value no setting holds: what an unset (null) setting is changed to."""
+
+    def __repr__(self) -> str:
+        return "<another value>"
+
+
+OTHER = _Other()
+
+
+def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)
+    """Values other than `value` of its kind, to change one setting to (a few, since a derived value
+    may not move with every one: `[flexStart, spot]` and `[spot]` are both not Spot-only)."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, enum.Enum):
+        return [member for member in type(value) if member is not value] or [OTHER]
+    if isinstance(value, int):
+        return [value + 1]
+    if isinstance(value, float):
+        return [value * 2 + 1]
+    if isinstance(value, str):
+        return [f"{value}-x", value[::-1]]
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return [type(value)(["x-other"]), None]
+        return [type(value)(value[:-1]), type(value)(value[1:]), type(value)(_other_item(item) for item in value)]
+    if isinstance(value, dict):
+        return [{**value, "x-other": "x"}]
+    return [OTHER, 1, "x-other"]
+
+
+def _other_item(item: Any) -> Any:
+    """A list item with every field changed (a dataclass), or another value of its kind."""
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return dataclasses.replace(
+            item, **{field.name: other_values(getattr(item, field.name))[0] for field in dataclasses.fields(item)}
+        )
+    return item if isinstance(item, BaseModel) else other_values(item)[0]
+
+
+COMPOSITION = ("stacks/program.py", "stacks/operations.py")
+
+
+def _read_by_the_composition() -> bool:
+    """A setting read by the composition itself, not inside the Args builder it calls."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.endswith("stacks/args.py") and code.co_name.endswith("_args"):
+            return False
+        if code.co_filename.endswith(COMPOSITION):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@dataclasses.dataclass
+class _Recorder:
+    """Notes the settings read; answers `changed` with `other` instead of its value."""
+
+    read: list[str] = dataclasses.field(default_factory=list)
+    # note only what the composition reads itself, outside the Args builders
+    composition_only: bool = False
+    # groups read as a whole (`engine.speculative is not None`): changed to null only
+    groups: list[str] = dataclasses.field(default_factory=list)
+    changed: str | None = None
+    other: Any = None
+
+    def value(self, key: str, value: Any) -> Any:
+        if key not in self.read and (not self.composition_only or _read_by_the_composition()):
+            self.read.append(key)
+        return self.other if key == self.changed else value
+
+    def group(self, key: str, seen: _Seen) -> Any:
+        if key not in self.groups:
+            self.groups.append(key)
+        return self.other if key == self.changed else seen
+
+
+class _Seen:
+    """A config model seen through a recorder: fields give values (nested models: seen too),
+    properties and methods run on the seen model, so what they read is noted as well."""
+
+    def __init__(self, model: BaseModel, prefix: str, recorder: _Recorder) -> None:
+        self._model, self._prefix, self._recorder = model, prefix, recorder
+
+    def __getattr__(self, name: str) -> Any:
+        model_type = type(self._model)
+        fields = model_type.model_fields
+        if name in fields:
+            key = self._prefix + (fields[name].alias or name)
+            value = getattr(self._model, name)
+            if isinstance(value, BaseModel):
+                return self._recorder.group(key, _Seen(value, f"{key}.", self._recorder))
+            return self._recorder.value(key, value)
+        if hasattr(BaseModel, name):  # pydantic's own (model_dump): on the model itself, not followed
+            return getattr(self._model, name)
+        attribute = inspect.getattr_static(model_type, name, None)
+        if isinstance(attribute, property) and attribute.fget is not None:
+            return attribute.fget(self)
+        if inspect.isfunction(attribute):
+            return types.MethodType(attribute, self)
+        return getattr(self._model, name)
+
+
+def _fields(args: object) -> dict[str, Any]:
+    """An Args' fields by name; a field that is itself a dataclass (the engine flags) field by field
+    (`engine.max_num_seqs`), so that a change names the one setting behind it."""
+    if isinstance(args, dict):
+        return dict(args)
+    if not dataclasses.is_dataclass(args) or isinstance(args, type):
+        raise TypeError(f"{type(args).__name__} is neither a dataclass nor a dict of arguments")
+    found: dict[str, Any] = {}
+    for field in dataclasses.fields(args):
+        value = getattr(args, field.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found |= {f"{field.name}.{inner.name}": getattr(value, inner.name) for inner in dataclasses.fields(value)}
+        else:
+            found[field.name] = value
+    return found
+
+
+def _differs(one: Any, other: Any) -> bool:
+    try:
+        return bool(one != other)
+    except Exception:
+        return True
+
+
+def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str, set[str]]:
+    """Args field -> the settings that feed it, for one component's mapping and one config."""
+    recorder = _Recorder()
+    base = _fields(build(_Seen(config, "", recorder)))
+    fed: dict[str, set[str]] = {name: set() for name in base}
+    for key in list(recorder.read):
+        value = _value_at(config, key)
+        touched: set[str] | None = None
+        for other in other_values(value):
+            try:
+                changed = _fields(build(_Seen(config, "", _Recorder(changed=key, other=other))))
+            except Exception:
+                continue
+            touched = (touched or set()) | {name for name in base if _differs(base[name], changed[name])}
+        if touched is None:  # no other value builds: the setting may feed any field
+            touched = set(base)
+        for name in touched:
+            fed[name].add(key)
+    for key in recorder.groups:  # a group that may be null (`engine.speculative: null`)
+        try:
+            changed = _fields(build(_Seen(config, "", _Recorder(changed=key, other=None))))
+        except Exception:
+            continue
+        for name in base:
+            if _differs(base[name], changed[name]):
+                fed[name].add(key)
+    return fed
+
+
+def _value_at(config: BaseModel, key: str) -> Any:
+    value: Any = config
+    for part in key.split("."):
+        model_type = type(value)
+        name = next(name for name, field in model_type.model_fields.items() if (field.alias or name) == part)
+        value = getattr(value, name)
+    return value
+
+
+def traced_configs() -> list[StackConfig]:
+    return [validate(settings) for settings in TRACED_SETTINGS]
+
+
+def _builders() -> dict[str, Callable[[Any], object]]:
+    """Component or provider type -> its Args from a config."""
+    return {
+        **{component.TYPE: build for component, build in ARGS_OF_CONFIG.items()},  # type: ignore[attr-defined]
+        **PROVIDER_ARGS_OF_CONFIG,
+    }
+
+
+@functools.cache
+def settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
+    """Component (or provider) type -> Args field -> the stack settings that feed it."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for config in traced_configs():
+        for component_type, build in _builders().items():
+            fields = found.setdefault(component_type, {})
+            for name, keys in fields_fed(build, config).items():
+                fields.setdefault(name, set()).update(keys)
+    return {
+        component_type: {name: frozenset(keys) for name, keys in fields.items()}
+        for component_type, fields in found.items()
+    }
+
+
+def component_settings(component_type: str, fields: Iterable[str] | None = None) -> set[str]:
+    """The settings that feed a component (its `fields` only, when given)."""
+    fed = settings_by_component()[component_type]
+    names = fed if fields is None else [name for name in fields if name in fed]
+    return {key for name in names for key in fed[name]}
+
+
+@functools.cache
+def composition_settings() -> frozenset[str]:
+    """The settings the composition reads itself (`stacks/program.py`, `stacks/operations.py`), outside
+    the Args builders: those that decide which components it declares (`routing.mode`,
+    `benchmark.enabled`...). Followed by running the composition under the mocks from each traced config."""
+    found: set[str] = set()
+    for config in traced_configs():
+        recorder = _Recorder(composition_only=True)
+        seen = _Seen(config, "", recorder)
+        mocks.run_under_mocks(COMPONENT_SETTINGS, lambda seen=seen: program.build(seen, pulumi.Output.secret("")))  # type: ignore[misc]
+        found.update(recorder.read)
+    return frozenset(found)
+
+
+# ---------------------------------------------------------------- Args field -> the inputs it feeds
+
+Touched = frozenset[tuple[str, str, str]]  # (child type, child logical name, input path; IDENTITY: all)
+IDENTITY = "*"
+# what makes a created or deleted resource another one: its name
+IDENTITY_PATHS = frozenset({"name", "metadata.name", "metadata.namespace"})
+
+
+def _changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
+    """The paths at which two input values differ (objects key by key, lists of one length item by item)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            found
+            for key in sorted(old.keys() | new.keys())
+            for found in _changed_paths(old.get(key), new.get(key), f"{path}.{key}" if path else str(key))
+        ]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            found
+            for index, pair in enumerate(zip(old, new, strict=True))
+            for found in _changed_paths(*pair, f"{path}[{index}]")
+        ]
+    return [] if old == new else [path]
+
+
+def _declared(component: type[pulumi.ComponentResource], name: str, args: object) -> dict[tuple[str, str], Any]:
+    built = mocks.run_under_mocks(COMPONENT_SETTINGS, lambda: component(name, args))  # type: ignore[call-arg,arg-type]
+    return {(entry.type, entry.name): entry.inputs for entry in built.registrations if entry.custom}
+
+
+def _other_args(args: Any, field: str) -> list[Any]:
+    """The component's Args with one field (`engine.max_num_seqs`: one field of a field) changed."""
+    outer, _, inner = field.partition(".")
+    if inner:
+        value = getattr(args, outer)
+        return [
+            dataclasses.replace(args, **{outer: dataclasses.replace(value, **{inner: other})})
+            for other in other_values(getattr(value, inner))
+        ]
+    return [dataclasses.replace(args, **{field: other}) for other in other_values(getattr(args, field))]
+
+
+@functools.cache
+def inputs_fed(component_type: str, name: str, field: str) -> Touched:
+    """The children's inputs that one Args field of the component named `name` feeds: the component
+    is declared under the offline engine's mocks with the traced Args and with that field changed."""
+    if component_type in PROVIDER_ARGS_OF_CONFIG:
+        return frozenset({(component_type, name, to_camel(field))})
+    component, args, _ = _traced_component(component_type, name)
+    base = _declared(component, name, args)
+    touched: set[tuple[str, str, str]] = set()
+    for other_args in _other_args(args, field):
+        try:
+            changed = _declared(component, name, other_args)
+        except Exception:
+            continue
+        for key in base.keys() | changed.keys():
+            if key not in base or key not in changed:
+                touched.add((*key, IDENTITY))
+                continue
+            touched.update((*key, path) for path in _changed_paths(base[key], changed[key]))
+    return frozenset(touched)
+
+
+@functools.cache
+def _traced_component(
+    component_type: str, name: str
+) -> tuple[type[pulumi.ComponentResource], Any, frozenset[tuple[str, str]]]:
+    """The component class, its Args from the first traced config, and the children it declares."""
+    component = next(component for component in ARGS_OF_CONFIG if component_type == component.TYPE)  # type: ignore[attr-defined]
+    args = ARGS_OF_CONFIG[component](traced_configs()[0])
+    return component, args, frozenset(_declared(component, name, args))
+
+
+# ---------------------------------------------------------------- a preview's changes -> settings
+
+NOT_FROM_SETTINGS = "declared by no component that stacks/args.py builds from the stack's settings"
+NO_SETTING_CHANGED = (
+    "no stack setting that feeds {component} changed, as far as the unchanged resources show: the program "
+    "itself declares it otherwise (another version of it)"
+)
+
+
+class _Attribution:
+    def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
+        # logical name -> record; a component wins a name it shares with a resource (as in update_plan)
+        self.named: dict[str, Record] = {}
+        for record in sorted([*old.values(), *new.values()], key=lambda record: record["custom"], reverse=True):
+            self.named[record["name"]] = record
+        self.old, self.new = old, new
+
+    def component_of(self, record: Record) -> tuple[str, str] | None:
+        """(type, name) of the outermost component around `record` (or itself: a provider) that the
+        mapping builds Args for: the one the composition declares (the Gateway's own CRD readiness
+        Job belongs to the Gateway, which builds its Args)."""
+        known = settings_by_component()
+        found = None
+        seen: set[str] = set()
+        current: Record | None = record
+        while current is not None and current["name"] not in seen:
+            if current["type"] in known:
+                found = current["type"], current["name"]
+            seen.add(current["name"])
+            current = self.named.get(current["parent"]) if current.get("parent") else None
+        return found
+
+    def declared_on_one_side(self, component: tuple[str, str]) -> bool:
+        """The composition declares the component in one render only (it turned it on or off)."""
+        sides = [
+            any((record["type"], record["name"]) == component for record in records.values())
+            for records in (self.old, self.new)
+        ]
+        return sides[0] != sides[1]
+
+    def unchanged_settings(self, changes: list[ResourceChange]) -> set[str]:
+        """The settings of components present on both sides with no change under them: none of them changed."""
+        changed = {self.component_of(change.record) for change in changes}
+        kept = {self.component_of(self.new[urn]) for urn in self.old.keys() & self.new.keys()} - changed - {None}
+        return {key for component_type, _ in kept if component_type for key in component_settings(component_type)}  # type: ignore[misc]
+
+    def keys_for(self, component: tuple[str, str], record: Record, path: str, candidates: set[str]) -> set[str]:
+        """The candidate settings whose Args fields feed `path` of `record` (IDENTITY: its existence)."""
+        component_type, name = component
+        fed = settings_by_component()[component_type]
+        if component_type in PROVIDER_ARGS_OF_CONFIG:
+            children: frozenset[tuple[str, str]] = frozenset({(component_type, name)})
+        else:
+            children = _traced_component(component_type, name)[2]
+        same_name = (record["type"], record["name"]) in children
+        # field -> how closely it feeds `path`: the depth of the path both touch (an input the field
+        # feeds itself is closer than a whole list that holds it)
+        closeness: dict[str, int] = {}
+        for field, keys in fed.items():
+            if not keys & candidates:
+                continue
+            for child_type, child_name, fed_path in inputs_fed(component_type, name, field):
+                if child_type != record["type"] or (same_name and child_name != record["name"]):
+                    continue
+                if fed_path == IDENTITY or (path == IDENTITY and fed_path in IDENTITY_PATHS):
+                    # another resource altogether: the loosest tie (every other match is closer)
+                    closeness[field] = max(closeness.get(field, 0), 0)
+                elif path != IDENTITY and path_touches(fed_path, path):
+                    depth = min(len(parse_path(fed_path)), len(parse_path(path)))
+                    closeness[field] = max(closeness.get(field, 0), depth)
+        if not closeness:
+            return set()
+        closest = max(closeness.values())
+        return {key for field, depth in closeness.items() if depth == closest for key in fed[field] & candidates}
+
+
+def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record]) -> None:
+    """Name the stack settings behind each change (`config_keys`), or say why none (`no_config_keys`).
+
+    An input change names the settings whose Args fields feed that input of the component declaring
+    the resource; a created or deleted resource, those that feed its name. Where none is found, and
+    for a component the composition declares in one render only, the candidates are the component's
+    settings (the composition's own, for one that comes or goes) less those of every component
+    that did not change at all. Where an input may come from several settings (a disk's name:
+    `cluster.name`, `weights.model`, `weights.revision`), those that are the only candidate of some
+    other change in the same update are kept, when there are any."""
+    attribution = _Attribution(old, new)
+    unchanged = attribution.unchanged_settings(changes)
+    wanted: list[tuple[ResourceChange, set[str]]] = []
+    for change in changes:
+        component = attribution.component_of(change.record)
+        if component is None:
+            change.no_config_keys = NOT_FROM_SETTINGS
+            continue
+        whole = attribution.declared_on_one_side(component)
+        settings = set(composition_settings()) if whole else component_settings(component[0])
+        fallback = settings - unchanged
+        paths = [entry.path for entry in change.inputs] or [IDENTITY]
+        found = (
+            [fallback]
+            if whole
+            else [attribution.keys_for(component, change.record, path, settings) or fallback for path in paths]
+        )
+        if not any(found):
+            change.no_config_keys = NO_SETTING_CHANGED.format(component=component[0])
+        wanted += [(change, keys) for keys in found if keys]
+    certain = {next(iter(keys)) for _, keys in wanted if len(keys) == 1}
+    for change, keys in wanted:
+        change.config_keys.update((keys & certain) or keys)

@@ -186,6 +186,12 @@ def _differs(one: Any, other: Any) -> bool:
         return True
 
 
+def _field_differs(base: dict[str, Any], changed: dict[str, Any], name: str) -> bool:
+    """A field differs in the changed Args, or is gone from them: a dataclass field set or unset (the
+    compile cache's mount) is a field of its own on one side and field by field on the other."""
+    return name not in changed or _differs(base[name], changed[name])
+
+
 def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str, set[str]]:
     """Args field -> the settings that feed it, for one component's mapping and one config."""
     recorder = _Recorder()
@@ -199,7 +205,7 @@ def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str,
                 changed = _fields(build(_Seen(config, "", _Recorder(changed=key, other=other))))
             except Exception:
                 continue
-            touched = (touched or set()) | {name for name in base if _differs(base[name], changed[name])}
+            touched = (touched or set()) | {name for name in base if _field_differs(base, changed, name)}
         if touched is None:  # no other value builds: the setting may feed any field
             touched = set(base)
         for name in touched:
@@ -210,7 +216,7 @@ def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str,
         except Exception:
             continue
         for name in base:
-            if _differs(base[name], changed[name]):
+            if _field_differs(base, changed, name):
                 fed[name].add(key)
     return fed
 

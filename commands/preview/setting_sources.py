@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from commands.engine import mocks
-from commands.engine.property_paths import parse_path, path_touches
+from commands.engine.property_paths import Segment, parse_path
 from commands.io.states import Record
 from commands.preview.changes import ResourceChange
 from commands.stackfile.stack_settings import StackSettings
@@ -280,27 +280,103 @@ def composition_settings() -> frozenset[str]:
 
 # ---------------------------------------------------------------- Args field -> the inputs it feeds
 
-Touched = frozenset[tuple[str, str, str]]  # (child type, child logical name, input path; IDENTITY: all)
-IDENTITY = "*"
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    """A list item by what it is, not where it sits, so that what one layout of a component teaches
+    holds in another (the Gateway's per-rank pod runs 8 containers `vllm-0`..`vllm-7` where ClusterIP
+    routing runs one `vllm`; a flag left out moves every later argument): an object by its `name`
+    (`containers[vllm]`), a command-line flag by its name (`args[--max-num-seqs]`), any other item
+    as an item of its list (`[]`)."""
+
+    kind: str  # NAMED, FLAG or ANY
+    key: str = ""
+
+    def __str__(self) -> str:
+        return f"[{self.key}]"
+
+
+NAMED, FLAG, ANY = "named", "flag", "any"
+# an input path with its list items as `Item`s; () is the resource itself (created or deleted)
+Anchor = tuple["str | Item", ...]
+IDENTITY: Anchor = ()
 # what makes a created or deleted resource another one: its name
-IDENTITY_PATHS = frozenset({"name", "metadata.name", "metadata.namespace"})
+IDENTITY_ANCHORS = frozenset({("name",), ("metadata", "name"), ("metadata", "namespace")})
+Touched = frozenset[tuple[str, str, Anchor]]  # (child type, child logical name, input anchor)
 
 
-def _changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
-    """The paths at which two input values differ (objects key by key, lists of one length item by item)."""
+def item_of(value: Any) -> Item:
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return Item(NAMED, value["name"])
+    if isinstance(value, str) and value.startswith("-"):
+        # `--max-num-seqs=8192` -> `--max-num-seqs`; a short flag by its letter (`-O3` -> `-O`)
+        return Item(FLAG, value.split("=", 1)[0] if value.startswith("--") else value[:2])
+    return Item(ANY)
+
+
+def dotted(anchor: Anchor) -> str:
+    """`spec.template.spec.containers[vllm].args[--max-num-seqs]`; `*` for the resource itself."""
+    text = "".join(str(part) if isinstance(part, Item) else f".{part}" for part in anchor).lstrip(".")
+    return text or "*"
+
+
+def _step(value: Any, segment: Segment) -> Any:
+    if isinstance(segment, int):
+        return value[segment] if isinstance(value, list) and segment < len(value) else None
+    return value.get(segment) if isinstance(value, dict) else None
+
+
+def anchors_of(old_inputs: Any, new_inputs: Any, path: tuple[Segment, ...], old: Any, new: Any) -> set[Anchor]:
+    """Where a difference between two inputs sits, its list items named by what they are: each list
+    index by the item at it, and a list that grew or shrank by the items only one side holds."""
+    anchor: list[str | Item] = []
+    old_here, new_here = old_inputs, new_inputs
+    for segment in path:
+        if isinstance(segment, int):
+            holder = new_here if isinstance(new_here, list) and segment < len(new_here) else old_here
+            anchor.append(item_of(holder[segment]))
+        else:
+            anchor.append(str(segment))
+        old_here, new_here = _step(old_here, segment), _step(new_here, segment)
+    if isinstance(old, list) or isinstance(new, list):
+        olds, news = (old if isinstance(old, list) else []), (new if isinstance(new, list) else [])
+        only_one_side = [item for item in olds if item not in news] + [item for item in news if item not in olds]
+        if only_one_side:
+            return {(*anchor, item_of(item)) for item in only_one_side}
+    return {tuple(anchor)}
+
+
+def _differences(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[tuple[tuple[Segment, ...], Any, Any]]:
+    """Where two input values differ (objects key by key, lists of one length item by item)."""
     if isinstance(old, dict) and isinstance(new, dict):
         return [
             found
             for key in sorted(old.keys() | new.keys())
-            for found in _changed_paths(old.get(key), new.get(key), f"{path}.{key}" if path else str(key))
+            for found in _differences(old.get(key), new.get(key), (*path, key))
         ]
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         return [
             found
             for index, pair in enumerate(zip(old, new, strict=True))
-            for found in _changed_paths(*pair, f"{path}[{index}]")
+            for found in _differences(*pair, (*path, index))
         ]
-    return [] if old == new else [path]
+    return [] if old == new else [(path, old, new)]
+
+
+def closeness(fed: Anchor, changed: Anchor) -> tuple[int, int] | None:
+    """How closely an input an Args field feeds matches a changed one, or None when they are apart:
+    (the depth both reach, the parts that are the same there). Objects of another name are taken for
+    the same place (`containers[vllm]` and `containers[vllm-3]`), but count for less than the same name."""
+    if changed == IDENTITY:
+        return (0, 0) if fed == IDENTITY or fed in IDENTITY_ANCHORS else None
+    depth = min(len(fed), len(changed))
+    same = 0
+    for one, other in zip(fed[:depth], changed[:depth], strict=True):
+        if one == other:
+            same += 1
+        elif not (isinstance(one, Item) and isinstance(other, Item) and one.kind == other.kind == NAMED):
+            return None
+    return depth, same
 
 
 def _declared(component: type[pulumi.ComponentResource], name: str, args: object) -> dict[tuple[str, str], Any]:
@@ -323,33 +399,47 @@ def _other_args(args: Any, field: str) -> list[Any]:
 @functools.cache
 def inputs_fed(component_type: str, name: str, field: str) -> Touched:
     """The children's inputs that one Args field of the component named `name` feeds: the component
-    is declared under the offline engine's mocks with the traced Args and with that field changed."""
+    is declared under the offline engine's mocks with the Args of each traced config and with that
+    field changed (their union: each config declares the component in its own layout)."""
     if component_type in PROVIDER_ARGS_OF_CONFIG:
-        return frozenset({(component_type, name, to_camel(field))})
-    component, args, _ = _traced_component(component_type, name)
-    base = _declared(component, name, args)
-    touched: set[tuple[str, str, str]] = set()
-    for other_args in _other_args(args, field):
+        return frozenset({(component_type, name, (to_camel(field),))})
+    touched: set[tuple[str, str, Anchor]] = set()
+    for component, args, base in _traced_components(component_type, name):
         try:
-            changed = _declared(component, name, other_args)
-        except Exception:
+            others = _other_args(args, field)
+        except (AttributeError, TypeError):  # a field of a field that is null in this config
             continue
-        for key in base.keys() | changed.keys():
-            if key not in base or key not in changed:
-                touched.add((*key, IDENTITY))
+        for other_args in others:
+            try:
+                changed = _declared(component, name, other_args)
+            except Exception:
                 continue
-            touched.update((*key, path) for path in _changed_paths(base[key], changed[key]))
+            for key in base.keys() | changed.keys():
+                if key not in base or key not in changed:
+                    touched.add((*key, IDENTITY))
+                    continue
+                for path, old, new in _differences(base[key], changed[key]):
+                    touched.update((*key, anchor) for anchor in anchors_of(base[key], changed[key], path, old, new))
     return frozenset(touched)
 
 
 @functools.cache
-def _traced_component(
+def _traced_components(
     component_type: str, name: str
-) -> tuple[type[pulumi.ComponentResource], Any, frozenset[tuple[str, str]]]:
-    """The component class, its Args from the first traced config, and the children it declares."""
+) -> tuple[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]], ...]:
+    """The component class, its Args and the children it declares (type, name -> inputs), from each traced config."""
     component = next(component for component in ARGS_OF_CONFIG if component_type == component.TYPE)  # type: ignore[attr-defined]
-    args = ARGS_OF_CONFIG[component](traced_configs()[0])
-    return component, args, frozenset(_declared(component, name, args))
+    traced = []
+    for config in traced_configs():
+        args = ARGS_OF_CONFIG[component](config)
+        traced.append((component, args, _declared(component, name, args)))
+    return tuple(traced)
+
+
+def traced_children(component_type: str, name: str) -> frozenset[tuple[str, str]]:
+    if component_type in PROVIDER_ARGS_OF_CONFIG:
+        return frozenset({(component_type, name)})
+    return frozenset(key for _, _, declared in _traced_components(component_type, name) for key in declared)
 
 
 # ---------------------------------------------------------------- a preview's changes -> settings
@@ -398,34 +488,39 @@ class _Attribution:
         kept = {self.component_of(self.new[urn]) for urn in self.old.keys() & self.new.keys()} - changed - {None}
         return {key for component_type, _ in kept if component_type for key in component_settings(component_type)}  # type: ignore[misc]
 
-    def keys_for(self, component: tuple[str, str], record: Record, path: str, candidates: set[str]) -> set[str]:
-        """The candidate settings whose Args fields feed `path` of `record` (IDENTITY: its existence)."""
+    def anchors(self, change: ResourceChange) -> list[Anchor]:
+        """Where the change sits in its resource's inputs (IDENTITY: a created or deleted resource)."""
+        if not change.inputs:
+            return [IDENTITY]
+        old = self.old[change.urn]["inputs"] if change.urn in self.old else {}
+        new = self.new[change.urn]["inputs"] if change.urn in self.new else {}
+        return [
+            anchor
+            for entry in change.inputs
+            for anchor in sorted(anchors_of(old, new, parse_path(entry.path), entry.old, entry.new), key=dotted)
+        ]
+
+    def keys_for(self, component: tuple[str, str], record: Record, anchor: Anchor, candidates: set[str]) -> set[str]:
+        """The candidate settings whose Args fields feed `anchor` of `record` (IDENTITY: its existence)."""
         component_type, name = component
         fed = settings_by_component()[component_type]
-        if component_type in PROVIDER_ARGS_OF_CONFIG:
-            children: frozenset[tuple[str, str]] = frozenset({(component_type, name)})
-        else:
-            children = _traced_component(component_type, name)[2]
-        same_name = (record["type"], record["name"]) in children
-        # field -> how closely it feeds `path`: the depth of the path both touch (an input the field
-        # feeds itself is closer than a whole list that holds it)
-        closeness: dict[str, int] = {}
+        same_name = (record["type"], record["name"]) in traced_children(component_type, name)
+        # field -> how closely it feeds the anchor (an input the field feeds itself is closer than a
+        # whole list that holds it; another resource altogether is the loosest tie)
+        closest_of: dict[str, tuple[int, int]] = {}
         for field, keys in fed.items():
             if not keys & candidates:
                 continue
-            for child_type, child_name, fed_path in inputs_fed(component_type, name, field):
+            for child_type, child_name, fed_anchor in inputs_fed(component_type, name, field):
                 if child_type != record["type"] or (same_name and child_name != record["name"]):
                     continue
-                if fed_path == IDENTITY or (path == IDENTITY and fed_path in IDENTITY_PATHS):
-                    # another resource altogether: the loosest tie (every other match is closer)
-                    closeness[field] = max(closeness.get(field, 0), 0)
-                elif path != IDENTITY and path_touches(fed_path, path):
-                    depth = min(len(parse_path(fed_path)), len(parse_path(path)))
-                    closeness[field] = max(closeness.get(field, 0), depth)
-        if not closeness:
+                found = closeness(fed_anchor, anchor)
+                if found is not None and found > closest_of.get(field, (-1, -1)):
+                    closest_of[field] = found
+        if not closest_of:
             return set()
-        closest = max(closeness.values())
-        return {key for field, depth in closeness.items() if depth == closest for key in fed[field] & candidates}
+        closest = max(closest_of.values())
+        return {key for field, found in closest_of.items() if found == closest for key in fed[field] & candidates}
 
 
 def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record]) -> None:
@@ -449,11 +544,13 @@ def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: di
         whole = attribution.declared_on_one_side(component)
         settings = set(composition_settings()) if whole else component_settings(component[0])
         fallback = settings - unchanged
-        paths = [entry.path for entry in change.inputs] or [IDENTITY]
         found = (
             [fallback]
             if whole
-            else [attribution.keys_for(component, change.record, path, settings) or fallback for path in paths]
+            else [
+                attribution.keys_for(component, change.record, anchor, settings) or fallback
+                for anchor in attribution.anchors(change)
+            ]
         )
         if not any(found):
             change.no_config_keys = NO_SETTING_CHANGED.format(component=component[0])

@@ -12,6 +12,7 @@ import pytest
 from commands.preview.command import Preview
 from commands.preview.setting_sources import (
     composition_settings,
+    dotted,
     inputs_fed,
     settings_by_component,
 )
@@ -57,17 +58,29 @@ def test_each_args_field_names_the_settings_it_is_built_from() -> None:
     assert {"routing.mode", "benchmark.enabled", "cluster.existing", "autoscaling.enabled"} <= composition_settings()
 
 
-def test_each_args_field_feeds_the_inputs_of_the_resource_it_belongs_to() -> None:
-    picker = {
-        (path, child_type) for child_type, _, path in inputs_fed(InferenceGateway.TYPE, "llm-gateway", "epp_replicas")
+def fed(component_type: str, name: str, field: str) -> set[tuple[str, str, str]]:
+    """(child type, child name, input) an Args field feeds, its list items by what they are."""
+    return {
+        (child_type, child_name, dotted(anchor))
+        for child_type, child_name, anchor in inputs_fed(component_type, name, field)
     }
+
+
+def test_each_args_field_feeds_the_inputs_of_the_resource_it_belongs_to() -> None:
+    picker = {(path, child_type) for child_type, _, path in fed(InferenceGateway.TYPE, "llm-gateway", "epp_replicas")}
     assert ("spec.replicas", "kubernetes:apps/v1:Deployment") in picker
-    proxy = inputs_fed(InferenceGateway.TYPE, "llm-gateway", "proxy_subnet_cidr")
+    proxy = fed(InferenceGateway.TYPE, "llm-gateway", "proxy_subnet_cidr")
     assert ("gcp:compute/subnetwork:Subnetwork", "llm-gateway-proxy-subnet", "ipCidrRange") in proxy
-    crds_job = inputs_fed(CrdReadiness.TYPE, "llm-crds", "name")
+    crds_job = fed(CrdReadiness.TYPE, "llm-crds", "name")
     assert ("kubernetes:batch/v1:Job", "llm-crds-job", "metadata.name") in crds_job
-    engine = inputs_fed(VllmEngine.TYPE, "llm-vllm", "engine.max_num_seqs")
+    engine = fed(VllmEngine.TYPE, "llm-vllm", "engine.max_num_seqs")
     assert {child_type for child_type, _, _ in engine} == {"kubernetes:apps/v1:Deployment"}
+    # an engine flag by its name in each layout: one `vllm` container (ClusterIP) and a container per
+    # rank (the Gateway's per-rank pods), wherever the flag sits among the arguments
+    paths = {path for _, _, path in engine}
+    assert "spec.template.spec.containers[vllm].args[--max-num-seqs]" in paths
+    assert "spec.template.spec.containers[vllm-3].args[--max-num-seqs]" in paths
+    assert all(path.endswith("args[--max-num-seqs]") for path in paths)
 
 
 def every_change_names_its_settings_or_why_none(result: Preview) -> None:

@@ -16,12 +16,12 @@ from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
 from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import (
     COMPUTE_CLASS_SELECTOR,
+    FLEX_START,
     B200Capacity,
     B200CapacityArgs,
     CapacitySource,
-    FlexStartCapacity,
-    ReservationCapacity,
-    SpotCapacity,
+    capacity_kind,
+    capacity_source,
 )
 from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, node_service_account_id
 from components.compile_cache import API as CLOUD_STORAGE_API
@@ -76,7 +76,6 @@ from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
 from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
-from stacks.config.capacity import FlexStartSource, ReservationSource
 from stacks.config.engine import EngineConfig, capture_size
 from stacks.config.operations import NODE_PROVISIONING_SECONDS, AutoscalingMetric
 from stacks.config.routing import RoutingMode
@@ -126,8 +125,8 @@ def internal_load_balancer_ranges(config: StackConfig) -> tuple[str, ...]:
 
 
 def spot_only(config: StackConfig) -> bool:
-    """Every capacity source is Spot: the serving pods cannot land on longer-lived capacity."""
-    return all(source.type == "spot" for source in config.capacity.sources)
+    """Every capacity source is preemptible (Spot): the serving pods cannot land on longer-lived capacity."""
+    return all(capacity_kind(source.type).preemptible for source in config.capacity.sources)
 
 
 def serve_arguments(config: StackConfig) -> list[str]:
@@ -206,23 +205,18 @@ def flex_start_recycling_seconds(pods: int) -> int:
 
 
 def capacity_sources(sources: Sequence[CapacitySourceConfig], most_pods: int) -> list[CapacitySource]:
-    """The stack's capacity fallback order as the capacity component's own source types (a Flex-start
-    recycling lead left null covers moving `most_pods` pods)."""
-    result: list[CapacitySource] = []
-    for source in sources:
-        if isinstance(source, ReservationSource):
-            result.append(ReservationCapacity(name=source.name, project=source.project))
-        elif isinstance(source, FlexStartSource):
-            result.append(
-                FlexStartCapacity(
-                    node_recycling_lead_time_seconds=source.node_recycling_lead_time_seconds
-                    or flex_start_recycling_seconds(most_pods),
-                    max_run_duration_seconds=source.max_run_duration_seconds,
-                )
-            )
-        else:
-            result.append(SpotCapacity())
-    return result
+    """The stack's capacity fallback order as the capacity component's own source types (an unknown
+    kind is an error: components/capacity.py CAPACITY_KINDS; a Flex-start recycling lead left null
+    covers moving `most_pods` pods)."""
+    return [capacity_source(source.type, source_settings(source, most_pods)) for source in sources]
+
+
+def source_settings(source: CapacitySourceConfig, most_pods: int) -> dict[str, Any]:
+    """A source's settings for its component type (the config's fields but `type`)."""
+    settings = source.model_dump(exclude={"type"})
+    if source.type == FLEX_START.type and settings["node_recycling_lead_time_seconds"] is None:
+        settings["node_recycling_lead_time_seconds"] = flex_start_recycling_seconds(most_pods)
+    return settings
 
 
 # The cluster: created by the stack, or looked up (`cluster.existing`).

@@ -37,20 +37,22 @@ from commands.preview.changes import ResourceChange
 from commands.stackfile.stack_settings import StackSettings
 from stacks import program
 from stacks.args import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
+from stacks.config.presets import PRESETS
 from stacks.config.stack import StackConfig
 from stacks.load.loader import validate
 
 # The offline engine's stack for declaring the composition and single components from traced Args.
 COMPONENT_SETTINGS = StackSettings(project="preview", stack="fields", config={}, secret_keys=[], placeholders=[])
 # The configs the mapping is followed from: dev (ClusterIP routing, a schedule), staging (the
-# Gateway, autoscaling) and one on Flex-start then Spot with neither autoscaling nor a schedule.
+# Gateway, autoscaling) and one on prod's sources (Flex-start, then Spot) with neither autoscaling
+# nor a schedule.
 TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
     {"environment": "dev", "project": "traced-project"},
     {"environment": "staging", "project": "traced-project"},
     {
         "environment": "dev",
         "project": "traced-project",
-        "capacity": {"nodes": 2, "sources": [{"type": "flexStart"}, {"type": "spot"}]},
+        "capacity": {"nodes": 2, "sources": PRESETS["prod"]["capacity"]["sources"]},
         "schedule": {"enabled": False},
     },
 )

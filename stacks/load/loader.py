@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
+from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
@@ -134,7 +135,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     """One line for the first problem: the key, what is wrong, what is allowed."""
     problems = error.errors(include_url=False)
     first = problems[0]
-    loc = tuple(part for part in first["loc"] if part not in ("spot", "flexStart", "reservation"))
+    loc = tuple(part for part in first["loc"] if part not in CAPACITY_KINDS)  # the union's tag
     key = _location(loc)
     key = key if not key or PLAIN_KEY.fullmatch(key) else quote(key, 80)
     if first["type"] == "extra_forbidden":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 
 import pulumi
@@ -137,6 +137,24 @@ class EngineFlags:
     cpu: str
     memory: str
     ephemeral_storage: str
+
+
+# The one list of engine settings: the flags' fields. A serving profile sets all but the ones the
+# stack owns (the image's digest, the port, the CUDA graph capture size and the stream interval, extra
+# flags and environment, the pod's resources).
+ENGINE_FIELDS = tuple(field.name for field in fields(EngineFlags))
+STACK_ENGINE_FIELDS = (
+    "image_digest",
+    "port",
+    "max_cudagraph_capture_size",
+    "stream_interval",
+    "extra_args",
+    "extra_env",
+    "cpu",
+    "memory",
+    "ephemeral_storage",
+)
+PROFILE_ENGINE_FIELDS = tuple(name for name in ENGINE_FIELDS if name not in STACK_ENGINE_FIELDS)
 
 
 def grace_seconds(spot_only: bool) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Any, cast
 
 import pulumi
@@ -49,6 +50,7 @@ from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME as VLLM_CONTAINER
 from components.vllm import (
+    ENGINE_FIELDS,
     MODEL_LOAD_MINUTES,
     NODE_PROVISIONING_MINUTES,
     PORT_NAME,
@@ -76,7 +78,7 @@ from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
 from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
-from stacks.config.engine import EngineConfig, capture_size
+from stacks.config.engine import EngineConfig, SpeculativeConfig, capture_size
 from stacks.config.operations import NODE_PROVISIONING_SECONDS, AutoscalingMetric
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -140,42 +142,24 @@ def serve_arguments(config: StackConfig) -> list[str]:
 
 
 def engine_flags(engine: EngineConfig, concurrency_per_node: int | None = None) -> EngineFlags:
-    """The component's engine settings; `concurrency_per_node` (workload.concurrencyPerNode) resolves a
-    capture size matched to the workload."""
-    speculative = engine.speculative
-    return EngineFlags(
-        image=engine.image,
-        image_digest=engine.image_digest,
-        port=engine.port,
-        data_parallel_size=engine.data_parallel_size,
-        tensor_parallel_size=engine.tensor_parallel_size,
-        enable_expert_parallel=engine.enable_expert_parallel,
-        max_model_len=engine.max_model_len,
-        max_num_batched_tokens=engine.max_num_batched_tokens,
-        max_num_seqs=engine.max_num_seqs,
-        kv_cache_dtype=engine.kv_cache_dtype.value,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-        enable_prefix_caching=engine.enable_prefix_caching,
-        enable_chunked_prefill=engine.enable_chunked_prefill,
-        attention_backend=engine.attention_backend,
-        optimization_level=engine.optimization_level,
-        speculative=None
-        if speculative is None
-        else Speculative(speculative.method, speculative.num_speculative_tokens),
-        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
-        mamba_block_size=engine.mamba_block_size,
-        language_model_only=engine.language_model_only,
-        moe_backend=engine.moe_backend,
-        max_cudagraph_capture_size=capture_size(engine, concurrency_per_node),
-        reasoning_parser=engine.reasoning_parser,
-        estimate_cudagraphs=engine.estimate_cudagraphs,
-        stream_interval=engine.stream_interval,
-        extra_args=tuple(engine.extra_args),
-        extra_env=dict(engine.extra_env),
-        cpu=engine.cpu,
-        memory=engine.memory,
-        ephemeral_storage=engine.ephemeral_storage,
-    )
+    """The engine settings as the component's flags: each field of the one list (components/vllm.py
+    ENGINE_FIELDS) from the engine setting of its name; `concurrency_per_node`
+    (workload.concurrencyPerNode) resolves a capture size matched to the workload."""
+    flags = {name: _flag(getattr(engine, name)) for name in ENGINE_FIELDS}
+    flags["max_cudagraph_capture_size"] = capture_size(engine, concurrency_per_node)
+    return EngineFlags(**flags)
+
+
+def _flag(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, SpeculativeConfig):
+        return Speculative(value.method, value.num_speculative_tokens)
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
 
 
 def mirrored_downloader(config: StackConfig, mirror: MirrorAddresses | None) -> DownloaderArgs:

@@ -113,24 +113,24 @@ class EngineFlags:
     data_parallel_size: int
     tensor_parallel_size: int
     enable_expert_parallel: bool
+    speculative: Speculative | None
+    kv_cache_dtype: str
     max_model_len: int
     max_num_batched_tokens: int
     max_num_seqs: int
-    kv_cache_dtype: str
     gpu_memory_utilization: float
     enable_prefix_caching: bool
     enable_chunked_prefill: bool
     attention_backend: str | None
     optimization_level: int
-    speculative: Speculative | None
     mamba_cache_mode: str | None
     mamba_block_size: int | None
     language_model_only: bool
     moe_backend: str | None
+    estimate_cudagraphs: bool
     # `--max-cudagraph-capture-size` (None: vLLM's default).
     max_cudagraph_capture_size: int | None
     reasoning_parser: str | None
-    estimate_cudagraphs: bool
     stream_interval: int | None
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
@@ -139,9 +139,10 @@ class EngineFlags:
     ephemeral_storage: str
 
 
-# The one list of engine settings: the flags' fields. A serving profile sets all but the ones the
-# stack owns (the image's digest, the port, the CUDA graph capture size and the stream interval, extra
-# flags and environment, the pod's resources).
+# The one list of engine settings: the flags' fields, in the order a measurement's configuration
+# lists those it matches (stacks/capacity/measurements.py). A serving profile sets all but the ones
+# the stack owns (the image's digest, the port, the CUDA graph capture size and the stream interval,
+# extra flags and environment, the pod's resources).
 ENGINE_FIELDS = tuple(field.name for field in fields(EngineFlags))
 STACK_ENGINE_FIELDS = (
     "image_digest",

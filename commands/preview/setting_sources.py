@@ -328,24 +328,32 @@ def _step(value: Any, segment: Segment) -> Any:
     return value.get(segment) if isinstance(value, dict) else None
 
 
-def anchors_of(old_inputs: Any, new_inputs: Any, path: tuple[Segment, ...], old: Any, new: Any) -> set[Anchor]:
+def anchors_of(old_inputs: Any, new_inputs: Any, path: tuple[Segment, ...], old: Any, new: Any) -> frozenset[Anchor]:
     """Where a difference between two inputs sits, its list items named by what they are: each list
-    index by the item at it, and a list that grew or shrank by the items only one side holds."""
-    anchor: list[str | Item] = []
+    index by the items at it on either side (`--enable-prefix-caching` turned `--no-enable-prefix-caching`
+    is both), and a list that grew or shrank by the items only one side holds."""
+    anchors: set[Anchor] = {()}
     old_here, new_here = old_inputs, new_inputs
     for segment in path:
+        items: set[str | Item]
         if isinstance(segment, int):
-            holder = new_here if isinstance(new_here, list) and segment < len(new_here) else old_here
-            anchor.append(item_of(holder[segment]))
+            items = {
+                item_of(side[segment])
+                for side in (old_here, new_here)
+                if isinstance(side, list) and segment < len(side)
+            }
         else:
-            anchor.append(str(segment))
+            items = {str(segment)}
+        anchors = {(*anchor, item) for anchor in anchors for item in items}
         old_here, new_here = _step(old_here, segment), _step(new_here, segment)
     if isinstance(old, list) or isinstance(new, list):
         olds, news = (old if isinstance(old, list) else []), (new if isinstance(new, list) else [])
-        only_one_side = [item for item in olds if item not in news] + [item for item in news if item not in olds]
+        only_one_side = {item_of(item) for item in olds if item not in news} | {
+            item_of(item) for item in news if item not in olds
+        }
         if only_one_side:
-            return {(*anchor, item_of(item)) for item in only_one_side}
-    return {tuple(anchor)}
+            return frozenset((*anchor, item) for anchor in anchors for item in only_one_side)
+    return frozenset(anchors)
 
 
 def _differences(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[tuple[tuple[Segment, ...], Any, Any]]:
@@ -490,20 +498,19 @@ class _Attribution:
         kept = {self.component_of(self.new[urn]) for urn in self.old.keys() & self.new.keys()} - changed - {None}
         return {key for component_type, _ in kept if component_type for key in component_settings(component_type)}  # type: ignore[misc]
 
-    def anchors(self, change: ResourceChange) -> list[Anchor]:
-        """Where the change sits in its resource's inputs (IDENTITY: a created or deleted resource)."""
+    def anchors(self, change: ResourceChange) -> list[frozenset[Anchor]]:
+        """Where each changed input sits in its resource's inputs (IDENTITY: a created or deleted resource)."""
         if not change.inputs:
-            return [IDENTITY]
+            return [frozenset({IDENTITY})]
         old = self.old[change.urn]["inputs"] if change.urn in self.old else {}
         new = self.new[change.urn]["inputs"] if change.urn in self.new else {}
-        return [
-            anchor
-            for entry in change.inputs
-            for anchor in sorted(anchors_of(old, new, parse_path(entry.path), entry.old, entry.new), key=dotted)
-        ]
+        return [anchors_of(old, new, parse_path(entry.path), entry.old, entry.new) for entry in change.inputs]
 
-    def keys_for(self, component: tuple[str, str], record: Record, anchor: Anchor, candidates: set[str]) -> set[str]:
-        """The candidate settings whose Args fields feed `anchor` of `record` (IDENTITY: its existence)."""
+    def keys_for(
+        self, component: tuple[str, str], record: Record, anchors: frozenset[Anchor], candidates: set[str]
+    ) -> set[str]:
+        """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
+        place it (IDENTITY: its existence)."""
         component_type, name = component
         fed = settings_by_component()[component_type]
         same_name = (record["type"], record["name"]) in traced_children(component_type, name)
@@ -516,9 +523,10 @@ class _Attribution:
             for child_type, child_name, fed_anchor in inputs_fed(component_type, name, field):
                 if child_type != record["type"] or (same_name and child_name != record["name"]):
                     continue
-                found = closeness(fed_anchor, anchor)
-                if found is not None and found > closest_of.get(field, (-1, -1)):
-                    closest_of[field] = found
+                for anchor in anchors:
+                    found = closeness(fed_anchor, anchor)
+                    if found is not None and found > closest_of.get(field, (-1, -1)):
+                        closest_of[field] = found
         if not closest_of:
             return set()
         closest = max(closest_of.values())
@@ -550,8 +558,8 @@ def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: di
             [fallback]
             if whole
             else [
-                attribution.keys_for(component, change.record, anchor, settings) or fallback
-                for anchor in attribution.anchors(change)
+                attribution.keys_for(component, change.record, anchors, settings) or fallback
+                for anchors in attribution.anchors(change)
             ]
         )
         if not any(found):

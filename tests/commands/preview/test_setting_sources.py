@@ -9,19 +9,26 @@ from typing import Any
 
 import pytest
 
-from commands.preview.command import Preview
+from commands.engine import mocks
+from commands.preview.command import Preview, preview
 from commands.preview.setting_sources import (
+    COMPONENT_SETTINGS,
     composition_settings,
     dotted,
     inputs_fed,
     settings_by_component,
 )
+from commands.render.command import resource_records
 from components.crd_readiness import CrdReadiness
 from components.gateway import InferenceGateway
 from components.vllm import VllmEngine
+from stacks.args import ARGS_OF_CONFIG
 from stacks.config.stack import StackConfig
+from stacks.load.loader import validate
 from tests.commands.preview.test_day2 import day2
 from tests.conftest import RenderStack
+from tests.rendered import STACK_FILES
+from tests.variants import VARIANTS, stack_settings
 
 
 def _has_key(model: type[Any], dotted: str) -> bool:
@@ -133,3 +140,55 @@ def test_an_engine_flag_names_that_flag(render_stack: RenderStack, tmp_path_fact
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 4096}})
     every_change_names_its_settings_or_why_none(result)
     assert keys_of(result, "llm-vllm-deployment") == {"engine.maxNumSeqs"}
+
+
+# ---------------------------------------------------------------- every layout a stack file or variant gives
+
+
+def _raw(name: str) -> dict[str, Any]:
+    """A shipped stack file's settings, or a variant's (tests/variants.py) laid over its stack file's."""
+    if name in STACK_FILES:
+        return stack_settings(name)
+    base, settings = VARIANTS[name]
+    return {**stack_settings(base), **settings}
+
+
+def _serving_records(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of the serving component alone, declared from the stack's settings as the program does."""
+    args = ARGS_OF_CONFIG[VllmEngine](validate(raw))
+    return resource_records(
+        mocks.run_under_mocks(COMPONENT_SETTINGS, lambda: VllmEngine("llm-vllm", args)).registrations
+    )
+
+
+def _other_sources(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Capacity sources that move the serving pods' grace and drain: Spot only, or not."""
+    sources = validate(raw).capacity.sources
+    return (
+        [{"type": "spot"}]
+        if any(source.type != "spot" for source in sources)
+        else [{"type": "flexStart"}, {"type": "spot"}]
+    )
+
+
+@pytest.mark.parametrize("name", [*STACK_FILES, *VARIANTS])
+def test_a_setting_change_is_named_in_every_layout_of_the_serving_pods(name: str) -> None:
+    """The serving Deployment of every stack file and variant (one container or one per rank, MoE flags,
+    a compile-cache mount, flags left out) names the one setting changed on each of its changes."""
+    raw = _raw(name)
+    engine = raw.get("engine", {})
+    parser = None if validate(raw).engine.reasoning_parser else "qwen3"  # a flag left out or added
+    changes = {
+        "engine.maxNumSeqs": {"engine": {**engine, "maxNumSeqs": validate(raw).engine.max_num_seqs + 1}},
+        "engine.reasoningParser": {"engine": {**engine, "reasoningParser": parser}},
+        "capacity.sources": {"capacity": {**raw.get("capacity", {}), "sources": _other_sources(raw)}},
+    }
+    before = _serving_records(raw)
+    for key, settings in changes.items():
+        if "target" in raw and key == "engine.maxNumSeqs":
+            continue  # a goal is sized from a measurement of the engine as it is; another has none
+        result = preview(before, _serving_records({**raw, **settings}))
+        assert result.changes, f"{name}: {key} changed nothing"
+        every_change_names_its_settings_or_why_none(result)
+        for change in result.changes:
+            assert change.config_keys == {key}, f"{name}: {key} -> {change.record['name']}: {change.config_keys}"

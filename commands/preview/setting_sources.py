@@ -424,13 +424,33 @@ def inputs_fed(component_type: str, name: str, field: str) -> Touched:
                 changed = _declared(component, name, other_args)
             except Exception:
                 continue
-            for key in base.keys() | changed.keys():
-                if key not in base or key not in changed:
-                    touched.add((*key, IDENTITY))
-                    continue
-                for path, old, new in _differences(base[key], changed[key]):
-                    touched.update((*key, anchor) for anchor in anchors_of(base[key], changed[key], path, old, new))
+            found = _touched(base, changed)
+            touched |= found
+            if found and not _is_collection(_field_value(args, field)):
+                break  # another value of a single value moves the same inputs; a list's may move each item
     return frozenset(touched)
+
+
+def _touched(base: dict[tuple[str, str], Any], changed: dict[tuple[str, str], Any]) -> set[tuple[str, str, Anchor]]:
+    touched: set[tuple[str, str, Anchor]] = set()
+    for key in base.keys() | changed.keys():
+        if key not in base or key not in changed:
+            touched.add((*key, IDENTITY))
+            continue
+        for path, old, new in _differences(base[key], changed[key]):
+            touched.update((*key, anchor) for anchor in anchors_of(base[key], changed[key], path, old, new))
+    return touched
+
+
+def _field_value(args: Any, field: str) -> Any:
+    value = args
+    for part in field.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _is_collection(value: Any) -> bool:
+    return isinstance(value, (list, tuple, dict))
 
 
 @functools.cache
@@ -439,11 +459,26 @@ def _traced_components(
 ) -> tuple[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]], ...]:
     """The component class, its Args and the children it declares (type, name -> inputs), from each traced config."""
     component = next(component for component in ARGS_OF_CONFIG if component_type == component.TYPE)  # type: ignore[attr-defined]
-    traced = []
+    traced: list[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]]] = []
     for config in traced_configs():
         args = ARGS_OF_CONFIG[component](config)
-        traced.append((component, args, _declared(component, name, args)))
+        declared = _declared(component, name, args)
+        if all(_layout(declared) != _layout(earlier) for _, _, earlier in traced):  # a layout of its own
+            traced.append((component, args, declared))
     return tuple(traced)
+
+
+def _layout(declared: dict[tuple[str, str], Any]) -> frozenset[tuple[str, str, Anchor]]:
+    """Where each child's inputs sit, values aside: two configs of one layout teach the same inputs."""
+    return frozenset((*key, anchor) for key, inputs in declared.items() for anchor in _places(inputs))
+
+
+def _places(value: Any, anchor: Anchor = ()) -> Iterable[Anchor]:
+    if isinstance(value, dict):
+        return [place for key, item in value.items() for place in _places(item, (*anchor, str(key)))]
+    if isinstance(value, list):
+        return [place for item in value for place in _places(item, (*anchor, item_of(item)))]
+    return [anchor]
 
 
 def traced_children(component_type: str, name: str) -> frozenset[tuple[str, str]]:
@@ -507,10 +542,15 @@ class _Attribution:
         return [anchors_of(old, new, parse_path(entry.path), entry.old, entry.new) for entry in change.inputs]
 
     def keys_for(
-        self, component: tuple[str, str], record: Record, anchors: frozenset[Anchor], candidates: set[str]
+        self,
+        component: tuple[str, str],
+        record: Record,
+        anchors: frozenset[Anchor],
+        candidates: set[str],
+        unchanged: set[str],
     ) -> set[str]:
         """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
-        place it (IDENTITY: its existence)."""
+        place it (IDENTITY: its existence); a field fed by `unchanged` settings alone did not change."""
         component_type, name = component
         fed = settings_by_component()[component_type]
         same_name = (record["type"], record["name"]) in traced_children(component_type, name)
@@ -518,7 +558,7 @@ class _Attribution:
         # whole list that holds it; another resource altogether is the loosest tie)
         closest_of: dict[str, tuple[int, int]] = {}
         for field, keys in fed.items():
-            if not keys & candidates:
+            if not keys & candidates or keys <= unchanged:
                 continue
             for child_type, child_name, fed_anchor in inputs_fed(component_type, name, field):
                 if child_type != record["type"] or (same_name and child_name != record["name"]):
@@ -558,7 +598,7 @@ def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: di
             [fallback]
             if whole
             else [
-                attribution.keys_for(component, change.record, anchors, settings) or fallback
+                attribution.keys_for(component, change.record, anchors, settings, unchanged) or fallback
                 for anchors in attribution.anchors(change)
             ]
         )

@@ -8,7 +8,10 @@
   setting read on one branch only (the Gateway's proxy-only subnet in the network policies) counts.
   A setting for which no other value builds is taken to feed every field.
 * Args fields -> inputs: the component is declared under the offline engine's mocks with those Args
-  and with one field changed; the children's inputs that change are the ones the field feeds.
+  and with one field changed, once per layout the traced configs give it (one `vllm` container, or
+  one per rank); the children's inputs that change are the ones the field feeds. An input is placed
+  by what its list items are, not where they sit (`containers[vllm-3].args[--max-num-seqs]`), so
+  what one layout teaches holds in another and wherever a flag left out moves the later ones.
 * A change -> settings: the resource belongs to the innermost component around it that the mapping
   builds Args for (the endpoint picker's resources to the Gateway, which builds the picker's Args),
   or is itself a provider built from the config. Its candidates are that component's settings less
@@ -70,7 +73,8 @@ OTHER = _Other()
 
 def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)
     """Values other than `value` of its kind, to change one setting to (a few, since a derived value
-    may not move with every one: `[flexStart, spot]` and `[spot]` are both not Spot-only)."""
+    may not move with every one: a Flex-start-then-Spot list and a Flex-start-only one are both not
+    Spot-only)."""
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, enum.Enum):

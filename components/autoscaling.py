@@ -78,6 +78,8 @@ class MetricsAdapterArgs:
 class MetricsAdapter(pulumi.ComponentResource):
     """Serves custom.metrics.k8s.io and external.metrics.k8s.io from Cloud Monitoring."""
 
+    TYPE = "llm-serving:operations:MetricsAdapter"
+
     namespace: k8s.core.v1.Namespace
     service_account: k8s.core.v1.ServiceAccount
     iam_member: gcp.projects.IAMMember
@@ -87,7 +89,7 @@ class MetricsAdapter(pulumi.ComponentResource):
     api_services: list[k8s.apiregistration.v1.APIService]
 
     def __init__(self, name: str, args: MetricsAdapterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:operations:MetricsAdapter", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         # The engine does not pass retainOnDelete from a component to its children: each child states it.
         retain = args.retain_on_delete or None
         child = pulumi.ResourceOptions(parent=self, retain_on_delete=retain)
@@ -321,10 +323,12 @@ class ServingAutoscalerArgs:
 class ServingAutoscaler(pulumi.ComponentResource):
     """An autoscaling/v2 HPA on a per-pod custom metric; one pod (one A4 node) per step."""
 
+    TYPE = "llm-serving:operations:ServingAutoscaler"
+
     autoscaler: k8s.autoscaling.v2.HorizontalPodAutoscaler
 
     def __init__(self, name: str, args: ServingAutoscalerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:operations:ServingAutoscaler", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.autoscaler = k8s.autoscaling.v2.HorizontalPodAutoscaler(
             f"{name}-hpa",
             metadata=k8s.meta.v1.ObjectMetaArgs(

@@ -148,6 +148,7 @@ def job_script(args: BenchmarkJobArgs) -> str:
 
 
 class BenchmarkJob(pulumi.ComponentResource):
+    TYPE = "llm-serving:benchmark:BenchmarkJob"
     service_account: k8s.core.v1.ServiceAccount
     role: k8s.rbac.v1.Role
     role_binding: k8s.rbac.v1.RoleBinding
@@ -155,7 +156,7 @@ class BenchmarkJob(pulumi.ComponentResource):
     network_policy: k8s.networking.v1.NetworkPolicy
 
     def __init__(self, name: str, args: BenchmarkJobArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:benchmark:BenchmarkJob", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         compute = {"cpu": str(args.cpu), "memory": args.memory, "ephemeral-storage": "10Gi"}
         pod_labels = {**args.labels, BENCHMARK_LABEL: args.job_name}
         child = pulumi.ResourceOptions(parent=self)

@@ -9,7 +9,7 @@ selectors of their own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,49 @@ class ReservationCapacity:
 
 
 CapacitySource = SpotCapacity | FlexStartCapacity | ReservationCapacity
+
+
+@dataclass(frozen=True)
+class CapacityKind:
+    """One kind of A4 capacity source: the registry the config, the Args, the loader and the planner read.
+
+    `type` is how a stack file names it (`capacity.sources[].type`), `source` the component's own
+    source type (its ComputeClass priority: `priority_for`), `preemptible` whether GKE may take a
+    node back at short notice (the pods' grace and drain follow it), `price_setting` the pricing
+    setting that bills a node-hour of it (none: a reservation is billed as `pricing.reservationBilling`
+    says), `label` how plan.md names it."""
+
+    type: str
+    source: Callable[..., CapacitySource]
+    preemptible: bool
+    price_setting: str | None
+    label: str
+
+
+SPOT = CapacityKind("spot", SpotCapacity, preemptible=True, price_setting="spot_per_node_hour", label="Spot")
+FLEX_START = CapacityKind(
+    "flexStart",
+    FlexStartCapacity,
+    preemptible=False,
+    price_setting="flex_start_per_node_hour",
+    label="Flex-start (DWS)",
+)
+RESERVATION = CapacityKind(
+    "reservation", ReservationCapacity, preemptible=False, price_setting=None, label="reservation"
+)
+CAPACITY_KINDS: dict[str, CapacityKind] = {kind.type: kind for kind in (SPOT, FLEX_START, RESERVATION)}
+
+
+def capacity_kind(kind: str) -> CapacityKind:
+    """The kind a stack file names; an unknown one is an error, never another kind by default."""
+    if kind not in CAPACITY_KINDS:
+        raise ValueError(f"unknown capacity source type {kind!r}; known: {', '.join(CAPACITY_KINDS)}")
+    return CAPACITY_KINDS[kind]
+
+
+def capacity_source(kind: str, settings: dict[str, Any]) -> CapacitySource:
+    """The component's source of a kind from its settings (the config's fields but `type`)."""
+    return capacity_kind(kind).source(**settings)
 
 
 def priority_for(source: CapacitySource, zones: Sequence[str], driver_version: str) -> dict[str, Any]:
@@ -88,10 +131,11 @@ class B200CapacityArgs:
 
 
 class B200Capacity(pulumi.ComponentResource):
+    TYPE = "llm-serving:capacity:B200Capacity"
     compute_class: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: B200CapacityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:capacity:B200Capacity", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.compute_class = k8s.apiextensions.CustomResource(
             f"{name}-compute-class",
             api_version="cloud.google.com/v1",

@@ -189,6 +189,7 @@ users:
 
 
 class Cluster(pulumi.ComponentResource):
+    TYPE = "llm-serving:gke:Cluster"
     apis: dict[str, gcp.projects.Service]
     network: gcp.compute.Network
     subnet: gcp.compute.Subnetwork
@@ -203,7 +204,7 @@ class Cluster(pulumi.ComponentResource):
     target: ClusterTarget
 
     def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:gke:Cluster", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
         self.apis = enabled_apis(name, args.project, (*BASE_APIS, *args.extra_apis), child)

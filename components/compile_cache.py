@@ -82,12 +82,13 @@ class CompileCacheArgs:
 
 
 class CompileCache(pulumi.ComponentResource):
+    TYPE = "llm-serving:serving:CompileCache"
     bucket: gcp.storage.Bucket
     service_account: k8s.core.v1.ServiceAccount
     object_user: gcp.storage.BucketIAMMember
 
     def __init__(self, name: str, args: CompileCacheArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:serving:CompileCache", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.bucket_name = bucket_name(args.project, args.cluster_name)
         self.bucket = gcp.storage.Bucket(
             f"{name}-bucket",

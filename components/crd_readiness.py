@@ -62,6 +62,7 @@ class CrdReadinessArgs:
 
 
 class CrdReadiness(pulumi.ComponentResource):
+    TYPE = "llm-serving:gke:CrdReadiness"
     service_account: k8s.core.v1.ServiceAccount
     role: k8s.rbac.v1.ClusterRole
     binding: k8s.rbac.v1.ClusterRoleBinding
@@ -69,7 +70,7 @@ class CrdReadiness(pulumi.ComponentResource):
     job: k8s.batch.v1.Job
 
     def __init__(self, name: str, args: CrdReadinessArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:gke:CrdReadiness", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         labels = {**args.labels, COMPONENT_LABEL: COMPONENT}
         child = pulumi.ResourceOptions(parent=self)
 

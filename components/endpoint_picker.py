@@ -197,6 +197,7 @@ class EndpointPickerArgs:
 
 
 class EndpointPicker(pulumi.ComponentResource):
+    TYPE = "llm-serving:routing:EndpointPicker"
     service_account: k8s.core.v1.ServiceAccount
     roles: list[k8s.rbac.v1.Role]
     role_bindings: list[k8s.rbac.v1.RoleBinding]
@@ -208,7 +209,7 @@ class EndpointPicker(pulumi.ComponentResource):
     monitoring: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: EndpointPickerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:routing:EndpointPicker", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         picker = epp_name(args.pool_name)
         labels = {**args.labels, **chart_labels(args.pool_name)}

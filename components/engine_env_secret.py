@@ -25,10 +25,11 @@ class EngineEnvSecretArgs:
 
 
 class EngineEnvSecret(pulumi.ComponentResource):
+    TYPE = "llm-serving:serving:EngineEnvSecret"
     secret: k8s.core.v1.Secret
 
     def __init__(self, name: str, args: EngineEnvSecretArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:serving:EngineEnvSecret", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         values: dict[str, pulumi.Output[str]] = {key: pulumi.Output.secret(value) for key, value in args.values.items()}
         self.secret = k8s.core.v1.Secret(
             f"{name}-secret",

@@ -132,13 +132,14 @@ def kubeconfig_of(cluster: Any, name: str) -> str:
 
 
 class ExistingCluster(pulumi.ComponentResource):
+    TYPE = "llm-serving:gke:ExistingCluster"
     apis: dict[str, gcp.projects.Service]
     provider: k8s.Provider
     namespace: k8s.core.v1.Namespace
     target: ClusterTarget
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:gke:ExistingCluster", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.apis = enabled_apis(name, args.project, (*BASE_APIS, *args.extra_apis), child)
         # The provider comes from the component's own (`providers=[gcp_provider]`), as for every child.

@@ -149,6 +149,7 @@ def curl_example(address_command: str, namespace: str, model: str, internal: boo
 
 
 class InferenceGateway(pulumi.ComponentResource):
+    TYPE = "llm-serving:routing:InferenceGateway"
     proxy_subnet: gcp.compute.Subnetwork | None
     firewall: gcp.compute.Firewall
     epp_firewall: gcp.compute.Firewall
@@ -162,7 +163,7 @@ class InferenceGateway(pulumi.ComponentResource):
     try_it: pulumi.Output[str]
 
     def __init__(self, name: str, args: InferenceGatewayArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:routing:InferenceGateway", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         # Fixed GCP names: replace by deleting first, or GCP refuses the new one (409 alreadyExists).
         named = pulumi.ResourceOptions(parent=self, delete_before_replace=True)

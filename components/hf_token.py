@@ -19,10 +19,11 @@ class HuggingFaceTokenArgs:
 
 
 class HuggingFaceToken(pulumi.ComponentResource):
+    TYPE = "llm-serving:serving:HuggingFaceToken"
     secret: k8s.core.v1.Secret
 
     def __init__(self, name: str, args: HuggingFaceTokenArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:serving:HuggingFaceToken", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         token: pulumi.Output[str] = pulumi.Output.secret(args.token)
         self.secret = k8s.core.v1.Secret(
             f"{name}-secret",

@@ -105,13 +105,14 @@ class ImageMirrorArgs:
 
 
 class ImageMirror(pulumi.ComponentResource):
+    TYPE = "llm-serving:images:ImageMirror"
     docker_hub: gcp.artifactregistry.Repository
     ghcr: gcp.artifactregistry.Repository
     readers: list[gcp.artifactregistry.RepositoryIamMember]
     addresses: MirrorAddresses
 
     def __init__(self, name: str, args: ImageMirrorArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:images:ImageMirror", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         # The repository id is unique in the project and region: the engine deletes before it replaces.
         named = pulumi.ResourceOptions(parent=self, depends_on=list(args.after), delete_before_replace=True)
         docker_hub_id, ghcr_id = repository_ids(args.cluster_name)

@@ -351,6 +351,7 @@ class ServingMonitoringArgs:
 
 
 class ServingMonitoring(pulumi.ComponentResource):
+    TYPE = "llm-serving:operations:ServingMonitoring"
     dashboard: gcp.monitoring.Dashboard | None
     time_to_ready_metric: gcp.logging.Metric | None
     channel: gcp.monitoring.NotificationChannel | None
@@ -358,7 +359,7 @@ class ServingMonitoring(pulumi.ComponentResource):
     dashboard_url: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: ServingMonitoringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:operations:ServingMonitoring", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.requires))
         self.dashboard = None
         self.dashboard_url = None

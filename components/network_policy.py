@@ -76,11 +76,12 @@ def dns_and_https_egress(https_except: tuple[str, ...]) -> list[k8s.networking.v
 
 
 class ServingNetworkPolicies(pulumi.ComponentResource):
+    TYPE = "llm-serving:serving:NetworkPolicies"
     serving: k8s.networking.v1.NetworkPolicy
     download: k8s.networking.v1.NetworkPolicy
 
     def __init__(self, name: str, args: ServingNetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:serving:NetworkPolicies", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
         def metadata(object_name: str) -> k8s.meta.v1.ObjectMetaArgs:

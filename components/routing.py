@@ -68,6 +68,7 @@ class ClusterIpRoutingArgs:
 
 
 class ClusterIpRouting(pulumi.ComponentResource):
+    TYPE = "llm-serving:routing:ClusterIpRouting"
     service: k8s.core.v1.Service
     internal_service: k8s.core.v1.Service | None
     endpoint: pulumi.Output[str]
@@ -76,7 +77,7 @@ class ClusterIpRouting(pulumi.ComponentResource):
     try_it: str
 
     def __init__(self, name: str, args: ClusterIpRoutingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:routing:ClusterIpRouting", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.service = k8s.core.v1.Service(
             f"{name}-service",
             metadata=k8s.meta.v1.ObjectMetaArgs(

@@ -70,13 +70,14 @@ class ScaleScheduleArgs:
 
 
 class ScaleSchedule(pulumi.ComponentResource):
+    TYPE = "llm-serving:operations:ScaleSchedule"
     service_account: k8s.core.v1.ServiceAccount
     role: k8s.rbac.v1.Role
     role_binding: k8s.rbac.v1.RoleBinding
     cron_jobs: list[k8s.batch.v1.CronJob]
 
     def __init__(self, name: str, args: ScaleScheduleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:operations:ScaleSchedule", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         metadata = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=args.labels)
         self.service_account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=metadata, opts=child)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 
 import pulumi
@@ -113,30 +113,49 @@ class EngineFlags:
     data_parallel_size: int
     tensor_parallel_size: int
     enable_expert_parallel: bool
+    speculative: Speculative | None
+    kv_cache_dtype: str
     max_model_len: int
     max_num_batched_tokens: int
     max_num_seqs: int
-    kv_cache_dtype: str
     gpu_memory_utilization: float
     enable_prefix_caching: bool
     enable_chunked_prefill: bool
     attention_backend: str | None
     optimization_level: int
-    speculative: Speculative | None
     mamba_cache_mode: str | None
     mamba_block_size: int | None
     language_model_only: bool
     moe_backend: str | None
+    estimate_cudagraphs: bool
     # `--max-cudagraph-capture-size` (None: vLLM's default).
     max_cudagraph_capture_size: int | None
     reasoning_parser: str | None
-    estimate_cudagraphs: bool
     stream_interval: int | None
     extra_args: Sequence[str]
     extra_env: Mapping[str, str]
     cpu: str
     memory: str
     ephemeral_storage: str
+
+
+# The one list of engine settings: the flags' fields, in the order a measurement's configuration
+# lists those it matches (stacks/capacity/measurements.py). A serving profile sets all but the ones
+# the stack owns (the image's digest, the port, the CUDA graph capture size and the stream interval,
+# extra flags and environment, the pod's resources).
+ENGINE_FIELDS = tuple(field.name for field in fields(EngineFlags))
+STACK_ENGINE_FIELDS = (
+    "image_digest",
+    "port",
+    "max_cudagraph_capture_size",
+    "stream_interval",
+    "extra_args",
+    "extra_env",
+    "cpu",
+    "memory",
+    "ephemeral_storage",
+)
+PROFILE_ENGINE_FIELDS = tuple(name for name in ENGINE_FIELDS if name not in STACK_ENGINE_FIELDS)
 
 
 def grace_seconds(spot_only: bool) -> int:
@@ -347,12 +366,13 @@ def serving_ports(engine: EngineFlags, per_rank: bool) -> list[int]:
 
 
 class VllmEngine(pulumi.ComponentResource):
+    TYPE = "llm-serving:serving:VllmEngine"
     deployment: k8s.apps.v1.Deployment
     disruption_budget: k8s.policy.v1.PodDisruptionBudget
     pod_monitoring: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: VllmEngineArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:serving:VllmEngine", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         labels = {**args.labels, **args.selector}
         metadata = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels)
         selector = k8s.meta.v1.LabelSelectorArgs(match_labels=args.selector)

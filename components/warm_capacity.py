@@ -43,10 +43,11 @@ class WarmCapacityArgs:
 
 
 class WarmCapacity(pulumi.ComponentResource):
+    TYPE = "llm-serving:operations:WarmCapacity"
     buffer: k8s.apiextensions.CustomResource
 
     def __init__(self, name: str, args: WarmCapacityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:operations:WarmCapacity", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.buffer = k8s.apiextensions.CustomResource(
             f"{name}-buffer",
             api_version=CAPACITY_BUFFER_API_VERSION,

@@ -208,6 +208,7 @@ class ModelWeightsArgs:
 
 
 class ModelWeights(pulumi.ComponentResource):
+    TYPE = "llm-serving:weights:ModelWeights"
     fill_disk: gcp.compute.Disk | None
     fill_volume: k8s.core.v1.PersistentVolume | None
     fill_claim: k8s.core.v1.PersistentVolumeClaim | None
@@ -219,7 +220,7 @@ class ModelWeights(pulumi.ComponentResource):
     claim: k8s.core.v1.PersistentVolumeClaim
 
     def __init__(self, name: str, args: ModelWeightsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("llm-serving:weights:ModelWeights", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.revision_id = weights_id(args.model, args.revision)
         self.object_name = weights_object_name(args.model, args.revision)
         revision_name = f"{name}-{self.revision_id}"

@@ -15,6 +15,7 @@ from typing import Any
 from policies.kubernetes import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
+    PRIORITY_SPOT,
     SPOT_LABEL,
     ZONE_LABELS,
     PodTemplate,
@@ -63,7 +64,7 @@ class ComputeClass:
 
     @property
     def has_spot(self) -> bool:
-        return any(priority.get("spot") is True for priority in self.priorities)
+        return any(priority.get(PRIORITY_SPOT) is True for priority in self.priorities)
 
     @property
     def zones(self) -> set[str] | None:
@@ -128,7 +129,7 @@ def runs_only_on_spot(template: PodTemplate, classes: Mapping[str, ComputeClass]
         return True
     selected = selected_classes(template, classes)
     return bool(selected) and all(
-        compute_class.priorities and all(priority.get("spot") is True for priority in compute_class.priorities)
+        compute_class.priorities and all(priority.get(PRIORITY_SPOT) is True for priority in compute_class.priorities)
         for compute_class in selected
     )
 

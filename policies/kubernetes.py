@@ -16,6 +16,11 @@ SPOT_LABEL = "cloud.google.com/gke-spot"
 FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
 RESERVATION_NAME_LABEL = "cloud.google.com/reservation-name"
 RESERVATION_AFFINITY_LABEL = "cloud.google.com/reservation-affinity"
+# A ComputeClass priority's capacity fields, `priorities[].spot` and `priorities[].flexStart.enabled`
+# (the ComputeClass CRD reference, cloud.google.com/v1:
+# https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass)
+PRIORITY_SPOT = "spot"
+PRIORITY_FLEX_START = "flexStart"
 ZONE_LABELS = ("topology.kubernetes.io/zone", "topology.gke.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {

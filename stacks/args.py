@@ -5,49 +5,58 @@ Args built here, and the derived checks and plan.md read the same values."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any, cast
 
 import pulumi
 
-from components.autoscaling import MetricsAdapterArgs, ServingAutoscalerArgs
+from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
 from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
-from components.benchmark import BenchmarkJobArgs, benchmark_job_name
+from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
 from components.capacity import (
+    COMPUTE_CLASS_SELECTOR,
+    FLEX_START,
+    B200Capacity,
     B200CapacityArgs,
     CapacitySource,
-    FlexStartCapacity,
-    ReservationCapacity,
-    SpotCapacity,
+    capacity_kind,
+    capacity_source,
 )
-from components.cluster import AuthorizedNetwork, ClusterArgs, ClusterTarget
+from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, node_service_account_id
 from components.compile_cache import API as CLOUD_STORAGE_API
-from components.compile_cache import CacheMount, CompileCacheArgs
-from components.crd_readiness import PLATFORM_CRDS, CrdReadinessArgs, platform_crds_job_name
-from components.engine_env_secret import EngineEnvSecretArgs, engine_env_secret_name
-from components.existing_cluster import ExistingClusterArgs
-from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGatewayArgs
-from components.hf_token import HuggingFaceTokenArgs
+from components.compile_cache import CacheMount, CompileCache, CompileCacheArgs, bucket_name
+from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
+from components.engine_env_secret import EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
+from components.existing_cluster import ExistingCluster, ExistingClusterArgs
+from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGateway, InferenceGatewayArgs
+from components.hf_token import SECRET_KEY as TOKEN_SECRET_KEY
+from components.hf_token import SECRET_NAME as TOKEN_SECRET_NAME
+from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
 from components.image_mirror import API as ARTIFACT_REGISTRY_API
-from components.image_mirror import ImageMirrorArgs, MirrorAddresses, through_mirror
+from components.image_mirror import ImageMirror, ImageMirrorArgs, MirrorAddresses, through_mirror
 from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, ServingQueries
 from components.monitoring import (
     AlertThresholds,
+    ServingMonitoring,
     ServingMonitoringArgs,
     TimeToReady,
     serving_alerts,
     serving_charts,
 )
-from components.network_policy import ServingNetworkPoliciesArgs
-from components.routing import ClusterIpRoutingArgs
-from components.schedule import ScaleScheduleArgs, ScaleStep
+from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
+from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
+from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME as VLLM_CONTAINER
 from components.vllm import (
+    ENGINE_FIELDS,
     MODEL_LOAD_MINUTES,
     NODE_PROVISIONING_MINUTES,
     PORT_NAME,
     EngineFlags,
     Speculative,
+    VllmEngine,
     VllmEngineArgs,
     drain_seconds,
     engine_args,
@@ -55,15 +64,21 @@ from components.vllm import (
     grace_seconds,
     serving_ports,
 )
-from components.warm_capacity import WarmCapacityArgs
-from components.weights import DownloaderArgs, ModelWeightsArgs, local_model_path
+from components.warm_capacity import WarmCapacity, WarmCapacityArgs
+from components.weights import (
+    DownloaderArgs,
+    ModelWeights,
+    ModelWeightsArgs,
+    download_job_name,
+    local_model_path,
+    serving_volume_name,
+)
 from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
 from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
-from stacks.config.capacity import FlexStartSource, ReservationSource
-from stacks.config.engine import EngineConfig, capture_size
+from stacks.config.engine import EngineConfig, SpeculativeConfig, capture_size
 from stacks.config.operations import NODE_PROVISIONING_SECONDS, AutoscalingMetric
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -92,6 +107,11 @@ def gcp_labels(config: StackConfig) -> dict[str, str]:
     return {"app": APP_NAME, "environment": config.environment.value, "managed-by": "pulumi"}
 
 
+def gcp_provider_args(config: StackConfig) -> dict[str, Any]:
+    """The GCP provider's arguments: every GCP resource's project, region and labels by default."""
+    return {"project": config.project, "region": config.region, "default_labels": gcp_labels(config)}
+
+
 def gateway_mode(config: StackConfig) -> bool:
     return config.routing.mode is RoutingMode.gateway
 
@@ -107,8 +127,8 @@ def internal_load_balancer_ranges(config: StackConfig) -> tuple[str, ...]:
 
 
 def spot_only(config: StackConfig) -> bool:
-    """Every capacity source is Spot: the serving pods cannot land on longer-lived capacity."""
-    return all(source.type == "spot" for source in config.capacity.sources)
+    """Every capacity source is preemptible (Spot): the serving pods cannot land on longer-lived capacity."""
+    return all(capacity_kind(source.type).preemptible for source in config.capacity.sources)
 
 
 def serve_arguments(config: StackConfig) -> list[str]:
@@ -122,42 +142,24 @@ def serve_arguments(config: StackConfig) -> list[str]:
 
 
 def engine_flags(engine: EngineConfig, concurrency_per_node: int | None = None) -> EngineFlags:
-    """The component's engine settings; `concurrency_per_node` (workload.concurrencyPerNode) resolves a
-    capture size matched to the workload."""
-    speculative = engine.speculative
-    return EngineFlags(
-        image=engine.image,
-        image_digest=engine.image_digest,
-        port=engine.port,
-        data_parallel_size=engine.data_parallel_size,
-        tensor_parallel_size=engine.tensor_parallel_size,
-        enable_expert_parallel=engine.enable_expert_parallel,
-        max_model_len=engine.max_model_len,
-        max_num_batched_tokens=engine.max_num_batched_tokens,
-        max_num_seqs=engine.max_num_seqs,
-        kv_cache_dtype=engine.kv_cache_dtype.value,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-        enable_prefix_caching=engine.enable_prefix_caching,
-        enable_chunked_prefill=engine.enable_chunked_prefill,
-        attention_backend=engine.attention_backend,
-        optimization_level=engine.optimization_level,
-        speculative=None
-        if speculative is None
-        else Speculative(speculative.method, speculative.num_speculative_tokens),
-        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
-        mamba_block_size=engine.mamba_block_size,
-        language_model_only=engine.language_model_only,
-        moe_backend=engine.moe_backend,
-        max_cudagraph_capture_size=capture_size(engine, concurrency_per_node),
-        reasoning_parser=engine.reasoning_parser,
-        estimate_cudagraphs=engine.estimate_cudagraphs,
-        stream_interval=engine.stream_interval,
-        extra_args=tuple(engine.extra_args),
-        extra_env=dict(engine.extra_env),
-        cpu=engine.cpu,
-        memory=engine.memory,
-        ephemeral_storage=engine.ephemeral_storage,
-    )
+    """The engine settings as the component's flags: each field of the one list (components/vllm.py
+    ENGINE_FIELDS) from the engine setting of its name; `concurrency_per_node`
+    (workload.concurrencyPerNode) resolves a capture size matched to the workload."""
+    flags = {name: _flag(getattr(engine, name)) for name in ENGINE_FIELDS}
+    flags["max_cudagraph_capture_size"] = capture_size(engine, concurrency_per_node)
+    return EngineFlags(**flags)
+
+
+def _flag(value: Any) -> Any:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, SpeculativeConfig):
+        return Speculative(value.method, value.num_speculative_tokens)
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
 
 
 def mirrored_downloader(config: StackConfig, mirror: MirrorAddresses | None) -> DownloaderArgs:
@@ -187,23 +189,18 @@ def flex_start_recycling_seconds(pods: int) -> int:
 
 
 def capacity_sources(sources: Sequence[CapacitySourceConfig], most_pods: int) -> list[CapacitySource]:
-    """The stack's capacity fallback order as the capacity component's own source types (a Flex-start
-    recycling lead left null covers moving `most_pods` pods)."""
-    result: list[CapacitySource] = []
-    for source in sources:
-        if isinstance(source, ReservationSource):
-            result.append(ReservationCapacity(name=source.name, project=source.project))
-        elif isinstance(source, FlexStartSource):
-            result.append(
-                FlexStartCapacity(
-                    node_recycling_lead_time_seconds=source.node_recycling_lead_time_seconds
-                    or flex_start_recycling_seconds(most_pods),
-                    max_run_duration_seconds=source.max_run_duration_seconds,
-                )
-            )
-        else:
-            result.append(SpotCapacity())
-    return result
+    """The stack's capacity fallback order as the capacity component's own source types (an unknown
+    kind is an error: components/capacity.py CAPACITY_KINDS; a Flex-start recycling lead left null
+    covers moving `most_pods` pods)."""
+    return [capacity_source(source.type, source_settings(source, most_pods)) for source in sources]
+
+
+def source_settings(source: CapacitySourceConfig, most_pods: int) -> dict[str, Any]:
+    """A source's settings for its component type (the config's fields but `type`)."""
+    settings = source.model_dump(exclude={"type"})
+    if source.type == FLEX_START.type and settings["node_recycling_lead_time_seconds"] is None:
+        settings["node_recycling_lead_time_seconds"] = flex_start_recycling_seconds(most_pods)
+    return settings
 
 
 # The cluster: created by the stack, or looked up (`cluster.existing`).
@@ -467,7 +464,9 @@ def routing_args(config: StackConfig) -> ClusterIpRoutingArgs:
 
 def gateway_args(
     config: StackConfig,
-    target: ClusterTarget,
+    network: pulumi.Input[str],
+    pods_cidr: pulumi.Input[str],
+    namespace: pulumi.Input[str],
     subnet: ProxySubnet | None = None,
     mirror: MirrorAddresses | None = None,
 ) -> InferenceGatewayArgs:
@@ -477,9 +476,9 @@ def gateway_args(
         project=config.project,
         region=config.region,
         cluster_name=config.cluster.name,
-        network=target.network,
-        pods_cidr=target.pods_cidr,
-        namespace=target.namespace,
+        network=network,
+        pods_cidr=pods_cidr,
+        namespace=namespace,
         pool_name=config.routing.service_name,
         pod_labels=serving_selector(config),
         serving_ports=serving_port_list(config),
@@ -700,3 +699,58 @@ def monitoring_args(
         labels=gcp_labels(config),
         requires=list(requires),
     )
+
+
+# Every component's Args from the config alone, by component (and the GCP provider's arguments, by
+# its type): what the preview follows to name the stack settings behind a change
+# (commands/preview/setting_sources.py). A value the composition takes from another component at
+# run time stands in by what it is made of (the namespace is the cluster's `cluster.namespace`, the
+# weights claim is named from the weights settings, the network from the cluster's name, the compile
+# cache's bucket from the project and cluster name); the mirror's addresses and a looked-up proxy-only
+# subnet are not stack settings (the image mirror's and the look-up's own inputs are).
+PROVIDER_ARGS_OF_CONFIG: dict[str, Callable[[StackConfig], dict[str, Any]]] = {
+    "pulumi:providers:gcp": gcp_provider_args
+}
+ARGS_OF_CONFIG: dict[type[pulumi.ComponentResource], Callable[[StackConfig], Any]] = {
+    Cluster: cluster_args,
+    ExistingCluster: existing_cluster_args,
+    ImageMirror: lambda config: image_mirror_args(
+        config, f"{node_service_account_id(config.cluster.name)}@{config.project}.iam.gserviceaccount.com", after=()
+    ),
+    HuggingFaceToken: lambda config: hf_token_args(
+        config,
+        config.cluster.namespace,
+        cast("pulumi.Output[str]", ""),  # the token is no stack setting
+    ),
+    CrdReadiness: lambda config: platform_crds_args(config, config.cluster.namespace),
+    B200Capacity: lambda config: capacity_args(config, after=()),
+    ModelWeights: lambda config: weights_args(config, config.cluster.namespace, TOKEN_SECRET_NAME, TOKEN_SECRET_KEY),
+    CompileCache: lambda config: compile_cache_args(
+        config, config.cluster.namespace, "", f"{config.project}.svc.id.goog", after=()
+    ),
+    VllmEngine: lambda config: vllm_engine_args(
+        config,
+        config.cluster.namespace,
+        local_model_path(config.weights.mount_path, config.weights.model),
+        serving_volume_name(config.weights.model, config.weights.revision, config.zones, config.weights.size_gib),
+        {COMPUTE_CLASS_SELECTOR: config.capacity.compute_class_name},
+        after=(),
+        compile_cache=compile_cache_mount(config, bucket_name(config.project, config.cluster.name))
+        if config.startup.compile_cache.enabled
+        else None,
+    ),
+    EngineEnvSecret: lambda config: engine_env_secret_args(config, config.cluster.namespace),
+    ServingNetworkPolicies: lambda config: network_policies_args(config, config.cluster.namespace),
+    ClusterIpRouting: routing_args,
+    InferenceGateway: lambda config: gateway_args(
+        config, config.cluster.name, config.cluster.network.pods_cidr, config.cluster.namespace
+    ),
+    BenchmarkJob: benchmark_args,
+    MetricsAdapter: lambda config: metrics_adapter_args(config, "", f"{config.project}.svc.id.goog"),
+    ServingAutoscaler: autoscaler_args,
+    WarmCapacity: warm_capacity_args,
+    ScaleSchedule: schedule_args,
+    ServingMonitoring: lambda config: monitoring_args(
+        config, download_job_name(config.weights.model, config.weights.revision), requires=()
+    ),
+}

@@ -35,7 +35,7 @@ from stacks.args import (
     existing_cluster_args,
     gateway_args,
     gateway_mode,
-    gcp_labels,
+    gcp_provider_args,
     hf_token_args,
     image_mirror_args,
     looks_up_proxy_subnet,
@@ -68,13 +68,7 @@ def build(
 ) -> dict[str, pulumi.Input[object]]:
     """Declare every resource of the stack and return the stack outputs. Logical names start with
     `name`; `opts` (e.g. a parent) goes under every top-level declaration."""
-    gcp_provider = gcp.Provider(
-        gcp_provider_name,
-        project=config.project,
-        region=config.region,
-        default_labels=gcp_labels(config),
-        opts=opts,
-    )
+    gcp_provider = gcp.Provider(gcp_provider_name, **gcp_provider_args(config), opts=opts)
     target = declare_cluster(config, gcp_provider, name, opts)
     outputs: dict[str, pulumi.Input[object]] = {
         "project": config.project,
@@ -203,7 +197,7 @@ def build_serving(
     else:
         inference_gateway = InferenceGateway(
             f"{name}-gateway",
-            gateway_args(config, target, subnet, mirror),
+            gateway_args(config, target.network, target.pods_cidr, target.namespace, subnet, mirror),
             opts=options(opts, providers=[gcp_provider, target.provider]),
         )
         outputs["gatewayAddressCommand"] = inference_gateway.address_command

@@ -88,6 +88,8 @@ class ResourceChange:
     inputs: list[InputChange] = field(default_factory=list)
     replaced_because: list[str] = field(default_factory=list)
     config_keys: set[str] = field(default_factory=set)
+    # why no stack setting is named (commands/preview/setting_sources.py)
+    no_config_keys: str = ""
     delete_before_replace: bool = False
     # why the replacement deletes first: the option, pulumi-kubernetes, the GCP bridge or the engine
     # (a dependent of a resource replaced delete-first)
@@ -125,6 +127,8 @@ class ResourceChange:
                 entry["deletedFirstWith"] = self.deleted_first_with
         if self.config_keys:
             entry["configKeys"] = sorted(self.config_keys)
+        elif self.no_config_keys:
+            entry["noConfigKeys"] = self.no_config_keys
         if self.no_rule:
             entry["noRule"] = True
         if self.effect:

@@ -156,6 +156,8 @@ def changes_markdown(result: Preview) -> str:
                     lines.append(f"  - deleted first by {change.delete_first_by}")
             if change.config_keys:
                 lines.append(f"  - stack setting: {', '.join(sorted(change.config_keys))}")
+            elif change.no_config_keys:
+                lines.append(f"  - stack setting: none ({change.no_config_keys})")
             if change.effect:
                 lines.append(f"  - the provider: {change.effect.says} ({change.effect.source})")
             if action in ("update", "replace"):

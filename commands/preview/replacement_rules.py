@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from commands.engine.property_paths import parse_path, path_touches
+from commands.engine.property_paths import path_touches
 
 ShrinkTest = Callable[[Any, Any], bool]
 
@@ -376,109 +376,3 @@ def rule_for(resource_type: str) -> ReplacementRule | None:
 def is_kubernetes_object(resource_type: str) -> bool:
     """A Kubernetes API object diffed by the provider's object Diff (not a Helm release, not the provider)."""
     return resource_type.startswith("kubernetes:") and not resource_type.startswith("kubernetes:helm.sh/")
-
-
-# Which stack setting feeds which input: lets a replacement or refusal name the key to revert.
-# (resource type, input path prefix, config key). A type may be qualified by its parents as in the
-# URN (`llm-serving:serving:VllmEngine$kubernetes:apps/v1:Deployment`) where the stack declares
-# several resources of that type from different settings (the cluster's subnet and the gateway's
-# proxy-only subnet; the serving Deployment and the endpoint picker's); it then matches only those.
-_CLUSTER = "llm-serving:gke:Cluster$"
-_EXISTING = "llm-serving:gke:ExistingCluster$"
-_GATEWAY = "llm-serving:routing:InferenceGateway$"
-_ENGINE = "llm-serving:serving:VllmEngine$"
-_PICKER = "llm-serving:routing:EndpointPicker$"
-SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
-CONFIG_SOURCES: tuple[tuple[str, str, str], ...] = (
-    ("gcp:container/cluster:Cluster", "name", "cluster.name"),
-    ("gcp:container/cluster:Cluster", "location", "region"),
-    ("gcp:container/cluster:Cluster", "project", "project"),
-    ("gcp:container/cluster:Cluster", "releaseChannel", "cluster.releaseChannel"),
-    ("gcp:container/cluster:Cluster", "minMasterVersion", "cluster.minMasterVersion"),
-    ("gcp:container/cluster:Cluster", "deletionProtection", "cluster.deletionProtection"),
-    ("gcp:container/cluster:Cluster", "gatewayApiConfig", "routing.mode"),
-    ("gcp:container/cluster:Cluster", "privateClusterConfig", "cluster.privateNodes"),
-    ("gcp:container/cluster:Cluster", "masterAuthorizedNetworksConfig", "cluster.authorizedNetworks"),
-    ("gcp:compute/network:Network", "name", "cluster.name"),
-    ("gcp:compute/network:Network", "project", "project"),
-    (SUBNETWORK, "name", "cluster.name"),
-    (SUBNETWORK, "region", "region"),
-    (SUBNETWORK, "project", "project"),
-    (_CLUSTER + SUBNETWORK, "ipCidrRange", "cluster.network.subnetCidr"),
-    (_CLUSTER + SUBNETWORK, "secondaryIpRanges[0]", "cluster.network.podsCidr"),
-    (_CLUSTER + SUBNETWORK, "secondaryIpRanges[1]", "cluster.network.servicesCidr"),
-    (_GATEWAY + SUBNETWORK, "ipCidrRange", "routing.gateway.proxySubnetCidr"),
-    (_GATEWAY + "gcp:compute/firewall:Firewall", "sourceRanges", "routing.gateway.proxySubnetCidr"),
-    ("gcp:compute/disk:Disk", "name", "weights.model"),
-    ("gcp:compute/disk:Disk", "name", "weights.revision"),
-    ("gcp:compute/disk:Disk", "name", "cluster.name"),
-    ("gcp:compute/disk:Disk", "zone", "zones"),
-    ("gcp:compute/disk:Disk", "size", "weights.sizeGib"),
-    ("gcp:compute/disk:Disk", "provisionedThroughput", "weights.throughputMibps"),
-    ("gcp:compute/disk:Disk", "deletionPolicy", "weights.protect"),
-    ("gcp:compute/disk:Disk", "project", "project"),
-    ("gcp:compute/image:Image", "deletionPolicy", "weights.protect"),
-    ("gcp:compute/snapshot:Snapshot", "name", "weights.model"),
-    ("gcp:compute/snapshot:Snapshot", "name", "weights.revision"),
-    ("gcp:compute/snapshot:Snapshot", "name", "cluster.name"),
-    ("gcp:compute/snapshot:Snapshot", "zone", "zones"),
-    ("gcp:compute/snapshot:Snapshot", "project", "project"),
-    ("gcp:projects/service:Service", "project", "project"),
-    (_CLUSTER + "kubernetes:core/v1:Namespace", "metadata.name", "cluster.namespace"),
-    (_EXISTING + "kubernetes:core/v1:Namespace", "metadata.name", "cluster.namespace"),
-    ("kubernetes:core/v1:PersistentVolume", "metadata.name", "weights.revision"),
-    ("kubernetes:core/v1:PersistentVolumeClaim", "metadata.name", "weights.revision"),
-    ("kubernetes:batch/v1:Job", "metadata.name", "weights.revision"),
-    (_ENGINE + DEPLOYMENT, "spec.replicas", "capacity.nodes"),
-    (_ENGINE + DEPLOYMENT, "spec.progressDeadlineSeconds", "capacity.nodes"),
-    (_ENGINE + DEPLOYMENT, "spec.progressDeadlineSeconds", "capacity.sources"),
-    (_ENGINE + DEPLOYMENT, "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
-    (_ENGINE + DEPLOYMENT, "spec.template.spec.containers", "engine"),
-    (_PICKER + DEPLOYMENT, "spec.replicas", "routing.gateway.eppReplicas"),
-    (_PICKER + DEPLOYMENT, "spec.template.spec.terminationGracePeriodSeconds", "capacity.sources"),
-    (_PICKER + DEPLOYMENT, "metadata.annotations", "routing.gateway.eppReplicas"),
-    (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].image", "routing.gateway.eppImage"),
-    (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].resources", "routing.gateway.eppCpu"),
-    (_PICKER + DEPLOYMENT, "spec.template.spec.containers[*].resources", "routing.gateway.eppMemory"),
-    ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities", "capacity.sources"),
-    ("kubernetes:cloud.google.com/v1:ComputeClass", "spec.priorities[*].location.zones", "zones"),
-    ("kubernetes:cloud.google.com/v1:ComputeClass", "metadata.name", "capacity.computeClassName"),
-    ("kubernetes:core/v1:Service", "metadata.name", "routing.serviceName"),
-)
-
-
-def unqualified(resource_type: str) -> str:
-    """`parent$...$type` -> `type`."""
-    return resource_type.rsplit("$", 1)[-1]
-
-
-def _applies(entry_type: str, qualified_type: str) -> bool:
-    return qualified_type == entry_type or qualified_type.endswith("$" + entry_type)
-
-
-# Inputs whose value, not their path, says which setting feeds them: (type, path prefix, value prefix,
-# config key). vLLM's drain follows the pods' grace, which the capacity sources decide.
-CONFIG_SOURCES_BY_VALUE: tuple[tuple[str, str, str, str], ...] = (
-    (_ENGINE + DEPLOYMENT, "spec.template.spec.containers", "--shutdown-timeout=", "capacity.sources"),
-)
-
-
-def config_keys_for(resource_type: str, path: str, value: object = None) -> list[str]:
-    """The settings that may feed `path` (holding `value`) of a resource of `resource_type` (the
-    URN's type part, parents included, or a bare type): those of the most specific entry holding it,
-    else of every entry inside it (a whole list replaced)."""
-    for type_, prefix, value_prefix, key in CONFIG_SOURCES_BY_VALUE:
-        if _applies(type_, resource_type) and path_touches(prefix, path) and str(value).startswith(value_prefix):
-            return [key]
-    changed = len(parse_path(path))
-    entries = [
-        (len(parse_path(prefix)), key)
-        for type_, prefix, key in CONFIG_SOURCES
-        if _applies(type_, resource_type) and path_touches(prefix, path)
-    ]
-    holding = [(length, key) for length, key in entries if length <= changed]
-    if not holding:
-        return sorted({key for _, key in entries})
-    longest = max(length for length, _ in holding)
-    return sorted({key for length, key in holding if length == longest})

@@ -58,12 +58,14 @@ from commands.preview.changes import (
 )
 from commands.preview.computed_fields import computed_fields_holding
 from commands.preview.provider_effects import delete_effect, update_effect
-from commands.preview.replacement_rules import config_keys_for, is_kubernetes_object, rule_for
+from commands.preview.replacement_rules import is_kubernetes_object, rule_for
+from commands.preview.setting_sources import name_settings
 
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"
 BY_ENGINE = "the engine (replaced with {root}, which is deleted first)"
+FOLLOWS_A_REPLACEMENT = "it follows the replacement of what it depends on, whose change names no setting"
 
 
 def _by_name(records: list[Record]) -> dict[str, Record]:
@@ -179,7 +181,6 @@ class UpdatePlanner:
         self.old_urn_of_name = _urn_of_name(old)
         self.changes: dict[str, ResourceChange] = {}
         self.kept: list[KeptValue] = []
-        self.candidate_keys: list[tuple[ResourceChange, list[str]]] = []
 
     def plan(self) -> tuple[list[ResourceChange], int]:
         for urn in sorted(set(self.old) | set(self.new)):
@@ -192,8 +193,11 @@ class UpdatePlanner:
                 )
             else:
                 self._diff(urn)
-        self._attribute_settings()
+        name_settings([change for change in self.changes.values() if change.action != "same"], self.old, self.new)
         self._propagate_replacements()
+        for change in self.changes.values():
+            if change.action != "same" and not change.config_keys and not change.no_config_keys:
+                change.no_config_keys = FOLLOWS_A_REPLACEMENT
         for change in self.changes.values():
             if change.action == "replace":
                 change.delete_first_by = self._delete_first_by(change)
@@ -270,20 +274,11 @@ class UpdatePlanner:
             change.inputs.append(
                 InputChange(path, old_value, new_value, replaces, ProviderEffect(*effect) if effect else None)
             )
-            self.candidate_keys.append((change, config_keys_for(urn.rsplit("::", 1)[0], path, new_value)))
             if replaces:
                 change.replaced_because.append(f"{path} changed")
         if change.inputs:
             change.action = "replace" if change.replaced_because else "update"
         self.changes[urn] = change
-
-    def _attribute_settings(self) -> None:
-        """Name the stack settings behind each change. Where an input is fed by several settings (a
-        weights disk name by `cluster.name` and `weights.revision`), keep those that are the only
-        candidate for some other change in the same update, when there are any."""
-        certain = {keys[0] for _, keys in self.candidate_keys if len(keys) == 1}
-        for change, keys in self.candidate_keys:
-            change.config_keys.update([key for key in keys if key in certain] or keys)
 
     def _propagate_replacements(self) -> None:
         """Replacements spread through providers and through inputs built from replaced outputs."""

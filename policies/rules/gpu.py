@@ -32,6 +32,8 @@ from policies.kubernetes import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
     FLEX_START_LABEL,
+    PRIORITY_FLEX_START,
+    PRIORITY_SPOT,
     RESERVATION_AFFINITY_LABEL,
     RESERVATION_NAME_LABEL,
     SPOT_LABEL,
@@ -116,14 +118,14 @@ B200_PODS_REQUEST_EIGHT = StackValidationPolicy(
 
 def _on_demand_reason(priority: Any) -> str | None:
     """Why a ComputeClass priority would ask for on-demand capacity (None: it does not)."""
-    if priority.get("spot") is True or dig(priority, "flexStart", "enabled") is True:
+    if priority.get(PRIORITY_SPOT) is True or dig(priority, PRIORITY_FLEX_START, "enabled") is True:
         return None
     affinity = as_text(dig(priority, "reservations", "affinity"))
     if affinity == "Specific" and as_list(dig(priority, "reservations", "specific")):
         return None
     if affinity:
         return f"reservations.affinity {affinity} falls back to on-demand"
-    return "has none of spot, flexStart or a specific reservation"
+    return f"has none of {PRIORITY_SPOT}, {PRIORITY_FLEX_START} or a specific reservation"
 
 
 def _b200_never_on_demand(args: ResourceValidationArgs, report: ReportViolation) -> None:

@@ -17,14 +17,17 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_type_hints
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 from common import input_files
 from components import startup_report
+from components.vllm import ENGINE_FIELDS, EngineFlags
 from stacks.config.base import ConfigModel
 from stacks.config.engine import capture_size, default_capture_size
 from stacks.config.releases import image_release
@@ -41,43 +44,85 @@ Unknown = Literal["unknown"]
 MEASUREMENT_ID = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
 
-class Configuration(ConfigModel):
-    """What a measurement was taken at; a stack's own is computed by `configuration_of`.
-    `unknown` marks a field its source does not give. engine.reasoningParser is left out on purpose:
-    it splits chat output text after generation, and the benchmark's /v1/completions requests never
-    run it (docs/profiles.md)."""
+# The engine settings a measurement matches on: the engine's one field list (components/vllm.py
+# ENGINE_FIELDS, in its order), under the file's own names where they differ, less those that leave
+# throughput alone or are matched another way.
+MEASURED_AS = {
+    "enable_expert_parallel": "expert_parallel",
+    "enable_prefix_caching": "prefix_caching",
+    "enable_chunked_prefill": "chunked_prefill",
+}
+NOT_MEASURED = frozenset(
+    {
+        "image",  # matched by its release (vllmRelease)
+        "image_digest",
+        "port",
+        # splits chat output text after generation on the API server; the benchmark's plain
+        # /v1/completions requests never run it (docs/profiles.md)
+        "reasoning_parser",
+        "cpu",
+        "memory",
+        "ephemeral_storage",
+    }
+)
+MEASURED_ENGINE_FIELDS = tuple(name for name in ENGINE_FIELDS if name not in NOT_MEASURED)
+# a setting a measurement writes otherwise than the flag's own type
+WRITTEN_AS: dict[str, Any] = {
+    "speculative": str,
+    "stream_interval": int,
+    "extra_args": list[str],
+    "extra_env": dict[str, str],
+}
+DESCRIBED_AS = {
+    "speculative": "`off` or `mtp-N` (engine.speculative).",
+    "attention_backend": "engine.attentionBackend (null: vLLM's choice).",
+    "max_cudagraph_capture_size": "engine.maxCudagraphCaptureSize as a number; null: vLLM's default capture sizes "
+    "(also an explicit size equal to 0.19.0's default, which captures the same graphs).",
+    "stream_interval": "engine.streamInterval (1, vLLM's default, when the stack leaves it out).",
+}
+# settings added after the first measurements were written: what an entry without them ran at
+WRITTEN_BEFORE = {"max_cudagraph_capture_size": None, "stream_interval": 1}
 
+
+def _measured_field(name: str) -> tuple[Any, Any]:
+    """An engine setting as a measurement's field: its type, `unknown` allowed, and its description."""
+    written = WRITTEN_AS.get(name, get_type_hints(EngineFlags)[name])
+    nullable = type(None) in get_args(written)
+    if nullable:
+        written = Union[tuple(kind for kind in get_args(written) if kind is not type(None))]  # noqa: UP007
+    annotation = written | Unknown | None if nullable else written | Unknown
+    description = DESCRIBED_AS.get(name, f"engine.{to_camel(name)}")
+    if name in WRITTEN_BEFORE:
+        return annotation, Field(default=WRITTEN_BEFORE[name], description=description)
+    return annotation, Field(description=description)
+
+
+class _Measured(ConfigModel):
     profile: str = Field(description="The serving profile (`profile`).")
     model: str = Field(description="The checkpoint (weights.model).")
     vllm_release: str = Field(description="The vLLM release the figures stand for (engine.image's tag).")
-    data_parallel_size: int | Unknown = Field(description="engine.dataParallelSize")
-    tensor_parallel_size: int | Unknown = Field(description="engine.tensorParallelSize")
-    expert_parallel: bool | Unknown = Field(description="engine.enableExpertParallel")
-    speculative: str | Unknown = Field(description="`off` or `mtp-N` (engine.speculative).")
-    kv_cache_dtype: str | Unknown = Field(description="engine.kvCacheDtype")
-    max_model_len: int | Unknown = Field(description="engine.maxModelLen")
-    max_num_batched_tokens: int | Unknown = Field(description="engine.maxNumBatchedTokens")
-    max_num_seqs: int | Unknown = Field(description="engine.maxNumSeqs")
-    gpu_memory_utilization: float | Unknown = Field(description="engine.gpuMemoryUtilization")
-    prefix_caching: bool | Unknown = Field(description="engine.enablePrefixCaching")
-    chunked_prefill: bool | Unknown = Field(description="engine.enableChunkedPrefill")
-    attention_backend: str | Unknown | None = Field(description="engine.attentionBackend (null: vLLM's choice).")
-    optimization_level: int | Unknown = Field(description="engine.optimizationLevel")
-    mamba_cache_mode: str | Unknown | None = Field(description="engine.mambaCacheMode")
-    mamba_block_size: int | Unknown | None = Field(description="engine.mambaBlockSize")
-    language_model_only: bool | Unknown = Field(description="engine.languageModelOnly")
-    moe_backend: str | Unknown | None = Field(description="engine.moeBackend")
-    estimate_cudagraphs: bool | Unknown = Field(description="engine.estimateCudagraphs")
-    max_cudagraph_capture_size: int | Unknown | None = Field(
-        default=None,
-        description="engine.maxCudagraphCaptureSize as a number; null: vLLM's default capture sizes (also an explicit "
-        "size equal to 0.19.0's default, which captures the same graphs).",
+
+
+if TYPE_CHECKING:
+
+    class _MeasuredEngine(_Measured):
+        """The engine settings, as the type checker sees them: built at import from the one list."""
+
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    _MeasuredEngine = create_model(
+        "_MeasuredEngine",
+        __base__=_Measured,
+        **{MEASURED_AS.get(name, name): _measured_field(name) for name in MEASURED_ENGINE_FIELDS},
     )
-    stream_interval: int | Unknown = Field(
-        default=1, description="engine.streamInterval (1, vLLM's default, when the stack leaves it out)."
-    )
-    extra_args: list[str] | Unknown = Field(description="engine.extraArgs")
-    extra_env: dict[str, str] | Unknown = Field(description="engine.extraEnv")
+
+
+class Configuration(_MeasuredEngine):
+    """What a measurement was taken at; a stack's own is computed by `configuration_of`.
+    `unknown` marks a field its source does not give. The engine settings between `vllmRelease` and
+    `dataset` are the engine's field list (MEASURED_ENGINE_FIELDS)."""
+
     dataset: str | Unknown = Field(description="The benchmark's prompts (benchmark.dataset).")
     input_tokens: int | Unknown = Field(description="Mean prompt tokens (benchmark.inputLen).")
     output_tokens: int | Unknown = Field(description="Mean output tokens (benchmark.outputLen).")
@@ -293,6 +338,22 @@ def capture_setting(config: StackConfig, release: str | None) -> int | None:
     return None if size == default_capture_size(config.engine, release) else size
 
 
+def _measured_value(config: StackConfig, name: str, release: str | None) -> Any:
+    """An engine setting as a measurement writes it."""
+    if name == "speculative":
+        return _speculative(config)
+    if name == "max_cudagraph_capture_size":
+        return capture_setting(config, release)
+    if name == "stream_interval":
+        return config.engine.stream_interval or 1
+    value = getattr(config.engine, name)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return dict(sorted(value.items()))
+    return list(value) if isinstance(value, list) else value
+
+
 def configuration_of(
     config: StackConfig, routing: RoutingMode | None = None, nodes: int | None = None
 ) -> Configuration:
@@ -308,28 +369,7 @@ def configuration_of(
         profile=config.profile.value,
         model=config.weights.model,
         vllm_release=release or UNKNOWN,
-        data_parallel_size=engine.data_parallel_size,
-        tensor_parallel_size=engine.tensor_parallel_size,
-        expert_parallel=engine.enable_expert_parallel,
-        speculative=_speculative(config),
-        kv_cache_dtype=engine.kv_cache_dtype.value,
-        max_model_len=engine.max_model_len,
-        max_num_batched_tokens=engine.max_num_batched_tokens,
-        max_num_seqs=engine.max_num_seqs,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-        prefix_caching=engine.enable_prefix_caching,
-        chunked_prefill=engine.enable_chunked_prefill,
-        attention_backend=engine.attention_backend,
-        optimization_level=engine.optimization_level,
-        mamba_cache_mode=None if engine.mamba_cache_mode is None else engine.mamba_cache_mode.value,
-        mamba_block_size=engine.mamba_block_size,
-        language_model_only=engine.language_model_only,
-        moe_backend=engine.moe_backend,
-        estimate_cudagraphs=engine.estimate_cudagraphs,
-        max_cudagraph_capture_size=capture_setting(config, release),
-        stream_interval=engine.stream_interval or 1,
-        extra_args=list(engine.extra_args),
-        extra_env=dict(sorted(engine.extra_env.items())),
+        **{MEASURED_AS.get(name, name): _measured_value(config, name, release) for name in MEASURED_ENGINE_FIELDS},
         dataset=benchmark.dataset,
         input_tokens=benchmark.input_len,
         output_tokens=benchmark.output_len,

@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from components.capacity import CAPACITY_KINDS, capacity_kind
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
 from stacks.capacity.measurements import Measurement, configuration_of
 from stacks.capacity.prices import FREE_TIER_CREDIT_PER_MONTH, pricing_notes
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
-from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
+from stacks.config.capacity import MAX_NODES, CapacitySource, FlexStartSource, ReservationSource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
 from stacks.config.stack import StackConfig
 
@@ -36,8 +37,7 @@ def known(measurements: Sequence[Measurement] | None) -> Sequence[Measurement]:
 
 
 PRICING_LABELS = {
-    "spot": "Spot",
-    "flexStart": "Flex-start (DWS)",
+    **{kind.type: kind.label for kind in CAPACITY_KINDS.values() if kind.price_setting},
     ReservationBilling.on_demand.value: "reservation, on-demand-equivalent",
     ReservationBilling.commit_1y.value: "reservation, 1-year commitment",
     ReservationBilling.commit_3y.value: "reservation, 3-year commitment",
@@ -45,9 +45,11 @@ PRICING_LABELS = {
 
 
 def node_price(pricing: PricingConfig, kind: str) -> float:
+    """A node-hour of a kind of capacity (components/capacity.py CAPACITY_KINDS) or of a reservation billing."""
+    capacity = CAPACITY_KINDS.get(kind)
+    if capacity is not None and capacity.price_setting is not None:
+        return float(getattr(pricing, capacity.price_setting))
     return {
-        "spot": pricing.spot_per_node_hour,
-        "flexStart": pricing.flex_start_per_node_hour,
         ReservationBilling.on_demand.value: pricing.on_demand_per_node_hour,
         ReservationBilling.commit_1y.value: pricing.committed_1y_per_node_hour,
         ReservationBilling.commit_3y.value: pricing.committed_3y_per_node_hour,
@@ -163,23 +165,23 @@ def cost(
 
 def pricings_of(source: CapacitySource) -> list[str]:
     """The ways the nodes of one capacity source can be billed."""
-    if source.type == "reservation":
+    if capacity_kind(source.type).price_setting is None:
         return [billing.value for billing in ReservationBilling]
     return [source.type]
 
 
 def budget_pricing(source: CapacitySource, pricing: PricingConfig) -> str:
     """The one pricing of a source that goal sizing compares with the budget."""
-    return pricing.reservation_billing.value if source.type == "reservation" else source.type
+    return source.type if capacity_kind(source.type).price_setting is not None else pricing.reservation_billing.value
 
 
 def source_label(source: CapacitySource) -> str:
-    if source.type == "reservation":
+    if isinstance(source, ReservationSource):
         owner = f" (project {source.project})" if source.project else ""
         return f"reservation `{source.name}`{owner}"
-    if source.type == "flexStart":
+    if isinstance(source, FlexStartSource):
         return f"Flex-start (nodes live at most {human_duration(source.max_run_duration_seconds)})"
-    return "Spot"
+    return capacity_kind(source.type).label
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.capacity import FLEX_START, SPOT
+
 PRESETS: dict[str, dict[str, Any]] = {
     "dev": {
         "cluster": {"deletionProtection": False, "releaseChannel": "RAPID", "authorizedNetworks": []},
-        "capacity": {"nodes": 1, "sources": [{"type": "spot"}]},
+        "capacity": {"nodes": 1, "sources": [{"type": SPOT.type}]},
         "weights": {"protect": False},
         "routing": {"mode": "clusterip"},
         # Nobody uses dev at night: scale to zero out of office hours (a Spot A4 node is ~USD 33/h).
@@ -41,7 +43,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "staging": {
         "cluster": {"deletionProtection": False, "releaseChannel": "REGULAR", "authorizedNetworks": []},
-        "capacity": {"nodes": 4, "sources": [{"type": "spot"}]},
+        "capacity": {"nodes": 4, "sources": [{"type": SPOT.type}]},
         "weights": {"protect": False},
         "routing": {"mode": "gateway"},
         # Staging rehearses production's scaling: queue-depth autoscaling up to the 4 nodes, off at night.
@@ -53,7 +55,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "prod": {
         "cluster": {"deletionProtection": True, "releaseChannel": "REGULAR", "authorizedNetworks": []},
-        "capacity": {"nodes": 12, "sources": [{"type": "flexStart"}, {"type": "spot"}]},
+        "capacity": {"nodes": 12, "sources": [{"type": FLEX_START.type}, {"type": SPOT.type}]},
         "weights": {"protect": True},
         "routing": {"mode": "clusterip"},
     },

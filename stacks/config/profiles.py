@@ -46,6 +46,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from components.vllm import PROFILE_ENGINE_FIELDS
 from stacks.config.base import ConfigModel
 from stacks.config.engine import EngineConfig, MambaCacheMode, SpeculativeConfig, WorkloadConfig
 from stacks.config.presets import merge
@@ -90,30 +91,9 @@ class Checkpoint(ConfigModel):
         return self.quantization == "nvfp4"
 
 
-# The engine keys a profile sets; the rest of `engine` (port, served name, pod resources, extra
-# flags and environment) belongs to the stack.
-PROFILE_ENGINE_KEYS = (
-    "image",
-    "data_parallel_size",
-    "tensor_parallel_size",
-    "enable_expert_parallel",
-    "max_model_len",
-    "max_num_batched_tokens",
-    "max_num_seqs",
-    "kv_cache_dtype",
-    "gpu_memory_utilization",
-    "enable_prefix_caching",
-    "enable_chunked_prefill",
-    "attention_backend",
-    "optimization_level",
-    "speculative",
-    "mamba_cache_mode",
-    "mamba_block_size",
-    "language_model_only",
-    "moe_backend",
-    "reasoning_parser",
-    "estimate_cudagraphs",
-)
+# The engine keys a profile sets (components/vllm.py, from the one list of engine flags); the rest of
+# `engine` (port, served name, pod resources, extra flags and environment) belongs to the stack.
+PROFILE_ENGINE_KEYS = PROFILE_ENGINE_FIELDS
 # Engine keys that only fit the profile's own checkpoint: another weights.model must set them itself.
 CHECKPOINT_ENGINE_KEYS = (
     "speculative",

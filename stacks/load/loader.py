@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
+from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
@@ -39,7 +40,7 @@ MESSAGE_MAX = 400
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 # The deepest setting of the model is 4 levels (capacity.sources[].type); anything far deeper is a mistake.
 MAX_CONFIG_DEPTH = 16
-CAPACITY_TAGS = ("spot", "flexStart", "reservation")
+CAPACITY_TAGS = tuple(CAPACITY_KINDS)  # the tags of the capacity-source union
 UNION_MEMBER = re.compile(
     r"(constrained|function|json|lax|nullable|tagged)-.*|(literal|list|dict|tuple)\[.*\]|int|str|float|bool|none"
 )

@@ -8,14 +8,7 @@ from typing import Any
 import pytest
 
 from commands.engine.property_paths import format_path, parse_path, path_touches
-from commands.preview.replacement_rules import (
-    CONFIG_SOURCES,
-    RULES,
-    config_keys_for,
-    rule_for,
-    unqualified,
-)
-from stacks.config.stack import StackConfig
+from commands.preview.replacement_rules import RULES, rule_for
 from tests.rendered import RenderedStack
 
 # (type, changed path, old, new, replaces?)
@@ -170,43 +163,3 @@ def test_path_touches(rule_path: str, changed: str, touches: bool) -> None:
 def test_paths_round_trip() -> None:
     for path in ('metadata.labels["llm-serving/environment"]', "spec.template.spec.containers[0].args[3]", "name"):
         assert format_path(parse_path(path)) == path
-
-
-def _has_key(model: type[Any], dotted: str) -> bool:
-    """Whether a camelCase dotted key names a field of the config model (list items by their model)."""
-    head, _, rest = dotted.partition(".")
-    fields = {info.alias or name: info for name, info in model.model_fields.items()}
-    if head not in fields:
-        return False
-    if not rest:
-        return True
-    annotation = fields[head].annotation
-    return isinstance(annotation, type) and _has_key(annotation, rest)
-
-
-def test_config_sources_name_real_keys() -> None:
-    for type_, path, key in CONFIG_SOURCES:
-        assert rule_for(unqualified(type_)) is not None, type_
-        assert parse_path(path), path
-        assert _has_key(StackConfig, key), f"{key} is not a stack setting"
-
-
-def test_the_most_specific_config_source_wins() -> None:
-    compute_class = "kubernetes:cloud.google.com/v1:ComputeClass"
-    assert config_keys_for(compute_class, "spec.priorities[0].location.zones[0]") == ["zones"]
-    assert config_keys_for(compute_class, "spec.priorities[1].spot") == ["capacity.sources"]
-    assert config_keys_for(compute_class, "spec.priorities") == ["capacity.sources"]
-    assert config_keys_for("gcp:compute/disk:Disk", "name") == ["cluster.name", "weights.model", "weights.revision"]
-
-
-def test_settings_are_attributed_to_the_resource_they_feed_not_every_one_of_its_type() -> None:
-    engine = "llm-serving:serving:VllmEngine$kubernetes:apps/v1:Deployment"
-    picker = "llm-serving:routing:InferenceGateway$llm-serving:routing:EndpointPicker$kubernetes:apps/v1:Deployment"
-    assert config_keys_for(engine, "spec.replicas") == ["capacity.nodes"]
-    assert config_keys_for(picker, "spec.replicas") == ["routing.gateway.eppReplicas"]
-    assert config_keys_for(picker, "spec.template.spec.containers[0].image") == ["routing.gateway.eppImage"]
-    cluster_subnet = "llm-serving:gke:Cluster$gcp:compute/subnetwork:Subnetwork"
-    proxy = "llm-serving:routing:InferenceGateway$gcp:compute/subnetwork:Subnetwork"
-    assert config_keys_for(cluster_subnet, "ipCidrRange") == ["cluster.network.subnetCidr"]
-    assert config_keys_for(proxy, "ipCidrRange") == ["routing.gateway.proxySubnetCidr"]
-    assert config_keys_for(proxy, "name") == ["cluster.name"]

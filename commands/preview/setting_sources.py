@@ -1,0 +1,614 @@
+"""The stack settings behind a change, followed through the one config-to-Args mapping
+(`stacks/args.py`) and the components themselves, never written out by hand.
+
+* Settings -> Args fields: each component's Args are built from a config seen through a recorder,
+  which notes every setting the mapping reads by its stack-file key (`routing.serviceName`); then
+  they are built again with that one setting set to other values, and the fields that change are
+  the ones it feeds. Followed from a few configs (`TRACED_SETTINGS`), their union kept, so that a
+  setting read on one branch only (the Gateway's proxy-only subnet in the network policies) counts.
+  A setting for which no other value builds is taken to feed every field.
+* Args fields -> inputs: the component is declared under the offline engine's mocks with those Args
+  and with one field changed, once per layout the traced configs give it (one `vllm` container, or
+  one per rank); the children's inputs that change are the ones the field feeds. An input is placed
+  by what its list items are, not where they sit (`containers[vllm-3].args[--max-num-seqs]`), so
+  what one layout teaches holds in another and wherever a flag left out moves the later ones.
+* A change -> settings: the resource belongs to the innermost component around it that the mapping
+  builds Args for (the endpoint picker's resources to the Gateway, which builds the picker's Args),
+  or is itself a provider built from the config. Its candidates are that component's settings less
+  those of every component that did not change at all; of them, the ones whose fields feed the
+  changed inputs (for a created or deleted resource: its name) are named.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import inspect
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pulumi
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from commands.engine import mocks
+from commands.engine.property_paths import Segment, parse_path
+from commands.io.states import Record
+from commands.preview.changes import ResourceChange
+from commands.stackfile.stack_settings import StackSettings
+from stacks import program
+from stacks.args import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
+from stacks.config.presets import PRESETS
+from stacks.config.stack import StackConfig
+from stacks.load.loader import validate
+
+# The offline engine's stack for declaring the composition and single components from traced Args.
+COMPONENT_SETTINGS = StackSettings(project="preview", stack="fields", config={}, secret_keys=[], placeholders=[])
+# The configs the mapping is followed from: dev (ClusterIP routing, a schedule), staging (the
+# Gateway, autoscaling) and one on prod's sources (Flex-start, then Spot) with neither autoscaling
+# nor a schedule.
+TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
+    {"environment": "dev", "project": "traced-project"},
+    {"environment": "staging", "project": "traced-project"},
+    {
+        "environment": "dev",
+        "project": "traced-project",
+        "capacity": {"nodes": 2, "sources": PRESETS["prod"]["capacity"]["sources"]},
+        "schedule": {"enabled": False},
+    },
+)
+
+
+class _Other:
+    """A value no setting holds: what an unset (null) setting is changed to."""
+
+    def __repr__(self) -> str:
+        return "<another value>"
+
+
+OTHER = _Other()
+
+
+def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)
+    """Values other than `value` of its kind, to change one setting to (a few, since a derived value
+    may not move with every one: a Flex-start-then-Spot list and a Flex-start-only one are both not
+    Spot-only)."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, enum.Enum):
+        return [member for member in type(value) if member is not value] or [OTHER]
+    if isinstance(value, int):
+        return [value + 1]
+    if isinstance(value, float):
+        return [value * 2 + 1]
+    if isinstance(value, str):
+        return [f"{value}-x", value[::-1]]
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return [type(value)(["x-other"]), None]
+        return [type(value)(value[:-1]), type(value)(value[1:]), type(value)(_other_item(item) for item in value)]
+    if isinstance(value, dict):
+        return [{**value, "x-other": "x"}]
+    return [OTHER, 1, "x-other"]
+
+
+def _other_item(item: Any) -> Any:
+    """A list item with every field changed (a dataclass), or another value of its kind."""
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return dataclasses.replace(
+            item, **{field.name: other_values(getattr(item, field.name))[0] for field in dataclasses.fields(item)}
+        )
+    return item if isinstance(item, BaseModel) else other_values(item)[0]
+
+
+COMPOSITION = ("stacks/program.py", "stacks/operations.py")
+
+
+def _read_by_the_composition() -> bool:
+    """A setting read by the composition itself, not inside the Args builder it calls."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.endswith("stacks/args.py") and code.co_name.endswith("_args"):
+            return False
+        if code.co_filename.endswith(COMPOSITION):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@dataclasses.dataclass
+class _Recorder:
+    """Notes the settings read; answers `changed` with `other` instead of its value."""
+
+    read: list[str] = dataclasses.field(default_factory=list)
+    # note only what the composition reads itself, outside the Args builders
+    composition_only: bool = False
+    # groups read as a whole (`engine.speculative is not None`): changed to null only
+    groups: list[str] = dataclasses.field(default_factory=list)
+    changed: str | None = None
+    other: Any = None
+
+    def value(self, key: str, value: Any) -> Any:
+        if key not in self.read and (not self.composition_only or _read_by_the_composition()):
+            self.read.append(key)
+        return self.other if key == self.changed else value
+
+    def group(self, key: str, seen: _Seen) -> Any:
+        if key not in self.groups:
+            self.groups.append(key)
+        return self.other if key == self.changed else seen
+
+
+class _Seen:
+    """A config model seen through a recorder: fields give values (nested models: seen too),
+    properties and methods run on the seen model, so what they read is noted as well."""
+
+    def __init__(self, model: BaseModel, prefix: str, recorder: _Recorder) -> None:
+        self._model, self._prefix, self._recorder = model, prefix, recorder
+
+    def __getattr__(self, name: str) -> Any:
+        model_type = type(self._model)
+        fields = model_type.model_fields
+        if name in fields:
+            key = self._prefix + (fields[name].alias or name)
+            value = getattr(self._model, name)
+            if isinstance(value, BaseModel):
+                return self._recorder.group(key, _Seen(value, f"{key}.", self._recorder))
+            return self._recorder.value(key, value)
+        if hasattr(BaseModel, name):  # pydantic's own (model_dump): on the model itself, not followed
+            return getattr(self._model, name)
+        attribute = inspect.getattr_static(model_type, name, None)
+        if isinstance(attribute, property) and attribute.fget is not None:
+            return attribute.fget(self)
+        if inspect.isfunction(attribute):
+            return types.MethodType(attribute, self)
+        return getattr(self._model, name)
+
+
+def _fields(args: object) -> dict[str, Any]:
+    """An Args' fields by name; a field that is itself a dataclass (the engine flags) field by field
+    (`engine.max_num_seqs`), so that a change names the one setting behind it."""
+    if isinstance(args, dict):
+        return dict(args)
+    if not dataclasses.is_dataclass(args) or isinstance(args, type):
+        raise TypeError(f"{type(args).__name__} is neither a dataclass nor a dict of arguments")
+    found: dict[str, Any] = {}
+    for field in dataclasses.fields(args):
+        value = getattr(args, field.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found |= {f"{field.name}.{inner.name}": getattr(value, inner.name) for inner in dataclasses.fields(value)}
+        else:
+            found[field.name] = value
+    return found
+
+
+def _differs(one: Any, other: Any) -> bool:
+    try:
+        return bool(one != other)
+    except Exception:
+        return True
+
+
+def _field_differs(base: dict[str, Any], changed: dict[str, Any], name: str) -> bool:
+    """A field differs in the changed Args, or is gone from them: a dataclass field set or unset (the
+    compile cache's mount) is a field of its own on one side and field by field on the other."""
+    return name not in changed or _differs(base[name], changed[name])
+
+
+def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str, set[str]]:
+    """Args field -> the settings that feed it, for one component's mapping and one config."""
+    recorder = _Recorder()
+    base = _fields(build(_Seen(config, "", recorder)))
+    fed: dict[str, set[str]] = {name: set() for name in base}
+    for key in list(recorder.read):
+        value = _value_at(config, key)
+        touched: set[str] | None = None
+        for other in other_values(value):
+            try:
+                changed = _fields(build(_Seen(config, "", _Recorder(changed=key, other=other))))
+            except Exception:
+                continue
+            touched = (touched or set()) | {name for name in base if _field_differs(base, changed, name)}
+        if touched is None:  # no other value builds: the setting may feed any field
+            touched = set(base)
+        for name in touched:
+            fed[name].add(key)
+    for key in recorder.groups:  # a group that may be null (`engine.speculative: null`)
+        try:
+            changed = _fields(build(_Seen(config, "", _Recorder(changed=key, other=None))))
+        except Exception:
+            continue
+        for name in base:
+            if _field_differs(base, changed, name):
+                fed[name].add(key)
+    return fed
+
+
+def _value_at(config: BaseModel, key: str) -> Any:
+    value: Any = config
+    for part in key.split("."):
+        model_type = type(value)
+        name = next(name for name, field in model_type.model_fields.items() if (field.alias or name) == part)
+        value = getattr(value, name)
+    return value
+
+
+def traced_configs() -> list[StackConfig]:
+    return [validate(settings) for settings in TRACED_SETTINGS]
+
+
+def _builders() -> dict[str, Callable[[Any], object]]:
+    """Component or provider type -> its Args from a config."""
+    return {
+        **{component.TYPE: build for component, build in ARGS_OF_CONFIG.items()},  # type: ignore[attr-defined]
+        **PROVIDER_ARGS_OF_CONFIG,
+    }
+
+
+@functools.cache
+def settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
+    """Component (or provider) type -> Args field -> the stack settings that feed it."""
+    found: dict[str, dict[str, set[str]]] = {}
+    for config in traced_configs():
+        for component_type, build in _builders().items():
+            fields = found.setdefault(component_type, {})
+            for name, keys in fields_fed(build, config).items():
+                fields.setdefault(name, set()).update(keys)
+    return {
+        component_type: {name: frozenset(keys) for name, keys in fields.items()}
+        for component_type, fields in found.items()
+    }
+
+
+def component_settings(component_type: str, fields: Iterable[str] | None = None) -> set[str]:
+    """The settings that feed a component (its `fields` only, when given)."""
+    fed = settings_by_component()[component_type]
+    names = fed if fields is None else [name for name in fields if name in fed]
+    return {key for name in names for key in fed[name]}
+
+
+@functools.cache
+def composition_settings() -> frozenset[str]:
+    """The settings the composition reads itself (`stacks/program.py`, `stacks/operations.py`), outside
+    the Args builders: those that decide which components it declares (`routing.mode`,
+    `benchmark.enabled`...). Followed by running the composition under the mocks from each traced config."""
+    found: set[str] = set()
+    for config in traced_configs():
+        recorder = _Recorder(composition_only=True)
+        seen = _Seen(config, "", recorder)
+        mocks.run_under_mocks(COMPONENT_SETTINGS, lambda seen=seen: program.build(seen, pulumi.Output.secret("")))  # type: ignore[misc]
+        found.update(recorder.read)
+    return frozenset(found)
+
+
+# ---------------------------------------------------------------- Args field -> the inputs it feeds
+
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    """A list item by what it is, not where it sits, so that what one layout of a component teaches
+    holds in another (the Gateway's per-rank pod runs 8 containers `vllm-0`..`vllm-7` where ClusterIP
+    routing runs one `vllm`; a flag left out moves every later argument): an object by its `name`
+    (`containers[vllm]`), a command-line flag by its name (`args[--max-num-seqs]`), any other item
+    as an item of its list (`[]`)."""
+
+    kind: str  # NAMED, FLAG or ANY
+    key: str = ""
+
+    def __str__(self) -> str:
+        return f"[{self.key}]"
+
+
+NAMED, FLAG, ANY = "named", "flag", "any"
+# an input path with its list items as `Item`s; () is the resource itself (created or deleted)
+Anchor = tuple["str | Item", ...]
+IDENTITY: Anchor = ()
+# what makes a created or deleted resource another one: its name
+IDENTITY_ANCHORS = frozenset({("name",), ("metadata", "name"), ("metadata", "namespace")})
+Touched = frozenset[tuple[str, str, Anchor]]  # (child type, child logical name, input anchor)
+
+
+def item_of(value: Any) -> Item:
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return Item(NAMED, value["name"])
+    if isinstance(value, str) and value.startswith("-"):
+        # `--max-num-seqs=8192` -> `--max-num-seqs`; a short flag by its letter (`-O3` -> `-O`)
+        return Item(FLAG, value.split("=", 1)[0] if value.startswith("--") else value[:2])
+    return Item(ANY)
+
+
+def dotted(anchor: Anchor) -> str:
+    """`spec.template.spec.containers[vllm].args[--max-num-seqs]`; `*` for the resource itself."""
+    text = "".join(str(part) if isinstance(part, Item) else f".{part}" for part in anchor).lstrip(".")
+    return text or "*"
+
+
+def _step(value: Any, segment: Segment) -> Any:
+    if isinstance(segment, int):
+        return value[segment] if isinstance(value, list) and segment < len(value) else None
+    return value.get(segment) if isinstance(value, dict) else None
+
+
+def anchors_of(old_inputs: Any, new_inputs: Any, path: tuple[Segment, ...], old: Any, new: Any) -> frozenset[Anchor]:
+    """Where a difference between two inputs sits, its list items named by what they are: each list
+    index by the items at it on either side (`--enable-prefix-caching` turned `--no-enable-prefix-caching`
+    is both), and a list that grew or shrank by the items only one side holds."""
+    anchors: set[Anchor] = {()}
+    old_here, new_here = old_inputs, new_inputs
+    for segment in path:
+        items: set[str | Item]
+        if isinstance(segment, int):
+            items = {
+                item_of(side[segment])
+                for side in (old_here, new_here)
+                if isinstance(side, list) and segment < len(side)
+            }
+        else:
+            items = {str(segment)}
+        anchors = {(*anchor, item) for anchor in anchors for item in items}
+        old_here, new_here = _step(old_here, segment), _step(new_here, segment)
+    if isinstance(old, list) or isinstance(new, list):
+        olds, news = (old if isinstance(old, list) else []), (new if isinstance(new, list) else [])
+        only_one_side = {item_of(item) for item in olds if item not in news} | {
+            item_of(item) for item in news if item not in olds
+        }
+        if only_one_side:
+            return frozenset((*anchor, item) for anchor in anchors for item in only_one_side)
+    return frozenset(anchors)
+
+
+def _differences(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[tuple[tuple[Segment, ...], Any, Any]]:
+    """Where two input values differ (objects key by key, lists of one length item by item)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            found
+            for key in sorted(old.keys() | new.keys())
+            for found in _differences(old.get(key), new.get(key), (*path, key))
+        ]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [
+            found
+            for index, pair in enumerate(zip(old, new, strict=True))
+            for found in _differences(*pair, (*path, index))
+        ]
+    return [] if old == new else [(path, old, new)]
+
+
+def closeness(fed: Anchor, changed: Anchor) -> tuple[int, int] | None:
+    """How closely an input an Args field feeds matches a changed one, or None when they are apart:
+    (the depth both reach, the parts that are the same there). Objects of another name are taken for
+    the same place (`containers[vllm]` and `containers[vllm-3]`), but count for less than the same name."""
+    if changed == IDENTITY:
+        return (0, 0) if fed == IDENTITY or fed in IDENTITY_ANCHORS else None
+    depth = min(len(fed), len(changed))
+    same = 0
+    for one, other in zip(fed[:depth], changed[:depth], strict=True):
+        if one == other:
+            same += 1
+        elif not (isinstance(one, Item) and isinstance(other, Item) and one.kind == other.kind == NAMED):
+            return None
+    return depth, same
+
+
+def _declared(component: type[pulumi.ComponentResource], name: str, args: object) -> dict[tuple[str, str], Any]:
+    built = mocks.run_under_mocks(COMPONENT_SETTINGS, lambda: component(name, args))  # type: ignore[call-arg,arg-type]
+    return {(entry.type, entry.name): entry.inputs for entry in built.registrations if entry.custom}
+
+
+def _other_args(args: Any, field: str) -> list[Any]:
+    """The component's Args with one field (`engine.max_num_seqs`: one field of a field) changed."""
+    outer, _, inner = field.partition(".")
+    if inner:
+        value = getattr(args, outer)
+        return [
+            dataclasses.replace(args, **{outer: dataclasses.replace(value, **{inner: other})})
+            for other in other_values(getattr(value, inner))
+        ]
+    return [dataclasses.replace(args, **{field: other}) for other in other_values(getattr(args, field))]
+
+
+@functools.cache
+def inputs_fed(component_type: str, name: str, field: str) -> Touched:
+    """The children's inputs that one Args field of the component named `name` feeds: the component
+    is declared under the offline engine's mocks with the Args of each traced config and with that
+    field changed (their union: each config declares the component in its own layout)."""
+    if component_type in PROVIDER_ARGS_OF_CONFIG:
+        return frozenset({(component_type, name, (to_camel(field),))})
+    touched: set[tuple[str, str, Anchor]] = set()
+    for component, args, base in _traced_components(component_type, name):
+        try:
+            others = _other_args(args, field)
+        except (AttributeError, TypeError):  # a field of a field that is null in this config
+            continue
+        for other_args in others:
+            try:
+                changed = _declared(component, name, other_args)
+            except Exception:
+                continue
+            found = _touched(base, changed)
+            touched |= found
+            if found and not _is_collection(_field_value(args, field)):
+                break  # another value of a single value moves the same inputs; a list's may move each item
+    return frozenset(touched)
+
+
+def _touched(base: dict[tuple[str, str], Any], changed: dict[tuple[str, str], Any]) -> set[tuple[str, str, Anchor]]:
+    touched: set[tuple[str, str, Anchor]] = set()
+    for key in base.keys() | changed.keys():
+        if key not in base or key not in changed:
+            touched.add((*key, IDENTITY))
+            continue
+        for path, old, new in _differences(base[key], changed[key]):
+            touched.update((*key, anchor) for anchor in anchors_of(base[key], changed[key], path, old, new))
+    return touched
+
+
+def _field_value(args: Any, field: str) -> Any:
+    value = args
+    for part in field.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _is_collection(value: Any) -> bool:
+    return isinstance(value, (list, tuple, dict))
+
+
+@functools.cache
+def _traced_components(
+    component_type: str, name: str
+) -> tuple[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]], ...]:
+    """The component class, its Args and the children it declares (type, name -> inputs), from each traced config."""
+    component = next(component for component in ARGS_OF_CONFIG if component_type == component.TYPE)  # type: ignore[attr-defined]
+    traced: list[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]]] = []
+    for config in traced_configs():
+        args = ARGS_OF_CONFIG[component](config)
+        declared = _declared(component, name, args)
+        if all(_layout(declared) != _layout(earlier) for _, _, earlier in traced):  # a layout of its own
+            traced.append((component, args, declared))
+    return tuple(traced)
+
+
+def _layout(declared: dict[tuple[str, str], Any]) -> frozenset[tuple[str, str, Anchor]]:
+    """Where each child's inputs sit, values aside: two configs of one layout teach the same inputs."""
+    return frozenset((*key, anchor) for key, inputs in declared.items() for anchor in _places(inputs))
+
+
+def _places(value: Any, anchor: Anchor = ()) -> Iterable[Anchor]:
+    if isinstance(value, dict):
+        return [place for key, item in value.items() for place in _places(item, (*anchor, str(key)))]
+    if isinstance(value, list):
+        return [place for item in value for place in _places(item, (*anchor, item_of(item)))]
+    return [anchor]
+
+
+def traced_children(component_type: str, name: str) -> frozenset[tuple[str, str]]:
+    if component_type in PROVIDER_ARGS_OF_CONFIG:
+        return frozenset({(component_type, name)})
+    return frozenset(key for _, _, declared in _traced_components(component_type, name) for key in declared)
+
+
+# ---------------------------------------------------------------- a preview's changes -> settings
+
+NOT_FROM_SETTINGS = "declared by no component that stacks/args.py builds from the stack's settings"
+NO_SETTING_CHANGED = (
+    "no stack setting that feeds {component} changed, as far as the unchanged resources show: the program "
+    "itself declares it otherwise (another version of it)"
+)
+
+
+class _Attribution:
+    def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
+        # logical name -> record; a component wins a name it shares with a resource (as in update_plan)
+        self.named: dict[str, Record] = {}
+        for record in sorted([*old.values(), *new.values()], key=lambda record: record["custom"], reverse=True):
+            self.named[record["name"]] = record
+        self.old, self.new = old, new
+
+    def component_of(self, record: Record) -> tuple[str, str] | None:
+        """(type, name) of the outermost component around `record` (or itself: a provider) that the
+        mapping builds Args for: the one the composition declares (the Gateway's own CRD readiness
+        Job belongs to the Gateway, which builds its Args)."""
+        known = settings_by_component()
+        found = None
+        seen: set[str] = set()
+        current: Record | None = record
+        while current is not None and current["name"] not in seen:
+            if current["type"] in known:
+                found = current["type"], current["name"]
+            seen.add(current["name"])
+            current = self.named.get(current["parent"]) if current.get("parent") else None
+        return found
+
+    def declared_on_one_side(self, component: tuple[str, str]) -> bool:
+        """The composition declares the component in one render only (it turned it on or off)."""
+        sides = [
+            any((record["type"], record["name"]) == component for record in records.values())
+            for records in (self.old, self.new)
+        ]
+        return sides[0] != sides[1]
+
+    def unchanged_settings(self, changes: list[ResourceChange]) -> set[str]:
+        """The settings of components present on both sides with no change under them: none of them changed."""
+        changed = {self.component_of(change.record) for change in changes}
+        kept = {self.component_of(self.new[urn]) for urn in self.old.keys() & self.new.keys()} - changed - {None}
+        return {key for component_type, _ in kept if component_type for key in component_settings(component_type)}  # type: ignore[misc]
+
+    def anchors(self, change: ResourceChange) -> list[frozenset[Anchor]]:
+        """Where each changed input sits in its resource's inputs (IDENTITY: a created or deleted resource)."""
+        if not change.inputs:
+            return [frozenset({IDENTITY})]
+        old = self.old[change.urn]["inputs"] if change.urn in self.old else {}
+        new = self.new[change.urn]["inputs"] if change.urn in self.new else {}
+        return [anchors_of(old, new, parse_path(entry.path), entry.old, entry.new) for entry in change.inputs]
+
+    def keys_for(
+        self,
+        component: tuple[str, str],
+        record: Record,
+        anchors: frozenset[Anchor],
+        candidates: set[str],
+        unchanged: set[str],
+    ) -> set[str]:
+        """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
+        place it (IDENTITY: its existence); a field fed by `unchanged` settings alone did not change."""
+        component_type, name = component
+        fed = settings_by_component()[component_type]
+        same_name = (record["type"], record["name"]) in traced_children(component_type, name)
+        # field -> how closely it feeds the anchor (an input the field feeds itself is closer than a
+        # whole list that holds it; another resource altogether is the loosest tie)
+        closest_of: dict[str, tuple[int, int]] = {}
+        for field, keys in fed.items():
+            if not keys & candidates or keys <= unchanged:
+                continue
+            for child_type, child_name, fed_anchor in inputs_fed(component_type, name, field):
+                if child_type != record["type"] or (same_name and child_name != record["name"]):
+                    continue
+                for anchor in anchors:
+                    found = closeness(fed_anchor, anchor)
+                    if found is not None and found > closest_of.get(field, (-1, -1)):
+                        closest_of[field] = found
+        if not closest_of:
+            return set()
+        closest = max(closest_of.values())
+        return {key for field, found in closest_of.items() if found == closest for key in fed[field] & candidates}
+
+
+def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record]) -> None:
+    """Name the stack settings behind each change (`config_keys`), or say why none (`no_config_keys`).
+
+    An input change names the settings whose Args fields feed that input of the component declaring
+    the resource; a created or deleted resource, those that feed its name. Where none is found, and
+    for a component the composition declares in one render only, the candidates are the component's
+    settings (the composition's own, for one that comes or goes) less those of every component
+    that did not change at all. Where an input may come from several settings (a disk's name:
+    `cluster.name`, `weights.model`, `weights.revision`), those that are the only candidate of some
+    other change in the same update are kept, when there are any."""
+    attribution = _Attribution(old, new)
+    unchanged = attribution.unchanged_settings(changes)
+    wanted: list[tuple[ResourceChange, set[str]]] = []
+    for change in changes:
+        component = attribution.component_of(change.record)
+        if component is None:
+            change.no_config_keys = NOT_FROM_SETTINGS
+            continue
+        whole = attribution.declared_on_one_side(component)
+        settings = set(composition_settings()) if whole else component_settings(component[0])
+        fallback = settings - unchanged
+        found = (
+            [fallback]
+            if whole
+            else [
+                attribution.keys_for(component, change.record, anchors, settings, unchanged) or fallback
+                for anchors in attribution.anchors(change)
+            ]
+        )
+        if not any(found):
+            change.no_config_keys = NO_SETTING_CHANGED.format(component=component[0])
+        wanted += [(change, keys) for keys in found if keys]
+    certain = {next(iter(keys)) for _, keys in wanted if len(keys) == 1}
+    for change, keys in wanted:
+        change.config_keys.update((keys & certain) or keys)

@@ -1,0 +1,194 @@
+"""The stack settings behind a preview's changes, followed through stacks/args.py and the components:
+real keys, the settings each Args field reads, the inputs each field feeds, and day-2 changes of the
+shipped stacks where a hand-kept table named the wrong setting or none (a renamed service's CRD
+readiness Job, a new weights revision, the Gateway turned on)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from commands.engine import mocks
+from commands.preview.command import Preview, preview
+from commands.preview.setting_sources import (
+    COMPONENT_SETTINGS,
+    composition_settings,
+    dotted,
+    inputs_fed,
+    settings_by_component,
+)
+from commands.render.command import resource_records
+from components.crd_readiness import CrdReadiness
+from components.gateway import InferenceGateway
+from components.vllm import VllmEngine
+from stacks.args import ARGS_OF_CONFIG
+from stacks.config.stack import StackConfig
+from stacks.load.loader import validate
+from tests.commands.preview.test_day2 import day2
+from tests.conftest import RenderStack
+from tests.rendered import STACK_FILES
+from tests.variants import VARIANTS, stack_settings
+
+
+def _has_key(model: type[Any], dotted: str) -> bool:
+    """Whether a camelCase dotted key names a field of the config model (list items by their model)."""
+    head, _, rest = dotted.partition(".")
+    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    if head not in fields:
+        return False
+    if not rest:
+        return True
+    annotation = fields[head].annotation
+    candidates = [annotation, *getattr(annotation, "__args__", ())]
+    return any(isinstance(candidate, type) and _has_key(candidate, rest) for candidate in candidates)
+
+
+def test_every_setting_followed_is_a_stack_setting() -> None:
+    found = {key for fields in settings_by_component().values() for keys in fields.values() for key in keys}
+    assert found >= {"routing.serviceName", "weights.revision", "routing.mode", "engine.maxNumSeqs"}
+    for key in found | composition_settings():
+        assert _has_key(StackConfig, key), f"{key} is not a stack setting"
+
+
+def test_each_args_field_names_the_settings_it_is_built_from() -> None:
+    fed = settings_by_component()
+    assert fed[CrdReadiness.TYPE]["name"] == {"routing.serviceName"}
+    assert fed[VllmEngine.TYPE]["model_revision"] == {"weights.revision"}
+    assert fed[VllmEngine.TYPE]["engine.max_num_seqs"] == {"engine.maxNumSeqs"}
+    assert {"capacity.nodes", "autoscaling.enabled"} <= fed[VllmEngine.TYPE]["replicas"]
+    assert fed[InferenceGateway.TYPE]["epp_replicas"] == {"routing.gateway.eppReplicas"}
+    # a setting read on one branch only: the Gateway's proxy-only subnet opens the network policies
+    assert "routing.gateway.proxySubnetCidr" in fed["llm-serving:serving:NetworkPolicies"]["vpc_source_ranges"]
+    assert fed["pulumi:providers:gcp"]["project"] == {"project"}
+    # the switches of the composition itself
+    assert {"routing.mode", "benchmark.enabled", "cluster.existing", "autoscaling.enabled"} <= composition_settings()
+
+
+def fed(component_type: str, name: str, field: str) -> set[tuple[str, str, str]]:
+    """(child type, child name, input) an Args field feeds, its list items by what they are."""
+    return {
+        (child_type, child_name, dotted(anchor))
+        for child_type, child_name, anchor in inputs_fed(component_type, name, field)
+    }
+
+
+def test_each_args_field_feeds_the_inputs_of_the_resource_it_belongs_to() -> None:
+    picker = {(path, child_type) for child_type, _, path in fed(InferenceGateway.TYPE, "llm-gateway", "epp_replicas")}
+    assert ("spec.replicas", "kubernetes:apps/v1:Deployment") in picker
+    proxy = fed(InferenceGateway.TYPE, "llm-gateway", "proxy_subnet_cidr")
+    assert ("gcp:compute/subnetwork:Subnetwork", "llm-gateway-proxy-subnet", "ipCidrRange") in proxy
+    crds_job = fed(CrdReadiness.TYPE, "llm-crds", "name")
+    assert ("kubernetes:batch/v1:Job", "llm-crds-job", "metadata.name") in crds_job
+    engine = fed(VllmEngine.TYPE, "llm-vllm", "engine.max_num_seqs")
+    assert {child_type for child_type, _, _ in engine} == {"kubernetes:apps/v1:Deployment"}
+    # an engine flag by its name in each layout: one `vllm` container (ClusterIP) and a container per
+    # rank (the Gateway's per-rank pods), wherever the flag sits among the arguments
+    paths = {path for _, _, path in engine}
+    assert "spec.template.spec.containers[vllm].args[--max-num-seqs]" in paths
+    assert "spec.template.spec.containers[vllm-3].args[--max-num-seqs]" in paths
+    assert all(path.endswith("args[--max-num-seqs]") for path in paths)
+
+
+def every_change_names_its_settings_or_why_none(result: Preview) -> None:
+    """The general property: each change of changes.json has configKeys (real stack settings) or noConfigKeys."""
+    for change in result.changes:
+        entry = change.as_json()
+        assert entry.get("configKeys") or entry.get("noConfigKeys"), entry["urn"]
+        for key in entry.get("configKeys", []):
+            assert _has_key(StackConfig, key), f"{entry['urn']}: {key} is not a stack setting"
+
+
+def keys_of(result: Preview, name: str) -> set[str]:
+    (change,) = [change for change in result.changes if change.record["name"] == name]
+    return change.config_keys
+
+
+def test_a_renamed_service_names_the_service_not_the_weights_revision(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "service-chat", {"routing": {"serviceName": "chat"}})
+    every_change_names_its_settings_or_why_none(result)
+    job = next(change for change in result.of("replace") if change.record["name"] == "llm-crds-job")
+    assert job.config_keys == {"routing.serviceName"}
+    assert {key for change in result.changes for key in change.config_keys} == {"routing.serviceName"}
+
+
+def test_a_new_revision_names_the_revision_on_every_change(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    revision = {"weights": {"revision": "0123456789abcdef0123456789abcdef01234567"}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "revision-pinned", revision)
+    every_change_names_its_settings_or_why_none(result)
+    assert keys_of(result, "llm-vllm-deployment") == {"weights.revision"}
+    weights = [change for change in result.changes if "-weights-" in change.record["name"]]
+    assert weights and all(change.config_keys == {"weights.revision"} for change in weights)
+
+
+def test_the_gateway_turned_on_names_the_routing_mode_on_the_dashboard_and_network_policy(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "gateway-on", {"routing": {"mode": "gateway"}})
+    every_change_names_its_settings_or_why_none(result)
+    assert keys_of(result, "llm-monitoring-dashboard") == {"routing.mode"}
+    assert keys_of(result, "llm-network-policies-serving") == {"routing.mode"}
+    assert keys_of(result, "llm-gateway-epp-deployment") == {"routing.mode"}  # a component the mode turns on
+    assert keys_of(result, "llm-routing-service") == {"routing.mode"}  # and one it turns off
+
+
+def test_an_engine_flag_names_that_flag(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 4096}})
+    every_change_names_its_settings_or_why_none(result)
+    assert keys_of(result, "llm-vllm-deployment") == {"engine.maxNumSeqs"}
+
+
+# ---------------------------------------------------------------- every layout a stack file or variant gives
+
+
+def _raw(name: str) -> dict[str, Any]:
+    """A shipped stack file's settings, or a variant's (tests/variants.py) laid over its stack file's."""
+    if name in STACK_FILES:
+        return stack_settings(name)
+    base, settings = VARIANTS[name]
+    return {**stack_settings(base), **settings}
+
+
+def _serving_records(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records of the serving component alone, declared from the stack's settings as the program does."""
+    args = ARGS_OF_CONFIG[VllmEngine](validate(raw))
+    return resource_records(
+        mocks.run_under_mocks(COMPONENT_SETTINGS, lambda: VllmEngine("llm-vllm", args)).registrations
+    )
+
+
+def _other_sources(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Capacity sources that move the serving pods' grace and drain: Spot only, or not."""
+    sources = validate(raw).capacity.sources
+    return (
+        [{"type": "spot"}]
+        if any(source.type != "spot" for source in sources)
+        else [{"type": "flexStart"}, {"type": "spot"}]
+    )
+
+
+@pytest.mark.parametrize("name", [*STACK_FILES, *VARIANTS])
+def test_a_setting_change_is_named_in_every_layout_of_the_serving_pods(name: str) -> None:
+    """The serving Deployment of every stack file and variant (one container or one per rank, MoE flags,
+    a compile-cache mount, flags left out) names the one setting changed on each of its changes."""
+    raw = _raw(name)
+    engine = raw.get("engine", {})
+    parser = None if validate(raw).engine.reasoning_parser else "qwen3"  # a flag left out or added
+    changes = {
+        "engine.maxNumSeqs": {"engine": {**engine, "maxNumSeqs": validate(raw).engine.max_num_seqs + 1}},
+        "engine.reasoningParser": {"engine": {**engine, "reasoningParser": parser}},
+        "capacity.sources": {"capacity": {**raw.get("capacity", {}), "sources": _other_sources(raw)}},
+    }
+    before = _serving_records(raw)
+    for key, settings in changes.items():
+        if "target" in raw and key == "engine.maxNumSeqs":
+            continue  # a goal is sized from a measurement of the engine as it is; another has none
+        result = preview(before, _serving_records({**raw, **settings}))
+        assert result.changes, f"{name}: {key} changed nothing"
+        every_change_names_its_settings_or_why_none(result)
+        for change in result.changes:
+            assert change.config_keys == {key}, f"{name}: {key} -> {change.record['name']}: {change.config_keys}"

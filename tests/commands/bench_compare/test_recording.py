@@ -301,7 +301,7 @@ STARTUP_LINES = [
 
 
 def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path: Path) -> None:
-    from stacks.capacity.time_to_serve import time_to_serve
+    from commands.render.time_to_serve import time_to_serve
 
     file = copy_of_the_file(tmp_path)
     log = tmp_path / "job.log"

@@ -16,7 +16,6 @@ from typing import Any
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.time_to_serve import (
     COLD,
-    HELD,
     MIB_PER_GIB,
     REPORT,
     Phase,
@@ -218,7 +217,7 @@ def time_to_serve(
         phases = recorded_phases(phases, entry)
         node, pod = phases[0], phases[-1]
     cold = total_phase(node, pod, COLD)
-    held = total_phase(node_phase(config, held=True), pod, HELD)
+    held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
     planning_figure, planning_basis = planning(config, cold, weights)
     return TimeToServe(
         profile=config.profile.value,

@@ -38,7 +38,6 @@ from stacks.config.time_to_serve import (
 Basis = Literal["measured", "computed", "not measured", "held"]
 MIB_PER_GIB = 1024
 COLD = "a new replica on a new node"
-HELD = "a new replica on a held node"
 REPORT = "the start-up report the benchmark Job prints (STARTUP_PHASES lines, docs/time-to-serve.md)"
 
 

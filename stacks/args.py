@@ -75,7 +75,7 @@ from components.weights import (
 )
 from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
-from stacks.capacity.time_to_serve import led_schedule_steps, time_to_serve
+from stacks.capacity.time_to_serve import led_schedule_steps, planning_seconds
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
 from stacks.config.engine import EngineConfig, SpeculativeConfig, capture_size
@@ -553,13 +553,13 @@ def scale_down_stabilization_seconds(config: StackConfig) -> int:
     """autoscaling.scaleDownStabilizationSeconds, by default twice the stack's time to serve (a pod
     removed too early costs one to get back), at most the field's 3600."""
     given = config.autoscaling.scale_down_stabilization_seconds
-    return given if given is not None else min(2 * time_to_serve(config).planning_seconds, 3600)
+    return given if given is not None else min(2 * planning_seconds(config), 3600)
 
 
 def no_ready_replica_seconds(config: StackConfig) -> int:
     """How long pods may be wanted with none ready before the alert fires: the stack's time to serve
     plus one more node provisioning (a node that failed and was retried)."""
-    return time_to_serve(config).planning_seconds + NODE_PROVISIONING_SECONDS
+    return planning_seconds(config) + NODE_PROVISIONING_SECONDS
 
 
 def time_to_ready_metric(config: StackConfig) -> TimeToReady | None:
@@ -638,7 +638,7 @@ def autoscaler_args(config: StackConfig) -> ServingAutoscalerArgs:
         scale_down_period_seconds=scaling.scale_down_period_seconds,
         labels=kubernetes_labels(config),
         annotations={
-            TIME_TO_SERVE_ANNOTATION: str(time_to_serve(config).planning_seconds),
+            TIME_TO_SERVE_ANNOTATION: str(planning_seconds(config)),
             TIME_TO_SERVE_BOUND_ANNOTATION: str(config.time_to_serve.bound_seconds),
         },
     )

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from commands.bench_compare.recording import appended, new_measurement, startup_phases
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
 from commands.io import output
 from commands.io.cli import command_parser
@@ -189,7 +190,7 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
                     f"{where}:{number}: phase '{name}' is {json.dumps(value)[:40]}; allowed: seconds >= 0 or null"
                 )
         by_pod[record["pod"]] = record
-    return measurement_file.startup_phases(list(by_pod.values()))
+    return startup_phases(list(by_pod.values()))
 
 
 def startup_text(startup: measurement_file.StartupPhases | None) -> str:
@@ -330,7 +331,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         # Under the lock the file is read again: another --record may have appended since the plan read it.
         with output.locked_file(path):
             recorded = measurement_file.parse(measurement_file.read(path), str(path)).measurements
-            entry = measurement_file.new_measurement(
+            entry = new_measurement(
                 config,
                 stack.name,
                 date,
@@ -341,7 +342,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
                 concurrency=benchmark_concurrency(config),
                 startup=startup,
             )
-            output.replace_file(path, measurement_file.appended(path, entry))
+            output.replace_file(path, appended(path, entry))
         text += f"\nrecorded as measurement {entry.id} in {path}"
     print(f"{text}\n{verdict_line}")
     return MISSED_THE_PLAN if missed else 0

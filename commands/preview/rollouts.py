@@ -1,7 +1,7 @@
 """When the serving pods follow an update, and how long it takes: pods x time to serve.
 
 Time to serve one pod is NEW's own per-profile figure (`capacity.json` `timeToServe`, from
-`stacks/capacity/time_to_serve.py`): `cold` for a pod that needs a new A4 node, `held` for one that
+`commands/render/time_to_serve.py`): `cold` for a pod that needs a new A4 node, `held` for one that
 lands on a node that is up, each with its basis (measured, or the planning figure where a phase is
 not measured). A render without it (made before it existed) falls back to the write-up's recipe
 figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).

@@ -1,11 +1,11 @@
 """plan.md's operations section: scaling settings, their expected reaction time, schedule and the
-cost of a new replica's warm-up (its time to serve, stacks/capacity/time_to_serve.py)."""
+cost of a new replica's warm-up (its time to serve, commands/render/time_to_serve.py)."""
 
 from __future__ import annotations
 
+from commands.render.time_to_serve import TimeToServe, time_to_serve
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
 from stacks.capacity.planner import PRICING_LABELS, budget_pricing, node_price, source_label
-from stacks.capacity.time_to_serve import TimeToServe, time_to_serve
 from stacks.config.stack import StackConfig
 
 

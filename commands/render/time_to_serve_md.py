@@ -3,8 +3,11 @@ a simultaneous wake of every node, and the goal with what each saving rests on."
 
 from __future__ import annotations
 
-from stacks.capacity.hours import wanted_hours_per_month
-from stacks.capacity.time_to_serve import Phase, TimeToServe, led_schedule_steps, time_to_serve, wake_lead_seconds
+import datetime
+
+from commands.render.time_to_serve import TimeToServe, time_to_serve
+from stacks.capacity.hours import HOURS_PER_MONTH, replay
+from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
 from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from stacks.config.stack import StackConfig
 
@@ -97,6 +100,22 @@ def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:
         f"Autopilot premium). A replica that lands on one serves after {phase_value(model.held)} "
         f"({model.held.basis}).",
     ]
+
+
+def wanted_hours_per_month(config: StackConfig) -> float:
+    """Hours a month the stack wants any serving pod (the schedule's windows, with their lead; all
+    of them without a schedule): the hours held nodes are kept."""
+    if not config.schedule.enabled:
+        return float(HOURS_PER_MONTH)
+    steps = [(name, cron, min(replicas, 1)) for name, cron, replicas in led_schedule_steps(config)]
+    zone, start, end, count, changes = replay(config, steps, min(config.initial_replicas, 1))
+    wanted = 0.0
+    moment = start.replace(tzinfo=zone)
+    for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
+        wanted += count * (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
+        moment, count = when, replicas
+    window = (end - start).total_seconds() / 3600
+    return wanted * HOURS_PER_MONTH / window
 
 
 def schedule_lead_lines(config: StackConfig) -> list[str]:

@@ -26,6 +26,8 @@ HOURS_PER_WEEK = 168
 REFERENCE_WEEK = datetime.datetime(2027, 1, 4)
 REFERENCE_YEAR = datetime.datetime(2027, 1, 1)
 MONTHLY_DESCRIPTORS = ("@yearly", "@annually", "@monthly")
+# A count and the moment it takes effect.
+Changes = list[tuple[datetime.datetime, int]]
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ def _changes(
     start: datetime.datetime,
     end: datetime.datetime,
     initial: int,
-) -> tuple[int, list[tuple[datetime.datetime, int]]]:
+) -> tuple[int, Changes]:
     """The count in force at `start` (the last step that fired in the year before, else `initial`)
     and every change of it within the window, in time order (steps firing at the same minute: the
     later-listed wins).
@@ -113,13 +115,20 @@ def _changes(
     return count, changes
 
 
-def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[float, float, float, float, str]:
-    steps = led_schedule_steps(config)
+def replay(
+    config: StackConfig, steps: list[tuple[str, str, int]], initial: int
+) -> tuple[zoneinfo.ZoneInfo, datetime.datetime, datetime.datetime, int, Changes]:
+    """`steps` replayed in schedule.timeZone over a reference week when every step repeats weekly, else
+    over the year 2027: the zone, the window's start and end, the count at its start, its changes."""
     zone = zoneinfo.ZoneInfo(config.schedule.time_zone)
     weekly = all(_weekly(cron) for _, cron, _ in steps)
     start = REFERENCE_WEEK if weekly else REFERENCE_YEAR
     end = start + (datetime.timedelta(days=7) if weekly else datetime.timedelta(days=365))
-    count, changes = _changes(steps, zone, start, end, config.initial_replicas)
+    return (zone, start, end, *_changes(steps, zone, start, end, initial))
+
+
+def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[float, float, float, float, str]:
+    zone, start, end, count, changes = replay(config, led_schedule_steps(config), config.initial_replicas)
     low = high = 0.0
     moment = start.replace(tzinfo=zone)
     for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
@@ -133,7 +142,7 @@ def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[flo
     window_hours = (local_end.astimezone(datetime.UTC) - local_start.astimezone(datetime.UTC)).total_seconds() / 3600
     per_month = HOURS_PER_MONTH / window_hours
     per_week = HOURS_PER_WEEK / window_hours
-    window = "a reference week" if weekly else "the year 2027"
+    window = "a reference week" if start == REFERENCE_WEEK else "the year 2027"
     return low * per_month, high * per_month, low * per_week, high * per_week, window
 
 
@@ -162,23 +171,3 @@ def running_hours(config: StackConfig) -> RunningHours:
             f"a month = {HOURS_PER_MONTH} h = {HOURS_PER_MONTH / HOURS_PER_WEEK:.3f} weeks"
         ),
     )
-
-
-def wanted_hours_per_month(config: StackConfig) -> float:
-    """Hours a month the stack wants any serving pod (the schedule's windows, with their lead; all
-    of them without a schedule): the hours held nodes are kept."""
-    if not config.schedule.enabled:
-        return float(HOURS_PER_MONTH)
-    steps = [(name, cron, min(replicas, 1)) for name, cron, replicas in led_schedule_steps(config)]
-    zone = zoneinfo.ZoneInfo(config.schedule.time_zone)
-    weekly = all(_weekly(cron) for _, cron, _ in steps)
-    start = REFERENCE_WEEK if weekly else REFERENCE_YEAR
-    end = start + (datetime.timedelta(days=7) if weekly else datetime.timedelta(days=365))
-    count, changes = _changes(steps, zone, start, end, min(config.initial_replicas, 1))
-    wanted = 0.0
-    moment = start.replace(tzinfo=zone)
-    for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
-        wanted += count * (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
-        moment, count = when, replicas
-    window = (end - start).total_seconds() / 3600
-    return wanted * HOURS_PER_MONTH / window

@@ -1,5 +1,7 @@
-"""Time to serve: how long a new serving replica takes from scale-up to ready, phase by phase, per
-stack (its profile, checkpoint, disks and node count), with the basis of every figure.
+"""Time to serve: how long a new serving replica takes from scale-up to ready, per stack (its
+profile, checkpoint, disks and node count): the phases its planning figure rests on, each with the
+basis of its figure, and the schedule's wake led by it. The report of every phase, a simultaneous
+wake and the goal (plan.md, capacity.json) is commands/render/time_to_serve.py.
 
 A figure is one of:
 - measured: a published or recorded measurement of this configuration (today: the write-up's node
@@ -12,28 +14,22 @@ A figure is one of:
 Where a number is still needed (alert durations, the schedule's lead, the scale-down window, the
 policy's bound) the model gives a planning figure: the measured one, or else the recipe's measured
 figures plus the computed extra read time of a larger checkpoint, labelled "assumed".
-
-Inputs other work feeds (StartupInputs): the image size and pull rate (a registry mirror, image
-streaming or an image cache lower them), and whether a node is held (warm capacity: no node phase).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
-from stacks.config.engine import capture_size
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILE_ENGINE_KEYS, profile_of
 from stacks.config.releases import image_release
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import (
-    GOAL_POD_SECONDS,
-    HYPERDISK_ML_MAX_MIBPS,
     RECIPE_NODE_SECONDS,
     RECIPE_NODE_SECONDS_MIN,
     RECIPE_POD_SECONDS,
@@ -42,20 +38,8 @@ from stacks.config.time_to_serve import (
 
 Basis = Literal["measured", "computed", "not measured", "held"]
 MIB_PER_GIB = 1024
+COLD = "a new replica on a new node"
 REPORT = "the start-up report the benchmark Job prints (STARTUP_PHASES lines, docs/time-to-serve.md)"
-GOAL_SOURCES = (
-    "GKE image streaming (GKE docs 'Use Image streaming to pull container images': the container starts "
-    "before the whole image is pulled)",
-    "a registry mirror in the cluster's region (Artifact Registry remote repositories) instead of Docker Hub "
-    "through one NAT address",
-    "vLLM's compile cache reused by later pods (vllm-project/vllm v0.19.0 vllm/compilation/backends.py: compiled "
-    "graphs are kept under VLLM_CACHE_ROOT/torch_compile_cache/<hash of the configuration> and loaded directly on "
-    "the next start)",
-    "Google's inference reference architecture (GoogleCloudPlatform/accelerated-platforms, the vLLM fast-start "
-    "guide): 168-433 s from pod scheduled to ready, weights streamed at about 1.2 GiB/s per engine",
-    "a held node (GKE 'Configure capacity buffers': a CapacityBuffer keeps spare nodes, so a new replica skips "
-    "node provisioning)",
-)
 
 
 @dataclass(frozen=True)
@@ -72,52 +56,6 @@ class Phase:
     @property
     def known(self) -> bool:
         return self.seconds_max is not None
-
-
-@dataclass(frozen=True)
-class StartupInputs:
-    """What the start-up is computed from, besides the checkpoint and its disk: the engine image
-    (its compressed size and the rate a node pulls it at, both unknown by default) and whether a new
-    replica lands on a node the stack holds. Image streaming, a registry mirror or an image cache
-    change these; each must say where its figure comes from."""
-
-    image_gib: float | None = None
-    image_pull_mibps: float | None = None
-    image_basis: str = ""
-    held_node: bool = False
-
-
-@dataclass(frozen=True)
-class WakeRead:
-    """Every node waking at once (a schedule's wake, a fleet restart) reading the checkpoint from its
-    zone's disk: the disk's provisioned throughput is shared by the nodes reading it."""
-
-    nodes: int
-    zones: int
-    nodes_per_disk: int
-    disk_mibps: int
-    per_node_mibps: float
-    seconds: float | None
-    bound_seconds: int
-    sized_from_target: int | None
-    warning: str | None
-
-
-@dataclass(frozen=True)
-class TimeToServe:
-    profile: str
-    phases: tuple[Phase, ...]
-    cold: Phase
-    held: Phase
-    planning_seconds: int
-    planning_basis: str
-    wake: WakeRead | None
-    goal_pod_seconds: int
-    goal_sources: tuple[str, ...]
-    notes: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def checkpoint_mib(config: StackConfig) -> float | None:
@@ -154,11 +92,7 @@ def pod_measurement_gap(config: StackConfig) -> str | None:
     return None
 
 
-def _seconds(mib: float, mibps: float) -> float:
-    return mib / mibps
-
-
-def _weights_phase(config: StackConfig) -> Phase:
+def weights_phase(config: StackConfig) -> Phase:
     size = checkpoint_mib(config)
     disk = config.serving_throughput_mibps
     if size is None:
@@ -170,7 +104,7 @@ def _weights_phase(config: StackConfig) -> Phase:
             "not measured",
             "the checkpoint's size is not known (set weights.checkpointGib); measure with " + REPORT,
         )
-    seconds = _seconds(size, disk)
+    seconds = size / disk
     return Phase(
         "weightsRead",
         "read the checkpoint from the disk",
@@ -183,30 +117,8 @@ def _weights_phase(config: StackConfig) -> Phase:
     )
 
 
-def _image_phase(inputs: StartupInputs) -> Phase:
-    if inputs.image_gib is None or inputs.image_pull_mibps is None:
-        return Phase(
-            "imagePull",
-            "pull the engine image",
-            None,
-            None,
-            "not measured",
-            "image size and pull rate not known (timeToServe.imageGib and imagePullMibps); measure with " + REPORT,
-        )
-    seconds = _seconds(inputs.image_gib * MIB_PER_GIB, inputs.image_pull_mibps)
-    basis = inputs.image_basis or "timeToServe.imageGib / timeToServe.imagePullMibps"
-    return Phase(
-        "imagePull",
-        "pull the engine image",
-        seconds,
-        seconds,
-        "computed",
-        f"{inputs.image_gib:g} GiB / {inputs.image_pull_mibps:g} MiB/s ({basis})",
-    )
-
-
-def _node_phase(config: StackConfig, inputs: StartupInputs) -> Phase:
-    if inputs.held_node:
+def node_phase(config: StackConfig, held: bool = False) -> Phase:
+    if held:
         return Phase("node", "provision an A4 node", 0, 0, "held", "a held node (capacity buffer) is already up")
     if config.profile == DEFAULT_PROFILE:
         return Phase(
@@ -228,22 +140,7 @@ def _node_phase(config: StackConfig, inputs: StartupInputs) -> Phase:
     )
 
 
-def _engine_phase(gap: str | None) -> Phase:
-    return Phase(
-        "engineStart",
-        "load weights to the GPUs, torch.compile, CUDA graph capture",
-        None,
-        None,
-        "not measured",
-        "no breakdown published"
-        + ("" if gap is None else f"; {gap}")
-        + "; measure with "
-        + REPORT
-        + " (weightsLoadedSeconds, compiledSeconds, graphsCapturedSeconds)",
-    )
-
-
-def _pod_phase(gap: str | None, release: str | None) -> Phase:
+def pod_phase(gap: str | None, release: str | None) -> Phase:
     if gap is None:
         carried = (
             ""
@@ -263,7 +160,7 @@ def _pod_phase(gap: str | None, release: str | None) -> Phase:
     )
 
 
-def _total(node: Phase, pod: Phase, label: str) -> Phase:
+def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
     if not (node.known and pod.known):
         unknown = node if not node.known else pod
         return Phase("total", label, None, None, "not measured", f"its {unknown.key} phase is not measured")
@@ -280,43 +177,9 @@ def _total(node: Phase, pod: Phase, label: str) -> Phase:
     )
 
 
-def wake_read(config: StackConfig) -> WakeRead | None:
-    size = checkpoint_mib(config)
-    if size is None:
-        return None
-    nodes, zones = config.max_replicas, len(config.zones)
-    per_disk = config.nodes_per_disk
-    disk = config.serving_throughput_mibps
-    per_node = disk / per_disk
-    seconds = _seconds(size, per_node)
-    bound = config.time_to_serve.weights_read_bound_seconds
-    target = config.weights.target_load_seconds
-    warning = None
-    if seconds > bound:
-        warning = (
-            f"{per_disk} node(s) waking at once share {disk:,} MiB/s of their zone's disk and read the "
-            f"{config.weights.checkpoint_gib} GiB checkpoint in ~{seconds:,.0f} s, over timeToServe."
-            f"weightsReadBoundSeconds {bound}"
-        )
-        if disk >= HYPERDISK_ML_MAX_MIBPS:
-            warning += f"; the disk is at Hyperdisk ML's maximum {HYPERDISK_ML_MAX_MIBPS:,} MiB/s: add a zone"
-        else:
-            needed = per_disk * size / bound
-            warning += f"; about {needed:,.0f} MiB/s per disk (or weights.targetLoadSeconds: {bound}) would meet it"
-    return WakeRead(
-        nodes=nodes,
-        zones=zones,
-        nodes_per_disk=per_disk,
-        disk_mibps=disk,
-        per_node_mibps=per_node,
-        seconds=seconds,
-        bound_seconds=bound,
-        sized_from_target=target,
-        warning=warning,
-    )
-
-
-def _planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str]:
+def planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str]:
+    """The planning figure of a new replica's start-up and its basis: the cold total where known, else
+    the recipe's measured figures plus the computed extra read time of a larger checkpoint."""
     if cold.known:
         assert cold.seconds_max is not None
         return round(cold.seconds_max), "computed (the sum of the node and pod phases above)"
@@ -371,7 +234,7 @@ def _difference(median: dict[str, float], late: str, early: str | None) -> float
     return max(0.0, median[late] - (median[early] if early is not None else 0.0))
 
 
-def _recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
+def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
     """The phases with the recorded start-up report's medians where it has them."""
     assert entry.startup is not None
     median = entry.startup.median_seconds
@@ -390,78 +253,22 @@ def _recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurem
     )
 
 
-def startup_notes(config: StackConfig) -> tuple[str, ...]:
-    """What this stack's start-up settings (startup.*, engine.maxCudagraphCaptureSize) change, and that
-    no saving of theirs is measured yet."""
-    notes = []
-    if config.startup.image_mirror.enabled:
-        streaming = (
-            "streamed by GKE image streaming where the cluster's owner met its requirements (docs/existing-cluster.md)"
-            if config.cluster.existing
-            else "streamed by GKE image streaming, whose requirements the stack meets (policy LLM-GKE-005)"
-        )
-        notes.append(
-            f"image pull: from the stack's Artifact Registry remote repository of Docker Hub in {config.region} "
-            f"(by digest, IfNotPresent), {streaming}; the write-up's pod figure was measured pulling from Docker "
-            "Hub. Saving not measured: imagePulledSeconds of " + REPORT
-        )
-    else:
-        notes.append("image pull: from the upstream registries (startup.imageMirror off)")
-    if config.startup.compile_cache.enabled:
-        notes.append(
-            "compile: the first pod of this configuration writes torch.compile, Triton and FlashInfer artifacts to "
-            "the shared compile cache, later pods load them (vllm/compilation/backends.py keeps compiled graphs "
-            "under VLLM_CACHE_ROOT/torch_compile_cache/<hash>). Saving not measured: compiledSeconds of " + REPORT
-        )
-    size = config.engine.max_cudagraph_capture_size
-    if size is not None:
-        notes.append(
-            f"CUDA graphs: captured up to {capture_size(config.engine, config.workload.concurrency_per_node)} tokens "
-            f"(engine.maxCudagraphCaptureSize {size}). Saving not measured: graphsCapturedSeconds of " + REPORT
-        )
-    return tuple(notes)
-
-
-def time_to_serve(
-    config: StackConfig,
-    inputs: StartupInputs | None = None,
-    recorded: Sequence[measurement_file.Measurement] | None = None,
-) -> TimeToServe:
-    """The time to serve of one new replica of this stack, per phase, cold and on a held node: a
-    recorded start-up report of its configuration first, else the write-up's figures where they apply."""
-    inputs = inputs or StartupInputs(
-        image_gib=config.time_to_serve.image_gib, image_pull_mibps=config.time_to_serve.image_pull_mibps
-    )
-    gap = pod_measurement_gap(config)
-    node = _node_phase(config, StartupInputs())
-    weights = _weights_phase(config)
-    pod = _pod_phase(gap, image_release(config.engine.image))
-    phases: tuple[Phase, ...] = (node, _image_phase(inputs), weights, _engine_phase(gap), pod)
-    entry = recorded_startup(config, recorded)
+def planning_seconds(config: StackConfig) -> int:
+    """The planning figure of a new replica of this stack (alert durations, the schedule's lead, the
+    scale-down window): from a recorded start-up report of its configuration first, else the
+    write-up's figures where they apply (the report of every phase: commands/render/time_to_serve.py)."""
+    node = node_phase(config)
+    pod = pod_phase(pod_measurement_gap(config), image_release(config.engine.image))
+    entry = recorded_startup(config)
     if entry is not None:
-        phases = _recorded_phases(phases, entry)
-        node, pod = phases[0], phases[-1]
-    cold = _total(node, pod, "a new replica on a new node")
-    held = _total(_node_phase(config, StartupInputs(held_node=True)), pod, "a new replica on a held node")
-    planning, planning_basis = _planning(config, cold, weights)
-    return TimeToServe(
-        profile=config.profile.value,
-        phases=phases,
-        cold=cold,
-        held=held,
-        planning_seconds=planning,
-        planning_basis=planning_basis,
-        wake=wake_read(config),
-        goal_pod_seconds=GOAL_POD_SECONDS,
-        goal_sources=GOAL_SOURCES,
-        notes=startup_notes(config),
-    )
+        node, pod = recorded_phases((node, pod), entry)
+    return planning(config, total_phase(node, pod, COLD), weights_phase(config))[0]
 
 
 def wake_lead_seconds(config: StackConfig) -> int:
     """How early business hours wake: schedule.wakeLeadSeconds, else the stack's time to serve."""
     given = config.schedule.wake_lead_seconds
-    return given if given is not None else time_to_serve(config).planning_seconds
+    return given if given is not None else planning_seconds(config)
 
 
 def led_cron(cron: str, lead_seconds: int) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
 from stacks.config.grammars import (
@@ -56,3 +56,15 @@ class ConfigModel(BaseModel):
         strict=True,
         allow_inf_nan=False,
     )
+
+
+class SwitchedGroup(ConfigModel):
+    """A group with an `enabled` switch: on as soon as the group sets any other key, unless it says
+    `enabled: false`."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _on_when_configured(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "enabled" not in data and data:
+            return {**data, "enabled": True}
+        return data

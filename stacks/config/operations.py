@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import zoneinfo
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from stacks.config.base import ConfigModel
+from stacks.config.base import ConfigModel, SwitchedGroup
 from stacks.config.cron import validate_cron
 from stacks.config.quoting import quote
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS
@@ -22,13 +22,6 @@ CLOCK_TIME = r"^([01]\d|2[0-3]):[0-5]\d$"
 IANA_ZONE_MAX = 64
 
 
-def enabled_when_configured(data: Any) -> Any:
-    """A group that sets any key but `enabled` is on unless it says `enabled: false`."""
-    if isinstance(data, dict) and "enabled" not in data and data:
-        return {**data, "enabled": True}
-    return data
-
-
 class AutoscalingMetric(StrEnum):
     waiting_requests = "waitingRequests"
     kv_cache_usage = "kvCacheUsage"
@@ -39,7 +32,7 @@ class MetricsAdapterSource(StrEnum):
     existing = "existing"
 
 
-class AutoscalingConfig(ConfigModel):
+class AutoscalingConfig(SwitchedGroup):
     """Horizontal Pod Autoscaler on a vLLM metric through the Custom Metrics Stackdriver Adapter."""
 
     enabled: bool = Field(
@@ -95,11 +88,6 @@ class AutoscalingConfig(ConfigModel):
     scale_down_period_seconds: Annotated[int, Field(ge=15, le=3600)] = Field(
         default=600, description="Seconds per scale-down step: at most one pod is removed per period."
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _on_when_configured(cls, data: Any) -> Any:
-        return enabled_when_configured(data)
 
     @model_validator(mode="after")
     def _min_below_max(self) -> AutoscalingConfig:
@@ -177,7 +165,7 @@ class ScheduleEntry(ConfigModel):
         return validate_cron(value)
 
 
-class ScheduleConfig(ConfigModel):
+class ScheduleConfig(SwitchedGroup):
     """Scale the serving Deployment on a clock: business hours, or cron entries with replica counts."""
 
     enabled: bool = Field(
@@ -201,11 +189,6 @@ class ScheduleConfig(ConfigModel):
         description="Cron scale steps (at most 16, unique names); when given, they replace businessHours (which a "
         "preset may set).",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _on_when_configured(cls, data: Any) -> Any:
-        return enabled_when_configured(data)
 
     @field_validator("time_zone")
     @classmethod

@@ -9,11 +9,11 @@ torch.compile and CUDA graph capture). No breakdown of the pod's ~10 min was pub
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from stacks.config.base import ConfigModel
+from stacks.config.base import ConfigModel, SwitchedGroup
 
 # The write-up's figures (recipe profile only): an A4 node in 5-6 min, the pod in ~10 min.
 RECIPE_NODE_SECONDS_MIN = 300
@@ -57,7 +57,7 @@ class TimeToServeConfig(ConfigModel):
     )
 
 
-class WarmCapacityConfig(ConfigModel):
+class WarmCapacityConfig(SwitchedGroup):
     """Spare A4 nodes held up (a GKE CapacityBuffer of the serving Deployment's pods), so that a new
     replica skips node provisioning; with a schedule, held in the serving windows only."""
 
@@ -71,10 +71,3 @@ class WarmCapacityConfig(ConfigModel):
         description="A4 nodes held beyond the serving pods (the buffer's replicas), 1-64; each is billed like a "
         "serving node while held.",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _on_when_configured(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "enabled" not in data and data:
-            return {**data, "enabled": True}
-        return data

@@ -1,0 +1,134 @@
+"""Recording a `bench-compare` result into a measurements file: the serving pods' start-up phases
+from the benchmark Job's report, the new measurement of the stack's configuration, and the file's
+text with it appended (the format and the reader are stacks/capacity/measurements.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from components import startup_report
+from stacks.capacity.measurements import (
+    MAX_MEASUREMENTS_BYTES,
+    Measurement,
+    MeasurementsError,
+    Run,
+    StartupPhases,
+    configuration_of,
+    one_line,
+    parse,
+    read,
+)
+from stacks.config.stack import StackConfig
+
+
+def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
+    """The median and largest of each phase over the STARTUP_PHASES records (None without any)."""
+    if not records:
+        return None
+    median: dict[str, float] = {}
+    largest: dict[str, float] = {}
+    for name in startup_report.PHASES:
+        values = sorted(
+            float(value)
+            for record in records
+            if isinstance(value := (record.get("phases") or {}).get(name), (int, float)) and not isinstance(value, bool)
+        )
+        if values:
+            middle = len(values) // 2
+            median[name] = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+            largest[name] = values[-1]
+    try:
+        return StartupPhases(pods=len(records), median_seconds=median, max_seconds=largest)
+    except ValidationError as error:
+        raise MeasurementsError(f"cannot record the start-up report: {one_line(error)}") from None
+
+
+def record_id(stack: str, date: str, existing: Sequence[str]) -> str:
+    base = re.sub(r"[^a-z0-9-]+", "-", f"{stack}-{date}".lower()).strip("-")[:56] or "run"
+    candidate, number = base, 1
+    while candidate in existing:
+        number += 1
+        candidate = f"{base}-{number}"
+    return candidate
+
+
+# A run's figures and the keys of the benchmark result they come from (components/bench_result.py).
+RUN_FIGURES = {
+    "total_tokens_per_second": "total_token_throughput",
+    "output_tokens_per_second": "output_throughput",
+    "requests_per_second": "request_throughput",
+    "tpot_median_ms": "median_tpot_ms",
+    "ttft_median_ms": "median_ttft_ms",
+}
+
+
+def new_measurement(
+    config: StackConfig,
+    stack: str,
+    date: str,
+    measured: dict[str, Any],
+    source: str,
+    existing: Sequence[str],
+    nodes: int,
+    concurrency: int,
+    startup: StartupPhases | None = None,
+) -> Measurement:
+    """A measurement of the stack's configuration from a `bench-compare` result: one run on `nodes`
+    serving pods (A4 nodes) under the benchmark's `concurrency` requests in all."""
+    try:
+        run = Run(
+            nodes=nodes,
+            **{field: float(measured[key]) for field, key in RUN_FIGURES.items()},
+            completed=int(measured["completed"]),
+            failed=int(measured["failed"]),
+        )
+        configuration = configuration_of(config).model_copy(update={"concurrency_per_node": concurrency / nodes})
+        return Measurement(
+            id=record_id(stack, date, existing),
+            source=source,
+            date=date,
+            measured_release=configuration.vllm_release,
+            note=f"recorded by bench-compare --record from stack {stack}; {measured.get('clients')} client(s), "
+            f"{measured.get('combine', '')}",
+            configuration=configuration,
+            runs=[run],
+            startup=startup,
+        )
+    except ValidationError as error:  # a figure a run cannot hold, e.g. 0 tok/s
+        first = error.errors(include_url=False)[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        key = RUN_FIGURES.get(field, field)
+        raise MeasurementsError(f"cannot record the result: {key} {first['msg'].lower()}") from None
+
+
+def appended(path: Path, measurement: Measurement) -> str:
+    """The file's text with one measurement appended, every existing line kept as it is, checked by
+    reading it back; the caller writes it (`commands/io/output.py`, replace_file)."""
+    # read afresh (not load()'s cache, keyed by a modification time two quick writers may share)
+    current = parse(read(path), str(path))
+    if any(item.id == measurement.id for item in current.measurements):
+        raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")
+    entry = measurement.model_dump(mode="json", by_alias=True)
+    entry["runs"] = [{key: value for key, value in run.items() if value is not None} for run in entry["runs"]]
+    if entry["startup"] is None:
+        del entry["startup"]
+    text = yaml.safe_dump([entry], sort_keys=False, width=1000)
+    indented = "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
+    original = read(path)
+    separator = "" if original.endswith("\n") else "\n"
+    updated = original + separator + indented
+    size = len(updated.encode())
+    if size > MAX_MEASUREMENTS_BYTES:
+        raise MeasurementsError(
+            f"{path}: recording would grow it to {size:,} bytes, past the {MAX_MEASUREMENTS_BYTES:,} every reader "
+            "accepts (plan, render and bench-compare would then refuse it); nothing was written: keep older "
+            "measurements in another file and record into a new one with --measurements"
+        )
+    parse(updated, f"{path} with the new measurement")
+    return updated

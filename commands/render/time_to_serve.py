@@ -1,0 +1,234 @@
+"""A new replica's time to serve as plan.md and capacity.json report it: every start-up phase with
+the basis of its figure (stacks/capacity/time_to_serve.py holds the phases the stack's planning
+figure rests on), cold and on a held node, every node waking at once, what the stack's start-up
+settings change, and the goal with what each saving rests on.
+
+Inputs other work feeds (StartupInputs): the image size and pull rate (a registry mirror, image
+streaming or an image cache lower them); a replica on a held node (warm capacity) has no node phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from stacks.capacity.measurements import Measurement
+from stacks.capacity.time_to_serve import (
+    COLD,
+    MIB_PER_GIB,
+    REPORT,
+    Phase,
+    checkpoint_mib,
+    node_phase,
+    planning,
+    pod_measurement_gap,
+    pod_phase,
+    recorded_phases,
+    recorded_startup,
+    total_phase,
+    weights_phase,
+)
+from stacks.config.engine import capture_size
+from stacks.config.releases import image_release
+from stacks.config.stack import StackConfig
+from stacks.config.time_to_serve import GOAL_POD_SECONDS, HYPERDISK_ML_MAX_MIBPS
+
+GOAL_SOURCES = (
+    "GKE image streaming (GKE docs 'Use Image streaming to pull container images': the container starts "
+    "before the whole image is pulled)",
+    "a registry mirror in the cluster's region (Artifact Registry remote repositories) instead of Docker Hub "
+    "through one NAT address",
+    "vLLM's compile cache reused by later pods (vllm-project/vllm v0.19.0 vllm/compilation/backends.py: compiled "
+    "graphs are kept under VLLM_CACHE_ROOT/torch_compile_cache/<hash of the configuration> and loaded directly on "
+    "the next start)",
+    "Google's inference reference architecture (GoogleCloudPlatform/accelerated-platforms, the vLLM fast-start "
+    "guide): 168-433 s from pod scheduled to ready, weights streamed at about 1.2 GiB/s per engine",
+    "a held node (GKE 'Configure capacity buffers': a CapacityBuffer keeps spare nodes, so a new replica skips "
+    "node provisioning)",
+)
+
+
+@dataclass(frozen=True)
+class StartupInputs:
+    """What the start-up is computed from, besides the checkpoint and its disk: the engine image (its
+    compressed size and the rate a node pulls it at, both unknown by default). Image streaming, a
+    registry mirror or an image cache change these; each must say where its figure comes from."""
+
+    image_gib: float | None = None
+    image_pull_mibps: float | None = None
+    image_basis: str = ""
+
+
+@dataclass(frozen=True)
+class WakeRead:
+    """Every node waking at once (a schedule's wake, a fleet restart) reading the checkpoint from its
+    zone's disk: the disk's provisioned throughput is shared by the nodes reading it."""
+
+    nodes: int
+    zones: int
+    nodes_per_disk: int
+    disk_mibps: int
+    per_node_mibps: float
+    seconds: float | None
+    bound_seconds: int
+    sized_from_target: int | None
+    warning: str | None
+
+
+@dataclass(frozen=True)
+class TimeToServe:
+    profile: str
+    phases: tuple[Phase, ...]
+    cold: Phase
+    held: Phase
+    planning_seconds: int
+    planning_basis: str
+    wake: WakeRead | None
+    goal_pod_seconds: int
+    goal_sources: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _image_phase(inputs: StartupInputs) -> Phase:
+    if inputs.image_gib is None or inputs.image_pull_mibps is None:
+        return Phase(
+            "imagePull",
+            "pull the engine image",
+            None,
+            None,
+            "not measured",
+            "image size and pull rate not known (timeToServe.imageGib and imagePullMibps); measure with " + REPORT,
+        )
+    seconds = inputs.image_gib * MIB_PER_GIB / inputs.image_pull_mibps
+    basis = inputs.image_basis or "timeToServe.imageGib / timeToServe.imagePullMibps"
+    return Phase(
+        "imagePull",
+        "pull the engine image",
+        seconds,
+        seconds,
+        "computed",
+        f"{inputs.image_gib:g} GiB / {inputs.image_pull_mibps:g} MiB/s ({basis})",
+    )
+
+
+def _engine_phase(gap: str | None) -> Phase:
+    return Phase(
+        "engineStart",
+        "load weights to the GPUs, torch.compile, CUDA graph capture",
+        None,
+        None,
+        "not measured",
+        "no breakdown published"
+        + ("" if gap is None else f"; {gap}")
+        + "; measure with "
+        + REPORT
+        + " (weightsLoadedSeconds, compiledSeconds, graphsCapturedSeconds)",
+    )
+
+
+def wake_read(config: StackConfig) -> WakeRead | None:
+    size = checkpoint_mib(config)
+    if size is None:
+        return None
+    nodes, zones = config.max_replicas, len(config.zones)
+    per_disk = config.nodes_per_disk
+    disk = config.serving_throughput_mibps
+    per_node = disk / per_disk
+    seconds = size / per_node
+    bound = config.time_to_serve.weights_read_bound_seconds
+    target = config.weights.target_load_seconds
+    warning = None
+    if seconds > bound:
+        warning = (
+            f"{per_disk} node(s) waking at once share {disk:,} MiB/s of their zone's disk and read the "
+            f"{config.weights.checkpoint_gib} GiB checkpoint in ~{seconds:,.0f} s, over timeToServe."
+            f"weightsReadBoundSeconds {bound}"
+        )
+        if disk >= HYPERDISK_ML_MAX_MIBPS:
+            warning += f"; the disk is at Hyperdisk ML's maximum {HYPERDISK_ML_MAX_MIBPS:,} MiB/s: add a zone"
+        else:
+            needed = per_disk * size / bound
+            warning += f"; about {needed:,.0f} MiB/s per disk (or weights.targetLoadSeconds: {bound}) would meet it"
+    return WakeRead(
+        nodes=nodes,
+        zones=zones,
+        nodes_per_disk=per_disk,
+        disk_mibps=disk,
+        per_node_mibps=per_node,
+        seconds=seconds,
+        bound_seconds=bound,
+        sized_from_target=target,
+        warning=warning,
+    )
+
+
+def startup_notes(config: StackConfig) -> tuple[str, ...]:
+    """What this stack's start-up settings (startup.*, engine.maxCudagraphCaptureSize) change, and that
+    no saving of theirs is measured yet."""
+    notes = []
+    if config.startup.image_mirror.enabled:
+        streaming = (
+            "streamed by GKE image streaming where the cluster's owner met its requirements (docs/existing-cluster.md)"
+            if config.cluster.existing
+            else "streamed by GKE image streaming, whose requirements the stack meets (policy LLM-GKE-005)"
+        )
+        notes.append(
+            f"image pull: from the stack's Artifact Registry remote repository of Docker Hub in {config.region} "
+            f"(by digest, IfNotPresent), {streaming}; the write-up's pod figure was measured pulling from Docker "
+            "Hub. Saving not measured: imagePulledSeconds of " + REPORT
+        )
+    else:
+        notes.append("image pull: from the upstream registries (startup.imageMirror off)")
+    if config.startup.compile_cache.enabled:
+        notes.append(
+            "compile: the first pod of this configuration writes torch.compile, Triton and FlashInfer artifacts to "
+            "the shared compile cache, later pods load them (vllm/compilation/backends.py keeps compiled graphs "
+            "under VLLM_CACHE_ROOT/torch_compile_cache/<hash>). Saving not measured: compiledSeconds of " + REPORT
+        )
+    size = config.engine.max_cudagraph_capture_size
+    if size is not None:
+        notes.append(
+            f"CUDA graphs: captured up to {capture_size(config.engine, config.workload.concurrency_per_node)} tokens "
+            f"(engine.maxCudagraphCaptureSize {size}). Saving not measured: graphsCapturedSeconds of " + REPORT
+        )
+    return tuple(notes)
+
+
+def time_to_serve(
+    config: StackConfig,
+    inputs: StartupInputs | None = None,
+    recorded: Sequence[Measurement] | None = None,
+) -> TimeToServe:
+    """The time to serve of one new replica of this stack, per phase, cold and on a held node: a
+    recorded start-up report of its configuration first, else the write-up's figures where they apply."""
+    inputs = inputs or StartupInputs(
+        image_gib=config.time_to_serve.image_gib, image_pull_mibps=config.time_to_serve.image_pull_mibps
+    )
+    gap = pod_measurement_gap(config)
+    node = node_phase(config)
+    weights = weights_phase(config)
+    pod = pod_phase(gap, image_release(config.engine.image))
+    phases: tuple[Phase, ...] = (node, _image_phase(inputs), weights, _engine_phase(gap), pod)
+    entry = recorded_startup(config, recorded)
+    if entry is not None:
+        phases = recorded_phases(phases, entry)
+        node, pod = phases[0], phases[-1]
+    cold = total_phase(node, pod, COLD)
+    held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
+    planning_figure, planning_basis = planning(config, cold, weights)
+    return TimeToServe(
+        profile=config.profile.value,
+        phases=phases,
+        cold=cold,
+        held=held,
+        planning_seconds=planning_figure,
+        planning_basis=planning_basis,
+        wake=wake_read(config),
+        goal_pod_seconds=GOAL_POD_SECONDS,
+        goal_sources=GOAL_SOURCES,
+        notes=startup_notes(config),
+    )

@@ -1,0 +1,350 @@
+"""`bench-compare --record`: a result recorded into the measurements file (commands/bench_compare/recording.py)
+is the figure of its configuration from then on; hostile files and targets, concurrent records, the start-up report."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from commands.bench_compare.command import bench_compare_main
+from commands.io import output
+from commands.plan.command import plan_main
+from stacks.capacity import measurements
+from stacks.load.loader import validate
+from tests.rendered import ROOT, run_main
+
+JOB_LOG = ROOT / "tests" / "data" / "bench-job.log"
+
+
+def stack_file(directory: Path, name: str, **settings: Any) -> Path:
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"].update({f"gke-b200-serving:{key}": value for key, value in settings.items()})
+    path = directory / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def copy_of_the_file(directory: Path) -> Path:
+    path = directory / "measurements.yaml"
+    shutil.copyfile(measurements.MEASUREMENTS_FILE, path)
+    return path
+
+
+def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    original = file.read_text()
+    stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+
+    before = run_main(plan_main, "seqs", *common)
+    assert before.returncode == 0
+    assert "total tok/s            not measured" in before.stdout
+    compared = run_main(bench_compare_main, "seqs", str(JOB_LOG), *common)
+    assert "total tok/s            not measured         94,901        -" in compared.stdout
+    assert file.read_text() == original, "nothing is recorded without --record"
+
+    recorded = run_main(
+        bench_compare_main, "seqs", str(JOB_LOG), *common, "--record", "--date", "2026-11-20", "--source", "team run"
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    assert f"recorded as measurement seqs-2026-11-20 in {file}" in recorded.stdout
+    assert file.read_text().startswith(original), "every earlier line is kept"
+    entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
+    assert entry.source == "team run" and entry.configuration.max_num_seqs == 4096
+    assert entry.runs[0].nodes == 1 and entry.runs[0].total_tokens_per_second == pytest.approx(94_901.49, abs=0.01)
+
+    after = run_main(plan_main, "seqs", *common)
+    assert "total tok/s                  94,901" in after.stdout
+    assert "measured: seqs-2026-11-20" in after.stdout
+    assert run_main(plan_main, "seqs", "--config-file", str(stack)).stdout == before.stdout, "the repository's file"
+
+
+def test_a_recorded_date_reads_back_as_its_text_anywhere(tmp_path: Path) -> None:
+    """The recorded entry's date is quoted, so any YAML reader gets the text back; an entry written by
+    hand with an unquoted date (a YAML date to a plain reader) loads too."""
+    file = copy_of_the_file(tmp_path)
+    stack = stack_file(tmp_path, "dated", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+    run = run_main(bench_compare_main, "dated", str(JOB_LOG), *common, "--record", "--date", "2026-11-20")
+    assert run.returncode == 0, run.stderr
+    assert "    date: '2026-11-20'\n" in file.read_text()
+    entry = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())["measurements"][0]
+    loaded = measurements.Measurement.model_validate({**entry, "date": datetime.date(2026, 11, 20)}, by_alias=True)
+    assert loaded.date == "2026-11-20"
+
+
+def test_results_at_other_node_counts_add_to_the_configurations_runs(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    one = stack_file(tmp_path, "one", engine={"maxNumSeqs": 4096})
+    two = stack_file(tmp_path, "two", engine={"maxNumSeqs": 4096}, capacity={"nodes": 2})
+    for name, path in (("one", one), ("two", two), ("two", two)):
+        run = run_main(
+            bench_compare_main, name, str(JOB_LOG), "--config-file", str(path), "--measurements", str(file), "--record"
+        )
+        # the 1-node log given for 2 nodes misses the plan (exit 3), and is recorded all the same
+        assert run.returncode in (0, 3) and "recorded as measurement" in run.stdout, run.stderr
+    ids = [item.id for item in measurements.load(file).measurements][-3:]
+    assert ids[2] == ids[1] + "-2", "a second result of the same stack and day gets its own id"
+    planned = run_main(plan_main, "two", "--config-file", str(two), "--measurements", str(file), "--json")
+    assert '"measured_nodes": [\n      1,\n      2\n    ]' in planned.stdout
+
+
+def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path) -> None:
+    """Recording at capacity.nodes would keep a figure at a count the run may not have had."""
+    file = copy_of_the_file(tmp_path)
+    stack = stack_file(
+        tmp_path, "scaled", engine={"maxNumSeqs": 4096}, capacity={"nodes": 2}, autoscaling={"minReplicas": 1}
+    )
+    common = ["scaled", str(JOB_LOG), "--config-file", str(stack), "--measurements", str(file), "--record"]
+    refused = run_main(bench_compare_main, *common)
+    assert refused.returncode == 2 and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+    assert refused.stderr == (
+        "bench-compare: --record: its autoscaler runs 1..2 pods; give --nodes N, the serving pods during the run\n"
+    )
+    assert run_main(bench_compare_main, *common, "--nodes", "3").stderr == (
+        "bench-compare: --nodes 3: allowed 1 to 2, the stack's most serving pods\n"
+    )
+    assert run_main(bench_compare_main, *common, "--nodes", "1", "--date", "2026-11-20").returncode == 0
+    assert run_main(bench_compare_main, *common, "--nodes", "2", "--date", "2026-11-21").returncode == 0
+    one, two = measurements.load(file).measurements[-2:]
+    assert (one.runs[0].nodes, one.configuration.concurrency_per_node) == (1, 4000), "the Job's 4,000 on one pod"
+    assert (two.runs[0].nodes, two.configuration.concurrency_per_node) == (2, 2000)
+    planned = run_main(plan_main, "scaled", "--config-file", str(stack), "--measurements", str(file))
+    assert "measured: scaled-2026-11-21 (" in planned.stdout, "only the run at the stack's own load matches"
+
+
+def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "failed.log"
+    log.write_text(JOB_LOG.read_text().replace('"completed":20000', '"completed":0'))
+    run = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record")
+    assert run.returncode == 2
+    assert run.stderr == "bench-compare: no request completed: nothing to record\n"
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+# ---------------------------------------------------------------- hostile measurements files and --record targets
+
+TOKEN = "hf_" + "RecordCanary0123456789abcdef"
+
+
+def record(tmp_path: Path, file: Path, *extra: str, log: Path = JOB_LOG, stack: str = "dev") -> Any:
+    return run_main(bench_compare_main, stack, str(log), "--measurements", str(file), "--record", *extra)
+
+
+def test_record_writes_through_no_planted_link(tmp_path: Path) -> None:
+    """The new file is created beside the old one under a fresh random name and renamed over it: a
+    link planted at the name the file was once staged under (.NAME.new) is not written through."""
+    file = copy_of_the_file(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's file\n")
+    (tmp_path / f".{file.name}.new").symlink_to(victim)
+    assert record(tmp_path, file, "--date", "2026-11-21").returncode == 0
+    assert victim.read_text() == "the user's file\n"
+    assert "dev-2026-11-21" in file.read_text()
+
+
+def test_record_refuses_a_measurements_file_that_is_a_link(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(file)
+    run = record(tmp_path, link)
+    assert run.returncode == 2
+    assert run.stderr == f"bench-compare: {link}: a symbolic link; refusing to write through it\n"
+    assert link.is_symlink() and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+@pytest.mark.parametrize("where", ["source", "combine", "extra-env", "stack-name"])
+def test_record_writes_no_token(where: str, tmp_path: Path) -> None:
+    """What --record writes (the source, the log's combine note, the stack's name and configuration)
+    is scanned for a Hugging Face token first: nothing is written, and the token is not printed."""
+    file = copy_of_the_file(tmp_path)
+    log, extra, stack = JOB_LOG, [], "dev"
+    if where == "source":
+        extra = ["--source", f"run by {TOKEN}"]
+    elif where == "combine":
+        log = tmp_path / "job.log"
+        log.write_text(JOB_LOG.read_text().replace('"combine":"', f'"combine":"{TOKEN} '))
+    elif where == "extra-env":
+        stack = str(stack_file(tmp_path, "env", engine={"extraEnv": {"MY_SETTING": TOKEN}}))
+    else:
+        stack = str(stack_file(tmp_path, TOKEN))
+    run = record(tmp_path, file, *extra, log=log, stack=stack)
+    assert run.returncode == 2, run.stderr
+    # the stack's settings are refused when loaded; what only the record holds, when written
+    assert "a Hugging Face token would be written to it" in run.stderr or "holds a Hugging Face token" in run.stderr
+    assert TOKEN not in run.stderr + run.stdout
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--results", str(JOB_LOG)], "give a log (or -) or --results, one of the two"),
+        ([], "'combine' is 7; allowed: a string"),
+    ],
+)
+def test_an_ambiguous_or_malformed_result_is_one_line(args: list[str], message: str, tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text().replace('"combine":"', '"combine":7,"x":"'))
+    run = run_main(bench_compare_main, "dev", str(log), *args)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "extra", "message"),
+    [
+        (("", ""), ["--source", " \t "], "argument --source: empty; say who measured it, where"),
+        (
+            ('"total_token_throughput":', '"total_token_throughput":0,"x":'),
+            [],
+            "total_token_throughput input should be",
+        ),
+    ],
+)
+def test_a_result_a_measurement_cannot_hold_is_one_line(
+    change: tuple[str, str], extra: list[str], message: str, tmp_path: Path
+) -> None:
+    """Checked before anything is written: a blank --source, a zero throughput (they failed with a
+    pydantic ValidationError and exit 1)."""
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text().replace(*change) if change[0] else JOB_LOG.read_text())
+    run = record(tmp_path, file, *extra, log=log)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+# ---------------------------------------------------------------- concurrent records and the size limit
+
+
+def test_concurrent_records_keep_every_entry(tmp_path: Path) -> None:
+    """Four `--record` runs at once: each reads the file again under an exclusive lock (flock on the
+    file, taken again when a writer renamed a new file over it), so none loses another's entry."""
+    file = copy_of_the_file(tmp_path)
+    command = [str(ROOT / ".venv" / "bin" / "bench-compare"), "dev", str(JOB_LOG), "--measurements", str(file)]
+    runs = [
+        subprocess.Popen(
+            [*command, "--record", "--date", "2026-11-21", "--source", f"run {number}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for number in range(4)
+    ]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0] * 4, outputs
+    recorded = {item.id: item.source for item in measurements.load(file).measurements}
+    assert {key: recorded[key] for key in recorded if key.startswith("dev-2026-11-21")}.keys() == {
+        "dev-2026-11-21",
+        "dev-2026-11-21-2",
+        "dev-2026-11-21-3",
+        "dev-2026-11-21-4",
+    }
+    assert sorted(value for key, value in recorded.items() if key.startswith("dev-2026-11-21")) == [
+        f"run {number}" for number in range(4)
+    ]
+    assert file.read_text().startswith(measurements.MEASUREMENTS_FILE.read_text())
+
+
+def test_a_record_waits_for_the_lock_and_reads_the_file_again(tmp_path: Path) -> None:
+    """While another writer holds the lock and renames a new file over the old one, a record waits, then
+    locks the new file and appends to what it holds."""
+    file = copy_of_the_file(tmp_path)
+    command = [str(ROOT / ".venv" / "bin" / "bench-compare"), "dev", str(JOB_LOG), "--measurements", str(file)]
+    with output.locked_file(file):
+        waiting = subprocess.Popen(
+            [*command, "--record", "--date", "2026-11-22"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(8)  # the other run loads and reaches the lock meanwhile (it cannot pass it)
+        assert waiting.poll() is None, waiting.communicate()
+        other = tmp_path / "other.yaml"
+        other.write_text(file.read_text() + "# written by another writer while the lock was held\n")
+        os.rename(other, file)
+    _, stderr = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, stderr
+    text = file.read_text()
+    assert "# written by another writer while the lock was held\n" in text and "dev-2026-11-22" in text
+
+
+def test_a_record_that_would_grow_the_file_past_the_readers_limit_is_refused(tmp_path: Path) -> None:
+    """Every reader takes at most MAX_MEASUREMENTS_BYTES; a record that would pass it would make every
+    later `plan` refuse the file, so it is refused itself and nothing is written."""
+    file = copy_of_the_file(tmp_path)
+    text = file.read_text()
+    padding = measurements.MAX_MEASUREMENTS_BYTES - len(text.encode()) - 100
+    file.write_text(text + "#" * (padding - 1) + "\n")
+    before = file.read_bytes()
+    run = record(tmp_path, file, "--date", "2026-11-23")
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.count("\n") == 1 and "past the 1,048,576 every reader accepts" in run.stderr
+    assert file.read_bytes() == before
+    assert run_main(plan_main, "dev", "--measurements", str(file)).returncode == 0, "the file stays readable"
+
+
+STARTUP_LINES = [
+    'STARTUP_PHASES {"image":"vllm/vllm-openai:v0.19.0","node":"n1","phases":{"compiledSeconds":700.0,'
+    '"containerStartedSeconds":400.0,"engineReadySeconds":800.0,"graphsCapturedSeconds":780.0,'
+    '"imagePulledSeconds":390.0,"readySeconds":830.0,"scheduledSeconds":300.0,"weightsLoadedSeconds":600.0},'
+    '"pod":"a","restarts":0}',
+    'STARTUP_PHASES {"node":"n2","phases":{"readySeconds":850.0,"scheduledSeconds":320.0,"compiledSeconds":null},'
+    '"pod":"b","restarts":0}',
+]
+
+
+def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path: Path) -> None:
+    from commands.render.time_to_serve import time_to_serve
+
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text() + "\n".join(STARTUP_LINES) + "\n")
+    stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+    run = run_main(bench_compare_main, "seqs", str(log), *common, "--record", "--date", "2026-11-20")
+    assert run.returncode == 0, run.stderr
+    assert "start-up of 2 pod(s), s since created, median/max: scheduledSeconds 310/320" in run.stdout
+    entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
+    assert entry.startup is not None and entry.startup.pods == 2
+    assert entry.startup.median_seconds["readySeconds"] == 840.0 and entry.startup.max_seconds["readySeconds"] == 850
+    assert entry.startup.median_seconds["compiledSeconds"] == 700.0  # a null is not a zero
+
+    config = validate({**yaml_settings(stack)})
+    before = time_to_serve(config, recorded=measurements.load(measurements.MEASUREMENTS_FILE).measurements)
+    assert {phase.key: phase.basis for phase in before.phases}["pod"] == "not measured"
+    model = time_to_serve(config, recorded=measurements.load(file).measurements)
+    found = {phase.key: phase for phase in model.phases}
+    assert (found["pod"].seconds_max, found["pod"].basis) == (530.0, "measured")  # ready - scheduled, medians
+    assert found["node"].seconds_max == 310.0 and "seqs-2026-11-20" in found["node"].source
+    assert model.cold.seconds_max == 840.0 and model.held.seconds_max == 530.0
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":-1}}', "phase 'readySeconds' is -1"),
+        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":"soon"}}', "phase 'readySeconds' is \"soon\""),
+        ('STARTUP_PHASES {"pod":"a","phases":{"lunchSeconds":1}}', 'unknown phase "lunchSeconds"'),
+        ('STARTUP_PHASES {"phases":{}}', "naming its 'pod'"),
+        ("STARTUP_PHASES [1", "job.log"),
+    ],
+)
+def test_a_malformed_start_up_line_is_one_line(line: str, message: str, tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text() + line + "\n")
+    run = record(tmp_path, file, log=log)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+def yaml_settings(stack: Path) -> dict[str, Any]:
+    document = yaml.safe_load(stack.read_text())
+    return {key.split(":", 1)[1]: value for key, value in document["config"].items()}

@@ -81,11 +81,11 @@ def test_a_full_file_system_is_refused_before_anything_is_touched(
         return lambda _descriptor: os.statvfs_result((block, block, 1000, blocks, blocks, 100, 100, 100, 0, 255))
 
     bigger = {**FILES, "resources.json": "x" * (20 * block)}
-    monkeypatch.setattr(output.os, "fstatvfs", free(10))
+    monkeypatch.setattr(os, "fstatvfs", free(10))
     with pytest.raises(output.OutputError, match=r"file system has 40,960 free; nothing was written"):
         output.write_render(tmp_path, bigger)
     assert snapshot(tmp_path) == before
-    monkeypatch.setattr(output.os, "fstatvfs", free(3))  # the manifest and one file at a time
+    monkeypatch.setattr(os, "fstatvfs", free(3))  # the manifest and one file at a time
     output.write_render(tmp_path, {**FILES, "plan.md": "# plan, again\n"})
     assert (tmp_path / "plan.md").read_text() == "# plan, again\n"
 

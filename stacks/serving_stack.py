@@ -39,7 +39,10 @@ GROUPS = (
     "autoscaling",
     "schedule",
     "monitoring",
+    "startup",
 )
+# Arguments whose stack-file key is camelCase: the argument is its Python name.
+RENAMED_GROUPS = {"time_to_serve": "timeToServe", "warm_capacity": "warmCapacity"}
 
 
 class ServingStackArgs(TypedDict):
@@ -79,6 +82,15 @@ class ServingStackArgs(TypedDict):
     """The scale schedule group."""
     monitoring: NotRequired[dict[str, Any]]
     """The dashboard and alerts group."""
+    profile: NotRequired[str]
+    """The serving profile: qwen3.5-27b-fp8 (default), qwen3.5-35b-a3b-fp8, qwen3.5-122b-a10b-fp8 or
+    qwen3.5-397b-a17b-nvfp4; its checkpoint, disk size and engine flags become the defaults."""
+    startup: NotRequired[dict[str, Any]]
+    """The start-up group: the image mirror and the compile cache."""
+    time_to_serve: NotRequired[dict[str, Any]]
+    """How long a new replica takes to serve (the stack file's timeToServe): assumptions and bounds."""
+    warm_capacity: NotRequired[dict[str, Any]]
+    """Held spare A4 nodes (the stack file's warmCapacity)."""
 
 
 class ServingLayerArgs(TypedDict):
@@ -121,6 +133,15 @@ class ServingLayerArgs(TypedDict):
     """The scale schedule group."""
     monitoring: NotRequired[dict[str, Any]]
     """The dashboard and alerts group."""
+    profile: NotRequired[str]
+    """The serving profile: qwen3.5-27b-fp8 (default), qwen3.5-35b-a3b-fp8, qwen3.5-122b-a10b-fp8 or
+    qwen3.5-397b-a17b-nvfp4; its checkpoint, disk size and engine flags become the defaults."""
+    startup: NotRequired[dict[str, Any]]
+    """The start-up group: the image mirror and the compile cache."""
+    time_to_serve: NotRequired[dict[str, Any]]
+    """How long a new replica takes to serve (the stack file's timeToServe): assumptions and bounds."""
+    warm_capacity: NotRequired[dict[str, Any]]
+    """Held spare A4 nodes (the stack file's warmCapacity)."""
 
 
 def integral_numbers(value: Any) -> Any:
@@ -159,10 +180,18 @@ def checked_args(args: Any, schema: type) -> Mapping[str, Any]:
 
 def settings_of(args: Any, cluster: dict[str, Any] | None) -> dict[str, Any]:
     """The stack-file settings the arguments stand for."""
-    raw: dict[str, Any] = {"environment": str(Environment(args["environment"])), "project": args["project"]}
-    for key in ("region", "zones", *GROUPS):
+    environment = args["environment"]
+    # an unknown name is the typed config's to refuse, in its one line (Environment("qa") raised here)
+    raw: dict[str, Any] = {
+        "environment": environment.value if isinstance(environment, Environment) else environment,
+        "project": args["project"],
+    }
+    for key in ("region", "zones", "profile", *GROUPS):
         if key in args:
             raw[key] = args[key]
+    for key, config_key in RENAMED_GROUPS.items():
+        if key in args:
+            raw[config_key] = args[key]
     if cluster is not None:
         raw["cluster"] = cluster
     return integral_numbers(raw)  # type: ignore[no-any-return]

@@ -234,6 +234,7 @@ class OutputFolder:
         self.verify([*data, *stale])
         self._check_new_paths(data)
         self._check_writable([*data, *stale, *self.leftovers])
+        self._check_space(data, stale)
         folder = self._create_missing()
         try:
             during = {name: list(digests) for name, digests in self.manifest.items()}
@@ -276,6 +277,40 @@ class OutputFolder:
                     f"{where}: not writable by this user (permissions, or a read-only file system); nothing was "
                     "written: choose a folder you can write, or change its permissions"
                 )
+
+    def _check_space(self, data: Mapping[str, bytes], stale: Iterable[str]) -> None:
+        """Room on the folder's file system for the write, at its fullest, before anything is touched: a
+        full disk stopped a render half-way (`OSError: [Errno 28]`, exit 1) with the folder holding part
+        of the new render. The write replaces one file at a time (a new file beside the old one, then
+        the rename frees the old), after writing the manifest and removing stale files."""
+        try:
+            disk = os.fstatvfs(self.base)
+        except OSError:
+            return
+        if disk.f_blocks == 0 or disk.f_frsize <= 0:
+            return  # a file system that reports no sizes (some network ones)
+        block = disk.f_frsize
+
+        def blocks(size: int) -> int:
+            return -(-size // block) * block
+
+        def old(name: str) -> int:
+            info = self.files.get(name)
+            return blocks(info.st_size) if info is not None else 0
+
+        # the manifest during the write lists every old and new file with up to two digests
+        manifest = blocks(200 + sum(len(name) + 2 * (len(digest(b"")) + 8) for name in {*self.manifest, *data}))
+        used = manifest - sum(old(name) for name in [*stale, *self.leftovers])
+        peak = used
+        for name, content in sorted(data.items()):
+            peak = max(peak, used + blocks(len(content)))
+            used += blocks(len(content)) - old(name)
+        available = disk.f_bavail * block
+        if peak > available:
+            raise OutputError(
+                f"{self.directory}: the write needs about {peak:,} bytes at its fullest and its file system has "
+                f"{available:,} free; nothing was written: free some space or choose another folder"
+            )
 
     def _create_missing(self) -> int:
         """A descriptor of the folder, creating the missing components one by one (no links followed)."""

@@ -33,6 +33,10 @@ Sources, next to each check:
   (https://cloud.google.com/compute/docs/images/create-custom, "sourceSnapshot"); the snapshot the
   weights image was made from is deleted by the `up` after the one that made it
   (components/weights.py), so a replaced image has no source left.
+* A subnet a Cloud NAT lists: GCP refuses to delete a subnetwork that a router's NAT still names in
+  its `subnetworks` (reported against terraform-provider-google 7.3.0: hashicorp/terraform-provider-google#26776
+  and #28572, "Subnet in use by nat deletion failure"); the NAT's list is an in-place update
+  (resource_compute_router_nat.go), which the engine runs only after the subnet's replacement.
 * "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
   google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
   balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and
@@ -63,6 +67,7 @@ PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
 PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
 NETWORK_TYPE = "gcp:compute/network:Network"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
 GLOBAL_TYPES = frozenset(
     {NETWORK_TYPE, "gcp:compute/firewall:Firewall", "gcp:compute/image:Image", "gcp:compute/snapshot:Snapshot"}
 )
@@ -346,6 +351,34 @@ def _image_without_snapshot(old: dict[str, Record], new: dict[str, Record], chan
     )
 
 
+def _subnet_listed_by_nat(old: dict[str, Record], result: Preview) -> list[str]:
+    """A subnet replaced delete-first while a Cloud NAT that stays lists it: the engine deletes the subnet
+    (with what is replaced with it, the cluster first) before it updates the NAT to the new one, and GCP
+    refuses that delete, so `pulumi up` stops half-way."""
+    going = {change.urn for change in result.changes if change.action in ("replace", "delete")}
+    found = []
+    for change in result.of("replace"):
+        if change.record["type"] != SUBNETWORK_TYPE or not change.delete_before_replace:
+            continue
+        subnet = old[change.urn]["name"]
+        for urn, nat in sorted(old.items()):
+            if (
+                nat["type"] == ROUTER_NAT_TYPE
+                and urn not in going
+                and nat["inputs"].get("sourceSubnetworkIpRangesToNat") == "LIST_OF_SUBNETWORKS"
+                and subnet in (nat["options"].get("dependsOn") or [])
+            ):
+                found.append(
+                    f"{change.urn}: replaced delete-first while Cloud NAT {nat['inputs'].get('name', nat['name'])} "
+                    "lists it: the engine deletes the subnet (and, before it, what is replaced with it) and updates "
+                    "the NAT to the new subnet only afterwards, and GCP refuses to delete a subnet a NAT uses "
+                    "(hashicorp/terraform-provider-google#26776): `pulumi up` would stop half-way. Keep the "
+                    "subnet's range (a larger range holding the old one is grown in place), or deploy a new stack"
+                    f"{_keys(change)}"
+                )
+    return found
+
+
 def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
     cluster uses, a production workload rebuilt, a grown proxy-only subnet, an image without its
@@ -367,6 +400,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
             found.append(expanded)
         if unsourced := _image_without_snapshot(old, new, change):
             found.append(unsourced)
+    found += _subnet_listed_by_nat(old, result)
     names = {record["name"] for record in new.values()}
     old_names = {record["name"] for record in old.values()}
     for urn, record in sorted(new.items()):

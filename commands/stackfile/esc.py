@@ -68,6 +68,22 @@ def _is_literal(value: Any) -> bool:
     return True
 
 
+SECRET_FUNCTION = "fn::secret"
+
+
+def _nested_secret(value: Any, path: str) -> str | None:
+    """The path of an `fn::secret` inside a setting's value (not the whole value), or None."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(value, list) else f"{path}.{key}"
+        if isinstance(item, dict) and SECRET_FUNCTION in item:
+            return where
+        found = _nested_secret(item, where)
+        if found:
+            return found
+    return None
+
+
 def _imports(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise EnvironmentBlockError("'environment' imports must be a list of ESC environment names")
@@ -113,6 +129,17 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
     literal: dict[str, Any] = {}
     computed: list[str] = []
     for key, value in pulumi_config.items():
+        nested = _nested_secret(value, str(key))
+        if nested:
+            # The CLI makes a setting with a secret inside it one secret config value (pulumi/pulumi@1b594989
+            # pkg/workspace/config.go `toConfigMap`, sdk/go/common/resource/config/object.go `MarshalString`:
+            # an object is secure when any value in it is), which the program gets decrypted and `pulumi up`
+            # refuses (stacks/load/loader.py raw_project_config); offline the setting was merely unknown.
+            raise EnvironmentBlockError(
+                f"{PULUMI_CONFIG}.{nested}: an ESC secret inside a setting reaches the program decrypted and would "
+                "be written in plain text (`pulumi up` refuses it); make it a config key of its own "
+                f"(`{PULUMI_CONFIG}: {{KEY: {{{SECRET_FUNCTION}: ...}}}}`) and name that key in engine.secretEnv"
+            )
         full_key = key if ":" in key else f"{project}:{key}"
         if _is_literal(value):
             literal[full_key] = value

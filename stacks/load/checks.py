@@ -454,6 +454,14 @@ def _no_deep_gemm_override(config: StackConfig) -> str | None:
 # argument": vllm/config/model.py `_verify_quantization` and `_parse_quant_hf_config`), so the pod
 # crash-loops on every node. Qwen's FP8 checkpoints say `fp8`; NVIDIA's NVFP4 checkpoint is ModelOpt NVFP4.
 CHECKPOINT_QUANTIZATION = {"fp8": "fp8", "nvfp4": "modelopt_fp4"}
+# Except where the checkpoint's own detection wins: `_verify_quantization` sets the method to an
+# override a quantization config claims before it compares (`self.quantization = quantization_override`),
+# and ModelOpt's NVFP4 config claims a modelopt / NVFP4 checkpoint whatever --quantization says
+# (vllm/model_executor/layers/quantization/modelopt.py `ModelOptNvFp4Config.override_quantization_method`):
+# there the flag is silently replaced, and the manifest would show a method that is not run.
+OVERRIDDEN_OUTCOME = {
+    "modelopt_fp4": "vLLM replaces it with {implied} without a word, so the flag says what is not run"
+}
 
 
 def extra_arg_values(extra_args: list[str], flag: str) -> Iterator[tuple[int, str]]:
@@ -474,10 +482,13 @@ def _quantization_matches_checkpoint(config: StackConfig) -> str | None:
     implied = CHECKPOINT_QUANTIZATION[profile.checkpoint.quantization]
     for index, value in extra_arg_values(config.engine.extra_args, "quantization"):
         if value != implied:
+            outcome = OVERRIDDEN_OUTCOME.get(
+                implied, "vLLM refuses any method but {implied} for it and the pod crash-loops"
+            )
             return (
                 f"engine.extraArgs[{index}]: --quantization {quote(value, 40)} contradicts {config.weights.model}, "
-                f"a {profile.checkpoint.quantization} checkpoint (vLLM refuses any method but {implied} for it and "
-                f"the pod crash-loops); remove the flag (vLLM reads the method from the checkpoint) or give {implied}"
+                f"a {profile.checkpoint.quantization} checkpoint ({outcome.format(implied=implied)}); remove the "
+                f"flag (vLLM reads the method from the checkpoint) or give {implied}"
             )
     return None
 

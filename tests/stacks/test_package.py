@@ -16,8 +16,16 @@ from pulumi.provider.experimental.schema import generate_schema
 
 from commands.engine import mocks
 from commands.stackfile import stack_settings
+from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
-from stacks.serving_stack import COMPONENTS, PACKAGE_NAME, ServingLayer, ServingStack, settings_of
+from stacks.serving_stack import (
+    COMPONENTS,
+    PACKAGE_NAME,
+    ServingLayer,
+    ServingStack,
+    ServingStackArgs,
+    settings_of,
+)
 from tests.rendered import ROOT
 
 STACK = f"{PACKAGE_NAME}:index:ServingStack"
@@ -168,6 +176,16 @@ def test_settings_are_validated_as_in_a_stack_file() -> None:
         validate(settings)
 
 
+def test_every_stack_file_setting_is_an_argument() -> None:
+    """The components take every top-level setting of a stack file (profile, startup, timeToServe and
+    warmCapacity were refused as unknown keys), under its Python name."""
+    every: dict[str, Any] = {key: {} for key in ServingStackArgs.__optional_keys__}
+    settings = settings_of({**every, "environment": "dev", "project": "p"}, every["cluster"])
+    assert set(settings) == {field.alias or name for name, field in StackConfig.model_fields.items()}
+    chosen = settings_of({"environment": "dev", "project": "my-llm-dev", "profile": "qwen3.5-35b-a3b-fp8"}, None)
+    assert validate(chosen).profile == "qwen3.5-35b-a3b-fp8"
+
+
 @pytest.mark.parametrize(
     ("component", "args", "message"),
     [
@@ -176,6 +194,9 @@ def test_settings_are_validated_as_in_a_stack_file() -> None:
         (ServingLayer, {"clusterName": "c"}, "clusterName: unknown key; did you mean 'cluster_name'?"),
         (ServingStack, {"zzz": 1}, "zzz: unknown key; allowed keys here: autoscaling, benchmark,"),
         (ServingLayer, {"hf_token": None}, "cluster_name: required key is missing"),
+        (ServingStack, {"environment": "qa"}, "environment: Input should be 'dev', 'staging' or 'prod' (got 'qa')"),
+        (ServingStack, {"profile": ["qwen3.5-27b-fp8"]}, "profile: Input should be 'qwen3.5-27b-fp8'"),
+        (ServingStack, {"warmCapacity": {"nodes": 1}}, "warmCapacity: unknown key; did you mean 'warm_capacity'?"),
     ],
 )
 def test_component_args_are_refused_in_one_line_as_a_stack_files_keys(

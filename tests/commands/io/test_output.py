@@ -67,6 +67,29 @@ def test_a_previous_output_is_replaced_stale_files_and_empty_folders_go(tmp_path
     assert sorted(json.loads((tmp_path / output.MARKER).read_text())["files"]) == ["changes.md", "resources.json"]
 
 
+def test_a_full_file_system_is_refused_before_anything_is_touched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk stopped a render half-way (OSError ENOSPC, exit 1), the folder holding part of the new
+    render; the room the write needs at its fullest is checked first. Replacing a file by one of the
+    same size needs one file's room, not the whole render's."""
+    output.write_render(tmp_path, FILES)
+    before = snapshot(tmp_path)
+    block = 4096
+
+    def free(blocks: int) -> Callable[[int], os.statvfs_result]:
+        return lambda _descriptor: os.statvfs_result((block, block, 1000, blocks, blocks, 100, 100, 100, 0, 255))
+
+    bigger = {**FILES, "resources.json": "x" * (20 * block)}
+    monkeypatch.setattr(os, "fstatvfs", free(10))
+    with pytest.raises(output.OutputError, match=r"file system has 40,960 free; nothing was written"):
+        output.write_render(tmp_path, bigger)
+    assert snapshot(tmp_path) == before
+    monkeypatch.setattr(os, "fstatvfs", free(3))  # the manifest and one file at a time
+    output.write_render(tmp_path, {**FILES, "plan.md": "# plan, again\n"})
+    assert (tmp_path / "plan.md").read_text() == "# plan, again\n"
+
+
 def test_a_stale_file_whose_folder_the_user_removed_is_simply_gone(tmp_path: Path) -> None:
     output.write_render(tmp_path, FILES)
     (tmp_path / "manifests" / "a.yaml").unlink()

@@ -81,3 +81,38 @@ def test_a_replacement_whose_old_object_is_abandoned_under_the_same_name_is_refu
     result = preview(abandoned, changed(abandoned, "disk", "inputs.type", "hyperdisk-balanced"))
     (refusal,) = [refusal for refusal in result.refusals if "409" in refusal]
     assert "deletionPolicy ABANDON" in refusal and "by hand" in refusal
+
+
+def test_a_subnet_a_nat_lists_is_not_deleted_first_under_it() -> None:
+    """The engine deletes a subnet replaced delete-first before it updates the NAT that lists it, and GCP
+    refuses to delete a subnet a NAT uses: refused (the preview used to show an update of the NAT)."""
+    subnet = record(
+        "gcp:compute/subnetwork:Subnetwork",
+        "subnet",
+        {"name": "s", "ipCidrRange": "10.0.0.0/20", "network": "vpc-id", "region": "us-central1", "project": "p"},
+        parent="llm",
+        provider="gcp",
+        dependsOn=["vpc"],
+        deleteBeforeReplace=True,
+    )
+    nat = record(
+        "gcp:compute/routerNat:RouterNat",
+        "nat",
+        {
+            "name": "n",
+            "router": "r",
+            "region": "us-central1",
+            "project": "p",
+            "sourceSubnetworkIpRangesToNat": "LIST_OF_SUBNETWORKS",
+            "subnetworks": [{"name": "subnet-id", "sourceIpRangesToNats": ["ALL_IP_RANGES"]}],
+        },
+        parent="llm",
+        provider="gcp",
+        dependsOn=["subnet"],
+    )
+    old = [*base_state(), subnet, nat]
+    result = preview(old, changed(old, "subnet", "inputs.ipCidrRange", "10.16.0.0/22"))
+    assert one(result, "subnet").action == "replace" and one(result, "nat").action == "update"
+    assert any("replaced delete-first while Cloud NAT n lists it" in refusal for refusal in result.refusals)
+    grown = preview(old, changed(old, "subnet", "inputs.ipCidrRange", "10.0.0.0/19"))
+    assert not any("Cloud NAT" in refusal for refusal in grown.refusals)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import yaml
 
 from commands.engine import mocks
 from commands.stackfile import stack_settings
-from commands.stackfile.esc import StackEnvironment, merged_config, read_environment
+from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
 from commands.stackfile.yaml_scalars import plain_scalar
 from tests.rendered import RenderedStack, run_render
 
@@ -140,6 +141,22 @@ def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
     assert merged[f"{PROJECT}:capacity"] == {"nodes": 3, "sources": [{"type": "spot"}]}
     assert merged["gcp:project"] == "mine"
     assert StackEnvironment().opaque is False and environment.opaque
+
+
+@pytest.mark.parametrize(
+    ("setting", "where"),
+    [
+        ({"engine": {"extraEnv": {"OPENAI_API_KEY": {"fn::secret": "sk-..."}}}}, "engine.extraEnv.OPENAI_API_KEY"),
+        ({"engine": {"extraArgs": ["--api-key", {"fn::secret": "x"}]}}, "engine.extraArgs[1]"),
+    ],
+)
+def test_an_esc_secret_inside_a_setting_is_refused(setting: dict[str, Any], where: str) -> None:
+    """The render used to take such a setting as merely unknown (exit 0) while `pulumi up` gets it as one
+    secret value and refuses it; a secret in a key of its own stays a computed key."""
+    with pytest.raises(EnvironmentBlockError, match=rf"^pulumiConfig\.{re.escape(where)}: an ESC secret inside"):
+        read_environment({"values": {"pulumiConfig": setting}}, PROJECT)
+    own = read_environment({"values": {"pulumiConfig": {"openaiKey": {"fn::secret": "x"}}}}, PROJECT)
+    assert own.computed_keys == (f"{PROJECT}:openaiKey",)
 
 
 def test_reading_a_stack_file_leaves_pyyaml_as_it_was() -> None:

@@ -16,8 +16,8 @@ DEEPGEMM_FIX_URL = "https://github.com/vllm-project/vllm/pull/38083"
 # (title, URL): plan.md cites them beside each price, with what is derived and how.
 GPU_PRICING = ('"GPU pricing" (Compute Engine)', "https://cloud.google.com/compute/gpus-pricing")
 CUD_OVERVIEW = (
-    '"Committed use discounts (CUDs) for Compute Engine"',
-    "https://cloud.google.com/compute/docs/instances/committed-use-discounts-overview",
+    '"Resource-based committed use discounts" (Compute Engine)',
+    "https://cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts",
 )
 FLEX_START = ('"About Flex-start VMs"', "https://cloud.google.com/compute/docs/instances/about-flex-start-vms")
 GKE_PRICING = ('"Google Kubernetes Engine pricing"', "https://cloud.google.com/kubernetes-engine/pricing")

@@ -228,12 +228,12 @@ def _draw_chart(stack: str, series_json: str, chosen_nodes: int, chosen_tokens_p
                 )
             )
         y_title = "total tok/s (millions)"
-        right_title = f"USD per million tokens ({series['pricing']}, all in)"
+        right_title = f"USD per million total tokens (input + output, {series['pricing']}, all in)"
         title = f"Stack {stack}: measured throughput and cost by node count"
         if secondary_values:
             lines.append(
                 (
-                    f"USD per million tokens, all in, full load, {series['pricing']} "
+                    f"USD per million total tokens (input + output), all in, full load, {series['pricing']} "
                     f"({ROUTING_LABELS[series['routing']]}, right axis)",
                     [(count, value) for count, value in zip(counts, own, strict=True)],
                     {"secondary": True, "show_dots": False, "stroke_style": {"width": 2, "dasharray": "8, 4"}},

@@ -111,5 +111,8 @@ class PricingConfig(ConfigModel):
         default=False, description="Count the $74.40/month free-tier credit against this cluster's fee."
     )
     utilization: Annotated[float, Field(gt=0, le=1)] = Field(
-        default=0.5, description="Average load as a fraction of full load, for $ per million tokens."
+        default=0.5,
+        description=(
+            "Average load as a fraction of full load, for USD per million total tokens (input + output) at that load."
+        ),
     )

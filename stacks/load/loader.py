@@ -41,6 +41,8 @@ PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 # The deepest setting of the model is 4 levels (capacity.sources[].type); anything far deeper is a mistake.
 MAX_CONFIG_DEPTH = 16
 CAPACITY_TAGS = tuple(CAPACITY_KINDS)  # the tags of the capacity-source union
+# A number or boolean as YAML writes one (a top-level setting the CLI turned into a string).
+YAML_SCALAR = re.compile(r"[-+]?(?:\d[\d_]{0,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][-+]?\d{1,4})?|true|false|null")
 UNION_MEMBER = re.compile(
     r"(constrained|function|json|lax|nullable|tagged)-.*|(literal|list|dict|tuple)\[.*\]|int|str|float|bool|none"
 )
@@ -169,7 +171,11 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
         detail = first["msg"].removeprefix("Value error, ")
         got = first.get("input")
         quoted_already = first["type"] == "value_error"
-        shown = "" if isinstance(got, (dict, list)) or got is None or quoted_already else f" (got {quote(got)})"
+        shown = (
+            ""
+            if isinstance(got, (dict, list)) or got is None or quoted_already
+            else f" (got {_shown_input(first['loc'], got)})"
+        )
         message = f"{key}: {detail}{shown}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
@@ -180,10 +186,19 @@ def _pattern_message(loc: tuple[int | str, ...], problem: Any) -> str:
     """A value or a mapping's name that does not have its key's form: what is allowed in words, never the
     pattern itself."""
     allowed = allowed_by(str(problem.get("ctx", {}).get("pattern", "")))
-    got = quote(problem.get("input"))
+    got = _shown_input(tuple(problem["loc"]), problem.get("input"))
     if loc and loc[-1] == "[key]":
         return f"{_shown_key(loc[:-2])}: the name {got} is not allowed; allowed: {allowed}"
     return f"{_shown_key(loc)}: {got} is not allowed; allowed: {allowed}"
+
+
+def _shown_input(loc: tuple[int | str, ...], value: Any) -> str:
+    """A bad value as the stack file spells it. The CLI hands a top-level setting to the program as a
+    string (`region: 4096.5` arrives as '4096.5'), so there a number or boolean is shown unquoted; inside an
+    object YAML's types are kept, and a quoted '5' is shown as the string it is."""
+    if len(loc) == 1 and isinstance(value, str) and YAML_SCALAR.fullmatch(value):
+        return value
+    return quote(value)
 
 
 def _shown_key(loc: tuple[int | str, ...]) -> str:

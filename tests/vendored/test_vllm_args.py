@@ -207,3 +207,16 @@ def test_refresh_writes_what_the_environment_dumped_and_checks_its_version(tmp_p
     assert written.read_bytes() == vllm_args.table_path("0.19.0").read_bytes()
     with pytest.raises(ValueError, match=r"has vllm 0\.19\.0, not 0\.33\.0"):
         vllm_args_refresh.refresh("0.33.0", python, directory=tmp_path)
+
+
+# Flags the stack renders that the tables' `rendered` probe predates (schemas/vllm/README.md, "Known
+# gap"): the real parsers' verdict on them is not recorded until `make vllm-args` runs again.
+NOT_YET_RECORDED = ("--reasoning-parser=qwen3",)
+
+
+@pytest.mark.parametrize("version", PINNED)
+def test_the_rendered_probe_differs_from_the_rendered_line_only_where_the_readme_says(version: str) -> None:
+    recorded = table_for(version)["probes"]["rendered"]
+    assert recorded["accepted"], recorded.get("error")
+    assert [arg for arg in vllm_args.RENDERED if arg not in NOT_YET_RECORDED] == recorded["argv"]
+    assert check_serve_args(vllm_args.RENDERED, version) == []

@@ -107,6 +107,11 @@ def test_a_number_is_quoted_as_a_number_and_a_string_as_a_string(value: Any, sho
         ({"region": "mars-north1"}, "region: 'mars-north1' is not allowed; allowed: a Google Cloud region name"),
         ({"region": "us-central9"}, "region: 'us-central9' is not a Google Cloud region; allowed: one of the 42"),
         ({"engine": {"maxModelLen": 4096.5}}, "engine.maxModelLen: Input should be a valid integer (got 4096.5)"),
+        # the CLI hands a top-level setting over as a string: a number there is still shown as one
+        ({"region": "4096.5"}, "region: 4096.5 is not allowed; allowed: a Google Cloud region name"),
+        ({"capacity": "5"}, "capacity: Input should be an object (got 5)"),
+        # inside an object YAML keeps its types: a quoted number is a string, shown as one
+        ({"engine": {"maxModelLen": "4096"}}, "engine.maxModelLen: Input should be a valid integer (got '4096')"),
         ({"cluster": {"name": "Bad_Name"}}, "cluster.name: 'Bad_Name' is not allowed; allowed: 1-40 lower-case"),
         ({"engine": {"extraEnv": {"bad-name": "1"}}}, "engine.extraEnv: the name 'bad-name' is not allowed"),
         ({"capacity": {"sources": [{"type": 7}]}}, "capacity.sources[0].type: 7 is not a capacity source"),

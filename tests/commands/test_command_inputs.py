@@ -28,7 +28,7 @@ from commands.preview.command import main as preview_main
 from commands.render.command import main as render_main
 from common.input_files import InputError
 from policies.pack import POLICIES
-from tests.rendered import ROOT, CommandRun, run_main, run_render
+from tests.rendered import ROOT, CommandRun, RenderedStack, run_main, run_render
 
 DATA = ROOT / "tests" / "data"
 CANARY = "hf_CanaryToken0123456789abcdefXYZ"
@@ -63,10 +63,9 @@ def a_render(directory: Path, records: list[dict[str, Any]]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def dev_render(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("inputs") / "dev"
-    assert run_render("dev", "--out", str(out)).returncode == 0
-    return out
+def dev_render(dev: RenderedStack) -> Path:
+    """The session's render of dev (read, never written to)."""
+    return dev.directory
 
 
 # ---------------------------------------------------------------- what a path can be

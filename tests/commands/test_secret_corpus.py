@@ -23,7 +23,7 @@ import yaml
 from commands.bench_compare.command import bench_compare_main
 from commands.preview.command import main as preview_main
 from stacks.capacity import measurements
-from tests.rendered import ROOT, CommandRun, run_main, run_render
+from tests.rendered import ROOT, CommandRun, RenderedStack, run_main, run_render
 
 CANARY = "Canary7Q"
 KINDS: dict[str, tuple[str, str]] = {
@@ -195,10 +195,9 @@ def test_record_source_writes_no_secret(kind: str, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def dev_render(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("secrets") / "dev"
-    assert run_render("dev", "--out", str(out)).returncode == 0
-    return out
+def dev_render(dev: RenderedStack) -> Path:
+    """The session's render of dev (read, never written to)."""
+    return dev.directory
 
 
 def test_an_old_render_with_secrets_reaches_no_preview_file(dev_render: Path, tmp_path: Path) -> None:

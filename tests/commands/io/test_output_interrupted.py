@@ -15,7 +15,7 @@ import pytest
 
 from commands.io import output
 from tests.commands.io.test_output import FILES, snapshot
-from tests.rendered import ROOT, run_render
+from tests.rendered import ROOT, RenderedStack, run_render
 
 # Runs `render ARGS`, killing itself with SIGKILL in the middle of its Nth file write: half the file is
 # on disk under its staging name, nothing renamed (the hook point: commands/io/output.py `_write_new`).
@@ -51,10 +51,9 @@ def killed_render(out: Path, at_write: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def clean_render(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    out = tmp_path_factory.mktemp("clean") / "dev"
-    assert run_render("dev", "--out", str(out)).returncode == 0
-    return snapshot(out)
+def clean_render(dev: RenderedStack) -> dict[str, str]:
+    """The files of a render of dev into a new folder (the session's)."""
+    return snapshot(dev.directory)
 
 
 @pytest.mark.parametrize(
@@ -63,11 +62,11 @@ def clean_render(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     ids=["new-folder-first-manifest", "new-folder-mid-files", "over-a-render-manifest", "over-a-render-mid-files"],
 )
 def test_a_render_killed_mid_write_is_recovered_by_the_next(
-    earlier_render: bool, at_write: int, tmp_path: Path, clean_render: dict[str, str]
+    earlier_render: bool, at_write: int, tmp_path: Path, clean_render: dict[str, str], dev: RenderedStack
 ) -> None:
     out = tmp_path / "dev"
     if earlier_render:
-        assert run_render("dev", "--out", str(out)).returncode == 0
+        shutil.copytree(dev.directory, out)
     killed_render(out, at_write)
     again = run_render("dev", "--out", str(out))
     assert again.returncode == 0, again.stderr
@@ -92,9 +91,11 @@ def without_write_permission(command: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("where", ["folder", "subfolder", "parent-of-missing"])
-def test_an_unwritable_folder_is_refused_before_anything_is_touched(where: str, tmp_path: Path) -> None:
+def test_an_unwritable_folder_is_refused_before_anything_is_touched(
+    where: str, tmp_path: Path, dev: RenderedStack
+) -> None:
     out = tmp_path / "dev"
-    assert run_render("dev", "--out", str(out)).returncode == 0
+    shutil.copytree(dev.directory, out)
     locked = {"folder": out, "subfolder": out / "manifests", "parent-of-missing": tmp_path}[where]
     target = out if where != "parent-of-missing" else tmp_path / "new" / "dev"
     before = snapshot(tmp_path)

@@ -4,6 +4,7 @@ cost of a new replica's warm-up (its time to serve, commands/render/time_to_serv
 from __future__ import annotations
 
 from commands.render.time_to_serve import TimeToServe, time_to_serve
+from components.capacity import capacity_kind
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
 from stacks.capacity.planner import PRICING_LABELS, budget_pricing, node_price, source_label
 from stacks.config.stack import StackConfig
@@ -44,7 +45,8 @@ def warm_up_cost(config: StackConfig, seconds: int) -> str:
     for source in config.capacity.sources:
         kind = budget_pricing(source, pricing)
         per_hour = node_price(pricing, kind) * (1 + pricing.autopilot_premium_fraction)
-        billed = "" if source.type != "reservation" else f", {PRICING_LABELS[kind]}"
+        # a reservation is billed as pricing.reservationBilling says: name the billing
+        billed = "" if capacity_kind(source.type).price_setting is not None else f", {PRICING_LABELS[kind]}"
         costs.append(f"USD {per_hour * seconds / 3600:,.2f} on {source_label(source)}{billed}")
     return (
         "the node is billed during warm-up: "

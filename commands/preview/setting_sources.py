@@ -546,15 +546,10 @@ class _Attribution:
         return [anchors_of(old, new, parse_path(entry.path), entry.old, entry.new) for entry in change.inputs]
 
     def keys_for(
-        self,
-        component: tuple[str, str],
-        record: Record,
-        anchors: frozenset[Anchor],
-        candidates: set[str],
-        unchanged: set[str],
+        self, component: tuple[str, str], record: Record, anchors: frozenset[Anchor], candidates: set[str]
     ) -> set[str]:
         """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
-        place it (IDENTITY: its existence); a field fed by `unchanged` settings alone did not change."""
+        place it (IDENTITY: its existence)."""
         component_type, name = component
         fed = settings_by_component()[component_type]
         same_name = (record["type"], record["name"]) in traced_children(component_type, name)
@@ -562,7 +557,7 @@ class _Attribution:
         # whole list that holds it; another resource altogether is the loosest tie)
         closest_of: dict[str, tuple[int, int]] = {}
         for field, keys in fed.items():
-            if not keys & candidates or keys <= unchanged:
+            if not keys & candidates:
                 continue
             for child_type, child_name, fed_anchor in inputs_fed(component_type, name, field):
                 if child_type != record["type"] or (same_name and child_name != record["name"]):
@@ -602,7 +597,7 @@ def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: di
             [fallback]
             if whole
             else [
-                attribution.keys_for(component, change.record, anchors, settings, unchanged) or fallback
+                attribution.keys_for(component, change.record, anchors, settings) or fallback
                 for anchors in attribution.anchors(change)
             ]
         )

@@ -34,9 +34,10 @@ Sources, next to each check:
   weights image was made from is deleted by the `up` after the one that made it
   (components/weights.py), so a replaced image has no source left.
 * A subnet a Cloud NAT lists: GCP refuses to delete a subnetwork that a router's NAT still names in
-  its `subnetworks` (reported against terraform-provider-google 7.3.0: hashicorp/terraform-provider-google#26776
-  and #28572, "Subnet in use by nat deletion failure"); the NAT's list is an in-place update
-  (resource_compute_router_nat.go), which the engine runs only after the subnet's replacement.
+  its `subnetworks` (reported against terraform-provider-google 7.3.0, "Subnet in use by nat deletion
+  failure": hashicorp/terraform-provider-google#26776 and hashicorp/terraform-provider-google#28572);
+  the NAT's list is an in-place update (resource_compute_router_nat.go), which the engine runs only
+  after the subnet's replacement.
 * "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
   google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
   balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and

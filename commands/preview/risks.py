@@ -94,6 +94,13 @@ def is_production(records: list[Record]) -> bool:
     return bool(labelled & set(PRODUCTION_ENVIRONMENTS.default))
 
 
+def in_production(old: dict[str, Record], new: dict[str, Record]) -> bool:
+    """Whether the update runs on a production stack: the one running (OLD) or the one declared (NEW). A
+    prod stack whose update also sets `environment: staging` is still production until it is applied
+    (the refusals were lifted by that same update)."""
+    return is_production(list(old.values())) or is_production(list(new.values()))
+
+
 def _keys(change: ResourceChange) -> str:
     return f" (stack setting: {', '.join(sorted(change.config_keys))})" if change.config_keys else ""
 
@@ -384,7 +391,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
     """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
     cluster uses, a production workload rebuilt, a grown proxy-only subnet, an image without its
     snapshot, a reference to nothing."""
-    production = is_production(list(new.values()))
+    production = in_production(old, new)
     found: list[str] = []
     for change in result.changes:
         found += _protection(old, change)
@@ -501,7 +508,7 @@ def _gateway_api_off_first(old: dict[str, Record], result: Preview) -> list[str]
 
 
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
-    production = is_production(list(new.values()))
+    production = in_production(old, new)
     found = [_kept_warning(kept) for kept in result.kept]
     for change in result.changes:
         record = change.record

@@ -165,7 +165,8 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
     display_name="No other secret as a literal",
     description=(
         "A string shaped like a secret other than the Hugging Face token (an AWS access key id, a private key, a "
-        "GCP service account key, Google, OpenAI, Anthropic, GitHub or Slack tokens, a JSON web token, a password "
+        "GCP service account key, Google, OpenAI, Anthropic, GitHub or Slack tokens, a JSON web token, a bearer "
+        "token, a password "
         "in a URL: the patterns of detect-secrets, policies/redaction.py), or a container variable named like one "
         "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, or a container argument named like one "
         "(--api-key VALUE), anywhere but the payload of a Kubernetes Secret: "

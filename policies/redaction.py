@@ -99,6 +99,9 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ)
     ("a JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    # an HTTP bearer credential (RFC 6750 section 2.1, `Bearer b64token`): an `Authorization` header
+    # passed to the engine (`--middleware`, a header variable) carries the key itself
+    ("a bearer token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*")),
     # basic_auth.py: a password in a URL (scheme://user:password@host)
     ("a password in a URL", re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@")),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
@@ -121,7 +124,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 SECRET_NAME = re.compile(
     r"(?:^|_)(?:api_?key|app_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key"
     r"|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass|key_?pass|pass"
-    r"|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|token|auth_?token|access_?token|api_?token)(?:_|$)"
+    r"|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|token|auth_?token|access_?token|api_?token|authorization)"
+    r"(?:_|$)"
 )
 # detect-secrets finds its keywords anywhere in a name (keyword.py, DENYLIST_REGEX has no left anchor, and
 # its DENYLIST has `pass` and `app_key`); here only the password words may follow other letters, so that

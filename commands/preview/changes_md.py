@@ -95,7 +95,11 @@ def _usd(value: tuple[float, float] | None, signed: bool = False) -> str:
         return "-"
     sign = "+," if signed else ","
     low, high = (format(round(side), sign) for side in value)
-    return low if low == high else f"{low}..{high}"
+    if low == high:
+        return low
+    # a change of a range is two changes, which need not be in order (+8,781 at the floor, -8,781 at
+    # the ceiling when the bounds 1..4 become 2..3): "+8,781..-8,781" read as a range
+    return f"{low} at the floor, {high} at the ceiling" if signed else f"{low}..{high}"
 
 
 def _cost_lines(result: Preview) -> list[str]:

@@ -66,7 +66,7 @@ def _preview(
     outputs = clients.outputs_diff(*compared_outputs) if compared_outputs else None
     refused, warned, noted = clients.client_break_risks(
         clients.client_breaks(outputs, old, new, planned),
-        risks.is_production(list(new.values())),
+        risks.in_production(old, new),
         accept_client_break,
     )
     if sides:

@@ -34,9 +34,10 @@ Sources, next to each check:
   weights image was made from is deleted by the `up` after the one that made it
   (components/weights.py), so a replaced image has no source left.
 * A subnet a Cloud NAT lists: GCP refuses to delete a subnetwork that a router's NAT still names in
-  its `subnetworks` (reported against terraform-provider-google 7.3.0: hashicorp/terraform-provider-google#26776
-  and hashicorp/terraform-provider-google#28572, "Subnet in use by nat deletion failure"); the NAT's list is an in-place update
-  (resource_compute_router_nat.go), which the engine runs only after the subnet's replacement.
+  its `subnetworks` (reported against terraform-provider-google 7.3.0, "Subnet in use by nat deletion
+  failure": hashicorp/terraform-provider-google#26776 and hashicorp/terraform-provider-google#28572);
+  the NAT's list is an in-place update (resource_compute_router_nat.go), which the engine runs only
+  after the subnet's replacement.
 * "Already being used by" is not retried by the provider (terraform-provider-google-beta@93c65b2d
   google-beta/transport/error_retry_predicates.go lists no such predicate), and GKE deletes the load
   balancers and network endpoint groups of a Gateway in the background ("Deleting a cluster", and
@@ -91,6 +92,13 @@ class _Resource:
 def is_production(records: list[Record]) -> bool:
     labelled = environments([_Resource(record["type"], record["inputs"]) for record in records])
     return bool(labelled & set(PRODUCTION_ENVIRONMENTS.default))
+
+
+def in_production(old: dict[str, Record], new: dict[str, Record]) -> bool:
+    """Whether the update runs on a production stack: the one running (OLD) or the one declared (NEW). A
+    prod stack whose update also sets `environment: staging` is still production until it is applied
+    (the refusals were lifted by that same update)."""
+    return is_production(list(old.values())) or is_production(list(new.values()))
 
 
 def _keys(change: ResourceChange) -> str:
@@ -383,7 +391,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
     """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
     cluster uses, a production workload rebuilt, a grown proxy-only subnet, an image without its
     snapshot, a reference to nothing."""
-    production = is_production(list(new.values()))
+    production = in_production(old, new)
     found: list[str] = []
     for change in result.changes:
         found += _protection(old, change)
@@ -500,7 +508,7 @@ def _gateway_api_off_first(old: dict[str, Record], result: Preview) -> list[str]
 
 
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
-    production = is_production(list(new.values()))
+    production = in_production(old, new)
     found = [_kept_warning(kept) for kept in result.kept]
     for change in result.changes:
         record = change.record

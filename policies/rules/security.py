@@ -118,10 +118,32 @@ HF_TOKEN_KIND = "a Hugging Face token"
 # The token's own variable names are LLM-SEC-001's.
 HF_TOKEN_VARIABLES = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
 ENV_VALUE = re.compile(r"\.env\[[0-9]+\]\.value$")
+# A container's argument list item: `--api-key=VALUE`, or `--api-key` whose value is the next item.
+ARGUMENT = re.compile(r"^(?P<list>.*\.(?:args|command))\[(?P<index>[0-9]+)\]$")
+SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<value>.*)|\s+(?P<spaced>\S.*))?$", re.S)
+
+
+def _secret_flag_values(strings: dict[str, str]) -> list[str]:
+    """Paths of container arguments that give a flag named like a secret (`--api-key`) a literal value."""
+    found = []
+    for path, text in strings.items():
+        argument = ARGUMENT.match(path)
+        flag = SECRET_FLAG.match(text) if argument else None
+        if not argument or not flag or not is_secret_name(flag["name"]):
+            continue
+        following = strings.get(f"{argument['list']}[{int(argument['index']) + 1}]")
+        if flag["value"] or flag["spaced"] or (flag["equals"] is None and following and not following.startswith("-")):
+            found.append(f"{path}: --{flag['name']}")
+    return found
 
 
 def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
     strings = dict(known_strings(args.props))
+    for where in _secret_flag_values(strings):
+        report(
+            f"{where} takes a secret and is given a literal value; pass it through the environment from a Kubernetes "
+            "Secret instead (vLLM reads --api-key from VLLM_API_KEY: engine.secretEnv)"
+        )
     for path, text in strings.items():
         if _is_token_payload(args.resource_type, path):
             continue
@@ -144,9 +166,10 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
     description=(
         "A string shaped like a secret other than the Hugging Face token (an AWS access key id, a private key, a "
         "GCP service account key, Google, OpenAI, Anthropic, GitHub, Slack or W&B (wandb_v1_) tokens, a JSON web "
-        "token, a password in a URL or assigned inside a value: the patterns of detect-secrets, "
+        "token, a bearer token, a password in a URL or assigned inside a value: the patterns of detect-secrets, "
         "policies/redaction.py), or a container variable named like one "
-        "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, anywhere but the payload of a Kubernetes Secret: "
+        "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, or a container argument named like one "
+        "(--api-key VALUE), anywhere but the payload of a Kubernetes Secret: "
         "a literal lands in the manifests, the state and the pod spec in plain text; the stack passes such values "
         "as secret config keys through engine.secretEnv."
     ),

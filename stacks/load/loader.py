@@ -84,11 +84,30 @@ def _parse(key: str, value: Any) -> Any:
 
 
 def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
-    """The config keys `engine.secretEnv` names (secrets, not settings of the model)."""
+    """The config keys `engine.secretEnv` names (secrets, not settings of the model). The token and the
+    stack's own settings are refused: `VLLM_API_KEY: hfToken` put the Hugging Face token, which only the
+    download Job gets, in every serving pod and in every client's hands; `VLLM_API_KEY: project` took
+    the project out of the settings ("project: required key is missing")."""
     engine = settings.get(f"{prefix}engine")
     engine = _parse("engine", engine) if isinstance(engine, str) else engine
     secret_env = engine.get("secretEnv") if isinstance(engine, dict) else None
-    return {value for value in secret_env.values() if isinstance(value, str)} if isinstance(secret_env, dict) else set()
+    if not isinstance(secret_env, dict):
+        return set()
+    settings_of_the_model = {field.alias or name for name, field in StackConfig.model_fields.items()}
+    for name, value in secret_env.items():
+        variable = name if isinstance(name, str) and PLAIN_KEY.fullmatch(name) else quote(name, 80)
+        if value == HF_TOKEN_KEY:
+            raise InvalidConfig(
+                f"invalid stack config: engine.secretEnv.{variable}: hfToken is the Hugging Face token, which "
+                "only the download Job gets (the engine loads the weights from disk); give the variable a secret "
+                "config key of its own (`pulumi config set --secret KEY VALUE`)"
+            )
+        if value in settings_of_the_model:
+            raise InvalidConfig(
+                f"invalid stack config: engine.secretEnv.{variable}: {quote(value, 40)} is a setting of the "
+                "stack, not a secret config key; name a key of its own (`pulumi config set --secret KEY VALUE`)"
+            )
+    return {value for value in secret_env.values() if isinstance(value, str)}
 
 
 def raw_project_config(project: str) -> dict[str, Any]:

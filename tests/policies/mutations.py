@@ -233,6 +233,8 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         lambda r: _vllm(r)["env"].append({"name": "MY_SETTING", "value": "AKIA" + "Q7Z3X9M2K5P8R4T6"}),
         "LLM-SEC-004",
     ),
+    "api-key-argument": ("prod", lambda r: _vllm(r)["args"].extend(["--api-key", "correct-horse"]), "LLM-SEC-004"),
+    "api-key-argument-equals": ("dev", lambda r: _vllm(r)["args"].append("--api-key=correct-horse"), "LLM-SEC-004"),
     "trust-remote-code": ("prod", lambda r: _vllm(r)["args"].append("--trust-remote-code"), "LLM-SEC-002"),
     "cors-wildcard": ("staging", lambda r: _vllm(r)["args"].extend(["--allowed-origins", '["*"]']), "LLM-SEC-003"),
     "weights-read-write": ("prod", _read_write_weights, "LLM-WGT-001"),

@@ -70,6 +70,20 @@ def test_production_refuses_a_client_break_unless_acknowledged(
     assert any("--accept-client-break" in note for note in document["notes"])
 
 
+def test_leaving_production_in_the_same_update_does_not_lift_its_refusals(
+    tmp_path: Path, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A prod stack whose update both leaves ClusterIP and sets `environment: staging` was previewed as a
+    staging one: exit 0, the client break only a warning."""
+    base = render_stack("prod")
+    relabelled = render_with(
+        render_stack, tmp_path_factory, "prod", "relabelled", {"environment": "staging", **GATEWAY}
+    )
+    refused = run_main(preview_main, str(base.directory), str(relabelled.directory), "--out", str(tmp_path / "a"))
+    assert refused.returncode == 1
+    assert "refused in production: clients break:" in refused.stderr
+
+
 def test_a_new_model_name_breaks_clients(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "model-name", {"engine": {"servedModelName": "qwen"}})
     assert result.outputs is not None and "servedModelName" in result.outputs.changed

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from commands.preview.changes import CostDelta, Preview
+from commands.preview.changes_md import changes_markdown
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from commands.preview.json_values import MISSING, json_paths_diff
@@ -129,3 +131,11 @@ def test_a_preview_of_one_stack_has_no_such_warning(
 ) -> None:
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "nodes-3", {"capacity": {"nodes": 3}})
     assert not any("different stacks" in warning for warning in result.warnings)
+
+
+def test_a_change_of_a_cost_range_says_which_end_moves_which_way() -> None:
+    """New HPA bounds 1..4 -> 2..3: the floor rises and the ceiling falls; "+8,781..-8,781" read as a
+    range."""
+    result = Preview([], 0, [], [], costs=[CostDelta("Spot", "Spot", (9155.0, 35496.0), (17935.0, 26716.0))])
+    row = next(line for line in changes_markdown(result).splitlines() if line.startswith("| Spot"))
+    assert row == "| Spot | Spot | 9,155..35,496 | 17,935..26,716 | +8,780 at the floor, -8,780 at the ceiling |"

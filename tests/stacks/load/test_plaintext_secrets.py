@@ -15,7 +15,16 @@ VALUE = "Canary4horse"
 
 @pytest.mark.parametrize(
     "name",
-    ["PGPASSWORD", "MYSQLPASSWORD", "REDIS_PASS", "SMTP_PASS", "SSL_KEY_PASSPHRASE", "wandbApiKey", "dbPassword"],
+    [
+        "PGPASSWORD",
+        "MYSQLPASSWORD",
+        "REDIS_PASS",
+        "SMTP_PASS",
+        "SSL_KEY_PASSPHRASE",
+        "wandbApiKey",
+        "dbPassword",
+        "UPSTREAM_AUTHORIZATION",
+    ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
     problem = plaintext_secret_problem({"engine": {"extraEnv": {name: VALUE}}})
@@ -42,3 +51,11 @@ def test_a_secret_flag_value_is_refused_without_quoting_it(args: list[Any]) -> N
     problem = plaintext_secret_problem({"engine": {"extraArgs": args}})
     assert problem is not None and "a secret" in problem
     assert VALUE not in problem and "31415926" not in problem
+
+
+def test_a_bearer_credential_is_refused_wherever_it_is() -> None:
+    """An `Authorization: Bearer ...` header for the engine (a middleware's setting) carries the key."""
+    header = "Authorization: Bearer " + VALUE + "0123456789abcdefXYZ"
+    for engine in ({"extraArgs": [f"--x-header={header}"]}, {"extraEnv": {"UPSTREAM_HEADERS": header}}):
+        problem = plaintext_secret_problem({"engine": engine})
+        assert problem is not None and "holds a bearer token" in problem and VALUE not in problem

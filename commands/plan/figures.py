@@ -12,7 +12,8 @@ def measured_on(expected: Expectation, basis: str | None) -> str:
     releases = sorted({item.measured_release for item in expected.measurements} - {expected.release})
     if not releases:
         return basis or "not measured"
+    runs = f"{basis} from runs" if basis in ("interpolated", "extrapolated") else basis
     return (
-        f"{basis} on vLLM {'/'.join(releases)}, carried over to {expected.release}: assumed, not measured on "
+        f"{runs} on vLLM {'/'.join(releases)}, carried over to {expected.release}: assumed, not measured on "
         f"{expected.release}"
     )

@@ -29,6 +29,8 @@ from components import startup_report
 from components.vllm import ENGINE_FIELDS, EngineFlags
 from stacks.config.base import ConfigModel
 from stacks.config.engine import capture_size, default_capture_size
+from stacks.config.pattern_words import allowed_by
+from stacks.config.quoting import quote
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -224,6 +226,9 @@ class MeasurementsError(ValueError):
 def one_line(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     where = ".".join(str(part) for part in first["loc"]) or "the document"
+    if first["type"] == "string_pattern_mismatch":
+        allowed = allowed_by(str(first.get("ctx", {}).get("pattern", "")))
+        return f"{where}: {quote(first.get('input'))} is not allowed; allowed: {allowed}"
     return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 

@@ -35,6 +35,9 @@ PATTERN_WORDS: dict[str, str] = {
     r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/\d+$": "a Cloud Monitoring notification channel, "
     "projects/PROJECT_ID/notificationChannels/NUMBER",
     r"^sha256:[0-9a-f]{64}$": "an image digest: sha256: and 64 lower-case hexadecimal digits",
+    # the measurements file (stacks/capacity/measurements.py): a measurement's id and date
+    r"^[a-z0-9][a-z0-9-]{0,62}$": "1-63 lower-case letters, digits and hyphens, a letter or digit first",
+    r"^\d{4}-\d{2}(-\d{2})?$": "a date YYYY-MM or YYYY-MM-DD",
 }
 
 

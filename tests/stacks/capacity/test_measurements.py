@@ -41,7 +41,10 @@ def test_the_file_holds_the_write_ups_rows_with_their_sources() -> None:
     ("text", "message"),
     [
         ("measurements: [", "while parsing a flow node"),
-        ("measurements:\n  - id: Bad Id\n", "measurements.0.id: String should match pattern"),
+        (
+            "measurements:\n  - id: Bad Id\n",
+            "measurements.0.id: 'Bad Id' is not allowed; allowed: 1-63 lower-case letters, digits and hyphens",
+        ),
         ("measurements: []\nextra: 1\n", "extra: Extra inputs are not permitted"),
         ("- 1\n", "Input should be a valid dictionary"),
     ],

@@ -10,6 +10,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+# The variable vLLM's OpenAI server reads its API key from (vllm/envs.py; api_server.py takes
+# `args.api_key or envs.VLLM_API_KEY`): set in engine.secretEnv, every request needs
+# `Authorization: Bearer <key>`.
+API_KEY_ENV = "VLLM_API_KEY"
+
 
 def engine_env_secret_name(service_name: str) -> str:
     return f"{service_name}-engine-env"

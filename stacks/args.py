@@ -24,7 +24,7 @@ from components.cluster import AuthorizedNetwork, ClusterArgs, ClusterTarget
 from components.compile_cache import API as CLOUD_STORAGE_API
 from components.compile_cache import CacheMount, CompileCacheArgs
 from components.crd_readiness import PLATFORM_CRDS, CrdReadinessArgs, platform_crds_job_name
-from components.engine_env_secret import EngineEnvSecretArgs, engine_env_secret_name
+from components.engine_env_secret import API_KEY_ENV, EngineEnvSecretArgs, engine_env_secret_name
 from components.existing_cluster import ExistingClusterArgs
 from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGatewayArgs
 from components.hf_token import HuggingFaceTokenArgs
@@ -435,6 +435,11 @@ def engine_env_secret_args(config: StackConfig, namespace: pulumi.Input[str]) ->
     )
 
 
+def api_key_secret(config: StackConfig) -> str | None:
+    """The Secret holding the engine's API key (engine.secretEnv.VLLM_API_KEY), None without one."""
+    return engine_env_secret_name(config.routing.service_name) if API_KEY_ENV in config.engine.secret_env else None
+
+
 def network_policies_args(
     config: StackConfig, namespace: pulumi.Input[str], subnet: ProxySubnet | None = None
 ) -> ServingNetworkPoliciesArgs:
@@ -534,6 +539,7 @@ def benchmark_args(config: StackConfig, mirror: MirrorAddresses | None = None) -
         else None,
         gateway_port=LISTENER_PORT,
         labels={**kubernetes_labels(config), "app.kubernetes.io/component": "benchmark"},
+        api_key_secret=api_key_secret(config),
     )
 
 

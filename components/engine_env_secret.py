@@ -20,6 +20,13 @@ def engine_env_secret_name(service_name: str) -> str:
     return f"{service_name}-engine-env"
 
 
+def read_api_key(namespace: str, secret_name: str) -> str:
+    """A shell assignment that reads the engine's API key from its Secret into $VLLM_API_KEY, so an
+    example command can send it without any output holding the value."""
+    jsonpath = f"{{.data.{API_KEY_ENV}}}"
+    return f"{API_KEY_ENV}=$(kubectl -n {namespace} get secret {secret_name} -o jsonpath='{jsonpath}' | base64 -d)"
+
+
 @dataclass(frozen=True)
 class EngineEnvSecretArgs:
     name: str

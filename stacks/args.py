@@ -467,6 +467,7 @@ def routing_args(config: StackConfig) -> ClusterIpRoutingArgs:
         served_model_name=config.served_model_name,
         internal_load_balancer_ranges=internal_load_balancer_ranges(config),
         labels=kubernetes_labels(config),
+        api_key_secret=api_key_secret(config),
     )
 
 
@@ -500,6 +501,7 @@ def gateway_args(
         pool_grace_seconds=grace_seconds(spot_only(config)),
         allow_external=gateway_config.allow_external,
         kubernetes_labels=kubernetes_labels(config),
+        api_key_secret=api_key_secret(config),
     )
 
 

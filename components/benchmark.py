@@ -16,6 +16,11 @@ stored revision of main, 009e6d4a; the v0.19.0 tag itself could not be fetched h
 `--save-result`, `--result-dir`, `--result-filename`, `--disable-tqdm`. Every client gets its own
 `--seed`, so prompts differ across clients (0% prefix-cache hits, as published).
 
+When the engine takes an API key (VLLM_API_KEY in engine.secretEnv), the clients read it from the
+same Kubernetes Secret as OPENAI_API_KEY: the request functions of `--backend=openai` send
+`Authorization: Bearer $OPENAI_API_KEY` (vllm/benchmarks/lib/endpoint_request_func.py `_get_headers`,
+vllm==0.19.0 wheel), and without it every request is a 401.
+
 After the clients the pod prints the serving pods' start-up phases, one `STARTUP_PHASES` line per
 pod (components/startup_report.py): its service account may only read the namespace's pods, their
 logs and events.
@@ -40,6 +45,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import bench_result, startup_report
+from components.engine_env_secret import API_KEY_ENV
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.image_mirror import pull_policy
 from components.network_policy import dns_and_https_egress
@@ -53,6 +59,8 @@ PERFORMANCE_COMPUTE_CLASS = "Performance"
 BENCHMARK_LABEL = "llm-serving/benchmark"
 SUMMARY_SOURCE = Path(bench_result.__file__).read_text()
 STARTUP_SOURCE = Path(startup_report.__file__).read_text()
+# What the OpenAI request functions of `vllm bench serve` send as `Authorization: Bearer ...`.
+CLIENT_API_KEY_ENV = "OPENAI_API_KEY"
 # checkov CKV_K8S_38: the start-up report reads pods, their logs and events through the API.
 TOKEN_SKIP = "CKV_K8S_38=the start-up report reads the serving pods, their logs and events through the API"
 
@@ -85,6 +93,8 @@ class BenchmarkJobArgs:
     gateway_address: str | None = None
     gateway_port: int = 80
     labels: dict[str, str] = field(default_factory=dict)
+    # the Secret holding the engine's API key under API_KEY_ENV; None: the engine takes no key
+    api_key_secret: pulumi.Input[str] | None = None
 
 
 def selector_text(selector: dict[str, str]) -> str:
@@ -145,6 +155,18 @@ def job_script(args: BenchmarkJobArgs) -> str:
         'exit "$status"',
     ]
     return "\n".join(lines) + "\n"
+
+
+def client_api_key_env(secret_name: pulumi.Input[str] | None) -> list[k8s.core.v1.EnvVarArgs]:
+    """OPENAI_API_KEY from the engine's Secret (never its value), or nothing when the engine takes no key."""
+    if secret_name is None:
+        return []
+    reference = k8s.core.v1.SecretKeySelectorArgs(name=secret_name, key=API_KEY_ENV)
+    return [
+        k8s.core.v1.EnvVarArgs(
+            name=CLIENT_API_KEY_ENV, value_from=k8s.core.v1.EnvVarSourceArgs(secret_key_ref=reference)
+        )
+    ]
 
 
 class BenchmarkJob(pulumi.ComponentResource):
@@ -231,6 +253,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                                     k8s.core.v1.EnvVarArgs(name="HF_HOME", value=f"{SCRATCH_DIR}/huggingface"),
                                     k8s.core.v1.EnvVarArgs(name="VLLM_NO_USAGE_STATS", value="1"),
                                     *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in USER_ENV.items()),
+                                    *client_api_key_env(args.api_key_secret),
                                 ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=compute, limits=compute),
                                 security_context=restricted_container_context(),

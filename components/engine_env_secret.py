@@ -10,9 +10,21 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+# The variable vLLM's OpenAI server reads its API key from (vllm/envs.py; api_server.py takes
+# `args.api_key or envs.VLLM_API_KEY`): set in engine.secretEnv, every request needs
+# `Authorization: Bearer <key>`.
+API_KEY_ENV = "VLLM_API_KEY"
+
 
 def engine_env_secret_name(service_name: str) -> str:
     return f"{service_name}-engine-env"
+
+
+def read_api_key(namespace: str, secret_name: str) -> str:
+    """A shell assignment that reads the engine's API key from its Secret into $VLLM_API_KEY, so an
+    example command can send it without any output holding the value."""
+    jsonpath = f"{{.data.{API_KEY_ENV}}}"
+    return f"{API_KEY_ENV}=$(kubectl -n {namespace} get secret {secret_name} -o jsonpath='{jsonpath}' | base64 -d)"
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from components.endpoint_picker import (
     EndpointPicker,
     EndpointPickerArgs,
 )
-from components.routing import chat_request_curl_args
+from components.routing import chat_request_curl_args, with_api_key
 
 GATEWAY_APIS = ("networkservices.googleapis.com",)
 HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
@@ -97,6 +97,8 @@ class InferenceGatewayArgs:
     pool_grace_seconds: int
     allow_external: bool = False
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
+    # the Secret holding the engine's API key (VLLM_API_KEY); None: the engine takes no key
+    api_key_secret: str | None = None
 
 
 # A VPC has at most one ACTIVE proxy-only subnet per region ("Proxy-only subnets for Envoy-based load
@@ -140,12 +142,18 @@ def epp_firewall_name(cluster_name: str) -> str:
     return f"{cluster_name}-gateway-to-epp"
 
 
-def curl_example(address_command: str, namespace: str, model: str, internal: bool) -> str:
-    request = chat_request_curl_args(f"http://$({address_command})", model)
+def curl_example(
+    address_command: str, namespace: str, model: str, internal: bool, api_key_secret: str | None = None
+) -> str:
+    request = chat_request_curl_args(f"http://$({address_command})", model, api_key_secret is not None)
     if internal:
         # An internal Gateway's address is reachable only from the VPC: send the request from a pod.
-        return f"kubectl run gateway-curl -n {namespace} --rm -i --restart=Never --image=curlimages/curl -- {request}"
-    return f"curl {request}"
+        command = (
+            f"kubectl run gateway-curl -n {namespace} --rm -i --restart=Never --image=curlimages/curl -- {request}"
+        )
+    else:
+        command = f"curl {request}"
+    return with_api_key(command, namespace, api_key_secret)
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -341,6 +349,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 str(parts[1]),
                 args.served_model_name,
                 internal=args.gateway_class == INTERNAL_GATEWAY_CLASS,
+                api_key_secret=args.api_key_secret,
             )
         )
         self.register_outputs(

@@ -29,14 +29,23 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.engine_env_secret import API_KEY_ENV, read_api_key
 
-def chat_request_curl_args(base_url: str, model: str) -> str:
-    """curl arguments of a small chat completion against an OpenAI-compatible `base_url`."""
+
+def chat_request_curl_args(base_url: str, model: str, api_key: bool = False) -> str:
+    """curl arguments of a small chat completion against an OpenAI-compatible `base_url`; with
+    `api_key`, the bearer token vLLM asks for from $VLLM_API_KEY (see read_api_key)."""
     body = json.dumps(
         {"model": model, "messages": [{"role": "user", "content": "Say hello in one sentence."}], "max_tokens": 64},
         separators=(",", ":"),
     )
-    return f"-sS {base_url}/v1/chat/completions -H 'Content-Type: application/json' -d {shlex.quote(body)}"
+    auth = f' -H "Authorization: Bearer ${API_KEY_ENV}"' if api_key else ""
+    return f"-sS {base_url}/v1/chat/completions -H 'Content-Type: application/json'{auth} -d {shlex.quote(body)}"
+
+
+def with_api_key(command: str, namespace: str, api_key_secret: str | None) -> str:
+    """`command`, first reading the engine's API key from its Secret when the engine takes one."""
+    return command if api_key_secret is None else f"{read_api_key(namespace, api_key_secret)}; {command}"
 
 
 INTERNAL_LOAD_BALANCER_ANNOTATION = "networking.gke.io/load-balancer-type"
@@ -65,6 +74,8 @@ class ClusterIpRoutingArgs:
     # Client ranges of the internal load balancer; empty: no internal load balancer.
     internal_load_balancer_ranges: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
+    # the Secret holding the engine's API key (VLLM_API_KEY); None: the engine takes no key
+    api_key_secret: str | None = None
 
 
 class ClusterIpRouting(pulumi.ComponentResource):
@@ -133,9 +144,11 @@ class ClusterIpRouting(pulumi.ComponentResource):
             f".svc.cluster.local:{args.port}/v1",
         )
         local = f"http://localhost:{args.port}"
-        self.try_it = (
+        self.try_it = with_api_key(
             f"kubectl -n {args.namespace} port-forward service/{args.service_name} {args.port}:{args.port} "
-            f"& sleep 3; curl {chat_request_curl_args(local, args.served_model_name)}"
+            f"& sleep 3; curl {chat_request_curl_args(local, args.served_model_name, args.api_key_secret is not None)}",
+            args.namespace,
+            args.api_key_secret,
         )
         self.register_outputs(
             {

@@ -28,7 +28,7 @@ from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, node_ser
 from components.compile_cache import API as CLOUD_STORAGE_API
 from components.compile_cache import CacheMount, CompileCache, CompileCacheArgs, bucket_name
 from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
-from components.engine_env_secret import EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
+from components.engine_env_secret import API_KEY_ENV, EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
 from components.existing_cluster import ExistingCluster, ExistingClusterArgs
 from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGateway, InferenceGatewayArgs
 from components.hf_token import SECRET_KEY as TOKEN_SECRET_KEY
@@ -432,6 +432,11 @@ def engine_env_secret_args(config: StackConfig, namespace: pulumi.Input[str]) ->
     )
 
 
+def api_key_secret(config: StackConfig) -> str | None:
+    """The Secret holding the engine's API key (engine.secretEnv.VLLM_API_KEY), None without one."""
+    return engine_env_secret_name(config.routing.service_name) if API_KEY_ENV in config.engine.secret_env else None
+
+
 def network_policies_args(
     config: StackConfig, namespace: pulumi.Input[str], subnet: ProxySubnet | None = None
 ) -> ServingNetworkPoliciesArgs:
@@ -459,6 +464,7 @@ def routing_args(config: StackConfig) -> ClusterIpRoutingArgs:
         served_model_name=config.served_model_name,
         internal_load_balancer_ranges=internal_load_balancer_ranges(config),
         labels=kubernetes_labels(config),
+        api_key_secret=api_key_secret(config),
     )
 
 
@@ -494,6 +500,7 @@ def gateway_args(
         pool_grace_seconds=grace_seconds(spot_only(config)),
         allow_external=gateway_config.allow_external,
         kubernetes_labels=kubernetes_labels(config),
+        api_key_secret=api_key_secret(config),
     )
 
 
@@ -533,6 +540,7 @@ def benchmark_args(config: StackConfig, mirror: MirrorAddresses | None = None) -
         else None,
         gateway_port=LISTENER_PORT,
         labels={**kubernetes_labels(config), "app.kubernetes.io/component": "benchmark"},
+        api_key_secret=api_key_secret(config),
     )
 
 

@@ -113,3 +113,19 @@ def test_the_pod_reports_the_serving_pods_start_up_after_the_clients() -> None:
     env = {item["name"]: item for item in spec["containers"][0]["env"]}
     assert "STARTUP_PHASES" in env["STARTUP_SCRIPT"]["value"]
     assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+
+
+def test_clients_send_the_engines_api_key_from_its_secret_never_its_value() -> None:
+    """vLLM's OpenAI request functions send `Authorization: Bearer $OPENAI_API_KEY`
+    (vllm/benchmarks/lib/endpoint_request_func.py _get_headers, vllm 0.19.0)."""
+
+    def env_of(built: Built) -> dict[str, dict[str, object]]:
+        (job,) = [r for r in built if r.type == "kubernetes:batch/v1:Job"]
+        return {item["name"]: item for item in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+    assert "OPENAI_API_KEY" not in env_of(build_benchmark())
+    keyed = env_of(build_benchmark(api_key_secret="qwen-engine-env"))["OPENAI_API_KEY"]
+    assert keyed == {
+        "name": "OPENAI_API_KEY",
+        "valueFrom": {"secretKeyRef": {"name": "qwen-engine-env", "key": "VLLM_API_KEY"}},
+    }

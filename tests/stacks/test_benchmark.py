@@ -203,3 +203,13 @@ def test_a_log_based_metric_and_a_panel_show_each_serving_pods_time_to_ready(
     assert query["aggregation"]["groupByFields"] == ["metric.label.serving_pod"]
     # without the benchmark Job nothing reports it: no metric
     assert not prod.of_type("gcp:logging/metric:Metric")
+
+
+def test_clients_read_the_api_key_from_the_secret_the_engine_reads() -> None:
+    """engine.secretEnv.VLLM_API_KEY puts a key on the engine: the clients need it, or every request is a 401."""
+    dev = {"environment": "dev", **BASE, "benchmark": {"enabled": True}}
+    assert benchmark_args(validate(dev)).api_key_secret is None
+    other = validate({**dev, "engine": {"secretEnv": {"OPENAI_API_KEY": "openaiApiKey"}}})
+    assert benchmark_args(other).api_key_secret is None, "a key the engine does not check"
+    keyed = validate({**dev, "engine": {"secretEnv": {"VLLM_API_KEY": "vllmApiKey"}}})
+    assert benchmark_args(keyed).api_key_secret == "qwen-serving-engine-env"

@@ -13,7 +13,7 @@ import pytest
 
 from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
 from policies.vpc_ranges import is_vpc_range
-from stacks.args import internal_load_balancer_ranges, serving_selector
+from stacks.args import internal_load_balancer_ranges, routing_args, serving_selector
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.construct import Built, build, children_are_parented, has_resource, match
@@ -249,3 +249,11 @@ def test_a_subnet_in_shared_address_space_is_the_load_balancers_default_and_pass
     assert internal_load_balancer_ranges(config) == ("100.64.0.0/20",)
     assert is_vpc_range("100.64.0.0/20")
     assert not is_vpc_range("127.0.0.0/8") and not is_vpc_range("8.8.8.0/24") and not is_vpc_range("nonsense")
+
+
+def test_try_it_gets_the_secret_of_the_engines_api_key() -> None:
+    """The gateway's example is built from the same Args field (components/gateway.py curl_example)."""
+    base = {"environment": "dev", "project": "my-llm-dev"}
+    assert routing_args(validate(base)).api_key_secret is None
+    keyed = validate({**base, "engine": {"secretEnv": {"VLLM_API_KEY": "vllmApiKey"}}})
+    assert routing_args(keyed).api_key_secret == "qwen-serving-engine-env"

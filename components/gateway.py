@@ -125,7 +125,10 @@ def active_proxy_subnet(
     found = gcp.compute.get_subnetworks(filter=ACTIVE_PROXY_ONLY_FILTER, project=project, region=region, opts=invoke)
     network = network_path(str(cluster.network))
     for subnet in found.subnetworks:
-        if network_path(subnet.network_self_link) == network:
+        # `network` is the subnet's network self link; the deprecated `network_self_link` is only its
+        # name, despite its name (terraform-provider-google data_source_google_compute_subnetworks.go:
+        # "network_self_link": filepath.Base(subnet.Network)), so it never matched a real cluster's VPC
+        if network_path(subnet.network) == network:
             return subnet.name, subnet.ip_cidr_range
     return None
 

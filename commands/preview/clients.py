@@ -27,6 +27,7 @@ CLIENT_OUTPUTS = {
     "servedModelName": "the model name clients send",
 }
 SERVICE_TYPE = "kubernetes:core/v1:Service"
+GATEWAY_TYPE = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 AUTH_FLAG = "--api-key"
 AUTH_ENV = "VLLM_API_KEY"
@@ -98,6 +99,19 @@ def client_breaks(
             found.append(
                 f"the Service {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} that clients call "
                 f"is deleted ({change.urn})"
+            )
+    for change in result.changes:
+        if change.record["type"] != GATEWAY_TYPE or change.action not in ("update", "replace") or change.urn not in old:
+            continue
+        classes = [
+            (record["inputs"].get("spec") or {}).get("gatewayClassName") for record in (old[change.urn], change.record)
+        ]
+        if classes[0] != classes[1]:
+            # an internal (gke-l7-rilb) and an external (gke-l7-regional-external-managed) Application Load
+            # Balancer are different forwarding rules: the Gateway's address is another one
+            found.append(
+                f"the Gateway's address changes: its class goes from {classes[0]!r} to {classes[1]!r}, a load balancer "
+                f"of another kind with an address of its own ({change.urn})"
             )
     if before is not None and after is not None and _auth(before) != _auth(after):
         found.append(

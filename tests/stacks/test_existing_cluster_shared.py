@@ -58,9 +58,26 @@ def test_the_vpcs_proxy_only_subnet_is_looked_up_and_reused(tmp_path: Path) -> N
     assert gateway.inputs["metadata"]["annotations"]["llm-serving/proxy-only-subnet"] == "proxy-only-us-central1"
 
 
+def test_the_subnet_is_matched_by_its_network_as_the_provider_returns_it(tmp_path: Path) -> None:
+    """The data source gives `network` as the network's self link and `networkSelfLink` (deprecated) as
+    its bare name (terraform-provider-google data_source_google_compute_subnetworks.go:
+    filepath.Base(subnet.Network)); matching on the latter never found the VPC's subnet, so a second
+    ACTIVE proxy-only subnet was declared and `pulumi up` failed."""
+
+    def as_the_provider_returns(project: str, region: str) -> list[dict[str, Any]]:
+        return [{**subnet, "networkSelfLink": "default"} for subnet in mocks.stand_in_proxy_subnets(project, region)]
+
+    assert proxy_subnets(run(tmp_path, EXISTING, proxy_subnets=as_the_provider_returns)) == []
+
+
 def test_a_vpc_without_one_gets_one_declared(tmp_path: Path) -> None:
     other_vpc = [
-        {**mocks.stand_in_proxy_subnets("p", "us-central1")[0], "networkSelfLink": "projects/p/global/networks/x"}
+        {
+            **mocks.stand_in_proxy_subnets("p", "us-central1")[0],
+            "network": "https://www.googleapis.com/compute/v1/projects/p/global/networks/x",
+            "networkName": "x",
+            "networkSelfLink": "x",
+        }
     ]
     (subnet,) = proxy_subnets(run(tmp_path, EXISTING, proxy_subnets=lambda project, region: other_vpc))
     assert subnet.inputs["role"] == "ACTIVE"

@@ -116,3 +116,19 @@ def test_a_subnet_a_nat_lists_is_not_deleted_first_under_it() -> None:
     assert any("replaced delete-first while Cloud NAT n lists it" in refusal for refusal in result.refusals)
     grown = preview(old, changed(old, "subnet", "inputs.ipCidrRange", "10.0.0.0/19"))
     assert not any("Cloud NAT" in refusal for refusal in grown.refusals)
+
+
+def test_a_new_gateway_class_breaks_clients() -> None:
+    """gke-l7-rilb -> gke-l7-regional-external-managed is an update of the Gateway, and its address is
+    another load balancer's: it was shown as a plain update."""
+    gateway = record(
+        "kubernetes:gateway.networking.k8s.io/v1:Gateway",
+        "gateway",
+        {"metadata": {"name": "g", "namespace": "ns"}, "spec": {"gatewayClassName": "gke-l7-rilb"}},
+        parent="llm",
+        provider="k8s",
+    )
+    old = [*base_state(), gateway]
+    result = preview(old, changed(old, "gateway", "inputs.spec.gatewayClassName", "gke-l7-regional-external-managed"))
+    (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
+    assert "the Gateway's address changes: its class goes from 'gke-l7-rilb'" in warning

@@ -129,3 +129,18 @@ def test_a_preview_of_one_stack_has_no_such_warning(
 ) -> None:
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "nodes-3", {"capacity": {"nodes": 3}})
     assert not any("different stacks" in warning for warning in result.warnings)
+
+
+def test_the_cost_table_says_what_it_prices_and_what_it_does_not() -> None:
+    """clusterip -> gateway is +0 in the table: the picker's pods and the load balancer are billed but
+    not priced, and changes.md says so under the table instead of letting +0 read as free."""
+    from commands.preview.changes import CostDelta, Preview
+    from commands.preview.changes_md import changes_markdown
+
+    same = (23_000.0, 23_000.0)
+    text = changes_markdown(Preview([], 0, [], [], costs=[CostDelta("spot", "Spot", same, same)]))
+    table_end = text.index("| spot | Spot | 23,000 | 23,000 | +0 |")
+    priced = text.index("Priced: the A4 (B200) nodes", table_end)
+    assert "Not priced, so a change to them shows +0 here" in text[priced:]
+    assert "Endpoint Picker pods" in text[priced:] and "Application Load Balancer" in text[priced:]
+    assert "Priced:" not in changes_markdown(Preview([], 0, [], []))

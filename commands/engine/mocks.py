@@ -92,7 +92,9 @@ def stand_in_proxy_subnets(project: str, region: str) -> list[dict[str, Any]]:
             "ipCidrRange": STAND_IN_PROXY_SUBNET_CIDR,
             "network": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",
             "networkName": "default",
-            "networkSelfLink": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",
+            # the provider sets the deprecated network_self_link to the network's name (filepath.Base of
+            # `network`: terraform-provider-google data_source_google_compute_subnetworks.go)
+            "networkSelfLink": "default",
             "selfLink": f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/subnetworks/"
             f"proxy-only-{region}",
             "description": "",

@@ -28,12 +28,13 @@ from commands.engine.stack_config import add_stack_arguments, load_config, stack
 from commands.io import output
 from commands.io.cli import command_parser
 from commands.io.console import guarded
+from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation
-from stacks.capacity.planner import benchmark_concurrency, human_duration, plan
+from stacks.capacity.planner import benchmark_concurrency, human_duration
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
 from commands.io.cli import command_parser
 from commands.io.console import guarded
+from commands.plan.capacity_plan import CapacityPlan, plan
 from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
-from stacks.capacity.planner import CapacityPlan, plan
 from stacks.load.loader import InvalidConfig
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import datetime
 
+from commands.plan.hours import replay
 from commands.render.time_to_serve import TimeToServe, time_to_serve
-from stacks.capacity.hours import HOURS_PER_MONTH, replay
+from stacks.capacity.planner import HOURS_PER_MONTH
 from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
 from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from stacks.config.stack import StackConfig

@@ -1,31 +1,45 @@
 """Capacity planner: expected throughput, latency and cost of a stack, and sizing from a goal.
 
-Pure Python (no cloud, no Pulumi): `render` writes its plan as `capacity.json` and a plan.md section,
-`plan STACK` prints it, `stacks.load.loader` uses `size()` to turn a `target` into `capacity.nodes`.
+Pure Python (no cloud, no Pulumi): `stacks.load.loader` uses `size()` to turn a `target` into
+`capacity.nodes`; the plan `render` and `plan STACK` show is built from these figures in
+`commands/plan/capacity_plan.py`.
 
 Every throughput, request and latency figure comes from the measurements of the stack's own
 configuration (`stacks/capacity/measurements.yaml`, `stacks/capacity/expectation.py`); a stack
 whose configuration was never measured gets None and the reason. Cost follows the hours the
-schedule and autoscaler keep the nodes up (`stacks/capacity/hours.py`).
+schedule and autoscaler keep the nodes up (`commands/plan/hours.py`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from components.capacity import CAPACITY_KINDS, capacity_kind
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
-from stacks.capacity.hours import HOURS_PER_MONTH, RunningHours, running_hours
 from stacks.capacity.measurements import Measurement, configuration_of
-from stacks.capacity.prices import FREE_TIER_CREDIT_PER_MONTH, pricing_notes
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, FlexStartSource, ReservationSource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
 from stacks.config.stack import StackConfig
+
+HOURS_PER_MONTH = 730
+# The GKE free tier: a credit per billing account and month (Google Kubernetes Engine pricing).
+FREE_TIER_CREDIT_PER_MONTH = 74.40
+
+
+@dataclass(frozen=True)
+class RunningHours:
+    """Node-hours per month at the floor and the ceiling of what the stack runs (equal without an
+    autoscaler), with what they rest on."""
+
+    node_hours_per_month_min: float
+    node_hours_per_month_max: float
+    node_hours_per_week_min: float
+    node_hours_per_week_max: float
+    basis: str
 
 
 def known(measurements: Sequence[Measurement] | None) -> Sequence[Measurement]:
@@ -163,13 +177,6 @@ def cost(
     )
 
 
-def pricings_of(source: CapacitySource) -> list[str]:
-    """The ways the nodes of one capacity source can be billed."""
-    if capacity_kind(source.type).price_setting is None:
-        return [billing.value for billing in ReservationBilling]
-    return [source.type]
-
-
 def budget_pricing(source: CapacitySource, pricing: PricingConfig) -> str:
     """The one pricing of a source that goal sizing compares with the budget."""
     return source.type if capacity_kind(source.type).price_setting is not None else pricing.reservation_billing.value
@@ -182,13 +189,6 @@ def source_label(source: CapacitySource) -> str:
     if isinstance(source, FlexStartSource):
         return f"Flex-start (nodes live at most {human_duration(source.max_run_duration_seconds)})"
     return capacity_kind(source.type).label
-
-
-@dataclass(frozen=True)
-class SourcePlan:
-    source: str
-    type: str
-    costs: tuple[Cost, ...]
 
 
 # ---------------------------------------------------------------- goal sizing
@@ -338,79 +338,11 @@ def _shown(value: float | None) -> str:
     return "not measured" if value is None else f"{value:,.0f}"
 
 
-# ---------------------------------------------------------------- the plan
-
-
-@dataclass(frozen=True)
-class CapacityPlan:
-    stack: str
-    nodes: int
-    profile: str
-    expectation: Expectation
-    # With an autoscaler whose floor is below the ceiling: what the floor's pods should do.
-    floor: Expectation | None
-    sources: tuple[SourcePlan, ...]
-    sizing: Sizing | None
-    running: RunningHours
-    utilization: float
-    pricing: dict[str, Any]
-    pricing_notes: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def storage_of(config: StackConfig) -> Storage:
     return Storage(
         size_gib=config.weights.size_gib,
         serving_disks=len(config.zones),
         serving_throughput_mibps=config.serving_throughput_mibps,
-    )
-
-
-def plan(
-    stack: str, config: StackConfig, nodes: int | None = None, measurements: Sequence[Measurement] | None = None
-) -> CapacityPlan:
-    runs = known(measurements)
-    count = nodes if nodes is not None else config.nodes
-    expectation = expect(config, count, runs)
-    storage = storage_of(config)
-    hours = running_hours(config)
-    sources = tuple(
-        SourcePlan(
-            source=source_label(source),
-            type=source.type,
-            costs=tuple(
-                cost(
-                    kind,
-                    count,
-                    expectation.total_tokens_per_second,
-                    storage,
-                    config.pricing,
-                    hours,
-                    expectation.output_tokens_per_second,
-                    owns_cluster=not config.cluster.existing,
-                )
-                for kind in pricings_of(source)
-            ),
-        )
-        for source in config.capacity.sources
-    )
-    sizing = size(config, config.target, runs) if config.target is not None else None
-    scaling = config.autoscaling
-    floor = expect(config, scaling.min_replicas, runs) if scaling.enabled and scaling.min_replicas < count else None
-    return CapacityPlan(
-        stack=stack,
-        nodes=count,
-        profile=config.profile.value,
-        expectation=expectation,
-        floor=floor,
-        sources=sources,
-        sizing=sizing,
-        running=hours,
-        utilization=config.pricing.utilization,
-        pricing=config.pricing.model_dump(mode="json", by_alias=True),
-        pricing_notes=pricing_notes(config.pricing, owns_cluster=not config.cluster.existing),
     )
 
 

@@ -13,7 +13,7 @@ from stacks.config.base import ConfigModel
 # figures that could not be verified at a price list from here (docs/capacity.md).
 PUBLISHED_SPOT_PER_NODE_HOUR = 32.61  # the benchmark write-up (March 2026): a4-highgpu-8g Spot VM
 PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR = 88.93  # the benchmark write-up (March 2026): 1-year commitment
-# Derived, not verified (stacks/capacity/prices.py says so beside each price in plan.md): the 1-year
+# Derived, not verified (commands/plan/prices.py says so beside each price in plan.md): the 1-year
 # price over (1 - 37%), taken as the resource-based 1-year CUD rate of accelerator-optimized VMs; a
 # reservation without a commitment is billed at this price.
 COMMITTED_1Y_DISCOUNT = 0.37

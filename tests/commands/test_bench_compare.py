@@ -91,7 +91,7 @@ def test_a_median_the_plan_has_none_for_is_named_not_judged() -> None:
     from dataclasses import replace
 
     from commands.bench_compare.command import verdict
-    from stacks.capacity.planner import plan
+    from commands.plan.capacity_plan import plan
     from stacks.load.loader import validate
 
     expected = plan("dev", validate({"environment": "dev", "project": "my-llm-dev"})).expectation

@@ -5,15 +5,13 @@ sets itself (pricing.*) is named as the stack's; one left at its default says wh
 from __future__ import annotations
 
 from common.sources import CUD_OVERVIEW, DISK_PRICING, FLEX_START, GKE_PRICING, GPU_PRICING, WRITEUP, cited
-from stacks.capacity.hours import HOURS_PER_MONTH
+from stacks.capacity.planner import FREE_TIER_CREDIT_PER_MONTH, HOURS_PER_MONTH
 from stacks.config.pricing import (
     COMMITTED_1Y_DISCOUNT,
     COMMITTED_3Y_DISCOUNT,
     FLEX_START_DISCOUNT,
     PricingConfig,
 )
-
-FREE_TIER_CREDIT_PER_MONTH = 74.40
 
 
 def _default(pricing: PricingConfig, name: str) -> bool:

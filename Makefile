@@ -26,7 +26,7 @@ $(eval $(RENDER_GOALS):;@:)
 endif
 STACKS := $(or $(RENDER_GOALS),$(STACK),dev)
 
-.PHONY: setup checkov render test lint typecheck bench crds docs vllm-args clean
+.PHONY: setup checkov render test lint typecheck bench crds docs vllm-args reasoning-parsers clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -81,6 +81,12 @@ docs: $(RUNTIME)
 vllm-args: $(RUNTIME)
 	$(if $(and $(VERSION),$(VLLM_PYTHON)),,$(error usage: make vllm-args VERSION=0.33.0 VLLM_PYTHON=/path/to/venv/bin/python))
 	$(VENV)/bin/python -m schemas.vllm_args_refresh refresh $(VERSION) --python $(VLLM_PYTHON)
+
+# make reasoning-parsers VERSION=0.19.0 WHEEL=/tmp/vllm-0.19.0-...whl: record the --reasoning-parser names that
+# release registers in schemas/vllm/reasoning-parsers.json (WHEEL: pip download vllm==VERSION --no-deps --only-binary :all:)
+reasoning-parsers: $(RUNTIME)
+	$(if $(and $(VERSION),$(WHEEL)),,$(error usage: make reasoning-parsers VERSION=0.19.0 WHEEL=/path/to/vllm-0.19.0-...whl))
+	$(VENV)/bin/python -m schemas.vllm_reasoning_parsers $(VERSION) $(WHEEL)
 
 clean:
 	rm -rf build $(VENV) $(TOOLS)

@@ -36,6 +36,7 @@ from components.weights import (
     weights_object_name,
 )
 from schemas.vllm_args import check_serve_args
+from schemas.vllm_reasoning_parsers import registered as registered_reasoning_parsers
 from stacks.args import POD_MOVE_SECONDS, engine_flags, flex_start_recycling_seconds, serve_arguments
 from stacks.config.capacity import FlexStartSource
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
@@ -511,6 +512,22 @@ def _serve_line_accepted(config: StackConfig) -> str | None:
     return f"{key}: vLLM {version} refuses it: {problem}"
 
 
+def _reasoning_parser_registered(config: StackConfig) -> str | None:
+    """vLLM's API server refuses an unregistered --reasoning-parser at start-up (KeyError), so the pods
+    crash-loop; the names per release are vendored (schemas/vllm_reasoning_parsers.py). A
+    --reasoning-parser-plugin may register others: then the name is left to vLLM."""
+    parser, version = config.engine.reasoning_parser, image_release(config.engine.image)
+    if parser is None or version is None or "reasoning-parser-plugin" in map(flag_name, config.engine.extra_args):
+        return None
+    names = registered_reasoning_parsers(version)
+    if names is None or parser in names:
+        return None
+    return (
+        f"engine.reasoningParser: {quote(parser)} is not a reasoning parser vLLM {version} registers (its API "
+        f"server refuses it at start-up and the pods crash-loop); allowed: {', '.join(names)}, or null"
+    )
+
+
 def _mount_path(config: StackConfig) -> str | None:
     path = config.weights.mount_path
     for needed in NEEDED_PATHS:
@@ -634,6 +651,7 @@ CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _namespace_free,
     _extra_args,
     _serve_line_accepted,
+    _reasoning_parser_registered,
     _quantization_matches_checkpoint,
     _extra_env,
     _no_deep_gemm_override,

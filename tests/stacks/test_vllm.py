@@ -388,3 +388,23 @@ def test_the_reasoning_parser_can_be_turned_off_but_not_given_twice() -> None:
     with pytest.raises(InvalidConfig) as raised:
         validate({**dev, "engine": {"reasoningParser": "qwen3 --x"}})
     assert str(raised.value).startswith("invalid stack config: engine.reasoningParser")
+
+
+@pytest.mark.parametrize("name", ["qwen35", "qwen3_5", "nonexistent"])
+def test_a_reasoning_parser_the_release_does_not_register_is_refused(name: str) -> None:
+    """vLLM's API server refuses it at start-up (api_server.py validate_api_server_args: KeyError
+    'invalid reasoning parser'), so the pods would crash-loop."""
+    with pytest.raises(InvalidConfig) as raised:
+        validate({"environment": "dev", "project": "my-llm-dev", "engine": {"reasoningParser": name}})
+    message = str(raised.value)
+    assert message.startswith(f"invalid stack config: engine.reasoningParser: '{name}' is not a reasoning parser")
+    assert "vLLM 0.19.0" in message and "allowed: deepseek_r1, " in message and "qwen3," in message
+    assert "\n" not in message
+
+
+def test_a_registered_or_plugin_reasoning_parser_is_accepted() -> None:
+    dev = {"environment": "dev", "project": "my-llm-dev"}
+    assert validate({**dev, "engine": {"reasoningParser": "deepseek_r1"}}).engine.reasoning_parser == "deepseek_r1"
+    # a --reasoning-parser-plugin file may register any name: left to vLLM
+    plugin = {"reasoningParser": "my_parser", "extraArgs": ["--reasoning-parser-plugin=/plugins/my_parser.py"]}
+    assert validate({**dev, "engine": plugin}).engine.reasoning_parser == "my_parser"

@@ -13,6 +13,7 @@ from tests.rendered import ROOT
 DATA = ROOT / "tests" / "data"
 CLIENT_RESULTS = [DATA / "vllm-bench-client-1.json", DATA / "vllm-bench-client-2.json"]
 JOB_LOG = DATA / "bench-job.log"
+BANDS = "band 10% below the plan for tok/s, 50% above it for the measured latency medians"
 
 
 def test_bench_compare_reports_measured_against_expected(capsys: pytest.CaptureFixture[str]) -> None:
@@ -39,21 +40,72 @@ def test_bench_compare_gives_a_verdict_and_a_non_zero_exit_on_a_miss(
     """CI gates a rollout on the exit status: 3 when the run misses the plan by more than the band or
     had failed requests, 0 when it meets it."""
     assert bench_compare_main(["dev", str(JOB_LOG)]) == 0
-    assert "verdict: met the plan (band 10% below the plan), no failed request" in capsys.readouterr().out
+    assert f"verdict: met the plan ({BANDS}), no failed request" in capsys.readouterr().out
     line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
     result = json.loads(line.removeprefix("BENCH_RESULT "))
     slow = tmp_path / "slow.log"
     slow.write_text("BENCH_RESULT " + json.dumps(result | {"total_token_throughput": 80_000.0}) + "\n")
     assert bench_compare_main(["dev", str(slow)]) == 3
     out = capsys.readouterr().out
-    assert "verdict: MISSED the plan (band 10% below the plan): total tok/s 83.9% of the plan (exit 3)" in out
+    assert f"verdict: MISSED the plan ({BANDS}): total tok/s 83.9% of the plan (exit 3)" in out
     assert bench_compare_main(["dev", str(slow), "--band", "20"]) == 0
     capsys.readouterr()
     text = JOB_LOG.read_text()
     failed = tmp_path / "failed.log"
     failed.write_text(text.replace('"failed":0', '"failed":12'))
     assert bench_compare_main(["dev", str(failed)]) == 3
-    assert "MISSED the plan (band 10% below the plan): 12 failed request(s) (exit 3)" in capsys.readouterr().out
+    assert f"MISSED the plan ({BANDS}): 12 failed request(s) (exit 3)" in capsys.readouterr().out
     with pytest.raises(SystemExit) as refused:
         bench_compare_main(["dev", str(JOB_LOG), "--band", "150"])
     assert refused.value.code == 2
+
+
+def test_latency_medians_are_judged_where_the_plan_measured_them(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run on plan in throughput but at 4x the TTFT and 3x the TPOT median of the plan is a miss
+    (exit 3), so CI can gate a rollout on a latency regression; --latency-band sets how far above."""
+    line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
+    result = json.loads(line.removeprefix("BENCH_RESULT "))
+    slow = tmp_path / "slow.log"
+    slow.write_text(
+        "BENCH_RESULT "
+        + json.dumps(result | {"median_ttft_ms": result["median_ttft_ms"] * 4, "median_tpot_ms": 132.0})
+        + "\n"
+    )
+    assert bench_compare_main(["dev", str(slow)]) == 3
+    out = capsys.readouterr().out
+    assert (
+        "verdict: MISSED the plan (band 10% below the plan for tok/s, 50% above it for the measured latency "
+        "medians): TTFT median 401.8% of the plan; TPOT median 300.0% of the plan (exit 3)"
+    ) in out
+    assert bench_compare_main(["dev", str(slow), "--latency-band", "400"]) == 0
+    assert "verdict: met the plan" in capsys.readouterr().out
+    for refused_band in ("-5", "nan", "inf", "10%"):
+        with pytest.raises(SystemExit) as refused:
+            bench_compare_main(["dev", str(JOB_LOG), "--latency-band", refused_band])
+        assert refused.value.code == 2
+
+
+def test_a_median_the_plan_has_none_for_is_named_not_judged() -> None:
+    from dataclasses import replace
+
+    from commands.bench_compare.command import verdict
+    from stacks.capacity.planner import plan
+    from stacks.load.loader import validate
+
+    expected = plan("dev", validate({"environment": "dev", "project": "my-llm-dev"})).expectation
+    line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
+    measured = json.loads(line.removeprefix("BENCH_RESULT ")) | {"median_ttft_ms": 1e6, "median_tpot_ms": 1e6}
+    missed, text = verdict(measured, replace(expected, ttft_median_ms=None, tpot_median_ms=None), 10)
+    assert not missed
+    assert text == (
+        "verdict: met the plan (band 10% below the plan), no failed request; TTFT median and TPOT median not "
+        "judged: no median measured for this configuration"
+    )
+    missed, text = verdict(measured, replace(expected, ttft_median_ms=None), 10)
+    assert (
+        missed
+        and "TPOT median" in text
+        and text.endswith("TTFT median not judged: no median measured for this configuration")
+    )

@@ -116,7 +116,20 @@ def _cost_lines(result: Preview) -> list[str]:
         lines.append(
             f"| {cost.source} | {cost.pricing} | {_usd(cost.old)} | {_usd(cost.new)} | {_usd(delta, signed=True)} |"
         )
-    return [*lines, ""]
+    return [*lines, "", PRICED, ""]
+
+
+# What the planner's cost covers (stacks/capacity/planner.py, docs/capacity.md "Cost"), said under the
+# table so that a +0 for a change to anything else is not read as "free".
+PRICED = (
+    "Priced: the A4 (B200) nodes for the hours they run (node price + Autopilot premium), the weights' "
+    "Hyperdisk ML disks and disk image, and the cluster fee. Not priced, so a change to them shows +0 here though "
+    "Google Cloud bills them: the gateway's Endpoint Picker pods (Autopilot CPU pods, "
+    "routing.gateway.eppReplicas x eppCpu/eppMemory) and the Application Load Balancer its Gateway provisions "
+    "(forwarding rule, proxy instance hours, data processed), the internal passthrough load balancer of "
+    "routing.internalLoadBalancer, the other CPU pods (benchmark, downloads, metrics adapter), Cloud NAT, the "
+    "registry mirror and compile-cache storage, network egress, Cloud Logging and Monitoring."
+)
 
 
 def changes_markdown(result: Preview) -> str:

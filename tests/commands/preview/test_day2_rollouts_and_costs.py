@@ -139,3 +139,15 @@ def test_a_change_of_a_cost_range_says_which_end_moves_which_way() -> None:
     result = Preview([], 0, [], [], costs=[CostDelta("Spot", "Spot", (9155.0, 35496.0), (17935.0, 26716.0))])
     row = next(line for line in changes_markdown(result).splitlines() if line.startswith("| Spot"))
     assert row == "| Spot | Spot | 9,155..35,496 | 17,935..26,716 | +8,780 at the floor, -8,780 at the ceiling |"
+
+
+def test_the_cost_table_says_what_it_prices_and_what_it_does_not() -> None:
+    """clusterip -> gateway is +0 in the table: the picker's pods and the load balancer are billed but
+    not priced, and changes.md says so under the table instead of letting +0 read as free."""
+    same = (23_000.0, 23_000.0)
+    text = changes_markdown(Preview([], 0, [], [], costs=[CostDelta("spot", "Spot", same, same)]))
+    table_end = text.index("| spot | Spot | 23,000 | 23,000 | +0 |")
+    priced = text.index("Priced: the A4 (B200) nodes", table_end)
+    assert "Not priced, so a change to them shows +0 here" in text[priced:]
+    assert "Endpoint Picker pods" in text[priced:] and "Application Load Balancer" in text[priced:]
+    assert "Priced:" not in changes_markdown(Preview([], 0, [], []))

@@ -11,7 +11,8 @@ is not imported at start-up: the list may be wider than vLLM's, never narrower);
 `--reasoning-parser-plugin` file or a general plugin can add more. `refresh` reads them from the
 release's wheel, without importing or installing vLLM:
 
-    pip download vllm==VERSION --no-deps --only-binary :all: -d /tmp/vllm-wheel
+    pip download vllm==VERSION --no-deps --only-binary :all: --python-version 3.12 \
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_31_x86_64 -d /tmp/vllm-wheel
     make reasoning-parsers VERSION=VERSION WHEEL=/tmp/vllm-wheel/vllm-VERSION-...whl
 """
 

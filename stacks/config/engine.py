@@ -260,7 +260,7 @@ class EngineConfig(ConfigModel):
         "(`reasoning` beside `content`); null omits the flag and the thinking stays inside `content`. The "
         "Qwen 3.5 profiles: qwen3, as vLLM's recipes for these models set it (docs/profiles.md). A name the "
         "image's release does not register is refused (its API server would refuse it at start-up): the names per "
-        "release are in schemas/vllm/reasoning-parsers.json (0.33.0's not recorded yet: not checked there).",
+        "release are in schemas/vllm/reasoning-parsers.json.",
     )
     estimate_cudagraphs: bool = Field(
         default=True,

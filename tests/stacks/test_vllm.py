@@ -402,6 +402,17 @@ def test_a_reasoning_parser_the_release_does_not_register_is_refused(name: str) 
     assert "\n" not in message
 
 
+def test_the_release_of_the_image_decides_which_names_are_registered() -> None:
+    """deepseek_v4 is registered in 0.33.0 (the MoE profiles' image), not in 0.19.0."""
+    dev = {"environment": "dev", "project": "my-llm-dev"}
+    moe = validate({**dev, "profile": "qwen3.5-35b-a3b-fp8", "engine": {"reasoningParser": "deepseek_v4"}})
+    assert moe.engine.reasoning_parser == "deepseek_v4"
+    with pytest.raises(InvalidConfig, match=r"'deepseek_v4' is not a reasoning parser vLLM 0\.19\.0 registers"):
+        validate({**dev, "engine": {"reasoningParser": "deepseek_v4"}})
+    with pytest.raises(InvalidConfig, match=r"'qwen35' is not a reasoning parser vLLM 0\.33\.0 registers"):
+        validate({**dev, "profile": "qwen3.5-35b-a3b-fp8", "engine": {"reasoningParser": "qwen35"}})
+
+
 def test_a_registered_or_plugin_reasoning_parser_is_accepted() -> None:
     dev = {"environment": "dev", "project": "my-llm-dev"}
     assert validate({**dev, "engine": {"reasoningParser": "deepseek_r1"}}).engine.reasoning_parser == "deepseek_r1"

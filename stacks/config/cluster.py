@@ -20,8 +20,8 @@ from stacks.config.gke_versions import (
     INFERENCE_POOL_MIN_GKE_VERSION,
     satisfies_gke_minimum,
 )
-from stacks.config.grammars import DNS_1123_LABEL
-from stacks.config.quoting import quote, without_value
+from stacks.config.grammars import DNS_1123_LABEL, ipv4_network
+from stacks.config.quoting import quote
 
 # Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own
 # Namespace object (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster
@@ -92,12 +92,7 @@ class NetworkConfig(ConfigModel):
     @field_validator("subnet_cidr", "pods_cidr", "services_cidr")
     @classmethod
     def _vpc_range(cls, value: str) -> str:
-        try:
-            network = ipaddress.IPv4Network(value)
-        except ValueError as error:
-            raise ValueError(
-                f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({without_value(error, value)})"
-            ) from None
+        network = ipv4_network(value, "10.0.0.0/20")
         if not is_vpc_range(str(network)):
             raise ValueError(
                 f"{quote(value)} is not a range GKE accepts for a VPC-native cluster; allowed: {ALLOWED_RANGES_TEXT}"
@@ -133,12 +128,7 @@ class AuthorizedNetwork(ConfigModel):
     @field_validator("cidr_block")
     @classmethod
     def _ipv4_cidr(cls, value: str) -> str:
-        try:
-            ipaddress.IPv4Network(value)
-        except ValueError as error:
-            raise ValueError(
-                f"{quote(value)} is not an IPv4 CIDR block like 203.0.113.0/24 ({without_value(error, value)})"
-            ) from None
+        ipv4_network(value, "203.0.113.0/24")
         return value
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -12,8 +11,8 @@ from pydantic import Field, field_validator, model_validator
 from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel, Image, Quantity
-from stacks.config.grammars import DNS_1035_LABEL, quantity_value
-from stacks.config.quoting import quote, without_value
+from stacks.config.grammars import DNS_1035_LABEL, ipv4_network, quantity_value
+from stacks.config.quoting import quote
 
 PROXY_SUBNET_REFERENCE = (
     r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?"
@@ -148,22 +147,14 @@ class GatewayConfig(ConfigModel):
     @field_validator("proxy_subnet_cidr")
     @classmethod
     def _proxy_subnet_size(cls, value: str) -> str:
-        try:
-            network = ipaddress.IPv4Network(value)
-        except ValueError as error:
-            raise ValueError(f"{quote(value)} is not an IPv4 CIDR block ({without_value(error, value)})") from None
+        network = ipv4_network(value)
         if network.prefixlen > 26:
             raise ValueError(f"{quote(value)} is smaller than /26, the minimum proxy-only subnet")
         return value
 
 
 def private_cidr(value: str) -> str:
-    try:
-        network = ipaddress.IPv4Network(value)
-    except ValueError as error:
-        raise ValueError(
-            f"{quote(value)} is not an IPv4 CIDR block like 10.0.0.0/20 ({without_value(error, value)})"
-        ) from None
+    network = ipv4_network(value, "10.0.0.0/20")
     if not is_vpc_range(str(network)):
         raise ValueError(
             f"{quote(value)} is not an internal VPC range; an internal load balancer serves the VPC only; "

@@ -30,6 +30,7 @@ from commands.io.cli import command_parser
 from commands.io.console import guarded
 from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
+from commands.stackfile import stack_settings
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
@@ -300,6 +301,12 @@ def _band(text: str) -> float:
     return band
 
 
+def in_a_checkout() -> bool:
+    """The commands run from the project's repository (its pyproject.toml beside the stack files), not
+    from an installed wheel, where the repository's measurements file sits in site-packages."""
+    return (stack_settings.ROOT / "pyproject.toml").is_file()
+
+
 @guarded("bench-compare", bad_input=(measurement_file.MeasurementsError,), as_is=(InvalidConfig,))
 def bench_compare_main(argv: list[str] | None = None) -> int:
     parser = command_parser(
@@ -350,6 +357,11 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     if bool(args.results) == bool(args.log):
         parser.error("give a log (or -) or --results, one of the two")
     path = args.measurements or measurement_file.MEASUREMENTS_FILE
+    if args.record and args.measurements is None and not in_a_checkout():
+        raise InputError(
+            f"--record: the default measurements file is inside the installed package ({path}), which an "
+            "upgrade replaces; give the file to record into with --measurements FILE (a copy in your repository)"
+        )
     measurements = measurements_from(path)
     stack = stack_of(args)
     config = load_config(stack, "bench-compare")

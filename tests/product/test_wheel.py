@@ -176,6 +176,43 @@ def test_the_installed_commands_run_beside_a_consumers_own_commands_package(inst
     assert ran.stdout.startswith("stack dev: 1 A4 node(s)"), ran.stdout[:300]
 
 
+def test_an_installed_bench_compare_records_only_into_a_file_it_is_given(installed: Path, tmp_path: Path) -> None:
+    """The default measurements file of an installed package sits in site-packages: `--record` into it
+    is refused in one line (exit 2) and the installed file is left as it was; with --measurements it records."""
+    consumer = tmp_path / "consumer"
+    consumer.mkdir()
+    stack_file = consumer / "Pulumi.dev.yaml"
+    stack_file.write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    packaged = installed / IMPORT_NAME / "stacks" / "capacity" / "measurements.yaml"
+    before = packaged.read_bytes()
+    script = (
+        "import sys; sys.argv = ['gke-b200-bench-compare', *sys.argv[1:]]\n"
+        f"from {IMPORT_NAME}.commands.entry import bench_compare\nbench_compare()\n"
+    )
+    log = str(ROOT / "tests" / "data" / "bench-job.log")
+
+    def bench_compare(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-S", "-c", script, str(stack_file), log, "--record", *args],
+            cwd=consumer,
+            env=consumer_environment(consumer, installed),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    refused = bench_compare()
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert refused.stderr.count("\n") == 1 and "--measurements FILE" in refused.stderr
+    assert packaged.read_bytes() == before
+    own = consumer / "measurements.yaml"
+    own.write_bytes(before)
+    recorded = bench_compare("--measurements", str(own))
+    assert recorded.returncode in (0, 3), recorded.stderr[-2000:]
+    assert own.read_bytes() != before and packaged.read_bytes() == before
+
+
 def test_the_rewrite_prefixes_the_projects_imports_only() -> None:
     source = (
         "from stacks.config import x\nimport stacks.config as config\n    from components import y\n"

@@ -70,6 +70,16 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # a Google Cloud service account key file (JSON, "Create and delete service account keys"): its
     # private_key_id, also inside escaped JSON; its private_key is the block above
     ("a GCP service account key", re.compile(r'private_key_id\\*"\s*:\s*\\*"[0-9a-f]{40}')),
+    # the same file base64-encoded (as a Kubernetes Secret's data or GOOGLE_CREDENTIALS-style variables
+    # carry it): the encoding of its first bytes, `{"type": "service_account"` as gcloud writes it
+    # (two-space indent, LF or CRLF) or compact
+    (
+        "a GCP service account key",
+        re.compile(
+            r"eyJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50"
+            r"|ew0KICAidHlwZSI6ICJzZXJ2aWNlX2FjY291bnQi"
+        ),
+    ),
     # Google API keys: AIza + 35 characters (gitleaks, config/gitleaks.toml, gcp-api-key)
     ("a Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}")),
     # openai.py; project, service account and admin keys carry a prefix

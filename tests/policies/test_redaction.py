@@ -4,6 +4,8 @@ hex digits a legacy W&B key has) is not a secret by its value."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from policies.redaction import redact_secrets, secret_kinds
@@ -11,6 +13,9 @@ from policies.redaction import redact_secrets, secret_kinds
 # Assembled at run time: this file holds no complete secret-shaped literal.
 WANDB_V1 = "wandb" + "_v1_" + "E7z65cs8PnYoE4OoqnlUlABzZbZ_fJS2hyxPvtioe666B37gxopqxFPQFkSiyk7n4mxLtfB2Pa6tq"
 WANDB_LOCAL = "local" + "-" + "0c" * 20
+SERVICE_ACCOUNT_KEY = (
+    '{\n  "type": "service_' + 'account",\n  "project_id": "p",\n  "client_email": "a@p.iam.gserviceaccount.com"\n}'
+)
 
 
 @pytest.mark.parametrize(
@@ -21,6 +26,13 @@ WANDB_LOCAL = "local" + "-" + "0c" * 20
         (WANDB_LOCAL, "a W&B API key"),
         ("host=db user=app password=" + "hunter2hunter2", "a password or key assignment"),
         ("https://example.com/hook?secret=" + "s3cr3tvalue&x=1", "a password or key assignment"),
+        # a service account key file base64-encoded (as gcloud writes it, and compact), under a neutral name
+        (base64.b64encode(SERVICE_ACCOUNT_KEY.encode()).decode(), "a GCP service account key"),
+        (base64.b64encode(SERVICE_ACCOUNT_KEY.replace("\n", "\r\n").encode()).decode(), "a GCP service account key"),
+        (
+            "CREDS_B64=" + base64.b64encode(b'{"type":"service_' + b'account","project_id":"p"}').decode(),
+            "a GCP service account key",
+        ),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
@@ -41,6 +53,7 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "secret:\n  secretName: hf-token",  # a manifest's secret volume
         "secret: {secretName: hf-token}",
         "MAX_TOKENS=8192",
+        base64.b64encode(b'{"type": "authorized_user"}').decode(),  # base64 JSON of another kind
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

@@ -84,6 +84,45 @@ def _nested_secret(value: Any, path: str) -> str | None:
     return None
 
 
+INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
+
+
+def _secret_paths(value: Any, path: str = "") -> set[str]:
+    """The paths of `values` that are an `fn::secret` (`openai`, `db.password`): an interpolation of one,
+    of a part of one or of an object holding one carries the secret."""
+    found: set[str] = set()
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}.{key}" if path else str(key)
+        if isinstance(item, dict) and SECRET_FUNCTION in item:
+            found.add(where)
+        else:
+            found |= _secret_paths(item, where)
+    return found
+
+
+def _interpolates_a_secret(text: str, secrets: set[str]) -> bool:
+    for reference in INTERPOLATION.findall(text):
+        name = re.sub(r"\[(\w+)\]", r".\1", reference.strip())
+        if any(name == path or name.startswith(f"{path}.") or path.startswith(f"{name}.") for path in secrets):
+            return True
+    return False
+
+
+def _nested_interpolated_secret(value: Any, path: str, secrets: set[str]) -> str | None:
+    """The path of a string inside a setting's value (not the whole value) that interpolates an ESC secret
+    of `values` (`${openai}`): ESC makes the value holding it secret, so the whole setting becomes one."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(value, list) else f"{path}.{key}"
+        if isinstance(item, str) and _interpolates_a_secret(item, secrets):
+            return where
+        found = _nested_interpolated_secret(item, where, secrets)
+        if found:
+            return found
+    return None
+
+
 def _imports(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise EnvironmentBlockError("'environment' imports must be a list of ESC environment names")
@@ -128,8 +167,9 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
         raise EnvironmentBlockError(f"'environment.values.{PULUMI_CONFIG}' must be a mapping of config keys")
     literal: dict[str, Any] = {}
     computed: list[str] = []
+    secrets = _secret_paths({name: item for name, item in values.items() if name != PULUMI_CONFIG})
     for key, value in pulumi_config.items():
-        nested = _nested_secret(value, str(key))
+        nested = _nested_secret(value, str(key)) or _nested_interpolated_secret(value, str(key), secrets)
         if nested:
             # The CLI makes a setting with a secret inside it one secret config value (pulumi/pulumi@1b594989
             # pkg/workspace/config.go `toConfigMap`, sdk/go/common/resource/config/object.go `MarshalString`:

@@ -159,6 +159,31 @@ def test_an_esc_secret_inside_a_setting_is_refused(setting: dict[str, Any], wher
     assert own.computed_keys == (f"{PROJECT}:openaiKey",)
 
 
+SECRET_VALUES = {"openai": {"fn::secret": "sk-..."}, "db": {"user": "app", "password": {"fn::secret": "x"}}}
+
+
+@pytest.mark.parametrize(
+    ("setting", "where"),
+    [
+        ({"engine": {"extraEnv": {"OPENAI_API_KEY": "${openai}"}}}, "engine.extraEnv.OPENAI_API_KEY"),
+        ({"engine": {"extraArgs": ["--middleware-arg", "Bearer ${openai}"]}}, "engine.extraArgs[1]"),
+        ({"engine": {"extraEnv": {"DSN": "postgres://${db.user}:${db.password}@db/runs"}}}, "engine.extraEnv.DSN"),
+        ({"engine": {"extraEnv": {"DB": "${db}"}}}, "engine.extraEnv.DB"),  # an object holding a secret
+    ],
+)
+def test_an_interpolated_esc_secret_inside_a_setting_is_refused(setting: dict[str, Any], where: str) -> None:
+    """ESC makes a value that interpolates a secret secret too: inside a setting, the setting becomes one
+    secret config value that `pulumi up` refuses, as an fn::secret written there."""
+    with pytest.raises(EnvironmentBlockError, match=rf"^pulumiConfig\.{re.escape(where)}: an ESC secret inside"):
+        read_environment({"values": {**SECRET_VALUES, "pulumiConfig": setting}}, PROJECT)
+
+
+def test_an_interpolation_of_a_plain_value_or_a_whole_secret_key_is_kept() -> None:
+    plain = {"engine": {"extraEnv": {"DB_USER": "${db.user}"}}, "openaiKey": "${openai}"}
+    environment = read_environment({"values": {**SECRET_VALUES, "pulumiConfig": plain}}, PROJECT)
+    assert set(environment.computed_keys) == {f"{PROJECT}:engine", f"{PROJECT}:openaiKey"}
+
+
 def test_reading_a_stack_file_leaves_pyyaml_as_it_was() -> None:
     """The stack file reader keeps dates as text in its own loader only: PyYAML's SafeLoader still
     reads a date and SafeDumper still quotes a date-like string (bench-compare --record writes one)."""

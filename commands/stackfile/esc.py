@@ -111,7 +111,9 @@ def _interpolates_a_secret(text: str, secrets: set[str]) -> bool:
 
 def _nested_interpolated_secret(value: Any, path: str, secrets: set[str]) -> str | None:
     """The path of a string inside a setting's value (not the whole value) that interpolates an ESC secret
-    of `values` (`${openai}`): ESC makes the value holding it secret, so the whole setting becomes one."""
+    of `values` (`${openai}`): ESC marks it secret too ("combining secret and non-secret values can maintain
+    secretness", https://www.pulumi.com/docs/esc/environments/syntax/builtin-functions/fn-secret/), so the
+    whole setting becomes one secret value."""
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
         where = f"{path}[{key}]" if isinstance(value, list) else f"{path}.{key}"

@@ -14,11 +14,20 @@ from commands.io.console import guarded
 from commands.plan.capacity_plan import CapacityPlan, plan
 from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
+from stacks.capacity.expectation import Expectation
 from stacks.load.loader import InvalidConfig
 
 
 def figure(value: float | None, width: int, digits: int = 0) -> str:
     return f"{'not measured':>{width}}" if value is None else f"{value:>{width},.{digits}f}"
+
+
+def counted_basis(expected: Expectation) -> str:
+    """How the benchmark's count of completions at this node count was had, as plan.md says it."""
+    counted = "/".join(str(count) for count in expected.requests_measured_nodes)
+    if expected.requests_basis == "extrapolated":
+        return f"extrapolated: no run at {expected.nodes} node(s) counted requests (counted at {counted} node(s))"
+    return f"{expected.requests_basis} (counted at {counted} node(s))"
 
 
 def plan_text(capacity: CapacityPlan) -> str:
@@ -42,7 +51,7 @@ def plan_text(capacity: CapacityPlan) -> str:
     if expected.requests_per_second is not None and expected.counted_requests_per_second is not None:
         lines.append(
             f"completed req/s: what this load completes (total tok/s over its mean request); the benchmark counted "
-            f"{expected.counted_requests_per_second:,.0f}"
+            f"{expected.counted_requests_per_second:,.0f}, {counted_basis(expected)}"
         )
     if expected.not_measured is not None:
         lines += [

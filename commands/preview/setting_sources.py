@@ -25,6 +25,7 @@ import dataclasses
 import enum
 import functools
 import inspect
+import logging
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -69,6 +70,21 @@ class _Other:
 
 
 OTHER = _Other()
+
+
+class _OtherValueFailures(logging.Filter):
+    """Drops asyncio's report of a never-awaited future that failed on OTHER. Declaring a component
+    with OTHER in an input makes the SDK refuse to serialize it ("unexpected input of type _Other"),
+    which is how a field is found not to feed that input; the failed registration futures are not
+    awaited, and asyncio's default exception handler logs each one with its traceback when it is
+    collected (`Future exception was never retrieved`): thousands of lines on stderr for one
+    preview. Any other failure still reaches the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"type {type(OTHER).__name__} " not in record.getMessage()
+
+
+logging.getLogger("asyncio").addFilter(_OtherValueFailures())
 
 
 def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)

@@ -5,6 +5,9 @@ readiness Job, a new weights revision, the Gateway turned on)."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import logging
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ from commands.engine import mocks
 from commands.preview.command import Preview, preview
 from commands.preview.setting_sources import (
     COMPONENT_SETTINGS,
+    OTHER,
     composition_settings,
     dotted,
     inputs_fed,
@@ -192,3 +196,27 @@ def test_a_setting_change_is_named_in_every_layout_of_the_serving_pods(name: str
         every_change_names_its_settings_or_why_none(result)
         for change in result.changes:
             assert change.config_keys == {key}, f"{name}: {key} -> {change.record['name']}: {change.config_keys}"
+
+
+def _collect_failed_future(error: Exception) -> None:
+    """A future that failed and was never awaited, collected: asyncio's default handler reports it."""
+    loop = asyncio.new_event_loop()
+    try:
+        future = loop.create_future()
+        future.set_exception(error)
+        del future
+        gc.collect()
+    finally:
+        loop.close()
+
+
+def test_failures_on_the_other_value_stay_off_stderr(caplog: pytest.LogCaptureFixture) -> None:
+    # what the SDK raises for a component declared with OTHER in an input (a gateway preview logged
+    # 836 of these, 50,000 lines, with the one line that mattered at the end)
+    sdk_refusal = ValueError(f"unexpected input of type {type(OTHER).__name__} for min_master_version in Cluster")
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        _collect_failed_future(sdk_refusal)
+        assert "never retrieved" not in caplog.text
+        _collect_failed_future(ValueError("a real failure"))
+        assert "Future exception was never retrieved" in caplog.text
+        assert "a real failure" in caplog.text

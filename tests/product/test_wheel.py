@@ -123,6 +123,19 @@ def consumer_environment(consumer: Path, target: Path) -> dict[str, str]:
     return {**env, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def consumer_run(arguments: list[str], consumer: Path, target: Path) -> subprocess.CompletedProcess[str]:
+    """`python -S ARGUMENTS` in the consumer's folder, on the installed wheel (`consumer_environment`)."""
+    return subprocess.run(
+        [sys.executable, "-S", *arguments],
+        cwd=consumer,
+        env=consumer_environment(consumer, target),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(installed: Path, tmp_path: Path) -> None:
     consumer = tmp_path / "consumer"
     (consumer / "components").mkdir(parents=True)
@@ -131,15 +144,7 @@ def test_a_consumer_with_its_own_components_package_imports_the_serving_stack(in
     (consumer / "Pulumi.dev.yaml").write_text("config: {}\n")
     (consumer / "program.py").write_text(CONSUMER_PROGRAM)
     (consumer / "runner.py").write_text(RUNNER)
-    ran = subprocess.run(
-        [sys.executable, "-S", "runner.py"],
-        cwd=consumer,
-        env=consumer_environment(consumer, installed),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    ran = consumer_run(["runner.py"], consumer, installed)
     assert ran.returncode == 0, ran.stderr[-3000:]
     report = json.loads(ran.stdout.strip().splitlines()[-1])
     assert report["components"] == str(consumer / "components" / "__init__.py")
@@ -163,15 +168,7 @@ def test_the_installed_commands_run_beside_a_consumers_own_commands_package(inst
         "import sys; sys.argv = ['gke-b200-plan', *sys.argv[1:]]\n"
         f"from {IMPORT_NAME}.commands.entry import plan\nplan()\n"
     )
-    ran = subprocess.run(
-        [sys.executable, "-S", "-c", script, str(stack_file)],
-        cwd=consumer,
-        env=consumer_environment(consumer, installed),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    ran = consumer_run(["-c", script, str(stack_file)], consumer, installed)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.startswith("stack dev: 1 A4 node(s)"), ran.stdout[:300]
 
@@ -192,15 +189,7 @@ def test_an_installed_bench_compare_records_only_into_a_file_it_is_given(install
     log = str(ROOT / "tests" / "data" / "bench-job.log")
 
     def bench_compare(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-S", "-c", script, str(stack_file), log, "--record", *args],
-            cwd=consumer,
-            env=consumer_environment(consumer, installed),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        return consumer_run(["-c", script, str(stack_file), log, "--record", *args], consumer, installed)
 
     refused = bench_compare()
     assert refused.returncode == 2, refused.stderr[-2000:]

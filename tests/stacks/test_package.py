@@ -5,21 +5,19 @@ from a program under the mocks."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from typing import Any
 
 import pytest
 import yaml
-from pulumi.provider.experimental.analyzer import Analyzer
-from pulumi.provider.experimental.component import ComponentProvider
-from pulumi.provider.experimental.schema import generate_schema
 
 from commands.engine import mocks
 from commands.stackfile import stack_settings
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 from stacks.serving_stack import (
-    COMPONENTS,
     PACKAGE_NAME,
     ServingLayer,
     ServingStack,
@@ -43,19 +41,41 @@ OUTPUTS = {
 }
 
 
-def generated_schema() -> dict[str, Any]:
-    result = Analyzer(PACKAGE_NAME).analyze(COMPONENTS)
-    dependencies = sorted(result["dependencies"], key=lambda dependency: dependency.name)
-    package = generate_schema(
-        PACKAGE_NAME, "0.1.0", None, result["component_definitions"], result["type_definitions"], dependencies
+# The schemas as a fresh process makes them, as `pulumi package add` and the provider host
+# (provider/__main__.py) do: the analyzer reads the descriptions from the source of each class
+# (inspect.getsource), and twice in a full pytest-xdist run a worker's in-process analysis missed some
+# (not reproduced alone), which no provider process would.
+SCHEMAS = """
+import json
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
+from stacks.serving_stack import COMPONENTS, PACKAGE_NAME
+
+result = Analyzer(PACKAGE_NAME).analyze(COMPONENTS)
+dependencies = sorted(result["dependencies"], key=lambda dependency: dependency.name)
+package = generate_schema(
+    PACKAGE_NAME, "0.1.0", None, result["component_definitions"], result["type_definitions"], dependencies
+)
+served = ComponentProvider(COMPONENTS, PACKAGE_NAME, "0.1.0").schema
+print(json.dumps({"generated": package.to_json(), "served": json.loads(served) if served else None}))
+"""
+
+
+@pytest.fixture(scope="module")
+def schemas() -> dict[str, Any]:
+    made = subprocess.run(
+        [sys.executable, "-c", SCHEMAS], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
     )
-    document: dict[str, Any] = package.to_json()
+    assert made.returncode == 0, made.stderr[-3000:]
+    document: dict[str, Any] = json.loads(made.stdout.strip().splitlines()[-1])
     return document
 
 
 @pytest.fixture(scope="module")
-def schema() -> dict[str, Any]:
-    return generated_schema()
+def schema(schemas: dict[str, Any]) -> dict[str, Any]:
+    generated: dict[str, Any] = schemas["generated"]
+    return generated
 
 
 def test_the_package_has_both_components(schema: dict[str, Any]) -> None:
@@ -96,13 +116,10 @@ def test_every_property_is_described(schema: dict[str, Any]) -> None:
                 assert item.get("description"), f"{token} {kind} {name}"
 
 
-def test_the_provider_host_serves_this_schema() -> None:
-    """ComponentProvider is what component_provider_host runs (provider/__main__.py). Both schemas are
-    made here, one after the other: under pytest-xdist the module's schema was made minutes earlier,
-    and once in a full run (not reproduced alone) the two differed in ServingLayer."""
-    provider = ComponentProvider(COMPONENTS, PACKAGE_NAME, "0.1.0")
-    assert provider.schema is not None
-    assert json.loads(provider.schema)["resources"] == json.loads(json.dumps(generated_schema()["resources"]))
+def test_the_provider_host_serves_this_schema(schemas: dict[str, Any]) -> None:
+    """ComponentProvider is what component_provider_host runs (provider/__main__.py)."""
+    assert schemas["served"] is not None
+    assert schemas["served"]["resources"] == schemas["generated"]["resources"]
     main = (ROOT / "provider" / "__main__.py").read_text()
     assert "component_provider_host(COMPONENTS, name=PACKAGE_NAME" in main
     plugin = yaml.safe_load((ROOT / "provider" / "PulumiPlugin.yaml").read_text())

@@ -96,3 +96,19 @@ def test_time_to_serve_cites_its_sources_by_link(dev: RenderedStack) -> None:
         assert WRITEUP_TITLE in source and WRITEUP_URL in source, source
     for source in time_to_serve["goal_sources"]:
         assert "https://" in source, source
+
+
+# generated from the code's descriptions (make docs), where plan.md cites the write-up in full
+GENERATED_DOCS = ("docs/settings.md", "docs/policies.md")
+
+
+def test_a_docs_page_that_leans_on_the_write_up_links_it() -> None:
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    unlinked = [
+        str(page.relative_to(ROOT))
+        for page in pages
+        if str(page.relative_to(ROOT)) not in GENERATED_DOCS
+        and "write-up" in (text := page.read_text(encoding="utf-8"))
+        and WRITEUP_URL not in text
+    ]
+    assert unlinked == []

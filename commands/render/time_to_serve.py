@@ -35,17 +35,22 @@ from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import GOAL_POD_SECONDS, HYPERDISK_ML_MAX_MIBPS
 
 GOAL_SOURCES = (
-    "GKE image streaming (GKE docs 'Use Image streaming to pull container images': the container starts "
-    "before the whole image is pulled)",
-    "a registry mirror in the cluster's region (Artifact Registry remote repositories) instead of Docker Hub "
+    "GKE image streaming (GKE docs 'Use Image streaming to pull container images', "
+    "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming: the container starts before the whole "
+    "image is pulled)",
+    "a registry mirror in the cluster's region (Artifact Registry 'Repository overview', remote repositories, "
+    "https://cloud.google.com/artifact-registry/docs/repositories) instead of Docker Hub "
     "through one NAT address",
-    "vLLM's compile cache reused by later pods (vllm-project/vllm v0.19.0 vllm/compilation/backends.py: compiled "
+    "vLLM's compile cache reused by later pods (vLLM v0.19.0 vllm/compilation/backends.py, "
+    "https://github.com/vllm-project/vllm/blob/v0.19.0/vllm/compilation/backends.py: compiled "
     "graphs are kept under VLLM_CACHE_ROOT/torch_compile_cache/<hash of the configuration> and loaded directly on "
     "the next start)",
-    "Google's inference reference architecture (GoogleCloudPlatform/accelerated-platforms, the vLLM fast-start "
-    "guide): 168-433 s from pod scheduled to ready, weights streamed at about 1.2 GiB/s per engine",
-    "a held node (GKE 'Configure capacity buffers': a CapacityBuffer keeps spare nodes, so a new replica skips "
-    "node provisioning)",
+    "Google's inference reference architecture (the vLLM fast-start guide of "
+    "https://github.com/GoogleCloudPlatform/accelerated-platforms): 168-433 s from pod scheduled to ready, weights "
+    "streamed at about 1.2 GiB/s per engine",
+    "a held node (GKE docs 'Configure capacity buffers', "
+    "https://cloud.google.com/kubernetes-engine/docs/how-to/configure-capacity-buffer: a CapacityBuffer keeps spare "
+    "nodes, so a new replica skips node provisioning)",
 )
 
 

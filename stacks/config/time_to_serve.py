@@ -13,13 +13,15 @@ from typing import Annotated
 
 from pydantic import Field
 
+from common.sources import WRITEUP as WRITEUP_CITATION
 from stacks.config.base import ConfigModel, SwitchedGroup
 
 # The write-up's figures (recipe profile only): an A4 node in 5-6 min, the pod in ~10 min.
 RECIPE_NODE_SECONDS_MIN = 300
 RECIPE_NODE_SECONDS = 360
 RECIPE_POD_SECONDS = 600
-WRITEUP = "the write-up (Google Cloud - Community, March 2026)"
+# Cited by title and link wherever a phase rests on it (plan.md, capacity.json).
+WRITEUP = f"the write-up {WRITEUP_CITATION}"
 # The goal the stack states: a new replica's pod phase (scheduled to ready) within 3 min, and a
 # replica on a held node ready within 3 min. Peers report it reachable: Google's inference reference
 # architecture (GoogleCloudPlatform/accelerated-platforms, the vLLM fast-start guide) gives

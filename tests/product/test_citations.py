@@ -4,6 +4,7 @@ number (a link says which repository it is in)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -83,3 +84,31 @@ def test_the_write_up_is_cited_by_title_and_link(dev: RenderedStack) -> None:
     assert WRITEUP_TITLE in dev.plan and WRITEUP_URL in dev.plan
     measurements = (ROOT / "stacks" / "capacity" / "measurements.yaml").read_text()
     assert WRITEUP_TITLE in measurements and WRITEUP_URL in measurements
+
+
+def test_time_to_serve_cites_its_sources_by_link(dev: RenderedStack) -> None:
+    # plan.md's Time to serve table and capacity.json: a measured phase names the write-up by title and
+    # link (it said "the write-up (Google Cloud - Community, March 2026)"), every goal source has a link
+    time_to_serve = json.loads((dev.directory / "capacity.json").read_text())["timeToServe"]
+    measured = [phase["source"] for phase in time_to_serve["phases"] if phase["basis"] == "measured"]
+    assert measured, "the node and pod phases are the write-up's"
+    for source in measured:
+        assert WRITEUP_TITLE in source and WRITEUP_URL in source, source
+    for source in time_to_serve["goal_sources"]:
+        assert "https://" in source, source
+
+
+# generated from the code's descriptions (make docs), where plan.md cites the write-up in full
+GENERATED_DOCS = ("docs/settings.md", "docs/policies.md")
+
+
+def test_a_docs_page_that_leans_on_the_write_up_links_it() -> None:
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    unlinked = [
+        str(page.relative_to(ROOT))
+        for page in pages
+        if str(page.relative_to(ROOT)) not in GENERATED_DOCS
+        and "write-up" in (text := page.read_text(encoding="utf-8"))
+        and WRITEUP_URL not in text
+    ]
+    assert unlinked == []

@@ -97,6 +97,6 @@ def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True) -> tuple[st
         notes.append("no cluster fee: the stack deploys into an existing cluster, whose fee its owner pays")
     notes.append(
         "USD per month = the node-hours the schedule and autoscaler keep up x (node price + premium), plus disks, "
-        f"image and cluster fee for all {HOURS_PER_MONTH} h of the month"
+        f"image{' and cluster fee' if owns_cluster else ''} for all {HOURS_PER_MONTH} h of the month"
     )
     return tuple(notes)

@@ -521,7 +521,10 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             change.action in ("delete", "replace")
             and old.get(change.urn, {}).get("inputs", {}).get("deletionPolicy") == "ABANDON"
         ):
-            found.append(f"{change.urn}: deletionPolicy ABANDON, the old object stays in the cloud")
+            found.append(
+                f"{change.urn}: deletionPolicy ABANDON, the old object stays in the cloud and is billed until it is "
+                "deleted by hand; this preview's cost per month does not count it"
+            )
         if (delete_first := _global_delete_first(change)) is not None:
             found.append(delete_first)
         if not production and (rebuilt := _replaced_workload(old, change)):

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from common.sources import WRITEUP
 from stacks.config.base import ConfigModel
 
 # Prices in USD. Each default names where it comes from and when; "derived" and "estimate" mark
@@ -41,8 +42,8 @@ class PricingConfig(ConfigModel):
     spot_per_node_hour: Annotated[float, Field(ge=0)] = Field(
         default=PUBLISHED_SPOT_PER_NODE_HOUR,
         description=(
-            "USD per A4 Spot node-hour before the Autopilot premium. Default 32.61: the write-up "
-            "(March 2026); Spot prices move."
+            "USD per A4 Spot node-hour before the Autopilot premium. Default 32.61: published in the write-up "
+            f"{WRITEUP}; Spot prices move."
         ),
     )
     flex_start_per_node_hour: Annotated[float, Field(ge=0)] = Field(
@@ -61,7 +62,9 @@ class PricingConfig(ConfigModel):
     )
     committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
         default=PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR,
-        description="USD per A4 node-hour with a 1-year commitment. Default 88.93: the write-up (March 2026).",
+        description=(
+            f"USD per A4 node-hour with a 1-year commitment. Default 88.93: published in the write-up {WRITEUP}."
+        ),
     )
     committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
         default=DERIVED_COMMITTED_3Y_PER_NODE_HOUR,

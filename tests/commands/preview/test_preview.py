@@ -223,6 +223,8 @@ def test_gcp_delete_guards_in_the_state() -> None:
     abandoned = changed(base_state(), "disk", "inputs.deletionPolicy", "ABANDON")
     result = preview(abandoned, [item for item in abandoned if item["name"] != "disk"])
     assert result.refusals == [] and any("ABANDON" in warning for warning in result.warnings)
+    # a newcomer read the +0 cost delta of a new weights revision in prod as "free": the abandoned disk bills on
+    assert any("billed until it is deleted by hand" in warning for warning in result.warnings)
     unprotected = changed(base_state(), "gke", "options.protect", False)
     cluster_guard = changed(unprotected, "gke", "inputs.deletionProtection", True)
     result = preview(cluster_guard, changed(unprotected, "gke", "inputs.name", "c2"))

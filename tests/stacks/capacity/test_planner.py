@@ -523,8 +523,11 @@ def test_an_existing_cluster_pays_no_cluster_fee() -> None:
     planned = plan("dev", existing)
     assert {item.cluster_fee_per_hour for source in planned.sources for item in source.costs} == {0.0}
     assert any("no cluster fee" in note for note in planned.pricing_notes)
+    # and the line that says what a month adds up does not name the fee it just left out
+    assert not any("cluster fee for all" in note for note in planned.pricing_notes)
     own = plan("dev", config_of("dev"))
     assert {item.cluster_fee_per_hour for source in own.sources for item in source.costs} == {0.10}
+    assert any("cluster fee for all" in note for note in own.pricing_notes)
 
 
 def test_cost_is_given_per_million_total_and_output_tokens(dev: RenderedStack) -> None:

@@ -16,6 +16,7 @@ from pulumi_policy import (
 from policies.graph import CLUSTER_TYPE
 from policies.kubernetes import metadata_name
 from policies.settings import Setting, config_schema
+from policies.sources import WRITEUP
 from policies.values import as_list, as_mapping, as_number, as_text, cpu_cores, dig, number_text
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 
@@ -312,8 +313,8 @@ ENDPOINT_PICKER_ON_FAST_COMPUTE = ResourceValidationPolicy(
     description=(
         "The Endpoint Picker's pods should select a fast machine family (nodeSelector "
         f"{MACHINE_FAMILY_LABEL}: c4): its ext_proc path is per-token, single-thread latency work on every "
-        "request, and without a selector Autopilot puts it on whatever node it chooses (the write-up's next step "
-        "was the picker on faster compute)."
+        "request, and without a selector Autopilot puts it on whatever node it chooses (the next step of "
+        f"{WRITEUP} was the picker on faster compute)."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_endpoint_picker_on_fast_compute,

@@ -112,3 +112,10 @@ def test_a_docs_page_that_leans_on_the_write_up_links_it() -> None:
         and WRITEUP_URL not in text
     ]
     assert unlinked == []
+
+
+def test_the_policy_pack_cites_the_write_up_as_the_product_does() -> None:
+    """The pack runs without common/ and keeps its own copy of the citation."""
+    from policies import sources as pack_sources
+
+    assert pack_sources.WRITEUP == WRITEUP

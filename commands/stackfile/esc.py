@@ -15,6 +15,7 @@ inline definition are in the file: they are read as the CLI would merge them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,39 +72,43 @@ def _is_literal(value: Any) -> bool:
 SECRET_FUNCTION = "fn::secret"
 
 
-def _nested_secret(value: Any, path: str) -> str | None:
-    """The path of an `fn::secret` inside a setting's value (not the whole value), or None."""
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and SECRET_FUNCTION in value
+
+
+def _nested(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every value inside `value` (not `value` itself), depth first, with its path (`a.b`, `a[0]`); an
+    `fn::secret` is not looked into."""
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        where = f"{path}[{key}]" if isinstance(value, list) else f"{path}.{key}"
-        if isinstance(item, dict) and SECRET_FUNCTION in item:
-            return where
-        found = _nested_secret(item, where)
-        if found:
-            return found
-    return None
+        where = f"{path}[{key}]" if isinstance(value, list) else f"{path}.{key}" if path else str(key)
+        yield where, item
+        if not _is_secret(item):
+            yield from _nested(item, where)
+
+
+def _dotted(path: str) -> str:
+    """`a[0].b` as `a.0.b`: one spelling for the paths of `values` and the references to them."""
+    return re.sub(r"\[(\w+)\]", r".\1", path)
+
+
+def _nested_secret(value: Any, path: str) -> str | None:
+    """The path of an `fn::secret` inside a setting's value (not the whole value), or None."""
+    return next((where for where, item in _nested(value, path) if _is_secret(item)), None)
 
 
 INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
 
 
-def _secret_paths(value: Any, path: str = "") -> set[str]:
+def _secret_paths(values: dict[str, Any]) -> set[str]:
     """The paths of `values` that are an `fn::secret` (`openai`, `db.password`): an interpolation of one,
     of a part of one or of an object holding one carries the secret."""
-    found: set[str] = set()
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        where = f"{path}.{key}" if path else str(key)
-        if isinstance(item, dict) and SECRET_FUNCTION in item:
-            found.add(where)
-        else:
-            found |= _secret_paths(item, where)
-    return found
+    return {_dotted(where) for where, item in _nested(values, "") if _is_secret(item)}
 
 
 def _interpolates_a_secret(text: str, secrets: set[str]) -> bool:
     for reference in INTERPOLATION.findall(text):
-        name = re.sub(r"\[(\w+)\]", r".\1", reference.strip())
+        name = _dotted(reference.strip())
         if any(name == path or name.startswith(f"{path}.") or path.startswith(f"{name}.") for path in secrets):
             return True
     return False
@@ -114,15 +119,14 @@ def _nested_interpolated_secret(value: Any, path: str, secrets: set[str]) -> str
     of `values` (`${openai}`): ESC marks it secret too ("combining secret and non-secret values can maintain
     secretness", https://www.pulumi.com/docs/esc/environments/syntax/builtin-functions/fn-secret/), so the
     whole setting becomes one secret value."""
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        where = f"{path}[{key}]" if isinstance(value, list) else f"{path}.{key}"
-        if isinstance(item, str) and _interpolates_a_secret(item, secrets):
-            return where
-        found = _nested_interpolated_secret(item, where, secrets)
-        if found:
-            return found
-    return None
+    return next(
+        (
+            where
+            for where, item in _nested(value, path)
+            if isinstance(item, str) and _interpolates_a_secret(item, secrets)
+        ),
+        None,
+    )
 
 
 def _imports(value: Any) -> tuple[str, ...]:

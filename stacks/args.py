@@ -5,49 +5,44 @@ Args built here, and the derived checks and plan.md read the same values."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, cast
+from typing import Any
 
 import pulumi
 
-from components.autoscaling import MetricsAdapter, MetricsAdapterArgs, ServingAutoscaler, ServingAutoscalerArgs
+from components.autoscaling import MetricsAdapterArgs, ServingAutoscalerArgs
 from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
-from components.benchmark import BenchmarkJob, BenchmarkJobArgs, benchmark_job_name
+from components.benchmark import BenchmarkJobArgs, benchmark_job_name
 from components.capacity import (
-    COMPUTE_CLASS_SELECTOR,
     FLEX_START,
-    B200Capacity,
     B200CapacityArgs,
     CapacitySource,
     capacity_kind,
     capacity_source,
 )
-from components.cluster import AuthorizedNetwork, Cluster, ClusterArgs, node_service_account_id
+from components.cluster import AuthorizedNetwork, ClusterArgs
 from components.compile_cache import API as CLOUD_STORAGE_API
-from components.compile_cache import CacheMount, CompileCache, CompileCacheArgs, bucket_name
-from components.crd_readiness import PLATFORM_CRDS, CrdReadiness, CrdReadinessArgs, platform_crds_job_name
-from components.engine_env_secret import API_KEY_ENV, EngineEnvSecret, EngineEnvSecretArgs, engine_env_secret_name
-from components.existing_cluster import ExistingCluster, ExistingClusterArgs
-from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGateway, InferenceGatewayArgs
-from components.hf_token import SECRET_KEY as TOKEN_SECRET_KEY
-from components.hf_token import SECRET_NAME as TOKEN_SECRET_NAME
-from components.hf_token import HuggingFaceToken, HuggingFaceTokenArgs
+from components.compile_cache import CacheMount, CompileCacheArgs
+from components.crd_readiness import PLATFORM_CRDS, CrdReadinessArgs, platform_crds_job_name
+from components.engine_env_secret import API_KEY_ENV, EngineEnvSecretArgs, engine_env_secret_name
+from components.existing_cluster import ExistingClusterArgs
+from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGatewayArgs
+from components.hf_token import HuggingFaceTokenArgs
 from components.image_mirror import API as ARTIFACT_REGISTRY_API
-from components.image_mirror import ImageMirror, ImageMirrorArgs, MirrorAddresses, through_mirror
+from components.image_mirror import ImageMirrorArgs, MirrorAddresses, through_mirror
 from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, ServingQueries
 from components.monitoring import (
     AlertThresholds,
-    ServingMonitoring,
     ServingMonitoringArgs,
     TimeToReady,
     serving_alerts,
     serving_charts,
 )
-from components.network_policy import ServingNetworkPolicies, ServingNetworkPoliciesArgs
-from components.routing import ClusterIpRouting, ClusterIpRoutingArgs
-from components.schedule import ScaleSchedule, ScaleScheduleArgs, ScaleStep
+from components.network_policy import ServingNetworkPoliciesArgs
+from components.routing import ClusterIpRoutingArgs
+from components.schedule import ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME as VLLM_CONTAINER
 from components.vllm import (
     ENGINE_FIELDS,
@@ -56,7 +51,6 @@ from components.vllm import (
     PORT_NAME,
     EngineFlags,
     Speculative,
-    VllmEngine,
     VllmEngineArgs,
     drain_seconds,
     engine_args,
@@ -64,14 +58,11 @@ from components.vllm import (
     grace_seconds,
     serving_ports,
 )
-from components.warm_capacity import WarmCapacity, WarmCapacityArgs
+from components.warm_capacity import WarmCapacityArgs
 from components.weights import (
     DownloaderArgs,
-    ModelWeights,
     ModelWeightsArgs,
-    download_job_name,
     local_model_path,
-    serving_volume_name,
 )
 from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
@@ -707,58 +698,3 @@ def monitoring_args(
         labels=gcp_labels(config),
         requires=list(requires),
     )
-
-
-# Every component's Args from the config alone, by component (and the GCP provider's arguments, by
-# its type): what the preview follows to name the stack settings behind a change
-# (commands/preview/setting_sources.py). A value the composition takes from another component at
-# run time stands in by what it is made of (the namespace is the cluster's `cluster.namespace`, the
-# weights claim is named from the weights settings, the network from the cluster's name, the compile
-# cache's bucket from the project and cluster name); the mirror's addresses and a looked-up proxy-only
-# subnet are not stack settings (the image mirror's and the look-up's own inputs are).
-PROVIDER_ARGS_OF_CONFIG: dict[str, Callable[[StackConfig], dict[str, Any]]] = {
-    "pulumi:providers:gcp": gcp_provider_args
-}
-ARGS_OF_CONFIG: dict[type[pulumi.ComponentResource], Callable[[StackConfig], Any]] = {
-    Cluster: cluster_args,
-    ExistingCluster: existing_cluster_args,
-    ImageMirror: lambda config: image_mirror_args(
-        config, f"{node_service_account_id(config.cluster.name)}@{config.project}.iam.gserviceaccount.com", after=()
-    ),
-    HuggingFaceToken: lambda config: hf_token_args(
-        config,
-        config.cluster.namespace,
-        cast("pulumi.Output[str]", ""),  # the token is no stack setting
-    ),
-    CrdReadiness: lambda config: platform_crds_args(config, config.cluster.namespace),
-    B200Capacity: lambda config: capacity_args(config, after=()),
-    ModelWeights: lambda config: weights_args(config, config.cluster.namespace, TOKEN_SECRET_NAME, TOKEN_SECRET_KEY),
-    CompileCache: lambda config: compile_cache_args(
-        config, config.cluster.namespace, "", f"{config.project}.svc.id.goog", after=()
-    ),
-    VllmEngine: lambda config: vllm_engine_args(
-        config,
-        config.cluster.namespace,
-        local_model_path(config.weights.mount_path, config.weights.model),
-        serving_volume_name(config.weights.model, config.weights.revision, config.zones, config.weights.size_gib),
-        {COMPUTE_CLASS_SELECTOR: config.capacity.compute_class_name},
-        after=(),
-        compile_cache=compile_cache_mount(config, bucket_name(config.project, config.cluster.name))
-        if config.startup.compile_cache.enabled
-        else None,
-    ),
-    EngineEnvSecret: lambda config: engine_env_secret_args(config, config.cluster.namespace),
-    ServingNetworkPolicies: lambda config: network_policies_args(config, config.cluster.namespace),
-    ClusterIpRouting: routing_args,
-    InferenceGateway: lambda config: gateway_args(
-        config, config.cluster.name, config.cluster.network.pods_cidr, config.cluster.namespace
-    ),
-    BenchmarkJob: benchmark_args,
-    MetricsAdapter: lambda config: metrics_adapter_args(config, "", f"{config.project}.svc.id.goog"),
-    ServingAutoscaler: autoscaler_args,
-    WarmCapacity: warm_capacity_args,
-    ScaleSchedule: schedule_args,
-    ServingMonitoring: lambda config: monitoring_args(
-        config, download_job_name(config.weights.model, config.weights.revision), requires=()
-    ),
-}

@@ -37,10 +37,10 @@ from pydantic.alias_generators import to_camel
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
 from commands.io.states import Record
+from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange
 from commands.stackfile.stack_settings import StackSettings
 from stacks import program
-from stacks.args import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from stacks.config.presets import PRESETS
 from stacks.config.stack import StackConfig
 from stacks.load.loader import validate

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from commands.engine import mocks
+from commands.preview.args_of_config import ARGS_OF_CONFIG
 from commands.preview.command import Preview, preview
 from commands.preview.setting_sources import (
     COMPONENT_SETTINGS,
@@ -26,7 +27,6 @@ from commands.render.command import resource_records
 from components.crd_readiness import CrdReadiness
 from components.gateway import InferenceGateway
 from components.vllm import VllmEngine
-from stacks.args import ARGS_OF_CONFIG
 from stacks.config.stack import StackConfig
 from stacks.load.loader import validate
 from tests.commands.preview.test_day2 import day2

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import datetime
 import zoneinfo
+from dataclasses import dataclass
 
 from croniter import CroniterError, croniter
 
-from stacks.capacity.planner import HOURS_PER_MONTH, RunningHours
+from stacks.capacity.planner import HOURS_PER_MONTH
 from stacks.capacity.time_to_serve import led_schedule_steps
 from stacks.config.stack import StackConfig
 
@@ -27,6 +28,18 @@ REFERENCE_YEAR = datetime.datetime(2027, 1, 1)
 MONTHLY_DESCRIPTORS = ("@yearly", "@annually", "@monthly")
 # A count and the moment it takes effect.
 Changes = list[tuple[datetime.datetime, int]]
+
+
+@dataclass(frozen=True)
+class RunningHours:
+    """Node-hours per month at the floor and the ceiling of what the stack runs (equal without an
+    autoscaler), with what they rest on."""
+
+    node_hours_per_month_min: float
+    node_hours_per_month_max: float
+    node_hours_per_week_min: float
+    node_hours_per_week_max: float
+    basis: str
 
 
 def _weekly(cron: str) -> bool:

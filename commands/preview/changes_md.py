@@ -119,7 +119,7 @@ def _cost_lines(result: Preview) -> list[str]:
     return [*lines, "", PRICED, ""]
 
 
-# What the planner's cost covers (stacks/capacity/planner.py, docs/capacity.md "Cost"), said under the
+# What the planner's cost covers (commands/plan/capacity_plan.py, docs/capacity.md "Cost"), said under the
 # table so that a +0 for a change to anything else is not read as "free".
 PRICED = (
     "Priced: the A4 (B200) nodes for the hours they run (node price + Autopilot premium), the weights' "

@@ -19,12 +19,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-from commands.plan.capacity_plan import CapacityPlan, plan
+from commands.plan.capacity_plan import CapacityPlan, cost, plan
 from commands.plan.hours import running_hours
 from commands.render.time_to_serve import time_to_serve
 from stacks.capacity.expectation import throughput_of
 from stacks.capacity.measurements import Measurement
-from stacks.capacity.planner import budget_pricing, cost, known, storage_of
+from stacks.capacity.planner import budget_pricing, known, storage_of
 from stacks.config.capacity import MAX_NODES
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode

@@ -3,10 +3,11 @@ cost of a new replica's warm-up (its time to serve, commands/render/time_to_serv
 
 from __future__ import annotations
 
+from commands.plan.capacity_plan import PRICING_LABELS
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from components.capacity import capacity_kind
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
-from stacks.capacity.planner import PRICING_LABELS, budget_pricing, node_price, source_label
+from stacks.capacity.planner import budget_pricing, node_price, source_label
 from stacks.config.stack import StackConfig
 
 

@@ -6,14 +6,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from commands.plan.capacity_plan import CapacityPlan, plan
+from commands.plan.capacity_plan import CapacityPlan, Cost, plan
 from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
 from stacks.args import serve_arguments
 from stacks.capacity.expectation import Expectation
-from stacks.capacity.planner import Cost, source_label
+from stacks.capacity.planner import source_label
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 

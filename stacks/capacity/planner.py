@@ -1,13 +1,13 @@
-"""Capacity planner: expected throughput, latency and cost of a stack, and sizing from a goal.
+"""Capacity planner: sizing from a goal, and the hourly cost a budget is compared with.
 
 Pure Python (no cloud, no Pulumi): `stacks.load.loader` uses `size()` to turn a `target` into
-`capacity.nodes`; the plan `render` and `plan STACK` show is built from these figures in
+`capacity.nodes`; the plan `render` and `plan STACK` show (a month's cost for the hours the
+schedule and autoscaler keep the nodes up, per million tokens) is built on these figures in
 `commands/plan/capacity_plan.py`.
 
 Every throughput, request and latency figure comes from the measurements of the stack's own
 configuration (`stacks/capacity/measurements.yaml`, `stacks/capacity/expectation.py`); a stack
-whose configuration was never measured gets None and the reason. Cost follows the hours the
-schedule and autoscaler keep the nodes up (`commands/plan/hours.py`).
+whose configuration was never measured gets None and the reason.
 """
 
 from __future__ import annotations
@@ -30,32 +30,12 @@ HOURS_PER_MONTH = 730
 FREE_TIER_CREDIT_PER_MONTH = 74.40
 
 
-@dataclass(frozen=True)
-class RunningHours:
-    """Node-hours per month at the floor and the ceiling of what the stack runs (equal without an
-    autoscaler), with what they rest on."""
-
-    node_hours_per_month_min: float
-    node_hours_per_month_max: float
-    node_hours_per_week_min: float
-    node_hours_per_week_max: float
-    basis: str
-
-
 def known(measurements: Sequence[Measurement] | None) -> Sequence[Measurement]:
     """The given measurements, or those of the repository's file."""
     return measurement_file.load().measurements if measurements is None else measurements
 
 
 # ---------------------------------------------------------------- cost
-
-
-PRICING_LABELS = {
-    **{kind.type: kind.label for kind in CAPACITY_KINDS.values() if kind.price_setting},
-    ReservationBilling.on_demand.value: "reservation, on-demand-equivalent",
-    ReservationBilling.commit_1y.value: "reservation, 1-year commitment",
-    ReservationBilling.commit_3y.value: "reservation, 3-year commitment",
-}
 
 
 def node_price(pricing: PricingConfig, kind: str) -> float:
@@ -89,91 +69,48 @@ class Storage:
 
 
 @dataclass(frozen=True)
-class Cost:
-    """One pricing of the stack's nodes. Per hour: with every node up. Per month: for the node-hours
-    the schedule and autoscaler keep up (`_min`/`_max` the floor and ceiling; `total_per_month` is
-    the ceiling), the disks, image and cluster fee all month. Per million tokens: at full load, None
-    where the throughput was not measured."""
+class HourlyCost:
+    """An hour of `nodes` nodes of one pricing with every node up, and of the disks, image and cluster
+    fee (the prices of a month spread over its hours)."""
 
-    pricing: str
-    label: str
-    node_per_hour: float
-    nodes_per_hour: float
-    autopilot_premium_per_hour: float
-    disk_capacity_per_hour: float
-    disk_throughput_per_hour: float
-    image_per_hour: float
-    cluster_fee_per_hour: float
-    total_per_hour: float
-    total_per_month: float
-    total_per_month_min: float
-    total_per_month_max: float
-    node_hours_per_month_min: float
-    node_hours_per_month_max: float
-    usd_per_million_tokens_nodes_only: float | None
-    usd_per_million_tokens_full_load: float | None
-    usd_per_million_tokens_at_utilization: float | None
-    # All in at full load per million OUTPUT tokens (the tokens a client is billed for by most APIs).
-    usd_per_million_output_tokens_full_load: float | None = None
+    node: float
+    nodes: float
+    autopilot_premium: float
+    disk_capacity: float
+    disk_throughput: float
+    image: float
+    cluster_fee: float
+
+    @property
+    def total(self) -> float:
+        return (
+            self.nodes
+            + self.autopilot_premium
+            + self.disk_capacity
+            + self.disk_throughput
+            + self.image
+            + self.cluster_fee
+        )
 
 
-def cost(
-    kind: str,
-    nodes: int,
-    total_tokens_per_second: float | None,
-    storage: Storage,
-    pricing: PricingConfig,
-    hours: RunningHours | None = None,
-    output_tokens_per_second: float | None = None,
-    owns_cluster: bool = True,
-) -> Cost:
-    """The cost of `nodes` nodes; a month at `hours` (every node around the clock when None). Per
-    million tokens: total (input + output) and output. A stack in an existing cluster
+def hourly_cost(
+    kind: str, nodes: int, storage: Storage, pricing: PricingConfig, owns_cluster: bool = True
+) -> HourlyCost:
+    """The cost of an hour of `nodes` nodes billed as `kind`. A stack in an existing cluster
     (`owns_cluster` False) pays no cluster fee: the cluster's owner does."""
     price = node_price(pricing, kind)
     nodes_per_hour = nodes * price
-    premium = nodes_per_hour * pricing.autopilot_premium_fraction
-    capacity = storage.disk_gib * pricing.hyperdisk_ml_per_gib_month / HOURS_PER_MONTH
-    throughput = storage.throughput_mibps * pricing.hyperdisk_ml_per_mibps_month / HOURS_PER_MONTH
-    image = storage.size_gib * pricing.image_per_gib_month / HOURS_PER_MONTH
     fee = pricing.cluster_fee_per_hour if owns_cluster else 0.0
     if pricing.cluster_free_tier:
         fee = max(0.0, fee - FREE_TIER_CREDIT_PER_MONTH / HOURS_PER_MONTH)
-    total = nodes_per_hour + premium + capacity + throughput + image + fee
-    node_hour_all_in = price * (1 + pricing.autopilot_premium_fraction)
-    always = (capacity + throughput + image + fee) * HOURS_PER_MONTH
-    low_hours = nodes * HOURS_PER_MONTH if hours is None else hours.node_hours_per_month_min
-    high_hours = nodes * HOURS_PER_MONTH if hours is None else hours.node_hours_per_month_max
-    per_million: tuple[float | None, float | None, float | None] = (None, None, None)
-    if total_tokens_per_second is not None:
-        million_tokens_per_hour = total_tokens_per_second * 3600 / 1e6
-        per_million = (
-            nodes_per_hour / million_tokens_per_hour,
-            total / million_tokens_per_hour,
-            total / (million_tokens_per_hour * pricing.utilization),
-        )
-    return Cost(
-        pricing=kind,
-        label=PRICING_LABELS[kind],
-        node_per_hour=price,
-        nodes_per_hour=nodes_per_hour,
-        autopilot_premium_per_hour=premium,
-        disk_capacity_per_hour=capacity,
-        disk_throughput_per_hour=throughput,
-        image_per_hour=image,
-        cluster_fee_per_hour=fee,
-        total_per_hour=total,
-        total_per_month=always + node_hour_all_in * high_hours,
-        total_per_month_min=always + node_hour_all_in * low_hours,
-        total_per_month_max=always + node_hour_all_in * high_hours,
-        node_hours_per_month_min=low_hours,
-        node_hours_per_month_max=high_hours,
-        usd_per_million_tokens_nodes_only=per_million[0],
-        usd_per_million_tokens_full_load=per_million[1],
-        usd_per_million_tokens_at_utilization=per_million[2],
-        usd_per_million_output_tokens_full_load=None
-        if not output_tokens_per_second
-        else total / (output_tokens_per_second * 3600 / 1e6),
+    return HourlyCost(
+        node=price,
+        nodes=nodes_per_hour,
+        autopilot_premium=nodes_per_hour * pricing.autopilot_premium_fraction,
+        disk_capacity=storage.disk_gib * pricing.hyperdisk_ml_per_gib_month / HOURS_PER_MONTH,
+        disk_throughput=storage.throughput_mibps * pricing.hyperdisk_ml_per_mibps_month / HOURS_PER_MONTH,
+        image=storage.size_gib * pricing.image_per_gib_month / HOURS_PER_MONTH,
+        cluster_fee=fee,
     )
 
 
@@ -283,14 +220,13 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
     if target.budget_per_hour is not None:
         storage = storage_of(config)
         prices = {
-            source_label(source): cost(
+            source_label(source): hourly_cost(
                 budget_pricing(source, config.pricing),
                 nodes,
-                met.total_tokens_per_second,
                 storage,
                 config.pricing,
                 owns_cluster=not config.cluster.existing,
-            ).total_per_hour
+            ).total
             for source in config.capacity.sources
         }
         within = tuple(label for label, per_hour in prices.items() if per_hour <= target.budget_per_hour)

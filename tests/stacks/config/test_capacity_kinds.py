@@ -7,9 +7,10 @@ import typing
 
 import pytest
 
+from commands.plan.capacity_plan import PRICING_LABELS
 from components.capacity import CAPACITY_KINDS, SpotCapacity, capacity_kind, capacity_source
 from stacks.args import capacity_sources, spot_only
-from stacks.capacity.planner import PRICING_LABELS, node_price
+from stacks.capacity.planner import node_price
 from stacks.config.capacity import CapacitySource, SpotSource
 from stacks.config.pricing import PricingConfig
 from stacks.load.loader import validate

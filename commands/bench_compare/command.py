@@ -28,13 +28,13 @@ from commands.engine.stack_config import add_stack_arguments, load_config, stack
 from commands.io import output
 from commands.io.cli import command_parser
 from commands.io.console import guarded
+from commands.plan.assumptions import ExplainedExpectation
 from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
 from commands.stackfile import stack_settings
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
-from stacks.capacity.expectation import Expectation
 from stacks.capacity.planner import benchmark_concurrency, human_duration
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
@@ -68,7 +68,7 @@ COMPARED = (
 
 
 def comparison_rows(
-    measured: dict[str, Any], expected: Expectation
+    measured: dict[str, Any], expected: ExplainedExpectation
 ) -> list[tuple[str, float | None, float, float | None]]:
     """(figure, expected, measured, measured / expected) for every figure the planner predicts;
     expected and ratio None where the stack's configuration was not measured."""
@@ -83,7 +83,7 @@ def comparison_rows(
 
 def verdict(
     measured: dict[str, Any],
-    expected: Expectation,
+    expected: ExplainedExpectation,
     band_percent: float,
     latency_band_percent: float = DEFAULT_LATENCY_BAND_PERCENT,
 ) -> tuple[bool, str]:
@@ -116,7 +116,7 @@ def verdict(
     return False, f"verdict: met the plan ({band}), no failed request{not_judged}"
 
 
-def comparison_text(stack: str, measured: dict[str, Any], expected: Expectation) -> str:
+def comparison_text(stack: str, measured: dict[str, Any], expected: ExplainedExpectation) -> str:
     lines = [
         f"stack {stack}: {expected.nodes} node(s), {expected.routing} routing; {measured['clients']} client(s), "
         f"{measured['completed']:,} completed / {measured['failed']:,} failed requests in "

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from commands.plan.assumptions import ExplainedExpectation, explain
 from commands.plan.hours import RunningHours, running_hours
 from commands.plan.prices import pricing_notes
 from components.capacity import CAPACITY_KINDS, capacity_kind
-from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.planner import (
     HOURS_PER_MONTH,
@@ -136,9 +136,9 @@ class CapacityPlan:
     stack: str
     nodes: int
     profile: str
-    expectation: Expectation
+    expectation: ExplainedExpectation
     # With an autoscaler whose floor is below the ceiling: what the floor's pods should do.
-    floor: Expectation | None
+    floor: ExplainedExpectation | None
     sources: tuple[SourcePlan, ...]
     sizing: Sizing | None
     running: RunningHours
@@ -155,7 +155,7 @@ def plan(
 ) -> CapacityPlan:
     runs = known(measurements)
     count = nodes if nodes is not None else config.nodes
-    expectation = expect(config, count, runs)
+    expectation = explain(config, count, runs)
     storage = storage_of(config)
     hours = running_hours(config)
     sources = tuple(
@@ -180,7 +180,7 @@ def plan(
     )
     sizing = size(config, config.target, runs) if config.target is not None else None
     scaling = config.autoscaling
-    floor = expect(config, scaling.min_replicas, runs) if scaling.enabled and scaling.min_replicas < count else None
+    floor = explain(config, scaling.min_replicas, runs) if scaling.enabled and scaling.min_replicas < count else None
     return CapacityPlan(
         stack=stack,
         nodes=count,

@@ -11,10 +11,10 @@ from pathlib import Path
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
 from commands.io.cli import command_parser
 from commands.io.console import guarded
+from commands.plan.assumptions import ExplainedExpectation
 from commands.plan.capacity_plan import CapacityPlan, plan
 from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
-from stacks.capacity.expectation import Expectation
 from stacks.load.loader import InvalidConfig
 
 
@@ -22,7 +22,7 @@ def figure(value: float | None, width: int, digits: int = 0) -> str:
     return f"{'not measured':>{width}}" if value is None else f"{value:>{width},.{digits}f}"
 
 
-def counted_basis(expected: Expectation) -> str:
+def counted_basis(expected: ExplainedExpectation) -> str:
     """How the benchmark's count of completions at this node count was had, as plan.md says it."""
     counted = "/".join(str(count) for count in expected.requests_measured_nodes)
     if expected.requests_basis == "extrapolated":

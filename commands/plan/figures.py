@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from stacks.capacity.expectation import Expectation
+from commands.plan.assumptions import ExplainedExpectation
 
 
-def measured_on(expected: Expectation, basis: str | None) -> str:
+def measured_on(expected: ExplainedExpectation, basis: str | None) -> str:
     """The basis (measured, interpolated, extrapolated) and, when the runs were on another vLLM release
     than the stack's, that their figures are carried over to it: an assumption the figure's own label
     says, not only the Assumptions list (which gives what changed between the releases)."""

@@ -6,13 +6,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from commands.plan.assumptions import ExplainedExpectation
 from commands.plan.capacity_plan import CapacityPlan, Cost, plan
 from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
 from stacks.args import serve_arguments
-from stacks.capacity.expectation import Expectation
 from stacks.capacity.planner import source_label
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -127,7 +127,7 @@ def _usd_per_million(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _throughput_note(expected: Expectation) -> str:
+def _throughput_note(expected: ExplainedExpectation) -> str:
     if expected.per_node_tokens_per_second is None or expected.scaling_efficiency is None:
         return expected.null_reasons.get("total_tokens_per_second", "not measured")
     if expected.basis == "extrapolated":
@@ -148,14 +148,14 @@ def _throughput_note(expected: Expectation) -> str:
     return note
 
 
-def _output_note(expected: Expectation) -> str:
+def _output_note(expected: ExplainedExpectation) -> str:
     if expected.output_tokens_per_second is None:
         return expected.null_reasons.get("output_tokens_per_second", "not measured")
     extrapolated = ", extrapolated as the total is" if expected.basis == "extrapolated" else ""
     return f"the total x the load's mean output share (see Assumptions){extrapolated}"
 
 
-def _requests_note(expected: Expectation) -> str:
+def _requests_note(expected: ExplainedExpectation) -> str:
     if expected.requests_basis is None or expected.counted_requests_per_second is None:
         return _figure_note(expected, "requests_per_second", "not measured")
     counted = "/".join(str(count) for count in expected.requests_measured_nodes)
@@ -175,7 +175,7 @@ def _requests_note(expected: Expectation) -> str:
     return f"{count}, as the benchmark counted completions (see Assumptions)"
 
 
-def _latency_note(expected: Expectation, key: str) -> str:
+def _latency_note(expected: ExplainedExpectation, key: str) -> str:
     if expected.latency_basis is None:
         return expected.null_reasons.get(key, "not measured")
     how = {
@@ -187,7 +187,7 @@ def _latency_note(expected: Expectation, key: str) -> str:
     return f"{measured_on(expected, how)}; under the full load"
 
 
-def _figure_note(expected: Expectation, key: str, measured: str) -> str:
+def _figure_note(expected: ExplainedExpectation, key: str, measured: str) -> str:
     return expected.null_reasons.get(key, measured)
 
 

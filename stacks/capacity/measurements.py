@@ -392,10 +392,3 @@ def matching(configuration: Configuration, measurements: Sequence[Measurement]) 
         runs=tuple(by_nodes[count] for count in sorted(by_nodes)),
         measurements=tuple(measurement for _, measurement in ordered),
     )
-
-
-def nearest(configuration: Configuration, measurements: Sequence[Measurement]) -> list[tuple[Measurement, list[str]]]:
-    """The measurements of the same profile, with the fields where each differs, fewest first."""
-    same_profile = [item for item in measurements if item.configuration.profile == configuration.profile]
-    ranked = [(item, item.configuration.differences(configuration)) for item in same_profile]
-    return sorted(ranked, key=lambda pair: len(pair[1]))

@@ -1,0 +1,214 @@
+"""What an expectation rests on, in words: the measurements it cites, the load and the release they
+were taken at, how each figure was got at this node count, and for a configuration never measured,
+why, the nearest measurements and how to measure it. plan.md, `plan` and bench-compare show it; the
+figures are the stack's own (stacks/capacity/expectation.py), goal sizing reads them without this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stacks.capacity.expectation import Expectation, Throughput, throughput_of
+from stacks.capacity.measurements import MEASUREMENTS_FILE, Configuration, Match, Measurement, Run
+from stacks.config.releases import RELEASES
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
+
+NEAREST_SHOWN = 3
+FIELDS_SHOWN = 6
+HOW_TO_MEASURE_GATEWAY = (
+    "; in gateway mode point the benchmark at the Gateway first: benchmark.target gateway and "
+    "benchmark.gatewayAddress (the gatewayAddressCommand output), docs/gateway.md"
+)
+HOW_TO_MEASURE = (
+    "deploy the stack with `benchmark.enabled: true` (the in-cluster benchmark Job), then record its result "
+    "with `bench-compare STACK LOG --record` (the stack output `benchmarkCompare` is that command without "
+    "--record): it is added to "
+    f"{MEASUREMENTS_FILE.parent.parent.name}/{MEASUREMENTS_FILE.parent.name}/{MEASUREMENTS_FILE.name} "
+    "and the planner uses it for this configuration from then on"
+)
+COMPLETION_GAP = 0.1
+
+
+@dataclass(frozen=True)
+class Citation:
+    id: str
+    source: str
+    date: str
+    measured_release: str
+
+
+@dataclass(frozen=True)
+class NotMeasured:
+    reason: str
+    how_to_measure: str
+    nearest: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExplainedExpectation(Expectation):
+    """The figures with what they rest on: the assumptions in words, the measurements cited, and for a
+    configuration never measured, why and how to measure it."""
+
+    assumptions: tuple[str, ...] = ()
+    measurements: tuple[Citation, ...] = ()
+    not_measured: NotMeasured | None = None
+
+
+def explain(
+    config: StackConfig, nodes: int, measurements: Sequence[Measurement], routing: RoutingMode | None = None
+) -> ExplainedExpectation:
+    """The stack's expectation at `nodes` nodes (stacks/capacity/expectation.py `expect`), explained."""
+    mode = routing or config.routing.mode
+    throughput = throughput_of(config, measurements, mode)
+    clusterip = throughput_of(config, measurements, RoutingMode.clusterip) if mode is RoutingMode.gateway else None
+    expected = throughput.expect(nodes, config.workload.concurrency_per_node, clusterip)
+    figures = vars(expected)
+    if throughput.match is None:
+        not_measured = _not_measured(throughput.configuration, measurements)
+        return ExplainedExpectation(
+            **figures,
+            assumptions=(
+                f"not measured: {not_measured.reason}",
+                *(f"nearest: {line}" for line in not_measured.nearest),
+            ),
+            not_measured=not_measured,
+        )
+    return ExplainedExpectation(
+        **figures,
+        assumptions=tuple(_assumptions(throughput, expected, config.workload.concurrency_per_node)),
+        measurements=tuple(
+            Citation(item.id, item.source, item.date, item.measured_release) for item in throughput.match.measurements
+        ),
+    )
+
+
+def _counts(counts: Sequence[int]) -> str:
+    return "/".join(str(count) for count in counts)
+
+
+def _assumptions(throughput: Throughput, expected: Expectation, concurrency_per_node: int) -> list[str]:
+    assert throughput.match is not None and expected.basis is not None
+    key, runs, nodes, counts = throughput.configuration, throughput.match.runs, expected.nodes, expected.measured_nodes
+    assumptions = [
+        _source_line(key, throughput.match),
+        *_release_lines(key, throughput.match),
+        _load_line(key, concurrency_per_node),
+        {
+            "measured": f"total tok/s measured at {nodes} node(s)",
+            "interpolated": f"total tok/s per node interpolated between the measured {_counts(counts)} node(s)",
+            "extrapolated": f"total tok/s extrapolated: {nodes} node(s) is outside the measured "
+            f"{_counts(counts)}; the nearest measured per-node figure is held (no further scaling loss "
+            "assumed, an optimistic bound)",
+        }[expected.basis],
+    ]
+    if expected.output_tokens_per_second is not None and all(run.output_tokens_per_second is None for run in runs):
+        assert isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)
+        assumptions.append(
+            f"output tok/s = total x {key.output_tokens}/{key.input_tokens + key.output_tokens} (the load's mean "
+            "output share; outputs run to their length)"
+        )
+    if expected.counted_requests_per_second is not None:
+        assumptions.append(_completion_caveat(key, runs))
+    if expected.tpot_median_ms is not None and expected.ttft_median_ms is not None:
+        assumptions.append(
+            "TPOT/TTFT: medians of the nearest measured node counts, under the full load; no other "
+            "percentile (p90, p99) was measured, so the tail latency is not known"
+        )
+    return assumptions
+
+
+def _completion_caveat(key: Configuration, runs: Sequence[Run]) -> str:
+    """Completed req/s are the benchmark's count; where they disagree with the measured tok/s and
+    the load's mean request length, say by how much a run of exactly this load would differ."""
+    counted = [run for run in runs if run.requests_per_second is not None]
+    line = f"completed req/s as the benchmark counted them at {_counts([run.nodes for run in counted])} node(s)"
+    if not (isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)):
+        return line
+    tokens = key.input_tokens + key.output_tokens
+    ratios = [run.total_tokens_per_second / (run.requests_per_second or 1) / tokens for run in counted]
+    ratio = sum(ratios) / len(ratios)
+    if abs(1 - ratio) <= COMPLETION_GAP:
+        return line
+    if ratio > 1 or key.ignore_eos is not True:
+        return (
+            f"{line}; caveat: they imply ~{ratio * tokens:,.0f} tokens per request, not the load's {tokens:,}, "
+            f"so a run of exactly this load completes ~{abs(1 - ratio):.0%} {'fewer' if ratio < 1 else 'more'} "
+            "requests per second than shown while its tok/s matches"
+        )
+    return (
+        f"completed req/s = total tok/s / the load's {tokens:,} tokens per request (outputs run to their "
+        f"length), what a run of exactly this load completes; the benchmark counted ~{1 / ratio - 1:.0%} more "
+        f"at {_counts([run.nodes for run in counted])} node(s), ~{ratio * tokens:,.0f} tokens per request"
+    )
+
+
+def _source_line(key: Configuration, match: Match) -> str:
+    ids = ", ".join(item.id for item in match.measurements)
+    speculative = "no speculative decoding" if key.speculative == "off" else key.speculative.upper()
+    return (
+        f"measured: {ids} (stacks/capacity/measurements.yaml), the configuration of this stack: profile "
+        f"{key.profile}, vLLM {key.vllm_release}{_carried_over(key, match)}, DP {key.data_parallel_size} x TP "
+        f"{key.tensor_parallel_size}"
+        f"{' + EP' if key.expert_parallel is True else ''}, {speculative}, KV cache {key.kv_cache_dtype}, "
+        f"max-model-len {key.max_model_len}, {key.routing} routing; source: "
+        + "; ".join(dict.fromkeys(item.source for item in match.measurements))
+    )
+
+
+def _carried_over(key: Configuration, match: Match) -> str:
+    releases = sorted({item.measured_release for item in match.measurements} - {key.vllm_release})
+    return f" (the runs were on vLLM {'/'.join(releases)}, carried over: see below)" if releases else ""
+
+
+def _release_lines(key: Configuration, match: Match) -> list[str]:
+    release = key.vllm_release
+    lines = []
+    for item in match.measurements:
+        if item.measured_release != release and release in RELEASES:
+            lines.append(
+                f"assumed, not measured: {item.id} ran on vLLM {item.measured_release}, and its figures are "
+                f"taken for vLLM {release}, {RELEASES[release].why}; no run on {release} says what that "
+                "does to throughput"
+            )
+    return lines
+
+
+def _load_line(key: Configuration, concurrency_per_node: int) -> str:
+    eos = ", outputs to full length (ignore EOS)" if key.ignore_eos is True else ""
+    return (
+        f"load: {key.dataset} prompts, input {key.input_tokens} / output {key.output_tokens} tokens (range ratio "
+        f"{key.range_ratio}){eos}, unique prompts (0% prefix-cache hits), {concurrency_per_node:,} concurrent "
+        f"requests per node, for a stack sized for prompts up to {key.max_prompt_tokens} and outputs up to "
+        f"{key.max_output_tokens} tokens; other request shapes are not modelled"
+    )
+
+
+def _nearest(configuration: Configuration, measurements: Sequence[Measurement]) -> list[tuple[Measurement, list[str]]]:
+    """The measurements of the same profile, with the fields where each differs, fewest first."""
+    same_profile = [item for item in measurements if item.configuration.profile == configuration.profile]
+    ranked = [(item, item.configuration.differences(configuration)) for item in same_profile]
+    return sorted(ranked, key=lambda pair: len(pair[1]))
+
+
+def _not_measured(key: Configuration, measurements: Sequence[Measurement]) -> NotMeasured:
+    picker = f" through the picker {key.picker}" if key.picker else ""
+    reason = (
+        f"no measurement in stacks/capacity/measurements.yaml is of this configuration (profile {key.profile}, "
+        f"{key.model}, vLLM {key.vllm_release}, {key.routing} routing{picker}, and the engine and load settings)"
+    )
+    shown = []
+    for measurement, differences in _nearest(key, measurements)[:NEAREST_SHOWN]:
+        measured_picker = measurement.configuration.picker
+        named = [
+            # A gateway run of another picker: name the one that was measured.
+            f"picker (measured: {measured_picker})"
+            if field == "picker" and isinstance(measured_picker, str) and key.picker
+            else field
+            for field in differences
+        ]
+        listed = ", ".join(named[:FIELDS_SHOWN]) + (", ..." if len(named) > FIELDS_SHOWN else "")
+        shown.append(f"{measurement.id} differs in {listed}")
+    how = HOW_TO_MEASURE + (HOW_TO_MEASURE_GATEWAY if key.routing == RoutingMode.gateway.value else "")
+    return NotMeasured(reason=reason, how_to_measure=how, nearest=tuple(shown))

@@ -1,0 +1,78 @@
+"""What an expectation rests on, in words: the measurement cited, the completion caveat, an
+extrapolation, a carried-over release, and for a configuration never measured where the nearest
+measurements differ and how to measure it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from commands.plan.assumptions import explain
+from components.endpoint_picker import EPP_IMAGE
+from stacks.capacity import measurements
+from stacks.config.routing import RoutingMode
+from stacks.config.stack import StackConfig
+from stacks.load.loader import validate
+from tests.variants import stack_config, stack_settings
+
+RUNS = measurements.load().measurements
+# The Endpoint Picker the write-up's gateway runs used (the inferencepool chart v1.4.0).
+MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
+
+
+def config_of(environment: str, **settings: Any) -> StackConfig:
+    return validate({**stack_settings(environment), **settings})
+
+
+def test_the_write_ups_run_is_cited() -> None:
+    expectation = explain(config_of("prod"), 12, RUNS, RoutingMode.clusterip)
+    assert [item.id for item in expectation.measurements] == ["writeup-2026-03-dp8-mtp1-clusterip"]
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 4, 8])
+def test_completed_requests_say_the_count_implies_shorter_requests(nodes: int) -> None:
+    """The write-up's count of completions implies ~1,152 tokens per request, not the load's 1,536."""
+    expectation = explain(config_of("prod"), nodes, RUNS, RoutingMode.clusterip)
+    (caveat,) = [item for item in expectation.assumptions if item.startswith("completed req/s")]
+    assert "total tok/s / the load's 1,536 tokens per request" in caveat
+    assert "the benchmark counted ~33% more" in caveat
+
+
+def test_an_extrapolated_figure_is_said_to_be_an_optimistic_bound() -> None:
+    sixteen = explain(config_of("prod"), 16, RUNS, RoutingMode.clusterip)
+    assert any("extrapolated" in item and "optimistic" in item for item in sixteen.assumptions)
+
+
+def test_a_gateway_with_another_picker_names_the_measured_one() -> None:
+    expectation = explain(stack_config("staging"), 4, RUNS)
+    assert expectation.not_measured is not None
+    assert f"writeup-2026-03-dp8-mtp1-gateway differs in picker (measured: {MEASURED_PICKER})" in (
+        expectation.not_measured.nearest
+    )
+    assert f"gateway routing through the picker {EPP_IMAGE.partition('@')[0]}," in expectation.not_measured.reason
+    assert "benchmark.target gateway" in expectation.not_measured.how_to_measure
+
+
+def test_carrying_the_write_ups_figures_to_0_19_0_is_said_to_be_an_assumption() -> None:
+    expectation = explain(config_of("dev"), 1, RUNS)
+    assert any(
+        item.startswith("assumed, not measured: writeup-2026-03-dp8-mtp1-clusterip ran on vLLM 0.18.0")
+        and "taken for vLLM 0.19.0" in item
+        and "https://github.com/vllm-project/vllm/pull/38083" in item  # the fix, not the bug report
+        for item in expectation.assumptions
+    )
+
+
+def test_the_nearest_measurements_say_where_they_differ() -> None:
+    expectation = explain(config_of("dev", engine={"image": "vllm/vllm-openai:v0.33.0"}), 1, RUNS)
+    assert expectation.not_measured is not None
+    assert expectation.not_measured.nearest[0] == "writeup-2026-03-dp8-mtp1-clusterip differs in vllmRelease"
+
+
+@pytest.mark.parametrize("engine", [{"speculative": None}, {"speculative": {"numSpeculativeTokens": 2}}])
+def test_a_configuration_never_run_names_the_setting_it_differs_in(engine: dict[str, Any]) -> None:
+    """The write-up's runs without MTP and with MTP-2 were at gpu-mem 0.95, not the recipe's 0.92."""
+    at_092 = explain(config_of("dev", engine=engine), 1, RUNS)
+    assert at_092.not_measured is not None
+    assert any("gpuMemoryUtilization" in line for line in at_092.not_measured.nearest)

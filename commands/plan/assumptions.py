@@ -1,7 +1,8 @@
 """What an expectation rests on, in words: the measurements it cites, the load and the release they
 were taken at, how each figure was got at this node count, and for a configuration never measured,
-why, the nearest measurements and how to measure it. plan.md, `plan` and bench-compare show it; the
-figures are the stack's own (stacks/capacity/expectation.py), goal sizing reads them without this.
+why, the nearest measurements and how to measure it; and what a count sized from a goal rests on.
+plan.md, `plan` and bench-compare show it; the figures and the count are the stack's own
+(stacks/capacity/expectation.py, planner.py), which goal sizing reads without this.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stacks.capacity.expectation import Expectation, Throughput, throughput_of
-from stacks.capacity.measurements import MEASUREMENTS_FILE, Configuration, Match, Measurement, Run
+from stacks.capacity.expectation import Expectation, Throughput, expect, throughput_of
+from stacks.capacity.measurements import MEASUREMENTS_FILE, Configuration, Match, Measurement, Run, configuration_of
+from stacks.capacity.planner import GOAL_UNITS, Sizing
 from stacks.config.releases import RELEASES
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -212,3 +214,50 @@ def _not_measured(key: Configuration, measurements: Sequence[Measurement]) -> No
         shown.append(f"{measurement.id} differs in {listed}")
     how = HOW_TO_MEASURE + (HOW_TO_MEASURE_GATEWAY if key.routing == RoutingMode.gateway.value else "")
     return NotMeasured(reason=reason, how_to_measure=how, nearest=tuple(shown))
+
+
+@dataclass(frozen=True)
+class ExplainedSizing(Sizing):
+    """A count sized from a goal, with what it rests on beyond a measured figure: an extrapolation,
+    the completion caveat."""
+
+    sized: str = "the ceiling: capacity.nodes, every pod up; an autoscaler or schedule runs fewer"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> str:
+        return GOAL_UNITS[self.goal]
+
+
+def explain_sizing(config: StackConfig, sizing: Sizing, measurements: Sequence[Measurement]) -> ExplainedSizing:
+    met = expect(config, sizing.nodes, measurements)
+    return ExplainedSizing(**vars(sizing), notes=_sizing_notes(sizing.goal, met, _request_tokens(config)))
+
+
+def _request_tokens(config: StackConfig) -> int | None:
+    """The load's mean request (input + output tokens) when outputs run to their length, else None."""
+    key = configuration_of(config, nodes=config.capacity.nodes)
+    if key.ignore_eos is True and isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int):
+        return key.input_tokens + key.output_tokens
+    return None
+
+
+def _sizing_notes(goal: str, met: Expectation, request_tokens: int | None) -> tuple[str, ...]:
+    """Where the chosen count rests on more than a measured figure: an extrapolation beyond the
+    measured node counts, and for a req/s goal the rate it was sized at."""
+    notes = []
+    if met.basis == "extrapolated" and goal != "concurrentRequests":
+        notes.append(
+            f"{met.nodes} node(s) is outside the measured {'/'.join(str(count) for count in met.measured_nodes)}: "
+            "the per-node figure is held there, an optimistic bound"
+        )
+    counted, total = met.counted_requests_per_second, met.total_tokens_per_second
+    if goal == "requestsPerSecond" and request_tokens and counted is not None and total is not None:
+        implied = total / request_tokens
+        if implied < counted:
+            notes.append(
+                f"req/s sized at the measured tok/s over the load's mean request of {request_tokens:,} tokens "
+                f"(~{implied:,.0f} req/s at {met.nodes} node(s)), below the benchmark's count of completions "
+                f"(~{counted:,.0f}): the count meets the goal by both"
+            )
+    return tuple(notes)

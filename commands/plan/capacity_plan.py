@@ -9,14 +9,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from commands.plan.assumptions import ExplainedExpectation, explain
+from commands.plan.assumptions import ExplainedExpectation, ExplainedSizing, explain, explain_sizing
 from commands.plan.hours import RunningHours, running_hours
 from commands.plan.prices import pricing_notes
 from components.capacity import CAPACITY_KINDS, capacity_kind
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.planner import (
     HOURS_PER_MONTH,
-    Sizing,
     Storage,
     hourly_cost,
     known,
@@ -140,7 +139,7 @@ class CapacityPlan:
     # With an autoscaler whose floor is below the ceiling: what the floor's pods should do.
     floor: ExplainedExpectation | None
     sources: tuple[SourcePlan, ...]
-    sizing: Sizing | None
+    sizing: ExplainedSizing | None
     running: RunningHours
     utilization: float
     pricing: dict[str, Any]
@@ -178,7 +177,7 @@ def plan(
         )
         for source in config.capacity.sources
     )
-    sizing = size(config, config.target, runs) if config.target is not None else None
+    sizing = explain_sizing(config, size(config, config.target, runs), runs) if config.target is not None else None
     scaling = config.autoscaling
     floor = explain(config, scaling.min_replicas, runs) if scaling.enabled and scaling.min_replicas < count else None
     return CapacityPlan(

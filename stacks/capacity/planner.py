@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from components.capacity import CAPACITY_KINDS, capacity_kind
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
-from stacks.capacity.measurements import Measurement, configuration_of
+from stacks.capacity.measurements import Measurement
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, FlexStartSource, ReservationSource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
@@ -145,15 +145,8 @@ class Sizing:
     nodes: int
     budget_per_hour: float | None
     sources_within_budget: tuple[str, ...]
-    sized: str = "the ceiling: capacity.nodes, every pod up; an autoscaler or schedule runs fewer"
-    # What the count rests on beyond a measured figure: an extrapolation, the completion caveat.
-    notes: tuple[str, ...] = ()
     # The goal's figure expected at `nodes`, in the goal's own unit (GOAL_UNITS), as the count was sized.
     achieved: float | None = None
-
-    @property
-    def unit(self) -> str:
-        return GOAL_UNITS[self.goal]
 
 
 GOAL_UNITS = {
@@ -178,14 +171,6 @@ def _achieved(goal: str, expectation: Expectation) -> float | None:
     return None if value is None else float(value)
 
 
-def _request_tokens(config: StackConfig) -> int | None:
-    """The load's mean request (input + output tokens) when outputs run to their length, else None."""
-    key = configuration_of(config, nodes=config.capacity.nodes)
-    if key.ignore_eos is True and isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int):
-        return key.input_tokens + key.output_tokens
-    return None
-
-
 def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measurement] | None = None) -> Sizing:
     """The smallest node count that meets the goal, and the capacity sources whose price fits the
     budget at that count. Raises `SizingError` naming the key when nothing fits, and when the goal
@@ -203,7 +188,6 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
             f"{config.engine.image}, {routing.value} routing); set capacity.nodes, run the benchmark Job and record "
             "it with bench-compare --record"
         )
-    tokens = _request_tokens(config)
     expectations = (expect(config, count, runs) for count in range(1, limit + 1))
     met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)
     if met is None:
@@ -244,30 +228,8 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         nodes=nodes,
         budget_per_hour=target.budget_per_hour,
         sources_within_budget=within,
-        notes=_sizing_notes(goal, met, tokens),
         achieved=_achieved(goal, met),
     )
-
-
-def _sizing_notes(goal: str, met: Expectation, request_tokens: int | None) -> tuple[str, ...]:
-    """Where the chosen count rests on more than a measured figure: an extrapolation beyond the
-    measured node counts, and for a req/s goal the rate it was sized at."""
-    notes = []
-    if met.basis == "extrapolated" and goal != "concurrentRequests":
-        notes.append(
-            f"{met.nodes} node(s) is outside the measured {'/'.join(str(count) for count in met.measured_nodes)}: "
-            "the per-node figure is held there, an optimistic bound"
-        )
-    counted, total = met.counted_requests_per_second, met.total_tokens_per_second
-    if goal == "requestsPerSecond" and request_tokens and counted is not None and total is not None:
-        implied = total / request_tokens
-        if implied < counted:
-            notes.append(
-                f"req/s sized at the measured tok/s over the load's mean request of {request_tokens:,} tokens "
-                f"(~{implied:,.0f} req/s at {met.nodes} node(s)), below the benchmark's count of completions "
-                f"(~{counted:,.0f}): the count meets the goal by both"
-            )
-    return tuple(notes)
 
 
 def _shown(value: float | None) -> str:

@@ -1,6 +1,6 @@
 """What an expectation rests on, in words: the measurement cited, the completion caveat, an
 extrapolation, a carried-over release, and for a configuration never measured where the nearest
-measurements differ and how to measure it."""
+measurements differ and how to measure it; and what a count sized from a goal rests on."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from commands.plan.assumptions import explain
+from commands.plan.capacity_plan import plan
+from commands.render.plan_md import capacity_section
 from components.endpoint_picker import EPP_IMAGE
 from stacks.capacity import measurements
 from stacks.config.routing import RoutingMode
@@ -22,7 +24,11 @@ MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
 
 
 def config_of(environment: str, **settings: Any) -> StackConfig:
-    return validate({**stack_settings(environment), **settings})
+    """The shipped stack file of an environment with some groups replaced; a goal replaces its node count."""
+    raw = stack_settings(environment)
+    if "target" in settings and "capacity" in raw:
+        raw["capacity"] = {key: value for key, value in raw["capacity"].items() if key != "nodes"}
+    return validate({**raw, **settings})
 
 
 def test_the_write_ups_run_is_cited() -> None:
@@ -76,3 +82,45 @@ def test_a_configuration_never_run_names_the_setting_it_differs_in(engine: dict[
     at_092 = explain(config_of("dev", engine=engine), 1, RUNS)
     assert at_092.not_measured is not None
     assert any("gpuMemoryUtilization" in line for line in at_092.not_measured.nearest)
+
+
+@pytest.mark.parametrize(
+    ("settings", "nodes", "notes"),
+    [
+        ({"target": {"totalTokensPerSecond": 500_000}}, 6, ()),
+        (
+            {
+                "target": {"totalTokensPerSecond": 500_000},
+                "engine": {"speculative": None, "gpuMemoryUtilization": 0.95},
+            },
+            8,
+            ("8 node(s) is outside the measured 1: the per-node figure is held there, an optimistic bound",),
+        ),
+        (
+            {"target": {"requestsPerSecond": 500}},
+            9,
+            (
+                "req/s sized at the measured tok/s over the load's mean request of 1,536 tokens (~541 req/s at 9 "
+                "node(s)), below the benchmark's count of completions (~722): the count meets the goal by both",
+            ),
+        ),
+        (
+            {"target": {"requestsPerSecond": 800, "maxNodes": 16}},
+            14,
+            (
+                "14 node(s) is outside the measured 1/2/4/8/12: the per-node figure is held there, an optimistic bound",
+                "req/s sized at the measured tok/s over the load's mean request of 1,536 tokens (~838 req/s at 14 "
+                "node(s)), below the benchmark's count of completions (~1,124): the count meets the goal by both",
+            ),
+        ),
+    ],
+)
+def test_sizing_says_what_its_count_rests_on(settings: dict[str, Any], nodes: int, notes: tuple[str, ...]) -> None:
+    """An extrapolated figure and the completion caveat go with the sized count (plan.md: 'Caveat: ...')."""
+    config = config_of("dev", **settings)
+    sizing = plan("dev", config).sizing
+    assert sizing is not None
+    assert (sizing.nodes, sizing.notes) == (nodes, notes)
+    assert "ceiling" in sizing.sized
+    if notes:
+        assert f"Caveat: {notes[-1]}." in capacity_section(plan("dev", config), "capacity.svg")

@@ -373,9 +373,6 @@ class Match:
     runs: tuple[Run, ...]
     measurements: tuple[Measurement, ...]
 
-    def source_of(self, run: Run) -> Measurement:
-        return next(measurement for measurement in reversed(self.measurements) if run in measurement.runs)
-
 
 def matching(configuration: Configuration, measurements: Sequence[Measurement]) -> Match | None:
     if not configuration.complete:

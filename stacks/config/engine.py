@@ -102,7 +102,6 @@ class SpeculativeConfig(ConfigModel):
 
 
 ENGINE_IMAGE = RELEASES[MEASURED_RELEASE].image
-ENGINE_IMAGE_DIGEST = RELEASES[MEASURED_RELEASE].image_digest
 KNOWN_DIGESTS = {release.image: release.image_digest for release in RELEASES.values() if release.image_digest}
 
 

@@ -86,10 +86,6 @@ class Checkpoint(ConfigModel):
     def mixture_of_experts(self) -> bool:
         return self.active_parameters_billion < self.total_parameters_billion
 
-    @property
-    def blackwell_only(self) -> bool:
-        return self.quantization == "nvfp4"
-
 
 # The engine keys a profile sets (components/vllm.py, from the one list of engine flags); the rest of
 # `engine` (port, served name, pod resources, extra flags and environment) belongs to the stack.

@@ -22,9 +22,9 @@ from components.vllm import (
 )
 from schemas.vllm_args import check_serve_args
 from stacks.args import engine_flags, kubernetes_labels, serving_selector
-from stacks.config.engine import ENGINE_IMAGE_DIGEST, EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
+from stacks.config.engine import EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
 from stacks.config.profiles import ProfileName
-from stacks.config.releases import image_release
+from stacks.config.releases import MEASURED_RELEASE, RELEASES, image_release
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME, with_drain
@@ -68,7 +68,7 @@ def test_prod_runs_the_recipe_on_twelve_nodes(prod: RenderedStack) -> None:
     assert vllm["args"] == with_drain(drain_seconds(GRACE_SECONDS))
     # Through the stack's Docker Hub mirror in the region, pinned by digest, pulled only when absent.
     mirror = MirrorAddresses.of("my-llm-prod", "us-central1", "llm-serving").docker_hub
-    assert vllm["image"] == f"{mirror}/vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
+    assert vllm["image"] == f"{mirror}/vllm/vllm-openai:v0.19.0@{RELEASES[MEASURED_RELEASE].image_digest}"
     assert vllm["imagePullPolicy"] == "IfNotPresent"
     assert env_of(prod) == {
         "HF_HUB_OFFLINE": "1",
@@ -152,7 +152,7 @@ def test_unset_optionals_are_omitted_and_extra_args_come_last() -> None:
 def test_image_digest_pins_the_image() -> None:
     digest = "sha256:" + "ab" * 32
     assert engine_image(flags(image_digest=digest)) == f"vllm/vllm-openai:v0.19.0@{digest}"
-    assert engine_image(flags()) == f"vllm/vllm-openai:v0.19.0@{ENGINE_IMAGE_DIGEST}"
+    assert engine_image(flags()) == f"vllm/vllm-openai:v0.19.0@{RELEASES[MEASURED_RELEASE].image_digest}"
     assert engine_image(flags(image="vllm/vllm-openai:v0.33.0")) == "vllm/vllm-openai:v0.33.0", (
         "no digest of the v0.33.0 image could be verified: none is filled in"
     )

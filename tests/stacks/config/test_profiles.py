@@ -121,7 +121,7 @@ def test_the_moe_profiles_run_the_current_release_and_the_nvfp4_one_its_fp4_kern
         assert PROFILES[name].release == "0.33.0"
     nvfp4 = PROFILES[ProfileName.qwen3_5_397b_a17b_nvfp4]
     assert nvfp4.engine.moe_backend == "flashinfer_trtllm"
-    assert nvfp4.checkpoint.blackwell_only
+    assert nvfp4.checkpoint.quantization == "nvfp4"
     assert RELEASES[nvfp4.release].loads_nvfp4_mtp
 
 

@@ -1,8 +1,9 @@
-"""What an expectation rests on, in words: the measurements it cites, the load and the release they
-were taken at, how each figure was got at this node count, and for a configuration never measured,
-why, the nearest measurements and how to measure it; and what a count sized from a goal rests on.
-plan.md, `plan` and bench-compare show it; the figures and the count are the stack's own
-(stacks/capacity/expectation.py, planner.py), which goal sizing reads without this.
+"""The expectation plan.md, `plan` and bench-compare show: the figures goal sizing compares (the
+stack's own, stacks/capacity/expectation.py) with those only the plan shows (per node, scaling,
+routing factor, latency medians, the picker), and what they rest on in words: the measurements
+cited, the load and the release they were taken at, how each figure was got at this node count,
+and for a configuration never measured, why, the nearest measurements and how to measure it. And
+what a count sized from a goal (stacks/capacity/planner.py) rests on.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from stacks.capacity.expectation import Expectation, Throughput, expect, throughput_of
+from components.hardware import B200_GPUS_PER_NODE
+from stacks.capacity.expectation import Expectation, Throughput, basis_at, expect, interpolate, throughput_of
 from stacks.capacity.measurements import MEASUREMENTS_FILE, Configuration, Match, Measurement, Run, configuration_of
 from stacks.capacity.planner import GOAL_UNITS, Sizing
 from stacks.config.releases import RELEASES
@@ -50,12 +52,42 @@ class NotMeasured:
 
 @dataclass(frozen=True)
 class ExplainedExpectation(Expectation):
-    """The figures with what they rest on: the assumptions in words, the measurements cited, and for a
-    configuration never measured, why and how to measure it."""
+    """The figures goal sizing compares, with those only the plan shows and what they rest on: the
+    assumptions in words, the measurements cited, and for a configuration never measured, why and how
+    to measure it."""
 
-    assumptions: tuple[str, ...] = ()
+    gpus: int
+    routing: str
+    per_node_tokens_per_second: float | None
+    scaling_efficiency: float | None
+    routing_factor: float | None
+    tpot_median_ms: float | None
+    ttft_median_ms: float | None
+    # How the latency medians were got at this node count (measured, interpolated, extrapolated).
+    latency_basis: str | None
+    # How completed req/s were got at this node count (measured, interpolated, extrapolated), from the
+    # node counts whose runs counted them (the throughput's basis may differ: 12 nodes have tok/s only).
+    requests_basis: str | None
+    requests_measured_nodes: tuple[int, ...]
+    # The vLLM release the stack runs (its measurements may have run on another: `measurements`).
+    release: str | None
+    assumptions: tuple[str, ...]
     measurements: tuple[Citation, ...] = ()
     not_measured: NotMeasured | None = None
+    # Gateway routing: the Endpoint Picker image and whether a measurement with it exists (None: ClusterIP).
+    picker: str | None = None
+    gateway_overhead_measured: bool | None = None
+
+
+# The figures only the plan shows, besides those goal sizing compares.
+SHOWN_FIGURES = (
+    "per_node_tokens_per_second",
+    "scaling_efficiency",
+    "routing_factor",
+    "tpot_median_ms",
+    "ttft_median_ms",
+)
+LATENCIES = ("tpot_median_ms", "ttft_median_ms")
 
 
 def explain(
@@ -64,33 +96,79 @@ def explain(
     """The stack's expectation at `nodes` nodes (stacks/capacity/expectation.py `expect`), explained."""
     mode = routing or config.routing.mode
     throughput = throughput_of(config, measurements, mode)
-    clusterip = throughput_of(config, measurements, RoutingMode.clusterip) if mode is RoutingMode.gateway else None
-    expected = throughput.expect(nodes, config.workload.concurrency_per_node, clusterip)
-    figures = vars(expected)
+    expected = throughput.expect(nodes, config.workload.concurrency_per_node)
+    key = throughput.configuration
+    figures = {**vars(expected), "gpus": nodes * B200_GPUS_PER_NODE, "routing": key.routing}
+    if mode is RoutingMode.gateway:
+        figures |= {"picker": key.picker, "gateway_overhead_measured": throughput.match is not None}
     if throughput.match is None:
-        not_measured = _not_measured(throughput.configuration, measurements)
+        not_measured = _not_measured(key, measurements)
         return ExplainedExpectation(
-            **figures,
+            **{**figures, "null_reasons": {**expected.null_reasons, **dict.fromkeys(SHOWN_FIGURES, "not measured")}},
+            per_node_tokens_per_second=None,
+            scaling_efficiency=None,
+            routing_factor=None,
+            tpot_median_ms=None,
+            ttft_median_ms=None,
+            latency_basis=None,
+            requests_basis=None,
+            requests_measured_nodes=(),
+            release=None,
             assumptions=(
                 f"not measured: {not_measured.reason}",
                 *(f"nearest: {line}" for line in not_measured.nearest),
             ),
             not_measured=not_measured,
         )
+    runs = throughput.match.runs
+    per_node = throughput.per_node(nodes)
+    assert per_node is not None
+    factor = 1.0 if mode is RoutingMode.clusterip else None
+    if mode is RoutingMode.gateway:
+        base = throughput_of(config, measurements, RoutingMode.clusterip).per_node(nodes)
+        factor = None if base is None else per_node / base
+    tpot, ttft = (_median(runs, nodes, name) for name in LATENCIES)
+    latencies = tpot is not None and ttft is not None
+    counted = tuple(run.nodes for run in runs if run.requests_per_second is not None)
     return ExplainedExpectation(
-        **figures,
-        assumptions=tuple(_assumptions(throughput, expected, config.workload.concurrency_per_node)),
+        **{
+            **figures,
+            "null_reasons": expected.null_reasons
+            | ({} if latencies else dict.fromkeys(LATENCIES, "no latency was published for these runs")),
+        },
+        per_node_tokens_per_second=per_node,
+        scaling_efficiency=per_node / (runs[0].total_tokens_per_second / runs[0].nodes),
+        routing_factor=factor,
+        tpot_median_ms=tpot,
+        ttft_median_ms=ttft,
+        latency_basis=basis_at([run.nodes for run in runs if run.tpot_median_ms is not None], nodes)
+        if latencies
+        else None,
+        requests_basis=basis_at(counted, nodes)
+        if counted and expected.counted_requests_per_second is not None
+        else None,
+        requests_measured_nodes=counted,
+        release=key.vllm_release,
+        assumptions=tuple(_assumptions(throughput, expected, config.workload.concurrency_per_node, latencies)),
         measurements=tuple(
             Citation(item.id, item.source, item.date, item.measured_release) for item in throughput.match.measurements
         ),
     )
 
 
+def _median(runs: Sequence[Run], nodes: int, attribute: str) -> float | None:
+    """A latency median at `nodes`: the measured medians' line (none measured: None)."""
+    points = [(run.nodes, value) for run in runs if (value := getattr(run, attribute)) is not None]
+    return interpolate(points, nodes) if points else None
+
+
 def _counts(counts: Sequence[int]) -> str:
     return "/".join(str(count) for count in counts)
 
 
-def _assumptions(throughput: Throughput, expected: Expectation, concurrency_per_node: int) -> list[str]:
+def _assumptions(
+    throughput: Throughput, expected: Expectation, concurrency_per_node: int, latencies: bool
+) -> list[str]:
     assert throughput.match is not None and expected.basis is not None
     key, runs, nodes, counts = throughput.configuration, throughput.match.runs, expected.nodes, expected.measured_nodes
     assumptions = [
@@ -113,7 +191,7 @@ def _assumptions(throughput: Throughput, expected: Expectation, concurrency_per_
         )
     if expected.counted_requests_per_second is not None:
         assumptions.append(_completion_caveat(key, runs))
-    if expected.tpot_median_ms is not None and expected.ttft_median_ms is not None:
+    if latencies:
         assumptions.append(
             "TPOT/TTFT: medians of the nearest measured node counts, under the full load; no other "
             "percentile (p90, p99) was measured, so the tail latency is not known"

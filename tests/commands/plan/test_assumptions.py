@@ -1,4 +1,5 @@
-"""What an expectation rests on, in words: the measurement cited, the completion caveat, an
+"""The figures only the plan shows (per node, scaling, routing factor, latency medians, the picker) and
+what an expectation rests on, in words: the measurement cited, the completion caveat, an
 extrapolation, a carried-over release, and for a configuration never measured where the nearest
 measurements differ and how to measure it; and what a count sized from a goal rests on."""
 
@@ -23,12 +24,44 @@ RUNS = measurements.load().measurements
 MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
 
 
+def with_measured_picker(config: StackConfig) -> StackConfig:
+    """A copy of a validated config that names the write-up's picker (no stack file can: see
+    tests/stacks/capacity/test_planner.py)."""
+    gateway = config.routing.gateway.model_copy(update={"epp_image": MEASURED_PICKER})
+    return config.model_copy(update={"routing": config.routing.model_copy(update={"gateway": gateway})})
+
+
 def config_of(environment: str, **settings: Any) -> StackConfig:
     """The shipped stack file of an environment with some groups replaced; a goal replaces its node count."""
     raw = stack_settings(environment)
     if "target" in settings and "capacity" in raw:
         raw["capacity"] = {key: value for key, value in raw["capacity"].items() if key != "nodes"}
     return validate({**raw, **settings})
+
+
+@pytest.mark.parametrize(("nodes", "published"), sorted({2: 131_303, 4: 245_009, 8: 469_433}.items()))
+def test_the_gateway_runs_give_the_routing_factor(nodes: int, published: int) -> None:
+    clusterip = {2: 190_000, 4: 376_074, 8: 740_192}
+    expectation = explain(with_measured_picker(config_of("prod")), nodes, RUNS, RoutingMode.gateway)
+    assert expectation.routing_factor == pytest.approx(published / clusterip[nodes])
+    assert expectation.tpot_median_ms is None
+    assert expectation.null_reasons["tpot_median_ms"] == "no latency was published for these runs"
+
+
+def test_the_per_node_figure_between_and_beyond_the_measured_counts() -> None:
+    three = explain(config_of("prod"), 3, RUNS, RoutingMode.clusterip)
+    assert 94_019 < (three.per_node_tokens_per_second or 0) < 95_000
+    sixteen = explain(config_of("prod"), 16, RUNS, RoutingMode.clusterip)
+    assert sixteen.per_node_tokens_per_second == pytest.approx(1_103_941 / 12), "the nearest per-node figure holds"
+
+
+def test_the_picker_and_whether_it_was_measured() -> None:
+    unmeasured = explain(stack_config("staging"), 4, RUNS)
+    assert (unmeasured.picker, unmeasured.gateway_overhead_measured) == (EPP_IMAGE.partition("@")[0], False)
+    measured = explain(with_measured_picker(stack_config("staging")), 4, RUNS)
+    assert measured.gateway_overhead_measured is True
+    clusterip = explain(stack_config("dev"), 1, RUNS)
+    assert (clusterip.picker, clusterip.gateway_overhead_measured) == (None, None)
 
 
 def test_the_write_ups_run_is_cited() -> None:

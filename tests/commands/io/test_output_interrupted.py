@@ -1,5 +1,5 @@
 """An output folder after a write that did not finish: a render killed (SIGKILL) while it wrote its files
-leaves a folder the next render recovers; a folder this user cannot write is refused before anything in it is
+leaves a folder the next render recovers; a folder this user cannot write is refused before the program runs and anything in it is
 touched (exit 2, one line)."""
 
 from __future__ import annotations
@@ -96,6 +96,18 @@ def test_a_file_only_named_like_a_staging_file_but_a_link_is_still_refused(tmp_p
         output.write_render(out, FILES)
 
 
+# `render ARGS` where running the program fails: a folder refused before any work never gets that far.
+RENDER_WITHOUT_PROGRAM = """
+import sys
+from commands.engine import mocks
+from commands.render.command import main
+def not_before_the_folder_is_checked(*args, **kwargs):
+    raise SystemExit("the program ran before the output folder was checked")
+mocks.run_program = not_before_the_folder_is_checked
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def without_write_permission(command: list[str]) -> list[str]:
     """The command as this user without the capabilities that let root write anywhere."""
     if os.geteuid() != 0:
@@ -117,7 +129,7 @@ def test_an_unwritable_folder_is_refused_before_anything_is_touched(
     locked.chmod(0o555)
     try:
         run = subprocess.run(
-            without_write_permission([str(ROOT / ".venv" / "bin" / "render"), "dev", "--out", str(target)]),
+            without_write_permission([sys.executable, "-c", RENDER_WITHOUT_PROGRAM, "dev", "--out", str(target)]),
             cwd=ROOT,
             capture_output=True,
             text=True,

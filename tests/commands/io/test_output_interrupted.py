@@ -1,6 +1,6 @@
 """An output folder after a write that did not finish: a render killed (SIGKILL) while it wrote its files
-leaves a folder the next render recovers; a folder this user cannot write is refused before the program runs and anything in it is
-touched (exit 2, one line)."""
+leaves a folder the next render recovers; a folder this user cannot write is refused before the program
+runs and before anything in it is touched (exit 2, one line)."""
 
 from __future__ import annotations
 

@@ -33,6 +33,8 @@ def _looks_like_token(text: str) -> bool:
 def token_candidates(text: str) -> Iterator[str]:
     """A whole value that starts with hf_, or a real-looking token inside a longer text (a script,
     a URL); lower-case identifiers such as hf_hub_download are not tokens."""
+    if "hf_" not in text:
+        return
     stripped = text.strip()
     if stripped.startswith("hf_") and len(stripped) > 3 and " " not in stripped and stripped not in NOT_TOKENS:
         yield stripped
@@ -49,6 +51,8 @@ def redact_tokens(text: str) -> str:
 def hide_tokens(text: str) -> str:
     """The text with every token `token_candidates` finds replaced by hf_***, for what a command copies
     from a file it was given into its own output (a preview quotes an old render's values)."""
+    if "hf_" not in text:
+        return text
     for candidate in sorted(set(token_candidates(text)), key=len, reverse=True):
         text = text.replace(candidate, REDACTED_TOKEN)
     return text
@@ -64,13 +68,13 @@ class SecretPattern:
 
     kind: str
     pattern: re.Pattern[str]
-    needles: tuple[str, ...] = ()
+    needles: tuple[str, ...]
 
     def search(self, text: str) -> bool:
-        return (not self.needles or any(needle in text for needle in self.needles)) and bool(self.pattern.search(text))
+        return any(needle in text for needle in self.needles) and self.pattern.search(text) is not None
 
     def hide(self, text: str) -> str:
-        return self.pattern.sub(REDACTED, text) if self.search(text) else text
+        return self.pattern.sub(REDACTED, text) if any(needle in text for needle in self.needles) else text
 
 
 REDACTED = "***"
@@ -192,11 +196,17 @@ SECRET_NAME = re.compile(
 CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+# Every kind's literal texts in one search: a text that holds none of them (most strings of a render)
+# holds no secret of those kinds, found with one search instead of one per kind.
+ANY_NEEDLE = re.compile("|".join(re.escape(needle) for pattern in SECRET_PATTERNS for needle in pattern.needles))
+
+
 def secret_kinds(text: str) -> list[str]:
     """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
     found first; empty when none."""
     kinds = ["a Hugging Face token"] if any(True for _ in token_candidates(text)) else []
-    kinds += [pattern.kind for pattern in SECRET_PATTERNS if pattern.search(text)]
+    if ANY_NEEDLE.search(text) is not None:
+        kinds += [pattern.kind for pattern in SECRET_PATTERNS if pattern.search(text)]
     return kinds
 
 
@@ -211,6 +221,8 @@ def is_secret_name(name: str) -> bool:
 
 
 def _hide_patterns(text: str) -> str:
+    if ANY_NEEDLE.search(text) is None:
+        return text
     for pattern in SECRET_PATTERNS:
         text = pattern.hide(text)
     return text

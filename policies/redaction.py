@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 # No look-behind: a token glued to other text ("Xhf_...", "=hf_...") is still a token.
 EMBEDDED_TOKEN = re.compile(r"hf_[A-Za-z0-9_]{8,}")
@@ -32,6 +33,8 @@ def _looks_like_token(text: str) -> bool:
 def token_candidates(text: str) -> Iterator[str]:
     """A whole value that starts with hf_, or a real-looking token inside a longer text (a script,
     a URL); lower-case identifiers such as hf_hub_download are not tokens."""
+    if "hf_" not in text:
+        return
     stripped = text.strip()
     if stripped.startswith("hf_") and len(stripped) > 3 and " " not in stripped and stripped not in NOT_TOKENS:
         yield stripped
@@ -48,6 +51,8 @@ def redact_tokens(text: str) -> str:
 def hide_tokens(text: str) -> str:
     """The text with every token `token_candidates` finds replaced by hf_***, for what a command copies
     from a file it was given into its own output (a preview quotes an old render's values)."""
+    if "hf_" not in text:
+        return text
     for candidate in sorted(set(token_candidates(text)), key=len, reverse=True):
         text = text.replace(candidate, REDACTED_TOKEN)
     return text
@@ -55,76 +60,124 @@ def hide_tokens(text: str) -> str:
 
 # ---------------------------------------------------------------- other secrets (every kind but hf_ tokens)
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+
+@dataclass(frozen=True)
+class SecretPattern:
+    """One kind of secret: its pattern, and the literal texts one of which every match contains (the
+    pattern's search runs only on a text that holds one: a substring test is far cheaper than a regex)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    needles: tuple[str, ...]
+
+    def search(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles) and self.pattern.search(text) is not None
+
+    def hide(self, text: str) -> str:
+        return self.pattern.sub(REDACTED, text) if any(needle in text for needle in self.needles) else text
+
+
+REDACTED = "***"
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # aws.py
-    ("an AWS access key id", re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")),
+    SecretPattern(
+        "an AWS access key id",
+        re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"),
+        ("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
+    ),
     # private_key.py, the whole block (also JSON-escaped: '\\n' between its lines) up to its END line
-    (
+    SecretPattern(
         "a private key",
         re.compile(
             r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]{0,30}-----|\Z)"
             r"|PuTTY-User-Key-File-\d",
             re.DOTALL,
         ),
+        ("-----BEGIN", "PuTTY-User-Key-File-"),
     ),
     # a Google Cloud service account key file (JSON, "Create and delete service account keys"): its
     # private_key_id, also inside escaped JSON; its private_key is the block above
-    ("a GCP service account key", re.compile(r'private_key_id\\*"\s*:\s*\\*"[0-9a-f]{40}')),
+    SecretPattern(
+        "a GCP service account key", re.compile(r'private_key_id\\*"\s*:\s*\\*"[0-9a-f]{40}'), ("private_key_id",)
+    ),
     # the same file base64-encoded (as a Kubernetes Secret's data or GOOGLE_CREDENTIALS-style variables
     # carry it): the encoding of its first bytes, `{"type": "service_account"` as gcloud writes it
     # (two-space indent, LF or CRLF) or compact
-    (
+    SecretPattern(
         "a GCP service account key",
         re.compile(
             r"eyJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3Vu|eyJ0eXBlIjoic2VydmljZV9hY2NvdW50"
             r"|ew0KICAidHlwZSI6ICJzZXJ2aWNlX2FjY291bnQi"
         ),
+        ("eyJ0eXBlIjo", "ewogICJ0eXBlIjog", "ew0KICAidHlwZSI6"),
     ),
     # Google API keys: AIza + 35 characters (gitleaks, config/gitleaks.toml, gcp-api-key)
-    ("a Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}")),
+    SecretPattern("a Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
     # openai.py; project, service account and admin keys carry a prefix
-    (
+    SecretPattern(
         "an OpenAI API key",
         re.compile(
             r"sk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
         ),
+        ("sk-",),
     ),
     # Anthropic API keys: sk-ant-api03-... (gitleaks, anthropic-api-key)
-    ("an Anthropic API key", re.compile(r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{20,}")),
+    SecretPattern("an Anthropic API key", re.compile(r"sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{20,}"), ("sk-ant-",)),
     # Weights & Biases API keys: wandb/wandb sdk/lib/auth/validation.py (check_api_key, at b6e29505) takes
     # an optional prefix and a dash, then 40+ word characters. Recognisable by value: the keys W&B issues
-    # since SDK 0.22.3 (wandb_v1_ and 77 more, 86 in all), and a server's local-<40 hex>. A legacy cloud
-    # key is 40 bare hex digits, the shape of a git commit id: found by its variable's name only.
-    ("a W&B API key", re.compile(r"wandb_v1_[A-Za-z0-9_]{40,}|(?<![A-Za-z0-9])local-[0-9a-f]{40}(?![0-9a-f])")),
+    # since SDK 0.22.3 (wandb_v1_ and 77 more, 86 in all), and a server's local-<40 hex> (not the end of a
+    # longer word; checked after `local-`, since a pattern that starts with a look-behind is tried at every
+    # character of the text, one that starts with a word only where the word is). A legacy cloud key is 40
+    # bare hex digits, the shape of a git commit id: found by its variable's name only.
+    SecretPattern(
+        "a W&B API key",
+        re.compile(r"wandb_v1_[A-Za-z0-9_]{40,}|local-(?<![A-Za-z0-9]local-)[0-9a-f]{40}(?![0-9a-f])"),
+        ("wandb_v1_", "local-"),
+    ),
     # github_token.py; fine-grained tokens github_pat_ (GitHub blog, "Introducing fine-grained personal
     # access tokens", 2022-10-18)
-    ("a GitHub token", re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}|github_pat_[A-Za-z0-9_]{22,}")),
+    SecretPattern(
+        "a GitHub token",
+        re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}|github_pat_[A-Za-z0-9_]{22,}"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     # slack.py (tokens and incoming webhooks); xoxe/xapp tokens of Slack's token types page
-    (
+    SecretPattern(
         "a Slack token",
         re.compile(
             r"xox(?:a|b|p|o|s|r|e)-(?:[0-9]+-)+[A-Za-z0-9]+|xapp-[0-9]-[A-Za-z0-9-]{10,}"
             r"|https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"
         ),
+        ("xox", "xapp-", "https://hooks.slack.com/services/T"),
     ),
     # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ)
-    ("a JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    SecretPattern(
+        "a JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ("eyJ",)
+    ),
     # an HTTP bearer credential (RFC 6750 section 2.1, `Bearer b64token`): an `Authorization` header
-    # passed to the engine (`--middleware`, a header variable) carries the key itself
-    ("a bearer token", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9._~+/-]{20,}=*")),
+    # passed to the engine (`--middleware`, a header variable) carries the key itself; the word on its
+    # own (no word character before it, checked after the word as above)
+    SecretPattern(
+        "a bearer token", re.compile(r"[Bb]earer(?<!\w[Bb]earer)\s+[A-Za-z0-9._~+/-]{20,}=*"), ("Bearer", "bearer")
+    ),
     # basic_auth.py: a password in a URL (scheme://user:password@host)
-    ("a password in a URL", re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@")),
+    SecretPattern(
+        "a password in a URL",
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@"),
+        ("://",),
+    ),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
     # conninfo, a query string's `secret=...`): the word on its own (not the end of a variable's name, which
     # the name check finds), then `=` and the value on one line; not a reference the pod expands from a
     # secretEnv variable (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. A `:` is not taken: the
     # stack's own text has `secret:PROJECT:KEY` (an ESC placeholder) and YAML keys.
-    (
+    SecretPattern(
         "a password or key assignment",
         re.compile(
             r"(?i)(?<![A-Za-z0-9_])(?:password|passwd|passphrase|pwd|secret|client_?secret|api_?key|access_?key"
             r"|auth_?token|access_?token)[ \t]*=[ \t]*(?![$*{[(<])[^\s\"'&;,]{4,}"
         ),
+        ("=",),
     ),
 )
 # Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B
@@ -141,14 +194,19 @@ SECRET_NAME = re.compile(
 # its DENYLIST has `pass` and `app_key`); here only the password words may follow other letters, so that
 # libpq's PGPASSWORD and a REDIS_PASS are secrets and MAX_TOKENS or --tokenizer still are not.
 CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-REDACTED = "***"
+
+
+# Every kind's literal texts in one search: a text that holds none of them (most strings of a render)
+# holds no secret of those kinds, found with one search instead of one per kind.
+ANY_NEEDLE = re.compile("|".join(re.escape(needle) for pattern in SECRET_PATTERNS for needle in pattern.needles))
 
 
 def secret_kinds(text: str) -> list[str]:
     """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
     found first; empty when none."""
     kinds = ["a Hugging Face token"] if any(True for _ in token_candidates(text)) else []
-    kinds += [kind for kind, pattern in SECRET_PATTERNS if pattern.search(text)]
+    if ANY_NEEDLE.search(text) is not None:
+        kinds += [pattern.kind for pattern in SECRET_PATTERNS if pattern.search(text)]
     return kinds
 
 
@@ -163,8 +221,10 @@ def is_secret_name(name: str) -> bool:
 
 
 def _hide_patterns(text: str) -> str:
-    for _kind, pattern in SECRET_PATTERNS:
-        text = pattern.sub(REDACTED, text)
+    if ANY_NEEDLE.search(text) is None:
+        return text
+    for pattern in SECRET_PATTERNS:
+        text = pattern.hide(text)
     return text
 
 

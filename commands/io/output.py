@@ -546,10 +546,12 @@ def opened(directory: Path) -> Iterator[OutputFolder]:
 
 def check_out_dir(directory: Path, replace: bool = True) -> None:
     """Refuse, before any work, a folder the command could not write (with `replace`, every file the
-    manifest lists is verified too, as the write will replace or remove them all)."""
+    manifest lists is verified too, as the write will replace or remove them all): a folder without
+    write permission was refused only by the write, after the whole render."""
     with opened(directory) as folder:
         if replace:
             folder.verify(folder.manifest)
+        folder._check_writable([*folder.manifest, *folder.leftovers] if replace else [])
 
 
 def write_render(directory: Path, files: Mapping[str, str]) -> None:

@@ -21,8 +21,20 @@ from tests.rendered import ROOT
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc (Linux)")
 
 
+# Starts the command with SIGINT at its default, as a terminal's shell does: a test run launched in the
+# background without job control (`pytest &` in a script) passes SIGINT on ignored, and Python keeps
+# ignoring it. (Not preexec_fn: unsafe while the session's background render thread runs.) exec keeps the PID.
+INTERRUPTIBLE = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 def interrupted_when_loaded(command: list[str], library: str, extra_seconds: float = 0.0) -> tuple[int, str]:
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*INTERRUPTIBLE, *command], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     maps = Path(f"/proc/{process.pid}/maps")
     deadline = time.monotonic() + 120
     while process.poll() is None and time.monotonic() < deadline:

@@ -1,9 +1,10 @@
-"""An output folder after a write that did not finish: a render killed (SIGKILL) while it wrote leaves a
-folder the next render recovers; a folder this user cannot write is refused before anything in it is
-touched (exit 2, one line)."""
+"""An output folder after a write that did not finish: a render killed (SIGKILL) while it wrote its files
+leaves a folder the next render recovers; a folder this user cannot write is refused before the program
+runs and before anything in it is touched (exit 2, one line)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -17,12 +18,15 @@ from commands.io import output
 from tests.commands.io.test_output import FILES, snapshot
 from tests.rendered import ROOT, RenderedStack, run_render
 
-# Runs `render ARGS`, killing itself with SIGKILL in the middle of its Nth file write: half the file is
-# on disk under its staging name, nothing renamed (the hook point: commands/io/output.py `_write_new`).
-KILLED_RENDER = """
-import os, signal, sys
+# Writes a render's files as `render` does (commands/io/output.py `write_render`, the call that ends
+# commands/render/command.py `render`), killing itself with SIGKILL in the middle of its Nth file write: half
+# the file is on disk under its staging name, nothing renamed (the hook point: `_write_new`). Only the write
+# runs in the killed process: the folder a killed write leaves is what is under test, and a whole render
+# in a new process would cost ~5 s of CPU per case.
+KILLED_WRITE = """
+import json, os, signal, sys
+from pathlib import Path
 from commands.io import output
-from commands.render.command import main
 real, calls = output._write_new, [0]
 def dying(parent, name, content):
     calls[0] += 1
@@ -32,13 +36,24 @@ def dying(parent, name, content):
         os.kill(os.getpid(), signal.SIGKILL)
     real(parent, name, content)
 output._write_new = dying
-sys.exit(main(sys.argv[1:]))
+output.write_render(Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()))
 """
 
 
-def killed_render(out: Path, at_write: int) -> None:
+def render_files(directory: Path) -> dict[str, str]:
+    """What `render` hands to `write_render`: the render's own files (not the folder's hidden record)."""
+    return {
+        str(path.relative_to(directory)): path.read_text()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file() and output.is_own_path(str(path.relative_to(directory)))
+    }
+
+
+def killed_write(out: Path, files: dict[str, str], at_write: int) -> None:
+    files_json = out.parent / f"{out.name}-files.json"
+    files_json.write_text(json.dumps(files))
     run = subprocess.run(
-        [sys.executable, "-c", KILLED_RENDER, "dev", "--out", str(out)],
+        [sys.executable, "-c", KILLED_WRITE, str(out), str(files_json)],
         cwd=ROOT,
         env={**os.environ, "KILL_AT_WRITE": str(at_write)},
         capture_output=True,
@@ -67,7 +82,7 @@ def test_a_render_killed_mid_write_is_recovered_by_the_next(
     out = tmp_path / "dev"
     if earlier_render:
         shutil.copytree(dev.directory, out)
-    killed_render(out, at_write)
+    killed_write(out, render_files(dev.directory), at_write)
     again = run_render("dev", "--out", str(out))
     assert again.returncode == 0, again.stderr
     assert snapshot(out) == clean_render, "the same files as a render into a new folder, no staging file left"
@@ -79,6 +94,18 @@ def test_a_file_only_named_like_a_staging_file_but_a_link_is_still_refused(tmp_p
     (out / ".tmp-0123456789abcdef").symlink_to(tmp_path)
     with pytest.raises(output.OutputError, match="symbolic link"):
         output.write_render(out, FILES)
+
+
+# `render ARGS` where running the program fails: a folder refused before any work never gets that far.
+RENDER_WITHOUT_PROGRAM = """
+import sys
+from commands.engine import mocks
+from commands.render.command import main
+def not_before_the_folder_is_checked(*args, **kwargs):
+    raise SystemExit("the program ran before the output folder was checked")
+mocks.run_program = not_before_the_folder_is_checked
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def without_write_permission(command: list[str]) -> list[str]:
@@ -102,7 +129,7 @@ def test_an_unwritable_folder_is_refused_before_anything_is_touched(
     locked.chmod(0o555)
     try:
         run = subprocess.run(
-            without_write_permission([str(ROOT / ".venv" / "bin" / "render"), "dev", "--out", str(target)]),
+            without_write_permission([sys.executable, "-c", RENDER_WITHOUT_PROGRAM, "dev", "--out", str(target)]),
             cwd=ROOT,
             capture_output=True,
             text=True,

@@ -176,22 +176,30 @@ def _moe_engine(**settings: Any) -> EngineConfig:
     )
 
 
+def _qwen3_5(
+    model: str, quantization: Literal["fp8", "nvfp4"], size_gib: int, total: float, active: float
+) -> Checkpoint:
+    """A Qwen 3.5 checkpoint: every one the profiles serve carries MTP heads and hybrid attention, and
+    was trained for a 262,144-token context."""
+    return Checkpoint(
+        model=model,
+        quantization=quantization,
+        size_gib=size_gib,
+        total_parameters_billion=total,
+        active_parameters_billion=active,
+        mtp_heads=True,
+        hybrid_attention=True,
+        native_context=262_144,
+    )
+
+
 PROFILES: dict[ProfileName, ServingProfile] = {
     profile.name: profile
     for profile in (
         ServingProfile(
             name=ProfileName.qwen3_5_27b_fp8,
             summary="Qwen 3.5 27B (dense) FP8, one copy per GPU: the published recipe, measured on B200",
-            checkpoint=Checkpoint(
-                model="Qwen/Qwen3.5-27B-FP8",
-                quantization="fp8",
-                size_gib=29,
-                total_parameters_billion=27,
-                active_parameters_billion=27,
-                mtp_heads=True,
-                hybrid_attention=True,
-                native_context=262_144,
-            ),
+            checkpoint=_qwen3_5("Qwen/Qwen3.5-27B-FP8", "fp8", size_gib=29, total=27, active=27),
             disk_gib=100,
             engine=EngineConfig(),
             workload=WorkloadConfig(),
@@ -199,16 +207,7 @@ PROFILES: dict[ProfileName, ServingProfile] = {
         ServingProfile(
             name=ProfileName.qwen3_5_35b_a3b_fp8,
             summary="Qwen 3.5 35B-A3B (MoE, 3B active) FP8, data parallel 8 + expert parallel; not measured",
-            checkpoint=Checkpoint(
-                model="Qwen/Qwen3.5-35B-A3B-FP8",
-                quantization="fp8",
-                size_gib=40,
-                total_parameters_billion=35,
-                active_parameters_billion=3,
-                mtp_heads=True,
-                hybrid_attention=True,
-                native_context=262_144,
-            ),
+            checkpoint=_qwen3_5("Qwen/Qwen3.5-35B-A3B-FP8", "fp8", size_gib=40, total=35, active=3),
             disk_gib=100,
             engine=_moe_engine(),
             workload=WorkloadConfig(),
@@ -216,16 +215,7 @@ PROFILES: dict[ProfileName, ServingProfile] = {
         ServingProfile(
             name=ProfileName.qwen3_5_122b_a10b_fp8,
             summary="Qwen 3.5 122B-A10B (MoE, 10B active) FP8, data parallel 8 + expert parallel; not measured",
-            checkpoint=Checkpoint(
-                model="Qwen/Qwen3.5-122B-A10B-FP8",
-                quantization="fp8",
-                size_gib=137,
-                total_parameters_billion=122,
-                active_parameters_billion=10,
-                mtp_heads=True,
-                hybrid_attention=True,
-                native_context=262_144,
-            ),
+            checkpoint=_qwen3_5("Qwen/Qwen3.5-122B-A10B-FP8", "fp8", size_gib=137, total=122, active=10),
             disk_gib=320,
             engine=_moe_engine(),
             workload=WorkloadConfig(),
@@ -234,16 +224,7 @@ PROFILES: dict[ProfileName, ServingProfile] = {
             name=ProfileName.qwen3_5_397b_a17b_nvfp4,
             summary="Qwen 3.5 397B-A17B (MoE, 17B active), NVIDIA's NVFP4 checkpoint, data parallel 8 + expert "
             "parallel, FlashInfer TRT-LLM FP4 MoE kernels; not measured in this layout",
-            checkpoint=Checkpoint(
-                model="nvidia/Qwen3.5-397B-A17B-NVFP4",
-                quantization="nvfp4",
-                size_gib=222,
-                total_parameters_billion=397,
-                active_parameters_billion=17,
-                mtp_heads=True,
-                hybrid_attention=True,
-                native_context=262_144,
-            ),
+            checkpoint=_qwen3_5("nvidia/Qwen3.5-397B-A17B-NVFP4", "nvfp4", size_gib=222, total=397, active=17),
             disk_gib=500,
             engine=_moe_engine(moeBackend="flashinfer_trtllm", maxNumSeqs=1024),
             workload=WorkloadConfig(concurrency_per_node=1024),

@@ -53,6 +53,11 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
         isinstance(timeouts, dict) and all(isinstance(value, str) for value in timeouts.values())
     ):
         raise InputError(f"{where}: {label}: options.customTimeouts must map operations to durations")
+    metadata = record["inputs"].get("metadata")
+    if record["type"].startswith("kubernetes:") and metadata is not None and not isinstance(metadata, dict):
+        # what the preview reads a Kubernetes object's identity from (name, namespace): refused here,
+        # not after the whole preview has been worked out
+        raise InputError(f"{where}: {label}: inputs.metadata must be an object (the Kubernetes object's metadata)")
     return record
 
 

@@ -177,7 +177,9 @@ def test_a_record_the_preview_cannot_read_is_bad_input_not_a_crash(dev_render: P
         if record["type"] == "kubernetes:apps/v1:Deployment":
             record["inputs"]["metadata"] = "not an object"
     old = a_render(tmp_path / "old", records)
-    one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")))
+    one_line_refusal(
+        run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")), "inputs.metadata"
+    )
 
 
 # ---------------------------------------------------------------- policy config

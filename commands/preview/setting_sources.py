@@ -28,6 +28,7 @@ import functools
 import gc
 import inspect
 import logging
+import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -76,18 +77,38 @@ OTHER = _Other()
 
 
 class _TracerFailures(logging.Filter):
-    """Drops asyncio's reports of never-awaited futures while the tracer runs. Declaring a component with
-    other Args fails on purpose (the SDK refuses OTHER in an input; an existing cluster's checks refuse
-    another GKE version): that is how a field is found not to feed an input. The failed registration
-    futures are not awaited, and asyncio's default exception handler logs each one with its traceback
-    when it is collected (`Future exception was never retrieved`): thousands of lines on stderr for one
-    preview (50,021 for a gateway preview, 5,154 for a renamed existing cluster). `tracing()` collects
-    them before it ends; any other report, and any at another time, still reaches the log."""
+    """Drops asyncio's reports of never-awaited futures in a thread while it runs the tracer. Declaring
+    a component with other Args fails on purpose (the SDK refuses OTHER in an input; an existing
+    cluster's checks refuse another GKE version): that is how a field is found not to feed an input.
+    The failed registration futures are not awaited, and asyncio's default exception handler logs each
+    one with its traceback when it is collected (`Future exception was never retrieved`): thousands of
+    lines on stderr for one preview (50,021 for a gateway preview, 5,154 for a renamed existing
+    cluster). `tracing()` collects them before it ends; any other report, one from another thread, and
+    one at another time still reach the log."""
 
-    active = 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth: dict[int, int] = {}  # thread ident -> nested tracing() in it
+        self.lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (self.active and "exception was never retrieved" in record.getMessage().split("\n", 1)[0])
+        return not (
+            record.thread in self.depth and "exception was never retrieved" in record.getMessage().split("\n", 1)[0]
+        )
+
+    def enter(self) -> bool:
+        """Count one more tracing() in this thread; True for the outermost."""
+        with self.lock:
+            thread = threading.get_ident()
+            self.depth[thread] = self.depth.get(thread, 0) + 1
+            return self.depth[thread] == 1
+
+    def leave(self) -> None:
+        with self.lock:
+            thread = threading.get_ident()
+            self.depth[thread] -= 1
+            if not self.depth[thread]:
+                del self.depth[thread]
 
 
 _TRACER_FAILURES = _TracerFailures()
@@ -96,16 +117,16 @@ logging.getLogger("asyncio").addFilter(_TRACER_FAILURES)
 
 @contextlib.contextmanager
 def tracing() -> Iterator[None]:
-    """Quiet about the tracer's failed declarations (`_TracerFailures`): the runtime lets go of the last
-    run's futures and they are collected before the quiet ends."""
-    _TRACER_FAILURES.active += 1
+    """Quiet about the tracer's failed declarations in this thread (`_TracerFailures`): the runtime lets
+    go of the last run's futures and they are collected before the quiet ends."""
+    outermost = _TRACER_FAILURES.enter()
     try:
         yield
     finally:
-        if _TRACER_FAILURES.active == 1:
+        if outermost:
             reset_options(project=COMPONENT_SETTINGS.project, stack=COMPONENT_SETTINGS.stack)
             gc.collect()
-        _TRACER_FAILURES.active -= 1
+        _TRACER_FAILURES.leave()
 
 
 def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)

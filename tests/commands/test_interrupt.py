@@ -24,16 +24,25 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="ne
 # Starts the command with SIGINT at its default, as a terminal's shell does: a test run launched in the
 # background without job control (`pytest &` in a script) passes SIGINT on ignored, and Python keeps
 # ignoring it. (Not preexec_fn: unsafe while the session's background render thread runs.) exec keeps the PID.
-INTERRUPTIBLE = [
-    sys.executable,
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
-]
+def started_with(disposition: str) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        f"import os, signal, sys; signal.signal(signal.SIGINT, signal.{disposition}); "
+        "os.execv(sys.argv[1], sys.argv[1:])",
+    ]
 
 
-def interrupted_when_loaded(command: list[str], library: str, extra_seconds: float = 0.0) -> tuple[int, str]:
+INTERRUPTIBLE = started_with("SIG_DFL")
+# As `nohup` or a shell's background job without job control starts it: SIGINT ignored.
+NOT_INTERRUPTIBLE = started_with("SIG_IGN")
+
+
+def interrupted_when_loaded(
+    command: list[str], library: str, extra_seconds: float = 0.0, start: list[str] = INTERRUPTIBLE
+) -> tuple[int, str]:
     process = subprocess.Popen(
-        [*INTERRUPTIBLE, *command], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        [*start, *command], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     maps = Path(f"/proc/{process.pid}/maps")
     deadline = time.monotonic() + 120
@@ -71,3 +80,10 @@ def test_an_interrupt_is_one_line_and_130(
     argv = [str(BIN / command[0]), *(part.format(out=tmp_path / "out") for part in command[1:])]
     status, stderr = interrupted_when_loaded(argv, library, extra_seconds)
     assert (status, stderr) == (130, f"{command[0]}: interrupted\n")
+
+
+def test_an_ignored_interrupt_stays_ignored() -> None:
+    # started with SIGINT ignored, the command keeps ignoring it (commands/entry.py), as Python itself does
+    status, stderr = interrupted_when_loaded([str(BIN / "plan"), "dev"], "cygrpc", start=NOT_INTERRUPTIBLE)
+    assert status == 0, stderr
+    assert "interrupted" not in stderr and "Traceback" not in stderr

@@ -201,6 +201,7 @@ def test_failed_declarations_of_the_tracer_stay_off_stderr(caplog: pytest.LogCap
     # Declaring a component with other Args fails on purpose: the SDK refuses OTHER in an input, and an
     # existing cluster's checks refuse another GKE version (a preview of a renamed existing cluster wrote
     # 5,154 lines of `Future exception was never retrieved` to stderr). Each field of both is followed.
+    inputs_fed.cache_clear()  # followed here, not answered from an earlier test's cache
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         for component_type, name in (("llm-serving:gke:ExistingCluster", "llm"), ("llm-serving:gke:Cluster", "llm")):
             for field in settings_by_component()[component_type]:

@@ -13,30 +13,9 @@ from commands.plan.assumptions import explain
 from commands.plan.capacity_plan import plan
 from commands.render.plan_md import capacity_section
 from components.endpoint_picker import EPP_IMAGE
-from stacks.capacity import measurements
 from stacks.config.routing import RoutingMode
-from stacks.config.stack import StackConfig
-from stacks.load.loader import validate
-from tests.variants import stack_config, stack_settings
-
-RUNS = measurements.load().measurements
-# The Endpoint Picker the write-up's gateway runs used (the inferencepool chart v1.4.0).
-MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
-
-
-def with_measured_picker(config: StackConfig) -> StackConfig:
-    """A copy of a validated config that names the write-up's picker (no stack file can: see
-    tests/stacks/capacity/test_planner.py)."""
-    gateway = config.routing.gateway.model_copy(update={"epp_image": MEASURED_PICKER})
-    return config.model_copy(update={"routing": config.routing.model_copy(update={"gateway": gateway})})
-
-
-def config_of(environment: str, **settings: Any) -> StackConfig:
-    """The shipped stack file of an environment with some groups replaced; a goal replaces its node count."""
-    raw = stack_settings(environment)
-    if "target" in settings and "capacity" in raw:
-        raw["capacity"] = {key: value for key, value in raw["capacity"].items() if key != "nodes"}
-    return validate({**raw, **settings})
+from tests.stacks.capacity.test_planner import MEASURED_PICKER, RUNS, config_of, with_measured_picker
+from tests.variants import stack_config
 
 
 @pytest.mark.parametrize(("nodes", "published"), sorted({2: 131_303, 4: 245_009, 8: 469_433}.items()))

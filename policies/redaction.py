@@ -70,11 +70,14 @@ class SecretPattern:
     pattern: re.Pattern[str]
     needles: tuple[str, ...]
 
+    def may_match(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles)
+
     def search(self, text: str) -> bool:
-        return any(needle in text for needle in self.needles) and self.pattern.search(text) is not None
+        return self.may_match(text) and self.pattern.search(text) is not None
 
     def hide(self, text: str) -> str:
-        return self.pattern.sub(REDACTED, text) if any(needle in text for needle in self.needles) else text
+        return self.pattern.sub(REDACTED, text) if self.may_match(text) else text
 
 
 REDACTED = "***"

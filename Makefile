@@ -71,10 +71,12 @@ bench: $(DEV)
 crds: $(RUNTIME)
 	$(VENV)/bin/python -m schemas.crds refresh $(UPSTREAM) $(REF) $(if $(FROM_DIR),--from-dir $(FROM_DIR))
 
-# Regenerate the generated reference pages (a test fails when they are stale).
+# Regenerate the generated reference pages and the preview's table of the setting tracer's answers
+# (a test fails when one is stale).
 docs: $(RUNTIME)
 	$(VENV)/bin/python -m commands.settings_reference > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
 	$(VENV)/bin/python -m policies.docs
+	$(VENV)/bin/python -m commands.preview.trace_refresh
 
 # make vllm-args VERSION=0.33.0 VLLM_PYTHON=/path/to/venv/bin/python: regenerate schemas/vllm/vllm-VERSION.json
 # from that release's own `vllm serve` parser (VLLM_PYTHON: a throwaway environment with vllm==VERSION)

@@ -43,6 +43,7 @@ from commands.engine.property_paths import Segment, parse_path
 from commands.io.states import Record
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange
+from commands.preview.traced_table import current_table
 from commands.stackfile.stack_settings import StackSettings
 from stacks import program
 from stacks.config.presets import PRESETS
@@ -89,6 +90,7 @@ class _TracerFailures(logging.Filter):
     def __init__(self) -> None:
         super().__init__()
         self.depth: dict[int, int] = {}  # thread ident -> nested tracing() in it
+        self.declarations = 0  # runs under the mocks the tracer made, in any thread
         self.lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -102,6 +104,10 @@ class _TracerFailures(logging.Filter):
             thread = threading.get_ident()
             self.depth[thread] = self.depth.get(thread, 0) + 1
             return self.depth[thread] == 1
+
+    def declared(self) -> None:
+        with self.lock:
+            self.declarations += 1
 
     def leave(self) -> None:
         with self.lock:
@@ -120,10 +126,11 @@ def tracing() -> Iterator[None]:
     """Quiet about the tracer's failed declarations in this thread (`_TracerFailures`): the runtime lets
     go of the last run's futures and they are collected before the quiet ends."""
     outermost = _TRACER_FAILURES.enter()
+    declarations = _TRACER_FAILURES.declarations
     try:
         yield
     finally:
-        if outermost:
+        if outermost and _TRACER_FAILURES.declarations != declarations:  # none when the table answered
             reset_options(project=COMPONENT_SETTINGS.project, stack=COMPONENT_SETTINGS.stack)
             gc.collect()
         _TRACER_FAILURES.leave()
@@ -308,7 +315,20 @@ def _builders() -> dict[str, Callable[[Any], object]]:
 
 @functools.cache
 def settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
-    """Component (or provider) type -> Args field -> the stack settings that feed it."""
+    """Component (or provider) type -> Args field -> the stack settings that feed it: from the shipped
+    table while it is current (`commands/preview/traced_table.py`), else followed."""
+    table = current_table()
+    if table is None:
+        return trace_settings_by_component()
+    return {
+        component_type: {name: frozenset(keys) for name, keys in fields.items()}
+        for component_type, fields in table["settingsByComponent"].items()
+    }
+
+
+@functools.cache
+def trace_settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
+    """settings_by_component, followed through the mapping from each traced config."""
     found: dict[str, dict[str, set[str]]] = {}
     for config in traced_configs():
         for component_type, build in _builders().items():
@@ -330,6 +350,13 @@ def component_settings(component_type: str, fields: Iterable[str] | None = None)
 
 @functools.cache
 def composition_settings() -> frozenset[str]:
+    """The settings the composition reads itself: from the shipped table while it is current, else followed."""
+    table = current_table()
+    return trace_composition_settings() if table is None else frozenset(table["compositionSettings"])
+
+
+@functools.cache
+def trace_composition_settings() -> frozenset[str]:
     """The settings the composition reads itself (`stacks/program.py`, `stacks/operations.py`), outside
     the Args builders: those that decide which components it declares (`routing.mode`,
     `benchmark.enabled`...). Followed by running the composition under the mocks from each traced config."""
@@ -338,6 +365,7 @@ def composition_settings() -> frozenset[str]:
         recorder = _Recorder(composition_only=True)
         seen = _Seen(config, "", recorder)
         with tracing():
+            _TRACER_FAILURES.declared()
             mocks.run_under_mocks(COMPONENT_SETTINGS, lambda seen=seen: program.build(seen, pulumi.Output.secret("")))  # type: ignore[misc]
         found.update(recorder.read)
     return frozenset(found)
@@ -454,6 +482,7 @@ def closeness(fed: Anchor, changed: Anchor) -> tuple[int, int] | None:
 
 def _declared(component: type[pulumi.ComponentResource], name: str, args: object) -> dict[tuple[str, str], Any]:
     with tracing():
+        _TRACER_FAILURES.declared()
         built = mocks.run_under_mocks(COMPONENT_SETTINGS, lambda: component(name, args))  # type: ignore[call-arg,arg-type]
     return {(entry.type, entry.name): entry.inputs for entry in built.registrations if entry.custom}
 
@@ -470,8 +499,37 @@ def _other_args(args: Any, field: str) -> list[Any]:
     return [dataclasses.replace(args, **{field: other}) for other in other_values(getattr(args, field))]
 
 
+def _recorded(component_type: str, name: str) -> dict[str, Any] | None:
+    """The shipped table's answers for the component of that type and name, when it is current and has it."""
+    table = current_table()
+    recorded = None if table is None else table["components"].get(component_type, {}).get(name)
+    return recorded if isinstance(recorded, dict) else None
+
+
+def encode_anchor(anchor: Anchor) -> list[Any]:
+    """An anchor as JSON: an input's key as a string, a list item as {"kind", "key"}."""
+    return [part if isinstance(part, str) else {"kind": part.kind, "key": part.key} for part in anchor]
+
+
+def decode_anchor(parts: list[Any]) -> Anchor:
+    return tuple(part if isinstance(part, str) else Item(part["kind"], part["key"]) for part in parts)
+
+
 @functools.cache
 def inputs_fed(component_type: str, name: str, field: str) -> Touched:
+    """The children's inputs that one Args field of the component named `name` feeds: from the shipped
+    table while it is current and holds that component, else followed (`trace_inputs_fed`)."""
+    recorded = _recorded(component_type, name)
+    if recorded is None or field not in recorded["inputsFed"]:
+        return trace_inputs_fed(component_type, name, field)
+    return frozenset(
+        (child_type, child_name, decode_anchor(anchor))
+        for child_type, child_name, anchor in recorded["inputsFed"][field]
+    )
+
+
+@functools.cache
+def trace_inputs_fed(component_type: str, name: str, field: str) -> Touched:
     """The children's inputs that one Args field of the component named `name` feeds: the component
     is declared under the offline engine's mocks with the Args of each traced config and with that
     field changed (their union: each config declares the component in its own layout)."""
@@ -546,6 +604,14 @@ def _places(value: Any, anchor: Anchor = ()) -> Iterable[Anchor]:
 
 
 def traced_children(component_type: str, name: str) -> frozenset[tuple[str, str]]:
+    """(type, name) of the children the component declares in the traced configs' layouts."""
+    recorded = _recorded(component_type, name)
+    if recorded is not None:
+        return frozenset((child_type, child_name) for child_type, child_name in recorded["children"])
+    return trace_children(component_type, name)
+
+
+def trace_children(component_type: str, name: str) -> frozenset[tuple[str, str]]:
     if component_type in PROVIDER_ARGS_OF_CONFIG:
         return frozenset({(component_type, name)})
     return frozenset(key for _, _, declared in _traced_components(component_type, name) for key in declared)

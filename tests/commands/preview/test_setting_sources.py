@@ -21,6 +21,7 @@ from commands.preview.setting_sources import (
     dotted,
     inputs_fed,
     settings_by_component,
+    trace_inputs_fed,
 )
 from commands.render.command import resource_records
 from components.crd_readiness import CrdReadiness
@@ -201,17 +202,17 @@ def test_failed_declarations_of_the_tracer_stay_off_stderr(caplog: pytest.LogCap
     # Declaring a component with other Args fails on purpose: the SDK refuses OTHER in an input, and an
     # existing cluster's checks refuse another GKE version (a preview of a renamed existing cluster wrote
     # 5,154 lines of `Future exception was never retrieved` to stderr). Each field of both is followed.
-    inputs_fed.cache_clear()  # followed here, not answered from an earlier test's cache
+    trace_inputs_fed.cache_clear()  # followed here, not answered from an earlier test's cache or the table
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         for component_type, name in (("llm-serving:gke:ExistingCluster", "llm"), ("llm-serving:gke:Cluster", "llm")):
             for field in settings_by_component()[component_type]:
-                inputs_fed(component_type, name, field)
+                trace_inputs_fed(component_type, name, field)
         gc.collect()
     assert "never retrieved" not in caplog.text
 
 
 def test_a_failure_outside_the_tracer_still_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
-    inputs_fed("llm-serving:gke:ExistingCluster", "llm", "minimum_version")  # the tracer ran in this thread
+    trace_inputs_fed("llm-serving:gke:ExistingCluster", "llm", "minimum_version")  # the tracer ran in this thread
     with caplog.at_level(logging.ERROR, logger="asyncio"):
         future = asyncio.get_event_loop().create_future()
         future.set_exception(ValueError("a real failure"))

@@ -1,0 +1,121 @@
+"""The setting tracer's answers for the shipped program, worked out once and read back while the
+files they came from are unchanged.
+
+Following one day-2 change of an engine flag to its stack setting declares the serving component
+more than a hundred times under the offline engine's mocks (about 20 s of CPU, for every preview
+process). The answers depend only on the project's code, its data files and the SDK versions, so
+`make docs` (`commands.preview.trace_refresh`) writes them to `traced_settings.json` with a
+fingerprint of everything the trace loaded: each of the project's modules it imported (its text), the
+data files beside them (every file of a loaded package's folder and of its folders that are not
+packages: the measurements, the vLLM argument tables) and the versions of the distributions that
+shape a declaration. A preview uses the table only while that fingerprint is the one it computes
+from the files it runs; after any change it follows the settings live, as before, and
+`tests/commands/preview/test_traced_table.py` fails until the table is written again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+TABLE_FILE = Path(__file__).resolve().with_name("traced_settings.json")
+# The folder that holds the project's packages: the repository, or an installed wheel's
+# `gke_b200_serving/` (hatch_build.py).
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("commands", "common", "components", "policies", "schemas", "stacks")
+# The SDK and the providers serialize what a component declares; pydantic validates the config.
+DISTRIBUTIONS = ("pulumi", "pulumi-gcp", "pulumi-kubernetes", "pydantic")
+# An installed wheel's modules import the project under its own name (hatch_build.py `namespaced`):
+# that prefix is taken off before a module's text is fingerprinted, so the wheel's files match.
+IMPORT_NAME = "" if __name__.startswith("commands.") else __name__.split(".")[0]
+
+
+def loaded_sources() -> list[str]:
+    """The project's modules loaded in this process, by their path under PROJECT_ROOT."""
+    found: set[str] = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str):
+            continue
+        resolved = Path(path).resolve()
+        if PROJECT_ROOT not in resolved.parents:
+            continue
+        relative = resolved.relative_to(PROJECT_ROOT)
+        if relative.parts[0] in PACKAGES and relative.suffix == ".py":
+            found.add(relative.as_posix())
+    return sorted(found)
+
+
+def _data_files(sources: Iterable[str]) -> list[str]:
+    """Files beside the loaded packages that are not modules: in a loaded package's folder and in its
+    folders that are not packages (schemas/vllm/), listed afresh so that a new one counts."""
+    found: set[str] = set()
+    for source in sources:
+        if not source.endswith("/__init__.py"):
+            continue
+        folder = PROJECT_ROOT / source.removesuffix("/__init__.py")
+        for path in folder.rglob("*"):
+            relative = path.relative_to(folder)
+            if (
+                path.is_file()
+                and path.suffix not in (".py", ".pyc")
+                and "__pycache__" not in relative.parts
+                and path != TABLE_FILE
+                and not any((folder / part).joinpath("__init__.py").exists() for part in _parents(relative))
+            ):
+                found.add(path.relative_to(PROJECT_ROOT).as_posix())
+    return sorted(found)
+
+
+def _parents(relative: Path) -> list[Path]:
+    """The folders between a package's folder and a file in it (`a/b/f` -> `a`, `a/b`)."""
+    return [Path(*relative.parts[: index + 1]) for index in range(len(relative.parts) - 1)]
+
+
+def repository_text(source: str, import_name: str) -> str:
+    """A module's text as the repository holds it: the project's imports without `import_name.`."""
+    if not import_name:
+        return source
+    return re.sub(rf"^([ \t]*(?:from|import)[ \t]+){re.escape(import_name)}\.", r"\1", source, flags=re.M)
+
+
+def _digest(relative: str) -> str:
+    data = (PROJECT_ROOT / relative).read_bytes()
+    if relative.endswith(".py") and IMPORT_NAME:
+        data = repository_text(data.decode("utf-8"), IMPORT_NAME).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def fingerprint(sources: Iterable[str]) -> dict[str, Any]:
+    """What the trace depends on: the digest of each module in `sources` and of the data files beside
+    them, and the versions of DISTRIBUTIONS."""
+    modules = sorted(sources)
+    return {
+        "files": {relative: _digest(relative) for relative in [*modules, *_data_files(modules)]},
+        "distributions": {name: importlib.metadata.version(name) for name in DISTRIBUTIONS},
+    }
+
+
+def write(document: dict[str, Any]) -> None:
+    TABLE_FILE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+
+
+@functools.cache
+def current_table() -> dict[str, Any] | None:
+    """The table when it was written from the files this process runs, else None (missing, unreadable,
+    or from other files: the preview then follows the settings live)."""
+    try:
+        document = json.loads(TABLE_FILE.read_text())
+        stored = document["fingerprint"]
+        if fingerprint(name for name in stored["files"] if name.endswith(".py")) != stored:
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
+        return None
+    return document if isinstance(document, dict) else None

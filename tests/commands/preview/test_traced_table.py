@@ -1,0 +1,145 @@
+"""The shipped table of the setting tracer's answers: current, the same answers as the tracer, and
+never read once the files it came from change."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import hatch_build  # the build hook, at the repository root (on sys.path in the project's environment)
+from commands.preview import traced_table
+from commands.preview.setting_sources import (
+    inputs_fed,
+    settings_by_component,
+    trace_children,
+    trace_inputs_fed,
+    trace_settings_by_component,
+    traced_children,
+)
+from components.crd_readiness import CrdReadiness
+from components.vllm import VllmEngine
+
+
+@pytest.fixture
+def fresh_table() -> Iterator[None]:
+    """current_table() worked out again for this test, and again after it."""
+    traced_table.current_table.cache_clear()
+    yield
+    traced_table.current_table.cache_clear()
+
+
+def test_the_shipped_table_is_current() -> None:
+    assert traced_table.current_table() is not None, (
+        "commands/preview/traced_settings.json was written from other files: run `make docs`"
+    )
+
+
+def test_the_table_answers_as_the_tracer_does() -> None:
+    assert settings_by_component() == trace_settings_by_component()
+    for component_type, name, fields in (
+        (CrdReadiness.TYPE, "llm-crds", list(settings_by_component()[CrdReadiness.TYPE])),
+        ("llm-serving:serving:HuggingFaceToken", "llm-hf-token", ["name", "namespace"]),
+        (VllmEngine.TYPE, "llm-vllm", ["engine.max_num_seqs", "model_revision"]),
+    ):
+        assert traced_children(component_type, name) == trace_children(component_type, name)
+        for field in fields:
+            assert inputs_fed(component_type, name, field) == trace_inputs_fed(component_type, name, field), field
+
+
+def test_every_component_the_program_declares_is_in_the_table() -> None:
+    table = traced_table.current_table()
+    assert table is not None
+    recorded = {(component_type, name) for component_type, names in table["components"].items() for name in names}
+    assert {
+        (VllmEngine.TYPE, "llm-vllm"),
+        ("llm-serving:routing:InferenceGateway", "llm-gateway"),
+        ("llm-serving:gke:ExistingCluster", "llm"),
+        ("llm-serving:operations:WarmCapacity", "llm-warm-capacity"),
+        ("llm-serving:benchmark:BenchmarkJob", "llm-benchmark"),
+    } <= recorded
+    # every Args field of each recorded component has its answer
+    for component_type, names in table["components"].items():
+        for entry in names.values():
+            assert set(entry["inputsFed"]) == set(table["settingsByComponent"][component_type])
+
+
+def _project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project's packages and the table, copied; the fingerprint read from the copy."""
+    for package in traced_table.PACKAGES:
+        shutil.copytree(
+            traced_table.PROJECT_ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    table = tmp_path / traced_table.TABLE_FILE.relative_to(traced_table.PROJECT_ROOT)
+    monkeypatch.setattr(traced_table, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(traced_table, "TABLE_FILE", table)
+    return tmp_path
+
+
+@pytest.mark.usefixtures("fresh_table")
+def test_a_copy_of_the_project_reads_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _project_copy(tmp_path, monkeypatch)
+    assert traced_table.current_table() is not None
+
+
+@pytest.mark.usefixtures("fresh_table")
+@pytest.mark.parametrize(
+    "change",
+    [
+        "a module's text",
+        "a data file beside a module",
+        "a new data file",
+        "a module gone",
+        "another SDK version",
+        "a table that is no JSON",
+        "no table",
+    ],
+)
+def test_a_table_from_other_files_is_not_read(change: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project_copy(tmp_path, monkeypatch)
+    if change == "a module's text":
+        with (root / "components" / "vllm.py").open("a") as module:
+            module.write("\n# changed\n")
+    elif change == "a data file beside a module":
+        with (root / "stacks" / "capacity" / "measurements.yaml").open("a") as data:
+            data.write("\n# changed\n")
+    elif change == "a new data file":
+        (root / "schemas" / "vllm" / "vllm-9.9.9.json").write_text("{}")
+    elif change == "a module gone":
+        (root / "components" / "vllm.py").unlink()
+    elif change == "another SDK version":
+        versions = {"pulumi-kubernetes": "0.0.1"}
+        real_version = importlib.metadata.version
+        monkeypatch.setattr(importlib.metadata, "version", lambda name: versions.get(name) or real_version(name))
+    elif change == "a table that is no JSON":
+        traced_table.TABLE_FILE.write_text("{")
+    else:
+        traced_table.TABLE_FILE.unlink()
+    assert traced_table.current_table() is None
+
+
+@pytest.mark.usefixtures("fresh_table")
+def test_a_stale_table_leaves_the_answers_to_the_tracer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stale = json.loads(traced_table.TABLE_FILE.read_text())
+    stale["settingsByComponent"][CrdReadiness.TYPE]["name"] = ["weights.revision"]  # a wrong answer
+    stale["fingerprint"]["distributions"]["pulumi"] = "0.0.1"  # from another SDK
+    monkeypatch.setattr(traced_table, "TABLE_FILE", tmp_path / "traced_settings.json")
+    traced_table.TABLE_FILE.write_text(json.dumps(stale))
+    settings_by_component.cache_clear()
+    try:
+        assert settings_by_component()[CrdReadiness.TYPE]["name"] == {"routing.serviceName"}
+    finally:
+        settings_by_component.cache_clear()
+
+
+def test_the_wheels_modules_fingerprint_as_the_repositorys() -> None:
+    table = traced_table.current_table()
+    assert table is not None
+    for relative in (name for name in table["fingerprint"]["files"] if name.endswith(".py")):
+        source = (traced_table.PROJECT_ROOT / relative).read_text()
+        namespaced = hatch_build.namespaced(source, relative)
+        assert traced_table.repository_text(namespaced, hatch_build.IMPORT_NAME) == source, relative

@@ -173,6 +173,17 @@ def test_the_installed_commands_run_beside_a_consumers_own_commands_package(inst
     assert ran.stdout.startswith("stack dev: 1 A4 node(s)"), ran.stdout[:300]
 
 
+def test_the_installed_preview_reads_its_table_of_the_settings_traced(installed: Path, tmp_path: Path) -> None:
+    """The wheel's modules import the project under its own name; the preview's table of the stack
+    settings behind each input, written from the repository's files, is current all the same."""
+    consumer = tmp_path / "consumer"
+    consumer.mkdir()
+    module = f"{IMPORT_NAME}.commands.preview.traced_table"
+    run = consumer_run(["-c", f"import {module} as t; print(t.current_table() is not None)"], consumer, installed)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True"
+
+
 def test_an_installed_bench_compare_records_only_into_a_file_it_is_given(installed: Path, tmp_path: Path) -> None:
     """The default measurements file of an installed package sits in site-packages: `--record` into it
     is refused in one line (exit 2) and the installed file is left as it was; with --measurements it records."""

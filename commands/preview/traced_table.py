@@ -3,14 +3,16 @@ files they came from are unchanged.
 
 Following one day-2 change of an engine flag to its stack setting declares the serving component
 more than a hundred times under the offline engine's mocks (about 20 s of CPU, for every preview
-process). The answers depend only on the project's code, its data files and the SDK versions, so
-`make docs` (`commands.preview.trace_refresh`) writes them to `traced_settings.json` with a
-fingerprint of everything the trace loaded: each of the project's modules it imported (its text), the
-data files beside them (every file of a loaded package's folder and of its folders that are not
-packages: the measurements, the vLLM argument tables) and the versions of the distributions that
-shape a declaration. A preview uses the table only while that fingerprint is the one it computes
-from the files it runs; after any change it follows the settings live, as before, and
-`tests/commands/preview/test_traced_table.py` fails until the table is written again.
+process). The answers depend on the project's code, its data files, the SDK versions and the
+measurements file in effect, so `make docs` (`commands.preview.trace_refresh`) writes them, from the
+repository's measurements, to `traced_settings.json` with a fingerprint of everything the trace
+loaded: each of the project's modules it imported (its text), the data files beside them (every file
+of a loaded package's folder and of its folders that are not packages: the measurements, the vLLM
+argument tables) and the versions of the distributions that shape a declaration. A preview uses the
+table only while that fingerprint is the one it computes from the files it runs and it reads the
+repository's measurements (`current_table`); otherwise it follows the settings live, as before, and
+after a change to those files `tests/commands/preview/test_traced_table.py` fails until the table is
+written again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from stacks.capacity import measurements
 
 TABLE_FILE = Path(__file__).resolve().with_name("traced_settings.json")
 # The folder that holds the project's packages: the repository, or an installed wheel's
@@ -107,10 +111,24 @@ def write(document: dict[str, Any]) -> None:
     TABLE_FILE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
 
 
-@functools.cache
 def current_table() -> dict[str, Any] | None:
-    """The table when it was written from the files this process runs, else None (missing, unreadable,
-    or from other files: the preview then follows the settings live)."""
+    """The table when it was written from the files this process runs and the measurements in effect
+    are the repository's, else None (the preview then follows the settings live).
+
+    The tracer builds Args from its configs with the measurements `load()` reads: a file `render
+    --measurements` names may record a start-up report of a traced config, and the schedule's lead,
+    the alert durations and the scale-down window then follow every engine setting
+    (stacks/capacity/time_to_serve.py `planning_seconds`). The table holds the answers from the
+    repository's file, which its fingerprint covers."""
+    if measurements.in_effect() != measurements.MEASUREMENTS_FILE:
+        return None
+    return stored_table()
+
+
+@functools.cache
+def stored_table() -> dict[str, Any] | None:
+    """The table on disk when it was written from the files this process runs, else None (missing,
+    unreadable, or from other files)."""
     try:
         document = json.loads(TABLE_FILE.read_text())
         stored = document["fingerprint"]

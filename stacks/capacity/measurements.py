@@ -297,10 +297,15 @@ def using(path: Path | None) -> Iterator[None]:
         _default_file.reset(token)
 
 
+def in_effect() -> Path:
+    """The file `load()` reads when given none: the repository's, or the one `using` names."""
+    return _default_file.get()
+
+
 def load(path: Path | None = None) -> MeasurementsFile:
     """The measurements in a file, by default the repository's or the one `using` names (re-read when the
     file changes)."""
-    path = path or _default_file.get()
+    path = path or in_effect()
     try:
         mtime = path.stat().st_mtime_ns
     except OSError as error:

@@ -10,27 +10,35 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 import hatch_build  # the build hook, at the repository root (on sys.path in the project's environment)
 from commands.preview import traced_table
+from commands.preview.args_of_config import ARGS_OF_CONFIG
 from commands.preview.setting_sources import (
+    fields_fed,
     inputs_fed,
     settings_by_component,
     trace_children,
     trace_inputs_fed,
     trace_settings_by_component,
     traced_children,
+    traced_configs,
 )
 from components.crd_readiness import CrdReadiness
+from components.schedule import ScaleSchedule
+from components.startup_report import PHASES
 from components.vllm import VllmEngine
+from stacks.capacity import measurements
+from stacks.config.stack import StackConfig
 
 
 @pytest.fixture
 def fresh_table() -> Iterator[None]:
-    """current_table() worked out again for this test, and again after it."""
-    traced_table.current_table.cache_clear()
+    """The table on disk read again for this test, and again after it."""
+    traced_table.stored_table.cache_clear()
     yield
-    traced_table.current_table.cache_clear()
+    traced_table.stored_table.cache_clear()
 
 
 def test_the_shipped_table_is_current() -> None:
@@ -66,6 +74,44 @@ def test_every_component_the_program_declares_is_in_the_table() -> None:
     for component_type, names in table["components"].items():
         for entry in names.values():
             assert set(entry["inputsFed"]) == set(table["settingsByComponent"][component_type])
+
+
+def _with_startup_report(config: StackConfig, path: Path) -> Path:
+    """The repository's measurements with a start-up report of `config`'s configuration, as
+    `bench-compare --record` adds one."""
+    document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
+    configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
+    document["measurements"].append(
+        {
+            "id": "own-startup",
+            "source": "an own run",
+            "date": "2026-11-20",
+            "measuredRelease": configuration["vllmRelease"],
+            "configuration": configuration,
+            "runs": [{"nodes": 1, "totalTokensPerSecond": 90000}],
+            "startup": {
+                "pods": 1,
+                "medianSeconds": {phase: 100.0 * (index + 1) for index, phase in enumerate(PHASES)},
+                "maxSeconds": {phase: 120.0 * (index + 1) for index, phase in enumerate(PHASES)},
+            },
+        }
+    )
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def test_another_measurements_file_leaves_the_answers_to_the_tracer(tmp_path: Path) -> None:
+    # A recorded start-up report of a traced config puts every engine setting behind the schedule's
+    # lead: `render --measurements FILE` with it must not read the table, written from the repository's.
+    config = traced_configs()[0]
+    build = ARGS_OF_CONFIG[ScaleSchedule]
+    own_file = _with_startup_report(config, tmp_path / "measurements.yaml")
+    with measurements.using(own_file):
+        own = fields_fed(build, config)
+        assert traced_table.current_table() is None
+    assert "engine.maxNumSeqs" in own["steps"]
+    assert "engine.maxNumSeqs" not in fields_fed(build, config)["steps"]
+    assert traced_table.current_table() is not None
 
 
 def _project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -64,20 +64,44 @@ def hide_tokens(text: str) -> str:
 @dataclass(frozen=True)
 class SecretPattern:
     """One kind of secret: its pattern, and the literal texts one of which every match contains (the
-    pattern's search runs only on a text that holds one: a substring test is far cheaper than a regex)."""
+    pattern's search runs only on a text that holds one: a substring test is far cheaper than a regex).
+
+    `within_a_line`: no match holds a line break or looks past one (every character it takes is neither,
+    and what it looks at around a match is a character class a line break is not in), so a long text is
+    searched only in its lines that hold a needle: what it finds and hides is the same, and a pattern
+    the engine tries at every character (a word's left edge, a URL's scheme) skips the rest of a render."""
 
     kind: str
     pattern: re.Pattern[str]
     needles: tuple[str, ...]
+    within_a_line: bool = False
 
     def may_match(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
 
+    def _by_lines(self, text: str) -> bool:
+        return self.within_a_line and len(text) > LINE_BY_LINE_FROM
+
     def search(self, text: str) -> bool:
-        return self.may_match(text) and self.pattern.search(text) is not None
+        if not self.may_match(text):
+            return False
+        if self._by_lines(text):
+            return any(self.pattern.search(line) is not None for line in text.splitlines() if self.may_match(line))
+        return self.pattern.search(text) is not None
 
     def hide(self, text: str) -> str:
-        return self.pattern.sub(REDACTED, text) if self.may_match(text) else text
+        if not self.may_match(text):
+            return text
+        if self._by_lines(text):
+            return "".join(
+                self.pattern.sub(REDACTED, line) if self.may_match(line) else line
+                for line in text.splitlines(keepends=True)
+            )
+        return self.pattern.sub(REDACTED, text)
+
+
+# Below this length a text is searched whole: splitting it costs more than the search it saves.
+LINE_BY_LINE_FROM = 4096
 
 
 REDACTED = "***"
@@ -168,6 +192,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "a password in a URL",
         re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@"),
         ("://",),
+        within_a_line=True,
     ),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
     # conninfo, a query string's `secret=...`): the word on its own (not the end of a variable's name, which
@@ -181,6 +206,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"|auth_?token|access_?token)[ \t]*=[ \t]*(?![$*{[(<])[^\s\"'&;,]{4,}"
         ),
         ("=",),
+        within_a_line=True,
     ),
 )
 # Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B

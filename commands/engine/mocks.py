@@ -349,7 +349,7 @@ def run_under_mocks(
     def program_run() -> None:
         body()
 
-    with _collector_paused_on_the_first_run():
+    with _collector_paused():
         program_run()
         root = get_root_resource()
         outputs = resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
@@ -361,22 +361,23 @@ _FIRST_RUN = threading.Lock()
 
 
 @contextlib.contextmanager
-def _collector_paused_on_the_first_run() -> Iterator[None]:
-    """The first run in a process imports the provider SDKs: about half a million objects that live
-    as long as the process. Collections while they are being made rescan them over and over (a
-    third of that run), and later runs would rescan them in every full collection. So the first
-    run goes without collections, then everything it made is frozen (moved out of the collector's
-    view), the pattern the `gc.freeze` documentation gives. The cyclic garbage of that one render
-    (~16k objects, a few MB) is frozen with it rather than paying a full collection (~0.4 s)."""
-    if not _FIRST_RUN.acquire(blocking=False):
-        yield
-        return
+def _collector_paused() -> Iterator[None]:
+    """No collection while a program runs. The first run in a process imports the provider SDKs: about
+    half a million objects that live as long as the process. Collections while they are being made
+    rescan them over and over (a third of that run), and later runs would rescan them in every full
+    collection. So the first run goes without collections, then everything it made is frozen (moved
+    out of the collector's view), the pattern the `gc.freeze` documentation gives. The cyclic garbage
+    of that one render (~16k objects, a few MB) is frozen with it rather than paying a full
+    collection (~0.4 s). A later run's objects mostly live until it ends, so collections during it
+    rescan the same survivors (about a tenth of the run): the collector looks at them once, after."""
+    first = _FIRST_RUN.acquire(blocking=False)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if first:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 

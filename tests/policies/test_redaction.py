@@ -8,7 +8,14 @@ import base64
 
 import pytest
 
-from policies.redaction import redact_secrets, secret_kinds
+from policies.redaction import (
+    LINE_BY_LINE_FROM,
+    REDACTED,
+    SECRET_PATTERNS,
+    SecretPattern,
+    redact_secrets,
+    secret_kinds,
+)
 
 # Assembled at run time: this file holds no complete secret-shaped literal.
 WANDB_V1 = "wandb" + "_v1_" + "E7z65cs8PnYoE4OoqnlUlABzZbZ_fJS2hyxPvtioe666B37gxopqxFPQFkSiyk7n4mxLtfB2Pa6tq"
@@ -63,3 +70,39 @@ def test_look_alikes_are_not_secrets(text: str) -> None:
 
 def test_the_stacks_own_placeholder_for_an_esc_secret_is_not_a_secret() -> None:
     assert secret_kinds("Placeholders stand in for `k` (`[unset secret:gke-b200-serving:wandbApiKey from ESC]`)") == []
+
+
+# Every character str.splitlines() breaks a line at.
+LINE_BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize(
+    "pattern", [pattern for pattern in SECRET_PATTERNS if pattern.within_a_line], ids=lambda pattern: pattern.kind
+)
+@pytest.mark.parametrize("line_break", LINE_BREAKS, ids=repr)
+def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_search_does(
+    pattern: SecretPattern, line_break: str
+) -> None:
+    """A pattern that never holds a line break is searched, in a long text, only in its lines with a
+    needle: what it finds and what it hides are those of the pattern over the whole text, at a line's
+    edges too (a value that runs to the break, a word right after one)."""
+    secrets = [
+        "password=" + "hunter2hunter2",
+        "postgres://app:" + "s3cr3tpw@db/x",
+        "API_KEY =\t" + "abcd1234",
+        "xpassword=" + "notaword",  # not a word of its own
+        "secret=$(FROM_ENV)",  # a reference
+    ]
+    filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
+    for secret in secrets:
+        for text in (
+            line_break.join([filler, secret, filler]),
+            secret + line_break + filler,
+            filler + line_break + secret,
+            filler + line_break + secret + line_break,
+            line_break.join([filler, secret[:5], secret[5:], filler]),  # a value split over two lines
+        ):
+            assert len(text) > LINE_BY_LINE_FROM
+            assert pattern.search(text) == (pattern.pattern.search(text) is not None), repr(secret)
+            assert pattern.hide(text) == pattern.pattern.sub(REDACTED, text), repr(secret)
+    assert pattern.search(line_break.join([filler, secrets[0], secrets[1], filler]))

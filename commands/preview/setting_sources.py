@@ -31,7 +31,7 @@ import logging
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar
 
 import pulumi
 from pulumi.runtime.settings import reset_options
@@ -46,10 +46,13 @@ from commands.preview.changes import ResourceChange
 from commands.preview.traced_table import current_table
 from commands.stackfile.stack_settings import StackSettings
 from stacks import program
+from stacks.capacity import measurements
 from stacks.config.presets import PRESETS
 from stacks.config.stack import StackConfig
 from stacks.load.loader import validate
 
+P = ParamSpec("P")
+R = TypeVar("R")
 # The offline engine's stack for declaring the composition and single components from traced Args.
 COMPONENT_SETTINGS = StackSettings(project="preview", stack="fields", config={}, secret_keys=[], placeholders=[])
 # The configs the mapping is followed from: dev (ClusterIP routing, a schedule), staging (the
@@ -65,6 +68,36 @@ TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
         "schedule": {"enabled": False},
     },
 )
+
+
+def _measurements_key() -> tuple[str, int]:
+    """The measurements file in effect and when it last changed (as `measurements.load` re-reads it)."""
+    path = measurements.in_effect()
+    try:
+        return str(path), path.stat().st_mtime_ns
+    except OSError:
+        return str(path), -1
+
+
+class _PerMeasurements(Generic[P, R]):
+    """functools.cache, keyed by the measurements file in effect too: the answers follow its recorded
+    start-up reports (a traced config's report puts every engine setting behind the schedule's lead),
+    and a process may preview under another file (`render --measurements`) after one under the
+    repository's."""
+
+    def __init__(self, function: Callable[P, R]) -> None:
+        self._function = function
+        self._answers: dict[tuple[object, ...], R] = {}
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        key = (_measurements_key(), args, tuple(sorted(kwargs.items())))
+        if key not in self._answers:
+            self._answers[key] = self._function(*args, **kwargs)
+        return self._answers[key]
+
+    def cache_clear(self) -> None:
+        self._answers.clear()
 
 
 class _Other:
@@ -313,7 +346,7 @@ def _builders() -> dict[str, Callable[[Any], object]]:
     }
 
 
-@functools.cache
+@_PerMeasurements
 def settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
     """Component (or provider) type -> Args field -> the stack settings that feed it: from the shipped
     table while it is current (`commands/preview/traced_table.py`), else followed."""
@@ -326,7 +359,7 @@ def settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
     }
 
 
-@functools.cache
+@_PerMeasurements
 def trace_settings_by_component() -> dict[str, dict[str, frozenset[str]]]:
     """settings_by_component, followed through the mapping from each traced config."""
     found: dict[str, dict[str, set[str]]] = {}
@@ -348,14 +381,14 @@ def component_settings(component_type: str, fields: Iterable[str] | None = None)
     return {key for name in names for key in fed[name]}
 
 
-@functools.cache
+@_PerMeasurements
 def composition_settings() -> frozenset[str]:
     """The settings the composition reads itself: from the shipped table while it is current, else followed."""
     table = current_table()
     return trace_composition_settings() if table is None else frozenset(table["compositionSettings"])
 
 
-@functools.cache
+@_PerMeasurements
 def trace_composition_settings() -> frozenset[str]:
     """The settings the composition reads itself (`stacks/program.py`, `stacks/operations.py`), outside
     the Args builders: those that decide which components it declares (`routing.mode`,
@@ -515,7 +548,7 @@ def decode_anchor(parts: list[Any]) -> Anchor:
     return tuple(part if isinstance(part, str) else Item(part["kind"], part["key"]) for part in parts)
 
 
-@functools.cache
+@_PerMeasurements
 def inputs_fed(component_type: str, name: str, field: str) -> Touched:
     """The children's inputs that one Args field of the component named `name` feeds: from the shipped
     table while it is current and holds that component, else followed (`trace_inputs_fed`)."""
@@ -528,7 +561,7 @@ def inputs_fed(component_type: str, name: str, field: str) -> Touched:
     )
 
 
-@functools.cache
+@_PerMeasurements
 def trace_inputs_fed(component_type: str, name: str, field: str) -> Touched:
     """The children's inputs that one Args field of the component named `name` feeds: the component
     is declared under the offline engine's mocks with the Args of each traced config and with that
@@ -575,7 +608,7 @@ def _is_collection(value: Any) -> bool:
     return isinstance(value, (list, tuple, dict))
 
 
-@functools.cache
+@_PerMeasurements
 def _traced_components(
     component_type: str, name: str
 ) -> tuple[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]], ...]:

@@ -114,6 +114,16 @@ def test_another_measurements_file_leaves_the_answers_to_the_tracer(tmp_path: Pa
     assert traced_table.current_table() is not None
 
 
+def test_the_answers_follow_the_measurements_file_in_effect(tmp_path: Path) -> None:
+    # Answered from the repository's file first (and cached), then under another one in the same process.
+    schedule = ScaleSchedule.TYPE  # type: ignore[attr-defined]
+    assert "engine.maxNumSeqs" not in settings_by_component()[schedule]["steps"]
+    own_file = _with_startup_report(traced_configs()[0], tmp_path / "measurements.yaml")
+    with measurements.using(own_file):
+        assert "engine.maxNumSeqs" in settings_by_component()[schedule]["steps"]
+    assert "engine.maxNumSeqs" not in settings_by_component()[schedule]["steps"]
+
+
 def _project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The project's packages and the table, copied; the fingerprint read from the copy."""
     for package in traced_table.PACKAGES:

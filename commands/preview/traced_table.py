@@ -23,13 +23,16 @@ import importlib.metadata
 import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
+from common import input_files
 from stacks.capacity import measurements
 
 TABLE_FILE = Path(__file__).resolve().with_name("traced_settings.json")
+# The table is about 270 KiB; read bounded, as every input (a FIFO or a device is refused, not read).
+MAX_TABLE_BYTES = 16 * input_files.MIB
 # The folder that holds the project's packages: the repository, or an installed wheel's
 # `gke_b200_serving/` (hatch_build.py).
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -128,12 +131,67 @@ def current_table() -> dict[str, Any] | None:
 @functools.cache
 def stored_table() -> dict[str, Any] | None:
     """The table on disk when it was written from the files this process runs, else None (missing,
-    unreadable, or from other files)."""
+    not a regular file, larger than MAX_TABLE_BYTES, not shaped as `write` writes it, or from other
+    files)."""
     try:
-        document = json.loads(TABLE_FILE.read_text())
+        document = input_files.read_json(TABLE_FILE, MAX_TABLE_BYTES)
+        if not well_formed(document):
+            return None
         stored = document["fingerprint"]
         if fingerprint(name for name in stored["files"] if name.endswith(".py")) != stored:
             return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
+    except (OSError, ValueError, importlib.metadata.PackageNotFoundError):
         return None
-    return document if isinstance(document, dict) else None
+    return document
+
+
+def _strings(value: Any, length: int | None = None) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value) and length in (None, len(value))
+
+
+def _mapping(value: Any, each: Callable[[Any], bool]) -> bool:
+    return isinstance(value, dict) and all(each(item) for item in value.values())
+
+
+def _anchor(value: Any) -> bool:
+    """An input's place as encode_anchor writes it: keys, and list items as {"kind", "key"}."""
+    return isinstance(value, list) and all(
+        isinstance(part, str) or (_mapping(part, lambda text: isinstance(text, str)) and set(part) == {"kind", "key"})
+        for part in value
+    )
+
+
+def _fed(value: Any) -> bool:
+    """[child type, child name, anchor]."""
+    return isinstance(value, list) and len(value) == 3 and _strings(value[:2]) and _anchor(value[2])
+
+
+def _component(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("children"), list)
+        and all(_strings(child, 2) for child in value["children"])
+        and _mapping(value.get("inputsFed"), lambda fed: isinstance(fed, list) and all(_fed(item) for item in fed))
+    )
+
+
+def _project_file(relative: str) -> bool:
+    """A path under one of PACKAGES, as `fingerprint` writes it (nothing read outside the project)."""
+    parts = relative.split("/")
+    return parts[0] in PACKAGES and ".." not in parts and "" not in parts
+
+
+def well_formed(document: Any) -> TypeGuard[dict[str, Any]]:
+    """The document has the shapes the readers in setting_sources.py take apart: a table only a hand
+    could have made otherwise is not read, rather than failing a preview."""
+    if not isinstance(document, dict):
+        return False
+    stored = document.get("fingerprint")
+    return (
+        _mapping(document.get("settingsByComponent"), lambda fields: _mapping(fields, _strings))
+        and _strings(document.get("compositionSettings"))
+        and _mapping(document.get("components"), lambda names: _mapping(names, _component))
+        and isinstance(stored, dict)
+        and _mapping(stored.get("files"), lambda digest: isinstance(digest, str))
+        and all(_project_file(relative) for relative in stored["files"])
+    )

@@ -19,10 +19,12 @@ import hatch_build  # the build hook, at the repository root (on sys.path in the
 from commands.preview import traced_table
 from commands.preview.args_of_config import ARGS_OF_CONFIG
 from commands.preview.setting_sources import (
+    composition_settings,
     fields_fed,
     inputs_fed,
     settings_by_component,
     trace_children,
+    trace_composition_settings,
     trace_inputs_fed,
     trace_settings_by_component,
     traced_children,
@@ -52,8 +54,12 @@ def test_the_shipped_table_is_current() -> None:
 
 def test_the_table_answers_as_the_tracer_does() -> None:
     assert settings_by_component() == trace_settings_by_component()
+    assert composition_settings() == trace_composition_settings()
     for component_type, name, fields in (
         (CrdReadiness.TYPE, "llm-crds", list(settings_by_component()[CrdReadiness.TYPE])),
+        # a second component of one type, and a name the table does not hold (followed live)
+        (CrdReadiness.TYPE, "llm-gateway-crds", ["name"]),
+        (CrdReadiness.TYPE, "another-crds", ["name"]),
         ("llm-serving:serving:HuggingFaceToken", "llm-hf-token", ["name", "namespace"]),
         (VllmEngine.TYPE, "llm-vllm", ["engine.max_num_seqs", "model_revision"]),
     ):

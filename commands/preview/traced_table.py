@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
 import importlib.metadata
 import json
 import re
@@ -94,10 +95,25 @@ def repository_text(source: str, import_name: str) -> str:
 
 
 def _digest(relative: str) -> str:
+    if _hidden(relative):
+        return HIDDEN
     data = (PROJECT_ROOT / relative).read_bytes()
     if relative.endswith(".py") and IMPORT_NAME:
         data = repository_text(data.decode("utf-8"), IMPORT_NAME).encode("utf-8")
     return hashlib.sha256(data).hexdigest()
+
+
+# What a module file that import no longer loads fingerprints as.
+HIDDEN = "hidden by a package of its name"
+
+
+def _hidden(relative: str) -> bool:
+    """A module file (`c.py`) beside a package of the same name (`c/__init__.py`, or `__init__` with any
+    other importable suffix): import loads the package, whose files the data-file listing leaves out."""
+    if not relative.endswith(".py") or relative.endswith("/__init__.py"):
+        return False
+    package = PROJECT_ROOT / relative.removesuffix(".py")
+    return any((package / f"__init__{suffix}").is_file() for suffix in importlib.machinery.all_suffixes())
 
 
 def fingerprint(sources: Iterable[str]) -> dict[str, Any]:

@@ -149,6 +149,7 @@ def test_a_copy_of_the_project_reads_the_table(tmp_path: Path, monkeypatch: pyte
         "a data file beside a module",
         "a new data file",
         "a module gone",
+        "a package hiding a module",
         "another SDK version",
         "a table that is no JSON",
         "no table",
@@ -166,6 +167,9 @@ def test_a_table_from_other_files_is_not_read(change: str, tmp_path: Path, monke
         (root / "schemas" / "vllm" / "vllm-9.9.9.json").write_text("{}")
     elif change == "a module gone":
         (root / "components" / "vllm.py").unlink()
+    elif change == "a package hiding a module":  # import loads components/hf_token/, not hf_token.py
+        (root / "components" / "hf_token").mkdir()
+        (root / "components" / "hf_token" / "__init__.py").write_text("from components.hf_token_v2 import *\n")
     elif change == "another SDK version":
         versions = {"pulumi-kubernetes": "0.0.1"}
         real_version = importlib.metadata.version

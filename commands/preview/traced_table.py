@@ -22,6 +22,7 @@ import hashlib
 import importlib.machinery
 import importlib.metadata
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -63,28 +64,27 @@ def loaded_sources() -> list[str]:
 
 def _data_files(sources: Iterable[str]) -> list[str]:
     """Files beside the loaded packages that are not modules: in a loaded package's folder and in its
-    folders that are not packages (schemas/vllm/), listed afresh so that a new one counts."""
+    folders that are not packages (schemas/vllm/), listed afresh so that a new one counts. A
+    virtualenv is no part of the project: the Pulumi CLI makes the policy pack's (`policies/venv/`,
+    PulumiPolicy.yaml `virtualenv`) when a preview runs the pack, thousands of files."""
     found: set[str] = set()
     for source in sources:
         if not source.endswith("/__init__.py"):
             continue
-        folder = PROJECT_ROOT / source.removesuffix("/__init__.py")
-        for path in folder.rglob("*"):
-            relative = path.relative_to(folder)
-            if (
-                path.is_file()
-                and path.suffix not in (".py", ".pyc")
-                and "__pycache__" not in relative.parts
-                and path != TABLE_FILE
-                and not any((folder / part).joinpath("__init__.py").exists() for part in _parents(relative))
-            ):
-                found.add(path.relative_to(PROJECT_ROOT).as_posix())
+        for directory, folders, files in os.walk(PROJECT_ROOT / source.removesuffix("/__init__.py")):
+            here = Path(directory)
+            folders[:] = [name for name in folders if not _left_out(here / name)]
+            for name in files:
+                path = here / name
+                if path.suffix not in (".py", ".pyc") and path != TABLE_FILE and path.is_file():
+                    found.add(path.relative_to(PROJECT_ROOT).as_posix())
     return sorted(found)
 
 
-def _parents(relative: Path) -> list[Path]:
-    """The folders between a package's folder and a file in it (`a/b/f` -> `a`, `a/b`)."""
-    return [Path(*relative.parts[: index + 1]) for index in range(len(relative.parts) - 1)]
+def _left_out(folder: Path) -> bool:
+    """A folder whose files are not listed: a package (listed when it is loaded), `__pycache__`, a
+    virtualenv (its `pyvenv.cfg`, PEP 405)."""
+    return folder.name == "__pycache__" or (folder / "__init__.py").exists() or (folder / "pyvenv.cfg").exists()
 
 
 def repository_text(source: str, import_name: str) -> str:

@@ -142,6 +142,19 @@ def test_a_copy_of_the_project_reads_the_table(tmp_path: Path, monkeypatch: pyte
 
 
 @pytest.mark.usefixtures("fresh_table")
+def test_the_policy_packs_virtualenv_is_no_part_of_the_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `pulumi preview --policy-pack policies` makes policies/venv/ (PulumiPolicy.yaml `virtualenv`)
+    root = _project_copy(tmp_path, monkeypatch)
+    venv = root / "policies" / "venv"
+    (venv / "lib" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "site-packages" / "grpc.json").write_text("{}")
+    assert traced_table.current_table() is not None
+
+
+@pytest.mark.usefixtures("fresh_table")
 @pytest.mark.parametrize(
     "change",
     [

@@ -19,17 +19,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
 import importlib.metadata
 import json
+import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
+from common import input_files
 from stacks.capacity import measurements
 
 TABLE_FILE = Path(__file__).resolve().with_name("traced_settings.json")
+# The table is about 270 KiB; read bounded, as every input (a FIFO or a device is refused, not read).
+MAX_TABLE_BYTES = 16 * input_files.MIB
 # The folder that holds the project's packages: the repository, or an installed wheel's
 # `gke_b200_serving/` (hatch_build.py).
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -59,28 +64,27 @@ def loaded_sources() -> list[str]:
 
 def _data_files(sources: Iterable[str]) -> list[str]:
     """Files beside the loaded packages that are not modules: in a loaded package's folder and in its
-    folders that are not packages (schemas/vllm/), listed afresh so that a new one counts."""
+    folders that are not packages (schemas/vllm/), listed afresh so that a new one counts. A
+    virtualenv is no part of the project: the Pulumi CLI makes the policy pack's (`policies/venv/`,
+    PulumiPolicy.yaml `virtualenv`) when a preview runs the pack, thousands of files."""
     found: set[str] = set()
     for source in sources:
         if not source.endswith("/__init__.py"):
             continue
-        folder = PROJECT_ROOT / source.removesuffix("/__init__.py")
-        for path in folder.rglob("*"):
-            relative = path.relative_to(folder)
-            if (
-                path.is_file()
-                and path.suffix not in (".py", ".pyc")
-                and "__pycache__" not in relative.parts
-                and path != TABLE_FILE
-                and not any((folder / part).joinpath("__init__.py").exists() for part in _parents(relative))
-            ):
-                found.add(path.relative_to(PROJECT_ROOT).as_posix())
+        for directory, folders, files in os.walk(PROJECT_ROOT / source.removesuffix("/__init__.py")):
+            here = Path(directory)
+            folders[:] = [name for name in folders if not _left_out(here / name)]
+            for name in files:
+                path = here / name
+                if path.suffix not in (".py", ".pyc") and path != TABLE_FILE and path.is_file():
+                    found.add(path.relative_to(PROJECT_ROOT).as_posix())
     return sorted(found)
 
 
-def _parents(relative: Path) -> list[Path]:
-    """The folders between a package's folder and a file in it (`a/b/f` -> `a`, `a/b`)."""
-    return [Path(*relative.parts[: index + 1]) for index in range(len(relative.parts) - 1)]
+def _left_out(folder: Path) -> bool:
+    """A folder whose files are not listed: a package (listed when it is loaded), `__pycache__`, a
+    virtualenv (its `pyvenv.cfg`, PEP 405)."""
+    return folder.name == "__pycache__" or (folder / "__init__.py").exists() or (folder / "pyvenv.cfg").exists()
 
 
 def repository_text(source: str, import_name: str) -> str:
@@ -91,10 +95,25 @@ def repository_text(source: str, import_name: str) -> str:
 
 
 def _digest(relative: str) -> str:
+    if _hidden(relative):
+        return HIDDEN
     data = (PROJECT_ROOT / relative).read_bytes()
     if relative.endswith(".py") and IMPORT_NAME:
         data = repository_text(data.decode("utf-8"), IMPORT_NAME).encode("utf-8")
     return hashlib.sha256(data).hexdigest()
+
+
+# What a module file that import no longer loads fingerprints as.
+HIDDEN = "hidden by a package of its name"
+
+
+def _hidden(relative: str) -> bool:
+    """A module file (`c.py`) beside a package of the same name (`c/__init__.py`, or `__init__` with any
+    other importable suffix): import loads the package, whose files the data-file listing leaves out."""
+    if not relative.endswith(".py") or relative.endswith("/__init__.py"):
+        return False
+    package = PROJECT_ROOT / relative.removesuffix(".py")
+    return any((package / f"__init__{suffix}").is_file() for suffix in importlib.machinery.all_suffixes())
 
 
 def fingerprint(sources: Iterable[str]) -> dict[str, Any]:
@@ -128,12 +147,67 @@ def current_table() -> dict[str, Any] | None:
 @functools.cache
 def stored_table() -> dict[str, Any] | None:
     """The table on disk when it was written from the files this process runs, else None (missing,
-    unreadable, or from other files)."""
+    not a regular file, larger than MAX_TABLE_BYTES, not shaped as `write` writes it, or from other
+    files)."""
     try:
-        document = json.loads(TABLE_FILE.read_text())
+        document = input_files.read_json(TABLE_FILE, MAX_TABLE_BYTES)
+        if not well_formed(document):
+            return None
         stored = document["fingerprint"]
         if fingerprint(name for name in stored["files"] if name.endswith(".py")) != stored:
             return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, importlib.metadata.PackageNotFoundError):
+    except (OSError, ValueError, importlib.metadata.PackageNotFoundError):
         return None
-    return document if isinstance(document, dict) else None
+    return document
+
+
+def _strings(value: Any, length: int | None = None) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value) and length in (None, len(value))
+
+
+def _mapping(value: Any, each: Callable[[Any], bool]) -> bool:
+    return isinstance(value, dict) and all(each(item) for item in value.values())
+
+
+def _anchor(value: Any) -> bool:
+    """An input's place as encode_anchor writes it: keys, and list items as {"kind", "key"}."""
+    return isinstance(value, list) and all(
+        isinstance(part, str) or (_mapping(part, lambda text: isinstance(text, str)) and set(part) == {"kind", "key"})
+        for part in value
+    )
+
+
+def _fed(value: Any) -> bool:
+    """[child type, child name, anchor]."""
+    return isinstance(value, list) and len(value) == 3 and _strings(value[:2]) and _anchor(value[2])
+
+
+def _component(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("children"), list)
+        and all(_strings(child, 2) for child in value["children"])
+        and _mapping(value.get("inputsFed"), lambda fed: isinstance(fed, list) and all(_fed(item) for item in fed))
+    )
+
+
+def _project_file(relative: str) -> bool:
+    """A path under one of PACKAGES, as `fingerprint` writes it (nothing read outside the project)."""
+    parts = relative.split("/")
+    return parts[0] in PACKAGES and ".." not in parts and "" not in parts
+
+
+def well_formed(document: Any) -> TypeGuard[dict[str, Any]]:
+    """The document has the shapes the readers in setting_sources.py take apart: a table only a hand
+    could have made otherwise is not read, rather than failing a preview."""
+    if not isinstance(document, dict):
+        return False
+    stored = document.get("fingerprint")
+    return (
+        _mapping(document.get("settingsByComponent"), lambda fields: _mapping(fields, _strings))
+        and _strings(document.get("compositionSettings"))
+        and _mapping(document.get("components"), lambda names: _mapping(names, _component))
+        and isinstance(stored, dict)
+        and _mapping(stored.get("files"), lambda digest: isinstance(digest, str))
+        and all(_project_file(relative) for relative in stored["files"])
+    )

@@ -3,11 +3,14 @@ never read once the files it came from change."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
+import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -16,10 +19,12 @@ import hatch_build  # the build hook, at the repository root (on sys.path in the
 from commands.preview import traced_table
 from commands.preview.args_of_config import ARGS_OF_CONFIG
 from commands.preview.setting_sources import (
+    composition_settings,
     fields_fed,
     inputs_fed,
     settings_by_component,
     trace_children,
+    trace_composition_settings,
     trace_inputs_fed,
     trace_settings_by_component,
     traced_children,
@@ -49,8 +54,12 @@ def test_the_shipped_table_is_current() -> None:
 
 def test_the_table_answers_as_the_tracer_does() -> None:
     assert settings_by_component() == trace_settings_by_component()
+    assert composition_settings() == trace_composition_settings()
     for component_type, name, fields in (
         (CrdReadiness.TYPE, "llm-crds", list(settings_by_component()[CrdReadiness.TYPE])),
+        # a second component of one type, and a name the table does not hold (followed live)
+        (CrdReadiness.TYPE, "llm-gateway-crds", ["name"]),
+        (CrdReadiness.TYPE, "another-crds", ["name"]),
         ("llm-serving:serving:HuggingFaceToken", "llm-hf-token", ["name", "namespace"]),
         (VllmEngine.TYPE, "llm-vllm", ["engine.max_num_seqs", "model_revision"]),
     ):
@@ -143,6 +152,19 @@ def test_a_copy_of_the_project_reads_the_table(tmp_path: Path, monkeypatch: pyte
 
 
 @pytest.mark.usefixtures("fresh_table")
+def test_the_policy_packs_virtualenv_is_no_part_of_the_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `pulumi preview --policy-pack policies` makes policies/venv/ (PulumiPolicy.yaml `virtualenv`)
+    root = _project_copy(tmp_path, monkeypatch)
+    venv = root / "policies" / "venv"
+    (venv / "lib" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib" / "site-packages" / "grpc.json").write_text("{}")
+    assert traced_table.current_table() is not None
+
+
+@pytest.mark.usefixtures("fresh_table")
 @pytest.mark.parametrize(
     "change",
     [
@@ -150,6 +172,7 @@ def test_a_copy_of_the_project_reads_the_table(tmp_path: Path, monkeypatch: pyte
         "a data file beside a module",
         "a new data file",
         "a module gone",
+        "a package hiding a module",
         "another SDK version",
         "a table that is no JSON",
         "no table",
@@ -167,6 +190,9 @@ def test_a_table_from_other_files_is_not_read(change: str, tmp_path: Path, monke
         (root / "schemas" / "vllm" / "vllm-9.9.9.json").write_text("{}")
     elif change == "a module gone":
         (root / "components" / "vllm.py").unlink()
+    elif change == "a package hiding a module":  # import loads components/hf_token/, not hf_token.py
+        (root / "components" / "hf_token").mkdir()
+        (root / "components" / "hf_token" / "__init__.py").write_text("from components.hf_token_v2 import *\n")
     elif change == "another SDK version":
         versions = {"pulumi-kubernetes": "0.0.1"}
         real_version = importlib.metadata.version
@@ -199,3 +225,60 @@ def test_the_wheels_modules_fingerprint_as_the_repositorys() -> None:
         source = (traced_table.PROJECT_ROOT / relative).read_text()
         namespaced = hatch_build.namespaced(source, relative)
         assert traced_table.repository_text(namespaced, hatch_build.IMPORT_NAME) == source, relative
+
+
+def _vllm_entry(table: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = table["components"][VllmEngine.TYPE]["llm-vllm"]
+    return entry
+
+
+# Each leaves the fingerprint as written: only the shapes the readers take apart are wrong.
+MISSHAPEN: dict[str, Callable[[dict[str, Any]], object]] = {
+    "components a list": lambda table: table.update(components=[]),
+    "no components": lambda table: table.pop("components"),
+    "settingsByComponent a list": lambda table: table.update(settingsByComponent=[]),
+    "compositionSettings a number": lambda table: table.update(compositionSettings=5),
+    "children a number": lambda table: _vllm_entry(table).update(children=3),
+    "a child of one part": lambda table: _vllm_entry(table).update(children=[["v1/Pod"]]),
+    "inputsFed a number": lambda table: _vllm_entry(table).update(inputsFed=7),
+    "an input fed of one part": lambda table: _vllm_entry(table)["inputsFed"].update({"port": [[1]]}),
+    "a list item without its key": lambda table: _vllm_entry(table)["inputsFed"].update(
+        {"port": [["kubernetes:apps/v1:Deployment", "qwen-serving", [{"kind": "named"}]]]}
+    ),
+    # written beside the project's copy with this digest: the old reader read it and matched
+    "a fingerprinted file outside the project": lambda table: table["fingerprint"]["files"].update(
+        {"../outside.py": hashlib.sha256(b"# outside").hexdigest()}
+    ),
+}
+
+
+@pytest.mark.usefixtures("fresh_table")
+@pytest.mark.parametrize("change", [None, *MISSHAPEN])
+def test_a_misshapen_table_is_not_read(change: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _project_copy(tmp_path / "project", monkeypatch)
+    (tmp_path / "outside.py").write_text("# outside")
+    table = json.loads(traced_table.TABLE_FILE.read_text())
+    if change is not None:
+        MISSHAPEN[change](table)
+    traced_table.write(table)
+    assert (traced_table.stored_table() is None) == (change is not None)
+
+
+@pytest.mark.usefixtures("fresh_table")
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["a FIFO", "a directory", "too large"])
+def test_a_table_that_is_no_regular_file_of_its_size_is_not_read(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project_copy(tmp_path, monkeypatch)
+    path = traced_table.TABLE_FILE
+    if kind == "a FIFO":
+        path.unlink()
+        os.mkfifo(path)  # reading it would wait for a writer forever
+    elif kind == "a directory":
+        path.unlink()
+        path.mkdir()
+    else:  # the table as written, and more than the bound of spaces after it
+        with path.open("ab") as table:
+            table.write(b" " * traced_table.MAX_TABLE_BYTES)
+    assert traced_table.stored_table() is None

@@ -2,17 +2,17 @@
 files they came from are unchanged.
 
 Following one day-2 change of an engine flag to its stack setting declares the serving component
-more than a hundred times under the offline engine's mocks (about 20 s of CPU, for every preview
-process). The answers depend on the project's code, its data files, the SDK versions and the
-measurements file in effect, so `make docs` (`commands.preview.trace_refresh`) writes them, from the
-repository's measurements, to `traced_settings.json` with a fingerprint of everything the trace
-loaded: each of the project's modules it imported (its text), the data files beside them (every file
-of a loaded package's folder and of its folders that are not packages: the measurements, the vLLM
-argument tables) and the versions of the distributions that shape a declaration. A preview uses the
-table only while that fingerprint is the one it computes from the files it runs and it reads the
-repository's measurements (`current_table`); otherwise it follows the settings live, as before, and
-after a change to those files `tests/commands/preview/test_traced_table.py` fails until the table is
-written again.
+more than a hundred times under the offline engine's mocks (6-8 s of CPU more than the render, for
+every preview process: docs/benchmarks.md). The answers depend on the project's code, its data
+files, the SDK versions and the measurements file in effect, so `make docs`
+(`commands.preview.trace_refresh`) writes them, from the repository's measurements, to
+`traced_settings.json` with a fingerprint of everything the trace loaded: each of the project's
+modules it imported (its text), the data files beside them (every file of a loaded package's folder
+and of its folders that are not packages: the measurements, the vLLM argument tables) and the
+versions of the distributions that shape a declaration. A preview uses the table only while that
+fingerprint is the one it computes from the files it runs and it reads the repository's measurements
+(`current_table`); otherwise it follows the settings live, as before, and after a change to those
+files `tests/commands/preview/test_traced_table.py` fails until the table is written again.
 """
 
 from __future__ import annotations

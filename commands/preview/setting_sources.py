@@ -169,6 +169,14 @@ def tracing() -> Iterator[None]:
         _TRACER_FAILURES.leave()
 
 
+def run_traced(settings: StackSettings, body: Callable[[], object]) -> mocks.RunResult:
+    """A run of the tracer under the offline engine's mocks: counted, and quiet about its failures
+    (`tracing()`, which collects what it left once the outermost quiet ends)."""
+    with tracing():
+        _TRACER_FAILURES.declared()
+        return mocks.run_under_mocks(settings, body)
+
+
 def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)
     """Values other than `value` of its kind, to change one setting to (a few, since a derived value
     may not move with every one: a Flex-start-then-Spot list and a Flex-start-only one are both not
@@ -397,9 +405,7 @@ def trace_composition_settings() -> frozenset[str]:
     for config in traced_configs():
         recorder = _Recorder(composition_only=True)
         seen = _Seen(config, "", recorder)
-        with tracing():
-            _TRACER_FAILURES.declared()
-            mocks.run_under_mocks(COMPONENT_SETTINGS, lambda seen=seen: program.build(seen, pulumi.Output.secret("")))  # type: ignore[misc]
+        run_traced(COMPONENT_SETTINGS, lambda seen=seen: program.build(seen, pulumi.Output.secret("")))  # type: ignore[misc]
         found.update(recorder.read)
     return frozenset(found)
 
@@ -514,9 +520,7 @@ def closeness(fed: Anchor, changed: Anchor) -> tuple[int, int] | None:
 
 
 def _declared(component: type[pulumi.ComponentResource], name: str, args: object) -> dict[tuple[str, str], Any]:
-    with tracing():
-        _TRACER_FAILURES.declared()
-        built = mocks.run_under_mocks(COMPONENT_SETTINGS, lambda: component(name, args))  # type: ignore[call-arg,arg-type]
+    built = run_traced(COMPONENT_SETTINGS, lambda: component(name, args))  # type: ignore[call-arg,arg-type]
     return {(entry.type, entry.name): entry.inputs for entry in built.registrations if entry.custom}
 
 
@@ -535,8 +539,7 @@ def _other_args(args: Any, field: str) -> list[Any]:
 def _recorded(component_type: str, name: str) -> dict[str, Any] | None:
     """The shipped table's answers for the component of that type and name, when it is current and has it."""
     table = current_table()
-    recorded = None if table is None else table["components"].get(component_type, {}).get(name)
-    return recorded if isinstance(recorded, dict) else None
+    return None if table is None else table["components"].get(component_type, {}).get(name)
 
 
 def encode_anchor(anchor: Anchor) -> list[Any]:

@@ -15,13 +15,13 @@ from typing import Any
 
 import pulumi
 
-from commands.engine import mocks
 from commands.preview import traced_table
 from commands.preview.args_of_config import ARGS_OF_CONFIG
 from commands.preview.setting_sources import (
     COMPONENT_SETTINGS,
     TRACED_SETTINGS,
     encode_anchor,
+    run_traced,
     trace_children,
     trace_composition_settings,
     trace_inputs_fed,
@@ -75,8 +75,7 @@ def declared_components() -> list[tuple[str, str]]:
         def declare(config: StackConfig = config) -> None:
             program.build(config, pulumi.Output.secret(""))
 
-        with tracing():
-            built = mocks.run_under_mocks(_DECLARING_STACK, declare)
+        built = run_traced(_DECLARING_STACK, declare)
         found |= {(entry.type, entry.name) for entry in built.registrations if entry.type in types}
     return sorted(found)
 

@@ -22,8 +22,9 @@ import pulumi.runtime
 import pulumi.runtime.config as runtime_config
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import get_root_resource, reset_options
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from commands.stackfile.stack_settings import ROOT, StackSettings
 from commands.stackfile.stackfile import DISABLE_DEFAULT_PROVIDERS_KEY
@@ -235,23 +236,62 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return super().Invoke(request)  # type: ignore[no-untyped-call]
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        """The SDK's `MockMonitor.RegisterResource`, recording the registration, with the inputs read
+        once and the state sent back as the request's own properties plus what the mocks added: the
+        SDK's mock turns the state it was given back into properties by serializing all of it again,
+        a sixth of a render's work. The program reads the same values either way: the response's
+        properties are read back by the same deserializer, which turns an unknown into None outside a
+        preview and lifts a nested secret to the value that holds it (pulumi/runtime/rpc.py
+        `deserialize_property`), whichever of the two carried them."""
         if request.custom and not request.type.startswith("pulumi:providers:"):
             self._check_provider(request.type, request.provider, "RegisterResource")
-        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
-        if request.type != "pulumi:pulumi:Stack":
-            self.registrations.append(
-                Registration(
-                    urn=response.urn,
-                    type=request.type,
-                    name=request.name,
-                    custom=bool(request.custom),
-                    parent=request.parent,
-                    provider=request.provider,
-                    inputs=rpc.deserialize_properties(request.object, keep_unknowns=True),
-                    options=_options(request),
-                )
+        urn = self.make_urn(request.parent, request.type, request.name)  # type: ignore[no-untyped-call]
+        if request.type == "pulumi:pulumi:Stack":
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        _ensure_event_loop()  # type: ignore[no-untyped-call]  # deserializing a resource reference needs one on this thread, as in the SDK's mock
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        resource_id, state = self.mocks.new_resource(
+            pulumi_mocks.MockResourceArgs(
+                typ=request.type,
+                name=request.name,
+                inputs=inputs,
+                provider=request.provider,
+                resource_id=request.importId,
+                custom=request.custom or False,
+                transforms=pulumi_mocks._resolve_callbacks(request.transforms),  # type: ignore[no-untyped-call]
             )
-        return response
+        )
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, resource_id, state)  # type: ignore[arg-type]
+        self.registrations.append(
+            Registration(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                custom=bool(request.custom),
+                parent=request.parent,
+                provider=request.provider,
+                inputs=inputs,
+                options=_options(request),
+            )
+        )
+        return resource_pb2.RegisterResourceResponse(
+            urn=urn,
+            id=resource_id,  # type: ignore[arg-type]
+            object=_state_properties(request, inputs, state),
+        )
+
+
+def _state_properties(request: Any, inputs: dict[str, Any], state: dict[str, Any]) -> Any:
+    """The state as the engine returns it: the request's properties, with each value the mocks set or
+    replaced serialized as the SDK's mock serializes a whole state."""
+    properties = type(request.object)()  # a protobuf Struct
+    properties.CopyFrom(request.object)
+    for key in inputs.keys() - state.keys():
+        del properties[key]
+    changed = {key: value for key, value in state.items() if key not in inputs or inputs[key] is not value}
+    if changed:
+        properties.update(_sync_await(rpc.serialize_properties(changed, {})))
+    return properties
 
 
 def _options(request: Any) -> dict[str, Any]:

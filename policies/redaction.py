@@ -82,26 +82,52 @@ class SecretPattern:
     def _by_lines(self, text: str) -> bool:
         return self.within_a_line and len(text) > LINE_BY_LINE_FROM
 
+    def _needle_at(self, text: str, start: int) -> int:
+        """Where the first needle at or after `start` is, or -1."""
+        if len(self.needles) == 1:
+            return text.find(self.needles[0], start)
+        found = [at for needle in self.needles if (at := text.find(needle, start)) >= 0]
+        return min(found, default=-1)
+
+    def _lines_with_a_needle(self, text: str) -> Iterator[tuple[int, int, int]]:
+        """Each line of the text (as `str.splitlines` cuts it) that holds a needle, in order: where it
+        starts, where its line break starts, and where the next line starts. Found from the needles,
+        so that a long text's other lines cost nothing."""
+        line_start = 0
+        while (needle := self._needle_at(text, line_start)) >= 0:
+            previous_break = max(text.rfind(char, line_start, needle) for char in LINE_BREAKS)
+            if previous_break >= 0:
+                line_start = previous_break + 1
+            found = LINE_BREAK.search(text, needle)
+            end = found.start() if found else len(text)
+            next_line = end + 2 if text.startswith("\r\n", end) else min(end + 1, len(text))
+            yield line_start, end, next_line
+            line_start = next_line
+
     def search(self, text: str) -> bool:
         if not self.may_match(text):
             return False
         if self._by_lines(text):
-            return any(self.pattern.search(line) is not None for line in text.splitlines() if self.may_match(line))
+            return any(self.pattern.search(text[start:end]) for start, end, _ in self._lines_with_a_needle(text))
         return self.pattern.search(text) is not None
 
     def hide(self, text: str) -> str:
         if not self.may_match(text):
             return text
         if self._by_lines(text):
-            return "".join(
-                self.pattern.sub(REDACTED, line) if self.may_match(line) else line
-                for line in text.splitlines(keepends=True)
-            )
+            pieces, done = [], 0
+            for start, _, next_line in self._lines_with_a_needle(text):
+                pieces += [text[done:start], self.pattern.sub(REDACTED, text[start:next_line])]
+                done = next_line
+            return "".join([*pieces, text[done:]])
         return self.pattern.sub(REDACTED, text)
 
 
-# Below this length a text is searched whole: splitting it costs more than the search it saves.
+# Below this length a text is searched whole: finding its lines costs more than the search it saves.
 LINE_BY_LINE_FROM = 4096
+# Where `str.splitlines` cuts a line ("\r\n" is one break).
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 
 REDACTED = "***"

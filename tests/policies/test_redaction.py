@@ -101,6 +101,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
             filler + line_break + secret,
             filler + line_break + secret + line_break,
             line_break.join([filler, secret[:5], secret[5:], filler]),  # a value split over two lines
+            line_break.join(["a = 1", "://", "", *["b = 2"] * (LINE_BY_LINE_FROM // 5), secret, "c"]),  # many lines
         ):
             assert len(text) > LINE_BY_LINE_FROM
             assert pattern.search(text) == (pattern.pattern.search(text) is not None), repr(secret)

@@ -127,7 +127,13 @@ def fingerprint(sources: Iterable[str]) -> dict[str, Any]:
 
 
 def write(document: dict[str, Any]) -> None:
-    TABLE_FILE.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+    """Write the table whole or not at all: into a new file beside it, renamed over it."""
+    partial = TABLE_FILE.with_name(f".{TABLE_FILE.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
+        partial.replace(TABLE_FILE)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def current_table() -> dict[str, Any] | None:

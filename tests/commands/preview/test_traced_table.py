@@ -3,6 +3,7 @@ never read once the files it came from change."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.metadata
 import json
@@ -262,6 +263,24 @@ def test_a_misshapen_table_is_not_read(change: str | None, tmp_path: Path, monke
         MISSHAPEN[change](table)
     traced_table.write(table)
     assert (traced_table.stored_table() is None) == (change is not None)
+
+
+def test_a_write_cut_short_leaves_the_table_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = tmp_path / traced_table.TABLE_FILE.name
+    table.write_text("the table before\n")
+    monkeypatch.setattr(traced_table, "TABLE_FILE", table)
+    write_text = Path.write_text
+
+    def disk_full(path: Path, text: str, *args: Any, **kwargs: Any) -> int:
+        write_text(path, text[: len(text) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        traced_table.write({"components": {"a": "b" * 100}})
+    monkeypatch.undo()
+    assert table.read_text() == "the table before\n"
+    assert [path.name for path in tmp_path.iterdir()] == [table.name]
 
 
 @pytest.mark.usefixtures("fresh_table")

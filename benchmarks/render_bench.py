@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import suite_time  # beside this script
+
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ("dev", "staging", "prod")
 RENDER_TARGET_RATIO = 1.3
@@ -58,16 +60,18 @@ print(json.dumps(sorted(loaded)))
     return list(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], environment: dict[str, str] = ENVIRONMENT) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, env=ENVIRONMENT, check=True, capture_output=True, timeout=1800)
+    subprocess.run(command, cwd=ROOT, env=environment, check=True, capture_output=True, timeout=1800)
     return time.perf_counter() - start
 
 
-def interleaved(commands: list[list[str]], runs: int) -> list[list[float]]:
-    """Times of each command, in turn A B C A B C ..., after one untimed run of each."""
-    for command in commands:
-        timed(command)
+def interleaved(
+    commands: list[list[str]], runs: int, warm_ups: list[tuple[list[str], dict[str, str]]] | None = None
+) -> list[list[float]]:
+    """Times of each command, in turn A B C A B C ..., after one untimed run of each (or the `warm_ups`)."""
+    for command, environment in warm_ups or [(command, ENVIRONMENT) for command in commands]:
+        timed(command, environment)
     times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
         for command, command_times in zip(commands, times, strict=True):
@@ -109,12 +113,21 @@ def main() -> int:
     if args.suite_runs:
         with tempfile.TemporaryDirectory() as out:
             one_render = [RENDER, "dev", "--out", out]
-            suite_times, render_times = interleaved([SUITE, one_render], args.suite_runs)
-        suite_time, render_time = statistics.median(suite_times), statistics.median(render_times)
+            # The untimed run counts where the suite's CPU goes (benchmarks/suite_time.py), the timed ones are plain.
+            counted = {
+                **ENVIRONMENT,
+                suite_time.DIRECTORY_VARIABLE: str(Path(out) / "suite-time"),
+                "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")])),
+            }
+            Path(counted[suite_time.DIRECTORY_VARIABLE]).mkdir()
+            warm_ups = [([*SUITE, "-p", "suite_time"], counted), (one_render, ENVIRONMENT)]
+            suite_times, render_times = interleaved([SUITE, one_render], args.suite_runs, warm_ups)
+            breakdown = suite_time.summary(Path(counted[suite_time.DIRECTORY_VARIABLE]), os.cpu_count() or 1)
+        suite_seconds, render_time = statistics.median(suite_times), statistics.median(render_times)
         ratio = statistics.median(suite / render for suite, render in zip(suite_times, render_times, strict=True))
-        verdict = "meets" if suite_time <= SUITE_TARGET_SECONDS else "misses"
+        verdict = "meets" if suite_seconds <= SUITE_TARGET_SECONDS else "misses"
         print(
-            f"suite (make test's pytest, warm): median {suite_time:.1f} s of {args.suite_runs} "
+            f"suite (make test's pytest, warm): median {suite_seconds:.1f} s of {args.suite_runs} "
             f"({verdict} the {SUITE_TARGET_SECONDS:.0f} s target)"
         )
         print(f"one render (render dev, fresh process), paired with each suite run: median {render_time:.2f} s")
@@ -123,6 +136,7 @@ def main() -> int:
             f"suite / one render = {ratio:.1f}x, median of the {args.suite_runs} pairs "
             f"({verdict} the {SUITE_TARGET_RATIO:.0f}x target)"
         )
+        print("\n".join(breakdown))
     print(f"after: {load()}")
     return 0
 

@@ -33,12 +33,16 @@ from stacks.config.gke_versions import INFERENCE_POOL_MIN_GKE_VERSION
 
 SECRET_SIG = rpc._special_sig_key
 SECRET_MARK = rpc._special_secret_sig
+# The value the SDK sends for an unknown, as it appears in a serialized request (a false match only
+# sends the registration through the SDK's own mock).
+UNKNOWN_BYTES = rpc.UNKNOWN.encode()
 REDACTED = "[secret]"
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcmVuZGVyCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
 
 
 def _fake_outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """Outputs the engine would report that the program dereferences."""
+    """Outputs the engine would report that the program dereferences: a new dict, and never a change to
+    `inputs` or a value in it (the recording monitor answers from the request and what differs here)."""
     state = dict(inputs)
     resource_name = inputs.get("name", name)
     if type_ == "gcp:container/cluster:Cluster":
@@ -236,19 +240,15 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return super().Invoke(request)  # type: ignore[no-untyped-call]
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
-        """The SDK's `MockMonitor.RegisterResource`, recording the registration, with the inputs read
-        once and the state sent back as the request's own properties plus what the mocks added: the
-        SDK's mock turns the state it was given back into properties by serializing all of it again,
-        a sixth of a render's work. The program reads the same values either way: the response's
-        properties are read back by the same deserializer, which turns an unknown into None outside a
-        preview and lifts a nested secret to the value that holds it (pulumi/runtime/rpc.py
-        `deserialize_property`), whichever of the two carried them."""
         if request.custom and not request.type.startswith("pulumi:providers:"):
             self._check_provider(request.type, request.provider, "RegisterResource")
+        if not self._answers_from_the_request(request):
+            response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+            if request.type != "pulumi:pulumi:Stack":
+                self._record(request, response.urn, rpc.deserialize_properties(request.object, keep_unknowns=True))
+            return response
         urn = self.make_urn(request.parent, request.type, request.name)  # type: ignore[no-untyped-call]
-        if request.type == "pulumi:pulumi:Stack":
-            return resource_pb2.RegisterResourceResponse(urn=urn)
-        _ensure_event_loop()  # type: ignore[no-untyped-call]  # deserializing a resource reference needs one on this thread, as in the SDK's mock
+        _ensure_event_loop()  # type: ignore[no-untyped-call]  # a resource reference's deserializing needs one
         inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
         resource_id, state = self.mocks.new_resource(
             pulumi_mocks.MockResourceArgs(
@@ -262,6 +262,30 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             )
         )
         self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, resource_id, state)  # type: ignore[arg-type]
+        self._record(request, urn, inputs)
+        return resource_pb2.RegisterResourceResponse(
+            urn=urn,
+            id=resource_id,  # type: ignore[arg-type]
+            object=_state_properties(request, inputs, state),
+        )
+
+    def _answers_from_the_request(self, request: Any) -> bool:
+        """Whether this registration is answered as the SDK's mock would, but cheaper: with the inputs
+        read once and the state sent back as the request's own properties plus what `_fake_outputs`
+        set (the SDK's mock serializes the whole state again, a sixth of a render's work). Only for
+        the offline mocks' own `new_resource`, which never changes the inputs it is given, and for
+        properties without an unknown value (the SDK's mock hands the mocks None for one and answers
+        with a known None; the program never makes one outside a preview). Otherwise, and for the
+        stack itself, the SDK's mock answers. The program reads the same either way: the response is
+        read by the same deserializer, which lifts a nested secret to the value that holds it
+        (pulumi/runtime/rpc.py `deserialize_property`), whichever side lifted it."""
+        return (
+            type(self.mocks).new_resource is OfflineMocks.new_resource
+            and request.type != "pulumi:pulumi:Stack"
+            and UNKNOWN_BYTES not in request.object.SerializeToString()
+        )
+
+    def _record(self, request: Any, urn: str, inputs: dict[str, Any]) -> None:
         self.registrations.append(
             Registration(
                 urn=urn,
@@ -273,11 +297,6 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 inputs=inputs,
                 options=_options(request),
             )
-        )
-        return resource_pb2.RegisterResourceResponse(
-            urn=urn,
-            id=resource_id,  # type: ignore[arg-type]
-            object=_state_properties(request, inputs, state),
         )
 
 

@@ -27,7 +27,7 @@ import pulumi.runtime.stack as runtime_stack
 import pytest
 from pulumi.runtime import mocks, rpc
 from pulumi.runtime.proto import analyzer_pb2_grpc, resource_pb2
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from pulumi_policy import proxy
 
 from tests.rendered import ROOT
@@ -98,6 +98,30 @@ def test_mock_monitor_is_subclassed_at_register_resource() -> None:
     assert "urn=" in inspect.getsource(mocks.MockMonitor.RegisterResource)
 
 
+def test_what_the_recording_monitor_does_in_the_sdks_mock_place() -> None:
+    """RecordingMonitor.RegisterResource answers most registrations with the SDK's mock's own steps
+    (the urn, the event loop, the mocks' arguments, the registration it keeps) and a cheaper state:
+    those steps, and the unknown value it looks for, are the SDK's."""
+    assert parameters(mocks.MockMonitor.make_urn) == ["parent", "type_", "name"]
+    assert mocks.MockMonitor.ResourceRegistration._fields == ("urn", "id", "state")
+    assert parameters(mocks._resolve_callbacks) == ["callbacks"]
+    assert parameters(_ensure_event_loop) == []
+    assert isinstance(rpc.UNKNOWN, str) and rpc.UNKNOWN
+    source = inspect.getsource(mocks.MockMonitor.RegisterResource)
+    steps = [
+        "urn = self.make_urn(request.parent, request.type, request.name)",
+        "_ensure_event_loop()",
+        "inputs = rpc.deserialize_properties(request.object)",
+        "transforms=_resolve_callbacks(request.transforms)",
+        "self.mocks.new_resource(resource_args)",
+        "_sync_await(rpc.serialize_properties(state, {}))",
+        "self.resources[urn] = MockMonitor.ResourceRegistration(urn, id_, state)",
+        "RegisterResourceResponse(urn=urn, id=id_, object=obj_proto)",
+    ]
+    assert [step for step in steps if step not in source] == []
+    assert {"urn", "id", "object"} <= set(resource_pb2.RegisterResourceResponse.DESCRIPTOR.fields_by_name)
+
+
 def test_mocks_interface() -> None:
     """OfflineMocks(Mocks) implements new_resource(args) and call(args)."""
     assert {"new_resource", "call"} <= mocks.Mocks.__abstractmethods__
@@ -150,6 +174,8 @@ def test_register_resource_request_fields() -> None:
         "additionalSecretOutputs",
         "deletedWith",
         "customTimeouts",
+        "importId",
+        "transforms",
     }
     assert used <= set(fields), sorted(used - set(fields))
     timeouts = resource_pb2.RegisterResourceRequest.CustomTimeouts.DESCRIPTOR.fields_by_name

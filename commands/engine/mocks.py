@@ -272,7 +272,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def _answers_from_the_request(self, request: Any) -> bool:
         """Whether this registration is answered as the SDK's mock would, but cheaper: with the inputs
         read once and the state sent back as the request's own properties plus what `_fake_outputs`
-        set (the SDK's mock serializes the whole state again, a sixth of a render's work). Only for
+        set (the SDK's mock serializes the whole state again, about a tenth of a render's work). Only for
         the offline mocks' own `new_resource`, which never changes the inputs it is given, and for
         properties without an unknown value (the SDK's mock hands the mocks None for one and answers
         with a known None; the program never makes one outside a preview). Otherwise, and for the

@@ -94,7 +94,8 @@ def main() -> int:
     modules = loaded_modules(STACKS)
     imports = "".join(f"importlib.import_module({name!r})\n" for name in modules)
     floor_command = [sys.executable, "-c", "import importlib\n" + imports]
-    # The render imports with the garbage collector paused (commands/engine/mocks.py): the same for the floor.
+    # The render imports with the garbage collector paused (commands/entry.py, then its first program run in
+    # commands/engine/mocks.py): the same for the floor.
     paused_floor_command = [sys.executable, "-c", "import gc, importlib\ngc.disable()\n" + imports]
     with tempfile.TemporaryDirectory() as out:
         render_command = [RENDER, *STACKS, "--out", out]

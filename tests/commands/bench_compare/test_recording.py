@@ -255,6 +255,28 @@ def test_concurrent_records_keep_every_entry(tmp_path: Path) -> None:
     assert file.read_text().startswith(measurements.MEASUREMENTS_FILE.read_text())
 
 
+LOCK_WAIT_SECONDS = 120
+
+
+def wait_until_blocked_on_the_lock(process: subprocess.Popen[str], file: Path) -> None:
+    """Until the kernel lists `process` as waiting for a lock on `file` (a `->` line of /proc/locks:
+    flock(2) requests that are blocked). Where /proc/locks does not exist, long enough for the run
+    to load and reach the lock (it cannot pass it meanwhile)."""
+    locks = Path("/proc/locks")
+    if not locks.exists():
+        time.sleep(8)
+        return
+    inode = f":{file.stat().st_ino} "
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while time.monotonic() < deadline and process.poll() is None:
+        for line in locks.read_text().splitlines():
+            fields = line.split()
+            if fields[1:2] == ["->"] and fields[5:6] == [str(process.pid)] and inode in line:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the record never waited for the lock: {process.communicate()}")
+
+
 def test_a_record_waits_for_the_lock_and_reads_the_file_again(tmp_path: Path) -> None:
     """While another writer holds the lock and renames a new file over the old one, a record waits, then
     locks the new file and appends to what it holds."""
@@ -264,7 +286,7 @@ def test_a_record_waits_for_the_lock_and_reads_the_file_again(tmp_path: Path) ->
         waiting = subprocess.Popen(
             [*command, "--record", "--date", "2026-11-22"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        time.sleep(8)  # the other run loads and reaches the lock meanwhile (it cannot pass it)
+        wait_until_blocked_on_the_lock(waiting, file)
         assert waiting.poll() is None, waiting.communicate()
         other = tmp_path / "other.yaml"
         other.write_text(file.read_text() + "# written by another writer while the lock was held\n")

@@ -26,7 +26,7 @@ $(eval $(RENDER_GOALS):;@:)
 endif
 STACKS := $(or $(RENDER_GOALS),$(STACK),dev)
 
-.PHONY: setup checkov render test lint typecheck bench crds docs vllm-args reasoning-parsers clean
+.PHONY: setup checkov render test lint typecheck bench snapshot crds docs vllm-args reasoning-parsers clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -66,6 +66,11 @@ test: lint typecheck checkov
 
 bench: $(DEV)
 	$(VENV)/bin/python benchmarks/render_bench.py
+
+# make snapshot OUT=DIR: every stack file and test variant rendered into DIR (tests/snapshot.py); the
+# snapshots of two commits, compared with `diff -r`, show what a change changed in the renders.
+snapshot: $(DEV)
+	$(VENV)/bin/python -m tests.snapshot $(OUT)
 
 # make crds UPSTREAM=gateway-api REF=v1.4.0 [FROM_DIR=path/to/checkout]: refresh vendored CRD schemas
 crds: $(RUNTIME)

@@ -4,7 +4,9 @@ codes in `--help`, and a quiet end when the reader of standard output goes away.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import signal
 import subprocess
 import sys
 import tomllib
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from commands import entry
 from commands.bench_compare.command import bench_compare_main
 from commands.check_policies import runner
 from commands.io.cli import StackNameError, StackRef, stack_ref
@@ -35,6 +38,28 @@ COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
 def test_every_console_script_is_covered_here() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert set(scripts) == set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_console_script_starts_in_the_entry_module(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its Ctrl-C handler is in place before the command's imports (commands/entry.py), and it runs the
+    command's `main`."""
+    module, function = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"][name].split(":")
+    assert module == entry.__name__, f"{name} starts in {module}, not in commands/entry.py"
+    started: list[Callable[..., int]] = []
+
+    def imported(module: str, attribute: str) -> Callable[[], int]:
+        started.append(getattr(importlib.import_module(module), attribute))
+        return lambda: 0
+
+    monkeypatch.setattr(entry, "_imported", imported)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit):
+            getattr(entry, function)()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    assert started == [COMMANDS[name]]
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,12 @@ def _minutes(seconds: int) -> str:
 
 
 def _serves_after(model: TimeToServe) -> str:
-    basis = "computed from the measured phases" if model.cold.known else "assumed, not measured"
+    if not model.cold.known:
+        basis = "assumed, not measured"
+    elif any(phase.basis == "assumed" for phase in model.phases):
+        basis = "computed from the phases, the pod phase assumed: measured on another vLLM release"
+    else:
+        basis = "computed from the measured phases"
     return f"~{_minutes(model.planning_seconds)} ({basis}; see Time to serve)"
 
 

@@ -7,6 +7,7 @@ import datetime
 
 from commands.plan.hours import replay
 from commands.render.time_to_serve import TimeToServe, time_to_serve
+from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity.planner import HOURS_PER_MONTH
 from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
 from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
@@ -76,8 +77,8 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
     goal = f"{model.goal_pod_seconds / 60:g} min"
     lines += [
         "",
-        f"Goal: for the recipe profile, the pod phase from ~10 min (measured) to <= {goal}, and a replica on a held "
-        f"node ready in <= {goal}. Not measured yet; the savings it counts on:",
+        f"Goal: for the recipe profile, the pod phase from ~10 min (measured on vLLM {WRITEUP_VLLM_RELEASE}) to "
+        f"<= {goal}, and a replica on a held node ready in <= {goal}. Not measured yet; the savings it counts on:",
         "",
         *[f"- {source}" for source in model.goal_sources],
     ]

@@ -347,7 +347,8 @@ def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: Rend
     assert r"`prometheus.googleapis.com\|vllm:num_requests_waiting\|gauge` target 100 per pod, 1-4 pods" in section
     assert "+1 pod (one A4 node) per 360 s" in section
     assert (
-        "first new pod ready after ~16 min (computed from the measured phases; see Time to serve); "
+        "first new pod ready after ~16 min (computed from the phases, the pod phase assumed: measured on another "
+        "vLLM release; see Time to serve); "
         "all 3 new pods serve after ~28 min"
     ) in section
     assert "`0 19 * * 1,2,3,4,5` -> 0 pods" in section

@@ -21,7 +21,7 @@ from tests.rendered import RenderedStack
 from tests.variants import PROFILE_VARIANTS, render_variant, stack_settings
 
 
-def test_exactly_the_four_profiles() -> None:
+def test_exactly_the_profiles() -> None:
     assert [profile.value for profile in ProfileName] == [
         "qwen3.5-27b-fp8",
         "qwen3.5-35b-a3b-fp8",

@@ -107,10 +107,21 @@ def _profile_setting(config: StackConfig) -> str:
 
 
 def _nodes_setting(config: StackConfig) -> str:
+    """The node count, and who moves the pods (one per node) below it: the autoscaler, the schedule."""
     if config.target is None:
-        return str(config.nodes)
-    goal, value = config.target.goal()
-    return f"{config.nodes} (the ceiling), sized by the planner from target.{goal} {value:,.0f}"
+        nodes = str(config.nodes)
+    else:
+        goal, value = config.target.goal()
+        nodes = f"{config.nodes} (the ceiling), sized by the planner from target.{goal} {value:,.0f}"
+    movers = []
+    if config.autoscaling.enabled:
+        movers.append(f"the autoscaler runs {config.autoscaling.min_replicas}-{config.max_replicas} pods")
+    if config.schedule.enabled:
+        movers.append("the schedule sets the pods in and out of its windows")
+    if not movers:
+        return nodes
+    ceiling = f"{nodes} at most" if config.target is None else nodes
+    return f"{ceiling}; one pod per node: {' and '.join(movers)} (see Operations)"
 
 
 def _ms(value: float | None) -> str:

@@ -342,6 +342,14 @@ def test_operator_outputs(staging: RenderedStack, prod: RenderedStack) -> None:
     assert staging.outputs["autoscaler"] == SERVING
 
 
+def test_the_node_count_says_who_moves_the_pods_below_it(staging: RenderedStack, prod: RenderedStack) -> None:
+    assert (
+        "| A4 nodes (8x B200 each) | 4 at most; one pod per node: the autoscaler runs 1-4 pods and the schedule "
+        "sets the pods in and out of its windows (see Operations) |"
+    ) in staging.plan
+    assert "| A4 nodes (8x B200 each) | 12 |" in prod.plan
+
+
 def test_plan_shows_scaling_and_reaction_time(staging: RenderedStack, prod: RenderedStack) -> None:
     section = staging.plan.split("## Operations", 1)[1].split("\n## ", 1)[0]
     assert r"`prometheus.googleapis.com\|vllm:num_requests_waiting\|gauge` target 100 per pod, 1-4 pods" in section

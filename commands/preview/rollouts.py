@@ -208,11 +208,20 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     if before_hpa is not None and after_hpa is not None and _bounds(before_hpa) != _bounds(after_hpa):
         (low, high), (new_low, new_high) = _bounds(before_hpa), _bounds(after_hpa)
         up = max(0, new_low - low)
+        moves = []
+        if up:
+            moves.append(
+                f"scales a Deployment below {new_low} up to it (up to {up} more pod(s), all at once, each a new A4 "
+                f"node and a model load, about {_span(*times.new_node)})"
+            )
+        if new_high < high:
+            moves.append(
+                f"scales one above {new_high} down to it (by its scale-down policy, after the stabilization window)"
+            )
+        now = f"at its next sync (15 s) it {' and '.join(moves)}" if moves else "no pod moves with the bounds alone"
         what = (
-            f"the HPA's bounds go from {low}..{high} to {new_low}..{new_high} replicas: at its next sync (15 s) it "
-            f"scales a Deployment below {new_low} up to it (up to {up} more pod(s), all at once, each a new A4 node "
-            f"and a model load, about {_span(*times.new_node)}) and one above {new_high} down to it (by its "
-            "scale-down policy, after the stabilization window); within the bounds nothing moves until load does"
+            f"the HPA's bounds go from {low}..{high} to {new_low}..{new_high} replicas: {now}; within the bounds "
+            "nothing moves until load does"
         )
         found.append(
             Rollout(

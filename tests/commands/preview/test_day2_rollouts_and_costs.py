@@ -55,6 +55,11 @@ def test_new_hpa_bounds_say_when_the_autoscaler_moves_the_pods(
     result = preview_states(load_states(base.directory), load_states(wider.directory))
     (bounds,) = [rollout for rollout in result.rollouts if "HPA's bounds" in rollout.what]
     assert "1..2 to 2..4" in bounds.what and bounds.pods == 1 and "next sync" in bounds.when
+    assert "up to 1 more pod(s)" in bounds.what and "down to it" not in bounds.what  # the maximum rose
+    back = preview_states(load_states(wider.directory), load_states(base.directory))
+    (narrower,) = [rollout for rollout in back.rollouts if "HPA's bounds" in rollout.what]
+    assert "2..4 to 1..2" in narrower.what and narrower.pods == 0
+    assert "scales one above 2 down to it" in narrower.what and "more pod" not in narrower.what
 
 
 def test_a_compute_class_rename_moves_every_pod_to_new_nodes_one_at_a_time(

@@ -25,7 +25,7 @@ from typing import Any
 
 from commands.io import output
 from commands.io.cli import command_parser
-from commands.io.console import guarded
+from commands.io.console import guarded, one_line
 from commands.io.render_dir import PreviewInputError, load_render
 from commands.io.states import RenderStates, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
@@ -147,13 +147,17 @@ def preview_dirs(
     return result
 
 
-def report_preview(result: Preview, out_dir: Path) -> int:
-    """One summary line on stdout, one line per refusal on stderr; the exit status."""
+def report_preview(result: Preview, out_dir: Path, label: str = "") -> int:
+    """One summary line on stdout, one line per warning and per refusal on stderr (a warning is what the
+    update does that clients or operators must know before it runs: an endpoint deleted, pods rebuilt);
+    the exit status."""
     counts = result.counts()
     summary = ", ".join(f"{counts[action]} {action}" for action in (*ACTIONS, "same"))
-    print(f"preview: {summary} -> {out_dir / 'changes.md'}")
+    print(f"{label}preview: {summary} -> {out_dir / 'changes.md'}")
+    for warning in result.warnings:
+        print(f"{label}warning: {one_line(warning, limit=len(warning))}", file=sys.stderr)
     for refusal in result.refusals:
-        print(f"refused: {refusal}", file=sys.stderr)
+        print(f"{label}refused: {refusal}", file=sys.stderr)
     return 1 if result.refusals else 0
 
 

@@ -328,7 +328,7 @@ def render_one(
         print(f"{label}note: {note}", file=sys.stderr)
     for violation in violations:
         print(f"{label}{violation.line()}", file=sys.stderr)
-    refused = report_preview(rendered.changes, out_dir) if rendered.changes is not None else 0
+    refused = report_preview(rendered.changes, out_dir, label) if rendered.changes is not None else 0
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
         print(

@@ -131,6 +131,19 @@ def test_a_preview_of_two_stacks_warns(render_stack: RenderStack) -> None:
     assert "stack 'dev' -> 'staging'" in warning and "GCP project" in warning
 
 
+def test_the_console_shows_every_warning_and_refusal(render_stack: RenderStack, tmp_path: Path) -> None:
+    """A warning (clients break, a delete-first replacement) is on standard error as well as in changes.md:
+    it is what a user reads, and an endpoint deleted without a word there went unnoticed."""
+    old, new = render_stack("dev").directory, render_stack("staging").directory
+    result = preview_states(load_states(old), load_states(new))
+    run = run_main(preview_main, str(old), str(new), "--out", str(tmp_path / "changes"))
+    lines = run.stderr.splitlines()
+    warned = [line.removeprefix("warning: ") for line in lines if line.startswith("warning: ")]
+    assert warned == [" ".join(warning.split()) for warning in result.warnings]
+    assert any(line.startswith("clients break: ") for line in warned)
+    assert [line for line in lines if line.startswith("refused: ")] == [f"refused: {r}" for r in result.refusals]
+
+
 def test_a_preview_of_one_stack_has_no_such_warning(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -184,6 +184,22 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
     return value
 
 
+def consistent(summary: dict[str, Any], where: str) -> dict[str, Any]:
+    """`summary` if its counts and figures can come from one run: some request completed or failed, a
+    run with completed requests took time, and one without any has no throughput. A result edited by
+    hand or cut short otherwise passes the gate (`met the plan`) on figures no run produced."""
+    completed, failed = summary["completed"], summary["failed"]
+    if not completed and not failed:
+        raise InputError(f"{where}: no request completed or failed; allowed: a run that sent requests")
+    if completed and not summary["duration_s"]:
+        raise InputError(f"{where}: 'duration_s' is 0 though {completed:,} requests completed; allowed: > 0")
+    if not completed:
+        for key in (key for _, key, _ in COMPARED if key.endswith("_throughput")):
+            if summary[key]:
+                raise InputError(f"{where}: '{key}' is {summary[key]:,} though no request completed; allowed: 0")
+    return summary
+
+
 def result_from_log(text: str, where: str) -> dict[str, Any]:
     """The summary of the last result line of a log (e.g. `kubectl logs job/...`)."""
     prefix = bench_result.RESULT_PREFIX
@@ -193,7 +209,7 @@ def result_from_log(text: str, where: str) -> dict[str, Any]:
     number, line = numbered[-1]
     at = f"{where}:{number}"
     summary = parse_json(line[len(bench_result.RESULT_PREFIX) :], at)
-    return checked_result(summary, at, SUMMARY_COUNTS, SUMMARY_FIGURES)
+    return consistent(checked_result(summary, at, SUMMARY_COUNTS, SUMMARY_FIGURES), at)
 
 
 def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | None:
@@ -232,11 +248,26 @@ def startup_text(startup: measurement_file.StartupPhases | None) -> str:
     return f"start-up of {startup.pods} pod(s), s since created, median/max: " + ", ".join(cells)
 
 
-def result_from_clients(paths: list[Path]) -> dict[str, Any]:
-    results = [
-        checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES) for path in paths
-    ]
-    return checked_result(bench_result.combine(results), "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES)
+def result_from_clients(paths: list[Path], served_model: str) -> dict[str, Any]:
+    """The clients' results summed, each client once and each a run against the stack's served model
+    (`model_id`, which `vllm bench serve --save-result` writes; a result without it is taken as is)."""
+    results = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        result = checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES)
+        model = result.get("model_id", served_model)
+        if model != served_model:
+            raise InputError(
+                f"{path}: 'model_id' is {json.dumps(model)[:80]}; allowed: the stack's served model "
+                f"{json.dumps(served_model)}"
+            )
+        same = seen.setdefault(json.dumps(result, sort_keys=True), path)
+        if same is not path:
+            twice = "given twice" if same.resolve() == path.resolve() else f"the same result as {same}"
+            raise InputError(f"{path}: {twice}; give each client's --save-result file once")
+        results.append(result)
+    combined = bench_result.combine(results)
+    return consistent(checked_result(combined, "the combined results", SUMMARY_COUNTS, SUMMARY_FIGURES), "--results")
 
 
 def run_nodes(config: StackConfig, given: int | None) -> int:
@@ -368,7 +399,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     config = load_config(stack, "bench-compare")
     startup = None
     if args.results:
-        measured = result_from_clients(args.results)
+        measured = result_from_clients(args.results, config.served_model_name)
     else:
         where = "standard input" if args.log == "-" else args.log
         text = read_stream(sys.stdin, LOG_LIMIT) if args.log == "-" else read_text(args.log, LOG_LIMIT)

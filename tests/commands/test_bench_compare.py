@@ -109,3 +109,46 @@ def test_a_median_the_plan_has_none_for_is_named_not_judged() -> None:
         and "TPOT median" in text
         and text.endswith("TTFT median not judged: no median measured for this configuration")
     )
+
+
+def result_line_with(**changes: Any) -> str:
+    line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
+    return "BENCH_RESULT " + json.dumps(json.loads(line.removeprefix("BENCH_RESULT ")) | changes) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"completed": 0, "failed": 0}, "no request completed or failed; allowed: a run that sent requests"),
+        ({"duration_s": 0}, "'duration_s' is 0 though 20,000 requests completed; allowed: > 0"),
+        ({"completed": 0, "failed": 5}, "'total_token_throughput' is 94,901"),
+    ],
+    ids=["nothing-sent", "no-duration", "throughput-without-requests"],
+)
+def test_a_result_no_run_can_produce_is_refused_not_judged(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], changes: dict[str, Any], message: str
+) -> None:
+    """The gate passed `met the plan` on a result line claiming the plan's throughput with no request done."""
+    log = tmp_path / "edited.log"
+    log.write_text(result_line_with(**changes))
+    assert bench_compare_main(["dev", str(log)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert message in line
+
+
+def test_each_client_counts_once_and_must_have_run_the_stacks_model(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One client's file given twice doubled its throughput: the gate said `met the plan` for half the load."""
+    first = str(CLIENT_RESULTS[0])
+    assert bench_compare_main(["dev", "--results", first, first]) == 2
+    assert "given twice; give each client's --save-result file once" in capsys.readouterr().err
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(CLIENT_RESULTS[0].read_bytes())
+    assert bench_compare_main(["dev", "--results", first, str(copy)]) == 2
+    assert f"the same result as {first}" in capsys.readouterr().err
+    other = tmp_path / "other-model.json"
+    other.write_text(json.dumps(json.loads(CLIENT_RESULTS[1].read_text()) | {"model_id": "meta-llama/Llama-3-8B"}))
+    assert bench_compare_main(["dev", "--results", first, str(other)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert '\'model_id\' is "meta-llama/Llama-3-8B"; allowed: the stack\'s served model "Qwen/Qwen3.5-27B-FP8"' in line

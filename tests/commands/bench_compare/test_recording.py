@@ -4,6 +4,7 @@ is the figure of its configuration from then on; hostile files and targets, conc
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shutil
 import subprocess
@@ -124,7 +125,10 @@ def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path)
 def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> None:
     file = copy_of_the_file(tmp_path)
     log = tmp_path / "failed.log"
-    log.write_text(JOB_LOG.read_text().replace('"completed":20000', '"completed":0'))
+    line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
+    result = json.loads(line.removeprefix("BENCH_RESULT "))
+    no_throughput = {key: 0 for key in ("total_token_throughput", "output_throughput", "request_throughput")}
+    log.write_text("BENCH_RESULT " + json.dumps(result | {"completed": 0, "failed": 20000} | no_throughput) + "\n")
     run = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record")
     assert run.returncode == 2
     assert run.stderr == "bench-compare: no request completed: nothing to record\n"

@@ -406,7 +406,8 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         measured = result_from_log(text, where)
         startup = startup_from_log(text, where)
     nodes = run_nodes(config, args.nodes) if args.record or args.nodes is not None else config.nodes
-    expected = plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
+    with measurement_file.using(args.measurements):  # the figures, and the file they cite, from that file
+        expected = plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
     text = comparison_text(stack.name, measured, expected)
     missed, verdict_line = verdict(measured, expected, args.band, args.latency_band)
     if not args.results:

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from components.hardware import B200_GPUS_PER_NODE
 from stacks.capacity.expectation import Expectation, Throughput, basis_at, expect, interpolate, throughput_of
-from stacks.capacity.measurements import MEASUREMENTS_FILE, Configuration, Match, Measurement, Run, configuration_of
+from stacks.capacity.measurements import (
+    MEASUREMENTS_FILE,
+    Configuration,
+    Match,
+    Measurement,
+    Run,
+    configuration_of,
+    in_effect,
+)
 from stacks.capacity.planner import GOAL_UNITS, Sizing
 from stacks.config.releases import RELEASES
 from stacks.config.routing import RoutingMode
@@ -25,12 +33,13 @@ HOW_TO_MEASURE_GATEWAY = (
     "; in gateway mode point the benchmark at the Gateway first: benchmark.target gateway and "
     "benchmark.gatewayAddress (the gatewayAddressCommand output), docs/gateway.md"
 )
+# The repository's measurements file, as the figures name it.
+REPOSITORY_MEASUREMENTS = "/".join(MEASUREMENTS_FILE.parts[-3:])
 HOW_TO_MEASURE = (
     "deploy the stack with `benchmark.enabled: true` (the in-cluster benchmark Job), then record its result "
     "with `bench-compare STACK LOG --record` (the stack output `benchmarkCompare` is that command without "
     "--record): it is added to "
-    f"{MEASUREMENTS_FILE.parent.parent.name}/{MEASUREMENTS_FILE.parent.name}/{MEASUREMENTS_FILE.name} "
-    "and the planner uses it for this configuration from then on"
+    f"{REPOSITORY_MEASUREMENTS} and the planner uses it for this configuration from then on"
 )
 COMPLETION_GAP = 0.1
 
@@ -224,11 +233,18 @@ def _completion_caveat(key: Configuration, runs: Sequence[Run]) -> str:
     )
 
 
+def measurements_file_name() -> str:
+    """The measurements file the figures come from, as a user finds it: the repository's by its path in
+    the repository, another (`--measurements FILE`) as it was given."""
+    path = in_effect()
+    return REPOSITORY_MEASUREMENTS if path == MEASUREMENTS_FILE else str(path)
+
+
 def _source_line(key: Configuration, match: Match) -> str:
     ids = ", ".join(item.id for item in match.measurements)
     speculative = "no speculative decoding" if key.speculative == "off" else key.speculative.upper()
     return (
-        f"measured: {ids} (stacks/capacity/measurements.yaml), the configuration of this stack: profile "
+        f"measured: {ids} ({measurements_file_name()}), the configuration of this stack: profile "
         f"{key.profile}, vLLM {key.vllm_release}{_carried_over(key, match)}, DP {key.data_parallel_size} x TP "
         f"{key.tensor_parallel_size}"
         f"{' + EP' if key.expert_parallel is True else ''}, {speculative}, KV cache {key.kv_cache_dtype}, "
@@ -275,7 +291,7 @@ def _nearest(configuration: Configuration, measurements: Sequence[Measurement]) 
 def _not_measured(key: Configuration, measurements: Sequence[Measurement]) -> NotMeasured:
     picker = f" through the picker {key.picker}" if key.picker else ""
     reason = (
-        f"no measurement in stacks/capacity/measurements.yaml is of this configuration (profile {key.profile}, "
+        f"no measurement in {measurements_file_name()} is of this configuration (profile {key.profile}, "
         f"{key.model}, vLLM {key.vllm_release}, {key.routing} routing{picker}, and the engine and load settings)"
     )
     shown = []

@@ -119,8 +119,9 @@ def plan_main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print capacity.json's figures as JSON")
     args = parser.parse_args(argv)
-    measurements = measurements_from(args.measurements)
-    stack = stack_of(args)
-    capacity = plan(stack.name, load_config(stack, "plan"), measurements=measurements)
+    with measurement_file.using(args.measurements):  # every figure, and the file they cite, from that file
+        measurements = measurements_from(args.measurements)
+        stack = stack_of(args)
+        capacity = plan(stack.name, load_config(stack, "plan"), measurements=measurements)
     print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
     return 0

@@ -64,8 +64,9 @@ def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_p
 
     after = run_main(plan_main, "seqs", *common)
     assert "total tok/s                  94,901" in after.stdout
-    assert "measured: seqs-2026-11-20" in after.stdout
-    assert run_main(plan_main, "seqs", "--config-file", str(stack)).stdout == before.stdout, "the repository's file"
+    assert f"measured: seqs-2026-11-20 ({file})" in after.stdout, "the figure names the file it is in"
+    repository = run_main(plan_main, "seqs", "--config-file", str(stack)).stdout
+    assert repository == before.stdout.replace(str(file), "stacks/capacity/measurements.yaml"), "the repository's"
 
 
 def test_a_recorded_date_reads_back_as_its_text_anywhere(tmp_path: Path) -> None:

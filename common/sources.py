@@ -1,5 +1,7 @@
 """The public sources the product cites by title and link (what a user can open and check)."""
 
+import re
+
 WRITEUP_TITLE = "1 Million Tokens per Second: Qwen 3.5 27B on GKE with B200 GPUs"
 WRITEUP_URL = (
     "https://medium.com/google-cloud/1-million-tokens-per-second-qwen-3-5-27b-on-gke-with-b200-gpus-161da5c1b592"
@@ -28,3 +30,20 @@ def cited(page: tuple[str, str]) -> str:
     """A pricing page as plan.md cites it: its title and its URL."""
     title, url = page
     return f"{title}, {url}"
+
+
+# What a reader cannot open: the team's notebook by name or section, a path into ../shared, "issue 12" /
+# "issues 21 and 25", a number like "#37618" that is not part of a link, and "vllm#55673" (an owner/repo#N
+# names its repository).
+UNCITABLE = re.compile(
+    r"RECIPE\.md|RECIPE sections?\b|\.\./shared|/work/shared|\b[Ii]ssues? \d+|(?<![\w/&\[])#\d{3,}\b"
+    r"|(?<![\w/.-])[A-Za-z][\w.-]*#\d{3,}\b"
+)
+# A file on someone's machine: an absolute or home path of two or more parts, or a file: URL (a path in a
+# web address, after its host, is not one).
+LOCAL_PATH = re.compile(r"(?<![\w.:/-])~?/[\w.-]+/[\w./-]+|\bfile:/\S*")
+
+
+def uncitable(text: str) -> list[str]:
+    """What in `text` a reader cannot open, as cited sources must not hold."""
+    return [match.group(0) for pattern in (UNCITABLE, LOCAL_PATH) for match in pattern.finditer(text)]

@@ -33,6 +33,7 @@ from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
 from commands.stackfile import stack_settings
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
+from common.sources import uncitable
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.planner import benchmark_concurrency, human_duration
@@ -295,6 +296,11 @@ def _source(text: str) -> str:
     source = " ".join(text.split())
     if not source:
         raise argparse.ArgumentTypeError("empty; say who measured it, where")
+    found = uncitable(source)
+    if found:
+        raise argparse.ArgumentTypeError(
+            f"names {found[0]!r}, which a reader of the plan cannot open; allowed: a public URL or a title"
+        )
     return source
 
 

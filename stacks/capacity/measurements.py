@@ -25,6 +25,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 from pydantic.alias_generators import to_camel
 
 from common import input_files
+from common.sources import uncitable
 from components import startup_report
 from components.vllm import ENGINE_FIELDS, EngineFlags
 from stacks.config.base import ConfigModel
@@ -193,6 +194,14 @@ class Measurement(ConfigModel):
     startup: StartupPhases | None = Field(
         default=None, description="The serving pods' start-up phases the run's start-up report gave."
     )
+
+    @field_validator("source")
+    @classmethod
+    def _citable(cls, value: str) -> str:
+        found = uncitable(value)
+        if found:
+            raise ValueError(f"names {found[0]!r}, which a reader cannot open; allowed: a public URL or a title")
+        return value
 
     @field_validator("date", mode="before")
     @classmethod

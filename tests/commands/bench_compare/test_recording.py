@@ -375,3 +375,20 @@ def test_a_malformed_start_up_line_is_one_line(line: str, message: str, tmp_path
 def yaml_settings(stack: Path) -> dict[str, Any]:
     document = yaml.safe_load(stack.read_text())
     return {key.split(":", 1)[1]: value for key, value in document["config"].items()}
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["/home/me/private/run.log", "see issue #4711", "~/runs/x.log", "file:///tmp/run.log", "notes in issue 12"],
+)
+def test_a_source_a_reader_cannot_open_is_refused_on_record_and_in_the_file(tmp_path: Path, source: str) -> None:
+    """A recorded source is printed beside the figure (plan.md, capacity.json): a public URL or a title."""
+    file = copy_of_the_file(tmp_path)
+    run = record(tmp_path, file, "--date", "2026-11-23", "--source", source)
+    assert run.returncode == 2 and "which a reader of the plan cannot open" in run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+    document = yaml.safe_load(file.read_text())
+    document["measurements"][0]["source"] = source
+    file.write_text(yaml.safe_dump(document))
+    with pytest.raises(measurements.MeasurementsError, match=r"source: names .* which a reader cannot open"):
+        measurements.load(file)

@@ -1,44 +1,108 @@
-"""Reading a render folder that a preview compares: bounded, shape-checked, tokens hidden.
+"""Reading a render folder that a preview compares: bounded, shape-checked, secrets hidden.
 
 A render is only read through its resources.json (at most RESOURCES_LIMIT bytes, JSON at most
-MAX_JSON_DEPTH levels deep, every record shaped as `render` writes it: `commands.io.records`). Every
-string in it, keys included, has anything shaped like a Hugging Face token replaced by hf_*** before
-the preview sees it: a render never holds a token (`render` refuses to write one), so one that does
-was edited by hand, and what a preview writes (changes.md, changes.json, which CI posts to the pull
-request) must not carry it on.
+MAX_JSON_DEPTH levels deep, every record shaped as `render` writes it: `commands.io.records`) and the
+side files `commands.io.states` reads. A render never holds a secret (`render` refuses to write one), so
+one that does was edited by hand, and what a preview writes (changes.md, changes.json, which CI posts to
+the pull request) must not carry it on. So before the preview sees a document, `without_secrets` hides:
+* in every string, keys included, anything shaped like a secret (`policies.redaction.hide_secrets`);
+* every value of a Kubernetes Secret's payload (`data`, `stringData`, `binaryData`), whatever its key;
+* every value whose name says it is a secret (`password: ...`, `myApiKey: ...`, an environment entry
+  `{name: DB_PASSWORD, value: ...}`), unless the name says it holds a reference and the value is a name
+  (`secretName: hf-token`);
+* a secret digest (`secretDigests`) that is not shaped like one.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from commands.io.records import validated_records
 from common.input_files import MIB, InputError, read_json
-from policies.redaction import REDACTED, hide_secrets, is_secret_name
+from policies.redaction import CAMEL_HUMP, REDACTED, hide_secrets, is_secret_name
 
 RESOURCES_LIMIT = 64 * MIB
+SECRET_TYPE = "kubernetes:core/v1:Secret"
+SECRET_KIND = "Secret"
+SECRET_PAYLOADS = frozenset({"data", "stringData", "binaryData"})
+# What a render writes in place of a secret (commands/engine/mocks.py REDACTED): not a secret, kept so that
+# an old render compares equal to a new one.
+RENDER_SECRET_MARK = "[secret]"
+DIGESTS_KEY = "secretDigests"
+# A digest as a render writes it (commands/engine/secrets.py `digest_of`).
+SECRET_DIGEST = re.compile(r"unset|(?:ciphertext|value) sha256:[0-9a-f]{12}")
+# A name ending so holds a reference to a secret (secretName, secretKeyRef, tokenSecretName), not one ...
+REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")
+# ... when its value is a Kubernetes object name (RFC 1123 subdomain).
+OBJECT_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 class PreviewInputError(InputError):
     """A directory is missing, is not a render, or holds malformed JSON (exit status 2)."""
 
 
-def without_tokens(value: Any) -> Any:
+def holds_a_secret(name: str, value: Any) -> bool:
+    """Whether a value of this name (a mapping key, an environment variable) is a secret: a string or a
+    number under a name `is_secret_name` takes, unless a reference suffix says it names a secret."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not is_secret_name(name):
+        return False
+    reference = CAMEL_HUMP.sub("_", name).lower().replace("-", "_").endswith(REFERENCE_SUFFIXES)
+    return value != RENDER_SECRET_MARK and not (reference and isinstance(value, str) and OBJECT_NAME.fullmatch(value))
+
+
+def _payload_hidden(value: Any) -> Any:
+    """A Secret's payload with every leaf but the render's own mark hidden (its keys are not secret)."""
+    if isinstance(value, dict):
+        return {hide_secrets(str(key)): _payload_hidden(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_payload_hidden(item) for item in value]
+    return value if value == RENDER_SECRET_MARK else REDACTED
+
+
+def _digests_hidden(value: Any) -> Any:
+    """Digests shaped as a render writes them, any other string hidden (a preview shows them)."""
+    if not isinstance(value, dict):
+        return without_secrets(value)
+    return {
+        hide_secrets(str(path)): REDACTED if isinstance(digest, str) and not SECRET_DIGEST.fullmatch(digest) else digest
+        for path, digest in value.items()
+    }
+
+
+def without_secrets(value: Any, secret_object: bool = False) -> Any:
+    """A document of a render folder with every secret hidden (the module's docstring says which);
+    `secret_object`: `value` is a Kubernetes Secret's inputs."""
     if isinstance(value, str):
         return hide_secrets(value)
-    if isinstance(value, dict):
-        # an environment variable named like a secret (DB_PASSWORD) holds one, whatever its value looks like
-        if isinstance(value.get("name"), str) and isinstance(value.get("value"), str) and is_secret_name(value["name"]):
-            value = {**value, "value": REDACTED}
-        return {hide_secrets(key): without_tokens(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [without_tokens(item) for item in value]
-    return value
+        return [without_secrets(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if isinstance(value.get("name"), str) and holds_a_secret(value["name"], value.get("value")):
+        value = {**value, "value": REDACTED}  # an environment variable named like a secret (DB_PASSWORD)
+    secret_object = secret_object or value.get("kind") == SECRET_KIND
+    secret_record = value.get("type") == SECRET_TYPE
+    return {
+        hide_secrets(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
+        for key, item in value.items()
+    }
+
+
+def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -> Any:
+    """The value `item` of `key` in a mapping (of a Kubernetes Secret when `in_a_secret`), hidden."""
+    if in_a_secret and key in SECRET_PAYLOADS:
+        return _payload_hidden(item)
+    if key == DIGESTS_KEY:
+        return _digests_hidden(item)
+    if holds_a_secret(key, item):
+        return REDACTED
+    return without_secrets(item, secret_object=secret_inputs)
 
 
 def load_render(directory: Path) -> list[dict[str, Any]]:
-    """The resource records of a render folder, checked and with tokens hidden."""
+    """The resource records of a render folder, checked and with secrets hidden."""
     if not directory.is_dir():
         raise PreviewInputError(f"{directory}: no such render directory")
     path = directory / "resources.json"
@@ -46,6 +110,6 @@ def load_render(directory: Path) -> list[dict[str, Any]]:
         raise PreviewInputError(f"{directory}: not a render directory (no resources.json)")
     try:
         document = read_json(path, RESOURCES_LIMIT)
-        return validated_records(without_tokens(document), str(path))
+        return validated_records(without_secrets(document), str(path))
     except InputError as error:
         raise PreviewInputError(str(error)) from None

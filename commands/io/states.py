@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from commands.io.records import validated_records
-from commands.io.render_dir import RESOURCES_LIMIT, PreviewInputError, load_render, without_tokens
+from commands.io.render_dir import RESOURCES_LIMIT, PreviewInputError, load_render, without_secrets
 from common.input_files import InputError, read_json
 
 STATES_FILE = "states.json"
@@ -111,7 +111,7 @@ def side_document(directory: Path, name: str) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        document = without_tokens(read_json(path, SIDE_FILE_LIMIT))
+        document = without_secrets(read_json(path, SIDE_FILE_LIMIT))
     except InputError as error:
         raise PreviewInputError(str(error)) from None
     if not isinstance(document, dict):
@@ -120,14 +120,14 @@ def side_document(directory: Path, name: str) -> dict[str, Any] | None:
 
 
 def load_states(directory: Path) -> RenderStates:
-    """A render folder's states (bounded reads, shape-checked, tokens hidden: `render_dir`)."""
+    """A render folder's states (bounded reads, shape-checked, secrets hidden: `render_dir`)."""
     records = load_render(directory)
     outputs, capacity = side_document(directory, OUTPUTS_FILE), side_document(directory, CAPACITY_FILE)
     path = directory / STATES_FILE
     if not path.exists():
         return RenderStates(records, None, None, str(directory), outputs, capacity)
     try:
-        states = states_of_document(without_tokens(read_json(path, STATES_LIMIT)), str(path), str(directory))
+        states = states_of_document(without_secrets(read_json(path, STATES_LIMIT)), str(path), str(directory))
     except InputError as error:
         raise PreviewInputError(str(error)) from None
     return replace(states, outputs=outputs, capacity=capacity)

@@ -1,0 +1,128 @@
+"""Secrets edited by hand into a render folder a preview reads: hidden before the preview sees them.
+
+A render never holds a secret (it refuses to write one), so a render folder that does was edited, and what
+a preview writes (changes.md and changes.json, which CI posts to the pull request) must not carry it on:
+a Kubernetes Secret's payload, whatever its keys, and any value whose name says it is a secret, in every
+document the preview reads (resources.json, both states of states.json and their outputs, outputs.json,
+capacity.json). A name that references a secret (`secretName: hf-token`) is not one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commands.engine.secrets import digest_of
+from commands.io.render_dir import SECRET_DIGEST, without_secrets
+from commands.io.states import CONVERGED, FIRST_UP
+from commands.preview.command import main as preview_main
+from commands.stackfile.stack_settings import SECURE_PLACEHOLDER, UNSET_PLACEHOLDER
+from policies.redaction import REDACTED
+from tests.rendered import RenderedStack, run_main
+
+CANARY = "PlainHunter2Canary"
+SECRET_TYPE = "kubernetes:core/v1:Secret"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+SIDE_FILES = ("resources.json", "states.json", "outputs.json", "capacity.json")
+
+
+def _edited_records(records: list[dict[str, Any]]) -> None:
+    """Secrets of no known shape where a render writes none: a Secret's payload and named values."""
+    for record in records:
+        inputs = record["inputs"]
+        if record["type"] == SECRET_TYPE:
+            inputs["data"] = {"db-password": base64.b64encode(f"b64{CANARY}".encode()).decode()}
+            inputs["stringData"]["other"] = f"string-data-{CANARY}"
+        if record["type"] == DEPLOYMENT_TYPE:
+            inputs["metadata"]["annotations"] = {"password": f"annotation-{CANARY}", "dbPasswd": 12345678}
+            inputs["metadata"]["labels"]["tokenSecretName"] = f"Label{CANARY}"
+
+
+def hand_edited_copy(render: Path, directory: Path) -> Path:
+    """A copy of `render` with secrets written into every document a preview reads."""
+    shutil.copytree(render, directory)
+    records = json.loads((directory / "resources.json").read_text())
+    _edited_records(records)
+    (directory / "resources.json").write_text(json.dumps(records))
+    states = json.loads((directory / "states.json").read_text())
+    for state in (FIRST_UP, CONVERGED):
+        _edited_records(states[state])
+        states["outputs"][state]["myApiKey"] = f"output-{CANARY}"
+    (directory / "states.json").write_text(json.dumps(states))
+    for name in ("outputs.json", "capacity.json"):
+        document = json.loads((directory / name).read_text())
+        document["db_secret"] = f"side-{CANARY}"
+        (directory / name).write_text(json.dumps(document))
+    return directory
+
+
+def test_secrets_edited_into_an_old_render_reach_no_preview_file(dev: RenderedStack, tmp_path: Path) -> None:
+    old = hand_edited_copy(dev.directory, tmp_path / "old")
+    out = tmp_path / "out"
+    outcome = run_main(preview_main, str(old), str(dev.directory), "--out", str(out))
+    assert outcome.returncode == 0, outcome.stderr
+    assert CANARY not in outcome.stdout + outcome.stderr
+    changes = (out / "changes.md").read_text()
+    assert CANARY not in changes + (out / "changes.json").read_text()
+    assert "12345678" not in changes
+    # the edits still show as changes, with their values hidden
+    for path in ("data.db-password", "stringData.other", "metadata.annotations.password", "myApiKey"):
+        assert f"`{path}`" in changes, path
+    assert f"- {REDACTED}\n" in changes
+
+
+def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
+    """A render holds no secret, so nothing in it is hidden: previews of the shipped stacks do not change."""
+    for name in SIDE_FILES:
+        document = json.loads((stack.directory / name).read_text())
+        assert without_secrets(document) == document, name
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        # a Secret's payload, whatever its keys (a record's inputs, or any object of kind Secret)
+        (
+            {"type": SECRET_TYPE, "inputs": {"data": {"a": "eA==", "b": "[secret]"}, "binaryData": {"c": "eQ=="}}},
+            {"type": SECRET_TYPE, "inputs": {"data": {"a": REDACTED, "b": "[secret]"}, "binaryData": {"c": REDACTED}}},
+        ),
+        ({"kind": "Secret", "stringData": {"x": ["y", 1]}}, {"kind": "Secret", "stringData": {"x": [REDACTED] * 2}}),
+        ({"kind": "ConfigMap", "data": {"x": "y"}}, {"kind": "ConfigMap", "data": {"x": "y"}}),
+        # a value whose name says it is a secret, camelCase or not, a string or a number
+        (
+            {"password": "x", "myApiKey": "y", "db_secret": "z", "pin": 1, "DB_PASSWORD": 42.5},
+            {"password": REDACTED, "myApiKey": REDACTED, "db_secret": REDACTED, "pin": 1, "DB_PASSWORD": REDACTED},
+        ),
+        ({"env": [{"name": "DB_PASSWORD", "value": "x"}]}, {"env": [{"name": "DB_PASSWORD", "value": REDACTED}]}),
+        # not a secret: the render's own mark, a flag, a list of names, a reference holding a name
+        (
+            {"token": "[secret]", "automountServiceAccountToken": False, "additionalSecretOutputs": ["data"]},
+            {"token": "[secret]", "automountServiceAccountToken": False, "additionalSecretOutputs": ["data"]},
+        ),
+        (
+            {"secretName": "hf-token", "tokenSecretName": "a.b", "secretKeyRef": {"name": "env", "key": "API_KEY"}},
+            {"secretName": "hf-token", "tokenSecretName": "a.b", "secretKeyRef": {"name": "env", "key": "API_KEY"}},
+        ),
+        # ... but a reference that is not a name is hidden
+        ({"secretName": "Hunter2!", "tokenSecretName": 7}, {"secretName": REDACTED, "tokenSecretName": REDACTED}),
+        # digests are shown, so one not shaped like a digest is hidden
+        (
+            {"secretDigests": {"stringData.token": "unset", "data.API_KEY": "value sha256:0123456789ab", "x": "a"}},
+            {"secretDigests": {"stringData.token": "unset", "data.API_KEY": "value sha256:0123456789ab", "x": "***"}},
+        ),
+    ],
+)
+def test_what_is_hidden(document: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert without_secrets(document) == expected
+
+
+@pytest.mark.parametrize(
+    "plaintext", [f"{UNSET_PLACEHOLDER}p:hfToken]", f"{SECURE_PLACEHOLDER}p:k ciphertext 0123456789ab]", "x", {"a": 1}]
+)
+def test_every_digest_a_render_writes_is_kept(plaintext: Any) -> None:
+    assert SECRET_DIGEST.fullmatch(digest_of(plaintext))

@@ -436,7 +436,8 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
                 concurrency=benchmark_concurrency(config),
                 startup=startup,
             )
-            output.replace_file(path, appended(path, entry))
+            known = stack_settings.load_stack_settings(stack.name, stack.file).known_secret_values()
+            output.replace_file(path, appended(path, entry), known)
         text += f"\nrecorded as measurement {entry.id} in {path}"
     print(f"{text}\n{verdict_line}")
     return MISSED_THE_PLAN if missed else 0

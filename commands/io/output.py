@@ -71,10 +71,21 @@ class SecretInOutputError(Exception):
         self.lines = lines or []
 
 
+def _searched_for(secrets: Iterable[str]) -> set[str]:
+    """The texts that show a known secret value: the value and its JSON-escaped form (a JSON file holds
+    that). As the Pulumi CLI's filter of secrets (pulumi/pulumi sdk/go/common/util/logging/log.go
+    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those."""
+    texts: set[str] = set()
+    for secret in secrets:
+        if len(secret) >= 3 and secret.lower() not in ("true", "false"):
+            texts |= {secret, json.dumps(secret)[1:-1]}
+    return texts
+
+
 def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
     """The files whose text holds something that looks like a secret (a Hugging Face token, a cloud or
     API key, a private key: policies/redaction.py) or a known secret value."""
-    known = [secret for secret in secrets if secret]
+    known = _searched_for(secrets)
     return sorted(name for name, text in files.items() if secret_kinds(text) or any(secret in text for secret in known))
 
 
@@ -560,12 +571,12 @@ def write_render(directory: Path, files: Mapping[str, str]) -> None:
         folder.write(files, replace=True)
 
 
-def replace_file(path: Path, text: str) -> None:
+def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
     """Replace one existing file the user named (bench-compare --record's measurements file) under the
     same rules as an output folder's files: no symbolic link anywhere on its path, the file itself a
     regular file, a new file renamed over it (a hard link is unlinked, never written through), and no
-    token in the text. Refused in one line (exit status 2), nothing written."""
-    if token_leaks({path.name: text}):
+    token in the text, nor one of the known `secrets`. Refused in one line (exit status 2), nothing written."""
+    if token_leaks({path.name: text}, secrets):
         raise OutputError(
             f"{path}: {leaked_kind({path.name: text})} would be written to it (from the result, --source or the "
             "stack's settings); nothing was written"

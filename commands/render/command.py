@@ -250,7 +250,7 @@ def render(
             }
         ),
     }
-    leaks = output.token_leaks(files, secret_values(settings))
+    leaks = output.token_leaks(files, settings.known_secret_values())
     if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
         # The policy saw a token literal the file scan's shape test may miss (short, unusual): same verdict.
         leaks = sorted(files)
@@ -272,15 +272,6 @@ def render(
         files.update(preview_files(changes))
     output.write_render(out_dir, files)
     return Rendered(config, records, out_dir, violations, changes, notes)
-
-
-def secret_values(settings: stack_settings.StackSettings) -> list[str]:
-    """The values of the stack's secret keys that are real (not offline placeholders)."""
-    return [
-        settings.config[key]
-        for key in settings.secret_keys
-        if key in settings.config and key not in settings.placeholders
-    ]
 
 
 def _summary(records: list[dict[str, Any]]) -> str:

@@ -45,6 +45,9 @@ class StackEnvironment:
     literal_config: dict[str, Any] = field(default_factory=dict)
     # `values.pulumiConfig` keys whose values only ESC can compute (expressions, functions, secrets).
     computed_keys: tuple[str, ...] = ()
+    # The literal values of the inline definition's `fn::secret`s: the program gets placeholders for their
+    # keys offline, but the file holds them, so a copy pasted into a setting can be found.
+    secret_literals: tuple[str, ...] = ()
 
     @property
     def opaque(self) -> bool:
@@ -85,6 +88,29 @@ def _nested(value: Any, path: str) -> Iterator[tuple[str, Any]]:
         yield where, item
         if not _is_secret(item):
             yield from _nested(item, where)
+
+
+def _literal_leaves(value: Any) -> Iterator[str]:
+    """The literal texts of an `fn::secret`'s argument: strings without an interpolation and numbers
+    (as config strings); not what a function computes."""
+    if isinstance(value, str) and _is_literal(value):
+        yield value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _literal_leaves(item)
+    elif isinstance(value, dict) and not any(str(key).startswith(FUNCTION_PREFIX) for key in value):
+        for item in value.values():
+            yield from _literal_leaves(item)
+
+
+def _secret_literals(values: dict[str, Any]) -> tuple[str, ...]:
+    """The literal values of every `fn::secret` in `values` (`pulumiConfig` included)."""
+    found = {
+        text for _, item in _nested(values, "") if _is_secret(item) for text in _literal_leaves(item[SECRET_FUNCTION])
+    }
+    return tuple(sorted(found))
 
 
 def _dotted(path: str) -> str:
@@ -191,7 +217,7 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
             literal[full_key] = value
         else:
             computed.append(full_key)
-    return StackEnvironment(imports, literal, tuple(sorted(computed)))
+    return StackEnvironment(imports, literal, tuple(sorted(computed)), _secret_literals(values))
 
 
 def merged_config(environment: dict[str, Any], stack: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,13 @@ class StackSettings:
         except json.JSONDecodeError:
             return text
 
+    def known_secret_values(self) -> list[str]:
+        """The stack's secret values the offline run knows: its secret keys' values that are not
+        placeholders, and the literal `fn::secret` values of its inline ESC environment (its keys get
+        placeholders, but the file holds the values). `secure:` values cannot be decrypted: not known."""
+        keys = [self.config[key] for key in self.secret_keys if key in self.config and key not in self.placeholders]
+        return [*keys, *self.environment.secret_literals]
+
     def namespace(self, namespace: str) -> dict[str, Any]:
         prefix = f"{namespace}:"
         return {key[len(prefix) :]: self.value(key) for key in sorted(self.config) if key.startswith(prefix)}

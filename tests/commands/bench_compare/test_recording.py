@@ -190,6 +190,24 @@ def test_record_writes_no_token(where: str, tmp_path: Path) -> None:
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
 
 
+def test_record_writes_no_esc_secret_pasted_into_a_setting(tmp_path: Path) -> None:
+    """A measurement records engine.extraEnv: the literal value of the stack file's ESC secret pasted there
+    is refused as a token is, though it has no known shape."""
+    file = copy_of_the_file(tmp_path)
+    secret = "Zebra-Horse-Battery-77"
+    path = stack_file(
+        tmp_path, "esc", engine={"secretEnv": {"OPENAI_API_KEY": "openaiKey"}, "extraEnv": {"MY_SETTING": secret}}
+    )
+    document = yaml.safe_load(path.read_text())
+    document["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": secret}}}}
+    path.write_text(yaml.safe_dump(document))
+    run = record(tmp_path, file, stack=str(path))
+    assert run.returncode == 2, run.stderr
+    assert "a secret would be written to it" in run.stderr and "nothing was written" in run.stderr
+    assert secret not in run.stderr + run.stdout
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

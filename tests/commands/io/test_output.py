@@ -271,6 +271,13 @@ def test_files_with_a_token_are_found_before_writing() -> None:
     assert output.token_leaks(files, ["s3cr3t"]) == ["bad.yaml", "own.json"]
 
 
+def test_a_known_secret_is_found_as_written_and_json_escaped() -> None:
+    """As the Pulumi CLI's filter: a value and its JSON form; not one of under three characters, nor a boolean."""
+    files = {"a.json": json.dumps({"x": 'pa"ss\\word'}), "b.yaml": "ok: true\nzone: b\n"}
+    assert output.token_leaks(files, ['pa"ss\\word']) == ["a.json"]
+    assert output.token_leaks(files, ["b", "ok", "true", ""]) == []
+
+
 # ---------------------------------------------------------------- preview under the same contract
 
 

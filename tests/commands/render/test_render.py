@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -149,7 +150,7 @@ def test_canary_token_never_leaves_the_program() -> None:
         **render.manifest_texts(records),
         "outputs.json": json.dumps(render.plain(result.outputs)),
     }
-    assert output.token_leaks(files, render.secret_values(settings)) == []
+    assert output.token_leaks(files, settings.known_secret_values()) == []
     secret = next(record for record in records if record["type"] == "kubernetes:core/v1:Secret")
     assert secret["inputs"]["stringData"] == {"token": "[secret]"}
 
@@ -164,6 +165,41 @@ def test_plaintext_token_in_a_stack_file_is_refused_like_the_cli(tmp_path: Path)
     assert run.returncode == 2, run.stderr
     assert "Stack 'canary' with configuration key 'hfToken' must be encrypted as it's secret" in run.stderr
     assert CANARY not in run.stdout + run.stderr
+    assert not out.exists()
+
+
+ESC_SECRET = "Zebra-Horse-Battery-77"
+
+
+@pytest.mark.parametrize(
+    ("values", "engine"),
+    [
+        # the value of a key engine.secretEnv names, pasted under a neutral name
+        ({"pulumiConfig": {"openaiKey": {"fn::secret": ESC_SECRET}}}, {"extraEnv": {"MY_SETTING": ESC_SECRET}}),
+        # an ESC secret the key interpolates, pasted inside a longer value
+        (
+            {"openai": {"fn::secret": ESC_SECRET}, "pulumiConfig": {"openaiKey": "${openai}"}},
+            {"extraEnv": {"MY_NOTE": f"run {ESC_SECRET} today"}},
+        ),
+    ],
+    ids=["whole-value", "inside-a-value"],
+)
+def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
+    values: dict[str, Any], engine: dict[str, Any], tmp_path: Path
+) -> None:
+    """The stack file's inline ESC environment holds the secret's literal value; the program only gets a
+    placeholder for its key offline, and a copy pasted into a plain setting would reach the manifests and
+    the state: refused as a token is, nothing written, the value shown nowhere."""
+    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["environment"] = {"values": values}
+    stack_doc["config"]["gke-b200-serving:engine"] = {"secretEnv": {"OPENAI_API_KEY": "openaiKey"}, **engine}
+    config_file = tmp_path / "Pulumi.esc.yaml"
+    config_file.write_text(yaml.safe_dump(stack_doc))
+    out = tmp_path / "out"
+    run = run_render("esc", "--config-file", str(config_file), "--out", str(out))
+    assert run.returncode == 1, run.stderr
+    assert "render: a secret would be written to manifests/" in run.stderr and "nothing was written" in run.stderr
+    assert ESC_SECRET not in run.stdout + run.stderr
     assert not out.exists()
 
 

@@ -15,7 +15,7 @@ from commands.engine import mocks
 from commands.stackfile import stack_settings
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
 from commands.stackfile.yaml_scalars import plain_scalar
-from tests.rendered import RenderedStack, run_render
+from tests.rendered import ROOT, RenderedStack, run_render
 
 PROJECT = "gke-b200-serving"
 DEV = {f"{PROJECT}:environment": "dev", f"{PROJECT}:zones": ["us-central1-b"]}
@@ -141,6 +141,29 @@ def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
     assert merged[f"{PROJECT}:capacity"] == {"nodes": 3, "sources": [{"type": "spot"}]}
     assert merged["gcp:project"] == "mine"
     assert StackEnvironment().opaque is False and environment.opaque
+
+
+def test_the_literal_esc_secrets_are_known_values(tmp_path: Path) -> None:
+    """The program gets placeholders for the keys of `fn::secret`s offline, but the stack file holds
+    their literal values: known, so that a copy of one pasted into a setting is found. A `secure:` value,
+    a computed secret and an interpolation are not known."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["environment"] = {
+        "values": {
+            "db": {"password": {"fn::secret": "Zebra-Horse-Battery"}},
+            "pin": {"fn::secret": 12345678},
+            "computed": {"fn::secret": {"fn::toBase64": "Not-A-Literal"}},
+            "joined": {"fn::secret": "${db.password}-x"},
+            "pulumiConfig": {"openaiKey": {"fn::secret": "Fox-Glove-Lantern"}, "dbPassword": "${db.password}"},
+        }
+    }
+    document["config"][f"{PROJECT}:hfToken"] = {"secure": "v1:Y2lwaGVydGV4dA=="}
+    document["config"][f"{PROJECT}:engine"] = {"secretEnv": {"OPENAI_API_KEY": "openaiKey"}}
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text(yaml.safe_dump(document))
+    settings = stack_settings.load_stack_settings("esc", path)
+    assert settings.environment.secret_literals == ("12345678", "Fox-Glove-Lantern", "Zebra-Horse-Battery")
+    assert sorted(settings.known_secret_values()) == ["12345678", "Fox-Glove-Lantern", "Zebra-Horse-Battery"]
 
 
 @pytest.mark.parametrize(

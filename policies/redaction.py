@@ -3,10 +3,11 @@ hiding them (for messages, error lines and what a command copies). Imports nothi
 layer and the policy pack alone may use it.
 
 Hugging Face tokens have their own rules below (the stack's own secret). Every other kind is a pattern of
-a well-kept scanner, Yelp/detect-secrets at v1.5.0 (`detect_secrets/plugins/<file>.py`, named per pattern),
-or a provider's documented token format; the names of settings that hold secrets follow detect-secrets'
-keyword plugin (`keyword.py`, DENYLIST) plus `token`. detect-secrets itself is not a dependency: the pack
-must run with only pulumi and pulumi-policy installed.
+a well-kept scanner, Yelp/detect-secrets at v1.5.0 (`detect_secrets/plugins/<file>.py`, named per pattern)
+or gitleaks (`config/gitleaks.toml`, named per rule), a provider's documented token format, or an HTTP
+credential's RFC; the names of settings that hold secrets follow detect-secrets' keyword plugin
+(`keyword.py`, DENYLIST) plus `token` and gitleaks' credential words. Neither scanner is a dependency: the
+pack must run with only pulumi and pulumi-policy installed.
 """
 
 from __future__ import annotations
@@ -131,6 +132,47 @@ LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 
 REDACTED = "***"
+# A value that is not a placeholder: a reference the pod expands from a secretEnv variable (`$(X)`, `${X}`),
+# an already hidden ***, a `<password>`, `[secret]` or `{{ template }}` (keyword.py's FALSE_POSITIVES).
+PLAIN_VALUE = r"(?![$*{[(<])"
+# The base64 of user-id:password (RFC 7617 section 2; a Docker config's auth): 8 characters or more in whole
+# groups of 4, with a digit, + / = or a capital past the first (prose after "Basic", `Basic Settings`, is
+# one word of letters), ending where the base64 alphabet does.
+BASE64_CREDENTIALS = (
+    r"(?=[A-Za-z0-9+/=]{8})(?=[A-Za-z0-9+/]*[0-9+/=]|[A-Za-z0-9+/]+[A-Z])(?:[A-Za-z0-9+/]{4})+"
+    r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?![A-Za-z0-9+/=])"
+)
+# The words a key holding a secret ends in (keyword.py's DENYLIST, gitleaks' credential words): `:` after
+# one of them and a quoted value is a secret (dbPassword, secret_key, hfToken, GOOGLE_CREDENTIALS).
+KEY_WORDS = (
+    *("password", "passwd", "passphrase", "pwd", "secret", "token", "credential", "credentials", "creds"),
+    *(
+        f"{kind}{separator}key"
+        for kind in ("api", "access", "secret", "private", "client", "auth", "app", "service", "account")
+        for separator in ("", "_", "-")
+    ),
+)
+
+# After a key's `:`, a quoted value of one word (also in escaped JSON, `\\"...\\"`) that is no placeholder and
+# not letters only.
+QUOTED_WORD = r"[ \t]*\\*[\"']" + PLAIN_VALUE + r"(?=[^\s\"'\\]*[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,}\\*[\"']"
+
+
+def after_a_key_ending_in(words: tuple[str, ...]) -> str:
+    """A look-behind (any case) at a `:` right after a key ending in one of the words, bare or with its
+    closing quote (also escaped, `\\"`). One look-behind per width, each an alternation of that width's ends:
+    the pattern starts at the `:`, which the engine finds fast, and looks back only where a quoted value
+    follows, instead of starting at a word it would try at every character of a render (5 s for a
+    snapshot's 10 MB of renders, against 0.1 s)."""
+    ends = [word + closing + ":" for word in words for closing in ("", '"', "'", '\\"')]
+    widths = sorted({len(end) for end in ends})
+    return (
+        "(?i:"
+        + "|".join("(?<=" + "|".join(re.escape(end) for end in ends if len(end) == width) + ")" for width in widths)
+        + ")"
+    )
+
+
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # aws.py
     SecretPattern(
@@ -213,6 +255,18 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "a bearer token", re.compile(r"[Bb]earer(?<!\w[Bb]earer)\s+[A-Za-z0-9._~+/-]{20,}=*"), ("Bearer", "bearer")
     ),
+    # an HTTP basic credential (RFC 7617 section 2, `Basic` and the base64 of user-id:password): the word on
+    # its own, as for Bearer
+    SecretPattern(
+        "an HTTP basic credential", re.compile(r"[Bb]asic(?<!\w[Bb]asic)\s+" + BASE64_CREDENTIALS), ("Basic", "basic")
+    ),
+    # a Docker config's registry credential (config.json, `{"auths": {REGISTRY: {"auth": BASE64}}}`, the
+    # base64 of user:password as for Basic; also a `.dockerconfigjson` in escaped JSON): a key that ends in auth
+    SecretPattern(
+        "a registry credential (a Docker config auth)",
+        re.compile(r'auth\\*"\s*:\s*\\*"' + BASE64_CREDENTIALS),
+        ('auth"', 'auth\\"'),
+    ),
     # basic_auth.py: a password in a URL (scheme://user:password@host)
     SecretPattern(
         "a password in a URL",
@@ -221,28 +275,44 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         within_a_line=True,
     ),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
-    # conninfo, a query string's `secret=...`): the word on its own (not the end of a variable's name, which
-    # the name check finds), then `=` and the value on one line; not a reference the pod expands from a
-    # secretEnv variable (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. A `:` is not taken: the
-    # stack's own text has `secret:PROJECT:KEY` (an ESC placeholder) and YAML keys.
+    # conninfo, a query string's `secret=...`, `password = "..."`): the word on its own (not the end of a
+    # variable's name, which the name check finds), then `=` and the value on one line; not a reference the
+    # pod expands from a secretEnv variable (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***.
     SecretPattern(
         "a password or key assignment",
         re.compile(
             r"(?i)(?<![A-Za-z0-9_])(?:password|passwd|passphrase|pwd|secret|client_?secret|api_?key|access_?key"
-            r"|auth_?token|access_?token)[ \t]*=[ \t]*(?![$*{[(<])[^\s\"'&;,]{4,}"
+            r"|auth_?token|access_?token)[\"']?[ \t]*=[ \t]*[\"']?" + PLAIN_VALUE + r"[^\s\"'&;,]{4,}"
         ),
         ("=",),
         within_a_line=True,
     ),
+    # the same in JSON or YAML (keyword.py, FOLLOWED_BY_COLON_QUOTES_REQUIRED_REGEX: `"password": "..."`,
+    # `api_key: '...'`, also JSON inside a JSON string, `\"secret_key\": \"...\"`): `:` after a key that
+    # ends in a secret word, and a quoted value of one word, so that prose (`"note": "a secret: see the
+    # docs"`), a placeholder (`"<password>"`, `"${DB_PASSWORD}"`, `"[secret]"`) or a tokenizer's special
+    # tokens (`"eos_token": "</s>"`) is not one; nor a value of letters only (gitleaks, generic-api-key's
+    # allowlist `^[a-zA-Z_.-]+$`: the render's own `"stringData.token": "unset"`). Unquoted (`password: x`)
+    # is not taken: YAML's own keys (`automountServiceAccountToken: false`) and `secret:PROJECT:KEY` (an ESC
+    # placeholder) have that shape. The match is the value (`"password"***`).
+    SecretPattern(
+        "a password or key assignment",
+        re.compile(f":(?={QUOTED_WORD}){after_a_key_ending_in(KEY_WORDS)}{QUOTED_WORD}"),
+        (':"', ":'", ": ", ":\t", ":\\"),
+    ),
 )
 # Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B
-# key is 40 hex digits, a password anything): keyword.py's DENYLIST, plus access/secret keys and tokens,
-# as a whole part of the name (API_KEY, WANDB_API_KEY, DB_PASSWORD, GITHUB_TOKEN, --api-key, --hf-token;
-# not MAX_TOKENS or --tokenizer).
+# key is 40 hex digits, a password anything): keyword.py's DENYLIST, plus access/secret keys and tokens and
+# gitleaks' credential words (config/gitleaks.toml, generic-api-key: credential, creds), as a whole part of
+# the name (API_KEY, WANDB_API_KEY, DB_PASSWORD, GITHUB_TOKEN, GOOGLE_CREDENTIALS_JSON, --api-key,
+# --hf-token; not MAX_TOKENS or --tokenizer). gitleaks' access, api, auth and key are not words of their own
+# here: gitleaks takes them only with a value of high entropy, and by name alone they would refuse AUTH_MODE,
+# API_URL or CACHE_KEY.
 SECRET_NAME = re.compile(
-    r"(?:^|_)(?:api_?key|app_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key"
-    r"|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass|key_?pass|pass"
-    r"|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret|token|auth_?token|access_?token|api_?token|authorization)"
+    r"(?:^|_)(?:api_?key|app_?key|application_?key|auth_?key|service_?key|account_?key|db_?key|database_?key"
+    r"|priv_?key|private_?key|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass"
+    r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
+    r"|access_?token|api_?token|authorization|credentials?|creds)"
     r"(?:_|$)"
 )
 # detect-secrets finds its keywords anywhere in a name (keyword.py, DENYLIST_REGEX has no left anchor, and
@@ -265,14 +335,24 @@ def secret_kinds(text: str) -> list[str]:
     return kinds
 
 
-# A name that ends so holds where a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile, TOKEN_PATH).
-LOCATION_SUFFIXES = ("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_location")
+# A name that ends so holds where or which a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile,
+# TOKEN_PATH, SECRET_NAME, AWS_ACCESS_KEY_ID, TOKEN_URL; gitleaks' generic-api-key allowlist has the same:
+# key_file, secret_name, credentials_id, key_id, token_url).
+REFERENCE_SUFFIXES = (
+    *("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_location"),
+    *("_name", "_names", "_id", "_ids", "_url", "_uri", "_endpoint"),
+)
+# Names that hold where a secret is without saying so: Application Default Credentials read the key file
+# at the path GOOGLE_APPLICATION_CREDENTIALS gives (Google Cloud, "How Application Default Credentials works").
+REFERENCE_NAMES = frozenset({"google_application_credentials"})
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
     normal = CAMEL_HUMP.sub("_", name).lower().replace("-", "_")  # wandbApiKey is WANDB_API_KEY
-    return not normal.endswith(LOCATION_SUFFIXES) and SECRET_NAME.search(normal) is not None
+    if normal.endswith(REFERENCE_SUFFIXES) or normal in REFERENCE_NAMES:
+        return False
+    return SECRET_NAME.search(normal) is not None
 
 
 def _hide_patterns(text: str) -> str:

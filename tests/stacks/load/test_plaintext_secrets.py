@@ -24,6 +24,12 @@ VALUE = "Canary4horse"
         "wandbApiKey",
         "dbPassword",
         "UPSTREAM_AUTHORIZATION",
+        # gitleaks' credential words, detect-secrets' other words
+        "GOOGLE_APPLICATION_CREDENTIALS_JSON",
+        "GOOGLE_CREDENTIALS",
+        "DB_CREDS",
+        "APPLICATION_KEY",
+        "DB_CONTRASENA",
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -36,6 +42,26 @@ def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
     "name", ["MAX_TOKENS", "VLLM_PASSES", "PASSTHROUGH", "COMPASS_MODE", "HF_TOKEN_FILE", "maxNumBatchedTokens"]
 )
 def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "GOOGLE_APPLICATION_CREDENTIALS",  # the path of the key file Application Default Credentials read
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "DB_SECRET_NAME",
+        "AWS_ACCESS_KEY_ID",
+        "EOS_TOKEN_ID",
+        "CREDENTIALS_ID",
+        "OAUTH_TOKEN_URL",
+        "secretName",
+        "AUTH_MODE",  # gitleaks' auth, api and key are not words of their own
+        "API_URL",
+        "CACHE_KEY",
+    ],
+)
+def test_names_that_hold_where_or_which_a_secret_is_are_not_secrets(name: str) -> None:
     assert not is_secret_name(name)
 
 

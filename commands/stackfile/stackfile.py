@@ -31,6 +31,7 @@ from commands.stackfile.yaml_scalars import plain_scalar
 from common.input_files import InputError, decode, depth_of, read_bytes, size_text
 from stacks.config.quoting import quote
 from stacks.load.loader import MAX_CONFIG_DEPTH, InvalidConfig
+from stacks.load.plaintext_secrets import shaped_secret_problem
 
 MAX_FILE_BYTES = 256 * 1024
 # What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
@@ -44,6 +45,13 @@ PROVIDER_NAMESPACES = ("gcp", "kubernetes")
 # shouldDenyRequest for disable-default-providers).
 TAGS_KEY = "pulumi:tags"
 DISABLE_DEFAULT_PROVIDERS_KEY = "pulumi:disable-default-providers"
+# The engine settings plan.md shows (stack_settings.engine_notes), and where else they go: a secret in one
+# would be written in plain text.
+SHOWN_ENGINE_SETTINGS = {
+    TAGS_KEY: "which plan.md shows and the CLI sets on the stack in Pulumi Cloud",
+    DISABLE_DEFAULT_PROVIDERS_KEY: "which plan.md shows",
+}
+ENGINE_SETTING_SECRET_HINT = "remove it; a secret goes only in a secret config key (pulumi config set --secret)"
 TAG_NAME = re.compile(r"^[a-zA-Z0-9\-_.:]{1,40}$")
 TAG_VALUE_MAX_BYTES = 256
 
@@ -300,7 +308,13 @@ def _namespace_problem(key: str, project: str) -> str:
 
 
 def _engine_setting_problem(key: str, value: Any) -> str:
-    """The engine's settings of a known shape, checked as the CLI checks them (its words)."""
+    """The engine's settings of a known shape, checked as the CLI checks them (its words), and those plan.md
+    shows for a secret first (a shape problem's message may quote a tag's name), as the project's settings are
+    checked."""
+    if key in SHOWN_ENGINE_SETTINGS and (
+        secret := shaped_secret_problem(value, key, SHOWN_ENGINE_SETTINGS[key], ENGINE_SETTING_SECRET_HINT)
+    ):
+        return secret
     if key == TAGS_KEY:
         if not isinstance(value, dict):
             return f"{TAGS_KEY} must be an object of strings (stack tag name: value)"

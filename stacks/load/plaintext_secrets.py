@@ -155,13 +155,22 @@ def plaintext_secret_problem(raw: dict[str, Any]) -> str | None:
         if problem:
             return problem
     for key in sorted(raw):
-        for path, text in _strings(raw[key], key):
-            kinds = secret_kinds(text)
-            if kinds:
-                hint = (
-                    HF_TOKEN_HINT
-                    if kinds[0] == HF_TOKEN_KIND
-                    else "a secret goes only in a secret config key that engine.secretEnv names"
-                )
-                return f"{path}: holds {kinds[0]}, {PLAIN_TEXT}; {hint}"
+        problem = shaped_secret_problem(raw[key], key)
+        if problem:
+            return problem
+    return None
+
+
+SECRET_KEY_HINT = "a secret goes only in a secret config key that engine.secretEnv names"
+
+
+def shaped_secret_problem(
+    value: Any, path: str, written_to: str = PLAIN_TEXT, hint: str = SECRET_KEY_HINT
+) -> str | None:
+    """One line for the first string or key of a value shaped like a secret (`path.key`, `path[0]`), saying
+    where it would be written (`written_to`) and what to do instead; None when there is none. Never quotes it."""
+    for where, text in _strings(value, path):
+        kinds = secret_kinds(text)
+        if kinds:
+            return f"{where}: holds {kinds[0]}, {written_to}; {HF_TOKEN_HINT if kinds[0] == HF_TOKEN_KIND else hint}"
     return None

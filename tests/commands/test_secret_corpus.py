@@ -2,11 +2,12 @@
 
 Kinds: an AWS access key id and secret key, a GCP service account key (JSON), a PEM private key, OpenAI,
 GitHub and Slack tokens, a W&B key (a legacy one is 40 hex digits, known only by its variable's name; the
-wandb_v1_ keys by their shape), a password, and a password inside a connection string. Paths:
+wandb_v1_ keys by their shape), a password, a password inside a connection string or in JSON, HTTP Basic
+credentials, a Docker config's auth, and a credential known by its variable's name. Paths:
 `engine.extraEnv` (under a neutral name and under the variable's own name), `engine.extraArgs` (as a flag's
 value and as the value of a secret flag), a literal of the stack file's inline ESC environment, another
-setting, `bench-compare --record --source`, and an old render a preview reads. Config paths are refused
-(exit 2, one line saying how to pass the secret) with nothing written; the others write the secret nowhere.
+setting, the stack's tags, `bench-compare --record --source`, and an old render a preview reads. Config paths are
+refused (exit 2, one line saying how to pass the secret) with nothing written; the others write the secret nowhere.
 Each value carries CANARY, which no output may hold. The values are assembled at run time so that this file
 holds no complete secret-shaped literal.
 """
@@ -57,6 +58,13 @@ KINDS: dict[str, tuple[str, str]] = {
     "password": ("DB_PASSWORD", "correct-horse-" + CANARY),
     # a password inside a connection string under a neutral name
     "conninfo-password": ("DATABASE_DSN", "host=db user=app pass" + "word=" + CANARY + "-horse"),
+    # a password in JSON (an engine's config file in a variable)
+    "json-password": ("VLLM_CONFIG", '{"pass' + 'word": "' + CANARY + '-horse1"}'),
+    # RFC 7617 Basic credentials and a Docker config's auth: base64 of user:password (CANARY is base64 too)
+    "basic-auth": ("UPSTREAM_HEADER", "Basic " + "dXNlcjpw" + CANARY + "MTIzNA=="),
+    "docker-auth": ("DOCKER_AUTH_CONFIG", '{"auths": {"r.example": {"au' + 'th": "dXNlcjpw' + CANARY + 'MTIzNA=="}}}'),
+    # a Google credential file's content, known by its variable's name only
+    "google-credentials": ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "anything-long-enough-" + CANARY),
 }
 # Kinds a value shows by its shape alone (the others only by the name of the setting holding them).
 SHAPED = (
@@ -68,13 +76,22 @@ SHAPED = (
     "slack",
     "wandb-v1",
     "conninfo-password",
+    "json-password",
+    "basic-auth",
+    "docker-auth",
 )
 PROJECT = "gke-b200-serving"
 
 
-def stack_file(directory: Path, settings: dict[str, Any], environment: dict[str, Any] | None = None) -> Path:
+def stack_file(
+    directory: Path,
+    settings: dict[str, Any],
+    environment: dict[str, Any] | None = None,
+    engine_settings: dict[str, Any] | None = None,
+) -> Path:
     document: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     document["config"].update({f"{PROJECT}:{key}": value for key, value in settings.items()})
+    document["config"].update(engine_settings or {})
     if environment is not None:
         document["environment"] = {"values": {"pulumiConfig": environment}}
     path = directory / "Pulumi.secrets.yaml"
@@ -91,10 +108,16 @@ def no_canary_anywhere(outcome: CommandRun, *folders: Path) -> None:
                 assert CANARY not in path.read_text(errors="replace"), path
 
 
-def refused(directory: Path, settings: dict[str, Any], *fragments: str, environment: Any = None) -> None:
+def refused(
+    directory: Path, settings: dict[str, Any], *fragments: str, environment: Any = None, engine_settings: Any = None
+) -> None:
     out = directory / "out"
     outcome = run_render(
-        "secrets", "--config-file", str(stack_file(directory, settings, environment)), "--out", str(out)
+        "secrets",
+        "--config-file",
+        str(stack_file(directory, settings, environment, engine_settings)),
+        "--out",
+        str(out),
     )
     assert outcome.returncode == 2, outcome.stdout + outcome.stderr
     lines = outcome.stderr.splitlines()
@@ -140,6 +163,12 @@ def test_from_an_inline_esc_environment(kind: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", SHAPED)
 def test_in_another_setting(kind: str, tmp_path: Path) -> None:
     refused(tmp_path, {"weights": {"model": KINDS[kind][1]}}, "weights.model: holds")
+
+
+@pytest.mark.parametrize("kind", SHAPED)
+def test_in_the_stack_tags(kind: str, tmp_path: Path) -> None:
+    """plan.md shows the stack's tags, and the CLI sets them on the stack in Pulumi Cloud."""
+    refused(tmp_path, {}, "pulumi:tags.owner: holds", engine_settings={"pulumi:tags": {"owner": KINDS[kind][1]}})
 
 
 def test_the_proper_path_renders_a_secret_reference_and_no_value(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from common.input_files import MIB, InputError, kind_of, parse_json
 from policies.redaction import secret_kinds, token_candidates
@@ -80,6 +81,18 @@ def _searched_for(secrets: Iterable[str]) -> set[str]:
         if len(secret) >= 3 and secret.lower() not in ("true", "false"):
             texts |= {secret, json.dumps(secret)[1:-1]}
     return texts
+
+
+def json_text(value: Any) -> str:
+    """JSON as the commands print and write it: sorted keys, two-space indent. A number that is not
+    finite raises ValueError: JSON has no infinity or NaN, and Python's default writes `Infinity`,
+    which no JSON reader takes."""
+    return json.dumps(value, indent=2, sort_keys=True, allow_nan=False)
+
+
+def json_document(value: Any) -> str:
+    """A JSON file's text: `json_text`, two-space indent, a final newline."""
+    return json_text(value) + "\n"
 
 
 def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
@@ -540,7 +553,7 @@ def _write_manifest(folder: int, files: Mapping[str, list[str]]) -> None:
         "writtenBy": "render / preview (commands/io/output.py)",
         "files": {name: digests[0] if len(digests) == 1 else digests for name, digests in sorted(files.items())},
     }
-    _replace(folder, MARKER, (json.dumps(document, indent=1) + "\n").encode())
+    _replace(folder, MARKER, (json.dumps(document, indent=1, allow_nan=False) + "\n").encode())
 
 
 # ---------------------------------------------------------------- the commands' entry points

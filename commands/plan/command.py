@@ -5,12 +5,12 @@ measurement of the stack's configuration exists.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
 from commands.io.cli import command_parser
 from commands.io.console import guarded
+from commands.io.output import json_text
 from commands.plan.assumptions import ExplainedExpectation
 from commands.plan.capacity_plan import CapacityPlan, plan
 from commands.plan.figures import measured_on
@@ -123,5 +123,5 @@ def plan_main(argv: list[str] | None = None) -> int:
         measurements = measurements_from(args.measurements)
         stack = stack_of(args)
         capacity = plan(stack.name, load_config(stack, "plan"), measurements=measurements)
-    print(json.dumps(capacity.to_json(), indent=2, sort_keys=True) if args.json else plan_text(capacity))
+    print(json_text(capacity.to_json()) if args.json else plan_text(capacity))
     return 0

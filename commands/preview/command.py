@@ -18,7 +18,6 @@ it does on every `up` after the first (`commands/io/states.py`). The engine mode
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,7 +109,7 @@ def preview_states(old: RenderStates, new: RenderStates, accept_client_break: bo
 
 def preview_files(result: Preview) -> dict[str, str]:
     return {
-        "changes.json": json.dumps(result.as_json(), indent=2, sort_keys=True) + "\n",
+        "changes.json": output.json_document(result.as_json()),
         "changes.md": changes_markdown(result),
     }
 

@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from commands.io.output import json_document
 from commands.plan.capacity_plan import CapacityPlan, cost, plan
 from commands.plan.hours import running_hours
 from commands.render.time_to_serve import time_to_serve
@@ -118,7 +119,8 @@ def chart_svg(config: StackConfig, capacity: CapacityPlan) -> str:
 
 def _svg(capacity: CapacityPlan, series: dict[str, Any]) -> str:
     chosen = capacity.expectation
-    return _draw_chart(capacity.stack, json.dumps(series), chosen.nodes, chosen.total_tokens_per_second)
+    figures = json.dumps(series, allow_nan=False)
+    return _draw_chart(capacity.stack, figures, chosen.nodes, chosen.total_tokens_per_second)
 
 
 def nice_ticks(highest: float, intervals: int | None = None) -> list[float]:
@@ -348,6 +350,6 @@ def capacity_files(stack: str, config: StackConfig) -> dict[str, str]:
     series = chart_series(config, capacity.nodes)
     document = {**capacity.to_json(), "chart": series, "timeToServe": time_to_serve(config).to_json()}
     return {
-        CAPACITY_FILE: json.dumps(document, indent=2, sort_keys=True) + "\n",
+        CAPACITY_FILE: json_document(document),
         CHART_FILE: _svg(capacity, series),
     }

@@ -174,10 +174,6 @@ def manifest_texts(records: list[dict[str, Any]]) -> dict[str, str]:
     return texts
 
 
-def _dump_json(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True) + "\n"
-
-
 @dataclass(frozen=True)
 class Rendered:
     config: StackConfig
@@ -226,10 +222,10 @@ def render(
     violations = check_records(records, policy_config, stack=stack, project=settings.project)
     policy = summary(violations)
     files = {
-        "resources.json": _dump_json(records),
+        "resources.json": output.json_document(records),
         **{f"manifests/{name}": text for name, text in manifests.items()},
-        "outputs.json": _dump_json(outputs),
-        "policy.json": _dump_json(policy),
+        "outputs.json": output.json_document(outputs),
+        "policy.json": output.json_document(policy),
         **capacity_files(stack, config),
         "plan.md": plan_markdown(
             stack,
@@ -241,7 +237,7 @@ def render(
             policy,
             [*notes, *stack_settings.engine_notes(settings)],
         ),
-        STATES_FILE: _dump_json(
+        STATES_FILE: output.json_document(
             {
                 **states_document(
                     image, first_up_records, later_records, plain(first_up.outputs), plain(later.outputs)

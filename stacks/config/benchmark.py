@@ -14,6 +14,9 @@ from stacks.config.quoting import quote
 # One `vllm bench serve` process saturates one core at ~16K connections (the benchmark write-up); a
 # quarter of that per vCPU keeps every client far from CPU-bound.
 BENCH_CONCURRENCY_PER_VCPU = 4000
+MAX_CPU = 192
+# The longest engine.maxModelLen: a prompt or an output cannot be longer.
+MAX_REQUEST_TOKENS = 1_048_576
 
 
 class BenchmarkTarget(StrEnum):
@@ -44,7 +47,7 @@ class BenchmarkConfig(ConfigModel):
             "cloud.google.com/machine-family); the benchmark write-up ran its clients on a C4 node."
         ),
     )
-    cpu: Annotated[int, Field(ge=2, le=192)] = Field(
+    cpu: Annotated[int, Field(ge=2, le=MAX_CPU)] = Field(
         default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
     )
     memory: Quantity = Field(
@@ -58,8 +61,10 @@ class BenchmarkConfig(ConfigModel):
             "connections; the recipe used ~1K."
         ),
     )
-    concurrency: Annotated[int | None, Field(ge=1)] = Field(
-        default=None, description="Total concurrency; defaults to nodes x workload.concurrencyPerNode."
+    concurrency: Annotated[int | None, Field(ge=1, le=MAX_CPU * BENCH_CONCURRENCY_PER_VCPU)] = Field(
+        default=None,
+        description="Total concurrency; defaults to nodes x workload.concurrencyPerNode. At most what the largest "
+        "client pod drives (cpu's most x 4,000 per vCPU).",
     )
     prompts_per_concurrency: Annotated[int, Field(ge=1, le=100)] = Field(
         default=10, description="`--num-prompts` = this x each client's concurrency (InferenceMAX: 10)."
@@ -67,10 +72,10 @@ class BenchmarkConfig(ConfigModel):
     dataset: Literal["random"] = Field(
         default="random", description="`--dataset-name`: random prompts (InferenceMAX; 0% prefix-cache hits)."
     )
-    input_len: Annotated[int, Field(ge=1)] = Field(
+    input_len: Annotated[int, Field(ge=1, le=MAX_REQUEST_TOKENS)] = Field(
         default=1024, description="`--random-input-len`, tokens per prompt (InferenceMAX: 1024)."
     )
-    output_len: Annotated[int, Field(ge=1)] = Field(
+    output_len: Annotated[int, Field(ge=1, le=MAX_REQUEST_TOKENS)] = Field(
         default=512, description="`--random-output-len`, tokens per response (InferenceMAX: 512)."
     )
     range_ratio: Annotated[float, Field(ge=0, lt=1)] = Field(

@@ -13,6 +13,14 @@ from stacks.config.quoting import quote
 
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 MAX_NODES = 256
+# Upper bounds of the goals, each well beyond what MAX_NODES can serve (the recipe's ~95K tok/s, ~83
+# req/s per node; at most 65,536 concurrent requests per node, workload.concurrencyPerNode's most): a
+# goal past reach is refused by the planner, these keep its message and plan.md to ordinary numbers.
+MAX_GOAL_TOKENS_PER_SECOND = 1_000_000_000
+MAX_GOAL_REQUESTS_PER_SECOND = 10_000_000
+MAX_GOAL_CONCURRENT_REQUESTS = MAX_NODES * 65_536
+# Above the hourly cost of MAX_NODES nodes at the highest prices pricing.* allows (about 5.1 million USD).
+MAX_BUDGET_PER_HOUR = 10_000_000
 
 
 class GpuDriverVersion(StrEnum):
@@ -138,20 +146,20 @@ class CapacityConfig(ConfigModel):
 class TargetConfig(ConfigModel):
     """Size the stack from a goal instead of `capacity.nodes`: exactly one goal, optionally a budget."""
 
-    total_tokens_per_second: Annotated[float | None, Field(gt=0)] = Field(
+    total_tokens_per_second: Annotated[float | None, Field(gt=0, le=MAX_GOAL_TOKENS_PER_SECOND)] = Field(
         default=None,
         description="Goal: input + output tokens per second over all nodes (the recipe measured ~92-95K per node).",
     )
-    output_tokens_per_second: Annotated[float | None, Field(gt=0)] = Field(
+    output_tokens_per_second: Annotated[float | None, Field(gt=0, le=MAX_GOAL_TOKENS_PER_SECOND)] = Field(
         default=None, description="Goal: generated tokens per second over all nodes."
     )
-    concurrent_requests: Annotated[int | None, Field(gt=0)] = Field(
+    concurrent_requests: Annotated[int | None, Field(ge=1, le=MAX_GOAL_CONCURRENT_REQUESTS)] = Field(
         default=None, description="Goal: requests in flight at once (workload.concurrencyPerNode per node)."
     )
-    requests_per_second: Annotated[float | None, Field(gt=0)] = Field(
+    requests_per_second: Annotated[float | None, Field(gt=0, le=MAX_GOAL_REQUESTS_PER_SECOND)] = Field(
         default=None, description="Goal: completed requests per second (the recipe measured ~83 per node)."
     )
-    budget_per_hour: Annotated[float | None, Field(gt=0)] = Field(
+    budget_per_hour: Annotated[float | None, Field(gt=0, le=MAX_BUDGET_PER_HOUR)] = Field(
         default=None, description="USD per hour, all in (nodes, premium, disks, disk image, cluster fee)."
     )
     max_nodes: Annotated[int, Field(ge=1, le=256)] = Field(

@@ -20,6 +20,8 @@ CLOCK_TIME = r"^([01]\d|2[0-3]):[0-5]\d$"
 # The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia); a longer value is
 # refused before it reaches the file system (a 1,000-character name fails there with ENAMETOOLONG).
 IANA_ZONE_MAX = 64
+# More requests than 256 pods (autoscaling.maxReplicas' most) hold at engine.maxNumSeqs' most, 65,536.
+MAX_WAITING_REQUESTS = 256 * 65_536
 
 
 class AutoscalingMetric(StrEnum):
@@ -71,7 +73,9 @@ class AutoscalingConfig(SwitchedGroup):
         description="Target of the waitingRequests metric: waiting requests per pod (sum over its data-parallel "
         "engines).",
     )
-    target_kv_cache_usage: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
+    # The HPA's target is this x the pod's engines in thousandths: near zero it rounded to 0m, a target
+    # Kubernetes refuses (averageValue must be positive).
+    target_kv_cache_usage: Annotated[float, Field(ge=0.01, le=1.0)] = Field(
         default=0.85,
         description="Target of the kvCacheUsage metric: mean KV-cache usage of a pod's engines (1 = full).",
     )
@@ -231,8 +235,9 @@ class AlertsConfig(ConfigModel):
         default=None,
         description="Create an email notification channel for this address; exclusive with notificationChannel.",
     )
-    queue_waiting_threshold: Annotated[int, Field(ge=1)] = Field(
-        default=200, description="Waiting requests (all pods) above which a growing queue alerts."
+    queue_waiting_threshold: Annotated[int, Field(ge=1, le=MAX_WAITING_REQUESTS)] = Field(
+        default=200,
+        description="Waiting requests (all pods) above which a growing queue alerts.",
     )
     kv_cache_usage_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         default=0.9, description="A pod's mean KV-cache usage (0-1] above which an alert fires."

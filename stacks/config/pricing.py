@@ -27,6 +27,20 @@ DERIVED_COMMITTED_3Y_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 
 FLEX_START_DISCOUNT = 0.53
 DERIVED_FLEX_START_PER_NODE_HOUR = round(DERIVED_ON_DEMAND_PER_NODE_HOUR * (1 - FLEX_START_DISCOUNT), 2)
 
+# Upper bounds of the prices: far above any real price (about 70x the derived on-demand node-hour,
+# 1,000x the disk, image and cluster-fee prices), low enough that every figure the planner computes
+# stays an ordinary finite number. The largest: 256 nodes (capacity.MAX_NODES) x 730 h x 10,000 USD
+# x (1 + the premium, at most 1) is 3.7e9 USD a month; 4 zones x 1,200,000 MiB/s (weights' largest
+# throughput) x 100 USD is 4.8e8. Without a bound, 1e308 overflowed to infinity and the render crashed.
+MAX_NODE_HOUR_PRICE = 10_000
+MAX_STORAGE_MONTH_PRICE = 100
+MAX_CLUSTER_FEE_PER_HOUR = 100
+# USD per million tokens divides by the utilization: 1% keeps it within 100x the full-load figure.
+MIN_UTILIZATION = 0.01
+
+NodeHourPrice = Annotated[float, Field(ge=0, le=MAX_NODE_HOUR_PRICE)]
+StorageMonthPrice = Annotated[float, Field(ge=0, le=MAX_STORAGE_MONTH_PRICE)]
+
 
 class ReservationBilling(StrEnum):
     """How the A4 nodes of a specific reservation are paid for."""
@@ -39,34 +53,34 @@ class ReservationBilling(StrEnum):
 class PricingConfig(ConfigModel):
     """USD prices the planner uses (capacity.json, plan.md, goal sizing against a budget)."""
 
-    spot_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+    spot_per_node_hour: NodeHourPrice = Field(
         default=PUBLISHED_SPOT_PER_NODE_HOUR,
         description=(
             "USD per A4 Spot node-hour before the Autopilot premium. Default 32.61: published in the write-up "
             f"{WRITEUP}; Spot prices move."
         ),
     )
-    flex_start_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+    flex_start_per_node_hour: NodeHourPrice = Field(
         default=DERIVED_FLEX_START_PER_NODE_HOUR,
         description=(
             'USD per A4 Flex-start node-hour. Default: the derived on-demand price less 53% ("up to '
             '53%" off): an estimate, not verified.'
         ),
     )
-    on_demand_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+    on_demand_per_node_hour: NodeHourPrice = Field(
         default=DERIVED_ON_DEMAND_PER_NODE_HOUR,
         description=(
             "USD per A4 node-hour without a commitment (a reservation billed on demand). Default: the "
             "1-year price over (1 - 37%): derived, not verified."
         ),
     )
-    committed_1y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+    committed_1y_per_node_hour: NodeHourPrice = Field(
         default=PUBLISHED_COMMITTED_1Y_PER_NODE_HOUR,
         description=(
             f"USD per A4 node-hour with a 1-year commitment. Default 88.93: published in the write-up {WRITEUP}."
         ),
     )
-    committed_3y_per_node_hour: Annotated[float, Field(ge=0)] = Field(
+    committed_3y_per_node_hour: NodeHourPrice = Field(
         default=DERIVED_COMMITTED_3Y_PER_NODE_HOUR,
         description=(
             "USD per A4 node-hour with a 3-year commitment. Default: on demand less 55%: derived, not verified."
@@ -87,13 +101,13 @@ class PricingConfig(ConfigModel):
         ),
     )
     # Compute Engine disk pricing, Hyperdisk ML (us-central1): not verified here, estimates.
-    hyperdisk_ml_per_gib_month: Annotated[float, Field(ge=0)] = Field(
+    hyperdisk_ml_per_gib_month: StorageMonthPrice = Field(
         default=0.08,
         description=(
             "USD per GiB-month of Hyperdisk ML capacity. Default 0.08: an estimate (us-central1), not verified."
         ),
     )
-    hyperdisk_ml_per_mibps_month: Annotated[float, Field(ge=0)] = Field(
+    hyperdisk_ml_per_mibps_month: StorageMonthPrice = Field(
         default=0.12,
         description=(
             "USD per MiB/s-month of provisioned Hyperdisk ML throughput. Default 0.12: an estimate, not verified."
@@ -101,19 +115,19 @@ class PricingConfig(ConfigModel):
     )
     # Compute Engine pricing, custom image storage per GiB-month (the weights' disk image the serving
     # disks are made from): not verified here, an estimate.
-    image_per_gib_month: Annotated[float, Field(ge=0)] = Field(
+    image_per_gib_month: StorageMonthPrice = Field(
         default=0.05,
         description="USD per GiB-month of the weights' disk image. Default 0.05: an estimate, not verified.",
     )
     # GKE pricing, "Cluster management fee and free tier" (read 2026-11): $0.10 per cluster-hour;
     # the free tier gives $74.40 a month per billing account to one zonal or Autopilot cluster.
-    cluster_fee_per_hour: Annotated[float, Field(ge=0)] = Field(
+    cluster_fee_per_hour: Annotated[float, Field(ge=0, le=MAX_CLUSTER_FEE_PER_HOUR)] = Field(
         default=0.10, description="USD per cluster-hour of GKE cluster management. Default 0.10 (GKE pricing)."
     )
     cluster_free_tier: bool = Field(
         default=False, description="Count the $74.40/month free-tier credit against this cluster's fee."
     )
-    utilization: Annotated[float, Field(gt=0, le=1)] = Field(
+    utilization: Annotated[float, Field(ge=MIN_UTILIZATION, le=1)] = Field(
         default=0.5,
         description=(
             "Average load as a fraction of full load, for USD per million total tokens (input + output) at that load."

@@ -52,7 +52,9 @@ class TimeToServeConfig(ConfigModel):
         description="Compressed size of the engine image in GiB, for the computed image-pull phase (with "
         "imagePullMibps; `docker manifest inspect` sums its layers). Default: not known, the phase is not computed.",
     )
-    image_pull_mibps: Annotated[float | None, Field(gt=0, le=100_000)] = Field(
+    # The phase is imageGib / this: at 1 MiB/s the largest image takes 12 days, a finite figure; a
+    # rate near zero made it infinite and the render crashed.
+    image_pull_mibps: Annotated[float | None, Field(ge=1, le=100_000)] = Field(
         default=None,
         description="Rate a new node pulls the engine image at, MiB/s (measured, e.g. from the start-up report's "
         "imagePulledSeconds). Default: not known, the phase is not computed.",

@@ -23,6 +23,7 @@ from stacks.config.pattern_words import allowed_by
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
 from stacks.config.quoting import quote
+from stacks.config.ranges import numeric_ranges
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 from stacks.load.plaintext_secrets import plaintext_secret_problem
@@ -195,10 +196,17 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             if isinstance(got, (dict, list)) or got is None or quoted_already
             else f" (got {_shown_input(first['loc'], got)})"
         )
-        message = f"{key}: {detail}{shown}"
+        message = f"{key}: {detail}{shown}{_allowed_range(loc)}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"invalid stack config: {message}{suffix}"
+
+
+def _allowed_range(loc: tuple[int | str, ...]) -> str:
+    """`; allowed: an integer from 1 to 256` for a numeric setting whose model bounds it, else empty."""
+    path = "".join("[]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+    words = numeric_ranges().get(path)
+    return f"; allowed: {words}" if words else ""
 
 
 def _pattern_message(loc: tuple[int | str, ...], problem: Any) -> str:
@@ -269,12 +277,13 @@ def _allowed_keys(model: type[BaseModel], path: str = "") -> dict[str, list[str]
     return keys
 
 
-def _non_finite_key(value: Any, path: str = "") -> str | None:
+def _non_finite_loc(value: Any, loc: tuple[int | str, ...] = ()) -> tuple[int | str, ...] | None:
+    """Where the first infinity or NaN of a document is (an empty location: the document itself)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return path or "(value)"
+        return loc
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        found = _non_finite_key(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
+        found = _non_finite_loc(item, (*loc, key))
         if found is not None:
             return found
     return None
@@ -310,9 +319,10 @@ def validate(raw: dict[str, Any]) -> StackConfig:
         raise InvalidConfig(f"invalid stack config: {problem}")
     own = apply_preset(raw)
     merged = apply_profile(own)
-    non_finite = _non_finite_key(merged)
+    non_finite = _non_finite_loc(merged)
     if non_finite is not None:
-        raise InvalidConfig(f"invalid stack config: {non_finite}: infinite or NaN; allowed: a finite number")
+        allowed = _allowed_range(non_finite) or "; allowed: a finite number"
+        raise InvalidConfig(f"invalid stack config: {_location(non_finite) or '(value)'}: infinite or NaN{allowed}")
     document = json.dumps(merged)
     try:
         # by_name=False: only the camelCase keys; `max_model_len` is an unknown key, not a synonym

@@ -1,0 +1,97 @@
+"""The allowed range of every numeric setting, in words, by its key path: a refused number (not a
+number, out of range, infinite) is told what is allowed ("an integer from 1 to 256")."""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Sequence
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from stacks.config.stack import StackConfig
+
+
+def _shown(bound: float) -> str:
+    return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
+
+
+def range_words(metadata: Sequence[Any], integer: bool) -> str | None:
+    """`an integer from 1 to 256`, `a number above 0 and at most 1`: the bounds a field's metadata
+    declares (None when it declares none)."""
+    bounds: dict[str, float] = {}
+    for item in metadata:
+        for name in ("ge", "gt", "le", "lt"):
+            if isinstance(getattr(item, name, None), int | float):
+                bounds[name] = getattr(item, name)
+    if not bounds:
+        return None
+    kind = "an integer" if integer else "a number"
+    if "ge" in bounds and "le" in bounds:
+        return f"{kind} from {_shown(bounds['ge'])} to {_shown(bounds['le'])}"
+    low = (
+        f"at least {_shown(bounds['ge'])}"
+        if "ge" in bounds
+        else f"above {_shown(bounds['gt'])}"
+        if "gt" in bounds
+        else ""
+    )
+    high = (
+        f"at most {_shown(bounds['le'])}"
+        if "le" in bounds
+        else f"below {_shown(bounds['lt'])}"
+        if "lt" in bounds
+        else ""
+    )
+    return f"{kind} {' and '.join(part for part in (low, high) if part)}"
+
+
+def _members(annotation: Any) -> list[tuple[Any, list[Any]]]:
+    """The members of a union (Optional included), each without its Annotated wrapper and with the
+    metadata that wrapper carried."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        return [member for argument in get_args(annotation) for member in _members(argument)]
+    if get_origin(annotation) is Annotated:
+        inner, *extra = get_args(annotation)
+        metadata = [part for item in extra for part in (item.metadata if isinstance(item, FieldInfo) else [item])]
+        return [(member, metadata + more) for member, more in _members(inner)]
+    return [(annotation, [])]
+
+
+def _field_range(info: FieldInfo) -> str | None:
+    """The range of a field whose every value is a number (or null); None for any other field."""
+    members = [(member, metadata) for member, metadata in _members(info.annotation) if member is not type(None)]
+    if not members or any(member not in (int, float) for member, _ in members):
+        return None
+    metadata = [*info.metadata, *(item for _, more in members for item in more)]
+    return range_words(metadata, integer=all(member is int for member, _ in members))
+
+
+def _models(annotation: Any, path: str) -> list[tuple[type[BaseModel], str]]:
+    """The config models a field holds, each with the path of its keys (a list's items under `[]`)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, path)]
+    if get_origin(annotation) in (list, tuple):
+        path += "[]"
+    return [found for argument in get_args(annotation) for found in _models(argument, path)]
+
+
+@functools.cache
+def numeric_ranges(model: type[BaseModel] = StackConfig, path: str = "") -> dict[str, str]:
+    """Every numeric setting's range in words, by its path as a message names it with list items as
+    `[]` (`capacity.sources[].maxRunDurationSeconds`); a key two members of a union bound differently
+    is left out (no one range is true of it)."""
+    found: list[tuple[str, str]] = []
+    for name, info in model.model_fields.items():
+        key = f"{path}.{info.alias or name}" if path else info.alias or name
+        words = _field_range(info)
+        if words:
+            found.append((key, words))
+        for member, member_path in _models(info.annotation, key):
+            found.extend(numeric_ranges(member, member_path).items())
+    by_key: dict[str, set[str]] = {}
+    for key, words in found:
+        by_key.setdefault(key, set()).add(words)
+    return {key: next(iter(words)) for key, words in by_key.items() if len(words) == 1}

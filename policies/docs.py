@@ -16,6 +16,7 @@ from typing import Any
 from pulumi_policy import ResourceValidationPolicy
 
 from policies.pack import PACK_NAME, POLICIES
+from policies.settings import allowed_words
 
 RULES_PAGE = Path(__file__).resolve().parent.parent / "docs" / "policies.md"
 BEGIN = "<!-- policies:begin -->"
@@ -26,7 +27,7 @@ def _config_cell(policy: Any) -> str:
     if policy.config_schema is None:
         return ""
     return "<br>".join(
-        f"`{key}` (default `{json.dumps(schema['default'])}`)"
+        f"`{key}` (default `{json.dumps(schema['default'])}`; {allowed_words(schema)})"
         for key, schema in policy.config_schema.properties.items()
     )
 

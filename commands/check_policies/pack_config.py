@@ -25,6 +25,7 @@ from typing import Any
 from jsonschema import Draft7Validator
 
 from common.input_files import InputError
+from policies.settings import allowed_words
 
 ALL_POLICIES = "all"
 LEVEL_KEY = "enforcementLevel"
@@ -73,12 +74,14 @@ def _settings(policy: Any, entry: Mapping[str, Any], where: str) -> None:
                 f"{where}: {_shown(key)} is not a setting of {policy.name}{_nearest(key, declared) or allowed}"
             )
     settings = {key: value for key, value in entry.items() if key != LEVEL_KEY}
-    for error in sorted(Draft7Validator(schema).iter_errors(settings), key=lambda error: list(error.path)):
-        key = ".".join(str(part) for part in error.path) or "(settings)"
+    for error in sorted(Draft7Validator(schema).iter_errors(settings), key=lambda error: list(map(str, error.path))):
+        key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.path) or ".(settings)"
         declared = schema["properties"].get(str(error.path[0]) if error.path else "", {})
-        example = f" like {json.dumps(declared['default'])}" if "default" in declared else ""
-        allowed = f"; allowed: a {declared['type']}{example}" if "type" in declared else ""
-        raise PolicyConfigError(f"{where}.{key}: {error.message}{allowed}")
+        # a pattern is no words to a reader: say the value is not allowed, and what is
+        problem = f"{_shown(error.instance)} is not allowed" if error.validator == "pattern" else error.message
+        allowed = f"; allowed: {allowed_words(declared)}" if "type" in declared else ""
+        default = f" (default {_shown(declared['default'])})" if "default" in declared else ""
+        raise PolicyConfigError(f"{where}{key}: {problem}{allowed}{default}")
 
 
 def check_policy_config(config: Any, policies: Sequence[Any], where: str) -> dict[str, Any]:

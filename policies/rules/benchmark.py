@@ -14,11 +14,20 @@ from policies.values import as_list, as_mapping, as_text, cpu_cores, dig, number
 BENCH_COMMAND = re.compile(r"vllm\s+bench\s+serve\b(?P<flags>[^\n&|;]*)")
 MAX_CONCURRENCY = re.compile(r"--max-concurrency[=\s]+(\d+)")
 # One `vllm bench serve` process saturates one core near 16K connections (the benchmark write-up).
+CLIENT_SATURATION = 16_000
 MAX_CONCURRENCY_PER_CLIENT = Setting(
-    "maxConcurrencyPerClient", 4000, "in-flight requests one vllm bench serve client may hold"
+    "maxConcurrencyPerClient",
+    4000,
+    "in-flight requests one vllm bench serve client may hold",
+    minimum=1,
+    maximum=CLIENT_SATURATION,
 )
 MAX_CONCURRENCY_PER_CPU = Setting(
-    "maxConcurrencyPerCpu", 4000, "in-flight requests of all clients in a container per CPU core of its limit"
+    "maxConcurrencyPerCpu",
+    4000,
+    "in-flight requests of all clients in a container per CPU core of its limit",
+    minimum=1,
+    maximum=CLIENT_SATURATION,
 )
 
 

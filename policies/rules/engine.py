@@ -21,22 +21,48 @@ from policies.vllm_command import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NU
 
 CONCURRENCY_ANNOTATION = "llm-serving/concurrency-per-pod"
 MAX_REQUEST_TOKENS_ANNOTATION = "llm-serving/max-request-tokens"
+# The longest context any setting may name: 16M tokens, 16x the stack's longest engine.maxModelLen.
+CONTEXT_TOKENS_MAX = 16_777_216
 
-GPU_MEMORY_GB = Setting("gpuMemoryGb", 180, "memory of one GPU in GB (B200: 180)")
+GPU_MEMORY_GB = Setting("gpuMemoryGb", 180, "memory of one GPU in GB (B200: 180)", minimum=1, maximum=1024)
 MAX_WEIGHTS_SHARE = Setting(
-    "maxWeightsShareOfGpu", 0.5, "a model fits one GPU when its weights take at most this share of its memory"
+    "maxWeightsShareOfGpu",
+    0.5,
+    "a model fits one GPU when its weights take at most this share of its memory",
+    minimum=0,
+    maximum=1,
 )
 MAX_MTP_MEMORY_UTILIZATION = Setting(
-    "maxGpuMemoryUtilization", 0.92, "highest --gpu-memory-utilization that ran with MTP"
+    "maxGpuMemoryUtilization",
+    0.92,
+    "highest --gpu-memory-utilization that ran with MTP",
+    minimum=0.01,
+    maximum=1,  # the flag's own range is (0, 1]
 )
 CONCURRENCY_PER_POD = Setting(
-    "concurrencyPerPod", 0, f"concurrent requests per pod when a workload has no {CONCURRENCY_ANNOTATION} annotation"
+    "concurrencyPerPod",
+    0,
+    f"concurrent requests per pod when a workload has no {CONCURRENCY_ANNOTATION} annotation (0: not known)",
+    minimum=0,
+    maximum=65536,  # the stack's largest workload.concurrencyPerNode
 )
 MAX_REQUEST_TOKENS = Setting(
-    "maxRequestTokens", 0, f"longest request (prompt + output) when a workload has no {MAX_REQUEST_TOKENS_ANNOTATION}"
+    "maxRequestTokens",
+    0,
+    f"longest request (prompt + output) when a workload has no {MAX_REQUEST_TOKENS_ANNOTATION} (0: not known)",
+    minimum=0,
+    maximum=CONTEXT_TOKENS_MAX,
 )
-MAX_OVERALLOCATION = Setting("maxOverallocation", 2, "largest --max-model-len as a multiple of the longest request")
-NATIVE_CONTEXT = Setting("nativeContextTokens", 262144, "the model's native context, vLLM's --max-model-len default")
+MAX_OVERALLOCATION = Setting(
+    "maxOverallocation", 2, "largest --max-model-len as a multiple of the longest request", minimum=1, maximum=1024
+)
+NATIVE_CONTEXT = Setting(
+    "nativeContextTokens",
+    262144,
+    "the model's native context, vLLM's --max-model-len default",
+    minimum=256,
+    maximum=CONTEXT_TOKENS_MAX,
+)
 HYBRID_MODELS = Setting(
     "hybridModels", ["qwen3.5", "qwen3_5"], "name fragments of hybrid (Gated DeltaNet) models that need the mamba flags"
 )

@@ -43,8 +43,16 @@ from policies.kubernetes import (
 from policies.settings import Setting, config_schema
 from policies.values import as_list, as_number, as_text, dig, number_text
 
+# Compute Engine gives a Spot VM 30 s of notice before preemption: no pod on it gets more.
+SPOT_PREEMPTION_NOTICE_SECONDS = 30
 ALLOWED_GPU_TYPES = Setting("allowedGpuTypes", [B200], "GPU types (gke-accelerator values) pods may select")
-MAX_SPOT_GRACE = Setting("maxSpotGraceSeconds", 25, "termination grace Autopilot gives a Spot pod on preemption")
+MAX_SPOT_GRACE = Setting(
+    "maxSpotGraceSeconds",
+    25,
+    "termination grace Autopilot gives a Spot pod on preemption",
+    minimum=0,
+    maximum=SPOT_PREEMPTION_NOTICE_SECONDS,
+)
 KUBERNETES_DEFAULT_GRACE_SECONDS = 30.0
 
 

@@ -38,6 +38,7 @@ MOE_MODELS = Setting(
     "moeModels",
     [],
     "name fragments of mixture-of-experts models besides those named <total>B-A<active>B (Qwen3.5-35B-A3B)",
+    may_be_empty=True,
 )
 NVFP4_MARKERS = ("nvfp4", "modelopt_fp4")
 # Qwen's naming of mixture-of-experts checkpoints: total and active parameters, "35B-A3B".

@@ -24,6 +24,8 @@ MIN_SCALE_DOWN_STABILIZATION = Setting(
     "minScaleDownStabilizationSeconds",
     COLD_START_SECONDS,
     "Least scale-down stabilization window for an HPA of GPU pods (seconds): one cold start",
+    minimum=0,
+    maximum=3600,  # the most Kubernetes accepts in behavior.scaleDown.stabilizationWindowSeconds
 )
 
 

@@ -56,8 +56,10 @@ ALLOW_EXTERNAL_LOAD_BALANCER_ANNOTATION = "llm-serving/allow-external-load-balan
 PROXY_SUBNET_ELSEWHERE = Setting(
     "proxySubnetManagedElsewhere", False, "the VPC's REGIONAL_MANAGED_PROXY subnet is managed outside this stack"
 )
-MIN_EPP_CPU = Setting("minCpu", 10, "CPU cores the Endpoint Picker requests at least")
-ALLOWED_LOAD_BALANCERS = Setting("allowedServices", [], "names of Services allowed to be of type LoadBalancer")
+MIN_EPP_CPU = Setting("minCpu", 10, "CPU cores the Endpoint Picker requests at least", minimum=0, maximum=1024)
+ALLOWED_LOAD_BALANCERS = Setting(
+    "allowedServices", [], "names of Services allowed to be of type LoadBalancer", may_be_empty=True
+)
 EPP_FIREWALL_ELSEWHERE = Setting(
     "eppFirewallManagedElsewhere", False, "the firewall rule to the Endpoint Picker is managed outside this stack"
 )

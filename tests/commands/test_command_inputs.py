@@ -200,12 +200,31 @@ RESOURCES_FOR_CONFIG = "resources-for-config"
         ({"LLM-GPU-003": {"maxSpotGraceSeconds": "30"}}, "'30' is not of type 'number'"),
         ({"LLM-GPU-003": {"maxSpotGraceSeconds": True}}, "True is not of type 'number'"),
         ({"LLM-GPU-001": {"allowedGpuTypes": "nvidia-b200"}}, "is not of type 'array'"),
-        ({"LLM-GPU-001": {"allowedGpuTypes": [8]}}, "allowedGpuTypes.0: 8 is not of type 'string'"),
+        ({"LLM-GPU-001": {"allowedGpuTypes": [8]}}, "allowedGpuTypes[0]: 8 is not of type 'string'"),
+        # every setting has a range, also in the schema the engine reads (policies/settings.py)
+        (
+            {"LLM-GPU-003": {"maxSpotGraceSeconds": -5}},
+            "LLM-GPU-003.maxSpotGraceSeconds: -5 is less than the minimum of 0; allowed: a number from 0 to 30",
+        ),
+        ({"LLM-GPU-003": {"maxSpotGraceSeconds": 1e308}}, "is greater than the maximum of 30"),
+        ({"LLM-VLLM-008": {"maxOverallocation": 0}}, "maxOverallocation: 0 is less than the minimum of 1"),
+        (
+            {"LLM-GPU-004": {"a4Regions": []}},
+            "LLM-GPU-004.a4Regions: [] should be non-empty; allowed: a non-empty list",
+        ),
+        (
+            {"LLM-GPU-001": {"allowedGpuTypes": ["nvidia-b200\u0007"]}},
+            'allowedGpuTypes[0]: "nvidia-b200\\u0007" is not',
+        ),
+        (
+            {"LLM-VLLM-009": {"hybridModels": [""]}},
+            'hybridModels[0]: "" is not allowed; allowed: a non-empty list of names',
+        ),
         ({"LLM-GPU-002": {"anything": 1}}, "it has no settings"),
         ({"all": {"enforcementLevel": "advisory", "minCpu": 1}}, "only enforcementLevel applies to all policies"),
         (["LLM-SEC-001"], "must be a JSON object"),
-        ({"LLM-VLLM-010": {"firstFixedVersion": ""}}, "firstFixedVersion: '' does not match"),
-        ({"LLM-VLLM-010": {"firstFixedVersion": "x.y"}}, 'allowed: a string like "0.18.1"'),
+        ({"LLM-VLLM-010": {"firstFixedVersion": ""}}, 'firstFixedVersion: "" is not allowed'),
+        ({"LLM-VLLM-010": {"firstFixedVersion": "x.y"}}, 'allowed: a string of the default\'s form (default "0.18.1")'),
     ],
 )
 def test_a_policy_config_that_does_not_fit_the_pack_is_one_line(
@@ -226,6 +245,7 @@ def test_a_policy_config_that_does_not_fit_the_pack_is_one_line(
         '{"all": "advisory", "LLM-GPU-003": {"maxSpotGraceSeconds": 25}}',
         '{"LLM-NET-003": {"enforcementLevel": "remediate", "allowedServices": ["x"]}}',
         '{"LLM-VLLM-010": {"firstFixedVersion": "v0.19.0"}}',
+        '{"LLM-VLLM-014": {"moeModels": []}, "LLM-GPU-003": {"maxSpotGraceSeconds": 0}}',
     ],
 )
 def test_policy_configs_the_engine_accepts_are_accepted(config: str, dev_render: Path, tmp_path: Path) -> None:

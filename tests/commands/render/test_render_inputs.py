@@ -37,3 +37,13 @@ def test_a_bad_measurements_file_or_policy_config_is_one_line(tmp_path: Path) ->
     run = run_render("dev", "--out", str(tmp_path / "b"), "--measurements", str(tmp_path / "missing.yaml"))
     assert run.returncode == 2 and run.stderr.startswith("invalid measurements file:")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_policy_setting_out_of_its_range_is_refused_before_the_render(tmp_path: Path) -> None:
+    config = tmp_path / "policy.json"
+    config.write_text(json.dumps({"LLM-GPU-003": {"maxSpotGraceSeconds": -5}}))
+    run = run_render("dev", "--out", str(tmp_path / "out"), "--policy-config", str(config))
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert "LLM-GPU-003.maxSpotGraceSeconds: -5 is less than the minimum of 0" in run.stderr
+    assert "allowed: a number from 0 to 30" in run.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,63 @@
+"""Every policy setting declares its range, and the pack's config schema (what `pulumi preview
+--policy-pack-config` validates a config against) carries it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema import Draft7Validator
+
+from policies.pack import POLICIES
+from policies.settings import Setting
+
+
+def _schemas() -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (policy.name, key, schema)
+        for policy in POLICIES
+        if policy.config_schema is not None
+        for key, schema in policy.config_schema.properties.items()
+    ]
+
+
+def test_every_setting_of_the_pack_is_bounded() -> None:
+    unbounded = []
+    for name, key, schema in _schemas():
+        kind = schema["type"]
+        bounded = {
+            "number": {"minimum", "maximum"} <= schema.keys(),
+            "array": "minItems" in schema and "pattern" in schema["items"],
+            "string": "pattern" in schema,
+            "boolean": True,
+        }[kind]
+        if not bounded:
+            unbounded.append(f"{name}.{key}")
+    assert unbounded == []
+
+
+def test_every_default_fits_its_own_schema() -> None:
+    for name, key, schema in _schemas():
+        assert list(Draft7Validator(schema).iter_errors(schema["default"])) == [], f"{name}.{key}"
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "value"),
+    [
+        ("LLM-GPU-003", "maxSpotGraceSeconds", -5),
+        ("LLM-GPU-003", "maxSpotGraceSeconds", 1e308),
+        ("LLM-GPU-004", "a4Regions", []),
+        ("LLM-GPU-001", "allowedGpuTypes", ["nvidia-b200\x1b[2J"]),
+        ("LLM-VLLM-013", "mtpModels", [""]),
+    ],
+)
+def test_the_schema_refuses_a_value_out_of_range(name: str, key: str, value: Any) -> None:
+    schema = next(schema for policy, setting, schema in _schemas() if (policy, setting) == (name, key))
+    assert list(Draft7Validator(schema).iter_errors(value)) != []
+
+
+def test_a_number_setting_without_a_range_is_a_declaration_error() -> None:
+    with pytest.raises(TypeError, match="needs a minimum and a maximum"):
+        Setting("limit", 5, "a limit")
+    with pytest.raises(TypeError, match="outside its range"):
+        Setting("limit", 50, "a limit", minimum=0, maximum=30)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import os
 import sys
@@ -60,10 +61,32 @@ class _CleanStream:
         return getattr(self._target, name)
 
 
+class _MissingStream:
+    """A standard stream the command was started without (`render ... >&-`: Python then sets
+    sys.stdout or sys.stderr to None). Writing to a missing standard output ends the command as a
+    closed pipe does (quietly, EXIT_CLOSED_PIPE); lines for a missing standard error are dropped, the
+    exit status still tells."""
+
+    def __init__(self, ends_as_closed_pipe: bool) -> None:
+        self._ends_as_closed_pipe = ends_as_closed_pipe
+
+    def write(self, text: str) -> int:
+        if self._ends_as_closed_pipe:
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
 @contextlib.contextmanager
 def _clean_console() -> Iterator[None]:
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _CleanStream(saved[0]), _CleanStream(saved[1])  # type: ignore[assignment]
+    sys.stdout = _CleanStream(saved[0]) if saved[0] is not None else _MissingStream(ends_as_closed_pipe=True)  # type: ignore[assignment]
+    sys.stderr = _CleanStream(saved[1]) if saved[1] is not None else _MissingStream(ends_as_closed_pipe=False)  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -84,6 +107,8 @@ def _silence_stdout() -> None:
 
 def report(name: str, message: object) -> None:
     """One line on stderr: `NAME: message`, or the message alone when NAME is empty."""
+    if sys.stderr is None:  # started without one (`2>&-`); print(file=None) would write to stdout
+        return
     with contextlib.suppress(OSError, ValueError):
         print(f"{name}: {one_line(message)}" if name else one_line(message), file=sys.stderr, flush=True)
 

@@ -266,7 +266,9 @@ def parse(text: str, where: str) -> MeasurementsFile:
                 f"{where}: more than {MAX_MEASUREMENTS_NODES:,} values once its aliases are expanded, or nested "
                 f"deeper than {input_files.MAX_JSON_DEPTH} levels"
             )
-    except (RecursionError, yaml.YAMLError) as error:
+    except RecursionError:  # the YAML parser itself gives up near 1,000 levels
+        raise MeasurementsError(f"{where}: nested deeper than {input_files.MAX_JSON_DEPTH} levels") from None
+    except yaml.YAMLError as error:
         raise MeasurementsError(f"{where}: {' '.join(str(error).split())[:200]}") from None
     except MeasurementsError:
         raise

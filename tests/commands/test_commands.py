@@ -172,3 +172,42 @@ def test_a_closed_pipe_ends_quietly(name: str, args: list[str], tmp_path: Path, 
     assert "Traceback" not in completed.stderr
     assert "BrokenPipe" not in completed.stderr
     assert completed.returncode == EXIT_CLOSED_PIPE, completed.stderr
+
+
+def _run_without(stream: str, name: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The console script NAME run with standard output (`>&-`) or error (`2>&-`) closed: Python then
+    starts with sys.stdout or sys.stderr None."""
+    module, function = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"][name].split(":")
+    closing = {"stdout": ">&-", "stderr": "2>&-"}[stream]
+    return subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'exec "$@" {closing}',
+            "sh",
+            sys.executable,
+            "-c",
+            f"import sys; from {module} import {function}; sys.exit({function}())",
+            *args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "args"), [("plan", ["dev", "--json"]), ("render", ["dev", "--out", "{tmp}/out"])], ids=" ".join
+)
+def test_a_closed_stdout_ends_as_a_closed_pipe(name: str, args: list[str], tmp_path: Path) -> None:
+    completed = _run_without("stdout", name, [arg.format(tmp=tmp_path) for arg in args])
+    assert completed.returncode == EXIT_CLOSED_PIPE, completed.stderr
+    assert "Error" not in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_a_closed_stderr_puts_no_error_on_stdout() -> None:
+    completed = _run_without("stderr", "plan", ["nosuch"])
+    assert completed.returncode == 2
+    assert completed.stdout == ""

@@ -45,6 +45,15 @@ def test_deep_nesting_is_refused_naming_the_file(tmp_path: Path) -> None:
         load(deep)
 
 
+@pytest.mark.parametrize("depth", [200, 950])  # 950: deeper than the YAML parser's own recursion reaches
+def test_deep_nesting_names_the_limit_not_the_parser(tmp_path: Path, depth: int) -> None:
+    deep = tmp_path / "measurements.yaml"
+    deep.write_text("m: " + "[" * depth + "]" * depth)
+    with pytest.raises(MeasurementsError, match=f"^{deep}: .*nested deeper than 64 levels$") as error:
+        load(deep)
+    assert "recursion" not in str(error.value)
+
+
 def test_an_integer_of_thousands_of_digits_is_one_line(tmp_path: Path) -> None:
     """Python refuses to read an integer of more than 4,300 digits (a ValueError, which ended plan with
     exit status 1); it is a malformed file like any other."""

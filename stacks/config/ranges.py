@@ -13,6 +13,8 @@ from pydantic.fields import FieldInfo
 
 from stacks.config.stack import StackConfig
 
+BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+
 
 def _shown(bound: float) -> str:
     return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
@@ -23,7 +25,7 @@ def range_words(metadata: Sequence[Any], integer: bool) -> str | None:
     declares (None when it declares none)."""
     bounds: dict[str, float] = {}
     for item in metadata:
-        for name in ("ge", "gt", "le", "lt"):
+        for name in BOUND_WORDS:
             if isinstance(getattr(item, name, None), int | float):
                 bounds[name] = getattr(item, name)
     if not bounds:
@@ -31,21 +33,8 @@ def range_words(metadata: Sequence[Any], integer: bool) -> str | None:
     kind = "an integer" if integer else "a number"
     if "ge" in bounds and "le" in bounds:
         return f"{kind} from {_shown(bounds['ge'])} to {_shown(bounds['le'])}"
-    low = (
-        f"at least {_shown(bounds['ge'])}"
-        if "ge" in bounds
-        else f"above {_shown(bounds['gt'])}"
-        if "gt" in bounds
-        else ""
-    )
-    high = (
-        f"at most {_shown(bounds['le'])}"
-        if "le" in bounds
-        else f"below {_shown(bounds['lt'])}"
-        if "lt" in bounds
-        else ""
-    )
-    return f"{kind} {' and '.join(part for part in (low, high) if part)}"
+    parts = [f"{BOUND_WORDS[name]} {_shown(bounds[name])}" for name in BOUND_WORDS if name in bounds]
+    return f"{kind} {' and '.join(parts)}"
 
 
 def _members(annotation: Any) -> list[tuple[Any, list[Any]]]:

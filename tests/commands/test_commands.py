@@ -199,7 +199,9 @@ def _run_without(stream: str, name: str, args: list[str]) -> subprocess.Complete
 
 
 @pytest.mark.parametrize(
-    ("name", "args"), [("plan", ["dev", "--json"]), ("render", ["dev", "--out", "{tmp}/out"])], ids=" ".join
+    ("name", "args"),
+    [("plan", ["dev", "--json"]), ("render", ["dev", "--out", "{tmp}/out"])],
+    ids=lambda value: value if isinstance(value, str) else " ".join(value),
 )
 def test_a_closed_stdout_ends_as_a_closed_pipe(name: str, args: list[str], tmp_path: Path) -> None:
     completed = _run_without("stdout", name, [arg.format(tmp=tmp_path) for arg in args])

@@ -342,9 +342,12 @@ REFERENCE_SUFFIXES = (
     *("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_location"),
     *("_name", "_names", "_id", "_ids", "_url", "_uri", "_endpoint"),
 )
-# Names that hold where a secret is without saying so: Application Default Credentials read the key file
-# at the path GOOGLE_APPLICATION_CREDENTIALS gives (Google Cloud, "How Application Default Credentials works").
-REFERENCE_NAMES = frozenset({"google_application_credentials"})
+# Names that hold where a secret is, or how to get one, without saying so: Application Default Credentials
+# read the key file at the path GOOGLE_APPLICATION_CREDENTIALS gives (Google Cloud, "How Application
+# Default Credentials works"); get_credentials is gcloud's verb (`gcloud container clusters
+# get-credentials` writes a kubeconfig entry), and a value of that name is the command (the stack output
+# getCredentials).
+REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials"})
 
 
 def is_secret_name(name: str) -> bool:

@@ -45,11 +45,15 @@ class PreviewInputError(InputError):
 
 def holds_a_secret(name: str, value: Any) -> bool:
     """Whether a value of this name (a mapping key, an environment variable) is a secret: a string or a
-    number under a name `is_secret_name` takes, unless a reference suffix says it names a secret."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or not is_secret_name(name):
+    number under a name `is_secret_name` takes; under a name that refers to one (a secret name with a
+    reference suffix: tokenSecretName, secretKeyRef), unless the value is a Kubernetes object name."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == RENDER_SECRET_MARK:
         return False
-    reference = CAMEL_HUMP.sub("_", name).lower().replace("-", "_").endswith(REFERENCE_SUFFIXES)
-    return value != RENDER_SECRET_MARK and not (reference and isinstance(value, str) and OBJECT_NAME.fullmatch(value))
+    normal = CAMEL_HUMP.sub("_", name).lower().replace("-", "_")
+    stem = next((normal.removesuffix(suffix) for suffix in REFERENCE_SUFFIXES if normal.endswith(suffix)), None)
+    if stem is None:
+        return is_secret_name(name)
+    return is_secret_name(stem) and not (isinstance(value, str) and OBJECT_NAME.fullmatch(value))
 
 
 def _payload_hidden(value: Any) -> Any:

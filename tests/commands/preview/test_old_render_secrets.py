@@ -108,6 +108,8 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"secretName": "hf-token", "tokenSecretName": "a.b", "secretKeyRef": {"name": "env", "key": "API_KEY"}},
             {"secretName": "hf-token", "tokenSecretName": "a.b", "secretKeyRef": {"name": "env", "key": "API_KEY"}},
         ),
+        # the stack output that holds gcloud's get-credentials command
+        ({"getCredentials": "gcloud container clusters get-credentials llm"},) * 2,
         # ... but a reference that is not a name is hidden
         ({"secretName": "Hunter2!", "tokenSecretName": 7}, {"secretName": REDACTED, "tokenSecretName": REDACTED}),
         # digests are shown, so one not shaped like a digest is hidden

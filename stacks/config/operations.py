@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from common.cron import validate_cron
 from stacks.config.base import ConfigModel, SwitchedGroup
-from stacks.config.cron import validate_cron
 from stacks.config.quoting import quote
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS
 

@@ -10,12 +10,12 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from common.cron import WEEKDAYS
 from components.vllm import RANK_RPC_PORT
 from stacks.config.base import ConfigModel, checked
 from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
 from stacks.config.capacity import CapacityConfig, TargetConfig
 from stacks.config.cluster import ClusterConfig
-from stacks.config.cron import WEEKDAYS
 from stacks.config.engine import EngineConfig, WorkloadConfig
 from stacks.config.gke_versions import (
     B200_MIN_GKE_VERSION,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
+from common.model_ranges import numeric_ranges
 from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
 from stacks.capacity import measurements
@@ -23,7 +24,6 @@ from stacks.config.pattern_words import allowed_by
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
 from stacks.config.quoting import quote
-from stacks.config.ranges import numeric_ranges
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 from stacks.load.plaintext_secrets import plaintext_secret_problem
@@ -205,7 +205,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
 def _allowed_range(loc: tuple[int | str, ...]) -> str:
     """`; allowed: an integer from 1 to 256` for a numeric setting whose model bounds it, else empty."""
     path = "".join("[]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
-    words = numeric_ranges().get(path)
+    words = numeric_ranges(StackConfig).get(path)
     return f"; allowed: {words}" if words else ""
 
 

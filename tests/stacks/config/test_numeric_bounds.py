@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from common.model_ranges import _members, numeric_ranges
 from stacks.config.pricing import PricingConfig
-from stacks.config.ranges import _members, numeric_ranges
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 
@@ -82,7 +82,7 @@ def test_a_divisor_near_zero_is_refused(key: str, value: float) -> None:
         validate(_with(key, value))
 
 
-RANGED_KEYS = sorted(key for key in numeric_ranges() if "[]" not in key)
+RANGED_KEYS = sorted(key for key in numeric_ranges(StackConfig) if "[]" not in key)
 
 
 def test_a_numeric_refusal_names_the_allowed_range() -> None:
@@ -92,7 +92,7 @@ def test_a_numeric_refusal_names_the_allowed_range() -> None:
             try:
                 validate(_with(key, value))
             except InvalidConfig as error:
-                if f"{key}: " in str(error) and f"; allowed: {numeric_ranges()[key]}" not in str(error):
+                if f"{key}: " in str(error) and f"; allowed: {numeric_ranges(StackConfig)[key]}" not in str(error):
                     missing.append(str(error))
     assert missing == []
 

@@ -1,5 +1,5 @@
-"""The allowed range of every numeric setting, in words, by its key path: a refused number (not a
-number, out of range, infinite) is told what is allowed ("an integer from 1 to 256")."""
+"""The allowed range of every numeric field of a pydantic model, in words, by its key path: a refused
+number (not a number, out of range, infinite) is told what is allowed ("an integer from 1 to 256")."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-
-from stacks.config.stack import StackConfig
 
 BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
 
@@ -68,8 +66,8 @@ def _models(annotation: Any, path: str) -> list[tuple[type[BaseModel], str]]:
 
 
 @functools.cache
-def numeric_ranges(model: type[BaseModel] = StackConfig, path: str = "") -> dict[str, str]:
-    """Every numeric setting's range in words, by its path as a message names it with list items as
+def numeric_ranges(model: type[BaseModel], path: str = "") -> dict[str, str]:
+    """Every numeric field's range in words, by its path as a message names it with list items as
     `[]` (`capacity.sources[].maxRunDurationSeconds`); a key two members of a union bound differently
     is left out (no one range is true of it)."""
     found: list[tuple[str, str]] = []

@@ -160,11 +160,13 @@ QUOTED_WORD = r"[ \t]*\\*[\"']" + PLAIN_VALUE + r"(?=[^\s\"'\\]*[^A-Za-z_.\s\"'\
 
 def after_a_key_ending_in(words: tuple[str, ...]) -> str:
     """A look-behind (any case) at a `:` right after a key ending in one of the words, bare or with its
-    closing quote (also escaped, `\\"`). One look-behind per width, each an alternation of that width's ends:
+    closing quote (also escaped, `\\"`), with up to two spaces or tabs before the `:` (`"password" : ...`,
+    as JSON writers that align keys put it). One look-behind per width, each an alternation of that width's ends:
     the pattern starts at the `:`, which the engine finds fast, and looks back only where a quoted value
     follows, instead of starting at a word it would try at every character of a render (5 s for a
     snapshot's 10 MB of renders, against 0.1 s)."""
-    ends = [word + closing + ":" for word in words for closing in ("", '"', "'", '\\"')]
+    spaces = ("", " ", "\t", "  ", " \t", "\t ", "\t\t")
+    ends = [word + closing + gap + ":" for word in words for closing in ("", '"', "'", '\\"') for gap in spaces]
     widths = sorted({len(end) for end in ends})
     return (
         "(?i:"
@@ -335,13 +337,16 @@ def secret_kinds(text: str) -> list[str]:
     return kinds
 
 
-# A name that ends so holds where or which a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile,
-# TOKEN_PATH, SECRET_NAME, AWS_ACCESS_KEY_ID, TOKEN_URL; gitleaks' generic-api-key allowlist has the same:
-# key_file, secret_name, credentials_id, key_id, token_url).
+# A name that ends so holds where a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile, TOKEN_PATH,
+# SECRET_NAME, TOKEN_URL; gitleaks' generic-api-key allowlist has the same: key_file, secret_name,
+# token_url). Not `_id`: Vault's AppRole SECRET_ID is the credential itself, and a cloud's access key id is
+# half of one (gitleaks allows key_id only with a low-entropy value).
 REFERENCE_SUFFIXES = (
     *("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_location"),
-    *("_name", "_names", "_id", "_ids", "_url", "_uri", "_endpoint"),
+    *("_name", "_names", "_url", "_uri", "_endpoint"),
 )
+# An `_id` names an identifier (EOS_TOKEN_ID, CREDENTIALS_ID), except after a word whose id is a credential.
+CREDENTIAL_ID = re.compile(r"(?:secret[eo]?|password|passwd|passphrase|pwd|pass|access_?key|secret_?key)_ids?$")
 # Names that hold where a secret is, or how to get one, without saying so: Application Default Credentials
 # read the key file at the path GOOGLE_APPLICATION_CREDENTIALS gives (Google Cloud, "How Application
 # Default Credentials works"); get_credentials is gcloud's verb (`gcloud container clusters
@@ -354,6 +359,8 @@ def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
     normal = CAMEL_HUMP.sub("_", name).lower().replace("-", "_")  # wandbApiKey is WANDB_API_KEY
     if normal.endswith(REFERENCE_SUFFIXES) or normal in REFERENCE_NAMES:
+        return False
+    if normal.endswith(("_id", "_ids")) and CREDENTIAL_ID.search(normal) is None:
         return False
     return SECRET_NAME.search(normal) is not None
 

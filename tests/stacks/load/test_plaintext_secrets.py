@@ -30,6 +30,9 @@ VALUE = "Canary4horse"
         "DB_CREDS",
         "APPLICATION_KEY",
         "DB_CONTRASENA",
+        "VAULT_SECRET_ID",  # an AppRole's secret id is the credential
+        "CLIENT_SECRET_ID",
+        "AWS_ACCESS_KEY_ID",
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -51,7 +54,6 @@ def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
         "GOOGLE_APPLICATION_CREDENTIALS",  # the path of the key file Application Default Credentials read
         "AWS_SHARED_CREDENTIALS_FILE",
         "DB_SECRET_NAME",
-        "AWS_ACCESS_KEY_ID",
         "EOS_TOKEN_ID",
         "CREDENTIALS_ID",
         "OAUTH_TOKEN_URL",

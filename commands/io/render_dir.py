@@ -56,6 +56,24 @@ def holds_a_secret(name: str, value: Any) -> bool:
     return is_secret_name(stem) and not (isinstance(value, str) and OBJECT_NAME.fullmatch(value))
 
 
+FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
+
+
+def _flag_values_hidden(items: list[Any]) -> list[Any]:
+    """A command line (a container's args) with the value of every flag named like a secret hidden:
+    `--api-key=V`, `--api-key V` in one item, or `--api-key` and V in the next."""
+    hidden = list(items)
+    for index, item in enumerate(hidden):
+        match = FLAG.fullmatch(item) if isinstance(item, str) else None
+        if match is None or not is_secret_name(match[2]):
+            continue
+        if match[3] is not None:
+            hidden[index] = f"{match[1]}{match[2]}{match[3]}{REDACTED}"
+        elif index + 1 < len(hidden) and not (isinstance(hidden[index + 1], str) and hidden[index + 1].startswith("-")):
+            hidden[index + 1] = REDACTED
+    return hidden
+
+
 def _payload_hidden(value: Any) -> Any:
     """A Secret's payload with every leaf but the render's own mark hidden (its keys are not secret)."""
     if isinstance(value, dict):
@@ -81,7 +99,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     if isinstance(value, str):
         return hide_secrets(value)
     if isinstance(value, list):
-        return [without_secrets(item) for item in value]
+        return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
         return value
     if isinstance(value.get("name"), str) and holds_a_secret(value["name"], value.get("value")):

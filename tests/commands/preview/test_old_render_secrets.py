@@ -108,6 +108,22 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"secretName": "hf-token", "tokenSecretName": "a.b", "secretKeyRef": {"name": "env", "key": "API_KEY"}},
             {"secretName": "hf-token", "tokenSecretName": "a.b", "secretKeyRef": {"name": "env", "key": "API_KEY"}},
         ),
+        # a command line: the value of a flag named like a secret, in the next item, after `=` or a space
+        (
+            {"args": ["--port", "8", "--api-key", "v1", "--hf-token=v2", "--db-password v3", "--tokenizer", "t"]},
+            {
+                "args": [
+                    "--port",
+                    "8",
+                    "--api-key",
+                    REDACTED,
+                    f"--hf-token={REDACTED}",
+                    f"--db-password {REDACTED}",
+                    "--tokenizer",
+                    "t",
+                ]
+            },
+        ),
         # the stack output that holds gcloud's get-credentials command
         ({"getCredentials": "gcloud container clusters get-credentials llm"},) * 2,
         # ... but a reference that is not a name is hidden

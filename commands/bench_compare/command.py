@@ -249,19 +249,18 @@ def startup_text(startup: measurement_file.StartupPhases | None) -> str:
     return f"start-up of {startup.pods} pod(s), s since created, median/max: " + ", ".join(cells)
 
 
-def result_from_clients(paths: list[Path], served_model: str) -> dict[str, Any]:
-    """The clients' results summed, each client once and each a run against the stack's served model
-    (`model_id`, which `vllm bench serve --save-result` writes; a result without it is taken as is)."""
+def result_from_clients(paths: list[Path], served_model: str, model: str) -> dict[str, Any]:
+    """The clients' results summed, each client once and each a run of the stack's model: `model_id`,
+    which `vllm bench serve --save-result` writes from its `--model` (the served name, as the stack's
+    Job passes it, or the checkpoint with `--served-model-name`); a result without it is taken as is."""
     results = []
     seen: dict[str, Path] = {}
     for path in paths:
         result = checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES)
-        model = result.get("model_id", served_model)
-        if model != served_model:
-            raise InputError(
-                f"{path}: 'model_id' is {json.dumps(model)[:80]}; allowed: the stack's served model "
-                f"{json.dumps(served_model)}"
-            )
+        ran = result.get("model_id", served_model)
+        if ran not in (served_model, model):
+            allowed = " or ".join(json.dumps(name) for name in dict.fromkeys((served_model, model)))
+            raise InputError(f"{path}: 'model_id' is {json.dumps(ran)[:80]}; allowed: the stack's model, {allowed}")
         same = seen.setdefault(json.dumps(result, sort_keys=True), path)
         if same is not path:
             twice = "given twice" if same.resolve() == path.resolve() else f"the same result as {same}"
@@ -405,7 +404,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     config = load_config(stack, "bench-compare")
     startup = None
     if args.results:
-        measured = result_from_clients(args.results, config.served_model_name)
+        measured = result_from_clients(args.results, config.served_model_name, config.weights.model)
     else:
         where = "standard input" if args.log == "-" else args.log
         text = read_stream(sys.stdin, LOG_LIMIT) if args.log == "-" else read_text(args.log, LOG_LIMIT)

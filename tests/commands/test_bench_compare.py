@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from commands.bench_compare.command import bench_compare_main
 from tests.rendered import ROOT
@@ -151,4 +152,14 @@ def test_each_client_counts_once_and_must_have_run_the_stacks_model(
     other.write_text(json.dumps(json.loads(CLIENT_RESULTS[1].read_text()) | {"model_id": "meta-llama/Llama-3-8B"}))
     assert bench_compare_main(["dev", "--results", first, str(other)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert '\'model_id\' is "meta-llama/Llama-3-8B"; allowed: the stack\'s served model "Qwen/Qwen3.5-27B-FP8"' in line
+    assert '\'model_id\' is "meta-llama/Llama-3-8B"; allowed: the stack\'s model, "Qwen/Qwen3.5-27B-FP8"' in line
+
+
+def test_a_client_run_against_the_checkpoint_with_a_served_name_is_the_stacks_model(tmp_path: Any) -> None:
+    """`vllm bench serve --model CHECKPOINT --served-model-name NAME` writes the checkpoint as model_id."""
+    stack = tmp_path / "Pulumi.named.yaml"
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["config"]["gke-b200-serving:engine"] = {"servedModelName": "qwen"}
+    stack.write_text(yaml.safe_dump(document))
+    results = [str(path) for path in CLIENT_RESULTS]  # their model_id: the checkpoint
+    assert bench_compare_main(["named", "--config-file", str(stack), "--results", *results]) == 0

@@ -64,7 +64,10 @@ NATIVE_CONTEXT = Setting(
     maximum=CONTEXT_TOKENS_MAX,
 )
 HYBRID_MODELS = Setting(
-    "hybridModels", ["qwen3.5", "qwen3_5"], "name fragments of hybrid (Gated DeltaNet) models that need the mamba flags"
+    "hybridModels",
+    ["qwen3.5", "qwen3_5"],
+    "name fragments of hybrid (Gated DeltaNet) models that need the mamba flags",
+    may_be_empty=True,  # a team that serves none
 )
 FIRST_FIXED_VERSION = Setting(
     "firstFixedVersion",

@@ -23,6 +23,7 @@ NVFP4_KV_MODELS = Setting(
     ["qwen3.5", "qwen3_5"],
     "name fragments of models whose answers an NVFP4 KV cache breaks "
     "(https://github.com/vllm-project/vllm/issues/55673: Qwen3.5-397B on B200)",
+    may_be_empty=True,  # a team that serves none of them
 )
 # GKE accelerator label values of Blackwell GPUs: nvidia-b200 (A4) and
 # nvidia-gb200 (A4X); not verified here for B300 or RTX PRO 6000, so they are left to the config.
@@ -33,6 +34,7 @@ MTP_MODELS = Setting(
     "mtpModels",
     ["qwen3.5", "qwen3_5"],
     "name fragments of checkpoints that carry multi-token-prediction heads (all Qwen 3.5 checkpoints)",
+    may_be_empty=True,
 )
 MOE_MODELS = Setting(
     "moeModels",

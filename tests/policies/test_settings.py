@@ -56,6 +56,12 @@ def test_the_schema_refuses_a_value_out_of_range(name: str, key: str, value: Any
     assert list(Draft7Validator(schema).iter_errors(value)) != []
 
 
+@pytest.mark.parametrize("key", ["hybridModels", "mtpModels", "noNvfp4KvCacheModels", "moeModels", "allowedServices"])
+def test_a_list_of_models_or_names_may_be_empty_for_a_team_that_has_none(key: str) -> None:
+    schemas = [schema for _, setting, schema in _schemas() if setting == key]
+    assert schemas and all(list(Draft7Validator(schema).iter_errors([])) == [] for schema in schemas)
+
+
 def test_a_number_setting_without_a_range_is_a_declaration_error() -> None:
     with pytest.raises(TypeError, match="needs a minimum and a maximum"):
         Setting("limit", 5, "a limit")

@@ -42,6 +42,8 @@ SERVICE_ACCOUNT_KEY = (
         ),
         # a key assignment in JSON or YAML, and in JSON inside a JSON string (a render's resources.json)
         ('{"pass' + 'word": "EnvJson12345678"}', "a password or key assignment"),
+        ('{"pass' + 'word" : "Hunter2-abc"}', "a password or key assignment"),  # aligned keys
+        ('{"pass' + 'word"\t:\t"Hunter2-abc"}', "a password or key assignment"),
         ('{"kv_role": "kv_both", "secret_' + 'key": "JsonSec1"}', "a password or key assignment"),
         ('{\\"db' + 'Password\\": \\"s3cr3t-pw\\"}', "a password or key assignment"),
         ("api_" + "key: 'abcd1234xyz'", "a password or key assignment"),

@@ -218,7 +218,7 @@ RESOURCES_FOR_CONFIG = "resources-for-config"
         ),
         (
             {"LLM-VLLM-009": {"hybridModels": [""]}},
-            'hybridModels[0]: "" is not allowed; allowed: a non-empty list of names',
+            'hybridModels[0]: "" is not allowed; allowed: a list of names of 1-256 printable ASCII characters',
         ),
         ({"LLM-GPU-002": {"anything": 1}}, "it has no settings"),
         ({"all": {"enforcementLevel": "advisory", "minCpu": 1}}, "only enforcementLevel applies to all policies"),

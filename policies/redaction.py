@@ -355,9 +355,14 @@ CREDENTIAL_ID = re.compile(r"(?:secret[eo]?|password|passwd|passphrase|pwd|pass|
 REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials"})
 
 
+def name_words(name: str) -> str:
+    """A name as its words joined by `_`, lower case: wandbApiKey, WANDB_API_KEY and --wandb-api-key alike."""
+    return CAMEL_HUMP.sub("_", name).lower().replace("-", "_")
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
-    normal = CAMEL_HUMP.sub("_", name).lower().replace("-", "_")  # wandbApiKey is WANDB_API_KEY
+    normal = name_words(name)
     if normal.endswith(REFERENCE_SUFFIXES) or normal in REFERENCE_NAMES:
         return False
     if normal.endswith(("_id", "_ids")) and CREDENTIAL_ID.search(normal) is None:

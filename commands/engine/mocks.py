@@ -26,6 +26,7 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import get_root_resource, reset_options
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
+from commands.io.records import RENDER_SECRET_MARK
 from commands.stackfile.stack_settings import ROOT, StackSettings
 from commands.stackfile.stackfile import DISABLE_DEFAULT_PROVIDERS_KEY
 from components.metrics import KUBE_STATE_COMPONENTS
@@ -36,7 +37,6 @@ SECRET_MARK = rpc._special_secret_sig
 # The value the SDK sends for an unknown, as it appears in a serialized request (a false match only
 # sends the registration through the SDK's own mock).
 UNKNOWN_BYTES = rpc.UNKNOWN.encode()
-REDACTED = "[secret]"
 FAKE_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm9mZmxpbmUtcmVuZGVyCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K"
 
 
@@ -448,7 +448,7 @@ def resolve_outputs(outputs: dict[str, Any]) -> dict[str, Any]:
         resolved: dict[str, Any] = {}
         for key, value in outputs.items():
             output = pulumi.Output.from_input(value)
-            resolved[key] = REDACTED if await output.is_secret() else await output.future()
+            resolved[key] = RENDER_SECRET_MARK if await output.is_secret() else await output.future()
         return resolved
 
     return _sync_await(gather())

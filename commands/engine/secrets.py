@@ -22,6 +22,7 @@ from typing import Any
 
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, format_path
+from commands.io.records import RENDER_SECRET_MARK
 from commands.stackfile import stack_settings
 
 DIGEST_HEX = 12
@@ -59,4 +60,4 @@ def secret_digests(inputs: Any, path: tuple[Segment, ...] = (), secret: bool = F
 
 def shown(digest: str | None) -> str:
     """How a redacted secret appears in a preview: its digest, never its value."""
-    return f"[secret, {digest}]" if digest else mocks.REDACTED
+    return f"[secret, {digest}]" if digest else RENDER_SECRET_MARK

@@ -18,6 +18,8 @@ RECORD_FIELDS: dict[str, tuple[type, str]] = {
     "inputs": (dict, "an object"),
     "options": (dict, "an object"),
 }
+# What a render writes in place of a secret value (resources.json, outputs.json, states.json).
+RENDER_SECRET_MARK = "[secret]"
 OPTIONAL_NAMES = ("parent", "provider")
 NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "aliases")
 FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")

@@ -19,17 +19,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from commands.io.records import validated_records
+from commands.io.records import RENDER_SECRET_MARK, validated_records
 from common.input_files import MIB, InputError, read_json
-from policies.redaction import CAMEL_HUMP, REDACTED, hide_secrets, is_secret_name
+from policies.redaction import REDACTED, hide_secrets, is_secret_name, name_words
 
 RESOURCES_LIMIT = 64 * MIB
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 SECRET_KIND = "Secret"
 SECRET_PAYLOADS = frozenset({"data", "stringData", "binaryData"})
-# What a render writes in place of a secret (commands/engine/mocks.py REDACTED): not a secret, kept so that
-# an old render compares equal to a new one.
-RENDER_SECRET_MARK = "[secret]"
 DIGESTS_KEY = "secretDigests"
 # A digest as a render writes it (commands/engine/secrets.py `digest_of`).
 SECRET_DIGEST = re.compile(r"unset|(?:ciphertext|value) sha256:[0-9a-f]{12}")
@@ -49,7 +46,7 @@ def holds_a_secret(name: str, value: Any) -> bool:
     reference suffix: tokenSecretName, secretKeyRef), unless the value is a Kubernetes object name."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == RENDER_SECRET_MARK:
         return False
-    normal = CAMEL_HUMP.sub("_", name).lower().replace("-", "_")
+    normal = name_words(name)
     stem = next((normal.removesuffix(suffix) for suffix in REFERENCE_SUFFIXES if normal.endswith(suffix)), None)
     if stem is None:
         return is_secret_name(name)

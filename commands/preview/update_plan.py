@@ -44,6 +44,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, format_path, parse_path, path_touches
 from commands.engine.secrets import shown
+from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import Record
 from commands.preview.changes import (
@@ -340,7 +341,7 @@ class UpdatePlanner:
                 path = format_path(segments)
                 derived = isinstance(value, str) and any(reference in value for reference in references)
                 # a provider's redacted inputs (kubeconfig) are built from what it depends on
-                derived |= record["type"].startswith("pulumi:providers:") and value == mocks.REDACTED
+                derived |= record["type"].startswith("pulumi:providers:") and value == RENDER_SECRET_MARK
                 if not derived or _ignored(path, record["options"].get("ignoreChanges") or []):
                     continue
                 replaces = rule is not None and rule.forces_replacement(path, value, Unknown(dependency))

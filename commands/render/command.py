@@ -37,6 +37,7 @@ from commands.engine.secrets import secret_digests
 from commands.io import output
 from commands.io.cli import STACK_HELP, command_parser, stack_ref
 from commands.io.console import guarded, one_line
+from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import (
     CAPACITY_FILE,
@@ -92,7 +93,7 @@ def redacted(value: Any) -> Any:
         return {key: redacted(item) for key, item in sorted(value.items())}
     if isinstance(value, (list, tuple)):
         return [redacted(item) for item in value]
-    return mocks.REDACTED
+    return RENDER_SECRET_MARK
 
 
 def plain(value: Any) -> Any:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -202,6 +203,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if BACKGROUND_DIRECTORY not in config.stash:
             _start_background(config)
         items[:] = [item for item in items if item not in waiting] + waiting
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown() -> None:
+    """After each test, collect what it left and freeze the rest (the pattern of the `gc.freeze`
+    documentation). A worker keeps every session fixture's renders and the tracer's caches for the whole
+    run, and each full collection (the runtime's, and the one the setting tracer makes after its runs)
+    rescanned all of them: 11% of the suite's CPU went to collections. Frozen, a collection looks only at
+    what the running test made. Garbage is collected first, so nothing but what outlives its test stays."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

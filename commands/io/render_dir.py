@@ -15,6 +15,7 @@ the pull request) must not carry it on. So before the preview sees a document, `
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,10 @@ SECRET_DIGEST = re.compile(r"unset|(?:ciphertext|value) sha256:[0-9a-f]{12}")
 REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")
 # ... when its value is a Kubernetes object name (RFC 1123 subdomain).
 OBJECT_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+# The keys of a render's documents: the same few hundred, hidden once each.
+_key_hidden = functools.lru_cache(maxsize=4096)(hide_secrets)
 
 
 class PreviewInputError(InputError):
@@ -104,7 +109,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     secret_object = secret_object or value.get("kind") == SECRET_KIND
     secret_record = value.get("type") == SECRET_TYPE
     return {
-        hide_secrets(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
+        _key_hidden(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
         for key, item in value.items()
     }
 

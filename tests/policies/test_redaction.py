@@ -5,6 +5,7 @@ hex digits a legacy W&B key has) is not a secret by its value."""
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 
@@ -13,6 +14,7 @@ from policies.redaction import (
     REDACTED,
     SECRET_PATTERNS,
     SecretPattern,
+    _as_trie,
     redact_secrets,
     secret_kinds,
 )
@@ -124,6 +126,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "password = " + '"hunter2hunter2"',  # a quoted value
         "xpassword=" + "notaword",  # not a word of its own
         "secret=$(FROM_ENV)",  # a reference
+        "\u017fecret=" + "zz9zz9zz",  # a word in another case (long s), as the pattern's (?i) takes it
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:
@@ -139,3 +142,10 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
             assert pattern.search(text) == (pattern.pattern.search(text) is not None), repr(secret)
             assert pattern.hide(text) == pattern.pattern.sub(REDACTED, text), repr(secret)
     assert pattern.search(line_break.join([filler, secrets[0], secrets[1], filler]))
+
+
+def test_a_trie_matches_exactly_its_texts() -> None:
+    texts = ["password:", "passwd:", "pwd:", "token:", "tok:", "pass"]
+    trie = re.compile(_as_trie(texts))
+    assert all(trie.fullmatch(text) for text in texts)
+    assert not any(trie.fullmatch(text) for text in ["pas", "passwordx", "pwd", "to:", "", "token"])

@@ -13,8 +13,9 @@ pack must run with only pulumi and pulumi-policy installed.
 from __future__ import annotations
 
 import functools
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -409,3 +410,14 @@ def hide_secrets(text: str) -> str:
     """hide_tokens, and every other kind of secret replaced by ***: for what a command copies from a
     file it was given into its own output."""
     return _hide_patterns(hide_tokens(text))
+
+
+def known_secret_texts(secrets: Iterable[str]) -> set[str]:
+    """The texts that show a known secret value: the value and its JSON-escaped form (a JSON file holds
+    that). As the Pulumi CLI's filter of secrets (pulumi/pulumi sdk/go/common/util/logging/log.go
+    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those."""
+    texts: set[str] = set()
+    for secret in secrets:
+        if len(secret) >= 3 and secret.lower() not in ("true", "false"):
+            texts |= {secret, json.dumps(secret)[1:-1]}
+    return texts

@@ -9,22 +9,24 @@
 While the command runs, everything it prints goes through a filter that hides anything shaped like a
 Hugging Face token (`policies.redaction`), escapes control characters and undecodable bytes (a
 command-line argument may hold either), so no path, value or message can put a token or a terminal
-escape on the console. Argument errors are one line too (`OneLineParser`).
+escape on the console; and every value of the stack's own secrets the command knows (`hide_known_secrets`:
+a refusal may quote a setting one was pasted into). Argument errors are one line too (`OneLineParser`).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import errno
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
-from policies.redaction import redact_secrets
+from policies.redaction import REDACTED, known_secret_texts, redact_secrets
 
 MESSAGE_MAX = 400
 EXIT_BAD_INPUT = 2
@@ -37,8 +39,22 @@ class Main(Protocol):
     def __call__(self, argv: list[str] | None = None) -> int: ...
 
 
+# The texts of the stack's own secret values that the running command knows, longest first. Per context:
+# a command runs in its own (the tests run several at once, each in a thread of its own).
+_KNOWN_SECRETS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("known_secrets", default=())
+
+
+def hide_known_secrets(secrets: Iterable[str]) -> None:
+    """From now on in this context, the console hides these values too (as `known_secret_texts` finds them)."""
+    texts = known_secret_texts(secrets) | set(_KNOWN_SECRETS.get())
+    _KNOWN_SECRETS.set(tuple(sorted(texts, key=len, reverse=True)))
+
+
 def printable(text: str) -> str:
-    """Control characters, lone surrogates (undecodable argument bytes) and tokens made harmless."""
+    """Control characters, lone surrogates (undecodable argument bytes), tokens and the stack's known
+    secret values made harmless."""
+    for secret in _KNOWN_SECRETS.get():
+        text = text.replace(secret, REDACTED)
     return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
 
 

@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from common.input_files import MIB, InputError, kind_of, parse_json
-from policies.redaction import secret_kinds, token_candidates
+from policies.redaction import known_secret_texts, secret_kinds, token_candidates
 
 MARKER = ".render-files.json"
 MANIFEST_VERSION = 2
@@ -72,17 +72,6 @@ class SecretInOutputError(Exception):
         self.lines = lines or []
 
 
-def _searched_for(secrets: Iterable[str]) -> set[str]:
-    """The texts that show a known secret value: the value and its JSON-escaped form (a JSON file holds
-    that). As the Pulumi CLI's filter of secrets (pulumi/pulumi sdk/go/common/util/logging/log.go
-    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those."""
-    texts: set[str] = set()
-    for secret in secrets:
-        if len(secret) >= 3 and secret.lower() not in ("true", "false"):
-            texts |= {secret, json.dumps(secret)[1:-1]}
-    return texts
-
-
 def json_text(value: Any) -> str:
     """JSON as the commands print and write it: sorted keys, two-space indent. A number that is not
     finite raises ValueError: JSON has no infinity or NaN, and Python's default writes `Infinity`,
@@ -98,7 +87,7 @@ def json_document(value: Any) -> str:
 def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[str]:
     """The files whose text holds something that looks like a secret (a Hugging Face token, a cloud or
     API key, a private key: policies/redaction.py) or a known secret value."""
-    known = _searched_for(secrets)
+    known = known_secret_texts(secrets)
     return sorted(name for name, text in files.items() if secret_kinds(text) or any(secret in text for secret in known))
 
 

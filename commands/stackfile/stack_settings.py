@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from commands.io.console import hide_known_secrets
 from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
 from stacks.load.loader import PROVIDER_DEFAULTS, InvalidConfig, secret_env_keys
@@ -85,7 +86,8 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
     """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
 
     Every problem in either file is an `InvalidConfig` (exit 2) naming file:line:column
-    (`commands.stackfile.stackfile`)."""
+    (`commands.stackfile.stackfile`). From then on the console hides the secret values the stack file
+    holds (`known_secret_values`): a refusal that quotes a setting one was pasted into shows ***."""
     project, schema = stackfile.read_project(root / "Pulumi.yaml")
     stack_file = stackfile.read_stack_file(stack, config_file or root / f"Pulumi.{stack}.yaml", project, schema)
     environment = stack_file.environment
@@ -120,9 +122,11 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
                 secret_keys.append(full_key)
                 placeholders.append(full_key)
                 esc_placeholders.append(full_key)
-    return StackSettings(
+    settings = StackSettings(
         project, stack, config, sorted(set(secret_keys)), sorted(placeholders), environment, esc_placeholders
     )
+    hide_known_secrets(settings.known_secret_values())
+    return settings
 
 
 def _esc_placeholders(project: str, config: dict[str, str], environment: StackEnvironment) -> list[str]:

@@ -203,6 +203,25 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [{"gke-b200-serving:region": ESC_SECRET}, {"gke-b200-serving:engine": {"maxNumSeqs": ESC_SECRET}}],
+    ids=["region", "engine.maxNumSeqs"],
+)
+def test_a_refusal_that_quotes_a_pasted_esc_secret_hides_it(setting: dict[str, Any], tmp_path: Path) -> None:
+    """Validation refuses the setting before anything is written and its message quotes the value: the
+    console hides the stack file's own secret values, as it hides anything shaped like a token."""
+    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": ESC_SECRET}}}}
+    stack_doc["config"].update(setting)
+    config_file = tmp_path / "Pulumi.esc.yaml"
+    config_file.write_text(yaml.safe_dump(stack_doc))
+    run = run_render("esc", "--config-file", str(config_file), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("invalid stack config: ") and "***" in run.stderr, run.stderr
+    assert ESC_SECRET not in run.stdout + run.stderr
+
+
 def test_secure_values_render_as_placeholders(tmp_path: Path) -> None:
     stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     stack_doc["config"]["gke-b200-serving:hfToken"] = {"secure": "v1:c2VjcmV0LWNpcGhlcnRleHQ="}

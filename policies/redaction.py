@@ -372,8 +372,9 @@ CREDENTIAL_ID = re.compile(r"(?:secret[eo]?|password|passwd|passphrase|pwd|pass|
 # read the key file at the path GOOGLE_APPLICATION_CREDENTIALS gives (Google Cloud, "How Application
 # Default Credentials works"); get_credentials is gcloud's verb (`gcloud container clusters
 # get-credentials` writes a kubeconfig entry), and a value of that name is the command (the stack output
-# getCredentials).
-REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials"})
+# getCredentials). PWD and OLDPWD are the shell's working directories (POSIX, Shell and Utilities, "Shell
+# Variables"), not a password, which `pwd` abbreviates in any other name (DB_PWD).
+REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials", "pwd", "oldpwd"})
 
 
 @functools.lru_cache(maxsize=4096)  # a render's documents repeat the same few hundred keys

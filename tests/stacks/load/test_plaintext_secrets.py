@@ -33,6 +33,7 @@ VALUE = "Canary4horse"
         "VAULT_SECRET_ID",  # an AppRole's secret id is the credential
         "CLIENT_SECRET_ID",
         "AWS_ACCESS_KEY_ID",
+        "DB_PWD",  # pwd abbreviates password in any name but the shell's own
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -61,6 +62,8 @@ def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
         "AUTH_MODE",  # gitleaks' auth, api and key are not words of their own
         "API_URL",
         "CACHE_KEY",
+        "PWD",  # the shell's working directory
+        "OLDPWD",
     ],
 )
 def test_names_that_hold_where_or_which_a_secret_is_are_not_secrets(name: str) -> None:

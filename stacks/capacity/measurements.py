@@ -149,19 +149,37 @@ class Configuration(_MeasuredEngine):
         return [aliases[name] for name in mine if mine[name] != theirs[name] or UNKNOWN in (mine[name], theirs[name])]
 
 
+# Upper bounds of the figures the planner computes with: far above any real run, and low enough that
+# every figure derived from them stays finite (1e308 tokens/s once made the plan's figures infinite).
+MAX_RATE = 1e12
+MAX_MILLISECONDS = 1e9
+MAX_REQUESTS = 10**15
+MAX_SECONDS = 1e7
+
+
 class Run(ConfigModel):
     """One benchmark run at one node count (a figure left out was not reported)."""
 
-    nodes: Annotated[int, Field(ge=1)] = Field(description="A4 nodes serving.")
-    total_tokens_per_second: Annotated[float, Field(gt=0)] = Field(description="Input + output tokens per second.")
-    output_tokens_per_second: Annotated[float | None, Field(gt=0)] = Field(default=None, description="Output only.")
-    requests_per_second: Annotated[float | None, Field(gt=0)] = Field(
+    nodes: Annotated[int, Field(ge=1, le=10_000)] = Field(description="A4 nodes serving.")
+    total_tokens_per_second: Annotated[float, Field(gt=0, le=MAX_RATE)] = Field(
+        description="Input + output tokens per second."
+    )
+    output_tokens_per_second: Annotated[float | None, Field(gt=0, le=MAX_RATE)] = Field(
+        default=None, description="Output only."
+    )
+    requests_per_second: Annotated[float | None, Field(gt=0, le=MAX_RATE)] = Field(
         default=None, description="Completed requests per second, as the benchmark counted them."
     )
-    tpot_median_ms: Annotated[float | None, Field(gt=0)] = Field(default=None, description="Median time per token.")
-    ttft_median_ms: Annotated[float | None, Field(gt=0)] = Field(default=None, description="Median time to 1st token.")
-    completed: Annotated[int | None, Field(ge=0)] = Field(default=None, description="Completed requests.")
-    failed: Annotated[int | None, Field(ge=0)] = Field(default=None, description="Failed requests.")
+    tpot_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS)] = Field(
+        default=None, description="Median time per token."
+    )
+    ttft_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS)] = Field(
+        default=None, description="Median time to 1st token."
+    )
+    completed: Annotated[int | None, Field(ge=0, le=MAX_REQUESTS)] = Field(
+        default=None, description="Completed requests."
+    )
+    failed: Annotated[int | None, Field(ge=0, le=MAX_REQUESTS)] = Field(default=None, description="Failed requests.")
 
 
 class StartupPhases(ConfigModel):
@@ -169,9 +187,9 @@ class StartupPhases(ConfigModel):
     components/startup_report.py): per phase, seconds since each pod was created, the median and the
     largest over the pods that reported it."""
 
-    pods: Annotated[int, Field(ge=1)] = Field(description="Serving pods the report covered.")
-    median_seconds: dict[str, Annotated[float, Field(ge=0)]] = Field(description="Median per phase.")
-    max_seconds: dict[str, Annotated[float, Field(ge=0)]] = Field(description="Largest per phase.")
+    pods: Annotated[int, Field(ge=1, le=100_000)] = Field(description="Serving pods the report covered.")
+    median_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS)]] = Field(description="Median per phase.")
+    max_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS)]] = Field(description="Largest per phase.")
 
     @model_validator(mode="after")
     def _known_phases(self) -> StartupPhases:

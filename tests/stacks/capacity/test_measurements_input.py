@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import get_args, get_origin
 
 import pytest
+import yaml
+from pydantic import BaseModel
 
-from stacks.capacity.measurements import MAX_MEASUREMENTS_BYTES, MeasurementsError, load
+from common.model_ranges import _members
+from stacks.capacity.measurements import (
+    MAX_MEASUREMENTS_BYTES,
+    MEASUREMENTS_FILE,
+    MeasurementsError,
+    Run,
+    StartupPhases,
+    load,
+)
 
 
 def test_a_device_is_refused_naming_it() -> None:
@@ -61,3 +72,31 @@ def test_an_integer_of_thousands_of_digits_is_one_line(tmp_path: Path) -> None:
     digits.write_text("measurements: [{runs: [{nodes: " + "9" * 5_000 + "}]}]\n")
     with pytest.raises(MeasurementsError, match=f"^{digits}: Exceeds the limit"):
         load(digits)
+
+
+@pytest.mark.parametrize("model", [Run, StartupPhases])
+def test_every_figure_the_planner_computes_with_is_bounded_on_both_sides(model: type[BaseModel]) -> None:
+    for name, info in model.model_fields.items():
+        members = _members(info.annotation)
+        if get_origin(info.annotation) is dict:  # seconds per phase: the bounds are on the values
+            members = _members(get_args(info.annotation)[1])
+        metadata = [*info.metadata, *(item for member, more in members if member is not type(None) for item in more)]
+        bounds = {
+            bound for item in metadata for bound in ("ge", "gt", "le", "lt") if getattr(item, bound, None) is not None
+        }
+        assert {"ge", "gt"} & bounds and {"le", "lt"} & bounds, f"{model.__name__}.{name}: {bounds}"
+
+
+@pytest.mark.parametrize(
+    ("figure", "value"), [("totalTokensPerSecond", 1e308), ("ttftMedianMs", 1e300), ("nodes", 10**9)]
+)
+def test_a_figure_no_run_comes_near_is_refused_naming_the_file(tmp_path: Path, figure: str, value: float) -> None:
+    """A figure the planner multiplies (1e308 tokens/s made the plan's figures infinite and ended the
+    command with exit status 1) is a malformed file: one line naming the file and the bound."""
+    document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
+    document["measurements"][0]["runs"][0][figure] = value
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(MeasurementsError, match=f"^{path}: .*less than or equal to") as error:
+        load(path)
+    assert "\n" not in str(error.value)

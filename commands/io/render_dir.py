@@ -10,7 +10,7 @@ the pull request) must not carry it on. So before the preview sees a document, `
 * every value whose name says it is a secret (`password: ...`, `myApiKey: ...`, an environment entry
   `{name: DB_PASSWORD, value: ...}`), unless the name says it holds a reference and the value is a name
   (`secretName: hf-token`);
-* a secret digest (`secretDigests`) that is not shaped like one.
+* a digest (`secretDigests`, `settingDigests`) that is not shaped like one.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ SECRET_PAYLOADS = frozenset({"data", "stringData", "binaryData"})
 DIGESTS_KEY = "secretDigests"
 # A digest as a render writes it (commands/engine/secrets.py `digest_of`).
 SECRET_DIGEST = re.compile(r"unset|(?:ciphertext|value) sha256:[0-9a-f]{12}")
+# The digests of the stack settings a render was made from (states.json, `commands.io.states.setting_digests`).
+SETTING_DIGESTS_KEY = "settingDigests"
+SETTING_DIGEST = re.compile(r"sha256:[0-9a-f]{16}")
 # A name ending so holds a reference to a secret (secretName, secretKeyRef, tokenSecretName), not one ...
 REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")
 # ... when its value is a Kubernetes object name (RFC 1123 subdomain).
@@ -85,14 +88,17 @@ def _payload_hidden(value: Any) -> Any:
     return value if value == RENDER_SECRET_MARK else REDACTED
 
 
-def _digests_hidden(value: Any) -> Any:
+def _digests_hidden(value: Any, shape: re.Pattern[str]) -> Any:
     """Digests shaped as a render writes them, any other string hidden (a preview shows them)."""
     if not isinstance(value, dict):
         return without_secrets(value)
     return {
-        hide_secrets(str(path)): REDACTED if isinstance(digest, str) and not SECRET_DIGEST.fullmatch(digest) else digest
+        hide_secrets(str(path)): REDACTED if isinstance(digest, str) and not shape.fullmatch(digest) else digest
         for path, digest in value.items()
     }
+
+
+DIGEST_SHAPES = {DIGESTS_KEY: SECRET_DIGEST, SETTING_DIGESTS_KEY: SETTING_DIGEST}
 
 
 def without_secrets(value: Any, secret_object: bool = False) -> Any:
@@ -118,8 +124,8 @@ def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -
     """The value `item` of `key` in a mapping (of a Kubernetes Secret when `in_a_secret`), hidden."""
     if in_a_secret and key in SECRET_PAYLOADS:
         return _payload_hidden(item)
-    if key == DIGESTS_KEY:
-        return _digests_hidden(item)
+    if key in DIGEST_SHAPES:
+        return _digests_hidden(item, DIGEST_SHAPES[key])
     if holds_a_secret(key, item):
         return REDACTED
     return without_secrets(item, secret_object=secret_inputs)

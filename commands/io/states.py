@@ -17,12 +17,23 @@ when NEW looks up the same image (same revision, model and cluster name); otherw
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from commands.io.records import validated_records
-from commands.io.render_dir import RESOURCES_LIMIT, PreviewInputError, load_render, without_secrets
+from commands.io.render_dir import (
+    RESOURCES_LIMIT,
+    SETTING_DIGEST,
+    SETTING_DIGESTS_KEY,
+    PreviewInputError,
+    load_render,
+    without_secrets,
+)
 from common.input_files import InputError, read_json
 
 STATES_FILE = "states.json"
@@ -61,6 +72,8 @@ class RenderStates:
     capacity: dict[str, Any] | None = None
     # the stack outputs of each state (states.json `outputs`: firstUp and converged), when it has them
     state_outputs: dict[str, dict[str, Any]] | None = None
+    # a digest of every stack setting the render was made from (`setting_digests`), when it has them
+    setting_digests: dict[str, str] | None = None
 
     def outputs_of(self, state: str) -> dict[str, Any] | None:
         """The stack outputs of the state FIRST_UP or CONVERGED; outputs.json for a render without them."""
@@ -75,13 +88,55 @@ def states_document(
     converged: list[Record],
     first_up_outputs: dict[str, Any],
     converged_outputs: dict[str, Any],
+    digests: dict[str, str],
 ) -> dict[str, Any]:
     return {
         "weightsImage": weights_image if isinstance(weights_image, str) else None,
         FIRST_UP: first_up,
         CONVERGED: converged,
         "outputs": {FIRST_UP: first_up_outputs, CONVERGED: converged_outputs},
+        SETTING_DIGESTS_KEY: digests,
     }
+
+
+def setting_digests(config: BaseModel) -> dict[str, str]:
+    """A digest of each stack setting, by its key (`capacity.nodes`, `routing.gateway`: every field at
+    every depth, a group of settings as a whole too): what a preview compares to know which settings
+    changed between two renders. The value itself is not written (a render writes no setting it does not
+    need), and what a digest hides is in the manifests anyway."""
+    digests: dict[str, str] = {}
+
+    def walk(model: BaseModel, dumped: dict[str, Any], prefix: str) -> None:
+        for name, info in type(model).model_fields.items():
+            key = info.alias or name
+            text = json.dumps(dumped[key], sort_keys=True, separators=(",", ":"))
+            digests[prefix + key] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+            value = getattr(model, name)
+            if isinstance(value, BaseModel):
+                walk(value, dumped[key], f"{prefix}{key}.")
+
+    walk(config, config.model_dump(mode="json", by_alias=True), "")
+    return digests
+
+
+def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | None:
+    """The settings whose digests differ between the two renders (one that only one render has among
+    them); None when either render has no digests (made before they were written)."""
+    if old.setting_digests is None or new.setting_digests is None:
+        return None
+    keys = old.setting_digests.keys() | new.setting_digests.keys()
+    return frozenset(key for key in keys if old.setting_digests.get(key) != new.setting_digests.get(key))
+
+
+def _setting_digests(value: Any, where: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(key, str) and isinstance(digest, str) and SETTING_DIGEST.fullmatch(digest)
+        for key, digest in value.items()
+    ):
+        raise InputError(f"{where}: {SETTING_DIGESTS_KEY} must map setting keys to sha256 digests")
+    return value
 
 
 def states_of_document(document: Any, where: str, directory: str = "") -> RenderStates:
@@ -102,6 +157,7 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
         image,
         directory,
         state_outputs=outputs,
+        setting_digests=_setting_digests(document.get(SETTING_DIGESTS_KEY), where),
     )
 
 

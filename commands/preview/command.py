@@ -26,7 +26,7 @@ from commands.io import output
 from commands.io.cli import command_parser
 from commands.io.console import guarded, one_line
 from commands.io.render_dir import PreviewInputError, load_render
-from commands.io.states import RenderStates, compared, download_not_rerun, load_states
+from commands.io.states import RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
 from commands.preview.changes_md import changes_markdown
@@ -61,7 +61,7 @@ def _preview(
     and capacity plans say: the outputs of the states compared (`compared_outputs`), clients, cost per
     month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
-    planned = plan(old, new)
+    planned = plan(old, new, changed_settings(*sides) if sides else None)
     outputs = clients.outputs_diff(*compared_outputs) if compared_outputs else None
     refused, warned, noted = clients.client_break_risks(
         clients.client_breaks(outputs, old, new, planned),

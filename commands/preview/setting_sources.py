@@ -734,7 +734,12 @@ class _Attribution:
         return {key for field, found in closest_of.items() if found == closest for key in fed[field] & candidates}
 
 
-def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record]) -> None:
+def name_settings(
+    changes: list[ResourceChange],
+    old: dict[str, Record],
+    new: dict[str, Record],
+    changed: frozenset[str] | None = None,
+) -> None:
     """Name the stack settings behind each change (`config_keys`), or say why none (`no_config_keys`).
 
     An input change names the settings whose Args fields feed that input of the component declaring
@@ -743,12 +748,17 @@ def name_settings(changes: list[ResourceChange], old: dict[str, Record], new: di
     settings (the composition's own, for one that comes or goes) less those of every component
     that did not change at all. Where an input may come from several settings (a disk's name:
     `cluster.name`, `weights.model`, `weights.revision`), those that are the only candidate of some
-    other change in the same update are kept, when there are any."""
+    other change in the same update are kept, when there are any. `changed`, the settings whose values
+    differ between the two renders when both recorded them (`commands.io.states.setting_digests`): of
+    several candidates, those that changed are kept, when there are any (a setting that did not change
+    did not move the input, however it could)."""
     with tracing():
-        _name_settings(changes, old, new)
+        _name_settings(changes, old, new, changed)
 
 
-def _name_settings(changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record]) -> None:
+def _name_settings(
+    changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None
+) -> None:
     attribution = _Attribution(old, new)
     unchanged = attribution.unchanged_settings(changes)
     wanted: list[tuple[ResourceChange, set[str]]] = []
@@ -770,7 +780,15 @@ def _name_settings(changes: list[ResourceChange], old: dict[str, Record], new: d
         )
         if not any(found):
             change.no_config_keys = NO_SETTING_CHANGED.format(component=component[0])
-        wanted += [(change, keys) for keys in found if keys]
+        wanted += [(change, _changed_of(keys, changed)) for keys in found if keys]
     certain = {next(iter(keys)) for _, keys in wanted if len(keys) == 1}
     for change, keys in wanted:
         change.config_keys.update((keys & certain) or keys)
+
+
+def _changed_of(keys: set[str], changed: frozenset[str] | None) -> set[str]:
+    """The candidate settings that changed (a group counts as its settings: `routing.gateway` changed
+    when `routing.gateway.eppImage` did), or all of them when none did or nothing says which did."""
+    if changed is None:
+        return keys
+    return {key for key in keys if key in changed} or keys

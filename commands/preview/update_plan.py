@@ -175,8 +175,8 @@ def _location(record: Record) -> str:
 
 
 class UpdatePlanner:
-    def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
-        self.old, self.new = old, new
+    def __init__(self, old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None = None) -> None:
+        self.old, self.new, self.changed = old, new, changed
         self.new_by_name = _by_name(list(new.values()))
         self.urn_of_name = _urn_of_name(new)
         self.old_urn_of_name = _urn_of_name(old)
@@ -194,7 +194,9 @@ class UpdatePlanner:
                 )
             else:
                 self._diff(urn)
-        name_settings([change for change in self.changes.values() if change.action != "same"], self.old, self.new)
+        name_settings(
+            [change for change in self.changes.values() if change.action != "same"], self.old, self.new, self.changed
+        )
         self._propagate_replacements()
         for change in self.changes.values():
             if change.action != "same" and not change.config_keys and not change.no_config_keys:
@@ -414,8 +416,9 @@ class UpdatePlanner:
         return BY_KUBERNETES if same else ""
 
 
-def plan(old: dict[str, Record], new: dict[str, Record]) -> Preview:
-    """The changes alone (refusals and warnings are `commands.preview.risks`)."""
-    planner = UpdatePlanner(old, new)
+def plan(old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None = None) -> Preview:
+    """The changes alone (refusals and warnings are `commands.preview.risks`); `changed`: the settings
+    whose digests differ between the two renders, when both have them (`commands.io.states`)."""
+    planner = UpdatePlanner(old, new, changed)
     changes, unchanged = planner.plan()
     return Preview(changes, unchanged, [], [], planner.kept)

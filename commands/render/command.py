@@ -46,6 +46,7 @@ from commands.io.states import (
     STATES_FILE,
     RenderStates,
     load_states,
+    setting_digests,
     states_document,
     states_of_document,
 )
@@ -241,7 +242,12 @@ def render(
         STATES_FILE: output.json_document(
             {
                 **states_document(
-                    image, first_up_records, later_records, plain(first_up.outputs), plain(later.outputs)
+                    image,
+                    first_up_records,
+                    later_records,
+                    plain(first_up.outputs),
+                    plain(later.outputs),
+                    setting_digests(config),
                 ),
                 "rendered": CONVERGED if converged else FIRST_UP,
             }

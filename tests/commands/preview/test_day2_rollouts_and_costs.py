@@ -3,6 +3,7 @@ cost per month, JSON values diffed path by path, and a preview of two different 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -169,3 +170,29 @@ def test_the_cost_table_says_what_it_prices_and_what_it_does_not() -> None:
     assert "Not priced, so a change to them shows +0 here" in text[priced:]
     assert "Endpoint Picker pods" in text[priced:] and "Application Load Balancer" in text[priced:]
     assert "Priced:" not in changes_markdown(Preview([], 0, [], []))
+
+
+def _hpa_settings(result: Preview) -> list[set[str]]:
+    return [
+        change.config_keys for change in result.changes if change.record["type"].endswith(":HorizontalPodAutoscaler")
+    ]
+
+
+def test_of_the_settings_that_could_move_an_input_only_those_that_changed_are_named(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The HPA's maximum comes from autoscaling.maxReplicas or capacity.nodes: a render records a digest
+    of each setting (states.json settingDigests), so a preview names the one that changed; two renders
+    without the digests (made before them) name both, as the update alone cannot tell."""
+    base = render_with(render_stack, tmp_path_factory, "dev", "hpa", AUTOSCALED)
+    more = render_with(
+        render_stack,
+        tmp_path_factory,
+        "dev",
+        "hpa-max-3",
+        {"autoscaling": {**AUTOSCALED["autoscaling"], "maxReplicas": 3}},
+    )
+    result = preview_states(load_states(base.directory), load_states(more.directory))
+    assert _hpa_settings(result) == [{"autoscaling.maxReplicas"}]
+    without = [dataclasses.replace(load_states(stack.directory), setting_digests=None) for stack in (base, more)]
+    assert _hpa_settings(preview_states(*without)) == [{"autoscaling.maxReplicas", "capacity.nodes"}]

@@ -194,5 +194,5 @@ def test_of_the_settings_that_could_move_an_input_only_those_that_changed_are_na
     )
     result = preview_states(load_states(base.directory), load_states(more.directory))
     assert _hpa_settings(result) == [{"autoscaling.maxReplicas"}]
-    without = [dataclasses.replace(load_states(stack.directory), setting_digests=None) for stack in (base, more)]
-    assert _hpa_settings(preview_states(*without)) == [{"autoscaling.maxReplicas", "capacity.nodes"}]
+    old, new = (dataclasses.replace(load_states(stack.directory), setting_digests=None) for stack in (base, more))
+    assert _hpa_settings(preview_states(old, new)) == [{"autoscaling.maxReplicas", "capacity.nodes"}]

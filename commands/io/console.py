@@ -27,6 +27,7 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
 from policies.redaction import REDACTED, known_secret_texts, redact_secrets
+from stacks.config.quoting import quote
 
 MESSAGE_MAX = 400
 EXIT_BAD_INPUT = 2
@@ -45,8 +46,12 @@ _KNOWN_SECRETS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar
 
 
 def hide_known_secrets(secrets: Iterable[str]) -> None:
-    """From now on in this context, the console hides these values too (as `known_secret_texts` finds them)."""
-    texts = known_secret_texts(secrets) | set(_KNOWN_SECRETS.get())
+    """Until the running command ends, the console hides these values too: as `known_secret_texts` finds
+    them, and as a refusal shows a value (`stacks.config.quoting.quote`: its first 40 characters, non-ASCII
+    and quotes escaped; whitespace runs squeezed, as every one-line message is)."""
+    values = [value for value in secrets if known_secret_texts([value])]
+    shown = {quote(form)[1:-1].removesuffix("...") for value in values for form in (value, " ".join(value.split()))}
+    texts = known_secret_texts([*values, *shown]) | set(_KNOWN_SECRETS.get())
     _KNOWN_SECRETS.set(tuple(sorted(texts, key=len, reverse=True)))
 
 
@@ -164,6 +169,7 @@ def guarded(
     def decorate(main: Main) -> Main:
         @functools.wraps(main)
         def run(argv: list[str] | None = None) -> int:
+            scope = _KNOWN_SECRETS.set(())  # the secrets a command learns are hidden until it ends
             try:
                 with _clean_console():
                     return main(argv)
@@ -171,6 +177,8 @@ def guarded(
                 raise
             except BaseException as error:
                 return exit_status(name, error, known, as_is)
+            finally:
+                _KNOWN_SECRETS.reset(scope)
 
         return run
 

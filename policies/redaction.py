@@ -230,11 +230,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     # Google API keys: AIza + 35 characters (gitleaks, config/gitleaks.toml, gcp-api-key)
     SecretPattern("a Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
-    # openai.py; project, service account and admin keys carry a prefix
+    # openai.py; project, service account and admin keys carry a prefix. What may come before the 20
+    # characters and T3BlbkFJ is bounded (a key is under 200 characters): unbounded, the engine walked back
+    # through the rest of a run of key characters from every `sk-` in it (200 KB of `sk-sk-...`: 168 s).
     SecretPattern(
         "an OpenAI API key",
         re.compile(
-            r"sk-[A-Za-z0-9_-]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
+            r"sk-[A-Za-z0-9_-]{0,200}[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}"
+            r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
         ),
         ("sk-",),
     ),
@@ -267,9 +270,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ),
         ("xox", "xapp-", "https://hooks.slack.com/services/T"),
     ),
-    # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ)
+    # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ). A token starts where a run of
+    # base64url characters does (after `Bearer `, `=`, a quote; not glued to the end of a word): tried at
+    # every `eyJ` inside a run, the engine read the rest of the run from each (200 KB of `eyJeyJ...`: 28 s).
     SecretPattern(
-        "a JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ("eyJ",)
+        "a JSON web token",
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}"),
+        ("eyJ",),
     ),
     # an HTTP bearer credential (RFC 6750 section 2.1, `Bearer b64token`): an `Authorization` header
     # passed to the engine (`--middleware`, a header variable) carries the key itself; the word on its

@@ -15,6 +15,7 @@ from policies.redaction import (
     SECRET_PATTERNS,
     SecretPattern,
     _as_trie,
+    hide_secrets,
     redact_secrets,
     secret_kinds,
 )
@@ -149,3 +150,20 @@ def test_a_trie_matches_exactly_its_texts() -> None:
     trie = re.compile(_as_trie(texts))
     assert all(trie.fullmatch(text) for text in texts)
     assert not any(trie.fullmatch(text) for text in ["pas", "passwordx", "pwd", "to:", "", "token"])
+
+
+JWT = "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+
+
+@pytest.mark.parametrize("text", [JWT, f"Authorization: Bearer {JWT}", f"token={JWT}", f'"{JWT}"', f"a.{JWT}"])
+def test_a_json_web_token_is_found_where_a_run_of_its_characters_starts(text: str) -> None:
+    assert "a JSON web token" in secret_kinds(text)
+    assert "eyJzdWIi" not in hide_secrets(text)
+
+
+def test_a_run_of_token_prefixes_is_no_token_and_a_key_after_one_still_is() -> None:
+    """The bounded and possessive forms of the two patterns (the unbounded ones walked the rest of such a
+    run from each opening: minutes for 200 KB; docs/benchmarks.md) still find what they found."""
+    assert secret_kinds("sk-" * 1000) == []
+    assert secret_kinds("eyJ" * 1000) == []
+    assert secret_kinds("sk-" * 100 + "a" * 20 + "T3BlbkFJ" + "b" * 20) == ["an OpenAI API key"]

@@ -42,23 +42,27 @@ class Main(Protocol):
 
 # The texts of the stack's own secret values that the running command knows, longest first. Per context:
 # a command runs in its own (the tests run several at once, each in a thread of its own).
-_KNOWN_SECRETS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("known_secrets", default=())
+# None outside a command (a library call, a test): nothing to hide, and nothing learned outlives the call.
+_KNOWN_SECRETS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("known_secrets", default=None)
 
 
 def hide_known_secrets(secrets: Iterable[str]) -> None:
-    """Until the running command ends, the console hides these values too: as `known_secret_texts` finds
+    """Until the running command (`guarded`) ends, the console hides these values too: as `known_secret_texts` finds
     them, and as a refusal shows a value (`stacks.config.quoting.quote`: its first 40 characters, non-ASCII
     and quotes escaped; whitespace runs squeezed, as every one-line message is)."""
+    known = _KNOWN_SECRETS.get()
+    if known is None:
+        return
     values = [value for value in secrets if known_secret_texts([value])]
     shown = {quote(form)[1:-1].removesuffix("...") for value in values for form in (value, " ".join(value.split()))}
-    texts = known_secret_texts([*values, *shown]) | set(_KNOWN_SECRETS.get())
+    texts = known_secret_texts([*values, *shown]) | set(known)
     _KNOWN_SECRETS.set(tuple(sorted(texts, key=len, reverse=True)))
 
 
 def printable(text: str) -> str:
     """Control characters, lone surrogates (undecodable argument bytes), tokens and the stack's known
     secret values made harmless."""
-    for secret in _KNOWN_SECRETS.get():
+    for secret in _KNOWN_SECRETS.get() or ():
         text = text.replace(secret, REDACTED)
     return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
 

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from commands.io.console import hide_known_secrets
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, read_environment
 from commands.stackfile.yaml_scalars import plain_scalar
 from common.input_files import InputError, decode, depth_of, read_bytes, size_text
@@ -106,7 +107,7 @@ class _StrictLoader(yaml.SafeLoader):
             return float(value)  # yaml.v3 turns an integer tagged !!float into a float
         if kind != wanted:
             raise yaml.constructor.ConstructorError(
-                None, None, f"cannot decode {quote(str(node.value))} as !!{wanted}", node.start_mark
+                None, None, f"cannot decode {_shown_scalar(str(node.value))} as !!{wanted}", node.start_mark
             )
         return value
 
@@ -136,6 +137,16 @@ def _node_text(node: Node) -> str:
 
 def _where(path: Path, mark: yaml.Mark | None) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+
+
+# Values a refusal of a tagged scalar quotes: the words YAML 1.1 reads as booleans (the usual mistake) and
+# values too short to be a secret (the console hides none under 3 characters). Any other value is not quoted:
+# the file's own secret values are not known yet when its scalars are read.
+QUOTED_SCALARS = frozenset({"yes", "no", "on", "off", "y", "n"})
+
+
+def _shown_scalar(value: str) -> str:
+    return quote(value) if len(value) < 3 or value.lower() in QUOTED_SCALARS else "the value"
 
 
 def _check_tags(node: Node, path: Path) -> None:
@@ -256,6 +267,7 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
         environment = read_environment(document.get("environment"), project)
     except EnvironmentBlockError as error:
         raise _invalid(f"{_where(stack_file, top_marks.get('environment'))}: {error}") from None
+    hide_known_secrets(environment.secret_literals)  # a refusal below may quote a setting one was pasted into
     for key, value in environment.literal_config.items():
         problem = _namespace_problem(key, project) or _engine_setting_problem(key, value)
         if problem:

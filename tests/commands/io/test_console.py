@@ -43,3 +43,10 @@ def test_a_known_secret_is_hidden_as_a_refusal_quotes_it(secret: str) -> None:
         return 0
 
     assert main([]) == 0
+
+
+def test_secrets_learned_outside_a_command_are_not_kept() -> None:
+    """A library call (a test, a consumer's script) that reads a stack file outside a command leaves nothing
+    for a later command in the same thread to hide."""
+    hide_known_secrets([SECRET])
+    assert printable(SECRET) == SECRET

@@ -278,3 +278,27 @@ def test_a_token_in_any_field_reaches_no_file_and_no_line(settings: dict[str, ob
     assert "CANARY" not in run.stdout + run.stderr
     written = [path for path in out.rglob("*") if path.is_file()] if out.exists() else []
     assert all("CANARY" not in path.read_text() for path in written)
+
+
+PASTED = "Zebra+Horse/Battery-77"  # no tag name either
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        (f"pulumi:tags: {{{PASTED}: v}}", "stack tag names may only contain"),  # refused while the file is read
+        (f"gke-b200-serving:maxNodes: !!int {PASTED}", "cannot decode the value as !!int"),
+    ],
+    ids=["tag-name", "tagged-scalar"],
+)
+def test_a_refusal_while_the_stack_file_is_read_hides_a_pasted_esc_secret(
+    line: str, shown: str, tmp_path: Path
+) -> None:
+    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": PASTED}}}}
+    config_file = tmp_path / "Pulumi.esc.yaml"
+    config_file.write_text(yaml.safe_dump(stack_doc).replace("config:\n", f"config:\n  {line}\n", 1))
+    run = run_render("esc", "--config-file", str(config_file), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2, run.stderr
+    assert shown in run.stderr
+    assert PASTED not in run.stdout + run.stderr

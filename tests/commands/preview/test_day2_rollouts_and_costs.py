@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from commands.io.render_dir import PreviewInputError
 from commands.preview.changes import CostDelta, Preview
 from commands.preview.changes_md import changes_markdown
 from commands.preview.command import load_states, preview_states
@@ -196,3 +198,17 @@ def test_of_the_settings_that_could_move_an_input_only_those_that_changed_are_na
     assert _hpa_settings(result) == [{"autoscaling.maxReplicas"}]
     old, new = (dataclasses.replace(load_states(stack.directory), setting_digests=None) for stack in (base, more))
     assert _hpa_settings(preview_states(old, new)) == [{"autoscaling.maxReplicas", "capacity.nodes"}]
+
+
+@pytest.mark.parametrize("digests", [["capacity.nodes"], {"capacity.nodes": "hunter2-" + "not-a-digest"}, {"x": 3}])
+def test_an_edited_render_s_setting_digests_are_refused_without_being_shown(
+    digests: object, dev: RenderedStack, tmp_path: Path
+) -> None:
+    edited = tmp_path / "dev"
+    shutil.copytree(dev.directory, edited)
+    states = json.loads((edited / "states.json").read_text())
+    states["settingDigests"] = digests
+    (edited / "states.json").write_text(json.dumps(states))
+    with pytest.raises(PreviewInputError, match="settingDigests must map setting keys to sha256 digests") as error:
+        load_states(edited)
+    assert "hunter2" not in str(error.value)

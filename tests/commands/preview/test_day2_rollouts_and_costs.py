@@ -31,6 +31,14 @@ def times_of(stack: RenderedStack) -> ServeTimes:
 AUTOSCALED = {"autoscaling": {"enabled": True, "minReplicas": 1, "maxReplicas": 2}}
 
 
+def autoscaled_dev(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory, name: str, **bounds: int
+) -> RenderedStack:
+    """dev with the autoscaler on (AUTOSCALED), its bounds replaced by `bounds`, rendered."""
+    settings = {"autoscaling": {**AUTOSCALED["autoscaling"], **bounds}}
+    return render_with(render_stack, tmp_path_factory, "dev", name, settings)
+
+
 def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -47,14 +55,8 @@ def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step
 def test_new_hpa_bounds_say_when_the_autoscaler_moves_the_pods(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    base = render_with(render_stack, tmp_path_factory, "dev", "hpa", AUTOSCALED)
-    wider = render_with(
-        render_stack,
-        tmp_path_factory,
-        "dev",
-        "hpa-wider",
-        {"autoscaling": {**AUTOSCALED["autoscaling"], "minReplicas": 2, "maxReplicas": 4}},
-    )
+    base = autoscaled_dev(render_stack, tmp_path_factory, "hpa")
+    wider = autoscaled_dev(render_stack, tmp_path_factory, "hpa-wider", minReplicas=2, maxReplicas=4)
     result = preview_states(load_states(base.directory), load_states(wider.directory))
     (bounds,) = [rollout for rollout in result.rollouts if "HPA's bounds" in rollout.what]
     assert "1..2 to 2..4" in bounds.what and bounds.pods == 1 and "next sync" in bounds.when
@@ -186,14 +188,8 @@ def test_of_the_settings_that_could_move_an_input_only_those_that_changed_are_na
     """The HPA's maximum comes from autoscaling.maxReplicas or capacity.nodes: a render records a digest
     of each setting (states.json settingDigests), so a preview names the one that changed; two renders
     without the digests (made before them) name both, as the update alone cannot tell."""
-    base = render_with(render_stack, tmp_path_factory, "dev", "hpa", AUTOSCALED)
-    more = render_with(
-        render_stack,
-        tmp_path_factory,
-        "dev",
-        "hpa-max-3",
-        {"autoscaling": {**AUTOSCALED["autoscaling"], "maxReplicas": 3}},
-    )
+    base = autoscaled_dev(render_stack, tmp_path_factory, "hpa")
+    more = autoscaled_dev(render_stack, tmp_path_factory, "hpa-max-3", maxReplicas=3)
     result = preview_states(load_states(base.directory), load_states(more.directory))
     assert _hpa_settings(result) == [{"autoscaling.maxReplicas"}]
     old, new = (dataclasses.replace(load_states(stack.directory), setting_digests=None) for stack in (base, more))

@@ -203,6 +203,13 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
     assert not out.exists()
 
 
+def dev_with_esc_secret(secret: str) -> dict[str, Any]:
+    """The dev stack file's document with an inline ESC environment that holds `secret` as an fn::secret."""
+    stack_doc: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": secret}}}}
+    return stack_doc
+
+
 @pytest.mark.parametrize(
     "setting",
     [{"gke-b200-serving:region": ESC_SECRET}, {"gke-b200-serving:engine": {"maxNumSeqs": ESC_SECRET}}],
@@ -211,8 +218,7 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
 def test_a_refusal_that_quotes_a_pasted_esc_secret_hides_it(setting: dict[str, Any], tmp_path: Path) -> None:
     """Validation refuses the setting before anything is written and its message quotes the value: the
     console hides the stack file's own secret values, as it hides anything shaped like a token."""
-    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    stack_doc["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": ESC_SECRET}}}}
+    stack_doc = dev_with_esc_secret(ESC_SECRET)
     stack_doc["config"].update(setting)
     config_file = tmp_path / "Pulumi.esc.yaml"
     config_file.write_text(yaml.safe_dump(stack_doc))
@@ -294,10 +300,8 @@ PASTED = "Zebra+Horse/Battery-77"  # no tag name either
 def test_a_refusal_while_the_stack_file_is_read_hides_a_pasted_esc_secret(
     line: str, shown: str, tmp_path: Path
 ) -> None:
-    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    stack_doc["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": PASTED}}}}
     config_file = tmp_path / "Pulumi.esc.yaml"
-    config_file.write_text(yaml.safe_dump(stack_doc).replace("config:\n", f"config:\n  {line}\n", 1))
+    config_file.write_text(yaml.safe_dump(dev_with_esc_secret(PASTED)).replace("config:\n", f"config:\n  {line}\n", 1))
     run = run_render("esc", "--config-file", str(config_file), "--out", str(tmp_path / "out"))
     assert run.returncode == 2, run.stderr
     assert shown in run.stderr

@@ -1,1 +1,2 @@
-"""The test suite, by package (components/, stacks/, policies/, vendored/); shared helpers at this level."""
+"""The test suite, one folder per package (commands/, common/, components/, policies/, schemas/,
+stacks/; product/ for the repository as a whole); shared helpers at this level."""

@@ -8,7 +8,7 @@ writes and the stack outputs the factory exported (`pulumi.export`), resolved an
 `has_resource(built, type, props)` then asserts that one resource of that type has inputs that
 contain `props` (like CDK's `Template.has_resource_properties`): mappings match key by key and may
 hold more keys, lists match item by item, `ABSENT` asserts a key is not set and `ANY` accepts any
-value. `built.validate()` checks every manifest against its schema (tests/schemas.py).
+value. `built.validate()` checks every manifest against its schema (tests/manifest_schemas.py).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from commands.engine import mocks
 from commands.engine.mocks import Registration
 from commands.render import command as render
 from commands.stackfile import stack_settings
+from tests.manifest_schemas import validate_manifest
 from tests.rendered import as_a_new_process
-from tests.schemas import validate_manifest
 
 # What the offline engine's look-up of a cluster the stack does not manage finds (its pod range), and
 # the project number it gives a project.

@@ -1,30 +1,22 @@
-"""The policy pack: every rule on its fixtures, on the real stacks and on mutated renders, the
-offline runner against the SDK's own policy server (the pack's files: test_pack_files.py)."""
+"""The policy pack: every rule on its fixtures, on the real stacks and on mutated renders (the pack's
+files: test_pack_files.py; the runner against the engine's own policy server:
+tests/commands/check_policies/test_runner.py)."""
 
 from __future__ import annotations
 
 import copy
 import json
 import re
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import grpc  # type: ignore[import-untyped]
 import pytest
 import yaml
-from google.protobuf import empty_pb2, json_format, struct_pb2  # type: ignore[import-untyped]
-from pulumi.runtime import proto
-from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from commands.check_policies.runner import Violation, check_records
-from commands.check_policies.runner import main as runner_main
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
 from tests.conftest import RenderStack
-from tests.policies.mutations import MUTATIONS, serving_deployment, with_flag
+from tests.policies.mutations import MUTATIONS
 from tests.policy_fixtures import (
     FIXTURES,
     PolicyFixture,
@@ -34,7 +26,7 @@ from tests.policy_fixtures import (
     without,
 )
 from tests.policy_stacks import gateway_stack, serving_stack
-from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_main, run_render
+from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
 
 LEVELS = {policy.name: policy.enforcement_level.value for policy in POLICIES}
 
@@ -196,32 +188,6 @@ def test_every_rule_has_a_mutation_of_a_real_stack() -> None:
     assert {policy for _, _, policy in MUTATIONS.values()} == set(LEVELS)
 
 
-def _check_policies(*args: str) -> subprocess.CompletedProcess[str]:
-    """The command as a real process: its exit status and streams are the contract."""
-    script = Path(sys.executable).parent / "check-policies"
-    return subprocess.run([str(script), *args], capture_output=True, text=True, timeout=120, check=False)
-
-
-def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
-    clean = run_main(runner_main, str(prod.directory / "resources.json"))
-    assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert clean.stdout == ""
-    records = copy.deepcopy(prod.resources)
-    with_flag(records, "--tensor-parallel-size", 2)
-    with_flag(records, "--max-num-seqs", 512)
-    mutated = tmp_path / "resources.json"
-    mutated.write_text(json.dumps(records))
-    run = _check_policies(str(mutated))
-    assert run.returncode == 1
-    lines = run.stdout.splitlines()
-    deployment = serving_deployment(records)["name"]
-    assert any(line.startswith(f"mandatory LLM-VLLM-001 {deployment}: ") for line in lines)
-    assert any(line.startswith(f"advisory LLM-VLLM-007 {deployment}: ") for line in lines)
-    config = tmp_path / "config.json"
-    config.write_text(json.dumps({"LLM-VLLM-001": "advisory"}))
-    assert run_main(runner_main, str(mutated), "--config", str(config)).returncode == 0
-
-
 def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path: Path) -> None:
     stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     stack_doc["config"]["gke-b200-serving:engine"] = {"maxNumSeqs": 512, "gpuMemoryUtilization": 0.95}
@@ -235,106 +201,6 @@ def test_render_fails_on_a_mandatory_violation_after_writing_its_files(tmp_path:
     # advisory: LLM-VLLM-007, and LLM-WGT-003 because the dev stack follows the branch main
     assert policy["mandatory"] == 1 and policy["advisory"] == 2
     assert "| mandatory | LLM-VLLM-006 |" in (out / "plan.md").read_text()
-
-
-# ---------------------------------------------------------------- the engine's own policy server
-
-
-@pytest.fixture(scope="module")
-def analyzer() -> Iterator[Any]:
-    """The pack started the way `pulumi preview --policy-pack policies` starts it: the SDK runs
-    policies/__main__.py, which serves the analyzer gRPC API on the port it prints."""
-    server = subprocess.Popen(
-        [sys.executable, "-u", "-m", "pulumi.policy", "127.0.0.1:0", "."],
-        cwd=ROOT / "policies",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        port = server.stdout.readline().strip() if server.stdout else ""
-        assert port.isdigit(), server.stderr.read() if server.stderr else "no port"
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            yield analyzer_pb2_grpc.AnalyzerStub(channel)
-    finally:
-        server.kill()
-        server.wait(timeout=30)
-
-
-def _struct(value: dict[str, Any]) -> struct_pb2.Struct:
-    return json_format.ParseDict(value, struct_pb2.Struct())
-
-
-def _engine_verdicts(stub: Any, records: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
-    """Send a render's records as the engine would (Analyze per resource, AnalyzeStack once)."""
-    urns = {record["name"]: f"urn:pulumi:engine::{PACK_NAME}::{record['type']}::{record['name']}" for record in records}
-    by_name = {record["name"]: record for record in records}
-
-    def provider(record: dict[str, Any]) -> Any:
-        owner = by_name.get(record["provider"] or "")
-        if owner is None:
-            return None
-        return proto.AnalyzerProviderResource(
-            type=owner["type"], properties=_struct(owner["inputs"]), urn=urns[owner["name"]], name=owner["name"]
-        )
-
-    def options(record: dict[str, Any]) -> Any:
-        return proto.AnalyzerResourceOptions(
-            protect=record["options"]["protect"], parent=urns.get(record["parent"] or "", "")
-        )
-
-    def resource(record: dict[str, Any]) -> dict[str, Any]:
-        """The fields an AnalyzeRequest and an AnalyzerResource share."""
-        return {
-            "type": record["type"],
-            "properties": _struct(record["inputs"]),
-            "urn": urns[record["name"]],
-            "name": record["name"],
-            "options": options(record),
-            "provider": provider(record),
-        }
-
-    diagnostics = []
-    for record in records:
-        response = stub.Analyze(proto.AnalyzeRequest(**resource(record)))
-        diagnostics += [(diagnostic, record["name"]) for diagnostic in response.diagnostics]
-    stack = stub.AnalyzeStack(
-        proto.AnalyzeStackRequest(
-            resources=[
-                proto.AnalyzerResource(
-                    **resource(record),
-                    parent=urns.get(record["parent"] or "", ""),
-                    dependencies=[urns[name] for name in record["options"]["dependsOn"]],
-                )
-                for record in records
-            ]
-        )
-    )
-    names = {urn: name for name, urn in urns.items()}
-    diagnostics += [(diagnostic, names.get(diagnostic.urn, "(stack)")) for diagnostic in stack.diagnostics]
-    levels = {proto.MANDATORY: "mandatory", proto.ADVISORY: "advisory"}
-    return {
-        (diagnostic.policyName, name, levels[diagnostic.enforcementLevel], diagnostic.message.split("\n", 1)[1])
-        for diagnostic, name in diagnostics
-    }
-
-
-@pytest.mark.parametrize(
-    "mutation", ["none", "tensor-parallel-2", "weights-other-zone", "prod-disk-unprotected", "token-in-env"]
-)
-def test_runner_gives_the_engine_servers_verdicts(mutation: str, analyzer: Any, prod: RenderedStack) -> None:
-    records = copy.deepcopy(prod.resources)
-    if mutation != "none":
-        MUTATIONS[mutation][1](records)
-    offline = {(v.policy, v.resource, v.level, v.message) for v in check_records(records)}
-    assert offline == _engine_verdicts(analyzer, records)
-    assert (mutation == "none") == (offline == set())
-
-
-def test_engine_server_lists_the_pack(analyzer: Any) -> None:
-    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
-    assert info.name == PACK_NAME
-    assert [policy.name for policy in info.policies] == [policy.name for policy in POLICIES]
 
 
 @pytest.mark.parametrize(

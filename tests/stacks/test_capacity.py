@@ -8,8 +8,8 @@ import pytest
 
 from components.capacity import COMPUTE_CLASS_SELECTOR
 from tests.conftest import RenderStack
+from tests.manifest_schemas import validate_custom
 from tests.rendered import RenderedStack
-from tests.schemas import validate_custom
 from tests.variants import render_variant, stack_config, variant_config
 
 A4_NODE = {"machineType": "a4-highgpu-8g", "gpu": {"type": "nvidia-b200", "count": 8, "driverVersion": "latest"}}

@@ -24,8 +24,8 @@ from components.gateway import (
 )
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
+from tests.manifest_schemas import is_custom, validate_custom
 from tests.rendered import ROOT, RenderedStack, run_render
-from tests.schemas import is_custom, validate_custom
 
 PROJECT = "gke-b200-serving"
 ENGINE_PORT = 8000

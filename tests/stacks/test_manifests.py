@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tests.manifest_schemas import validate_manifest
 from tests.rendered import RenderedStack
-from tests.schemas import validate_manifest
 
 
 def test_every_manifest_validates(stack: RenderedStack) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 from components.gateway import HEALTH_CHECK_RANGES
 from components.network_policy import METRICS_COLLECTOR_NAMESPACES, PRIVATE_RANGES
+from tests.manifest_schemas import validate_manifest
 from tests.rendered import RenderedStack
-from tests.schemas import validate_manifest
 
 ENGINE_PORT = 8000
 PROXY_SUBNET_CIDR = "10.129.0.0/23"

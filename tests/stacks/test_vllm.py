@@ -27,9 +27,9 @@ from stacks.config.profiles import ProfileName
 from stacks.config.releases import MEASURED_RELEASE, RELEASES, image_release
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
+from tests.manifest_schemas import validate_manifest
 from tests.recipe import MODEL_PATH, RECIPE_ARGS, SERVED_NAME, with_drain
 from tests.rendered import RenderedStack
-from tests.schemas import validate_manifest
 from tests.variants import render_variant, stack_config, variant_config
 
 

@@ -11,8 +11,8 @@ import yaml
 from stacks.capacity.time_to_serve import led_cron, led_schedule_steps
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
+from tests.manifest_schemas import validate_custom
 from tests.rendered import RenderedStack
-from tests.schemas import validate_custom
 
 BASE: dict[str, Any] = {
     "environment": "dev",

@@ -20,8 +20,8 @@ from components.weights import (
 from stacks.config.weights import IMAGE_DIGEST
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
+from tests.manifest_schemas import validate_manifest
 from tests.rendered import RenderedStack, run_program
-from tests.schemas import validate_manifest
 from tests.variants import render_variant, stack_config, variant_config
 
 WEIGHTS_TYPES = (

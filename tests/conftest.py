@@ -66,6 +66,9 @@ class CommandLineRender:
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.scanner: subprocess.Popen[str] | None = None
         self.stopping = False
+        # Held while checkov starts and while stopping: a scan never starts after stop() looked for one
+        # to kill (it would run to its end, minutes without a cached report, while the session waits).
+        self.starting = threading.Lock()
         self.worker = threading.Thread(target=self._render_then_scan, args=(out,), daemon=True)
         self.worker.start()
 
@@ -103,14 +106,17 @@ class CommandLineRender:
             environment = {
                 name: value for name, value in os.environ.items() if not name.startswith(("CKV_", "BC_", "PRISMA_"))
             }
-            self.scanner = subprocess.Popen(
-                [str(CHECKOV), "--directory", str(out), *arguments],
-                cwd=home,
-                env={**environment, "HOME": home},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            with self.starting:
+                if self.stopping:
+                    raise RuntimeError("the session ended before checkov started")
+                self.scanner = subprocess.Popen(
+                    [str(CHECKOV), "--directory", str(out), *arguments],
+                    cwd=home,
+                    env={**environment, "HOME": home},
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
             report, errors = self.scanner.communicate(timeout=CHECKOV_TIMEOUT_SECONDS)
         if self.scanner.returncode not in (0, 1) or not _is_checkov_report(report):
             raise RuntimeError(f"checkov exited {self.scanner.returncode} without a report: {errors[-2000:]}")
@@ -119,7 +125,8 @@ class CommandLineRender:
         return report
 
     def stop(self) -> None:
-        self.stopping = True
+        with self.starting:
+            self.stopping = True
         for process in (self.process, self.scanner):
             if process is not None and process.poll() is None:
                 process.kill()
@@ -181,11 +188,29 @@ def _distributes_tests(config: pytest.Config) -> bool:
     )
 
 
+def _may_select_a_waiting_test(config: pytest.Config) -> bool:
+    """Whether a test file this run collects from names a fixture of the background run, read as text
+    before any worker collects (the controller collects nothing): `pytest -n 2 tests/components` does
+    not render every stack file and start checkov on a core of its own. A path that is not a file or
+    folder here counts as naming one; a test the reading misses still gets the run, from its worker."""
+    for argument in config.args:
+        path = Path(config.invocation_params.dir, argument.split("::")[0])
+        files = sorted(path.rglob("test*.py")) if path.is_dir() else [path]
+        for file in files:
+            try:
+                text = file.read_text(errors="replace")
+            except OSError:
+                return True
+            if any(name in text for name in BACKGROUND_FIXTURES):
+                return True
+    return False
+
+
 def pytest_configure(config: pytest.Config) -> None:
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None and WORKER_INPUT_KEY in worker_input:
         config.stash[BACKGROUND_DIRECTORY] = Path(worker_input[WORKER_INPUT_KEY])
-    elif worker_input is None and _distributes_tests(config):
+    elif worker_input is None and _distributes_tests(config) and _may_select_a_waiting_test(config):
         _start_background(config)  # one run for every worker
 
 

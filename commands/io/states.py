@@ -120,12 +120,14 @@ def setting_digests(config: BaseModel) -> dict[str, str]:
 
 
 def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | None:
-    """The settings whose digests differ between the two renders (one that only one render has among
-    them); None when either render has no digests (made before they were written)."""
+    """The settings whose digests differ between the two renders (a group too: `engine` when
+    `engine.maxNumSeqs` changed), of those both renders have: a group set to or from null
+    (`engine.speculative`) changed as a whole, and its fields, on one side only, are not named apart.
+    None when either render has no digests (made before they were written)."""
     if old.setting_digests is None or new.setting_digests is None:
         return None
-    keys = old.setting_digests.keys() | new.setting_digests.keys()
-    return frozenset(key for key in keys if old.setting_digests.get(key) != new.setting_digests.get(key))
+    keys = old.setting_digests.keys() & new.setting_digests.keys()
+    return frozenset(key for key in keys if old.setting_digests[key] != new.setting_digests[key])
 
 
 def _setting_digests(value: Any, where: str) -> dict[str, str] | None:

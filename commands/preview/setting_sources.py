@@ -16,7 +16,8 @@
   builds Args for (the endpoint picker's resources to the Gateway, which builds the picker's Args),
   or is itself a provider built from the config. Its candidates are that component's settings less
   those of every component that did not change at all; of them, the ones whose fields feed the
-  changed inputs (for a created or deleted resource: its name) are named.
+  changed inputs (for a created or deleted resource: its name) are named. When both renders recorded
+  their settings' digests, only settings that differ between them are named.
 """
 
 from __future__ import annotations
@@ -660,6 +661,10 @@ NO_SETTING_CHANGED = (
     "no stack setting that feeds {component} changed, as far as the unchanged resources show: the program "
     "itself declares it otherwise (another version of it)"
 )
+NO_SETTING_DIFFERS = (
+    "no stack setting differs between the two renders (their settingDigests agree): the program itself "
+    "declares it otherwise (another version of it)"
+)
 
 
 class _Attribution:
@@ -748,10 +753,13 @@ def name_settings(
     settings (the composition's own, for one that comes or goes) less those of every component
     that did not change at all. Where an input may come from several settings (a disk's name:
     `cluster.name`, `weights.model`, `weights.revision`), those that are the only candidate of some
-    other change in the same update are kept, when there are any. `changed`, the settings whose values
-    differ between the two renders when both recorded them (`commands.io.states.setting_digests`): of
-    several candidates, those that changed are kept, when there are any (a setting that did not change
-    did not move the input, however it could)."""
+    other change in the same update are kept, when there are any.
+
+    `changed`, the settings whose values differ between the two renders when both recorded them
+    (`commands.io.states.setting_digests`), decides instead of the unchanged resources: a change names
+    the candidates that changed; else the settings of its component that changed (the traced configs
+    did not show the input moving with them); else the settings the update changed, those that are the
+    only candidate of no other change first; and where no setting changed at all, it says so."""
     with tracing():
         _name_settings(changes, old, new, changed)
 
@@ -761,7 +769,9 @@ def _name_settings(
 ) -> None:
     attribution = _Attribution(old, new)
     unchanged = attribution.unchanged_settings(changes)
-    wanted: list[tuple[ResourceChange, set[str]]] = []
+    roots = None if changed is None else _roots(changed)
+    # (change, settings, whether they are only the update's changed settings, not traced to this change)
+    wanted: list[tuple[ResourceChange, set[str], bool]] = []
     for change in changes:
         component = attribution.component_of(change.record)
         if component is None:
@@ -769,26 +779,43 @@ def _name_settings(
             continue
         whole = attribution.declared_on_one_side(component)
         settings = set(composition_settings()) if whole else component_settings(component[0])
-        fallback = settings - unchanged
-        found = (
-            [fallback]
+        traced = (
+            [set()]
             if whole
             else [
-                attribution.keys_for(component, change.record, anchors, settings) or fallback
+                attribution.keys_for(component, change.record, anchors, settings)
                 for anchors in attribution.anchors(change)
             ]
         )
-        if not any(found):
-            change.no_config_keys = NO_SETTING_CHANGED.format(component=component[0])
-        wanted += [(change, _changed_of(keys, changed)) for keys in found if keys]
-    certain = {next(iter(keys)) for _, keys in wanted if len(keys) == 1}
-    for change, keys in wanted:
-        change.config_keys.update((keys & certain) or keys)
+        if roots is None:
+            found = [keys or settings - unchanged for keys in traced]
+            if not any(found):
+                change.no_config_keys = NO_SETTING_CHANGED.format(component=component[0])
+            wanted += [(change, keys, False) for keys in found if keys]
+        elif not roots:
+            change.no_config_keys = NO_SETTING_DIFFERS
+        else:
+            for keys in traced:
+                named = _changed_of(keys, roots) or _changed_of(settings, roots)
+                wanted.append((change, named or set(roots), not named))
+    certain = {next(iter(keys)) for _, keys, loose in wanted if len(keys) == 1 and not loose}
+    for change, keys, loose in wanted:
+        change.config_keys.update(((keys - certain) if loose else (keys & certain)) or keys)
 
 
-def _changed_of(keys: set[str], changed: frozenset[str] | None) -> set[str]:
-    """The candidate settings that changed (a group counts as its settings: `routing.gateway` changed
-    when `routing.gateway.eppImage` did), or all of them when none did or nothing says which did."""
-    if changed is None:
-        return keys
-    return {key for key in keys if key in changed} or keys
+def _roots(changed: frozenset[str]) -> frozenset[str]:
+    """The settings that changed, each named once: a group's changed fields instead of the group
+    (`engine.maxNumSeqs`, not `engine`), a group set to or from null as itself (`engine.speculative`)."""
+    return frozenset(key for key in changed if not any(other.startswith(f"{key}.") for other in changed))
+
+
+def _changed_of(keys: set[str], roots: frozenset[str]) -> set[str]:
+    """Of the candidate settings, those that changed: a candidate group by its changed fields
+    (`routing.gateway` by `routing.gateway.eppImage`), a candidate field of a group set to or from null
+    by that group."""
+    return {
+        root
+        for key in keys
+        for root in roots
+        if root == key or root.startswith(f"{key}.") or key.startswith(f"{root}.")
+    }

@@ -6,32 +6,37 @@ readiness Job, a new weights revision, the Gateway turned on)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
+import json
 import logging
 from typing import Any
 
 import pytest
 
 from commands.engine import mocks
+from commands.io.states import STATES_FILE
 from commands.preview.args_of_config import ARGS_OF_CONFIG
 from commands.preview.command import Preview, preview
 from commands.preview.setting_sources import (
     COMPONENT_SETTINGS,
+    NO_SETTING_DIFFERS,
     composition_settings,
     dotted,
     inputs_fed,
     settings_by_component,
     trace_inputs_fed,
 )
+from commands.preview.update_plan import index_by_urn, plan
 from commands.render.command import resource_records
 from components.crd_readiness import CrdReadiness
 from components.gateway import InferenceGateway
 from components.vllm import VllmEngine
 from stacks.config.stack import StackConfig
 from stacks.load.loader import validate
-from tests.commands.preview.test_day2 import day2
+from tests.commands.preview.test_day2 import converged, day2
 from tests.conftest import RenderStack
-from tests.rendered import STACK_FILES
+from tests.rendered import STACK_FILES, RenderedStack
 from tests.variants import VARIANTS, stack_settings
 
 
@@ -144,6 +149,81 @@ def test_an_engine_flag_names_that_flag(render_stack: RenderStack, tmp_path_fact
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 4096}})
     every_change_names_its_settings_or_why_none(result)
     assert keys_of(result, "llm-vllm-deployment") == {"engine.maxNumSeqs"}
+
+
+def names_only_settings_that_changed(result: Preview, old: RenderedStack, new: RenderedStack) -> None:
+    """Every setting a change names differs between the two renders (their `settingDigests`)."""
+    old_digests, new_digests = (
+        json.loads((side.directory / STATES_FILE).read_text())["settingDigests"] for side in (old, new)
+    )
+    differ = {key for key in old_digests.keys() & new_digests.keys() if old_digests[key] != new_digests[key]}
+    for change in result.changes:
+        assert change.config_keys <= differ, f"{change.record['name']}: {change.config_keys - differ} did not change"
+
+
+@pytest.mark.parametrize(
+    ("label", "settings", "named"),
+    [
+        (
+            "speculative-tokens",
+            {"engine": {"speculative": {"numSpeculativeTokens": 2}}},
+            "engine.speculative.numSpeculativeTokens",
+        ),
+        ("speculative-off", {"engine": {"speculative": None}}, "engine.speculative"),
+        (
+            "maintenance-start",
+            {"cluster": {"maintenanceWindow": {"start": "02:00"}}},
+            "cluster.maintenanceWindow.start",
+        ),
+        ("schedule-off", {"schedule": {"enabled": False}}, "schedule.enabled"),
+        ("image-mirror-off", {"startup": {"imageMirror": {"enabled": False}}}, "startup.imageMirror.enabled"),
+    ],
+)
+def test_a_change_the_traced_configs_do_not_show_names_the_setting_that_changed(
+    label: str,
+    settings: dict[str, Any],
+    named: str,
+    render_stack: RenderStack,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Where the inputs a setting feeds are not among those followed from the traced configs (the speculative
+    flag is followed to `routing.mode`, the maintenance window to its days and hours), the change names the
+    component's settings that changed, else the update's: never one whose value is the same on both sides."""
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", label, settings)
+    assert result.changes
+    every_change_names_its_settings_or_why_none(result)
+    names_only_settings_that_changed(result, old, new)
+    assert all(change.config_keys == {named} for change in result.changes), [
+        (change.record["name"], change.config_keys) for change in result.changes
+    ]
+
+
+def test_of_two_settings_changed_a_change_not_followed_names_the_one_no_other_change_explains(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    entries = [
+        {"name": "morning", "cron": "0 7 * * 1-5", "replicas": 1},
+        {"name": "night", "cron": "0 20 * * 1-5", "replicas": 0},
+    ]
+    settings = {"engine": {"maxNumSeqs": 4096}, "schedule": {"entries": entries}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "seqs-and-entries", settings)
+    names_only_settings_that_changed(result, old, new)
+    assert keys_of(result, "llm-vllm-deployment") == {"engine.maxNumSeqs"}
+    for name in ("llm-schedule-morning", "llm-schedule-night", "llm-schedule-wake", "llm-schedule-sleep"):
+        assert keys_of(result, name) == {"schedule.entries"}
+
+
+def test_a_change_between_renders_of_the_same_settings_says_no_setting_differs(dev: RenderedStack) -> None:
+    records = converged(dev)
+    edited = copy.deepcopy(records)
+    deployment = next(record for record in edited if record["name"] == "llm-vllm-deployment")
+    deployment["inputs"]["spec"]["revisionHistoryLimit"] = 99
+    result = plan(index_by_urn(records, "old"), index_by_urn(edited, "new"), frozenset())
+    (change,) = result.changes
+    assert change.no_config_keys == NO_SETTING_DIFFERS and not change.config_keys
+    # renders made before the digests: the settings that feed the input, as the tracer follows them
+    (change,) = plan(index_by_urn(records, "old"), index_by_urn(edited, "new"), None).changes
+    assert change.config_keys and not change.no_config_keys
 
 
 # ---------------------------------------------------------------- every layout a stack file or variant gives

@@ -132,7 +132,7 @@ def serve_arguments(config: StackConfig) -> list[str]:
     )
 
 
-def engine_flags(engine: EngineConfig, concurrency_per_node: int | None = None) -> EngineFlags:
+def engine_flags(engine: EngineConfig, concurrency_per_node: int) -> EngineFlags:
     """The engine settings as the component's flags: each field of the one list (components/vllm.py
     ENGINE_FIELDS) from the engine setting of its name; `concurrency_per_node`
     (workload.concurrencyPerNode) resolves a capture size matched to the workload."""
@@ -318,7 +318,9 @@ def proxy_subnet(config: StackConfig, found: tuple[str, str] | None = None) -> P
 
 
 def serving_port_list(config: StackConfig) -> tuple[int, ...]:
-    return tuple(serving_ports(engine_flags(config.engine), per_rank=gateway_mode(config)))
+    return tuple(
+        serving_ports(engine_flags(config.engine, config.workload.concurrency_per_node), per_rank=gateway_mode(config))
+    )
 
 
 def hf_token_args(config: StackConfig, namespace: pulumi.Input[str], token: pulumi.Output[str]) -> HuggingFaceTokenArgs:

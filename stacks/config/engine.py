@@ -61,13 +61,11 @@ def workload_capture_size(
     return min(capture_grid_ceiling(per_engine * (1 + speculative_tokens)), max_num_batched_tokens)
 
 
-def capture_size(engine: EngineConfig, concurrency_per_node: int | None) -> int | None:
+def capture_size(engine: EngineConfig, concurrency_per_node: int) -> int | None:
     """engine.maxCudagraphCaptureSize as a number (`workload`: matched to the node's concurrency)."""
     size = engine.max_cudagraph_capture_size
     if size is None or isinstance(size, int):
         return size
-    if concurrency_per_node is None:
-        raise ValueError("engine.maxCudagraphCaptureSize 'workload' needs the workload's concurrency")
     return workload_capture_size(
         concurrency_per_node,
         engine.data_parallel_size,

@@ -22,7 +22,7 @@ from components.vllm import (
 )
 from schemas.vllm_args import check_serve_args
 from stacks.args import engine_flags, kubernetes_labels, serving_selector
-from stacks.config.engine import EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig
+from stacks.config.engine import EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig, WorkloadConfig
 from stacks.config.profiles import ProfileName
 from stacks.config.releases import MEASURED_RELEASE, RELEASES, image_release
 from stacks.load.loader import InvalidConfig, validate
@@ -56,7 +56,7 @@ def args_of(**change: Any) -> list[str]:
 
 
 def flags(**change: Any) -> EngineFlags:
-    return engine_flags(EngineConfig(**change))
+    return engine_flags(EngineConfig(**change), WorkloadConfig().concurrency_per_node)
 
 
 def test_prod_runs_the_recipe_on_twelve_nodes(prod: RenderedStack) -> None:
@@ -373,7 +373,9 @@ def test_every_qwen_3_5_profile_separates_the_thinking_from_the_answer(profile: 
     """The checkpoints think before answering: without the parser the thinking lands in `content`."""
     config = validate({"environment": "dev", "project": "my-llm-dev", "profile": profile.value})
     assert config.engine.reasoning_parser == "qwen3", "vLLM's recipes for Qwen 3.5 set --reasoning-parser qwen3"
-    args = engine_args(engine_flags(config.engine), MODEL_PATH, SERVED_NAME, SPOT_DRAIN)
+    args = engine_args(
+        engine_flags(config.engine, config.workload.concurrency_per_node), MODEL_PATH, SERVED_NAME, SPOT_DRAIN
+    )
     assert args.count("--reasoning-parser=qwen3") == 1
     release = image_release(config.engine.image)
     assert release is not None and check_serve_args(args, release) == []

@@ -6,12 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from stacks.args import serve_arguments
 from stacks.capacity.measurements import configuration_of, load, matching
 from stacks.config.engine import capture_grid_ceiling, workload_capture_size
 from stacks.load.loader import InvalidConfig, validate
-from tests.variants import stack_settings
+from tests.conftest import RenderStack
+from tests.rendered import ROOT
+from tests.variants import PROJECT, stack_settings
 
 
 def prod(**settings: Any) -> Any:
@@ -38,6 +41,27 @@ def test_the_flag_is_rendered_only_when_set() -> None:
     matched = prod(engine={"maxCudagraphCaptureSize": "workload"}, workload={"concurrencyPerNode": 256})
     assert "--max-cudagraph-capture-size=64" in serve_arguments(matched)
     assert "--max-cudagraph-capture-size=96" in serve_arguments(prod(engine={"maxCudagraphCaptureSize": 96}))
+
+
+@pytest.mark.parametrize("stack", ["dev", "staging"])
+def test_a_size_matched_to_the_workload_renders_in_either_routing(
+    stack: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The whole program, one serving container (ClusterIP) or one per rank (the Gateway): every Args
+    the composition builds reads the size through the workload (the serving ports' list did not)."""
+    document = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())
+    engine = document["config"].get(f"{PROJECT}:engine") or {}
+    document["config"][f"{PROJECT}:engine"] = {**engine, "maxCudagraphCaptureSize": "workload"}
+    path = tmp_path_factory.mktemp("capture") / f"Pulumi.{stack}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    rendered = render_stack(stack, path)
+    engines = [
+        container
+        for deployment in rendered.kind("Deployment")
+        for container in deployment["spec"]["template"]["spec"]["containers"]
+        if any(arg.startswith("--max-num-seqs") for arg in container.get("args", []))
+    ]
+    assert engines and all("--max-cudagraph-capture-size=512" in container["args"] for container in engines)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from stacks.capacity.measurements import (
     Configuration,
     configuration_of,
 )
-from stacks.config.engine import EngineConfig, SpeculativeConfig
+from stacks.config.engine import EngineConfig, SpeculativeConfig, WorkloadConfig
 from stacks.config.profiles import PROFILE_ENGINE_KEYS, ProfileName, profile_of
 from stacks.load.loader import validate
 
@@ -41,7 +41,7 @@ def test_a_profile_sets_every_engine_flag_but_the_stacks_own() -> None:
 def test_the_flags_carry_each_setting_of_a_profile() -> None:
     for name in ProfileName:
         engine = profile_of(name).engine
-        flags = engine_flags(engine)
+        flags = engine_flags(engine, WorkloadConfig().concurrency_per_node)
         assert flags.max_num_seqs == engine.max_num_seqs and flags.kv_cache_dtype == engine.kv_cache_dtype.value
         assert flags.extra_args == tuple(engine.extra_args)
 

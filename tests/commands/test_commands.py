@@ -1,4 +1,4 @@
-"""The five commands behave alike: one way to name a stack, `--version`, every argument and the exit
+"""The console commands behave alike: one way to name a stack, `--version`, every argument and the exit
 codes in `--help`, and a quiet end when the reader of standard output goes away."""
 
 from __future__ import annotations

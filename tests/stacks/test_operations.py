@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from commands.engine.mocks import offline_project_number
-from commands.preview.command import preview
 from commands.render import command as render
 from commands.render.operations_md import surge_reaction
 from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
@@ -453,20 +452,6 @@ def test_a_configured_group_is_on_unless_disabled() -> None:
 def test_surge_reaction_without_headroom() -> None:
     config = validate({**BASE, "capacity": {"nodes": 2}, "autoscaling": {"minReplicas": 2}})
     assert surge_reaction(config) == "none: min = max = 2 pods"
-
-
-def test_preview_leaves_replicas_to_the_autoscaler(
-    staging: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """Raising minReplicas changes the HPA; the Deployment's declared replicas (1 -> 2) are ignored."""
-    changed = render_variant("staging-min-2", render_stack, tmp_path_factory)
-    assert serving_deployment(changed)["inputs"]["spec"]["replicas"] == 2
-    result = preview(staging.resources, changed.resources)
-    updated = {change.record["name"]: change for change in result.of("update")}
-    assert "llm-autoscaler-hpa" in updated
-    deployment = updated.get("llm-vllm-deployment")
-    assert deployment is None or not any("replicas" in entry.path for entry in deployment.inputs)
-    assert not result.of("replace") and not result.of("delete") and not result.refusals
 
 
 def test_dashboard_legends_use_cloud_monitorings_template_syntax(stack: RenderedStack) -> None:

@@ -13,7 +13,7 @@ import pytest
 from commands.io.render_dir import PreviewInputError
 from commands.preview.changes import CostDelta, Preview
 from commands.preview.changes_md import changes_markdown
-from commands.preview.command import load_states, preview_states
+from commands.preview.command import load_states, preview, preview_states
 from commands.preview.command import main as preview_main
 from commands.preview.json_values import MISSING, json_paths_diff
 from commands.preview.rollouts import ServeTimes, serve_times
@@ -21,6 +21,7 @@ from tests.commands.preview.test_day2 import day2
 from tests.commands.preview.test_preview import render_with
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_main
+from tests.variants import render_variant
 
 
 def times_of(stack: RenderedStack) -> ServeTimes:
@@ -208,3 +209,17 @@ def test_an_edited_render_s_setting_digests_are_refused_without_being_shown(
     with pytest.raises(PreviewInputError, match="settingDigests must map setting keys to sha256 digests") as error:
         load_states(edited)
     assert "hunter2" not in str(error.value)
+
+
+def test_preview_leaves_replicas_to_the_autoscaler(
+    staging: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Raising minReplicas changes the HPA; the Deployment's declared replicas (1 -> 2) are ignored."""
+    changed = render_variant("staging-min-2", render_stack, tmp_path_factory)
+    assert changed.named("llm-vllm-deployment")["inputs"]["spec"]["replicas"] == 2
+    result = preview(staging.resources, changed.resources)
+    updated = {change.record["name"]: change for change in result.of("update")}
+    assert "llm-autoscaler-hpa" in updated
+    deployment = updated.get("llm-vllm-deployment")
+    assert deployment is None or not any("replicas" in entry.path for entry in deployment.inputs)
+    assert not result.of("replace") and not result.of("delete") and not result.refusals

@@ -109,6 +109,27 @@ def differences(chart: Any, stack: Any, path: FieldPath = ()) -> dict[FieldPath,
     return {} if chart == stack else {path: f"{chart!r} -> {stack!r}"}
 
 
+def test_the_reference_holds_every_object_the_chart_renders_for_gke() -> None:
+    assert sorted(key_of(manifest) for manifest in chart_objects()) == sorted(
+        [
+            ("InferencePool", "qwen-serving"),
+            ("ConfigMap", "qwen-serving-epp"),
+            ("Deployment", "qwen-serving-epp"),
+            ("Role", "qwen-serving-epp-leader-election"),
+            ("RoleBinding", "qwen-serving-epp-leader-election-binding"),
+            ("Service", "qwen-serving-epp"),
+            ("HealthCheckPolicy", "qwen-serving"),
+            ("GCPBackendPolicy", "qwen-serving"),
+            ("HTTPRoute", "qwen-serving"),
+            ("Role", "qwen-serving-epp-non-sa"),
+            ("RoleBinding", "qwen-serving-epp-non-sa"),
+            ("Role", "qwen-serving-epp-sa"),
+            ("RoleBinding", "qwen-serving-epp-sa"),
+            ("ServiceAccount", "qwen-serving-epp"),
+        ]
+    )
+
+
 @pytest.mark.parametrize("chart", chart_objects(), ids=lambda manifest: "/".join(key_of(manifest)))
 def test_staging_declares_what_the_chart_renders(staging: RenderedStack, chart: dict[str, Any]) -> None:
     (declared,) = [manifest for manifest in staging.manifests if key_of(manifest) == key_of(chart)]

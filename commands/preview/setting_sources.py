@@ -758,8 +758,10 @@ def name_settings(
     `changed`, the settings whose values differ between the two renders when both recorded them
     (`commands.io.states.setting_digests`), decides instead of the unchanged resources: a change names
     the candidates that changed; else the settings of its component that changed (the traced configs
-    did not show the input moving with them); else the settings the update changed, those that are the
-    only candidate of no other change first; and where no setting changed at all, it says so."""
+    did not show the input moving with them), those that feed no unchanged component first; else the
+    settings the update changed; of these last and of a component's on one side only, those that are
+    the only candidate of no other change first. Every changed candidate is named by one change at
+    least. Where no setting changed at all, it says so."""
     with tracing():
         _name_settings(changes, old, new, changed)
 
@@ -770,7 +772,8 @@ def _name_settings(
     attribution = _Attribution(old, new)
     unchanged = attribution.unchanged_settings(changes)
     roots = None if changed is None else _roots(changed)
-    # (change, settings, whether they are only the update's changed settings, not traced to this change)
+    # (change, settings, whether those another change explains come last: the update's changed settings
+    # not traced to this change, or the composition's for a component it declares on one side only)
     wanted: list[tuple[ResourceChange, set[str], bool]] = []
     for change in changes:
         component = attribution.component_of(change.record)
@@ -796,11 +799,22 @@ def _name_settings(
             change.no_config_keys = NO_SETTING_DIFFERS
         else:
             for keys in traced:
-                named = _changed_of(keys, roots) or _changed_of(settings, roots)
-                wanted.append((change, named or set(roots), not named))
+                # a setting that also feeds a component that did not change is not what declared this one
+                named = (
+                    _changed_of(keys, roots) or _changed_of(settings - unchanged, roots) or _changed_of(settings, roots)
+                )
+                wanted.append((change, named or set(roots), whole or not named))
     certain = {next(iter(keys)) for _, keys, loose in wanted if len(keys) == 1 and not loose}
     for change, keys, loose in wanted:
         change.config_keys.update(((keys - certain) if loose else (keys & certain)) or keys)
+    if roots is not None:
+        # a changed setting some change may come from is named by one at least (the Gateway's per-rank
+        # containers hold the new --max-num-seqs too: routing.mode alone would hide it)
+        unnamed = {key for _, keys, _ in wanted for key in keys} - {
+            key for change, _, _ in wanted for key in change.config_keys
+        }
+        for change, keys, _ in wanted:
+            change.config_keys.update(keys & unnamed)
 
 
 def _roots(changed: frozenset[str]) -> frozenset[str]:

@@ -213,6 +213,29 @@ def test_of_two_settings_changed_a_change_not_followed_names_the_one_no_other_ch
         assert keys_of(result, name) == {"schedule.entries"}
 
 
+def test_a_routing_switch_with_an_engine_flag_names_both_on_the_serving_pods(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The per-rank containers the Gateway brings hold the new --max-num-seqs too: the mode, which other
+    changes name alone, does not hide the flag."""
+    settings = {"routing": {"mode": "gateway"}, "engine": {"maxNumSeqs": 512}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "gateway-and-seqs", settings)
+    names_only_settings_that_changed(result, old, new)
+    assert keys_of(result, "llm-vllm-deployment") == {"routing.mode", "engine.maxNumSeqs"}
+
+
+def test_a_component_the_switch_declares_names_the_switch_not_a_size_changed_with_it(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """capacity.nodes is read by the composition too, but it also sizes components that did not change."""
+    settings = {"routing": {"mode": "gateway"}, "capacity": {"nodes": 2}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "gateway-and-nodes", settings)
+    names_only_settings_that_changed(result, old, new)
+    for name in ("llm-gateway", "llm-gateway-epp-deployment", "llm-routing-service"):
+        assert keys_of(result, name) == {"routing.mode"}
+    assert "capacity.nodes" in keys_of(result, "llm-schedule-wake")
+
+
 def test_a_change_between_renders_of_the_same_settings_says_no_setting_differs(dev: RenderedStack) -> None:
     records = converged(dev)
     edited = copy.deepcopy(records)

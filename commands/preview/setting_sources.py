@@ -757,10 +757,10 @@ def name_settings(
 
     `changed`, the settings whose values differ between the two renders when both recorded them
     (`commands.io.states.setting_digests`), decides instead of the unchanged resources: a change names
-    the candidates that changed; else the settings of its component that changed (the traced configs
-    did not show the input moving with them), those that feed no unchanged component first; else the
-    settings the update changed; of these last and of a component's on one side only, those that are
-    the only candidate of no other change first. Every changed candidate is named by one change at
+    the candidates that changed; else (the traced configs did not show the input moving with a setting)
+    a changed setting no followed input of the update explains, of its component first, then of any
+    component, then any. A component declared on one side only names the composition's changed
+    settings that feed no unchanged component first. Every changed candidate is named by one change at
     least. Where no setting changed at all, it says so."""
     with tracing():
         _name_settings(changes, old, new, changed)
@@ -775,6 +775,8 @@ def _name_settings(
     # (change, settings, whether those another change explains come last: the update's changed settings
     # not traced to this change, or the composition's for a component it declares on one side only)
     wanted: list[tuple[ResourceChange, set[str], bool]] = []
+    # with digests: (change, declared on one side only, its candidates, its inputs' traced keys)
+    pending: list[tuple[ResourceChange, bool, set[str], list[set[str]]]] = []
     for change in changes:
         component = attribution.component_of(change.record)
         if component is None:
@@ -798,12 +800,9 @@ def _name_settings(
         elif not roots:
             change.no_config_keys = NO_SETTING_DIFFERS
         else:
-            for keys in traced:
-                # a setting that also feeds a component that did not change is not what declared this one
-                named = (
-                    _changed_of(keys, roots) or _changed_of(settings - unchanged, roots) or _changed_of(settings, roots)
-                )
-                wanted.append((change, named or set(roots), whole or not named))
+            pending.append((change, whole, settings, traced))
+    if roots:
+        wanted += _named_from_digests(pending, roots, unchanged)
     certain = {next(iter(keys)) for _, keys, loose in wanted if len(keys) == 1 and not loose}
     for change, keys, loose in wanted:
         change.config_keys.update(((keys - certain) if loose else (keys & certain)) or keys)
@@ -815,6 +814,33 @@ def _name_settings(
         }
         for change, keys, _ in wanted:
             change.config_keys.update(keys & unnamed)
+
+
+def _named_from_digests(
+    pending: list[tuple[ResourceChange, bool, set[str], list[set[str]]]],
+    roots: frozenset[str],
+    unchanged: set[str],
+) -> list[tuple[ResourceChange, set[str], bool]]:
+    """The settings each change names when both renders recorded digests (`name_settings`)."""
+    # the changed settings a traced input names: what their changes are, not a guess for another input
+    explained = {
+        root for _, whole, _, traced in pending if not whole for keys in traced for root in _changed_of(keys, roots)
+    }
+    read = set(composition_settings()).union(*(component_settings(kind) for kind in settings_by_component()))
+    wanted: list[tuple[ResourceChange, set[str], bool]] = []
+    for change, whole, settings, traced in pending:
+        for keys in traced:
+            named, loose = _changed_of(keys, roots), whole
+            if whole:
+                # a switch that also feeds a component that did not change is not what declared this one
+                named = _changed_of(settings - unchanged, roots) or _changed_of(settings, roots) or set(roots)
+            elif not named:  # the traced configs did not show this input moving with a setting
+                own = _changed_of(settings, roots)
+                unexplained = (own, _changed_of(read, roots), set(roots))
+                named = next((found - explained for found in unexplained if found - explained), own or set(roots))
+                loose = True
+            wanted.append((change, named, loose))
+    return wanted
 
 
 def _roots(changed: frozenset[str]) -> frozenset[str]:

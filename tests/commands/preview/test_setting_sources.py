@@ -236,6 +236,17 @@ def test_a_component_the_switch_declares_names_the_switch_not_a_size_changed_wit
     assert "capacity.nodes" in keys_of(result, "llm-schedule-wake")
 
 
+def test_an_input_not_followed_names_a_changed_setting_no_followed_input_explains(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The Cluster's deletion protection is followed to its own input; the maintenance window's start
+    is not followed to the window's times: they name the start, not the protection."""
+    settings = {"cluster": {"deletionProtection": True, "maintenanceWindow": {"start": "02:00"}}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "protection-and-start", settings)
+    names_only_settings_that_changed(result, old, new)
+    assert keys_of(result, "llm-gke") == {"cluster.deletionProtection", "cluster.maintenanceWindow.start"}
+
+
 def test_a_change_between_renders_of_the_same_settings_says_no_setting_differs(dev: RenderedStack) -> None:
     records = converged(dev)
     edited = copy.deepcopy(records)

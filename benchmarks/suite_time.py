@@ -107,6 +107,11 @@ def summary(directory: Path, cores: int) -> list[str]:
         f"{all_runs / cores:.0f} s on {cores} cores before any test's own work",
     ]
     lines += [f"    {kind}: {runs[kind]:.0f} runs, {cpu:.1f} s" for kind, cpu in sorted(run_cpu.items(), key=_largest)]
+    outside = sum(test_cpu.values()) + sum(child_cpu.values()) - all_runs
+    lines.append(
+        f"  the tests' CPU outside those runs (their subprocesses' included): {outside:.0f} s, so at least "
+        f"{outside / cores:.0f} s on {cores} cores were every program run in a test free"
+    )
     lines.append("  the heaviest test files (CPU with their subprocesses'):")
     with_children = {name: test_cpu[name] + child_cpu[name] for name in test_cpu}
     lines += [f"    {cpu:6.1f} s  {name}" for name, cpu in sorted(with_children.items(), key=_largest)[:8]]

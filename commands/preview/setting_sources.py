@@ -56,9 +56,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 # The offline engine's stack for declaring the composition and single components from traced Args.
 COMPONENT_SETTINGS = StackSettings(project="preview", stack="fields", config={}, secret_keys=[], placeholders=[])
-# The configs the mapping is followed from: dev (ClusterIP routing, a schedule), staging (the
-# Gateway, autoscaling) and one on prod's sources (Flex-start, then Spot) with neither autoscaling
-# nor a schedule.
+# The configs the mapping is followed from: dev (ClusterIP routing, a business-hours schedule),
+# staging (the Gateway, autoscaling), one on prod's sources (Flex-start, then Spot) with neither
+# autoscaling nor a schedule, and dev with a schedule of cron entries (an empty list of entries has no
+# other value that builds: only a list with entries shows what they feed).
 TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
     {"environment": "dev", "project": "traced-project"},
     {"environment": "staging", "project": "traced-project"},
@@ -67,6 +68,16 @@ TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
         "project": "traced-project",
         "capacity": {"nodes": 2, "sources": PRESETS["prod"]["capacity"]["sources"]},
         "schedule": {"enabled": False},
+    },
+    {
+        "environment": "dev",
+        "project": "traced-project",
+        "schedule": {
+            "entries": [
+                {"name": "traced-morning", "cron": "0 7 * * 1-5", "replicas": 1},
+                {"name": "traced-night", "cron": "0 20 * * 1-5", "replicas": 0},
+            ]
+        },
     },
 )
 
@@ -397,17 +408,66 @@ def composition_settings() -> frozenset[str]:
     return trace_composition_settings() if table is None else frozenset(table["compositionSettings"])
 
 
-@_PerMeasurements
 def trace_composition_settings() -> frozenset[str]:
     """The settings the composition reads itself (`stacks/program.py`, `stacks/operations.py`), outside
     the Args builders: those that decide which components it declares (`routing.mode`,
     `benchmark.enabled`...). Followed by running the composition under the mocks from each traced config."""
-    found: set[str] = set()
+    return frozenset(key for _, _, read in _composition_of_traced() for key in read)
+
+
+def switched_by(key: str) -> frozenset[str]:
+    """The types of the components a setting the composition reads declares or leaves out: from the
+    shipped table while it is current, else followed."""
+    table = current_table()
+    if table is None:
+        return trace_switched_by(key)
+    return frozenset(table["componentSwitches"].get(key, ()))
+
+
+def _is_switch(value: Any) -> bool:
+    """A setting's value that may turn a component on or off: a boolean, a choice, a mapping (the
+    engine's secret environment) or an unset value."""
+    return value is None or isinstance(value, (bool, enum.Enum, dict))
+
+
+def _components_declared(config: StackConfig, recorder: _Recorder) -> frozenset[str]:
+    """The types of the components the composition declares from `config` seen through `recorder`."""
+    kinds = set(_builders())
+    run = run_traced(
+        COMPONENT_SETTINGS,
+        lambda: program.build(_Seen(config, "", recorder), pulumi.Output.secret("")),  # type: ignore[arg-type]
+    )
+    return frozenset(entry.type for entry in run.registrations if entry.type in kinds)
+
+
+@_PerMeasurements
+def _composition_of_traced() -> tuple[tuple[StackConfig, frozenset[str], tuple[str, ...]], ...]:
+    """Each traced config, the components the composition declares from it, and the settings the
+    composition reads itself (outside the Args builders) to do so."""
+    found = []
     for config in traced_configs():
         recorder = _Recorder(composition_only=True)
-        seen = _Seen(config, "", recorder)
-        run_traced(COMPONENT_SETTINGS, lambda seen=seen: program.build(seen, pulumi.Output.secret("")))  # type: ignore[misc]
-        found.update(recorder.read)
+        found.append((config, _components_declared(config, recorder), tuple(recorder.read)))
+    return tuple(found)
+
+
+@_PerMeasurements
+def trace_switched_by(key: str) -> frozenset[str]:
+    """The components a setting the composition reads declares or leaves out: from each traced config
+    that reads it as a switch (`_is_switch`), the composition is declared again with the setting at its
+    other values, and the components that come or go are the ones it switches (`autoscaling.enabled`
+    the autoscaler's, `routing.mode` the Gateway's and the ClusterIP routing's)."""
+    found: set[str] = set()
+    for config, declared, read in _composition_of_traced():
+        value = _value_at(config, key) if key in read else None
+        if key not in read or not _is_switch(value):
+            continue
+        for other in other_values(value):
+            try:
+                switched = _components_declared(config, _Recorder(changed=key, other=other))
+            except Exception:
+                continue
+            found |= declared ^ switched
     return frozenset(found)
 
 
@@ -775,8 +835,9 @@ def _name_settings(
     # (change, settings, whether those another change explains come last: the update's changed settings
     # not traced to this change, or the composition's for a component it declares on one side only)
     wanted: list[tuple[ResourceChange, set[str], bool]] = []
-    # with digests: (change, declared on one side only, its candidates, its inputs' traced keys)
-    pending: list[tuple[ResourceChange, bool, set[str], list[set[str]]]] = []
+    # with digests: (change, its component's type when declared on one side only, its candidates, its
+    # inputs' traced keys: for a component declared on one side only, those that feed its existence)
+    pending: list[tuple[ResourceChange, str | None, set[str], list[set[str]]]] = []
     for change in changes:
         component = attribution.component_of(change.record)
         if component is None:
@@ -799,8 +860,13 @@ def _name_settings(
             wanted += [(change, keys, False) for keys in found if keys]
         elif not roots:
             change.no_config_keys = NO_SETTING_DIFFERS
+        elif whole:
+            existence = attribution.keys_for(
+                component, change.record, frozenset({IDENTITY}), component_settings(component[0])
+            )
+            pending.append((change, component[0], settings, [existence]))
         else:
-            pending.append((change, whole, settings, traced))
+            pending.append((change, None, settings, traced))
     if roots:
         wanted += _named_from_digests(pending, roots, unchanged)
     certain = {next(iter(keys)) for _, keys, loose in wanted if len(keys) == 1 and not loose}
@@ -817,23 +883,31 @@ def _name_settings(
 
 
 def _named_from_digests(
-    pending: list[tuple[ResourceChange, bool, set[str], list[set[str]]]],
+    pending: list[tuple[ResourceChange, str | None, set[str], list[set[str]]]],
     roots: frozenset[str],
     unchanged: set[str],
 ) -> list[tuple[ResourceChange, set[str], bool]]:
     """The settings each change names when both renders recorded digests (`name_settings`)."""
     # the changed settings a traced input names: what their changes are, not a guess for another input
     explained = {
-        root for _, whole, _, traced in pending if not whole for keys in traced for root in _changed_of(keys, roots)
+        root for _, whole, _, traced in pending if whole is None for keys in traced for root in _changed_of(keys, roots)
     }
     read = set(composition_settings()).union(*(component_settings(kind) for kind in settings_by_component()))
     wanted: list[tuple[ResourceChange, set[str], bool]] = []
     for change, whole, settings, traced in pending:
         for keys in traced:
-            named, loose = _changed_of(keys, roots), whole
-            if whole:
-                # a switch that also feeds a component that did not change is not what declared this one
-                named = _changed_of(settings - unchanged, roots) or _changed_of(settings, roots) or set(roots)
+            named, loose = _changed_of(keys, roots), False
+            if whole is not None:
+                # the changed switches that declare or leave out this component (and those that feed
+                # the resource's existence in it: the internal load balancer's Service); else the
+                # composition's changed settings, those that also feed a component that did not change last
+                switches = _changed_of(
+                    {key for key in settings if _changed_of({key}, roots) and whole in switched_by(key)}, roots
+                )
+                loose = not switches
+                named |= switches or (
+                    _changed_of(settings - unchanged, roots) or _changed_of(settings, roots) or set(roots)
+                )
             elif not named:  # the traced configs did not show this input moving with a setting
                 own = _changed_of(settings, roots)
                 unexplained = (own, _changed_of(read, roots), set(roots))

@@ -26,6 +26,7 @@ from commands.preview.setting_sources import (
     trace_composition_settings,
     trace_inputs_fed,
     trace_settings_by_component,
+    trace_switched_by,
     tracing,
 )
 from commands.stackfile.stack_settings import StackSettings
@@ -107,6 +108,11 @@ def table() -> dict[str, Any]:
             for component_type, fields in sorted(settings.items())
         },
         "compositionSettings": sorted(trace_composition_settings()),
+        "componentSwitches": {
+            key: sorted(switched)
+            for key in sorted(trace_composition_settings())
+            if (switched := trace_switched_by(key))
+        },
         "components": components,
         "fingerprint": traced_table.fingerprint(traced_table.loaded_sources()),
     }

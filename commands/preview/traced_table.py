@@ -212,6 +212,7 @@ def well_formed(document: Any) -> TypeGuard[dict[str, Any]]:
     return (
         _mapping(document.get("settingsByComponent"), lambda fields: _mapping(fields, _strings))
         and _strings(document.get("compositionSettings"))
+        and _mapping(document.get("componentSwitches"), _strings)
         and _mapping(document.get("components"), lambda names: _mapping(names, _component))
         and isinstance(stored, dict)
         and _mapping(stored.get("files"), lambda digest: isinstance(digest, str))

@@ -213,6 +213,19 @@ def test_of_two_settings_changed_a_change_not_followed_names_the_one_no_other_ch
         assert keys_of(result, name) == {"schedule.entries"}
 
 
+def test_cron_entries_changed_with_the_node_count_are_named_on_their_cronjobs(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The node count sizes the schedule's steps too: the entries that replace business hours are named
+    on the CronJobs they create and delete (the Args field of the steps holds both settings)."""
+    entries = [{"name": "morning", "cron": "0 7 * * 1-5", "replicas": 1}]
+    settings = {"capacity": {"nodes": 2}, "schedule": {"entries": entries}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "entries-and-nodes", settings)
+    names_only_settings_that_changed(result, old, new)
+    for name in ("llm-schedule-morning", "llm-schedule-wake", "llm-schedule-sleep"):
+        assert "schedule.entries" in keys_of(result, name), name
+
+
 def test_a_routing_switch_with_an_engine_flag_names_both_on_the_serving_pods(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -224,16 +237,43 @@ def test_a_routing_switch_with_an_engine_flag_names_both_on_the_serving_pods(
     assert keys_of(result, "llm-vllm-deployment") == {"routing.mode", "engine.maxNumSeqs"}
 
 
+@pytest.mark.parametrize(("stack", "nodes"), [("dev", 2), ("prod", 10)])
 def test_a_component_the_switch_declares_names_the_switch_not_a_size_changed_with_it(
-    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+    stack: str, nodes: int, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """capacity.nodes is read by the composition too, but it also sizes components that did not change."""
-    settings = {"routing": {"mode": "gateway"}, "capacity": {"nodes": 2}}
-    old, new, result = day2(render_stack, tmp_path_factory, "dev", "gateway-and-nodes", settings)
+    """capacity.nodes is read by the composition too (in dev it also sizes the schedule, which did not
+    change; prod has none), but only routing.mode declares the Gateway and leaves out the ClusterIP routing."""
+    settings = {"routing": {"mode": "gateway"}, "capacity": {"nodes": nodes}}
+    old, new, result = day2(render_stack, tmp_path_factory, stack, "gateway-and-nodes", settings)
     names_only_settings_that_changed(result, old, new)
     for name in ("llm-gateway", "llm-gateway-epp-deployment", "llm-routing-service"):
         assert keys_of(result, name) == {"routing.mode"}
-    assert "capacity.nodes" in keys_of(result, "llm-schedule-wake")
+
+
+def test_components_two_switches_declare_name_each_its_own_switch(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The Gateway and autoscaling turned on in one update: the autoscaler and its metrics adapter come
+    with autoscaling.enabled, the Gateway with routing.mode."""
+    settings = {"routing": {"mode": "gateway"}, "autoscaling": {"enabled": True}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "gateway-and-autoscaling", settings)
+    names_only_settings_that_changed(result, old, new)
+    for name in ("llm-autoscaler", "llm-autoscaler-hpa", "llm-metrics-adapter", "llm-metrics-adapter-deployment"):
+        assert keys_of(result, name) == {"autoscaling.enabled"}, name
+    for name in ("llm-gateway", "llm-gateway-epp-deployment", "llm-routing-service"):
+        assert keys_of(result, name) == {"routing.mode"}, name
+
+
+def test_a_resource_a_setting_adds_to_a_component_the_switch_declares_names_both(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Leaving the Gateway for ClusterIP routing with an internal load balancer: the routing's Service comes
+    with the mode, its internal load balancer's Service with the mode and routing.internalLoadBalancer."""
+    settings = {"routing": {"mode": "clusterip", "internalLoadBalancer": True}}
+    old, new, result = day2(render_stack, tmp_path_factory, "staging", "clusterip-internal", settings)
+    names_only_settings_that_changed(result, old, new)
+    assert keys_of(result, "llm-routing-service") == {"routing.mode"}
+    assert keys_of(result, "llm-routing-internal-service") == {"routing.mode", "routing.internalLoadBalancer"}
 
 
 def test_an_input_not_followed_names_a_changed_setting_no_followed_input_explains(

@@ -24,10 +24,12 @@ from commands.preview.setting_sources import (
     fields_fed,
     inputs_fed,
     settings_by_component,
+    switched_by,
     trace_children,
     trace_composition_settings,
     trace_inputs_fed,
     trace_settings_by_component,
+    trace_switched_by,
     traced_children,
     traced_configs,
 )
@@ -56,6 +58,14 @@ def test_the_shipped_table_is_current() -> None:
 def test_the_table_answers_as_the_tracer_does() -> None:
     assert settings_by_component() == trace_settings_by_component()
     assert composition_settings() == trace_composition_settings()
+    assert (
+        switched_by("routing.mode")
+        == trace_switched_by("routing.mode")
+        == {
+            "llm-serving:routing:ClusterIpRouting",
+            "llm-serving:routing:InferenceGateway",
+        }
+    )
     for component_type, name, fields in (
         (CrdReadiness.TYPE, "llm-crds", list(settings_by_component()[CrdReadiness.TYPE])),
         # a second component of one type, and a name the table does not hold (followed live)

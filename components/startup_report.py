@@ -10,12 +10,15 @@ Each line holds, for one pod, seconds since the pod was created (`metadata.creat
 |---|---|---|
 | scheduledSeconds | bound to a node (a scale-from-zero waits here for the node) | condition PodScheduled |
 | imagePulledSeconds | the engine image pulled (0 when already on the node) | event Pulled of the container |
-| containerStartedSeconds | the engine container started | containerStatuses[].state.running.startedAt |
+| containerStartedSeconds | the (last) engine container started | containerStatuses[].state.running.startedAt |
 | weightsLoadedSeconds | the last engine loaded its weights | vLLM log "Model loading took" |
 | compiledSeconds | the last engine finished torch.compile | vLLM log "torch.compile took" |
 | graphsCapturedSeconds | the last engine captured its CUDA graphs | vLLM log "Graph capturing finished" |
 | engineReadySeconds | the last engine finished its start-up | vLLM log "init engine (profile, ...) took" |
 | readySeconds | the pod passed its readiness probe | condition Ready |
+
+A pod runs its engines in one container (`vllm`) or in one container per data-parallel rank (`vllm-0`,
+`vllm-1`, ...: the Gateway's layout); each phase is the last engine's, over all of them.
 
 A phase not seen is null (a pod that restarted has lost its first container's log; Kubernetes keeps
 events about an hour). The vLLM lines were read in the code of vllm==0.19.0 (its PyPI wheel):
@@ -78,12 +81,23 @@ def condition_time(pod: dict[str, Any], kind: str) -> str | None:
     return None
 
 
-def pulled_time(events: list[dict[str, Any]], container: str) -> tuple[str | None, bool]:
-    """When the container's image was pulled (latest Pulled event) and whether it was already there."""
+def engine_containers(pod: dict[str, Any], container: str) -> list[str]:
+    """The pod's engine containers: `container` (every data-parallel engine in one container), or one
+    per rank, `container-0`, `container-1`, ... (the Gateway's per-rank layout, components/vllm.py)."""
+    names = [str(item.get("name", "")) for item in pod.get("spec", {}).get("containers") or []]
+    ranks = [name for name in names if name.startswith(f"{container}-") and name[len(container) + 1 :].isdigit()]
+    return ranks or [container]
+
+
+def pulled_time(events: list[dict[str, Any]], containers: list[str]) -> tuple[str | None, bool]:
+    """When the containers' image was pulled (latest Pulled event) and whether it was already there."""
     found: tuple[str | None, bool] = (None, False)
     for event in events:
         field_path = event.get("involvedObject", {}).get("fieldPath", "")
-        if event.get("reason") != "Pulled" or (field_path and container not in field_path):
+        # spec.containers{NAME}
+        if event.get("reason") != "Pulled" or (
+            field_path and field_path.rpartition("{")[2].rstrip("}") not in containers
+        ):
             continue
         when = event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
         if when and (found[0] is None or parse_time(when) >= parse_time(found[0])):
@@ -92,40 +106,45 @@ def pulled_time(events: list[dict[str, Any]], container: str) -> tuple[str | Non
 
 
 def log_times(log: str) -> dict[str, str]:
-    """The kubelet timestamp of the LAST line of each start-up kind (the last data-parallel engine)."""
+    """The kubelet timestamp of the latest line of each start-up kind (the last data-parallel engine),
+    in one container's log or in the logs of one container per rank, one after the other."""
     times: dict[str, str] = {}
     for line in log.splitlines():
         stamp, _, text = line.partition(" ")
         for key, fragments in LOG_LINES.items():
-            if all(fragment in text for fragment in fragments):
+            if all(fragment in text for fragment in fragments) and (
+                key not in times or parse_time(stamp) >= parse_time(times[key])
+            ):
                 times[key] = stamp
     return times
 
 
 def phases(pod: dict[str, Any], events: list[dict[str, Any]], log: str, container: str) -> dict[str, Any]:
-    """One pod's start-up record (the STARTUP_PHASES line's object)."""
+    """One pod's start-up record (the STARTUP_PHASES line's object): `log` is the engine containers'
+    logs (`engine_containers`), one after the other; the last engine container to start times the start."""
     created = parse_time(pod["metadata"]["creationTimestamp"])
 
     def since(when: str | None) -> float | None:
         return None if when is None else round((parse_time(when) - created).total_seconds(), 1)
 
-    statuses = [item for item in pod.get("status", {}).get("containerStatuses") or [] if item["name"] == container]
-    status = statuses[0] if statuses else {}
-    pulled, cached = pulled_time(events, container)
+    containers = engine_containers(pod, container)
+    statuses = [item for item in pod.get("status", {}).get("containerStatuses") or [] if item["name"] in containers]
+    started = [str(when) for item in statuses if (when := item.get("state", {}).get("running", {}).get("startedAt"))]
+    pulled, cached = pulled_time(events, containers)
     found = log_times(log)
     record = {
         "scheduledSeconds": since(condition_time(pod, "PodScheduled")),
         "imagePulledSeconds": since(pulled),
-        "containerStartedSeconds": since(status.get("state", {}).get("running", {}).get("startedAt")),
+        "containerStartedSeconds": since(max(started, key=parse_time)) if started else None,
         **{key: since(found.get(key)) for key in LOG_LINES},
         "readySeconds": since(condition_time(pod, "Ready")),
     }
     return {
         "pod": pod["metadata"]["name"],
         "node": pod.get("spec", {}).get("nodeName"),
-        "image": status.get("image"),
+        "image": statuses[0].get("image") if statuses else None,
         "imageWasCached": cached,
-        "restarts": status.get("restartCount", 0),
+        "restarts": sum(item.get("restartCount", 0) for item in statuses),
         "phases": record,
     }
 
@@ -163,14 +182,18 @@ def main(argv: list[str]) -> int:
                 {"fieldSelector": f"involvedObject.kind=Pod,involvedObject.name={name}"},
             )
         )["items"]
-        try:
-            log = _get(
-                f"/api/v1/namespaces/{namespace}/pods/{name}/log",
-                {"container": container, "timestamps": "true", "limitBytes": str(LOG_LIMIT_BYTES)},
-            ).decode("utf-8", "replace")
-        except OSError:
-            log = ""
-        print(line(phases(pod, events, log, container)), flush=True)
+        logs = []
+        for engine in engine_containers(pod, container):
+            try:
+                logs.append(
+                    _get(
+                        f"/api/v1/namespaces/{namespace}/pods/{name}/log",
+                        {"container": engine, "timestamps": "true", "limitBytes": str(LOG_LIMIT_BYTES)},
+                    ).decode("utf-8", "replace")
+                )
+            except OSError:
+                continue
+        print(line(phases(pod, events, "\n".join(logs), container)), flush=True)
     return 0
 
 

@@ -36,8 +36,9 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 from commands.check_policies.pack_config import check_policy_config
 from commands.io.cli import STACK_HELP, command_parser, stack_ref
 from commands.io.console import guarded
+from commands.io.output import unfinished_write
 from commands.io.records import validated_records
-from common.input_files import MIB, parse_json, read_json, read_text
+from common.input_files import MIB, InputError, parse_json, read_json, read_text
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import redact_secrets
 
@@ -294,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         "--stack", default="offline", metavar="STACK", help=f"the stack in the resources' URNs: {STACK_HELP}"
     )
     args = parser.parse_args(argv)
+    stopped = unfinished_write(args.resources.parent)
+    if stopped is not None:
+        raise InputError(stopped)
     records = validated_records(read_json(args.resources, RESOURCES_LIMIT), str(args.resources))
     config = read_policy_config(args.config) if args.config else {}
     violations = check_records(records, config, stack=stack_ref(args.stack).name)

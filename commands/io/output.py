@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from common.input_files import MIB, InputError, kind_of, parse_json
+from common.input_files import MIB, InputError, kind_of, parse_json, read_json
 from policies.redaction import known_secret_texts, secret_kinds, token_candidates
 
 MARKER = ".render-files.json"
@@ -253,7 +253,7 @@ class OutputFolder:
             during = {name: list(digests) for name, digests in self.manifest.items()}
             for name, content in data.items():
                 during[name] = sorted({*during.get(name, []), digest(content)})
-            _write_manifest(folder, during)
+            _write_manifest(folder, during, writing=True)
             for name in self.leftovers:
                 _remove(folder, name, None, leftover=True)
             for name in stale:
@@ -536,13 +536,38 @@ def _prune(folder: int, removed: Iterable[str]) -> None:
         os.close(holder)
 
 
-def _write_manifest(folder: int, files: Mapping[str, list[str]]) -> None:
-    document = {
+def _write_manifest(folder: int, files: Mapping[str, list[str]], writing: bool = False) -> None:
+    document: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "writtenBy": "render / preview (commands/io/output.py)",
         "files": {name: digests[0] if len(digests) == 1 else digests for name, digests in sorted(files.items())},
     }
+    if writing:
+        document["writing"] = True
     _replace(folder, MARKER, (json.dumps(document, indent=1, allow_nan=False) + "\n").encode())
+
+
+def unfinished_write(directory: Path) -> str | None:
+    """Why the folder's files are not those of one finished write, or None: its manifest still says a
+    write was under way (`writing`, or, from an earlier version, a file listed with its old and new
+    digests) when the command was stopped (Ctrl-C, a kill, a full disk). A reader of a render (preview,
+    `render --against`, check-policies) refuses such a folder: some files may be the new render's and
+    some the old one's, or missing."""
+    try:
+        document = read_json(directory / MARKER, MANIFEST_LIMIT)
+    except (InputError, OSError):
+        return None  # no manifest (a folder made by hand) or one that is not ours: nothing says a write stopped
+    listed = document.get("files") if isinstance(document, dict) else None
+    if not isinstance(listed, dict):
+        return None
+    if document.get("writing") is True or any(
+        isinstance(digests, list) and len(digests) > 1 for digests in listed.values()
+    ):
+        return (
+            f"{directory}: a write into it was stopped before it finished ({MARKER} says so), so its files are not "
+            "one render's: run the command again"
+        )
+    return None
 
 
 # ---------------------------------------------------------------- the commands' entry points

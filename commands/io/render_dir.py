@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from commands.io.output import unfinished_write
 from commands.io.records import RENDER_SECRET_MARK, validated_records
 from common.input_files import MIB, InputError, read_json
 from policies.redaction import REDACTED, hide_secrets, is_secret_name, name_words
@@ -138,6 +139,9 @@ def load_render(directory: Path) -> list[dict[str, Any]]:
     path = directory / "resources.json"
     if not path.exists():
         raise PreviewInputError(f"{directory}: not a render directory (no resources.json)")
+    stopped = unfinished_write(directory)
+    if stopped is not None:
+        raise PreviewInputError(stopped)
     try:
         document = read_json(path, RESOURCES_LIMIT)
         return validated_records(without_secrets(document), str(path))

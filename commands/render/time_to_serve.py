@@ -183,9 +183,14 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
             if config.cluster.existing
             else "streamed by GKE image streaming, whose requirements the stack meets (policy LLM-GKE-005)"
         )
+        pinned = (
+            "by digest, IfNotPresent"
+            if config.engine.image_digest
+            else "by tag, so imagePullPolicy Always: engine.imageDigest pins it and keeps a node's copy"
+        )
         notes.append(
             f"image pull: from the stack's Artifact Registry remote repository of Docker Hub in {config.region} "
-            f"(by digest, IfNotPresent), {streaming}; the write-up's pod figure was measured pulling from Docker "
+            f"({pinned}), {streaming}; the write-up's pod figure was measured pulling from Docker "
             "Hub. Saving not measured: imagePulledSeconds of " + REPORT
         )
     else:

@@ -98,3 +98,40 @@ def test_an_image_already_on_the_node_is_said_so() -> None:
     ]
     record = startup_report.phases(POD, cached, LOG, "vllm")
     assert record["imageWasCached"] is True and record["phases"]["imagePulledSeconds"] == 331.0
+
+
+def test_a_pod_with_a_container_per_rank_is_timed_by_its_last_engine() -> None:
+    """The Gateway's per-rank pod runs `vllm-0`, `vllm-1`, ...: each phase is the last engine's over all
+    of them, whatever order their logs come in."""
+    ranks = ("vllm-0", "vllm-1")
+    pod = {
+        **POD,
+        "spec": {"nodeName": "gk3-a4-1", "containers": [{"name": name} for name in ranks]},
+        "status": {
+            **POD["status"],
+            "containerStatuses": [
+                {
+                    "name": name,
+                    "image": "vllm/vllm-openai:v0.19.0",
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": started}},
+                }
+                for name, started in zip(ranks, ("2026-11-25T08:09:10Z", "2026-11-25T08:09:00Z"), strict=True)
+            ],
+        },
+    }
+    events = [
+        {**EVENTS[1], "involvedObject": {"fieldPath": f"spec.containers{{{name}}}"}, "lastTimestamp": pulled}
+        for name, pulled in zip(ranks, ("2026-11-25T08:08:40Z", "2026-11-25T08:08:50Z"), strict=True)
+    ]
+    later_rank = LOG.replace("08:10:30.999999999Z", "08:11:00Z")
+    first_rank = LOG.replace("08:14:30Z", "08:14:00Z")
+    record = startup_report.phases(pod, events, f"{later_rank}\n{first_rank}", "vllm")
+    assert startup_report.engine_containers(pod, "vllm") == list(ranks)
+    assert record["image"] == "vllm/vllm-openai:v0.19.0"
+    phases = record["phases"]
+    assert (phases["imagePulledSeconds"], phases["containerStartedSeconds"]) == (530.0, 550.0)
+    assert (phases["weightsLoadedSeconds"], phases["engineReadySeconds"]) == (660.0, 870.0)
+    # a Pulled event of another container of the pod is not the engine's
+    other = [{**EVENTS[1], "involvedObject": {"fieldPath": "spec.containers{vllm-bench}"}}]
+    assert startup_report.phases(pod, other, "", "vllm")["phases"]["imagePulledSeconds"] is None

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from commands.check_policies.runner import main as check_policies_main
 from commands.io import output
+from commands.preview.command import main as preview_main
 from tests.commands.io.test_output import FILES, snapshot
-from tests.rendered import ROOT, RenderedStack, run_render
+from tests.rendered import ROOT, CommandRun, RenderedStack, run_main, run_render
 
 # Writes a render's files as `render` does (commands/io/output.py `write_render`, the call that ends
 # commands/render/command.py `render`), killing itself with SIGKILL in the middle of its Nth file write: half
@@ -86,6 +90,18 @@ def test_a_render_killed_mid_write_is_recovered_by_the_next(
         # replaced must be recorded with their new digests, or the next render refuses them as changed
         output.write_render(out, {name: f"{text}# an earlier render\n" for name, text in files.items()})
     killed_write(out, files, at_write)
+    # what reads a render refuses the folder (exit 2, one line): some files may be the new render's, some
+    # the old one's or missing, and a preview would report changes no render holds
+    reads: list[Callable[[], CommandRun]] = [
+        lambda: run_main(preview_main, str(out), str(dev.directory), "--out", str(tmp_path / "preview")),
+        lambda: run_render("dev", "--against", str(out), "--out", str(tmp_path / "against")),
+        lambda: run_main(check_policies_main, str(out / "resources.json")),
+    ]
+    for read in reads:
+        refused = read()
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.count("\n") == 1, refused.stderr
+        assert re.search("stopped before it finished|no resources.json|no such file", refused.stderr), refused.stderr
     again = run_render("dev", "--out", str(out))
     assert again.returncode == 0, again.stderr
     assert snapshot(out) == clean_render, "the same files as a render into a new folder, no staging file left"

@@ -130,6 +130,11 @@ def test_the_start_up_settings_are_named_and_their_savings_not_claimed() -> None
     (mirror,) = default.notes
     assert "Artifact Registry remote repository of Docker Hub in us-central1" in mirror
     assert "Saving not measured" in mirror
+    assert "(by digest, IfNotPresent)" in mirror
+    # an image by tag (no digest known for it) is pulled again at each start: the note says so
+    by_tag = validate({**BASE, "engine": {"image": "vllm/vllm-openai:v0.33.0"}})
+    (tagged,) = time_to_serve(by_tag).notes
+    assert "by tag, so imagePullPolicy Always" in tagged and "by digest" not in tagged
     assert default.phases[-1].basis == "assumed"  # the write-up's pod figure still stands for the recipe
     tuned = validate(
         {

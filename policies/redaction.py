@@ -270,6 +270,48 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ),
         ("xox", "xapp-", "https://hooks.slack.com/services/T"),
     ),
+    # stripe.py (standard sk_live_ and restricted rk_live_ keys), sendgrid.py, twilio.py (an account SID
+    # and an API key SID), square_oauth.py, mailchimp.py, npm.py (its npm_ tokens) and artifactory.py (an
+    # API key, AKC... on its own), as read in the detect-secrets fork checkov bundles (bc-detect-secrets 1.5.52)
+    SecretPattern("a Stripe key", re.compile(r"(?:r|s)k_live_[0-9a-zA-Z]{24}"), ("k_live_",)),
+    SecretPattern("a SendGrid API key", re.compile(r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}"), ("SG.",)),
+    SecretPattern("a Twilio key", re.compile(r"(?:AC|SK)[a-z0-9]{32}"), ("AC", "SK")),
+    SecretPattern("a Square OAuth secret", re.compile(r"sq0csp-[0-9A-Za-z\\\-_]{43}"), ("sq0csp-",)),
+    SecretPattern("a Mailchimp API key", re.compile(r"[0-9a-z]{32}-us[0-9]{1,2}"), ("-us",)),
+    SecretPattern("an npm token", re.compile(r"npm_[A-Za-z0-9-]{36}"), ("npm_",)),
+    SecretPattern(
+        "an Artifactory API key", re.compile(r"AKC(?<![A-Za-z0-9]AKC)[a-zA-Z0-9]{10,200}(?![A-Za-z0-9])"), ("AKC",)
+    ),
+    # a credential in a URL's query string: a token or key parameter (`?token=...`, `&api_key=...`,
+    # `?access_token=...`, as OAuth 2.0 bearer tokens may travel, RFC 6750 section 2.3) and the signature of
+    # a signed URL (Cloud Storage V4 `X-Goog-Signature`, S3 `X-Amz-Signature`, Azure SAS `sig`), which
+    # grants access to whoever holds the URL
+    SecretPattern(
+        "a credential in a URL's query",
+        re.compile(
+            r"(?i)[?&](?:token|key|api_?key|access_?token|auth|x-goog-signature|x-amz-signature|x-amz-security-token"
+            r"|sig|signature)=(?![$*{[(<])[^\s&#\"'<>]{8,}"
+        ),
+        ("?", "&"),
+        within_a_line=True,
+    ),
+    # Google OAuth 2.0 access tokens (what `gcloud auth print-access-token` prints: ya29. and the token)
+    SecretPattern("a Google OAuth access token", re.compile(r"ya29\.[0-9A-Za-z_-]{20,}"), ("ya29.",)),
+    # azure_storage_key.py: an Azure Storage account key (88 base64 characters) in a connection string
+    SecretPattern(
+        "an Azure Storage account key",
+        re.compile(r"(?i)AccountKey=[A-Za-z0-9+/]{86,88}={0,2}"),
+        ("AccountKey=", "accountkey=", "ACCOUNTKEY="),
+    ),
+    # NVIDIA API keys (build.nvidia.com, NGC): nvapi- and the key
+    SecretPattern("an NVIDIA API key", re.compile(r"nvapi-[A-Za-z0-9_-]{20,}"), ("nvapi-",)),
+    # GitLab personal, deploy, feed, runner and OAuth tokens by their documented prefixes (GitLab docs,
+    # "Token prefixes"; gitleaks' gitlab-pat rule: glpat- and 20 characters)
+    SecretPattern(
+        "a GitLab token",
+        re.compile(r"(?:glpat|gldt|glft|glrt|glsoat|gloas)-[A-Za-z0-9_-]{20,}"),
+        ("glpat-", "gldt-", "glft-", "glrt-", "glsoat-", "gloas-"),
+    ),
     # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ). A token starts where a run of
     # base64url characters does (after `Bearer `, `=`, a quote; not glued to the end of a word): tried at
     # every `eyJ` inside a run, the engine read the rest of the run from each (200 KB of `eyJeyJ...`: 28 s).
@@ -296,22 +338,24 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(r'auth\\*"\s*:\s*\\*"' + BASE64_CREDENTIALS),
         ('auth"', 'auth\\"'),
     ),
-    # basic_auth.py: a password in a URL (scheme://user:password@host)
+    # basic_auth.py: a password in a URL (scheme://user:password@host), also with no user name
+    # (redis://:password@host, as Redis clients take a password alone)
     SecretPattern(
         "a password in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']+:[^\s/@{}\"']+@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']*:[^\s/@{}\"']+@"),
         ("://",),
         within_a_line=True,
     ),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
-    # conninfo, a query string's `secret=...`, `password = "..."`): the word on its own (not the end of a
-    # variable's name, which the name check finds), then `=` and the value on one line; not a reference the
-    # pod expands from a secretEnv variable (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***.
-    # `(?=[psca])`: the words' first letters, which the engine tests faster than the look-behind (4x on a render).
+    # conninfo, a query string's `secret=...`, `password = "..."`, a shell line's `DB_PASSWORD=...` or
+    # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`), then `=`
+    # and the value on one line; not a reference the pod expands from a secretEnv variable
+    # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[psca])`: the words' first letters, which
+    # the engine tests faster than the look-behind (4x on a render).
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            r"(?i)(?=[psca])(?<![A-Za-z0-9_])(?:password|passwd|passphrase|pwd|secret|client_?secret|api_?key|access_?key"
+            r"(?i)(?=[psca])(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd|secret|client_?secret|api_?key|access_?key"
             r"|auth_?token|access_?token)[\"']?[ \t]*=[ \t]*[\"']?" + PLAIN_VALUE + r"[^\s\"'&;,]{4,}"
         ),
         ("=",),

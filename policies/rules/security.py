@@ -165,8 +165,10 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
     display_name="No other secret as a literal",
     description=(
         "A string shaped like a secret other than the Hugging Face token (an AWS access key id, a private key, a "
-        "GCP service account key, Google, OpenAI, Anthropic, GitHub, Slack or W&B (wandb_v1_) tokens, a JSON web "
-        "token, a bearer token, a password in a URL or assigned inside a value: the patterns of detect-secrets, "
+        "GCP service account key, Google (API keys, OAuth access tokens), OpenAI, Anthropic, GitHub, GitLab, Slack, "
+        "W&B (wandb_v1_), Stripe, SendGrid, Twilio, Square, Mailchimp, npm, Artifactory or NVIDIA keys and tokens, an "
+        "Azure Storage account key, a JSON web token, a bearer token, a password in a URL, a token or signature in a "
+        "URL's query, or a password or key assigned inside a value: the patterns of detect-secrets, "
         "policies/redaction.py), or a container variable named like one "
         "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, or a container argument named like one "
         "(--api-key VALUE), anywhere but the payload of a Kubernetes Secret: "

@@ -105,8 +105,12 @@ def _engine_problem(engine: dict[str, Any]) -> str | None:
     env = engine.get("extraEnv")
     if isinstance(env, dict):
         for name, value in env.items():
-            kinds = secret_kinds(f"{name}={value}") if isinstance(value, str) else []
-            if kinds or is_secret_name(str(name)):
+            # the value's own kind first, then the name (`DB_PWD=...` is also an assignment's shape)
+            kinds = secret_kinds(value) if isinstance(value, str) else []
+            named = is_secret_name(str(name))
+            if not kinds and not named and isinstance(value, str):
+                kinds = secret_kinds(f"{name}={value}")
+            if kinds or named:
                 what = f"holds {kinds[0]}" if kinds else "is named like a secret"
                 hint = HF_TOKEN_HINT if kinds and kinds[0] == HF_TOKEN_KIND else _env_hint(str(name))
                 return f"engine.extraEnv.{name}: {what}, {PLAIN_TEXT}; {hint}"

@@ -60,6 +60,28 @@ SERVICE_ACCOUNT_KEY = (
             "a registry credential",
         ),
         ('{\\"au' + 'th\\":\\"' + base64.b64encode(b"user:DockPw1234").decode() + '\\"}', "a registry credential"),
+        # the value-shaped keys of detect-secrets' other plugins and of providers' documented prefixes
+        ("sk_" + "live_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "a Stripe key"),
+        ("SG." + "a1B2c3D4e5F6g7H8i9J0k1" + "." + "x" * 20 + "Y9_-z" * 4 + "abc", "a SendGrid API key"),
+        ("SK" + "0123456789abcdef" * 2, "a Twilio key"),
+        ("sq0" + "csp-" + "A1b2C3d4E5" * 4 + "xyz", "a Square OAuth secret"),
+        ("0123456789abcdef" * 2 + "-us" + "12", "a Mailchimp API key"),
+        ("npm_" + "A1b2C3d4E5f6" * 3, "an npm token"),
+        ("ARTIFACTORY_URL=x AKC" + "p8jbAKCp8jb", "an Artifactory API key"),
+        ("glpat-" + "xYz12345678901234567", "a GitLab token"),
+        ("ya29." + "a0AfH6SMBx" * 3, "a Google OAuth access token"),
+        ("AccountName=x;Account" + "Key=" + "Ab1+" * 22 + "==", "an Azure Storage account key"),
+        ("nvapi-" + "Ab1_" * 8, "an NVIDIA API key"),
+        # a credential in a URL: a password with no user name, a token in the query, a signed URL's signature
+        ("redis://:" + "hunter2pass@db:6379/0", "a password in a URL"),
+        ("https://example.com/api?to" + "ken=Zx9abcdefgh", "a credential in a URL's query"),
+        (
+            "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4&X-Goog-Sig" + "nature=0a1b2c3d4e5f",
+            "a credential in a URL's query",
+        ),
+        # an assignment in a shell line, under a variable's name that ends in the word
+        ("DB_PASS" + "WORD=hunter2pass", "a password or key assignment"),
+        ("aws_secret_access" + "_key=wJalrXUtnFEMIK7MDENG", "a password or key assignment"),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
@@ -95,6 +117,13 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "Basic Settings",
         "basic instructions for the Basic tier: HTTP/1.1",
         '{"auth": "disabled", "auth_mode": "none"}',
+        # look-alikes of the value-shaped keys: a test key, a region, a query without a credential, a reference
+        "sk_test_" + "a1B2c3D4e5F6g7H8i9J0k1L2",
+        "us-central1-docker.pkg.dev/p/r/vllm-openai",
+        "https://example.com/search?q=serving&page=2&sort=newest",
+        "https://h/x?token=$(API_TOKEN)",
+        "DB_PASSWORD_FILE=/run/secrets/db",
+        "BAKC" + "p8jbAKCp8jb",
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:
@@ -128,6 +157,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "xpassword=" + "notaword",  # not a word of its own
         "secret=$(FROM_ENV)",  # a reference
         "\u017fecret=" + "zz9zz9zz",  # a word in another case (long s), as the pattern's (?i) takes it
+        "https://h/x?a=1&to" + "ken=abcdefgh123",  # a token in a URL's query
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:
@@ -142,7 +172,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
             assert len(text) > LINE_BY_LINE_FROM
             assert pattern.search(text) == (pattern.pattern.search(text) is not None), repr(secret)
             assert pattern.hide(text) == pattern.pattern.sub(REDACTED, text), repr(secret)
-    assert pattern.search(line_break.join([filler, secrets[0], secrets[1], filler]))
+    assert pattern.search(line_break.join([filler, *secrets, filler]))
 
 
 def test_a_trie_matches_exactly_its_texts() -> None:

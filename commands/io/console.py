@@ -59,11 +59,19 @@ def hide_known_secrets(secrets: Iterable[str]) -> None:
     _KNOWN_SECRETS.set(tuple(sorted(texts, key=len, reverse=True)))
 
 
+# The shortest first part of a known secret hidden where a quote cuts a value short (`...`).
+CUT_SECRET_MIN = 4
+
+
 def printable(text: str) -> str:
     """Control characters, lone surrogates (undecodable argument bytes), tokens and the stack's known
-    secret values made harmless."""
+    secret values made harmless: also a secret's first part where a quote of a longer value cuts it
+    short (`'aaa...aaaZebra-Hor...'`: `quote` shows a value's first 40 characters)."""
     for secret in _KNOWN_SECRETS.get() or ():
         text = text.replace(secret, REDACTED)
+        if "..." in text:
+            for length in range(len(secret) - 1, CUT_SECRET_MIN - 1, -1):
+                text = text.replace(secret[:length] + "...", REDACTED + "...")
     return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from commands.io.console import hide_known_secrets
 from stacks.config.quoting import quote
 
 # ESC environment names: letters, digits, '-', '_' and '.' (Pulumi ESC docs, "Environments"),
@@ -190,10 +191,12 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
         raise EnvironmentBlockError(
             f"'environment' has the unknown key {quote(unknown[0], 40)}; allowed: {', '.join(DEFINITION_KEYS)}"
         )
-    imports = _imports(block["imports"]) if block.get("imports") is not None else ()
     values = block.get("values") or {}
     if not isinstance(values, dict):
         raise EnvironmentBlockError("'environment.values' must be a mapping")
+    # a refusal below (an import's name, a setting) may quote a text one of these values was pasted into
+    hide_known_secrets(_secret_literals(values))
+    imports = _imports(block["imports"]) if block.get("imports") is not None else ()
     pulumi_config = values.get(PULUMI_CONFIG) or {}
     if not isinstance(pulumi_config, dict):
         raise EnvironmentBlockError(f"'environment.values.{PULUMI_CONFIG}' must be a mapping of config keys")

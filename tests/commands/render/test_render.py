@@ -211,21 +211,32 @@ def dev_with_esc_secret(secret: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "setting",
-    [{"gke-b200-serving:region": ESC_SECRET}, {"gke-b200-serving:engine": {"maxNumSeqs": ESC_SECRET}}],
-    ids=["region", "engine.maxNumSeqs"],
+    ("setting", "imports"),
+    [
+        ({"gke-b200-serving:region": ESC_SECRET}, None),
+        ({"gke-b200-serving:engine": {"maxNumSeqs": ESC_SECRET}}, None),
+        ({"gke-b200-serving:region": "a" * 30 + ESC_SECRET}, None),  # the quote's 40 characters end inside it
+        ({}, [f"{ESC_SECRET}!"]),  # an import's name, refused before the environment's values are read
+    ],
+    ids=["region", "engine.maxNumSeqs", "cut-short-by-the-quote", "import-name"],
 )
-def test_a_refusal_that_quotes_a_pasted_esc_secret_hides_it(setting: dict[str, Any], tmp_path: Path) -> None:
+def test_a_refusal_that_quotes_a_pasted_esc_secret_hides_it(
+    setting: dict[str, Any], imports: list[str] | None, tmp_path: Path
+) -> None:
     """Validation refuses the setting before anything is written and its message quotes the value: the
-    console hides the stack file's own secret values, as it hides anything shaped like a token."""
+    console hides the stack file's own secret values, as it hides anything shaped like a token, also the
+    part of one a quote cut short."""
     stack_doc = dev_with_esc_secret(ESC_SECRET)
     stack_doc["config"].update(setting)
+    if imports is not None:
+        stack_doc["environment"]["imports"] = imports
     config_file = tmp_path / "Pulumi.esc.yaml"
     config_file.write_text(yaml.safe_dump(stack_doc))
     run = run_render("esc", "--config-file", str(config_file), "--out", str(tmp_path / "out"))
     assert run.returncode == 2, run.stderr
     assert run.stderr.startswith("invalid stack config: ") and "***" in run.stderr, run.stderr
     assert ESC_SECRET not in run.stdout + run.stderr
+    assert ESC_SECRET[:10] not in run.stdout + run.stderr
 
 
 def test_secure_values_render_as_placeholders(tmp_path: Path) -> None:

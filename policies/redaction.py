@@ -270,6 +270,17 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ),
         ("xox", "xapp-", "https://hooks.slack.com/services/T"),
     ),
+    # a Hugging Face token encoded (the hf_ rules above read it only in the clear): base64 or base64url, at
+    # each of the three places `hf_` may fall in a 3-byte group (aGZf; [GWm2]hmX; oZl and 8, 9, + or /),
+    # hex with every byte after `68665f` a token character, or percent-encoded (`hf%5F`)
+    SecretPattern(
+        "an encoded Hugging Face token",
+        re.compile(
+            r"aGZf[A-Za-z0-9+/_-]{12,}|[GWm2]hmX[A-Za-z0-9+/_-]{12,}|oZl[89+/_-][A-Za-z0-9+/_-]{12,}"
+            r"|(?i:68665f(?:3[0-9]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9a]){8,})|hf%5[Ff][A-Za-z0-9_]{8,}"
+        ),
+        ("aGZf", "hmX", "oZl", "68665", "68665F", "hf%5"),
+    ),
     # stripe.py (standard sk_live_ and restricted rk_live_ keys), sendgrid.py, twilio.py (an account SID
     # and an API key SID), square_oauth.py, mailchimp.py, npm.py (its npm_ tokens) and artifactory.py (an
     # API key, AKC... on its own), as read in the detect-secrets fork checkov bundles (bc-detect-secrets 1.5.52)

@@ -30,7 +30,7 @@ from commands.io.records import RENDER_SECRET_MARK
 from commands.stackfile.stack_settings import ROOT, StackSettings
 from commands.stackfile.stackfile import DISABLE_DEFAULT_PROVIDERS_KEY
 from components.metrics import KUBE_STATE_COMPONENTS
-from stacks.config.gke_versions import INFERENCE_POOL_MIN_GKE_VERSION
+from stacks.config.gke_versions import FEATURE_MIN_GKE_VERSIONS, gke_version_key
 
 SECRET_SIG = rpc._special_sig_key
 SECRET_MARK = rpc._special_secret_sig
@@ -79,8 +79,9 @@ def offline_project_number(project: str) -> str:
 GET_IMAGES = "gcp:compute/getImages:getImages"
 GET_CLUSTER = "gcp:container/getCluster:getCluster"
 # The GKE version of the offline stand-in for an existing cluster: the newest feature minimum the
-# stack knows (InferencePool v1), so that the stand-in passes every check a real cluster must.
-STAND_IN_GKE_VERSION = INFERENCE_POOL_MIN_GKE_VERSION
+# stack knows (today the CapacityBuffer's of warmCapacity), so that the stand-in passes every check a
+# real cluster must, whichever features the stack turns on.
+STAND_IN_GKE_VERSION = max(FEATURE_MIN_GKE_VERSIONS, key=gke_version_key)
 STAND_IN_PODS_CIDR = "10.4.0.0/14"
 
 

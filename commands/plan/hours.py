@@ -146,7 +146,47 @@ def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[flo
     return low * per_month, high * per_month, low * per_week, high * per_week, window
 
 
+def wanted_hours_per_month(config: StackConfig) -> float:
+    """Hours a month the stack wants any serving pod (the schedule's windows, with their lead; all
+    of them without a schedule): the hours held nodes are kept."""
+    if not config.schedule.enabled:
+        return float(HOURS_PER_MONTH)
+    steps = [(name, cron, min(replicas, 1)) for name, cron, replicas in led_schedule_steps(config)]
+    zone, start, end, count, changes = replay(config, steps, min(config.initial_replicas, 1))
+    wanted = 0.0
+    moment = start.replace(tzinfo=zone)
+    for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
+        wanted += count * (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
+        moment, count = when, replicas
+    window = (end - start).total_seconds() / 3600
+    return wanted * HOURS_PER_MONTH / window
+
+
+def held_hours_per_month(config: StackConfig) -> float:
+    """Node-hours a month of the held nodes (warmCapacity): each kept in every hour the stack wants a
+    serving pod, and billed as a serving node."""
+    warm = config.warm_capacity
+    return wanted_hours_per_month(config) * warm.nodes if warm.enabled else 0.0
+
+
 def running_hours(config: StackConfig) -> RunningHours:
+    """The node-hours of the serving pods (`_serving_hours`) and of the held nodes."""
+    serving = _serving_hours(config)
+    held = held_hours_per_month(config)
+    if not held:
+        return serving
+    per_week = held * HOURS_PER_WEEK / HOURS_PER_MONTH
+    return RunningHours(
+        node_hours_per_month_min=serving.node_hours_per_month_min + held,
+        node_hours_per_month_max=serving.node_hours_per_month_max + held,
+        node_hours_per_week_min=serving.node_hours_per_week_min + per_week,
+        node_hours_per_week_max=serving.node_hours_per_week_max + per_week,
+        basis=f"{serving.basis}; and {config.warm_capacity.nodes} held node(s) (warmCapacity.nodes), "
+        f"{held:,.0f} node-hours a month, billed as serving nodes",
+    )
+
+
+def _serving_hours(config: StackConfig) -> RunningHours:
     autoscaling = config.autoscaling
     floor = autoscaling.min_replicas if autoscaling.enabled else config.nodes
     ceiling = config.max_replicas if autoscaling.enabled else config.nodes

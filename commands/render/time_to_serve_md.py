@@ -3,12 +3,9 @@ a simultaneous wake of every node, and the goal with what each saving rests on."
 
 from __future__ import annotations
 
-import datetime
-
-from commands.plan.hours import replay
+from commands.plan.hours import held_hours_per_month
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from common.sources import WRITEUP_VLLM_RELEASE
-from stacks.capacity.planner import HOURS_PER_MONTH
 from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
 from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from stacks.config.stack import StackConfig
@@ -92,32 +89,17 @@ def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:
             "Held nodes: none. A new replica waits for a node first; `warmCapacity.nodes` holds spare A4 nodes "
             f"(a GKE CapacityBuffer, GKE >= {CAPACITY_BUFFER_MIN_GKE_VERSION}), billed while held.",
         ]
-    hours = wanted_hours_per_month(config) * warm.nodes
+    hours = held_hours_per_month(config)
     pricing = config.pricing
     when = "in the schedule's serving windows" if config.schedule.enabled else "around the clock"
     return [
         f"Held nodes: {warm.nodes} A4 node(s) {when} (CapacityBuffer `{config.routing.service_name}-held` of the "
         f"serving Deployment's pods): {hours:,.0f} node-hours a month, USD {hours * pricing.spot_per_node_hour:,.0f} "
         f"Spot .. USD {hours * pricing.committed_1y_per_node_hour:,.0f} committed a month (VM price, before the "
-        f"Autopilot premium). A replica that lands on one serves after {phase_value(model.held)} "
+        "Autopilot premium; the monthly costs per source count them as serving nodes). A replica that lands on "
+        f"one serves after {phase_value(model.held)} "
         f"({model.held.basis}).",
     ]
-
-
-def wanted_hours_per_month(config: StackConfig) -> float:
-    """Hours a month the stack wants any serving pod (the schedule's windows, with their lead; all
-    of them without a schedule): the hours held nodes are kept."""
-    if not config.schedule.enabled:
-        return float(HOURS_PER_MONTH)
-    steps = [(name, cron, min(replicas, 1)) for name, cron, replicas in led_schedule_steps(config)]
-    zone, start, end, count, changes = replay(config, steps, min(config.initial_replicas, 1))
-    wanted = 0.0
-    moment = start.replace(tzinfo=zone)
-    for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
-        wanted += count * (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
-        moment, count = when, replicas
-    window = (end - start).total_seconds() / 3600
-    return wanted * HOURS_PER_MONTH / window
 
 
 def schedule_lead_lines(config: StackConfig) -> list[str]:

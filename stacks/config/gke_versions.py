@@ -13,6 +13,13 @@ COMPUTE_CLASS_MIN_GKE_VERSION = "1.30.3-gke.1451000"
 INFERENCE_POOL_MIN_GKE_VERSION = "1.34.0-gke.1626000"
 # GKE docs "Configure capacity buffers": active buffers from 1.35.2-gke.1842000 (Standard and Autopilot).
 CAPACITY_BUFFER_MIN_GKE_VERSION = "1.35.2-gke.1842000"
+# Every feature minimum above (the newest is the offline stand-in cluster's version).
+FEATURE_MIN_GKE_VERSIONS = (
+    B200_MIN_GKE_VERSION,
+    COMPUTE_CLASS_MIN_GKE_VERSION,
+    INFERENCE_POOL_MIN_GKE_VERSION,
+    CAPACITY_BUFFER_MIN_GKE_VERSION,
+)
 # A minor-version floor: GKE resolves it to a patch its release channel offers when the cluster is
 # created (the provider sends it as initialClusterVersion), so it never names a retired patch.
 DEFAULT_MIN_MASTER_VERSION = "1.34"

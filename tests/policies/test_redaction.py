@@ -23,6 +23,7 @@ from policies.redaction import (
 # Assembled at run time: this file holds no complete secret-shaped literal.
 WANDB_V1 = "wandb" + "_v1_" + "E7z65cs8PnYoE4OoqnlUlABzZbZ_fJS2hyxPvtioe666B37gxopqxFPQFkSiyk7n4mxLtfB2Pa6tq"
 WANDB_LOCAL = "local" + "-" + "0c" * 20
+HF_TOKEN = "hf" + "_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 SERVICE_ACCOUNT_KEY = (
     '{\n  "type": "service_' + 'account",\n  "project_id": "p",\n  "client_email": "a@p.iam.gserviceaccount.com"\n}'
 )
@@ -60,6 +61,14 @@ SERVICE_ACCOUNT_KEY = (
             "a registry credential",
         ),
         ('{\\"au' + 'th\\":\\"' + base64.b64encode(b"user:DockPw1234").decode() + '\\"}', "a registry credential"),
+        # a Hugging Face token encoded: base64 at each alignment, base64url, hex
+        *(
+            (encode((prefix + HF_TOKEN).encode()).decode(), "an encoded Hugging Face token")
+            for prefix in ("", "x", "xy")
+            for encode in (base64.b64encode, base64.urlsafe_b64encode)
+        ),
+        (HF_TOKEN.encode().hex(), "an encoded Hugging Face token"),
+        ("hf%5" + "F" + HF_TOKEN[3:], "an encoded Hugging Face token"),
         # the value-shaped keys of detect-secrets' other plugins and of providers' documented prefixes
         ("sk_" + "live_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "a Stripe key"),
         ("SG." + "a1B2c3D4e5F6g7H8i9J0k1" + "." + "x" * 20 + "Y9_-z" * 4 + "abc", "a SendGrid API key"),
@@ -124,6 +133,7 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "https://h/x?token=$(API_TOKEN)",
         "DB_PASSWORD_FILE=/run/secrets/db",
         "BAKC" + "p8jbAKCp8jb",
+        "sha256:" + "68665f" + "ab" * 29,  # a digest that holds the hex of hf_, followed by no token characters
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

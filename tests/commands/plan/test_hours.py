@@ -104,3 +104,19 @@ def test_prod_runs_around_the_clock_and_its_autoscaled_variant_shows_a_range() -
 
 
 # ---------------------------------------------------------------- goal sizing
+
+
+def test_held_nodes_are_node_hours_of_the_serving_windows_in_every_monthly_cost() -> None:
+    """warmCapacity holds spare nodes in the hours the stack wants a serving pod: the plan's monthly cost
+    per source (which a preview compares) counts them as serving nodes, not only plan.md's own line."""
+    config = stack_config("dev")
+    warm = config.model_copy(
+        update={"warm_capacity": config.warm_capacity.model_copy(update={"enabled": True, "nodes": 2})}
+    )
+    week = 5 * (11 + 16 / 60)  # the serving windows, woken early by the time to serve
+    plain, held = running_hours(config), running_hours(warm)
+    assert held.node_hours_per_week_max == pytest.approx(plain.node_hours_per_week_max + 2 * week)
+    assert held.node_hours_per_month_min == pytest.approx(plain.node_hours_per_month_min + 2 * week * 730 / 168)
+    assert "2 held node(s)" in held.basis
+    (before,), (after,) = plan("dev", config).sources[0].costs, plan("dev", warm).sources[0].costs
+    assert after.total_per_month - before.total_per_month == pytest.approx(32.61 * 1.1 * 2 * week * 730 / 168)

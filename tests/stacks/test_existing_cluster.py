@@ -105,6 +105,19 @@ def test_an_unfit_cluster_stops_the_program(tmp_path: Path) -> None:
         mocks.run_program(stack_settings.load_stack_settings("standard", path), monitor=monitor)
 
 
+def test_the_offline_stand_in_meets_every_feature_the_stack_turns_on(tmp_path: Path) -> None:
+    """Held nodes need a CapacityBuffer (GKE 1.35.2-gke.1842000), newer than InferencePool's minimum: an
+    existing cluster with warmCapacity renders offline, where the stand-in once failed the version check."""
+    document = yaml.safe_load((ROOT / "Pulumi.staging.yaml").read_text())
+    document["config"]["gke-b200-serving:cluster"] = {"existing": True, "name": "platform"}
+    document["config"]["gke-b200-serving:warmCapacity"] = {"nodes": 1}
+    document["config"]["gke-b200-serving:autoscaling"] = {"metricsAdapter": "existing"}
+    path = tmp_path / "Pulumi.held.yaml"
+    path.write_text(yaml.safe_dump(document))
+    run = mocks.run_program(stack_settings.load_stack_settings("held", path))
+    assert any(entry.type.endswith("CapacityBuffer") for entry in run.registrations)
+
+
 @pytest.mark.parametrize(
     ("cluster_settings", "key"),
     [

@@ -28,6 +28,7 @@ from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILE_ENGINE_KEYS, profile_of
 from stacks.config.releases import image_release
+from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import (
     RECIPE_NODE_SECONDS,
@@ -90,6 +91,12 @@ def pod_measurement_gap(config: StackConfig) -> str | None:
     changed = engine_differences(config)
     if changed:
         return f"the stack's engine differs from the recipe's measured one in {', '.join(changed)}"
+    ranks = config.engine.data_parallel_size
+    if config.routing.mode is RoutingMode.gateway and ranks > 1:
+        return (
+            f"the Gateway's pod runs its {ranks} data-parallel engines in a container each (a server per rank, "
+            "components/vllm.py), where the write-up ran them in one container: not measured in this layout"
+        )
     return None
 
 
@@ -213,19 +220,24 @@ LOAD_FIELDS = frozenset(
 )
 
 
+# Of those, the ones a start-up report holds for any value: the routing is not one, since the Gateway's pod
+# runs a container per data-parallel rank where ClusterIP routing runs one (`pod_measurement_gap`).
+STARTUP_AGNOSTIC_FIELDS = LOAD_FIELDS - {"routing"}
+
+
 def recorded_startup(
     config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
 ) -> measurement_file.Measurement | None:
-    """The newest measurement holding a start-up report of this stack's engine configuration (the
-    benchmark's load and the routing aside), if any."""
-    mine = measurement_file.configuration_of(config).model_dump(exclude=set(LOAD_FIELDS))
+    """The newest measurement holding a start-up report of this stack's engine configuration and routing
+    (the benchmark's load aside), if any."""
+    mine = measurement_file.configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
     if measurement_file.UNKNOWN in mine.values():
         return None
     items = recorded if recorded is not None else measurement_file.load().measurements
     found = [
         (item.date, index, item)
         for index, item in enumerate(items)
-        if item.startup is not None and item.configuration.model_dump(exclude=set(LOAD_FIELDS)) == mine
+        if item.startup is not None and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
     ]
     return max(found, key=lambda entry: entry[:2])[2] if found else None
 

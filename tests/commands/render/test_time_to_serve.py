@@ -154,3 +154,13 @@ def test_the_start_up_settings_are_named_and_their_savings_not_claimed() -> None
     # The recipe's workload size captures 0.19.0's default graphs: still the measured engine.
     assert pod_measurement_gap(validate({**BASE, "engine": {"maxCudagraphCaptureSize": "workload"}})) is None
     assert "This stack's start-up settings:" in "\n".join(section(tuned))
+
+
+def test_the_gateways_container_per_rank_is_not_the_layout_the_write_up_measured() -> None:
+    """The Gateway's pod runs each data-parallel engine in a container of its own: the write-up's pod
+    figure (eight engines in one container) is not carried over to it, the planning figure is assumed."""
+    gateway = validate({**BASE, "routing": {"mode": "gateway"}})
+    gap = pod_measurement_gap(gateway)
+    assert gap is not None and "a container each" in gap and "8 data-parallel engines" in gap
+    assert phases(gateway)["pod"].basis == "not measured"
+    assert pod_measurement_gap(validate(BASE)) is None  # ClusterIP routing: one container, the recipe's layout

@@ -90,19 +90,22 @@ def engine_containers(pod: dict[str, Any], container: str) -> list[str]:
 
 
 def pulled_time(events: list[dict[str, Any]], containers: list[str]) -> tuple[str | None, bool]:
-    """When the containers' image was pulled (latest Pulled event) and whether it was already there."""
-    found: tuple[str | None, bool] = (None, False)
+    """When the engine containers had their image (each one's latest Pulled event; the last of them) and
+    whether it was already on the node for every one (a rank that finds the image another rank pulled
+    is no cached start)."""
+    latest: dict[str, tuple[str, bool]] = {}
     for event in events:
+        # spec.containers{NAME}; an event without a field path is the pod's own
         field_path = event.get("involvedObject", {}).get("fieldPath", "")
-        # spec.containers{NAME}
-        if event.get("reason") != "Pulled" or (
-            field_path and field_path.rpartition("{")[2].rstrip("}") not in containers
-        ):
-            continue
+        name = field_path.rpartition("{")[2].rstrip("}") if field_path else containers[0]
         when = event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
-        if when and (found[0] is None or parse_time(when) >= parse_time(found[0])):
-            found = (when, "already present" in event.get("message", ""))
-    return found
+        if event.get("reason") != "Pulled" or name not in containers or not when:
+            continue
+        if name not in latest or parse_time(when) >= parse_time(latest[name][0]):
+            latest[name] = (str(when), "already present" in event.get("message", ""))
+    if not latest:
+        return None, False
+    return max((when for when, _ in latest.values()), key=parse_time), all(cached for _, cached in latest.values())
 
 
 def log_times(log: str) -> dict[str, str]:

@@ -12,10 +12,13 @@ pack must run with only pulumi and pulumi-policy installed.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,9 +82,23 @@ class SecretPattern:
     pattern: re.Pattern[str]
     needles: tuple[str, ...]
     within_a_line: bool = False
+    # A match is a secret only where this says so (None: every match), as the hf_ rules take a token only
+    # where it looks like one.
+    confirm: Callable[[str], bool] | None = None
 
     def may_match(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
+
+    def _found(self, text: str) -> bool:
+        if self.confirm is None:
+            return self.pattern.search(text) is not None
+        return any(self.confirm(match.group()) for match in self.pattern.finditer(text))
+
+    def _hidden(self, text: str) -> str:
+        if self.confirm is None:
+            return self.pattern.sub(REDACTED, text)
+        confirm = self.confirm
+        return self.pattern.sub(lambda match: REDACTED if confirm(match.group()) else match.group(), text)
 
     def _by_lines(self, text: str) -> bool:
         return self.within_a_line and len(text) > LINE_BY_LINE_FROM
@@ -112,8 +129,8 @@ class SecretPattern:
         if not self.may_match(text):
             return False
         if self._by_lines(text):
-            return any(self.pattern.search(text[start:end]) for start, end, _ in self._lines_with_a_needle(text))
-        return self.pattern.search(text) is not None
+            return any(self._found(text[start:end]) for start, end, _ in self._lines_with_a_needle(text))
+        return self._found(text)
 
     def hide(self, text: str) -> str:
         if not self.may_match(text):
@@ -121,10 +138,10 @@ class SecretPattern:
         if self._by_lines(text):
             pieces, done = [], 0
             for start, _, next_line in self._lines_with_a_needle(text):
-                pieces += [text[done:start], self.pattern.sub(REDACTED, text[start:next_line])]
+                pieces += [text[done:start], self._hidden(text[start:next_line])]
                 done = next_line
             return "".join([*pieces, text[done:]])
-        return self.pattern.sub(REDACTED, text)
+        return self._hidden(text)
 
 
 # Below this length a text is searched whole: finding its lines costs more than the search it saves.
@@ -136,8 +153,9 @@ LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 REDACTED = "***"
 # A value that is not a placeholder: a reference the pod expands from a secretEnv variable (`$(X)`, `${X}`),
-# an already hidden ***, a `<password>`, `[secret]` or `{{ template }}` (keyword.py's FALSE_POSITIVES).
-PLAIN_VALUE = r"(?![$*{[(<])"
+# an already hidden ***, a `<password>`, `[secret]` or `{{ template }}` (keyword.py's FALSE_POSITIVES), or
+# an absolute path (`PWD=/workspace`, a file that holds the secret).
+PLAIN_VALUE = r"(?![$*{[(</])"
 # The base64 of user-id:password (RFC 7617 section 2; a Docker config's auth): 8 characters or more in whole
 # groups of 4, with a digit, + / = or a capital past the first (prose after "Basic", `Basic Settings`, is
 # one word of letters), ending where the base64 alphabet does.
@@ -193,6 +211,25 @@ def _as_trie(texts: list[str]) -> str:
         return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
     return pattern_of(tree)
+
+
+def _decoded(text: str) -> Iterator[str]:
+    """What an encoded text may hold: its base64 and base64url decoding (its last partial group dropped),
+    its hex decoding, its percent-decoding; as Latin-1 text, so that every byte is one character."""
+    if text.lower().startswith("68665f"):
+        yield bytes.fromhex(text[: len(text) // 2 * 2]).decode("latin-1")
+    elif text.startswith("hf%"):
+        yield urllib.parse.unquote(text)
+    else:
+        whole = text[: len(text) // 4 * 4]
+        for table in (None, b"-_"):
+            with contextlib.suppress(ValueError):
+                yield base64.b64decode(whole, altchars=table, validate=True).decode("latin-1")
+
+
+def _real_token(text: str) -> bool:
+    """A token in the text as the hf_ rules find one inside a longer text (not an identifier: hf_transfer)."""
+    return any(_looks_like_token(match) for match in EMBEDDED_TOKEN.findall(text))
 
 
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
@@ -270,38 +307,44 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ),
         ("xox", "xapp-", "https://hooks.slack.com/services/T"),
     ),
-    # a Hugging Face token encoded (the hf_ rules above read it only in the clear): base64 or base64url, at
-    # each of the three places `hf_` may fall in a 3-byte group (aGZf; [GWm2]hmX; oZl and 8, 9, + or /),
-    # hex with every byte after `68665f` a token character, or percent-encoded (`hf%5F`)
+    # a Hugging Face token encoded (the hf_ rules above read it only in the clear): base64 or base64url from
+    # the start of the 4-character group that holds `hf_` at each of the three places it may fall in its
+    # 3 bytes (aGZf; one character then [GWm2]hmX; three then oZl and 8, 9, + or /), hex with every byte
+    # after `68665f` a token character, or percent-encoded (`hf%5F`); a token only where the decoded text
+    # holds one the hf_ rules take (`hf_hub_download` in a base64 JSON config is none)
     SecretPattern(
         "an encoded Hugging Face token",
         re.compile(
-            r"aGZf[A-Za-z0-9+/_-]{12,}|[GWm2]hmX[A-Za-z0-9+/_-]{12,}|oZl[89+/_-][A-Za-z0-9+/_-]{12,}"
-            r"|(?i:68665f(?:3[0-9]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9a]){8,})|hf%5[Ff][A-Za-z0-9_]{8,}"
+            r"aGZf[A-Za-z0-9+/_-]{12,}|[A-Za-z0-9+/_-][GWm2]hmX[A-Za-z0-9+/_-]{12,}"
+            r"|[A-Za-z0-9+/_-]{3}oZl[89+/_-][A-Za-z0-9+/_-]{12,}"
+            r"|(?i:68665f(?:3[0-9]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9a]){8,})|hf%5[Ff][A-Za-z0-9_%]{8,}"
         ),
         ("aGZf", "hmX", "oZl", "68665", "68665F", "hf%5"),
+        confirm=lambda text: any(_real_token(decoded) for decoded in _decoded(text)),
     ),
     # stripe.py (standard sk_live_ and restricted rk_live_ keys), sendgrid.py, twilio.py (an account SID
-    # and an API key SID), square_oauth.py, mailchimp.py, npm.py (its npm_ tokens) and artifactory.py (an
-    # API key, AKC... on its own), as read in the detect-secrets fork checkov bundles (bc-detect-secrets 1.5.52)
+    # and an API key SID), square_oauth.py and npm.py (its npm_ tokens), as read in the detect-secrets fork
+    # checkov bundles (bc-detect-secrets 1.5.52); mailchimp.py's keys as Mailchimp issues them (32 hex
+    # digits, the data center) and on their own; an Artifactory API key as gitleaks' artifactory-api-key
+    # takes it (AKCp and 69 characters; artifactory.py's AKC and 10 is also a model's name)
     SecretPattern("a Stripe key", re.compile(r"(?:r|s)k_live_[0-9a-zA-Z]{24}"), ("k_live_",)),
     SecretPattern("a SendGrid API key", re.compile(r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}"), ("SG.",)),
     SecretPattern("a Twilio key", re.compile(r"(?:AC|SK)[a-z0-9]{32}"), ("AC", "SK")),
     SecretPattern("a Square OAuth secret", re.compile(r"sq0csp-[0-9A-Za-z\\\-_]{43}"), ("sq0csp-",)),
-    SecretPattern("a Mailchimp API key", re.compile(r"[0-9a-z]{32}-us[0-9]{1,2}"), ("-us",)),
+    SecretPattern("a Mailchimp API key", re.compile(r"(?<![0-9a-z])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9a-z])"), ("-us",)),
     SecretPattern("an npm token", re.compile(r"npm_[A-Za-z0-9-]{36}"), ("npm_",)),
     SecretPattern(
-        "an Artifactory API key", re.compile(r"AKC(?<![A-Za-z0-9]AKC)[a-zA-Z0-9]{10,200}(?![A-Za-z0-9])"), ("AKC",)
+        "an Artifactory API key", re.compile(r"(?<![A-Za-z0-9_])AKCp[A-Za-z0-9]{69}(?![A-Za-z0-9_])"), ("AKCp",)
     ),
     # a credential in a URL's query string: a token or key parameter (`?token=...`, `&api_key=...`,
     # `?access_token=...`, as OAuth 2.0 bearer tokens may travel, RFC 6750 section 2.3) and the signature of
     # a signed URL (Cloud Storage V4 `X-Goog-Signature`, S3 `X-Amz-Signature`, Azure SAS `sig`), which
-    # grants access to whoever holds the URL
+    # grants access to whoever holds the URL; a value with a digit (`?auth=optional` is none)
     SecretPattern(
         "a credential in a URL's query",
         re.compile(
             r"(?i)[?&](?:token|key|api_?key|access_?token|auth|x-goog-signature|x-amz-signature|x-amz-security-token"
-            r"|sig|signature)=(?![$*{[(<])[^\s&#\"'<>]{8,}"
+            r"|sig|signature)=(?![$*{[(<])(?=[^\s&#\"'<>]*[0-9])[^\s&#\"'<>]{8,}"
         ),
         ("?", "&"),
         within_a_line=True,
@@ -350,24 +393,27 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ('auth"', 'auth\\"'),
     ),
     # basic_auth.py: a password in a URL (scheme://user:password@host), also with no user name
-    # (redis://:password@host, as Redis clients take a password alone)
+    # (redis://:password@host, as Redis clients take a password alone); not a port (`redis://:6379@`)
     SecretPattern(
         "a password in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']*:[^\s/@{}\"']+@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']*:(?![0-9]+@)[^\s/@{}\"']+@"),
         ("://",),
         within_a_line=True,
     ),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
     # conninfo, a query string's `secret=...`, `password = "..."`, a shell line's `DB_PASSWORD=...` or
-    # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`), then `=`
+    # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`; `pwd` on its
+    # own only, `work_pwd` is a folder), then `=`
     # and the value on one line; not a reference the pod expands from a secretEnv variable
     # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[psca])`: the words' first letters, which
     # the engine tests faster than the look-behind (4x on a render).
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            r"(?i)(?=[psca])(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd|secret|client_?secret|api_?key|access_?key"
-            r"|auth_?token|access_?token)[\"']?[ \t]*=[ \t]*[\"']?" + PLAIN_VALUE + r"[^\s\"'&;,]{4,}"
+            r"(?i)(?=[psca])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])(?:password|passwd|passphrase|secret|client_?secret"
+            r"|api_?key|access_?key|auth_?token|access_?token))[\"']?[ \t]*=[ \t]*[\"']?"
+            + PLAIN_VALUE
+            + r"[^\s\"'&;,]{4,}"
         ),
         ("=",),
         within_a_line=True,

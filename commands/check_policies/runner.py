@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         "--stack", default="offline", metavar="STACK", help=f"the stack in the resources' URNs: {STACK_HELP}"
     )
     args = parser.parse_args(argv)
-    stopped = unfinished_write(args.resources.parent)
+    stopped = unfinished_write(args.resources.parent, [args.resources.name])
     if stopped is not None:
         raise InputError(stopped)
     records = validated_records(read_json(args.resources, RESOURCES_LIMIT), str(args.resources))

@@ -253,7 +253,7 @@ class OutputFolder:
             during = {name: list(digests) for name, digests in self.manifest.items()}
             for name, content in data.items():
                 during[name] = sorted({*during.get(name, []), digest(content)})
-            _write_manifest(folder, during, writing=True)
+            _write_manifest(folder, during, writing=data)
             for name in self.leftovers:
                 _remove(folder, name, None, leftover=True)
             for name in stale:
@@ -536,23 +536,24 @@ def _prune(folder: int, removed: Iterable[str]) -> None:
         os.close(holder)
 
 
-def _write_manifest(folder: int, files: Mapping[str, list[str]], writing: bool = False) -> None:
+def _write_manifest(folder: int, files: Mapping[str, list[str]], writing: Iterable[str] = ()) -> None:
     document: dict[str, Any] = {
         "version": MANIFEST_VERSION,
         "writtenBy": "render / preview (commands/io/output.py)",
         "files": {name: digests[0] if len(digests) == 1 else digests for name, digests in sorted(files.items())},
     }
     if writing:
-        document["writing"] = True
+        document["writing"] = sorted(writing)
     _replace(folder, MARKER, (json.dumps(document, indent=1, allow_nan=False) + "\n").encode())
 
 
-def unfinished_write(directory: Path) -> str | None:
-    """Why the folder's files are not those of one finished write, or None: its manifest still says a
-    write was under way (`writing`, or, from an earlier version, a file listed with its old and new
-    digests) when the command was stopped (Ctrl-C, a kill, a full disk). A reader of a render (preview,
-    `render --against`, check-policies) refuses such a folder: some files may be the new render's and
-    some the old one's, or missing."""
+def unfinished_write(directory: Path, reading: Iterable[str]) -> str | None:
+    """Why the files `reading` of the folder are not those of one finished write, or None: its manifest
+    still lists one among the files a write was writing (`writing`; from an earlier version, with its old
+    and new digests) when the command was stopped (Ctrl-C, a kill, a full disk). A reader of a render
+    (preview, `render --against`, check-policies) refuses such a folder: some of its files may be the
+    new render's and some the old one's, or missing. A stopped preview that only added its own files
+    to a render's folder leaves the render's files readable."""
     try:
         document = read_json(directory / MARKER, MANIFEST_LIMIT)
     except (InputError, OSError):
@@ -560,9 +561,14 @@ def unfinished_write(directory: Path) -> str | None:
     listed = document.get("files") if isinstance(document, dict) else None
     if not isinstance(listed, dict):
         return None
-    if document.get("writing") is True or any(
-        isinstance(digests, list) and len(digests) > 1 for digests in listed.values()
-    ):
+    writing = document.get("writing")
+    names = set(reading)
+    stopped = (
+        writing is True
+        or (isinstance(writing, list) and any(name in names for name in writing if isinstance(name, str)))
+        or any(isinstance(listed.get(name), list) and len(listed[name]) > 1 for name in names)
+    )
+    if stopped:
         return (
             f"{directory}: a write into it was stopped before it finished ({MARKER} says so), so its files are not "
             "one render's: run the command again"

@@ -26,6 +26,8 @@ from common.input_files import MIB, InputError, read_json
 from policies.redaction import REDACTED, hide_secrets, is_secret_name, name_words
 
 RESOURCES_LIMIT = 64 * MIB
+# The files of a render a preview reads (commands/io/states.py): one of them half-written refuses the folder.
+RENDER_DATA = ("resources.json", "states.json", "outputs.json", "capacity.json")
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 SECRET_KIND = "Secret"
 SECRET_PAYLOADS = frozenset({"data", "stringData", "binaryData"})
@@ -139,7 +141,7 @@ def load_render(directory: Path) -> list[dict[str, Any]]:
     path = directory / "resources.json"
     if not path.exists():
         raise PreviewInputError(f"{directory}: not a render directory (no resources.json)")
-    stopped = unfinished_write(directory)
+    stopped = unfinished_write(directory, RENDER_DATA)
     if stopped is not None:
         raise PreviewInputError(stopped)
     try:

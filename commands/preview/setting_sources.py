@@ -773,12 +773,20 @@ class _Attribution:
         return [anchors_of(old, new, parse_path(entry.path), entry.old, entry.new) for entry in change.inputs]
 
     def keys_for(
-        self, component: tuple[str, str], record: Record, anchors: frozenset[Anchor], candidates: set[str]
+        self,
+        component: tuple[str, str],
+        record: Record,
+        anchors: frozenset[Anchor],
+        candidates: set[str],
+        one_setting_fields: bool = False,
     ) -> set[str]:
         """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
-        place it (IDENTITY: its existence)."""
+        place it (IDENTITY: its existence); with `one_setting_fields`, only through fields built from one
+        setting (the internal load balancer's ranges), not from many (the schedule's steps)."""
         component_type, name = component
         fed = settings_by_component()[component_type]
+        if one_setting_fields:
+            fed = {field: keys for field, keys in fed.items() if len(keys) == 1}
         same_name = (record["type"], record["name"]) in traced_children(component_type, name)
         # field -> how closely it feeds the anchor (an input the field feeds itself is closer than a
         # whole list that holds it; another resource altogether is the loosest tie)
@@ -862,7 +870,7 @@ def _name_settings(
             change.no_config_keys = NO_SETTING_DIFFERS
         elif whole:
             existence = attribution.keys_for(
-                component, change.record, frozenset({IDENTITY}), component_settings(component[0])
+                component, change.record, frozenset({IDENTITY}), component_settings(component[0]), True
             )
             pending.append((change, component[0], settings, [existence]))
         else:

@@ -319,6 +319,10 @@ class UpdatePlanner:
             return False
         change.action = "replace"
         change.replaced_because.insert(0, f"{moved}, whose DiffConfig replaces on {', '.join(config)}")
+        # the settings behind the new provider (created, or changed itself) are behind this replacement
+        moved_to = self.changes.get(provider_urn)
+        if moved_to is not None:
+            change.config_keys |= moved_to.config_keys
         return True
 
     def _provider_config_replaces(self, old: Record, new: Record) -> list[str]:

@@ -132,6 +132,9 @@ def test_a_pod_with_a_container_per_rank_is_timed_by_its_last_engine() -> None:
     phases = record["phases"]
     assert (phases["imagePulledSeconds"], phases["containerStartedSeconds"]) == (530.0, 550.0)
     assert (phases["weightsLoadedSeconds"], phases["engineReadySeconds"]) == (660.0, 870.0)
+    # the image pulled for vllm-0 and found by vllm-1 is no cached start
+    found = [{**events[1], "message": 'Container image "vllm/vllm-openai:v0.19.0" already present on machine'}]
+    assert startup_report.phases(pod, [events[0], *found], "", "vllm")["imageWasCached"] is False
     # a Pulled event of another container of the pod is not the engine's
     other = [{**EVENTS[1], "involvedObject": {"fieldPath": "spec.containers{vllm-bench}"}}]
     assert startup_report.phases(pod, other, "", "vllm")["phases"]["imagePulledSeconds"] is None

@@ -76,7 +76,7 @@ SERVICE_ACCOUNT_KEY = (
         ("sq0" + "csp-" + "A1b2C3d4E5" * 4 + "xyz", "a Square OAuth secret"),
         ("0123456789abcdef" * 2 + "-us" + "12", "a Mailchimp API key"),
         ("npm_" + "A1b2C3d4E5f6" * 3, "an npm token"),
-        ("ARTIFACTORY_URL=x AKC" + "p8jbAKCp8jb", "an Artifactory API key"),
+        ("ARTIFACTORY_KEY_FOR_CI=AKC" + "p" + "A1b2C3" * 11 + "xyz", "an Artifactory API key"),
         ("glpat-" + "xYz12345678901234567", "a GitLab token"),
         ("ya29." + "a0AfH6SMBx" * 3, "a Google OAuth access token"),
         ("AccountName=x;Account" + "Key=" + "Ab1+" * 22 + "==", "an Azure Storage account key"),
@@ -133,6 +133,16 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "https://h/x?token=$(API_TOKEN)",
         "DB_PASSWORD_FILE=/run/secrets/db",
         "BAKC" + "p8jbAKCp8jb",
+        "--served-model-name=AKC" + "loudModel2025",
+        "mycompanyllmservingweightsbucket01" + "-us1",  # no Mailchimp key: not hex, glued to a word
+        "https://my-gateway/v1/models?auth=optional",  # a query value without a digit
+        "redis://:6379@host",  # a port, not a password
+        "PWD=/workspace",  # the shell's working directory, a path
+        "cd x && work_pwd=/home/x",
+        # a Hugging Face identifier encoded (a base64 or hex JSON engine config) is no token, as in the clear
+        base64.b64encode(b'{"hf_overrides": {"rope_scaling": 1}, "loader": "hf_hub_download"}').decode(),
+        b'{"hf_overrides": {"x": 1}}'.hex(),
+        "hf%5F" + "transfer_enabled",
         "sha256:" + "68665f" + "ab" * 29,  # a digest that holds the hex of hf_, followed by no token characters
     ],
 )

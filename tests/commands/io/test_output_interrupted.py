@@ -40,7 +40,8 @@ def dying(parent, name, content):
         os.kill(os.getpid(), signal.SIGKILL)
     real(parent, name, content)
 output._write_new = dying
-output.write_render(Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()))
+write = output.add_files if os.environ.get("ADD_FILES") else output.write_render
+write(Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()))
 """
 
 
@@ -53,13 +54,13 @@ def render_files(directory: Path) -> dict[str, str]:
     }
 
 
-def killed_write(out: Path, files: dict[str, str], at_write: int) -> None:
+def killed_write(out: Path, files: dict[str, str], at_write: int, add: bool = False) -> None:
     files_json = out.parent / f"{out.name}-files.json"
     files_json.write_text(json.dumps(files))
     run = subprocess.run(
         [sys.executable, "-c", KILLED_WRITE, str(out), str(files_json)],
         cwd=ROOT,
-        env={**os.environ, "KILL_AT_WRITE": str(at_write)},
+        env={**os.environ, "KILL_AT_WRITE": str(at_write), **({"ADD_FILES": "1"} if add else {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -105,6 +106,19 @@ def test_a_render_killed_mid_write_is_recovered_by_the_next(
     again = run_render("dev", "--out", str(out))
     assert again.returncode == 0, again.stderr
     assert snapshot(out) == clean_render, "the same files as a render into a new folder, no staging file left"
+
+
+def test_a_preview_killed_while_it_adds_its_files_leaves_the_render_readable(
+    tmp_path: Path, dev: RenderedStack
+) -> None:
+    """A preview into a render's folder writes only changes.md and changes.json: killed mid-write, the
+    render's own files are whole, and the preview run again reads them and finishes."""
+    out = tmp_path / "dev"
+    output.write_render(out, render_files(dev.directory))
+    killed_write(out, {"changes.md": "# a preview\n", "changes.json": "{}\n"}, at_write=2, add=True)
+    again = run_main(preview_main, str(dev.directory), str(out))
+    assert again.returncode == 0, again.stderr
+    assert (out / "changes.md").read_text().startswith("#") and not list(out.glob(".tmp-*"))
 
 
 def test_a_file_only_named_like_a_staging_file_but_a_link_is_still_refused(tmp_path: Path) -> None:

@@ -264,6 +264,30 @@ def test_components_two_switches_declare_name_each_its_own_switch(
         assert keys_of(result, name) == {"routing.mode"}, name
 
 
+def test_a_schedule_turned_off_with_a_new_node_count_names_the_switch_on_its_cronjobs(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The node count is one of many settings the schedule's steps are built from, not what removes the
+    CronJobs: they name schedule.enabled alone."""
+    settings = {"schedule": {"enabled": False}, "capacity": {"nodes": 2}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "schedule-off-and-nodes", settings)
+    names_only_settings_that_changed(result, old, new)
+    for name in ("llm-schedule-wake", "llm-schedule-sleep"):
+        assert keys_of(result, name) == {"schedule.enabled"}, name
+
+
+def test_a_replacement_by_a_provider_that_moved_names_the_settings_behind_the_new_provider(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """An existing cluster: the Kubernetes provider moves under ExistingCluster, which replaces every
+    object of the cluster; each replacement names cluster.existing, as the provider's creation does."""
+    settings = {"cluster": {"existing": True, "name": "platform"}}
+    old, new, result = day2(render_stack, tmp_path_factory, "dev", "existing-cluster", settings)
+    names_only_settings_that_changed(result, old, new)
+    moved = [change for change in result.of("replace") if "its provider moved" in " ".join(change.replaced_because)]
+    assert moved and all("cluster.existing" in change.config_keys for change in moved)
+
+
 def test_a_resource_a_setting_adds_to_a_component_the_switch_declares_names_both(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

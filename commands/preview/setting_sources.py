@@ -59,7 +59,9 @@ COMPONENT_SETTINGS = StackSettings(project="preview", stack="fields", config={},
 # The configs the mapping is followed from: dev (ClusterIP routing, a business-hours schedule),
 # staging (the Gateway, autoscaling), one on prod's sources (Flex-start, then Spot) with neither
 # autoscaling nor a schedule, and dev with a schedule of cron entries (an empty list of entries has no
-# other value that builds: only a list with entries shows what they feed).
+# other value that builds: only a list with entries shows what they feed), the benchmark and the compile
+# cache (what a switch turns on inside a component that is there either way: the time-to-ready metric,
+# the cache's volumes on the serving pods).
 TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
     {"environment": "dev", "project": "traced-project"},
     {"environment": "staging", "project": "traced-project"},
@@ -78,6 +80,8 @@ TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
                 {"name": "traced-night", "cron": "0 20 * * 1-5", "replicas": 0},
             ]
         },
+        "benchmark": {"enabled": True},
+        "startup": {"compileCache": {"enabled": True}},
     },
 )
 

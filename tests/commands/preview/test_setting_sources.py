@@ -292,6 +292,17 @@ def test_a_replacement_by_a_provider_that_moved_names_the_settings_behind_the_ne
     assert moved and all("cluster.existing" in change.config_keys for change in moved)
 
 
+def test_what_a_switch_adds_to_a_component_that_exists_either_way_names_the_switch(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The benchmark brings a time-to-ready metric into the monitoring, which exists either way: it names
+    benchmark.enabled, not the benchmark's gateway address set with it."""
+    settings = {"benchmark": {"enabled": True, "gatewayAddress": "10.0.0.9"}}
+    old, new, result = day2(render_stack, tmp_path_factory, "staging", "benchmark-on", settings)
+    names_only_settings_that_changed(result, old, new)
+    assert keys_of(result, "llm-monitoring-time-to-ready") == {"benchmark.enabled"}
+
+
 def test_a_resource_a_setting_adds_to_a_component_the_switch_declares_names_both(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -331,7 +331,12 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("a SendGrid API key", re.compile(r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}"), ("SG.",)),
     SecretPattern("a Twilio key", re.compile(r"(?:AC|SK)[a-z0-9]{32}"), ("AC", "SK")),
     SecretPattern("a Square OAuth secret", re.compile(r"sq0csp-[0-9A-Za-z\\\-_]{43}"), ("sq0csp-",)),
-    SecretPattern("a Mailchimp API key", re.compile(r"(?<![0-9a-z])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9a-z])"), ("-us",)),
+    SecretPattern(
+        "a Mailchimp API key",
+        re.compile(r"(?<![0-9a-z])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9a-z])"),
+        ("-us",),
+        within_a_line=True,
+    ),
     SecretPattern("an npm token", re.compile(r"npm_[A-Za-z0-9-]{36}"), ("npm_",)),
     SecretPattern(
         "an Artifactory API key", re.compile(r"(?<![A-Za-z0-9_])AKCp[A-Za-z0-9]{69}(?![A-Za-z0-9_])"), ("AKCp",)

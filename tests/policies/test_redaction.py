@@ -178,6 +178,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "secret=$(FROM_ENV)",  # a reference
         "\u017fecret=" + "zz9zz9zz",  # a word in another case (long s), as the pattern's (?i) takes it
         "https://h/x?a=1&to" + "ken=abcdefgh123",  # a token in a URL's query
+        "key " + "0123456789abcdef" * 2 + "-us12",  # a Mailchimp key
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:

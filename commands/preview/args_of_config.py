@@ -22,7 +22,7 @@ from components.gateway import InferenceGateway
 from components.hf_token import SECRET_KEY as TOKEN_SECRET_KEY
 from components.hf_token import SECRET_NAME as TOKEN_SECRET_NAME
 from components.hf_token import HuggingFaceToken
-from components.image_mirror import ImageMirror
+from components.image_mirror import ImageMirror, MirrorAddresses
 from components.monitoring import ServingMonitoring
 from components.network_policy import ServingNetworkPolicies
 from components.routing import ClusterIpRouting
@@ -55,12 +55,20 @@ from stacks.args import (
 )
 from stacks.config.stack import StackConfig
 
+
 # By component (and the GCP provider's arguments, by its type). A value the composition takes from
 # another component at run time stands in by what it is made of (the namespace is the cluster's
 # `cluster.namespace`, the weights claim is named from the weights settings, the network from the
-# cluster's name, the compile cache's bucket from the project and cluster name); the mirror's
-# addresses and a looked-up proxy-only subnet are not stack settings (the image mirror's and the
-# look-up's own inputs are).
+# cluster's name, the compile cache's bucket from the project and cluster name, the image mirror's
+# addresses from the project, region and cluster name where the mirror is on); a looked-up proxy-only
+# subnet is no stack setting (the look-up's own inputs are).
+def _mirror(config: StackConfig) -> MirrorAddresses | None:
+    """The image mirror's addresses, as the composition passes them (stacks/program.py), or None when it is off."""
+    if not config.startup.image_mirror.enabled:
+        return None
+    return MirrorAddresses.of(config.project, config.region, config.cluster.name)
+
+
 PROVIDER_ARGS_OF_CONFIG: dict[str, Callable[[StackConfig], dict[str, Any]]] = {
     "pulumi:providers:gcp": gcp_provider_args
 }
@@ -88,6 +96,7 @@ ARGS_OF_CONFIG: dict[type[pulumi.ComponentResource], Callable[[StackConfig], Any
         serving_volume_name(config.weights.model, config.weights.revision, config.zones, config.weights.size_gib),
         {COMPUTE_CLASS_SELECTOR: config.capacity.compute_class_name},
         after=(),
+        mirror=_mirror(config),
         compile_cache=compile_cache_mount(config, bucket_name(config.project, config.cluster.name))
         if config.startup.compile_cache.enabled
         else None,
@@ -96,9 +105,9 @@ ARGS_OF_CONFIG: dict[type[pulumi.ComponentResource], Callable[[StackConfig], Any
     ServingNetworkPolicies: lambda config: network_policies_args(config, config.cluster.namespace),
     ClusterIpRouting: routing_args,
     InferenceGateway: lambda config: gateway_args(
-        config, config.cluster.name, config.cluster.network.pods_cidr, config.cluster.namespace
+        config, config.cluster.name, config.cluster.network.pods_cidr, config.cluster.namespace, mirror=_mirror(config)
     ),
-    BenchmarkJob: benchmark_args,
+    BenchmarkJob: lambda config: benchmark_args(config, _mirror(config)),
     MetricsAdapter: lambda config: metrics_adapter_args(config, "", f"{config.project}.svc.id.goog"),
     ServingAutoscaler: autoscaler_args,
     WarmCapacity: warm_capacity_args,

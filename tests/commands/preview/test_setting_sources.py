@@ -296,11 +296,18 @@ def test_what_a_switch_adds_to_a_component_that_exists_either_way_names_the_swit
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """The benchmark brings a time-to-ready metric into the monitoring, which exists either way: it names
-    benchmark.enabled, not the benchmark's gateway address set with it."""
-    settings = {"benchmark": {"enabled": True, "gatewayAddress": "10.0.0.9"}}
-    old, new, result = day2(render_stack, tmp_path_factory, "staging", "benchmark-on", settings)
+    benchmark.enabled, not the benchmark's gateway address set with it. The image mirror turned off in the
+    same update moves the serving pods' images (the mirror's addresses reach them from the composition):
+    they name the mirror's switch, not a benchmark setting."""
+    settings = {
+        "benchmark": {"enabled": True, "gatewayAddress": "10.0.0.9"},
+        "startup": {"imageMirror": {"enabled": False}},
+    }
+    old, new, result = day2(render_stack, tmp_path_factory, "staging", "benchmark-on-mirror-off", settings)
     names_only_settings_that_changed(result, old, new)
     assert keys_of(result, "llm-monitoring-time-to-ready") == {"benchmark.enabled"}
+    for name in ("llm-vllm-deployment", "llm-gateway-epp-deployment"):
+        assert keys_of(result, name) == {"startup.imageMirror.enabled"}, name
 
 
 def test_a_resource_a_setting_adds_to_a_component_the_switch_declares_names_both(

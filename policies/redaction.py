@@ -319,7 +319,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"|[A-Za-z0-9+/_-]{3}oZl[89+/_-][A-Za-z0-9+/_-]{12,}"
             r"|(?i:68665f(?:3[0-9]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9a]){8,})|hf%5[Ff][A-Za-z0-9_%]{8,}"
         ),
-        ("aGZf", "hmX", "oZl", "68665", "68665F", "hf%5"),
+        ("aGZf", "hmX", "oZl", "68665", "hf%5"),
         confirm=lambda text: any(_real_token(decoded) for decoded in _decoded(text)),
     ),
     # stripe.py (standard sk_live_ and restricted rk_live_ keys), sendgrid.py, twilio.py (an account SID

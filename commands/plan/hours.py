@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import zoneinfo
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from croniter import CroniterError, croniter
@@ -127,19 +128,30 @@ def replay(
     return (zone, start, end, *_changes(steps, zone, start, end, initial))
 
 
-def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[float, float, float, float, str]:
-    zone, start, end, count, changes = replay(config, led_schedule_steps(config), config.initial_replicas)
-    low = high = 0.0
+def _spans(
+    zone: zoneinfo.ZoneInfo, start: datetime.datetime, end: datetime.datetime, count: int, changes: Changes
+) -> Iterator[tuple[float, int]]:
+    """The hours of each stretch of a replayed window and the count that holds in it. Elapsed time goes
+    through UTC: Python subtracts two times of the same zone as wall-clock times, which loses (or adds)
+    the hour a daylight-saving change adds (or skips) in between."""
     moment = start.replace(tzinfo=zone)
     for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
-        # Elapsed time, through UTC: Python subtracts two times of the same zone as wall-clock times,
-        # which loses (or adds) the hour a daylight-saving change adds (or skips) in between.
-        hours = (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
-        low += hours * (floor if count > 0 and config.autoscaling.enabled else count)
-        high += hours * (ceiling if count > 0 and config.autoscaling.enabled else count)
+        yield (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600, count
         moment, count = when, replicas
+
+
+def _window_hours(zone: zoneinfo.ZoneInfo, start: datetime.datetime, end: datetime.datetime) -> float:
     local_start, local_end = start.replace(tzinfo=zone), end.replace(tzinfo=zone)
-    window_hours = (local_end.astimezone(datetime.UTC) - local_start.astimezone(datetime.UTC)).total_seconds() / 3600
+    return (local_end.astimezone(datetime.UTC) - local_start.astimezone(datetime.UTC)).total_seconds() / 3600
+
+
+def _scheduled_hours(config: StackConfig, floor: int, ceiling: int) -> tuple[float, float, float, float, str]:
+    zone, start, end, count, changes = replay(config, led_schedule_steps(config), config.initial_replicas)
+    spans = list(_spans(zone, start, end, count, changes))
+    scaled = config.autoscaling.enabled
+    low = sum(hours * (floor if count > 0 and scaled else count) for hours, count in spans)
+    high = sum(hours * (ceiling if count > 0 and scaled else count) for hours, count in spans)
+    window_hours = _window_hours(zone, start, end)
     per_month = HOURS_PER_MONTH / window_hours
     per_week = HOURS_PER_WEEK / window_hours
     window = "a reference week" if start == REFERENCE_WEEK else "the year 2027"
@@ -153,13 +165,8 @@ def wanted_hours_per_month(config: StackConfig) -> float:
         return float(HOURS_PER_MONTH)
     steps = [(name, cron, min(replicas, 1)) for name, cron, replicas in led_schedule_steps(config)]
     zone, start, end, count, changes = replay(config, steps, min(config.initial_replicas, 1))
-    wanted = 0.0
-    moment = start.replace(tzinfo=zone)
-    for when, replicas in [*changes, (end.replace(tzinfo=zone), count)]:
-        wanted += count * (when.astimezone(datetime.UTC) - moment.astimezone(datetime.UTC)).total_seconds() / 3600
-        moment, count = when, replicas
-    window = (end - start).total_seconds() / 3600
-    return wanted * HOURS_PER_MONTH / window
+    wanted = sum(hours * count for hours, count in _spans(zone, start, end, count, changes))
+    return wanted * HOURS_PER_MONTH / _window_hours(zone, start, end)
 
 
 def held_hours_per_month(config: StackConfig) -> float:

@@ -463,8 +463,7 @@ def trace_switched_by(key: str) -> frozenset[str]:
     the autoscaler's, `routing.mode` the Gateway's and the ClusterIP routing's)."""
     found: set[str] = set()
     for config, declared, read in _composition_of_traced():
-        value = _value_at(config, key) if key in read else None
-        if key not in read or not _is_switch(value):
+        if key not in read or not _is_switch(value := _value_at(config, key)):
             continue
         for other in other_values(value):
             try:
@@ -831,9 +830,11 @@ def name_settings(
     (`commands.io.states.setting_digests`), decides instead of the unchanged resources: a change names
     the candidates that changed; else (the traced configs did not show the input moving with a setting)
     a changed setting no followed input of the update explains, of its component first, then of any
-    component, then any. A component declared on one side only names the composition's changed
-    settings that feed no unchanged component first. Every changed candidate is named by one change at
-    least. Where no setting changed at all, it says so."""
+    component, then any. A component declared on one side only names its changed switches (`switched_by`)
+    and the changed settings of fields built from one setting that decide the resource's existence in it;
+    where no switch of it changed, the composition's changed settings, those that feed no unchanged
+    component first. Every changed candidate is named by one change at least. Where no setting changed at
+    all, it says so."""
     with tracing():
         _name_settings(changes, old, new, changed)
 

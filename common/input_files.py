@@ -155,15 +155,15 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def depth_of(value: Any, limit: int) -> int:
     """How deeply lists and objects nest in `value`, counted up to `limit` + 1 (iteratively)."""
     deepest = 0
-    pending: list[tuple[Any, int]] = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, (dict, list)):
-            depth += 1
-            deepest = max(deepest, depth)
+    containers: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while containers:
+        item, depth = containers.pop()
+        if depth > deepest:
+            deepest = depth
             if depth > limit:
                 return depth
-            pending.extend((child, depth) for child in (item.values() if isinstance(item, dict) else item))
+        children = item.values() if isinstance(item, dict) else item
+        containers.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return deepest
 
 

@@ -20,6 +20,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.cluster import workload_identity_principal
+
 ADAPTER_NAMESPACE = "custom-metrics"
 ADAPTER_NAME = "custom-metrics-stackdriver-adapter"
 # The tag of the upstream manifest; the manifest publishes no digest and none can be resolved offline.
@@ -47,16 +49,6 @@ METRICS_API_GROUPS = (
     ("v1beta2", "custom.metrics.k8s.io", 200),
     ("v1beta1", "external.metrics.k8s.io", 100),
 )
-
-
-def workload_identity_principal(project_number: str, workload_pool: str, namespace: str, service_account: str) -> str:
-    """The IAM principal of a Kubernetes service account under GKE Workload Identity Federation
-    ("Authenticate to Google Cloud APIs from GKE workloads": principal://.../workloadIdentityPools/
-    PROJECT_ID.svc.id.goog/subject/ns/NAMESPACE/sa/KSA)."""
-    return (
-        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
-        f"{workload_pool}/subject/ns/{namespace}/sa/{service_account}"
-    )
 
 
 def checkov_skips(skips: tuple[str, ...]) -> dict[str, str]:

@@ -25,6 +25,10 @@ COMPUTE_CLASS_SELECTOR = "cloud.google.com/compute-class"
 class SpotCapacity:
     """Spot A4 nodes: preemptible, at most 25 s of graceful termination on Autopilot."""
 
+    def priority_fields(self) -> dict[str, Any]:
+        """What a ComputeClass priority says of this source (besides the machine, GPUs and zones)."""
+        return {"spot": True}
+
 
 @dataclass(frozen=True)
 class FlexStartCapacity:
@@ -33,6 +37,12 @@ class FlexStartCapacity:
     node_recycling_lead_time_seconds: int
     max_run_duration_seconds: int
 
+    def priority_fields(self) -> dict[str, Any]:
+        return {
+            "flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": self.node_recycling_lead_time_seconds}},
+            "maxRunDurationSeconds": self.max_run_duration_seconds,
+        }
+
 
 @dataclass(frozen=True)
 class ReservationCapacity:
@@ -40,6 +50,10 @@ class ReservationCapacity:
 
     name: str
     project: str | None = None
+
+    def priority_fields(self) -> dict[str, Any]:
+        reservation = {"name": self.name, **({"project": self.project} if self.project else {})}
+        return {"reservations": {"affinity": "Specific", "specific": [reservation]}}
 
 
 CapacitySource = SpotCapacity | FlexStartCapacity | ReservationCapacity
@@ -50,7 +64,7 @@ class CapacityKind:
     """One kind of A4 capacity source: the registry the config, the Args, the loader and the planner read.
 
     `type` is how a stack file names it (`capacity.sources[].type`), `source` the component's own
-    source type (its ComputeClass priority: `priority_for`), `preemptible` whether GKE may take a
+    source type (its ComputeClass priority: `priority_fields`), `preemptible` whether GKE may take a
     node back at short notice (the pods' grace and drain follow it), `price_setting` the pricing
     setting that bills a node-hour of it (none: a reservation is billed as `pricing.reservationBilling`
     says), `label` how plan.md names it."""
@@ -90,25 +104,12 @@ def capacity_source(kind: str, settings: dict[str, Any]) -> CapacitySource:
 
 def priority_for(source: CapacitySource, zones: Sequence[str], driver_version: str) -> dict[str, Any]:
     """One ComputeClass priority: an A4 node with 8 B200 from one capacity source."""
-    priority: dict[str, Any] = {
+    priority = {
         "machineType": A4_MACHINE_TYPE,
         "gpu": {"type": B200_ACCELERATOR, "count": B200_GPUS_PER_NODE, "driverVersion": driver_version},
         "location": {"zones": list(zones)},
     }
-    if isinstance(source, ReservationCapacity):
-        reservation: dict[str, str] = {"name": source.name}
-        if source.project:
-            reservation["project"] = source.project
-        priority["reservations"] = {"affinity": "Specific", "specific": [reservation]}
-    elif isinstance(source, FlexStartCapacity):
-        priority["flexStart"] = {
-            "enabled": True,
-            "nodeRecycling": {"leadTimeSeconds": source.node_recycling_lead_time_seconds},
-        }
-        priority["maxRunDurationSeconds"] = source.max_run_duration_seconds
-    elif isinstance(source, SpotCapacity):
-        priority["spot"] = True
-    return priority
+    return {**priority, **source.priority_fields()}
 
 
 def compute_class_spec(sources: Sequence[CapacitySource], zones: Sequence[str], driver_version: str) -> dict[str, Any]:

@@ -158,6 +158,16 @@ def enabled_apis(
     }
 
 
+def workload_identity_principal(project_number: str, workload_pool: str, namespace: str, service_account: str) -> str:
+    """The IAM principal of a Kubernetes service account under GKE Workload Identity Federation
+    ("Authenticate to Google Cloud APIs from GKE workloads": principal://.../workloadIdentityPools/
+    PROJECT_ID.svc.id.goog/subject/ns/NAMESPACE/sa/KSA)."""
+    return (
+        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
+        f"{workload_pool}/subject/ns/{namespace}/sa/{service_account}"
+    )
+
+
 def kubeconfig_for(name: str, endpoint: str, ca_certificate: str | None = None) -> str:
     """A kubeconfig for the cluster that authenticates with gke-gcloud-auth-plugin (no static
     credentials). The DNS-based endpoint serves a publicly trusted certificate, so its kubeconfig

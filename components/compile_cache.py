@@ -32,6 +32,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.cluster import workload_identity_principal
+
 OBJECT_ROLE = "roles/storage.objectUser"
 CSI_DRIVER = "gcsfuse.csi.storage.gke.io"
 SIDECAR_ANNOTATION = "gke-gcsfuse/volumes"
@@ -40,14 +42,6 @@ API = "storage.googleapis.com"
 
 def bucket_name(project: str, cluster_name: str) -> str:
     return f"vllm-compile-cache-{hashlib.sha256(f'{project}/{cluster_name}'.encode()).hexdigest()[:12]}"
-
-
-def workload_identity_principal(project_number: str, workload_pool: str, namespace: str, service_account: str) -> str:
-    """The IAM principal of a Kubernetes service account under Workload Identity Federation for GKE."""
-    return (
-        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
-        f"{workload_pool}/subject/ns/{namespace}/sa/{service_account}"
-    )
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,8 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
 from policies.redaction import REDACTED, known_secret_texts, redact_secrets
-from stacks.config.quoting import quote
+from stacks.config.quoting import MESSAGE_MAX, quote
 
-MESSAGE_MAX = 400
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
 EXIT_CLOSED_PIPE = 128 + 13  # SIGPIPE

@@ -43,8 +43,14 @@ REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")
 OBJECT_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
 
 
-# The keys of a render's documents: the same few hundred, hidden once each.
-_key_hidden = functools.lru_cache(maxsize=4096)(hide_secrets)
+# A render's documents repeat their texts (of 13,746 keys and values in a staging states.json, 1,320
+# differ): each short one is hidden once. Longer texts are hidden each time, so the cache stays small.
+CACHED_TEXT_LENGTH = 1024
+_hidden_short_text = functools.lru_cache(maxsize=16384)(hide_secrets)
+
+
+def _hidden_text(text: str) -> str:
+    return _hidden_short_text(text) if len(text) <= CACHED_TEXT_LENGTH else hide_secrets(text)
 
 
 class PreviewInputError(InputError):
@@ -57,11 +63,20 @@ def holds_a_secret(name: str, value: Any) -> bool:
     reference suffix: tokenSecretName, secretKeyRef), unless the value is a Kubernetes object name."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == RENDER_SECRET_MARK:
         return False
+    holds = _name_holds_a_secret(name)
+    if holds is None:
+        return not (isinstance(value, str) and OBJECT_NAME.fullmatch(value))
+    return holds
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_holds_a_secret(name: str) -> bool | None:
+    """Whether a value of this name is a secret; None: one unless it is a Kubernetes object name."""
     normal = name_words(name)
     stem = next((normal.removesuffix(suffix) for suffix in REFERENCE_SUFFIXES if normal.endswith(suffix)), None)
     if stem is None:
         return is_secret_name(name)
-    return is_secret_name(stem) and not (isinstance(value, str) and OBJECT_NAME.fullmatch(value))
+    return None if is_secret_name(stem) else False
 
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
@@ -108,7 +123,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     """A document of a render folder with every secret hidden (the module's docstring says which);
     `secret_object`: `value` is a Kubernetes Secret's inputs."""
     if isinstance(value, str):
-        return hide_secrets(value)
+        return _hidden_text(value)
     if isinstance(value, list):
         return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
@@ -118,7 +133,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     secret_object = secret_object or value.get("kind") == SECRET_KIND
     secret_record = value.get("type") == SECRET_TYPE
     return {
-        _key_hidden(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
+        _hidden_text(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
         for key, item in value.items()
     }
 

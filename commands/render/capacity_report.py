@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from commands.io.output import json_document
+from commands.io.states import CAPACITY_FILE
 from commands.plan.capacity_plan import CapacityPlan, cost, plan
 from commands.plan.hours import running_hours
 from commands.render.time_to_serve import time_to_serve
@@ -32,7 +33,6 @@ from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
 CHART_FILE = "capacity.svg"
-CAPACITY_FILE = "capacity.json"
 CHART_MIN_NODES = 16
 ROUTING_LABELS = {RoutingMode.clusterip.value: "ClusterIP", RoutingMode.gateway.value: "Inference Gateway"}
 MODE_COLORS = {RoutingMode.clusterip.value: "#1f5fa8", RoutingMode.gateway.value: "#d9730d"}

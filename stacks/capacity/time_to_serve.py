@@ -24,9 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from common.sources import WRITEUP_VLLM_RELEASE
+from components.vllm import PROFILE_ENGINE_FIELDS
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
-from stacks.config.profiles import DEFAULT_PROFILE, PROFILE_ENGINE_KEYS, profile_of
+from stacks.config.profiles import DEFAULT_PROFILE, profile_of
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
@@ -68,7 +69,7 @@ def checkpoint_mib(config: StackConfig) -> float | None:
 def engine_differences(config: StackConfig) -> list[str]:
     """The engine keys where the stack differs from its profile's engine (its start-up may differ);
     the image counts by the release its tag names (a digest or a mirror is the same engine)."""
-    keys = set(PROFILE_ENGINE_KEYS) - {"image"}
+    keys = set(PROFILE_ENGINE_FIELDS) - {"image"}
     profile_engine = profile_of(config.profile).engine
     ours = config.engine.model_dump(mode="json", by_alias=True, include=keys)
     theirs = profile_engine.model_dump(mode="json", by_alias=True, include=keys)

@@ -246,10 +246,10 @@ class EngineConfig(ConfigModel):
     )
     stream_interval: Annotated[int | None, Field(ge=1, le=1024)] = Field(
         default=None,
-        description="`--stream-interval`: tokens the engine buffers per streamed chunk, 1-1024 (vLLM PR 27869; both "
-        "pinned releases' parsers take it). Each chunk is one more ext_proc message through the gateway's "
-        "Endpoint Picker, so a larger value lowers its per-request work at a coarser stream. null omits the flag "
-        "(vLLM's default, 1: every token, what the measured runs used).",
+        description="`--stream-interval`: tokens the engine buffers per streamed chunk, 1-1024 "
+        "(vllm-project/vllm#27869; both pinned releases' parsers take it). Each chunk is one more ext_proc "
+        "message through the gateway's Endpoint Picker, so a larger value lowers its per-request work at a "
+        "coarser stream. null omits the flag (vLLM's default, 1: every token, what the measured runs used).",
     )
     reasoning_parser: Annotated[str | None, Field(pattern=r"^[a-z0-9_]+$")] = Field(
         default="qwen3",

@@ -25,7 +25,7 @@ Sources (checked 2026-11; "U" marks what could not be verified at a primary sour
   state): 27B 48 GDN + 16 full, 4 KV heads x 256 (HF Qwen/Qwen3.5-27B card, THUDM/slime config);
   35B-A3B 30 + 10, 2 x 256, 256 experts (transformers qwen3_5_moe configuration defaults);
   122B-A10B 36 + 12 (U); 397B-A17B 45 + 15, 2 x 256, 512 experts (THUDM/slime).
-- MTP heads: all four checkpoints carry them (the write-up measured MTP-1 on the 27B; the recipes
+- MTP heads: every checkpoint here carries them (the write-up measured MTP-1 on the 27B; the recipes
   serve the 122B with MTP-1; the NVFP4 397B keeps its MTP branch in BF16,
   https://github.com/vllm-project/vllm/pull/38832); the
   35B-A3B-FP8 repository's own config was not read (U).
@@ -87,9 +87,6 @@ class Checkpoint(ConfigModel):
         return self.active_parameters_billion < self.total_parameters_billion
 
 
-# The engine keys a profile sets (components/vllm.py, from the one list of engine flags); the rest of
-# `engine` (port, served name, pod resources, extra flags and environment) belongs to the stack.
-PROFILE_ENGINE_KEYS = PROFILE_ENGINE_FIELDS
 # Engine keys that only fit the profile's own checkpoint: another weights.model must set them itself.
 CHECKPOINT_ENGINE_KEYS = (
     "speculative",
@@ -111,7 +108,7 @@ class ServingProfile(ConfigModel):
     disk_gib: Annotated[int, Field(ge=4)] = Field(
         description="weights.sizeGib: holds the checkpoint twice during the download, plus 10%."
     )
-    engine: EngineConfig = Field(description="The engine settings; the keys in PROFILE_ENGINE_KEYS become defaults.")
+    engine: EngineConfig = Field(description="The engine settings; the keys in PROFILE_ENGINE_FIELDS become defaults.")
     workload: WorkloadConfig = Field(description="The traffic one node is sized for (workload.*).")
 
     @property
@@ -138,7 +135,7 @@ class ServingProfile(ConfigModel):
         """The settings the profile gives a stack (camelCase, as in a stack file). A stack that
         serves another checkpoint keeps the profile's engine and workload but not the checkpoint's
         size facts (the estimate from its name and the default disk apply)."""
-        engine = self.engine.model_dump(mode="json", by_alias=True, include=set(PROFILE_ENGINE_KEYS))
+        engine = self.engine.model_dump(mode="json", by_alias=True, include=set(PROFILE_ENGINE_FIELDS))
         weights: dict[str, Any] = {"model": self.checkpoint.model}
         if stack_model in (None, self.checkpoint.model):
             weights |= {"checkpointGib": self.checkpoint.size_gib, "sizeGib": self.disk_gib}

@@ -10,6 +10,8 @@ import math
 from policies.redaction import redact_secrets
 
 QUOTE_LIMIT = 40
+# The longest one-line message a command or the program prints (longer ones are cut).
+MESSAGE_MAX = 400
 # Integers up to this many digits are shown in full; longer ones by their order of magnitude.
 DIGITS_SHOWN = 15
 

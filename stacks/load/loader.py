@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import math
 import re
@@ -23,7 +24,7 @@ from stacks.config.cluster import EXISTING_CLUSTER_KEYS
 from stacks.config.pattern_words import allowed_by
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
-from stacks.config.quoting import quote
+from stacks.config.quoting import MESSAGE_MAX, quote
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 from stacks.load.plaintext_secrets import plaintext_secret_problem
@@ -37,7 +38,6 @@ MISSING_KEY_HINTS = {
     "or in an ESC environment it imports",
 }
 ALLOWED_KEYS_SHOWN = 200
-MESSAGE_MAX = 400
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 # The deepest setting of the model is 4 levels (capacity.sources[].type); anything far deeper is a mistake.
 MAX_CONFIG_DEPTH = 16
@@ -261,6 +261,7 @@ def _models_in(annotation: Any, listed: bool = False) -> list[tuple[type[BaseMod
     return [found for argument in get_args(annotation) for found in _models_in(argument, in_list)]
 
 
+@functools.cache  # the models are fixed; the answer is only read
 def _allowed_keys(model: type[BaseModel], path: str = "") -> dict[str, list[str]]:
     """Every object's keys by its `_schema_path`: an optional group (`target`) like a required one, a
     list's items under `[]`, each capacity source type under `<type>`."""

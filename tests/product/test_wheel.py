@@ -181,7 +181,7 @@ def test_the_installed_preview_reads_its_table_of_the_settings_traced(installed:
     module = f"{IMPORT_NAME}.commands.preview.traced_table"
     run = consumer_run(["-c", f"import {module} as t; print(t.current_table() is not None)"], consumer, installed)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "True"
+    assert run.stdout.strip() == "True", "the table is stale (commands/preview/traced_settings.json): run `make docs`"
 
 
 def test_an_installed_bench_compare_records_only_into_a_file_it_is_given(installed: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Day-2 changes previewed from the converged state (issue 21): the download scaffolding, settings
+"""Day-2 changes previewed from the converged state: the download scaffolding, settings
 turned off that the provider keeps, a new token, renamed workloads, and what `changes.md` and
 `changes.json` show. Each case renders a changed stack file and previews it as `preview OLD NEW` does."""
 

@@ -1,5 +1,5 @@
 """Day-2 changes of more settings, previewed from the converged state as `preview OLD NEW` does, and
-judged against what the providers do (the review of issue 21's preview with held-out changes): an
+judged against what the providers do (a review of the preview with held-out changes): an
 existing cluster named instead of the stack's own, a version floor lowered or raised, guards that live
 in the state only, the endpoint picker's settings, the proxy-only subnet, a smaller weights disk."""
 

@@ -49,10 +49,12 @@ def fresh_table() -> Iterator[None]:
     traced_table.stored_table.cache_clear()
 
 
+# What a test that needs the shipped table says when it is stale (a change to a fingerprinted file).
+STALE = "commands/preview/traced_settings.json was written from other files: run `make docs`"
+
+
 def test_the_shipped_table_is_current() -> None:
-    assert traced_table.current_table() is not None, (
-        "commands/preview/traced_settings.json was written from other files: run `make docs`"
-    )
+    assert traced_table.current_table() is not None, STALE
 
 
 def test_the_table_answers_as_the_tracer_does() -> None:
@@ -81,7 +83,7 @@ def test_the_table_answers_as_the_tracer_does() -> None:
 
 def test_every_component_the_program_declares_is_in_the_table() -> None:
     table = traced_table.current_table()
-    assert table is not None
+    assert table is not None, STALE
     recorded = {(component_type, name) for component_type, names in table["components"].items() for name in names}
     assert {
         (VllmEngine.TYPE, "llm-vllm"),
@@ -131,7 +133,7 @@ def test_another_measurements_file_leaves_the_answers_to_the_tracer(tmp_path: Pa
         assert traced_table.current_table() is None
     assert "engine.maxNumSeqs" in own["steps"]
     assert "engine.maxNumSeqs" not in fields_fed(build, config)["steps"]
-    assert traced_table.current_table() is not None
+    assert traced_table.current_table() is not None, STALE
 
 
 def test_the_answers_follow_the_measurements_file_in_effect(tmp_path: Path) -> None:
@@ -159,7 +161,7 @@ def _project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.usefixtures("fresh_table")
 def test_a_copy_of_the_project_reads_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _project_copy(tmp_path, monkeypatch)
-    assert traced_table.current_table() is not None
+    assert traced_table.current_table() is not None, STALE
 
 
 @pytest.mark.usefixtures("fresh_table")
@@ -172,7 +174,7 @@ def test_the_policy_packs_virtualenv_is_no_part_of_the_fingerprint(
     (venv / "lib" / "site-packages").mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "lib" / "site-packages" / "grpc.json").write_text("{}")
-    assert traced_table.current_table() is not None
+    assert traced_table.current_table() is not None, STALE
 
 
 @pytest.mark.usefixtures("fresh_table")
@@ -231,7 +233,7 @@ def test_a_stale_table_leaves_the_answers_to_the_tracer(tmp_path: Path, monkeypa
 
 def test_the_wheels_modules_fingerprint_as_the_repositorys() -> None:
     table = traced_table.current_table()
-    assert table is not None
+    assert table is not None, STALE
     for relative in (name for name in table["fingerprint"]["files"] if name.endswith(".py")):
         source = (traced_table.PROJECT_ROOT / relative).read_text()
         namespaced = hatch_build.namespaced(source, relative)
@@ -272,7 +274,7 @@ def test_a_misshapen_table_is_not_read(change: str | None, tmp_path: Path, monke
     if change is not None:
         MISSHAPEN[change](table)
     traced_table.write(table)
-    assert (traced_table.stored_table() is None) == (change is not None)
+    assert (traced_table.stored_table() is None) == (change is not None), STALE if change is None else change
 
 
 def test_a_write_cut_short_leaves_the_table_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

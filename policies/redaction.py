@@ -444,7 +444,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 # --hf-token; not MAX_TOKENS or --tokenizer). gitleaks' access, api, auth and key are not words of their own
 # here: gitleaks takes them only with a value of high entropy, and by name alone they would refuse AUTH_MODE,
 # API_URL or CACHE_KEY.
-SECRET_NAME = re.compile(
+SECRET_NAME_WORDS = re.compile(
     r"(?:^|_)(?:api_?key|app_?key|application_?key|auth_?key|service_?key|account_?key|db_?key|database_?key"
     r"|priv_?key|private_?key|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass"
     r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
@@ -504,7 +504,7 @@ def is_secret_name(name: str) -> bool:
         return False
     if normal.endswith(("_id", "_ids")) and CREDENTIAL_ID.search(normal) is None:
         return False
-    return SECRET_NAME.search(normal) is not None
+    return SECRET_NAME_WORDS.search(normal) is not None
 
 
 def _hide_patterns(text: str) -> str:

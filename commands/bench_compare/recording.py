@@ -20,9 +20,9 @@ from stacks.capacity.measurements import (
     Run,
     StartupPhases,
     configuration_of,
-    one_line,
     parse,
     read,
+    validation_line,
 )
 from stacks.config.stack import StackConfig
 
@@ -46,7 +46,7 @@ def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
     try:
         return StartupPhases(pods=len(records), median_seconds=median, max_seconds=largest)
     except ValidationError as error:
-        raise MeasurementsError(f"cannot record the start-up report: {one_line(error)}") from None
+        raise MeasurementsError(f"cannot record the start-up report: {validation_line(error)}") from None
 
 
 def record_id(stack: str, date: str, existing: Sequence[str]) -> str:

@@ -24,7 +24,7 @@ STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
 # The CLI's rule for a stack name (pulumi/pulumi sdk/go/common/tokens/stack_name.go ParseStackName);
 # a fully qualified reference is `[ORG/[PROJECT/]]NAME` and its stack file is named after NAME
 # (sdk/go/common/workspace/paths.go ProjectStackPath, called with the reference's Name()).
-STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+STACK_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 QUALIFIED_PARTS_MAX = 3
 STACK_HELP = "a stack name (reads Pulumi.STACK.yaml; ORG/PROJECT/STACK also works) or the path of a stack file"
 EPILOG_WIDTH = 79
@@ -51,14 +51,14 @@ def stack_ref(text: str) -> StackRef:
     if text.endswith((".yaml", ".yml")):
         match = STACK_FILE.match(path.name)
         name = match["stack"] if match else path.stem
-        if not STACK_NAME.fullmatch(name):
+        if not STACK_NAME_PATTERN.fullmatch(name):
             raise StackNameError(
                 f"stack file {text!r}: {name!r} is not a stack name; name the file Pulumi.NAME.yaml with NAME of "
                 "letters, digits, '-', '_' or '.'"
             )
         return StackRef(name, path)
     parts = text.split("/")
-    if len(parts) > QUALIFIED_PARTS_MAX or not all(STACK_NAME.fullmatch(part) for part in parts):
+    if len(parts) > QUALIFIED_PARTS_MAX or not all(STACK_NAME_PATTERN.fullmatch(part) for part in parts):
         raise StackNameError(
             f"stack {text!r}: a stack name may only contain alphanumerics, hyphens, underscores or periods "
             "(at most 100, as ORG/PROJECT/NAME at most); or give the path of a stack file Pulumi.NAME.yaml"

@@ -40,7 +40,7 @@ SETTING_DIGEST = re.compile(r"sha256:[0-9a-f]{16}")
 # A name ending so holds a reference to a secret (secretName, secretKeyRef, tokenSecretName), not one ...
 REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")
 # ... when its value is a Kubernetes object name (RFC 1123 subdomain).
-OBJECT_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
+SUBDOMAIN_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 # A render's documents repeat their texts (of 13,746 keys and values in a staging states.json, 1,320
@@ -65,7 +65,7 @@ def holds_a_secret(name: str, value: Any) -> bool:
         return False
     holds = _name_holds_a_secret(name)
     if holds is None:
-        return not (isinstance(value, str) and OBJECT_NAME.fullmatch(value))
+        return not (isinstance(value, str) and SUBDOMAIN_NAME.fullmatch(value))
     return holds
 
 

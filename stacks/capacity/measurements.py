@@ -250,7 +250,7 @@ class MeasurementsError(ValueError):
     """The measurements file cannot be read; the message is one line naming the file."""
 
 
-def one_line(error: ValidationError) -> str:
+def validation_line(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
     where = ".".join(str(part) for part in first["loc"]) or "the document"
     if first["type"] == "string_pattern_mismatch":
@@ -295,7 +295,7 @@ def parse(text: str, where: str) -> MeasurementsFile:
     try:
         return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)
     except ValidationError as error:
-        raise MeasurementsError(f"{where}: {one_line(error)}") from None
+        raise MeasurementsError(f"{where}: {validation_line(error)}") from None
 
 
 def read(path: Path) -> str:

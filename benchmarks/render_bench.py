@@ -60,9 +60,19 @@ print(json.dumps(sorted(loaded)))
     return list(json.loads(completed.stdout.strip().splitlines()[-1]))
 
 
+class CommandFailedError(Exception):
+    """A timed command ended with an error: its time means nothing."""
+
+
 def timed(command: list[str], environment: dict[str, str] = ENVIRONMENT) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, env=environment, check=True, capture_output=True, timeout=1800)
+    completed = subprocess.run(command, cwd=ROOT, env=environment, capture_output=True, timeout=1800, check=False)
+    if completed.returncode != 0:
+        lines = (completed.stdout + completed.stderr).decode(errors="replace").strip().splitlines()
+        raise CommandFailedError(
+            f"{' '.join(command[:2])} ... ended with exit status {completed.returncode} "
+            f"({lines[-1] if lines else 'no output'}): nothing is timed; run it alone to see why"
+        )
     return time.perf_counter() - start
 
 
@@ -142,4 +152,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except CommandFailedError as error:
+        sys.exit(f"bench: {error}")

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+import yaml
+
 KIB = 1024
 MIB = 1024 * KIB
 MAX_JSON_DEPTH = 64
@@ -192,3 +194,83 @@ def parse_json(text: str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
 
 def read_json(path: Path | str, limit: int, max_depth: int = MAX_JSON_DEPTH) -> Any:
     return parse_json(read_text(path, limit), str(path), max_depth)
+
+
+def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
+    """The values a node holds (a mapping's values, a merge key's mappings among them; a sequence's items)."""
+    if isinstance(node, yaml.MappingNode):
+        return [value for _, value in node.value]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _repeated_key(node: yaml.Node) -> str | None:
+    """The first key a mapping node writes twice (a merge key `<<` may come back: each merges more)."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    seen: set[str] = set()
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+            if key.value in seen:
+                return str(key.value)
+            seen.add(key.value)
+    return None
+
+
+def _yaml_problem(root: yaml.Node, max_values: int, max_depth: int) -> str | None:
+    """What makes the composed document too large once aliases and merge keys are expanded (each use of
+    a node counted again), too deep, or a mapping with a key twice; None when nothing does. Worked out
+    per node over the graph, never by expanding it."""
+    values: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    pending: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while pending:
+        node, children_done = pending.pop()
+        if id(node) in values:
+            continue
+        children = _yaml_children(node)
+        if not children_done:
+            if id(node) in open_nodes:
+                return "a value that contains itself (an alias of an enclosing anchor)"
+            open_nodes.add(id(node))
+            repeated = _repeated_key(node)
+            if repeated is not None:
+                return f"the key {json.dumps(repeated)[:80]} appears twice in one mapping; keep one"
+            pending.append((node, True))
+            pending.extend((child, False) for child in children if id(child) not in values)
+            continue
+        open_nodes.discard(id(node))
+        values[id(node)] = 1 + sum(values[id(child)] for child in children)
+        if values[id(node)] > max_values:
+            return f"more than {max_values:,} values once its aliases and merge keys are expanded"
+        is_collection = isinstance(node, (yaml.MappingNode, yaml.SequenceNode))
+        depth[id(node)] = is_collection + max((depth[id(child)] for child in children), default=0)
+        if depth[id(node)] > max_depth:
+            return f"nested deeper than {max_depth} levels"
+    return None
+
+
+def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Safe YAML of at most `max_values` values nested at most `max_depth` levels once its aliases and
+    merge keys are expanded, each mapping's keys once, or InputError `where: problem`. The limits hold
+    for the composed nodes, before any value is made: a merge key (`<<: *a`) copies the mapping it
+    names, so a few hundred bytes of merges of merges took gigabytes once made."""
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        problem = None if root is None else _yaml_problem(root, max_values, max_depth)
+        if problem is not None:
+            raise InputError(f"{where}: {problem}")
+        return None if root is None else loader.construct_document(root)
+    except InputError:
+        raise
+    except RecursionError:  # the composer gives up near 1,000 levels
+        raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{where}: {' '.join(str(error).split())[:200]}") from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise InputError(f"{where}: {error}") from None
+    finally:
+        loader.dispose()

@@ -107,11 +107,12 @@ def _payload_hidden(value: Any) -> Any:
 
 
 def _digests_hidden(value: Any, shape: re.Pattern[str]) -> Any:
-    """Digests shaped as a render writes them, any other string hidden (a preview shows them)."""
+    """Digests shaped as a render writes them; anything else in their place hidden whole (a preview shows
+    them), a nested object or list, a number or a string."""
     if not isinstance(value, dict):
         return without_secrets(value)
     return {
-        hide_secrets(str(path)): REDACTED if isinstance(digest, str) and not shape.fullmatch(digest) else digest
+        hide_secrets(str(path)): digest if isinstance(digest, str) and shape.fullmatch(digest) else REDACTED
         for path, digest in value.items()
     }
 
@@ -128,8 +129,12 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
         return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
         return value
-    if isinstance(value.get("name"), str) and holds_a_secret(value["name"], value.get("value")):
-        value = {**value, "value": REDACTED}  # an environment variable named like a secret (DB_PASSWORD)
+    name, held = value.get("name"), value.get("value")
+    # an environment variable named like a secret (DB_PASSWORD), whatever its value's shape
+    if isinstance(name, str) and (
+        holds_a_secret(name, held) or (isinstance(held, (dict, list)) and _name_holds_a_secret(name) is True)
+    ):
+        value = {**value, "value": REDACTED}
     secret_object = secret_object or value.get("kind") == SECRET_KIND
     secret_record = value.get("type") == SECRET_TYPE
     return {

@@ -20,7 +20,6 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_type_hints
 
-import yaml
 from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
@@ -40,7 +39,7 @@ MEASUREMENTS_FILE = Path(__file__).resolve().parent / "measurements.yaml"
 UNKNOWN = "unknown"
 # The repository's file is a few KiB; a measurements file is read bounded like every input.
 MAX_MEASUREMENTS_BYTES = 1024 * 1024
-# Aliases share one object when loaded; what reads the document walks each use, so count them expanded.
+# Aliases share one object when loaded; what reads the document walks each use, so they count expanded.
 MAX_MEASUREMENTS_NODES = 100_000
 Unknown = Literal["unknown"]
 MEASUREMENT_ID = r"^[a-z0-9][a-z0-9-]{0,62}$"
@@ -259,39 +258,12 @@ def validation_line(error: ValidationError) -> str:
     return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
-def _expands_within(document: Any, budget: int) -> bool:
-    """Whether `document`, aliases expanded, holds at most `budget` values nested at most 64 deep."""
-    pending: list[tuple[Any, int]] = [(document, 0)]
-    seen = 0
-    while pending:
-        item, depth = pending.pop()
-        seen += 1
-        if seen > budget or depth > input_files.MAX_JSON_DEPTH:
-            return False
-        if isinstance(item, dict):
-            pending.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            pending.extend((child, depth + 1) for child in item)
-    return True
-
-
 def parse(text: str, where: str) -> MeasurementsFile:
     """The measurements in a YAML text, or MeasurementsError naming `where`."""
     try:
-        document = yaml.safe_load(text)
-        if not _expands_within(document, MAX_MEASUREMENTS_NODES):
-            raise MeasurementsError(
-                f"{where}: more than {MAX_MEASUREMENTS_NODES:,} values once its aliases are expanded, or nested "
-                f"deeper than {input_files.MAX_JSON_DEPTH} levels"
-            )
-    except RecursionError:  # the YAML parser itself gives up near 1,000 levels
-        raise MeasurementsError(f"{where}: nested deeper than {input_files.MAX_JSON_DEPTH} levels") from None
-    except yaml.YAMLError as error:
-        raise MeasurementsError(f"{where}: {' '.join(str(error).split())[:200]}") from None
-    except MeasurementsError:
-        raise
-    except ValueError as error:  # an integer of more digits than Python converts
-        raise MeasurementsError(f"{where}: {error}") from None
+        document = input_files.parse_yaml(text, where, MAX_MEASUREMENTS_NODES)
+    except input_files.InputError as error:
+        raise MeasurementsError(str(error)) from None
     try:
         return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)
     except ValidationError as error:

@@ -218,3 +218,12 @@ def test_a_run_of_token_prefixes_is_no_token_and_a_key_after_one_still_is() -> N
     assert secret_kinds("sk-" * 1000) == []
     assert secret_kinds("eyJ" * 1000) == []
     assert secret_kinds("sk-" * 100 + "a" * 20 + "T3BlbkFJ" + "b" * 20) == ["an OpenAI API key"]
+
+
+@pytest.mark.timeout(120)  # a hang guard: linear, well under a second; quadratic, about 100 minutes
+def test_a_line_that_repeats_a_query_parameter_is_scanned_once() -> None:
+    """The digit look-ahead of the URL-query pattern stops at the next `?`: from every repeated
+    `?token=` it scanned to the end of the line (a 112 KB annotation took a preview 74 s)."""
+    repeated = "?token=" * (1024 * 1024 // 7)
+    assert secret_kinds(repeated) == []
+    assert hide_secrets(repeated + "?token=abc12345678") == repeated + REDACTED

@@ -133,6 +133,17 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"secretDigests": {"stringData.token": "unset", "data.API_KEY": "value sha256:0123456789ab", "x": "a"}},
             {"secretDigests": {"stringData.token": "unset", "data.API_KEY": "value sha256:0123456789ab", "x": "***"}},
         ),
+        # ... and so is an object, a list or a number in a digest's place, at any depth
+        (
+            {"metadata": {"secretDigests": {"a": {"password": "Zq7pW3xKv9Lm2Rt8"}, "b": ["Zq7pW3xKv9"], "c": 12345}}},
+            {"metadata": {"secretDigests": {"a": "***", "b": "***", "c": "***"}}},
+        ),
+        ({"settingDigests": {"a": {"apiKey": "Zq7pW3xKv9Lm2Rt8"}}}, {"settingDigests": {"a": "***"}}),
+        # an environment variable named like a secret, whatever its value's shape
+        (
+            {"env": [{"name": "DB_PASSWORD", "value": {"v": "Zq7pW3xKv9Lm2Rt8"}}, {"name": "API_KEY", "value": ["x"]}]},
+            {"env": [{"name": "DB_PASSWORD", "value": "***"}, {"name": "API_KEY", "value": "***"}]},
+        ),
     ],
 )
 def test_what_is_hidden(document: dict[str, Any], expected: dict[str, Any]) -> None:

@@ -70,7 +70,7 @@ def test_a_key_written_twice_is_refused(tmp_path: Path) -> None:
 def test_the_depth_limit_is_the_json_inputs_one(tmp_path: Path) -> None:
     nested = tmp_path / "measurements.yaml"
     nested.write_text("[" * 65 + "]" * 65)
-    with pytest.raises(MeasurementsError, match="nested deeper than 64 levels$"):
+    with pytest.raises(MeasurementsError, match=r"nested deeper than 64 levels$"):
         load(nested)
 
 

@@ -443,14 +443,16 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
 # key is 40 hex digits, a password anything): keyword.py's DENYLIST, plus access/secret keys and tokens and
 # gitleaks' credential words (config/gitleaks.toml, generic-api-key: credential, creds), as a whole part of
 # the name (API_KEY, WANDB_API_KEY, DB_PASSWORD, GITHUB_TOKEN, GOOGLE_CREDENTIALS_JSON, --api-key,
-# --hf-token; not MAX_TOKENS or --tokenizer). gitleaks' access, api, auth and key are not words of their own
+# --hf-token, spring.datasource.password; not MAX_TOKENS or --tokenizer), and the plurals of the key and
+# password words (API_KEYS, passwords; not tokens or secrets, which name counts and Kubernetes' lists of
+# references). gitleaks' access, api, auth and key are not words of their own
 # here: gitleaks takes them only with a value of high entropy, and by name alone they would refuse AUTH_MODE,
 # API_URL or CACHE_KEY.
 SECRET_NAME_WORDS = re.compile(
     r"(?:^|_)(?:api_?key|app_?key|application_?key|auth_?key|service_?key|account_?key|db_?key|database_?key"
-    r"|priv_?key|private_?key|client_?key|access_?key|secret_?key|secret_?access_?key|db_?pass|database_?pass"
-    r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
-    r"|access_?token|api_?token|authorization|credentials?|creds)"
+    r"|priv_?key|private_?key|client_?key|access_?keys?|secret_?keys?|secret_?access_?key|db_?pass|database_?pass"
+    r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)s?|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
+    r"|access_?token|api_?token|authorization|credentials?|creds|api_?keys)"
     r"(?:_|$)"
 )
 # detect-secrets finds its keywords anywhere in a name (keyword.py, DENYLIST_REGEX has no left anchor, and
@@ -494,8 +496,9 @@ REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials"
 
 @functools.lru_cache(maxsize=4096)  # a render's documents repeat the same few hundred keys
 def name_words(name: str) -> str:
-    """A name as its words joined by `_`, lower case: wandbApiKey, WANDB_API_KEY and --wandb-api-key alike."""
-    return CAMEL_HUMP.sub("_", name).lower().replace("-", "_")
+    """A name as its words joined by `_`, lower case: wandbApiKey, WANDB_API_KEY, --wandb-api-key and
+    wandb.api.key alike."""
+    return CAMEL_HUMP.sub("_", name).lower().replace("-", "_").replace(".", "_")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -80,12 +80,14 @@ def _name_holds_a_secret(name: str) -> bool | None:
 
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
+# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY).
+FLAG_IN_A_LINE = re.compile(r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*)(?![$])([^\s\"']+)")
 
 
 def _flag_values_hidden(items: list[Any]) -> list[Any]:
     """A command line (a container's args) with the value of every flag named like a secret hidden:
-    `--api-key=V`, `--api-key V` in one item, or `--api-key` and V in the next."""
-    hidden = list(items)
+    `--api-key=V`, `--api-key V` in one item, `--api-key` and V in the next, or inside a shell line."""
+    hidden = [item if not isinstance(item, str) or item.startswith("-") else _line_flags_hidden(item) for item in items]
     for index, item in enumerate(hidden):
         match = FLAG.fullmatch(item) if isinstance(item, str) else None
         if match is None or not is_secret_name(match[2]):
@@ -95,6 +97,22 @@ def _flag_values_hidden(items: list[Any]) -> list[Any]:
         elif index + 1 < len(hidden) and not (isinstance(hidden[index + 1], str) and hidden[index + 1].startswith("-")):
             hidden[index + 1] = REDACTED
     return hidden
+
+
+def _line_flags_hidden(line: str) -> str:
+    """A command line in one string with the value of every flag named like a secret hidden."""
+    if " -" not in line:
+        return line
+    return FLAG_IN_A_LINE.sub(
+        lambda match: f"{match[1]}{match[2]}{match[3]}{REDACTED}" if is_secret_name(match[2]) else match[0], line
+    )
+
+
+def _ends_with_a_secret_flag(command: Any) -> bool:
+    """Whether a container's `command` ends with a flag named like a secret and no value: its `args` go on."""
+    last = command[-1] if isinstance(command, list) and command else None
+    match = FLAG.fullmatch(last) if isinstance(last, str) else None
+    return match is not None and match[3] is None and is_secret_name(match[2])
 
 
 def _payload_hidden(value: Any) -> Any:
@@ -135,6 +153,9 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
         holds_a_secret(name, held) or (isinstance(held, (dict, list)) and _name_holds_a_secret(name) is True)
     ):
         value = {**value, "value": REDACTED}
+    args = value.get("args")
+    if _ends_with_a_secret_flag(value.get("command")) and isinstance(args, list) and args:
+        value = {**value, "args": [REDACTED, *args[1:]]}  # the runtime joins command and args
     secret_object = secret_object or value.get("kind") == SECRET_KIND
     secret_record = value.get("type") == SECRET_TYPE
     return {

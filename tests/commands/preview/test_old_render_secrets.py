@@ -139,6 +139,15 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"metadata": {"secretDigests": {"a": "***", "b": "***", "c": "***"}}},
         ),
         ({"settingDigests": {"a": {"apiKey": "Zq7pW3xKv9Lm2Rt8"}}}, {"settingDigests": {"a": "***"}}),
+        # a secret flag's value inside a shell line, or in `args` after a `command` that ends with the flag
+        (
+            {"args": ["vllm serve --api-key Zq7pW3xKv9 --port 8000", "echo --api-key $KEY"]},
+            {"args": ["vllm serve --api-key *** --port 8000", "echo --api-key $KEY"]},
+        ),
+        (
+            {"command": ["vllm", "serve", "--api-key"], "args": ["Zq7pW3xKv9", "--port", "8000"]},
+            {"command": ["vllm", "serve", "--api-key"], "args": ["***", "--port", "8000"]},
+        ),
         # an environment variable named like a secret, whatever its value's shape
         (
             {"env": [{"name": "DB_PASSWORD", "value": {"v": "Zq7pW3xKv9Lm2Rt8"}}, {"name": "API_KEY", "value": ["x"]}]},

@@ -34,6 +34,9 @@ VALUE = "Canary4horse"
         "CLIENT_SECRET_ID",
         "AWS_ACCESS_KEY_ID",
         "DB_PWD",  # pwd abbreviates password in any name but the shell's own
+        "spring.datasource.password",  # dotted words
+        "API_KEYS",  # plurals of the key and password words
+        "db_passwords",
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -43,7 +46,11 @@ def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["MAX_TOKENS", "VLLM_PASSES", "PASSTHROUGH", "COMPASS_MODE", "HF_TOKEN_FILE", "maxNumBatchedTokens"]
+    "name",
+    [
+        *("MAX_TOKENS", "VLLM_PASSES", "PASSTHROUGH", "COMPASS_MODE", "HF_TOKEN_FILE", "maxNumBatchedTokens"),
+        *("speculative-config.num_speculative_tokens", "SECRETS", "TOKENS", "app.kubernetes.io/name"),
+    ],
 )
 def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
     assert not is_secret_name(name)

@@ -270,7 +270,10 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
         raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
     except yaml.YAMLError as error:
         raise InputError(f"{where}: {' '.join(str(error).split())[:200]}") from None
-    except ValueError as error:  # an integer of more digits than Python converts
+    except ValueError as error:  # a date that is none (2024-13-45), an integer of more digits than Python reads
+        if "Exceeds the limit" in str(error):
+            allowed = f"at most {sys.get_int_max_str_digits():,} digits"
+            raise InputError(f"{where}: an integer too long to read; allowed: {allowed}") from None
         raise InputError(f"{where}: {error}") from None
     finally:
         loader.dispose()

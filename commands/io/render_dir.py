@@ -157,7 +157,8 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     if _ends_with_a_secret_flag(value.get("command")) and isinstance(args, list) and args:
         value = {**value, "args": [REDACTED, *args[1:]]}  # the runtime joins command and args
     secret_object = secret_object or value.get("kind") == SECRET_KIND
-    secret_record = value.get("type") == SECRET_TYPE
+    # a Secret's record, or its patch's (kubernetes:core/v1:SecretPatch): the same payload fields
+    secret_record = isinstance(value.get("type"), str) and value["type"].startswith(SECRET_TYPE)
     return {
         _hidden_text(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
         for key, item in value.items()

@@ -148,6 +148,11 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"command": ["vllm", "serve", "--api-key"], "args": ["Zq7pW3xKv9", "--port", "8000"]},
             {"command": ["vllm", "serve", "--api-key"], "args": ["***", "--port", "8000"]},
         ),
+        # the payload of a Secret's patch, as of a Secret
+        (
+            {"type": "kubernetes:core/v1:SecretPatch", "inputs": {"stringData": {"hf": "Zq7pW3xKv9Lm2Rt8"}}},
+            {"type": "kubernetes:core/v1:SecretPatch", "inputs": {"stringData": {"hf": "***"}}},
+        ),
         # an environment variable named like a secret, whatever its value's shape
         (
             {"env": [{"name": "DB_PASSWORD", "value": {"v": "Zq7pW3xKv9Lm2Rt8"}}, {"name": "API_KEY", "value": ["x"]}]},

@@ -98,8 +98,16 @@ def test_an_integer_of_thousands_of_digits_is_one_line(tmp_path: Path) -> None:
     exit status 1); it is a malformed file like any other."""
     digits = tmp_path / "measurements.yaml"
     digits.write_text("measurements: [{runs: [{nodes: " + "9" * 5_000 + "}]}]\n")
-    with pytest.raises(MeasurementsError, match=f"^{digits}: Exceeds the limit"):
+    refusal = f"^{digits}: an integer too long to read; allowed: at most 4,300 digits$"
+    with pytest.raises(MeasurementsError, match=refusal):
         load(digits)
+
+
+def test_a_date_that_is_none_is_one_line(tmp_path: Path) -> None:
+    dated = tmp_path / "measurements.yaml"
+    dated.write_text("measurements: [{date: 2024-13-45}]\n")
+    with pytest.raises(MeasurementsError, match=f"^{dated}: month must be in 1..12$"):
+        load(dated)
 
 
 @pytest.mark.parametrize("model", [Run, StartupPhases])

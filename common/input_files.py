@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ import yaml
 KIB = 1024
 MIB = 1024 * KIB
 MAX_JSON_DEPTH = 64
+# A YAML key shown as it is in a refusal; any other is quoted (and cut).
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Digits of the largest float64 (1.8e308): a longer integer is out of its range.
 FLOAT64_DIGITS = 309
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -252,28 +255,82 @@ def _yaml_problem(root: yaml.Node, max_values: int, max_depth: int) -> str | Non
     return None
 
 
+class _UnreadableValueError(Exception):
+    """A value PyYAML's constructor could not make, with the node it was made of."""
+
+    def __init__(self, node: yaml.Node, error: ValueError) -> None:
+        super().__init__(str(error))
+        self.node = node
+        self.error = error
+
+
+class _LocatingLoader(yaml.SafeLoader):
+    """SafeLoader that says which node a value could not be made of (a date that is none, an integer
+    longer than Python reads): the constructor's own ValueError names no key."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)  # type: ignore[no-untyped-call]
+        except ValueError as error:
+            raise _UnreadableValueError(node, error) from None
+
+
+def _key_text(key: yaml.Node) -> str:
+    text = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+    return text if PLAIN_KEY.fullmatch(text) else json.dumps(text)[:40]
+
+
+def _key_path(root: yaml.Node, target: yaml.Node) -> str:
+    """The dotted keys from the root to `target` (list items by index, as pydantic names them)."""
+    pending: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    seen: set[int] = set()
+    while pending:
+        node, path = pending.pop()
+        if node is target:
+            return ".".join(path)
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            pending.extend((value, (*path, _key_text(key))) for key, value in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            pending.extend((item, (*path, str(index))) for index, item in enumerate(node.value))
+    return ""
+
+
+def _unreadable_line(failure: _UnreadableValueError, root: yaml.Node) -> str:
+    path = _key_path(root, failure.node)[:200]
+    if "Exceeds the limit" in str(failure.error):
+        problem = f"an integer too long to read; allowed: at most {sys.get_int_max_str_digits():,} digits"
+    else:
+        problem = " ".join(str(failure.error).split())[:200]
+    return f"{path}: {problem}" if path else problem
+
+
 def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Safe YAML of at most `max_values` values nested at most `max_depth` levels once its aliases and
     merge keys are expanded, each mapping's keys once, or InputError `where: problem`. The limits hold
     for the composed nodes, before any value is made: a merge key (`<<: *a`) copies the mapping it
     names, so a few hundred bytes of merges of merges took gigabytes once made."""
-    loader = yaml.SafeLoader(text)
+    loader = _LocatingLoader(text)
     try:
         root = loader.get_single_node()
-        problem = None if root is None else _yaml_problem(root, max_values, max_depth)
+        if root is None:
+            return None
+        problem = _yaml_problem(root, max_values, max_depth)
         if problem is not None:
             raise InputError(f"{where}: {problem}")
-        return None if root is None else loader.construct_document(root)
+        try:
+            return loader.construct_document(root)
+        except _UnreadableValueError as failure:  # a date that is none (2024-13-45), an integer Python will not read
+            raise InputError(f"{where}: {_unreadable_line(failure, root)}") from None
     except InputError:
         raise
     except RecursionError:  # the composer gives up near 1,000 levels
         raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
     except yaml.YAMLError as error:
         raise InputError(f"{where}: {' '.join(str(error).split())[:200]}") from None
-    except ValueError as error:  # a date that is none (2024-13-45), an integer of more digits than Python reads
-        if "Exceeds the limit" in str(error):
-            allowed = f"at most {sys.get_int_max_str_digits():,} digits"
-            raise InputError(f"{where}: an integer too long to read; allowed: {allowed}") from None
-        raise InputError(f"{where}: {error}") from None
+    except ValueError as error:
+        raise InputError(f"{where}: {' '.join(str(error).split())[:200]}") from None
     finally:
         loader.dispose()

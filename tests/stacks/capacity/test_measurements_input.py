@@ -75,9 +75,10 @@ def test_deep_nesting_is_refused_naming_the_file(tmp_path: Path) -> None:
         # Python reads no integer of more than 4,300 digits (a ValueError, which ended plan with exit status 1)
         (
             "measurements: [{runs: [{nodes: " + "9" * 5_000 + "}]}]\n",
-            "an integer too long to read; allowed: at most 4,300 digits",
+            "measurements.0.runs.0.nodes: an integer too long to read; allowed: at most 4,300 digits",
         ),
-        ("measurements: [{date: 2024-13-45}]\n", "month must be in 1..12"),  # a date that is none
+        ("measurements: [{date: 2024-13-45}]\n", "measurements.0.date: month must be in 1..12"),  # a date that is none
+        ('"a\\nkey": {measurements: 2024-02-30}\n', '"a\\nkey".measurements: day is out of range for month'),
     ],
 )
 def test_a_malformed_file_is_one_line_naming_it(tmp_path: Path, text: str, refusal: str) -> None:

@@ -199,13 +199,18 @@ def read_json(path: Path | str, limit: int, max_depth: int = MAX_JSON_DEPTH) -> 
     return parse_json(read_text(path, limit), str(path), max_depth)
 
 
-def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
-    """The values a node holds (a mapping's values, a merge key's mappings among them; a sequence's items)."""
+def _keyed_children(node: yaml.Node) -> list[tuple[yaml.Node | int, yaml.Node]]:
+    """The values a node holds, each with its key node (a mapping's values, a merge key's mappings among
+    them) or its index (a sequence's items)."""
     if isinstance(node, yaml.MappingNode):
-        return [value for _, value in node.value]
-    if isinstance(node, yaml.SequenceNode):
         return list(node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return list(enumerate(node.value))
     return []
+
+
+def _yaml_children(node: yaml.Node) -> list[yaml.Node]:
+    return [child for _, child in _keyed_children(node)]
 
 
 def _repeated_key(node: yaml.Node) -> str | None:
@@ -275,27 +280,31 @@ class _LocatingLoader(yaml.SafeLoader):
             raise _UnreadableValueError(node, error) from None
 
 
-def _key_text(key: yaml.Node) -> str:
+def _key_text(key: yaml.Node | int) -> str:
+    if isinstance(key, int):
+        return str(key)
     text = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
     return text if PLAIN_KEY.fullmatch(text) else json.dumps(text)[:40]
 
 
 def _key_path(root: yaml.Node, target: yaml.Node) -> str:
     """The dotted keys from the root to `target` (list items by index, as pydantic names them)."""
-    pending: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    pending: list[tuple[yaml.Node, tuple[yaml.Node | int, ...]]] = [(root, ())]
     seen: set[int] = set()
     while pending:
         node, path = pending.pop()
         if node is target:
-            return ".".join(path)
+            return ".".join(map(_key_text, path))
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            pending.extend((value, (*path, _key_text(key))) for key, value in node.value)
-        elif isinstance(node, yaml.SequenceNode):
-            pending.extend((item, (*path, str(index))) for index, item in enumerate(node.value))
+        pending.extend((child, (*path, key)) for key, child in _keyed_children(node))
     return ""
+
+
+def _error_line(error: Exception) -> str:
+    """A parser's or constructor's message on one short line."""
+    return " ".join(str(error).split())[:200]
 
 
 def _unreadable_line(failure: _UnreadableValueError, root: yaml.Node) -> str:
@@ -303,7 +312,7 @@ def _unreadable_line(failure: _UnreadableValueError, root: yaml.Node) -> str:
     if "Exceeds the limit" in str(failure.error):
         problem = f"an integer too long to read; allowed: at most {sys.get_int_max_str_digits():,} digits"
     else:
-        problem = " ".join(str(failure.error).split())[:200]
+        problem = _error_line(failure.error)
     return f"{path}: {problem}" if path else problem
 
 
@@ -328,9 +337,7 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
         raise
     except RecursionError:  # the composer gives up near 1,000 levels
         raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
-    except yaml.YAMLError as error:
-        raise InputError(f"{where}: {' '.join(str(error).split())[:200]}") from None
-    except ValueError as error:
-        raise InputError(f"{where}: {' '.join(str(error).split())[:200]}") from None
+    except (yaml.YAMLError, ValueError) as error:
+        raise InputError(f"{where}: {_error_line(error)}") from None
     finally:
         loader.dispose()

@@ -86,7 +86,9 @@ FLAG_IN_A_LINE = re.compile(r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*)(?![$
 
 def _flag_values_hidden(items: list[Any]) -> list[Any]:
     """A command line (a container's args) with the value of every flag named like a secret hidden:
-    `--api-key=V`, `--api-key V` in one item, `--api-key` and V in the next, or inside a shell line."""
+    `--api-key=V`, `--api-key V` in one item, `--api-key` and V in the next, or inside a shell line.
+    The item after such a flag is hidden even when it starts with `-`: a secret may (`-x7Kq...`), and
+    hiding a flag name that follows one is harmless where showing a secret is not."""
     hidden = [item if not isinstance(item, str) or item.startswith("-") else _line_flags_hidden(item) for item in items]
     for index, item in enumerate(hidden):
         match = FLAG.fullmatch(item) if isinstance(item, str) else None
@@ -94,7 +96,7 @@ def _flag_values_hidden(items: list[Any]) -> list[Any]:
             continue
         if match[3] is not None:
             hidden[index] = f"{match[1]}{match[2]}{match[3]}{REDACTED}"
-        elif index + 1 < len(hidden) and not (isinstance(hidden[index + 1], str) and hidden[index + 1].startswith("-")):
+        elif index + 1 < len(hidden):
             hidden[index + 1] = REDACTED
     return hidden
 

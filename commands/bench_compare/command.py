@@ -36,7 +36,8 @@ from common.input_files import MIB, InputError, parse_json, read_json, read_stre
 from common.sources import uncitable
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
-from stacks.capacity.planner import benchmark_concurrency, human_duration
+from stacks.capacity.planner import benchmark_concurrency
+from stacks.config.quoting import human_duration
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 

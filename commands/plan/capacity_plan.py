@@ -20,7 +20,6 @@ from stacks.capacity.planner import (
     hourly_cost,
     known,
     size,
-    source_label,
     storage_of,
 )
 from stacks.config.capacity import CapacitySource
@@ -159,7 +158,7 @@ def plan(
     hours = running_hours(config)
     sources = tuple(
         SourcePlan(
-            source=source_label(source),
+            source=source.label,
             type=source.type,
             costs=tuple(
                 cost(

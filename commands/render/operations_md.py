@@ -7,7 +7,7 @@ from commands.plan.capacity_plan import PRICING_LABELS
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from components.capacity import capacity_kind
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
-from stacks.capacity.planner import budget_pricing, node_price, source_label
+from stacks.capacity.planner import budget_pricing, node_price
 from stacks.config.stack import StackConfig
 
 
@@ -53,7 +53,7 @@ def warm_up_cost(config: StackConfig, seconds: int) -> str:
         per_hour = node_price(pricing, kind) * (1 + pricing.autopilot_premium_fraction)
         # a reservation is billed as pricing.reservationBilling says: name the billing
         billed = "" if capacity_kind(source.type).price_setting is not None else f", {PRICING_LABELS[kind]}"
-        costs.append(f"USD {per_hour * seconds / 3600:,.2f} on {source_label(source)}{billed}")
+        costs.append(f"USD {per_hour * seconds / 3600:,.2f} on {source.label}{billed}")
     return (
         "the node is billed during warm-up: "
         + "; ".join(costs)

@@ -13,7 +13,6 @@ from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
 from stacks.args import serve_arguments
-from stacks.capacity.planner import source_label
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
@@ -64,7 +63,7 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ("project / region / zones", f"{config.project} / {config.region} / {', '.join(config.zones)}"),
         *_cluster_settings(config),
         ("A4 nodes (8x B200 each)", _nodes_setting(config)),
-        ("capacity fallback", " -> ".join(source_label(source) for source in config.capacity.sources)),
+        ("capacity fallback", " -> ".join(source.label for source in config.capacity.sources)),
         ("profile", _profile_setting(config)),
         ("model", f"{config.weights.model}@{config.weights.revision} served as `{config.served_model_name}`"),
         ("weights", f"Hyperdisk ML {config.weights.size_gib} GiB, {config.serving_throughput_mibps:,} MiB/s"),

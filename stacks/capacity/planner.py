@@ -21,7 +21,7 @@ from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import Expectation, expect
 from stacks.capacity.measurements import Measurement
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
-from stacks.config.capacity import MAX_NODES, CapacitySource, FlexStartSource, ReservationSource, TargetConfig
+from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
 from stacks.config.stack import StackConfig
 
@@ -119,15 +119,6 @@ def budget_pricing(source: CapacitySource, pricing: PricingConfig) -> str:
     return source.type if capacity_kind(source.type).price_setting is not None else pricing.reservation_billing.value
 
 
-def source_label(source: CapacitySource) -> str:
-    if isinstance(source, ReservationSource):
-        owner = f" (project {source.project})" if source.project else ""
-        return f"reservation `{source.name}`{owner}"
-    if isinstance(source, FlexStartSource):
-        return f"Flex-start (nodes live at most {human_duration(source.max_run_duration_seconds)})"
-    return capacity_kind(source.type).label
-
-
 # ---------------------------------------------------------------- goal sizing
 
 
@@ -204,7 +195,7 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
     if target.budget_per_hour is not None:
         storage = storage_of(config)
         prices = {
-            source_label(source): hourly_cost(
+            source.label: hourly_cost(
                 budget_pricing(source, config.pricing),
                 nodes,
                 storage,
@@ -242,18 +233,6 @@ def storage_of(config: StackConfig) -> Storage:
         serving_disks=len(config.zones),
         serving_throughput_mibps=config.serving_throughput_mibps,
     )
-
-
-def human_duration(seconds: float) -> str:
-    """604800 -> '7 days', 5400 -> '1 h 30 min', 45 -> '45 s'."""
-    remaining = round(seconds)
-    parts = []
-    for unit, size_seconds in (("day", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
-        count, remaining = divmod(remaining, size_seconds)
-        if count:
-            plural = "s" if unit == "day" and count > 1 else ""
-            parts.append(f"{count} {unit}{plural}")
-    return " ".join(parts) or "0 s"
 
 
 def benchmark_clients(total_concurrency: int, concurrency_per_client: int) -> int:

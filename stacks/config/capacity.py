@@ -7,9 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from components.capacity import SPOT
 from stacks.config.base import ConfigModel, checked
 from stacks.config.grammars import DNS_1035_LABEL, project_id_problem
-from stacks.config.quoting import quote
+from stacks.config.quoting import human_duration, quote
 
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600
 MAX_NODES = 256
@@ -33,6 +34,11 @@ class SpotSource(ConfigModel):
     outside the Autopilot SLA."""
 
     type: Annotated[Literal["spot"], Field(description="`spot`.")]
+
+    @property
+    def label(self) -> str:
+        """How plan.md and `plan` name this source."""
+        return SPOT.label
 
 
 class FlexStartSource(ConfigModel):
@@ -67,6 +73,11 @@ class FlexStartSource(ConfigModel):
             )
         return self
 
+    @property
+    def label(self) -> str:
+        """How plan.md and `plan` name this source: with the longest run of its nodes."""
+        return f"Flex-start (nodes live at most {human_duration(self.max_run_duration_seconds)})"
+
 
 class ReservationSource(ConfigModel):
     """A specific Compute Engine reservation of A4 capacity (Autopilot consumes specific reservations only)."""
@@ -85,6 +96,12 @@ class ReservationSource(ConfigModel):
     @classmethod
     def _project_id(cls, value: str | None) -> str | None:
         return None if value is None else checked(project_id_problem(value), value)
+
+    @property
+    def label(self) -> str:
+        """How plan.md and `plan` name this source: by its name, and its owner project when shared."""
+        owner = f" (project {self.project})" if self.project else ""
+        return f"reservation `{self.name}`{owner}"
 
 
 CapacitySource = Annotated[SpotSource | FlexStartSource | ReservationSource, Field(discriminator="type")]

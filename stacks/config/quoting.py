@@ -1,4 +1,5 @@
-"""Quoting a bad value in a one-line message: a short, escaped prefix, never the whole value.
+"""Quoting a bad value in a one-line message: a short, escaped prefix, never the whole value; and a
+duration as a message or plan.md writes it.
 
 A number or a boolean is shown as the stack file spells it (4096.5, true), never as a string: a
 message that says "got '4096.5'" reads as if the value had been quoted in the file."""
@@ -44,3 +45,15 @@ def without_value(error: Exception, value: str) -> str:
     """A library's error text with the value it quotes replaced by 'it': the message quotes the value
     once, cut and escaped (`quote`), never a second time in full."""
     return str(error).replace(repr(value), "it").replace(value, "it") if value else str(error)
+
+
+def human_duration(seconds: float) -> str:
+    """604800 -> '7 days', 5400 -> '1 h 30 min', 45 -> '45 s'."""
+    remaining = round(seconds)
+    parts = []
+    for unit, size_seconds in (("day", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        count, remaining = divmod(remaining, size_seconds)
+        if count:
+            plural = "s" if unit == "day" and count > 1 else ""
+            parts.append(f"{count} {unit}{plural}")
+    return " ".join(parts) or "0 s"

@@ -13,8 +13,9 @@ from commands.render.plan_md import capacity_section
 from common.sources import WRITEUP_URL
 from stacks.capacity import measurements
 from stacks.capacity.expectation import expect
-from stacks.capacity.planner import SizingError, human_duration, size
+from stacks.capacity.planner import SizingError, size
 from stacks.config.capacity import TargetConfig
+from stacks.config.quoting import human_duration
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate

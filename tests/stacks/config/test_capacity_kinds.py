@@ -49,3 +49,17 @@ def test_every_kind_is_priced_and_labelled_and_only_spot_is_preemptible() -> Non
 def test_spot_only_reads_the_registry(sources: list[dict[str, str]], expected: bool) -> None:
     config = validate({"environment": "dev", "project": "my-llm-dev", "capacity": {"nodes": 1, "sources": sources}})
     assert spot_only(config) is expected
+
+
+@pytest.mark.parametrize(
+    ("source", "label"),
+    [
+        ({"type": "spot"}, "Spot"),
+        ({"type": "flexStart", "maxRunDurationSeconds": 5400}, "Flex-start (nodes live at most 1 h 30 min)"),
+        ({"type": "reservation", "name": "r1"}, "reservation `r1`"),
+        ({"type": "reservation", "name": "r1", "project": "owner-proj"}, "reservation `r1` (project owner-proj)"),
+    ],
+)
+def test_each_source_says_how_plan_md_names_it(source: dict[str, object], label: str) -> None:
+    config = validate({"environment": "dev", "project": "my-llm-dev", "capacity": {"nodes": 1, "sources": [source]}})
+    assert config.capacity.sources[0].label == label

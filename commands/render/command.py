@@ -272,9 +272,31 @@ def render(
             capacity=json.loads(files[CAPACITY_FILE]),
         )
         changes = preview_of_states(earlier, new, "the --against render", accept_client_break)
+        if changes.refusals and _same_folder(Path(earlier.where), out_dir):
+            raise RefusedInPlaceError(changes.refusals, [violation.line() for violation in violations], out_dir)
         files.update(preview_files(changes))
     output.write_render(out_dir, files)
     return Rendered(config, records, out_dir, violations, changes, notes)
+
+
+class RefusedInPlaceError(Exception):
+    """The update from the render in the output folder itself would be refused: the folder stays as it was,
+    as a refused `up` leaves the state (replaced, the next `--against` it would preview no change)."""
+
+    def __init__(self, refusals: list[str], policy_lines: list[str], out_dir: Path) -> None:
+        super().__init__(
+            f"nothing written: the update from the render in {out_dir} (OLD_DIR) is refused, so it is kept as it "
+            "was, as a refused `up` leaves the state; give --out another folder to see the new render and changes.md"
+        )
+        self.refusals = refusals
+        self.policy_lines = policy_lines
+
+
+def _same_folder(earlier: Path, out_dir: Path) -> bool:
+    try:
+        return earlier.samefile(out_dir)
+    except OSError:
+        return False
 
 
 def _summary(records: list[dict[str, Any]]) -> str:
@@ -311,6 +333,10 @@ def render_one(
     except output.SecretInOutputError as error:
         print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
         return 1
+    except RefusedInPlaceError as error:
+        lines = [*error.policy_lines, *(f"refused: {refusal}" for refusal in error.refusals), f"render: {error}"]
+        print("\n".join(f"{label}{line}" for line in lines), file=sys.stderr)
+        return 1
     except (RecursionError, MemoryError, BrokenPipeError, KeyboardInterrupt):
         raise
     except Exception as error:
@@ -335,7 +361,8 @@ def render_one(
 EXIT_CODES = {
     0: "rendered (advisory policy violations are reported on standard error)",
     1: "a mandatory policy violation (every file written), a token that would reach a file (nothing written), "
-    "an update the engine would refuse (with --against), or another failure",
+    "an update the engine would refuse (with --against; nothing written when OLD_DIR is the output folder), "
+    "or another failure",
     2: "invalid stack config, stack name or arguments; an --out folder that is not new, empty or a render; "
     "an OLD_DIR that is not a render",
 }

@@ -5,6 +5,7 @@ deleted first, and a weights image whose source snapshot is gone."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from tests.commands.preview.test_day2 import day2
-from tests.commands.preview.test_preview import render_with
+from tests.commands.preview.test_preview import render_with, stack_file_with
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_main, run_render
 
@@ -70,6 +71,28 @@ def test_production_refuses_a_client_break_unless_acknowledged(
     document = json.loads((tmp_path / "b" / "changes.json").read_text())
     assert any(warning.startswith("clients break:") for warning in document["warnings"])
     assert any("--accept-client-break" in note for note in document["notes"])
+
+
+def test_a_refused_update_keeps_the_render_it_would_replace(tmp_path: Path, render_stack: RenderStack) -> None:
+    """`render prod --against build/prod` (OLD_DIR is the output folder): a refused update replaces nothing,
+    as a refused `up` leaves the state, so the same command refuses again; acknowledged, it replaces it."""
+    old = tmp_path / "prod"
+    shutil.copytree(render_stack("prod").directory, old)
+    before = {path: path.read_bytes() for path in old.rglob("*") if path.is_file()}
+    gateway = stack_file_with("prod", GATEWAY, tmp_path / "Pulumi.prod.yaml")
+    for _ in range(2):
+        run = run_render("prod", "--config-file", str(gateway), "--out", str(old), "--against", str(old))
+        assert run.returncode == 1, run.stderr
+        *lines, last = run.stderr.splitlines()
+        assert any(line.startswith("refused: refused in production: clients break:") for line in lines)
+        assert last.startswith(f"render: nothing written: the update from the render in {old} (OLD_DIR) is refused")
+        assert run.stdout == ""
+        assert {path: path.read_bytes() for path in old.rglob("*") if path.is_file()} == before
+    accepted = run_render(
+        "prod", "--config-file", str(gateway), "--out", str(old), "--against", str(old), "--accept-client-break"
+    )
+    assert accepted.returncode == 0, accepted.stderr
+    assert set(json.loads((old / "changes.json").read_text())["outputs"]["removed"]) == {"endpoint"}
 
 
 def test_leaving_production_in_the_same_update_does_not_lift_its_refusals(

@@ -227,6 +227,27 @@ def _decoded(text: str) -> Iterator[str]:
                 yield base64.b64decode(whole, altchars=table, validate=True).decode("latin-1")
 
 
+# private_key.py, the whole block (also JSON-escaped: '\\n' between its lines) up to its END line
+PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]{0,30}-----|\Z)"
+    r"|PuTTY-User-Key-File-\d",
+    re.DOTALL,
+)
+# `-----BEGIN` base64-encoded at each of the three places it may start in a 3-byte group: the characters
+# that its bytes alone decide (the same in base64url: none is + or /)
+ENCODED_BEGIN = ("LS0tLS1CRUdJT", "0tLS0tQkVHSU", "tLS0tLUJFR0lO")
+LINE_BREAKS_IN_A_RUN = re.compile(r"\\r|\\n|[\r\n]")
+
+
+def _encoded_private_key(run: str) -> bool:
+    """Whether a run of base64 characters (its line breaks dropped) decodes to a text with a private key,
+    read from each of its first four characters (the encoding may start after a word glued to it)."""
+    if not any(needle in run for needle in ENCODED_BEGIN):
+        return False
+    joined = LINE_BREAKS_IN_A_RUN.sub("", run)
+    return any(PRIVATE_KEY.search(decoded) for start in range(4) for decoded in _decoded(joined[start:]))
+
+
 def _real_token(text: str) -> bool:
     """A token in the text as the hf_ rules find one inside a longer text (not an identifier: hf_transfer)."""
     return any(_looks_like_token(match) for match in EMBEDDED_TOKEN.findall(text))
@@ -240,14 +261,16 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
     ),
     # private_key.py, the whole block (also JSON-escaped: '\\n' between its lines) up to its END line
+    SecretPattern("a private key", PRIVATE_KEY, ("-----BEGIN", "PuTTY-User-Key-File-")),
+    # the same block base64-encoded, alone or inside what is encoded (a TLS bundle, a service account key
+    # file in any key order: its private_key): a run of base64 or base64url characters, wrapped or not
+    # (`base64` breaks lines at 76; also JSON-escaped breaks), holding the encoding of `-----BEGIN` at one
+    # of the three places it may fall in its 3-byte groups, that decodes to a private key
     SecretPattern(
-        "a private key",
-        re.compile(
-            r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]{0,30}-----|\Z)"
-            r"|PuTTY-User-Key-File-\d",
-            re.DOTALL,
-        ),
-        ("-----BEGIN", "PuTTY-User-Key-File-"),
+        "an encoded private key",
+        re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{12,}(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/_-]+)*={0,2}"),
+        ENCODED_BEGIN,
+        confirm=_encoded_private_key,
     ),
     # a Google Cloud service account key file (JSON, "Create and delete service account keys"): its
     # private_key_id, also inside escaped JSON; its private_key is the block above

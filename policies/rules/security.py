@@ -165,7 +165,7 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
     display_name="No other secret as a literal",
     description=(
         "A string shaped like a secret other than the Hugging Face token in the clear (one base64-, hex- or "
-        "percent-encoded, an AWS access key id, a private key, a "
+        "percent-encoded, an AWS access key id, a private key (also base64-encoded), a "
         "GCP service account key, Google (API keys, OAuth access tokens), OpenAI, Anthropic, GitHub, GitLab, Slack, "
         "W&B (wandb_v1_), Stripe, SendGrid, Twilio, Square, Mailchimp, npm, Artifactory or NVIDIA keys and tokens, an "
         "Azure Storage account key, a JSON web token, a bearer token, a password in a URL, a token or signature in a "

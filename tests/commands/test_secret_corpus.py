@@ -1,6 +1,7 @@
 """Hostile corpus of secrets: every kind of secret in every input path; no output file or stream shows it.
 
-Kinds: an AWS access key id and secret key, a GCP service account key (JSON), a PEM private key, OpenAI,
+Kinds: an AWS access key id and secret key, a GCP service account key (JSON), a PEM private key (also
+both base64-encoded), OpenAI,
 GitHub and Slack tokens, a W&B key (a legacy one is 40 hex digits, known only by its variable's name; the
 wandb_v1_ keys by their shape), a password, a password inside a connection string or in JSON, HTTP Basic
 credentials, a Docker config's auth, and a credential known by its variable's name. Paths:
@@ -14,6 +15,7 @@ holds no complete secret-shaped literal.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,15 @@ from stacks.capacity import measurements
 from tests.rendered import ROOT, CommandRun, RenderedStack, run_main, run_render
 
 CANARY = "Canary7Q"
+
+
+def encoded_with_canary(text: str) -> str:
+    """`text` base64-encoded with CANARY (8 base64 characters: 6 bytes) after its first 30 bytes: it decodes
+    to the text with those bytes in it, and shows CANARY wherever the encoding is copied."""
+    data = text.encode()
+    return base64.b64encode(data[:30]).decode() + CANARY + base64.b64encode(data[30:]).decode()
+
+
 KINDS: dict[str, tuple[str, str]] = {
     # kind: (variable it belongs in, value)
     "aws-access-key-id": ("AWS_ACCESS_KEY_ID", "AKIA" + "Z7QX3M5K" + CANARY.upper()),
@@ -45,6 +56,26 @@ KINDS: dict[str, tuple[str, str]] = {
     "pem-private-key": (
         "TLS_KEY",
         "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEow" + CANARY + "\n-----END RSA PRIVATE KEY-----",
+    ),
+    # the same, base64-encoded: a TLS bundle in a variable, a service account key file in another key order
+    "encoded-pem-private-key": (
+        "TLS_BUNDLE_B64",
+        encoded_with_canary("-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----\n"),
+    ),
+    "encoded-gcp-key-json": (
+        "GOOGLE_CREDENTIALS_B64",
+        encoded_with_canary(
+            json.dumps(
+                {
+                    "type": "service_account",
+                    "private_key_id": "0c" * 20,
+                    "private_key": "-----BEGIN "
+                    + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----\n",
+                    "client_email": "x@p.iam.gserviceaccount.com",
+                },
+                sort_keys=True,
+            )
+        ),
     ),
     "openai": ("OPENAI_API_KEY", "sk-" + "proj-" + CANARY + "abcdefghijklmnopqrstuvwxyz012345"),
     "github": ("GITHUB_TOKEN", "gh" + "p_" + CANARY + "abcdefghijklmnopqrstuvwxyz01"),
@@ -71,6 +102,8 @@ SHAPED = (
     "aws-access-key-id",
     "gcp-key-json",
     "pem-private-key",
+    "encoded-pem-private-key",
+    "encoded-gcp-key-json",
     "openai",
     "github",
     "slack",

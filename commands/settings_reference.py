@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from common.sources import WRITEUP
 from stacks.config.presets import PRESETS
 from stacks.config.stack import StackConfig
 
@@ -282,7 +283,8 @@ def settings_markdown() -> str:
         "value stops the run with one line naming the key (exit 2) before anything is declared. The",
         "defaults are the model's; the environment presets at the end replace some of them. The Hugging",
         "Face token is not part of this model: it is the Pulumi secret `hfToken`",
-        "(`pulumi config set --secret hfToken ...`).",
+        "(`pulumi config set --secret hfToken ...`). A figure a description gives as the write-up's is from",
+        f"{WRITEUP}.",
         "",
     ]
     for section in sections():

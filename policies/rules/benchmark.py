@@ -81,7 +81,7 @@ BENCHMARK_NOT_CLIENT_BOUND = ResourceValidationPolicy(
     description=(
         "Every vllm bench serve client must bound its --max-concurrency (4,000 by default) and a container's clients "
         "together may hold at most 4,000 requests per CPU core of its limit: one Python client saturates one core "
-        "near 16K connections, and the published work lost GPU hours when 8 nodes looked slower than 4 until the "
+        "near 16K connections, and the benchmark write-up lost GPU hours when 8 nodes looked slower than 4 until the "
         "load was split over parallel clients of ~1K concurrency on a 16 vCPU node."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,

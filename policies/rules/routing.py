@@ -183,8 +183,8 @@ ENDPOINT_PICKER_CPU = ResourceValidationPolicy(
     display_name="Endpoint Picker gets the CPU the recipe needed (10)",
     description=(
         "The Endpoint Picker (the Deployment whose container passes --pool-name) should request at least 10 CPU: "
-        "every request and streamed token goes through the single active EPP; with 500m it crashed at 8K "
-        "connections, with 10 CPU / 16Gi it held."
+        "every request and streamed token goes through the single active EPP; in the benchmark write-up, with 500m "
+        "it crashed at 8K connections, with 10 CPU / 16Gi it held."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_endpoint_picker_cpu,
@@ -210,7 +210,8 @@ LOAD_BALANCER_ALLOWED = ResourceValidationPolicy(
     description=(
         'A Service of type LoadBalancer needs the annotation llm-serving/allow-load-balancer: "true" or its name in '
         "policy config allowedServices: it exposes the model endpoint outside the cluster, where the recipe serves "
-        "through a ClusterIP Service (96.5% scaling efficiency at 12 nodes) or an internal Gateway."
+        "through a ClusterIP Service (96.5% scaling efficiency at 12 nodes in the benchmark write-up) or an internal "
+        "Gateway."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_load_balancer_allowed,

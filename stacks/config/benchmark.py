@@ -51,14 +51,16 @@ class BenchmarkConfig(ConfigModel):
         default=15, description="vCPU request: Autopilot sizes the C4 node from it (16 vCPU node by default)."
     )
     memory: Quantity = Field(
-        default="48Gi", description="Fits a 16 vCPU / 60 GB C4 node; each client process imports vLLM (~1-1.5 GB)."
+        default="48Gi",
+        description="Fits a 16 vCPU / 60 GB C4 node, the client node of the write-up; each client process imports "
+        "vLLM (its memory per process is not measured here).",
     )
     concurrency_per_client: Annotated[int, Field(ge=1, le=4000)] = Field(
         default=1000,
         description=(
             "Requests in flight per client process (`--max-concurrency`); the total concurrency is "
             "split over ceil(concurrency / this) clients. One client saturates a core at ~16K "
-            "connections; the recipe used ~1K."
+            "connections in the write-up, which used ~1K per client."
         ),
     )
     concurrency: Annotated[int | None, Field(ge=1, le=MAX_CPU * BENCH_CONCURRENCY_PER_VCPU)] = Field(

@@ -77,7 +77,8 @@ class GatewayConfig(ConfigModel):
     )
     epp_cpu: Quantity = Field(
         default="10",
-        description="CPU request of each picker pod (10: what held at 8K connections). No CPU limit is set, as in "
+        description="CPU request of each picker pod (10: what held at 8K connections in the write-up). No CPU limit is "
+        "set, as in "
         "llm-d-router's chart: a quota would throttle the one active picker.",
     )
     epp_memory: Quantity = Field(
@@ -169,9 +170,9 @@ class RoutingConfig(ConfigModel):
     mode: RoutingMode = Field(
         default=RoutingMode.clusterip,
         description=(
-            "`clusterip`: a ClusterIP Service, round robin (96.5% scaling efficiency at 12 nodes). "
+            "`clusterip`: a ClusterIP Service, round robin (96.5% scaling efficiency at 12 nodes in the write-up). "
             "`gateway`: the GKE Inference Gateway with KV-cache-aware routing (cost ~35% throughput "
-            "on the recipe's uniform load). The presets set clusterip in dev and prod, gateway in "
+            "on the write-up's uniform load). The presets set clusterip in dev and prod, gateway in "
             "staging."
         ),
     )

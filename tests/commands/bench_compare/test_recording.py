@@ -397,7 +397,25 @@ def yaml_settings(stack: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "source",
-    ["/home/me/private/run.log", "see issue #4711", "~/runs/x.log", "file:///tmp/run.log", "notes in issue 12"],
+    [
+        "/home/me/private/run.log",
+        "see issue #4711",
+        "~/runs/x.log",
+        "file:///tmp/run.log",
+        "notes in issue 12",
+        "our run, issue #42",
+        "see PR 12",
+        "run #7",
+        "../notes/bench-run.md",
+        "notes/bench.md",
+        "gs://team-bucket/bench/run1.log",
+        "File:///etc/x",
+        "http://localhost:3000/d/bench",
+        "https://grafana.internal.corp/d/x",
+        "http://grafana/d/1",
+        "https://10.0.0.7/runs",
+        "C:\\runs\\bench.log",
+    ],
 )
 def test_a_source_a_reader_cannot_open_is_refused_on_record_and_in_the_file(tmp_path: Path, source: str) -> None:
     """A recorded source is printed beside the figure (plan.md, capacity.json): a public URL or a title."""

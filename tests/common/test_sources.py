@@ -1,0 +1,50 @@
+"""What a cited source (a measurement's `source`, `bench-compare --source`) may name: a title, a public
+web address, this project's own run; never something only its writer can open."""
+
+from __future__ import annotations
+
+import pytest
+
+from common.sources import WRITEUP, uncitable
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        WRITEUP,
+        "in-cluster benchmark Job of this project (bench-compare --record)",
+        "https://github.com/vllm-project/vllm/pull/38083",
+        "https://github.com/example/bench/blob/main/notes/bench.md",
+        "https://docs.cloud.google.com/kubernetes-engine/docs/how-to/configure-capacity-buffer?hl=en#before",
+        "hashicorp/terraform-provider-google#7637",
+        "team run 2026-11, 1/2/4 nodes, vLLM 0.19.0, 95K tok/s",
+    ],
+)
+def test_a_title_or_a_public_address_is_citable(source: str) -> None:
+    assert uncitable(source) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ("our run, issue #42", "issue #42"),
+        ("see PR 12", "PR 12"),
+        ("pull request #7", "pull request #7"),
+        ("run #7", "#7"),
+        ("../notes/bench-run.md", "../notes/bench-run.md"),
+        ("./bench.log", "./bench.log"),
+        ("notes/bench.md", "notes/bench.md"),
+        ("~/bench.log", "~/bench.log"),
+        ("C:\\runs\\bench.log", "C:\\runs\\bench.log"),
+        ("gs://team-bucket/bench/run1.log", "gs://team-bucket/bench/run1.log"),
+        ("File:///etc/x", "File:///etc/x"),
+        ("http://localhost:3000/d/bench", "http://localhost:3000/d/bench"),
+        ("https://grafana.internal.corp/d/x", "https://grafana.internal.corp/d/x"),
+        ("http://grafana/d/1", "http://grafana/d/1"),
+        ("https://10.0.0.7/runs", "https://10.0.0.7/runs"),
+        ("https://172.20.1.1/runs", "https://172.20.1.1/runs"),
+        ("https://bench.lan/x", "https://bench.lan/x"),
+    ],
+)
+def test_what_only_its_writer_can_open_is_named(source: str, named: str) -> None:
+    assert uncitable(source)[0] == named

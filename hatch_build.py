@@ -23,6 +23,9 @@ IMPORT_NAME = "gke_b200_serving"
 PACKAGES = ("commands", "common", "components", "policies", "schemas", "stacks")
 SCRIPT_PREFIX = "gke-b200-"
 PROGRAM_FILES = ("__main__.py", "Pulumi.yaml")
+# The pages plan.md, changes.md and the commands' messages point to (docs/time-to-serve.md, ...), beside
+# the program as in the repository, so that an installed package's user can open what its output cites.
+DOCS = "docs"
 # `from stacks.config import x`, `from stacks import x`, `import stacks.config as c`, at any indent
 # (imports inside functions and TYPE_CHECKING blocks too).
 _IMPORT = re.compile(
@@ -70,6 +73,9 @@ class NamespacedWheel(BuildHookInterface):  # type: ignore[type-arg]
         for name in PROGRAM_FILES:
             source = (root / name).read_text(encoding="utf-8")
             (top / name).write_text(namespaced(source, name) if name.endswith(".py") else source, encoding="utf-8")
+        for page in sorted((root / DOCS).glob("*.md")):
+            (top / DOCS).mkdir(exist_ok=True)
+            shutil.copyfile(page, top / DOCS / page.name)
         build_data["force_include"][str(top)] = IMPORT_NAME
         # The builder writes entry_points.txt from this mapping after the hook: rename the commands and
         # point them at the namespaced modules.

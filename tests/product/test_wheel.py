@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -84,6 +85,20 @@ def test_the_wheel_holds_one_import_name_and_prefixed_commands(wheel: Path) -> N
     assert "\nfrom stacks." not in serving_stack
     provider = (ROOT / "provider" / "__main__.py").read_text()
     assert f"from {IMPORT_NAME}.stacks.serving_stack import" in provider, "the provider runs on the installed wheel"
+
+
+def test_every_page_the_product_points_to_ships_in_the_wheel(wheel: Path) -> None:
+    """plan.md, changes.md and messages cite pages as docs/NAME.md: an installed package holds them too."""
+    cited = {
+        match
+        for package in hatch_build.PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        for match in re.findall(r"docs/[\w.-]+\.md", path.read_text(encoding="utf-8"))
+    }
+    assert "docs/time-to-serve.md" in cited, "the scan found what plan.md cites"
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    assert {page for page in cited if f"{IMPORT_NAME}/{page}" not in names} == set()
 
 
 @pytest.fixture(scope="module")

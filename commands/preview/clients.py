@@ -4,14 +4,16 @@ The stack outputs of two renders (`outputs.json`) are compared key by key: added
 changed outputs, as `pulumi preview` lists them under "Outputs". What a client calls is the serving
 address (the `endpoint` output in ClusterIP mode: the Service's name, namespace and port; the
 internal load balancer's or the Gateway's address otherwise), the model name it sends
-(`servedModelName`) and the authentication vLLM asks for (`--api-key` or `VLLM_API_KEY` on the
-serving containers: vLLM's OpenAI server, https://docs.vllm.ai/en/stable/serving/openai_compatible_server.html).
+(`servedModelName`), the authentication vLLM asks for (`--api-key` or `VLLM_API_KEY` on the
+serving containers: vLLM's OpenAI server, https://docs.vllm.ai/en/stable/serving/openai_compatible_server.html),
+and the client ranges a load balancer Service lets in (`spec.loadBalancerSourceRanges`).
 A change to any of them breaks the clients that call the old one: a warning, and a refusal in
 production unless the update is acknowledged (`--accept-client-break`, docs/preview.md).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from commands.io.states import Record
@@ -80,6 +82,32 @@ def _selects(service: Record, deployment: Record | None) -> bool:
     return all(labels.get(key) == value for key, value in selector.items())
 
 
+def _source_ranges(service: Record) -> list[Any] | None:
+    """A load balancer Service's allowed client ranges (None: every address; no load balancer: [])."""
+    spec = service["inputs"].get("spec") or {}
+    if spec.get("type") != "LoadBalancer":
+        return []
+    ranges = spec.get("loadBalancerSourceRanges") or []
+    try:
+        return [ipaddress.ip_network(str(text), strict=False) for text in ranges] or None
+    except ValueError:  # a hand-edited render: no verdict on what it cannot read
+        return []
+
+
+def _ranges_shut_out(old: Record, new: Record) -> list[str]:
+    """The client ranges the old Service's load balancer let in and the new one does not."""
+    before, after = _source_ranges(old), _source_ranges(new)
+    if before == [] or after is None:
+        return []
+    if before is None:
+        return ["every address outside " + ", ".join(str(network) for network in after)] if after else []
+    return [
+        str(network)
+        for network in before
+        if not any(network.version == kept.version and network.subnet_of(kept) for kept in after)
+    ]
+
+
 def client_breaks(
     outputs: OutputsDiff | None, old: dict[str, Record], new: dict[str, Record], result: Preview
 ) -> list[str]:
@@ -100,6 +128,21 @@ def client_breaks(
                 f"the Service {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} that clients call "
                 f"is deleted ({change.urn})"
             )
+    for change in result.of("delete"):
+        if change.record["type"] == GATEWAY_TYPE and change.urn in old:
+            metadata = old[change.urn]["inputs"].get("metadata") or {}
+            found.append(
+                f"the Gateway {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} that clients call "
+                f"is deleted ({change.urn})"
+            )
+    for change in result.changes:
+        if change.record["type"] == SERVICE_TYPE and change.action in ("update", "replace") and change.urn in old:
+            shut_out = _ranges_shut_out(old[change.urn], change.record)
+            if shut_out:
+                found.append(
+                    f"the load balancer of the Service {change.record['inputs'].get('metadata', {}).get('name')!r} no "
+                    f"longer lets in {', '.join(shut_out)} (spec.loadBalancerSourceRanges; {change.urn})"
+                )
     for change in result.changes:
         if change.record["type"] != GATEWAY_TYPE or change.action not in ("update", "replace") or change.urn not in old:
             continue

@@ -4,6 +4,7 @@ deleted first, and a weights image whose source snapshot is gone."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from tests.commands.preview.test_day2 import day2
-from tests.commands.preview.test_preview import render_with, stack_file_with
+from tests.commands.preview.test_preview import preview_of, render_with, stack_file_with
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack, run_main, run_render
 
@@ -124,6 +125,35 @@ def test_an_api_key_on_the_serving_pods_breaks_clients(
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "api-key", settings)
     (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
     assert "clients must now send an API key" in warning
+
+
+def test_a_deleted_gateway_breaks_clients_even_where_no_output_says_so(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Leaving gateway mode deletes the Gateway clients call; renders without outputs (made before them, or
+    hand-made) still show it."""
+    gateway = render_with(render_stack, tmp_path_factory, "dev", "routing", GATEWAY)
+    old = dataclasses.replace(load_states(gateway.directory), outputs=None, state_outputs=None)
+    new = dataclasses.replace(load_states(render_stack("dev").directory), outputs=None, state_outputs=None)
+    (warning,) = [warning for warning in preview_states(old, new).warnings if warning.startswith("clients break:")]
+    assert "the Gateway 'qwen-serving' in namespace 'llm-serving' that clients call is deleted" in warning
+
+
+def test_narrower_load_balancer_ranges_break_the_clients_they_shut_out(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    wide = {
+        "routing": {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.20.0.0/16", "10.30.0.0/16"]}
+    }
+    narrow = {
+        "routing": {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.20.1.0/24", "10.30.0.0/15"]}
+    }
+    old = render_with(render_stack, tmp_path_factory, "dev", "ilb-wide", wide)
+    new = render_with(render_stack, tmp_path_factory, "dev", "ilb-narrow", narrow)
+    (warning,) = [warning for warning in preview_of(old, new).warnings if warning.startswith("clients break:")]
+    assert "no longer lets in 10.20.0.0/16 (spec.loadBalancerSourceRanges" in warning and "10.30." not in warning
+    (back,) = [warning for warning in preview_of(new, old).warnings if warning.startswith("clients break:")]
+    assert "no longer lets in 10.30.0.0/15 (" in back and "10.20." not in back  # the /24 is inside the /16
 
 
 def test_a_change_clients_do_not_see_has_no_output_change(

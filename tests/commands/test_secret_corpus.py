@@ -251,7 +251,7 @@ def test_record_source_writes_no_secret(kind: str, tmp_path: Path) -> None:
     log = ROOT / "tests" / "data" / "bench-job.log"
     outcome = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record", "--source", value)
     assert outcome.returncode == 2, outcome.stderr
-    assert "would be written to it" in outcome.stderr and outcome.stderr.count("\n") == 1
+    assert "which would be written to the measurements file" in outcome.stderr and outcome.stderr.count("\n") == 1
     assert file.read_text() == before
     no_canary_anywhere(outcome)
 

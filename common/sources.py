@@ -41,20 +41,23 @@ UNCITABLE = re.compile(
 )
 # A file on someone's machine: an absolute or home path of two or more parts, or a file: URL (a path in a
 # web address, after its host, is not one).
-LOCAL_PATH = re.compile(r"(?<![\w.:/-])~?/[\w.-]+/[\w./-]+|(?i:\bfile:\S*)")
+LOCAL_PATH = re.compile(r"(?<![\w.:/-])~?/[\w.-]+/[\w./-]+|(?i:\bfile:/\S*)")
 # What else a cited source (a measurement's `source`, `bench-compare --source`) may point to that a reader
 # cannot open: a relative path (../notes/x, ./x, notes/bench.md), a home or Windows path, an issue, pull
 # request or ticket by number (issue #42, PR 12, #42), an address other than http(s) (gs://, s3://), or a
 # web address of a private host (localhost, a loopback or RFC 1918 address, a name without a dot, or under
-# .internal, .local, .corp, .lan, .intranet, .home.arpa).
+# .internal, .local, .corp, .lan, .intranet, .home.arpa). Every part is tried only where it can start and
+# is bounded (a scheme of at most 32 characters), so a long text costs linear time.
 NOT_PUBLIC = re.compile(
-    r"(?<![\w.:/@-])\.{1,2}/\S+"
-    r"|(?<![\w.:/@-])[\w-]+(?:/[\w.-]+)*/[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
+    r"(?<![\w.:/@=?&-])\.{1,2}/\S+"
+    r"|(?<![\w.:/@=?&-])[\w-]+(?:/[\w.-]+)*/[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
     r"|~/\S*|\b[A-Za-z]:\\\S*"
-    r"|(?i:\b(?:issues?|PRs?|pull requests?|tickets?|bugs?)\s*#?\d+)|(?<![\w/&\[])#\d+\b"
-    r"|(?i:\b(?!https?://)[a-z][a-z0-9+.-]*://\S*)"
-    r"|(?i:https?://(?:localhost|127\.|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|\[|[^\s/.:?#]+(?=[\s/:?#]|$)"
-    r"|[^\s/:?#]*\.(?:internal|local|localdomain|corp|lan|intranet|home\.arpa)(?=[\s/:?#]|$))\S*)"
+    r"|(?i:\b(?:issues?|PRs?|pull requests?|tickets?|bugs?)\s*#\d+|\b(?:issue|PR|pull request|ticket) \d+\b)"
+    r"|(?<![\w/&\[])#\d+\b"
+    r"|(?i:(?<![a-z0-9+.-])(?!https?://)[a-z][a-z0-9+.-]{0,31}://\S*)"
+    r"|(?i:https?://(?:[^\s/@]*@)?(?:localhost|127(?:\.\d+){3}|10(?:\.\d+){3}|192\.168(?:\.\d+){2}"
+    r"|172\.(?:1[6-9]|2\d|3[01])(?:\.\d+){2}|\[(?:::1|f[cd][0-9a-f:]*|fe80[0-9a-f:]*)\]|[^\s/.:?#@]+"
+    r"|[^\s/:?#@]*\.(?:internal|local|localdomain|corp|lan|intranet|home\.arpa|localhost)\.?)(?=[\s/:?#]|$)\S*)"
 )
 
 

@@ -38,7 +38,7 @@ from components import bench_result, startup_report
 from policies.redaction import secret_kinds
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.planner import benchmark_concurrency
-from stacks.config.quoting import human_duration
+from stacks.config.quoting import human_duration, quote
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 
@@ -306,7 +306,8 @@ def _source(text: str) -> str:
     found = uncitable(source)
     if found:
         raise argparse.ArgumentTypeError(
-            f"names {found[0]!r}, which a reader of the plan cannot open; allowed: a public URL or a title"
+            f"names {quote(found[0], limit=80)}, which a reader of the plan cannot open; "
+            "allowed: a public URL or a title"
         )
     return source
 

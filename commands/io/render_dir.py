@@ -87,10 +87,10 @@ FLAG_IN_A_LINE = re.compile(r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*)(?![$
 def _flag_values_hidden(items: list[Any]) -> list[Any]:
     """A command line (a container's args) with the value of every flag named like a secret hidden:
     `--api-key=V`, `--api-key V` in one item, `--api-key` and V in the next, or inside a shell line.
-    The item after such a flag is hidden even when it starts with `-`: a secret may (`-x7Kq...`), and
-    hiding a flag name that follows one is harmless where showing a secret is not."""
+    The item after such a flag is hidden even when it starts with `-`: a secret may (`-x7Kq...`); a secret
+    flag hidden so still has its own value hidden."""
     hidden = [item if not isinstance(item, str) or item.startswith("-") else _line_flags_hidden(item) for item in items]
-    for index, item in enumerate(hidden):
+    for index, item in enumerate(items):  # the flags as written: one hidden as a value still hides its own
         match = FLAG.fullmatch(item) if isinstance(item, str) else None
         if match is None or not is_secret_name(match[2]):
             continue

@@ -27,6 +27,7 @@ from common import input_files
 from common.sources import uncitable
 from components import startup_report
 from components.vllm import ENGINE_FIELDS, EngineFlags
+from policies.redaction import secret_kinds
 from stacks.config.base import ConfigModel
 from stacks.config.engine import capture_size, default_capture_size
 from stacks.config.pattern_words import allowed_by
@@ -215,9 +216,16 @@ class Measurement(ConfigModel):
     @field_validator("source")
     @classmethod
     def _citable(cls, value: str) -> str:
+        kinds = secret_kinds(value)
+        if kinds:
+            raise ValueError(
+                f"holds {kinds[0]}, which plan.md would show; say who measured it and where it is published"
+            )
         found = uncitable(value)
         if found:
-            raise ValueError(f"names {found[0]!r}, which a reader cannot open; allowed: a public URL or a title")
+            raise ValueError(
+                f"names {quote(found[0], limit=80)}, which a reader cannot open; allowed: a public URL or a title"
+            )
         return value
 
     @field_validator("date", mode="before")

@@ -126,6 +126,8 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
         ),
         # ... even a value that starts with `-` (vLLM would refuse the line; the preview shows it all the same)
         ({"args": ["--api-key", "-x7Kq9Zw2", "--port", "8"]}, {"args": ["--api-key", REDACTED, "--port", "8"]}),
+        # ... and a secret flag hidden so still has its own value hidden
+        ({"args": ["--api-key", "--db-password", "pw7Kq9Zw2"]}, {"args": ["--api-key", REDACTED, REDACTED]}),
         # the stack output that holds gcloud's get-credentials command
         ({"getCredentials": "gcloud container clusters get-credentials llm"},) * 2,
         # ... but a reference that is not a name is hidden

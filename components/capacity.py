@@ -67,7 +67,8 @@ class CapacityKind:
     source type (its ComputeClass priority: `priority_fields`), `preemptible` whether GKE may take a
     node back at short notice (the pods' grace and drain follow it), `price_setting` the pricing
     setting that bills a node-hour of it (none: a reservation is billed as `pricing.reservationBilling`
-    says), `label` how plan.md names it."""
+    says), `label` the kind's name (the price rows of plan.md and `plan`; a configured source's own
+    `label` in stacks/config/capacity.py names it with its settings)."""
 
     type: str
     source: Callable[..., CapacitySource]

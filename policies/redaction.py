@@ -239,12 +239,16 @@ ENCODED_BEGIN = ("LS0tLS1CRUdJT", "0tLS0tQkVHSU", "tLS0tLUJFR0lO")
 LINE_BREAKS_IN_A_RUN = re.compile(r"\\r|\\n|[\r\n]")
 
 
+# What every encoded `-----BEGIN` holds wherever a line break cuts it: the encoding of its dashes.
+ENCODED_DASHES = ("LS0t", "0tLS", "tLS0")
+
+
 def _encoded_private_key(run: str) -> bool:
     """Whether a run of base64 characters (its line breaks dropped) decodes to a text with a private key,
     read from each of its first four characters (the encoding may start after a word glued to it)."""
-    if not any(needle in run for needle in ENCODED_BEGIN):
-        return False
     joined = LINE_BREAKS_IN_A_RUN.sub("", run)
+    if not any(needle in joined for needle in ENCODED_BEGIN):
+        return False
     return any(PRIVATE_KEY.search(decoded) for start in range(4) for decoded in _decoded(joined[start:]))
 
 
@@ -269,7 +273,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "an encoded private key",
         re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{12,}(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/_-]+)*={0,2}"),
-        ENCODED_BEGIN,
+        ENCODED_DASHES,
         confirm=_encoded_private_key,
     ),
     # a Google Cloud service account key file (JSON, "Create and delete service account keys"): its

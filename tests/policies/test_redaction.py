@@ -227,3 +227,14 @@ def test_a_line_that_repeats_a_query_parameter_is_scanned_once() -> None:
     repeated = "?token=" * (1024 * 1024 // 7)
     assert secret_kinds(repeated) == []
     assert hide_secrets(repeated + "?token=abc12345678") == repeated + REDACTED
+
+
+@pytest.mark.parametrize("width", [64, 76])
+@pytest.mark.parametrize("lead", range(0, 9))
+def test_an_encoded_private_key_is_found_wherever_a_line_break_cuts_its_header(width: int, lead: int) -> None:
+    """base64 wrapped as openssl (64) and base64 (76) wrap it, the key after a line of another text."""
+    key = "-----BEGIN " + "PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+    encoded = base64.b64encode(("subject=/CN=" + "x" * lead + "\n" + key).encode()).decode()
+    wrapped = "\n".join(encoded[start : start + width] for start in range(0, len(encoded), width))
+    assert "an encoded private key" in secret_kinds(wrapped)
+    assert hide_secrets(wrapped) == "***"

@@ -8,9 +8,11 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from commands.preview.clients import _ranges_shut_out
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from tests.commands.preview.test_day2 import day2
@@ -225,3 +227,23 @@ def test_the_disk_warning_says_no_claim_is_held_when_the_pods_go_first(
     assert "the serving Deployment is deleted first too" in disk and "10 minutes" not in disk
     deployment = next(change for change in result.of("replace") if change.record["name"] == "llm-vllm-deployment")
     assert deployment.delete_before_replace and deployment.deleted_first_with.endswith("::llm-vpc")
+
+
+def load_balancer(*ranges: str) -> dict[str, Any]:
+    return {"inputs": {"spec": {"type": "LoadBalancer", "loadBalancerSourceRanges": list(ranges)}}}
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "shut_out"),
+    [
+        (("10.0.0.0/16",), ("10.0.0.0/17", "10.0.128.0/17"), []),  # split, the same addresses
+        ((), ("0.0.0.0/0",), []),
+        (("10.0.0.0/16",), ("not-a-range",), []),  # a hand-edited render: no verdict
+        (("10.0.0.0/16",), ("10.0.1.0/24",), ["10.0.0.0/16"]),
+        ((), ("10.0.1.0/24",), ["every address outside 10.0.1.0/24"]),
+    ],
+)
+def test_ranges_shut_out_are_the_addresses_let_in_before_and_not_now(
+    before: tuple[str, ...], after: tuple[str, ...], shut_out: list[str]
+) -> None:
+    assert _ranges_shut_out(load_balancer(*before), load_balancer(*after)) == shut_out

@@ -237,8 +237,6 @@ PRIVATE_KEY = re.compile(
 # that its bytes alone decide (the same in base64url: none is + or /)
 ENCODED_BEGIN = ("LS0tLS1CRUdJT", "0tLS0tQkVHSU", "tLS0tLUJFR0lO")
 LINE_BREAKS_IN_A_RUN = re.compile(r"\\r|\\n|[\r\n]")
-
-
 # What every encoded `-----BEGIN` holds wherever a line break cuts it: the encoding of its dashes.
 ENCODED_DASHES = ("LS0t", "0tLS", "tLS0")
 

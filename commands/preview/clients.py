@@ -128,18 +128,12 @@ def client_breaks(
                 found.append(f"{what} changes: output {key} {before!r} -> {after!r}")
     before, after = _serving(old), _serving(new)
     for change in result.of("delete"):
-        if change.record["type"] == SERVICE_TYPE and _selects(old[change.urn], before):
+        kind = change.record["type"]
+        if (kind == SERVICE_TYPE and _selects(old[change.urn], before)) or (kind == GATEWAY_TYPE and change.urn in old):
             metadata = old[change.urn]["inputs"].get("metadata") or {}
             found.append(
-                f"the Service {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} that clients call "
-                f"is deleted ({change.urn})"
-            )
-    for change in result.of("delete"):
-        if change.record["type"] == GATEWAY_TYPE and change.urn in old:
-            metadata = old[change.urn]["inputs"].get("metadata") or {}
-            found.append(
-                f"the Gateway {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} that clients call "
-                f"is deleted ({change.urn})"
+                f"the {kind.rpartition(':')[2]} {metadata.get('name')!r} in namespace {metadata.get('namespace')!r} "
+                f"that clients call is deleted ({change.urn})"
             )
     for change in result.changes:
         if change.record["type"] == SERVICE_TYPE and change.action in ("update", "replace") and change.urn in old:

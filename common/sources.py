@@ -1,6 +1,8 @@
 """The public sources the product cites by title and link (what a user can open and check)."""
 
+import ipaddress
 import re
+import urllib.parse
 
 WRITEUP_TITLE = "1 Million Tokens per Second: Qwen 3.5 27B on GKE with B200 GPUs"
 WRITEUP_URL = (
@@ -43,24 +45,67 @@ UNCITABLE = re.compile(
 # web address, after its host, is not one).
 LOCAL_PATH = re.compile(r"(?<![\w.:/-])~?/[\w.-]+/[\w./-]+|(?i:\bfile:/\S*)")
 # What else a cited source (a measurement's `source`, `bench-compare --source`) may point to that a reader
-# cannot open: a relative path (../notes/x, ./x, notes/bench.md), a home or Windows path, an issue, pull
-# request or ticket by number (issue #42, PR 12, #42), an address other than http(s) (gs://, s3://), or a
-# web address of a private host (localhost, a loopback or RFC 1918 address, a name without a dot, or under
-# .internal, .local, .corp, .lan, .intranet, .home.arpa). Every part is tried only where it can start and
-# is bounded (a scheme of at most 32 characters), so a long text costs linear time.
+# cannot open: a relative path (../notes/x, ./x, notes/bench.md), a home or Windows path (C:\\x, D:/x, a
+# \\\\server\\share path), an issue, pull request or ticket by number (issue #42, PR 12, #42), an address other
+# than http(s) (gs://, s3://) or a git remote (git@host:org/repo). Every part is tried only where it can start
+# and is bounded (a scheme of at most 32 characters), so a long text costs linear time.
 NOT_PUBLIC = re.compile(
     r"(?<![\w.:/@=?&-])\.{1,2}/\S+"
     r"|(?<![\w.:/@=?&-])[\w-]+(?:/[\w.-]+)*/[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
-    r"|~/\S*|\b[A-Za-z]:\\\S*"
+    r"|~/\S*|(?<![\w./:\\-])[A-Za-z]:[\\/]\S*|(?<!\S)\\\\[^\s\\]+\\\S*"
     r"|(?i:\b(?:issues?|PRs?|pull requests?|tickets?|bugs?)\s*#\d+|\b(?:issue|PR|pull request|ticket) \d+\b)"
     r"|(?<![\w/&\[])#\d+\b"
     r"|(?i:(?<![a-z0-9+.-])(?!https?://)[a-z][a-z0-9+.-]{0,31}://\S*)"
-    r"|(?i:https?://(?:[^\s/@]*@)?(?:localhost|127(?:\.\d+){3}|10(?:\.\d+){3}|192\.168(?:\.\d+){2}"
-    r"|172\.(?:1[6-9]|2\d|3[01])(?:\.\d+){2}|\[(?:::1|f[cd][0-9a-f:]*|fe80[0-9a-f:]*)\]|[^\s/.:?#@]+"
-    r"|[^\s/:?#@]*\.(?:internal|local|localdomain|corp|lan|intranet|home\.arpa|localhost)\.?)(?=[\s/:?#]|$)\S*)"
+    r"|(?<![\w.@/-])[\w.-]+@[\w-]+(?:\.[\w-]+)*:(?!//)[\w./~-]+"
 )
+# A web address, to the next space; its host is read with urllib.parse and checked by `_private_host`.
+WEB_ADDRESS = re.compile(r"(?i:\bhttps?://\S+)")
+# Names no public resolver answers for a reader: in-cluster, on-premises and reserved ones (RFC 2606, RFC
+# 6761, RFC 8375, the Kubernetes Service domain).
+PRIVATE_SUFFIXES = (
+    ".internal",
+    ".local",
+    ".localdomain",
+    ".localhost",
+    ".corp",
+    ".lan",
+    ".intranet",
+    ".home",
+    ".home.arpa",
+    ".private",
+    ".svc",
+    ".test",
+    ".invalid",
+    ".example",
+)
+# A label of a host a client reads as a number (0x7f.1, 127.1, 2130706433 all reach 127.0.0.1).
+NUMERIC_LABEL = re.compile(r"(?i:0x[0-9a-f]*|\d+)")
+TRAILING_PUNCTUATION = ".,;:!?'\"*>)}"
+
+
+def _private_host(address: str) -> bool:
+    """Whether the web address `address` points to a host only its writer reaches: an IP address that is not
+    global (loopback, RFC 1918, link-local and the metadata server, shared 100.64/10, unique-local IPv6, ...),
+    a name without a dot, a name of numbers, or a name under one of the PRIVATE_SUFFIXES. Punctuation after
+    the host (a comma, a closing bracket of the sentence) is not part of it."""
+    authority = re.split(r"[/?#]", address.split("://", 1)[1], maxsplit=1)[0].rstrip(TRAILING_PUNCTUATION)
+    if "[" not in authority:
+        authority = authority.rstrip("]")
+    try:
+        host = (urllib.parse.urlsplit(f"//{authority}").hostname or "").rstrip(".")
+    except ValueError:  # a bracketed host left open
+        return True
+    try:
+        return not ipaddress.ip_address(host).is_global
+    except ValueError:
+        pass
+    labels = host.split(".")
+    return len(labels) < 2 or all(map(NUMERIC_LABEL.fullmatch, labels)) or f".{host}".endswith(PRIVATE_SUFFIXES)
 
 
 def uncitable(text: str) -> list[str]:
     """What in `text` a reader cannot open, as cited sources must not hold."""
-    return [match.group(0) for pattern in (UNCITABLE, LOCAL_PATH, NOT_PUBLIC) for match in pattern.finditer(text)]
+    found = [match for pattern in (UNCITABLE, LOCAL_PATH, NOT_PUBLIC) for match in pattern.finditer(text)]
+    found += [match for match in WEB_ADDRESS.finditer(text) if _private_host(match.group(0))]
+    spans = {(match.start(), match.group(0)) for match in found}  # two rules may name the same words
+    return [text for _, text in sorted(spans)]

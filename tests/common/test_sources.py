@@ -24,6 +24,8 @@ from common.sources import WRITEUP, uncitable
         "https://10.example.com/a, https://localhost.example.com/b, https://172.16.example.com/c",
         "https://example.com/login?next=./x",
         "https://example.com:8443/a.b/c, arXiv:2309.06180, doi:10.1145/3600006.3613165",
+        "(see https://example.com/a), https://example.com., https://[2606:4700::1111]/x, http://8.8.8.8/x",
+        "write to bench@example.com: subject runs",
     ],
 )
 def test_a_title_or_a_public_address_is_citable(source: str) -> None:
@@ -53,13 +55,34 @@ def test_a_title_or_a_public_address_is_citable(source: str) -> None:
         ("https://bob@10.0.0.1/x", "https://bob@10.0.0.1/x"),
         ("http://grafana.internal./x", "http://grafana.internal./x"),
         ("https://[::1]/x", "https://[::1]/x"),
+        ("https://169.254.169.254/computeMetadata/v1", "https://169.254.169.254/computeMetadata/v1"),
+        ("http://100.64.1.2/x", "http://100.64.1.2/x"),
+        ("http://[fe80::1%25eth0]/x", "http://[fe80::1%25eth0]/x"),
+        ("https://[fd00::7]/x", "https://[fd00::7]/x"),
+        ("http://0x7f.1/x", "http://0x7f.1/x"),
+        ("http://2130706433/x", "http://2130706433/x"),
+        ("http://grafana.monitoring.svc/d", "http://grafana.monitoring.svc/d"),
+        ("http://grafana.monitoring.svc.cluster.local:3000/d", "http://grafana.monitoring.svc.cluster.local:3000/d"),
+        ("https://metadata.google.internal/x", "https://metadata.google.internal/x"),
+        ("https://bench.test/x", "https://bench.test/x"),
+        ("see https://10.0.0.1), then", "https://10.0.0.1),"),
+        ("https://[::1", "https://[::1"),
+        ("D:/runs/bench.log", "D:/runs/bench.log"),
+        ("\\\\fileserver\\runs\\bench.log", "\\\\fileserver\\runs\\bench.log"),
+        ("git@github.com:team/bench.git", "git@github.com:team/bench.git"),
     ],
 )
 def test_what_only_its_writer_can_open_is_named(source: str, named: str) -> None:
     assert uncitable(source)[0] == named
 
 
-@pytest.mark.parametrize("unit", ["a.", "a-", "a/", "x.y/", "#1 ", "issue ", "a@", "http://"])
+def test_two_rules_naming_the_same_words_name_them_once() -> None:
+    assert uncitable("Issue 3 of the run") == ["Issue 3"]
+
+
+@pytest.mark.parametrize(
+    "unit", ["a.", "a-", "a/", "x.y/", "#1 ", "issue ", "a@", "http://", "a@a:", "https://a)", "D:/"]
+)
 def test_a_long_source_is_read_in_one_pass(unit: str) -> None:
     """1 MiB of a repeated piece: each part of the rule starts only where it can and is bounded (a scheme
     part tried from every word boundary to the end took 20 s on 64 KiB)."""

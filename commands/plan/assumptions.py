@@ -81,7 +81,10 @@ class ExplainedExpectation(Expectation):
     # The vLLM release the stack runs (its measurements may have run on another: `measurements`).
     release: str | None
     assumptions: tuple[str, ...]
+    # Every measurement of the stack's configuration (`measurements`), and the vLLM releases of those whose
+    # runs the figures at this node count read (`figure_releases`: a newer run of one count may be on another).
     measurements: tuple[Citation, ...] = ()
+    figure_releases: tuple[str, ...] = ()
     not_measured: NotMeasured | None = None
     # Gateway routing: the Endpoint Picker image and whether a measurement with it exists (None: ClusterIP).
     picker: str | None = None
@@ -162,6 +165,7 @@ def explain(
         measurements=tuple(
             Citation(item.id, item.source, item.date, item.measured_release) for item in throughput.match.measurements
         ),
+        figure_releases=tuple(sorted({item.measured_release for item in throughput.measurements_read(nodes)})),
     )
 
 
@@ -180,9 +184,10 @@ def _assumptions(
 ) -> list[str]:
     assert throughput.match is not None and expected.basis is not None
     key, runs, nodes, counts = throughput.configuration, throughput.match.runs, expected.nodes, expected.measured_nodes
+    read = throughput.measurements_read(nodes)
     assumptions = [
-        _source_line(key, throughput.match),
-        *_release_lines(key, throughput.match),
+        _source_line(key, throughput.match, read),
+        *_release_lines(key, read),
         _load_line(key, concurrency_per_node),
         {
             "measured": f"total tok/s measured at {nodes} node(s)",
@@ -240,12 +245,12 @@ def measurements_file_name() -> str:
     return REPOSITORY_MEASUREMENTS if path == MEASUREMENTS_FILE else str(path)
 
 
-def _source_line(key: Configuration, match: Match) -> str:
+def _source_line(key: Configuration, match: Match, read: Sequence[Measurement]) -> str:
     ids = ", ".join(item.id for item in match.measurements)
     speculative = "no speculative decoding" if key.speculative == "off" else key.speculative.upper()
     return (
         f"measured: {ids} ({measurements_file_name()}), the configuration of this stack: profile "
-        f"{key.profile}, vLLM {key.vllm_release}{_carried_over(key, match)}, DP {key.data_parallel_size} x TP "
+        f"{key.profile}, vLLM {key.vllm_release}{_carried_over(key, read)}, DP {key.data_parallel_size} x TP "
         f"{key.tensor_parallel_size}"
         f"{' + EP' if key.expert_parallel is True else ''}, {speculative}, KV cache {key.kv_cache_dtype}, "
         f"max-model-len {key.max_model_len}, {key.routing} routing; source: "
@@ -253,15 +258,15 @@ def _source_line(key: Configuration, match: Match) -> str:
     )
 
 
-def _carried_over(key: Configuration, match: Match) -> str:
-    releases = sorted({item.measured_release for item in match.measurements} - {key.vllm_release})
+def _carried_over(key: Configuration, read: Sequence[Measurement]) -> str:
+    releases = sorted({item.measured_release for item in read} - {key.vllm_release})
     return f" (the runs were on vLLM {'/'.join(releases)}, carried over: see below)" if releases else ""
 
 
-def _release_lines(key: Configuration, match: Match) -> list[str]:
+def _release_lines(key: Configuration, read: Sequence[Measurement]) -> list[str]:
     release = key.vllm_release
     lines = []
-    for item in match.measurements:
+    for item in read:
         if item.measured_release != release and release in RELEASES:
             lines.append(
                 f"assumed, not measured: {item.id} ran on vLLM {item.measured_release}, and its figures are "

@@ -1,6 +1,6 @@
 """`plan STACK [--json] [--measurements FILE]`: what the stack's nodes should do and cost, per capacity
-source and pricing (the figures `render` writes to capacity.json); "not measured" where no
-measurement of the stack's configuration exists.
+source and pricing, and the planning figure of its time to serve (the figures `render` writes to
+capacity.json); "not measured" where no measurement of the stack's configuration exists.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from commands.plan.assumptions import ExplainedExpectation
 from commands.plan.capacity_plan import CapacityPlan, plan
 from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
+from stacks.capacity.time_to_serve import planning_figure
 from stacks.load.loader import InvalidConfig
 
 
@@ -30,7 +31,14 @@ def counted_basis(expected: ExplainedExpectation) -> str:
     return f"{expected.requests_basis} (counted at {counted} node(s))"
 
 
-def plan_text(capacity: CapacityPlan) -> str:
+def time_to_serve_line(seconds: int, basis: str) -> str:
+    return (
+        f"time to serve: ~{seconds / 60:,.0f} min for a new replica on a new node, {basis}; every phase: "
+        "plan.md's Time to serve (render)"
+    )
+
+
+def plan_text(capacity: CapacityPlan, serve: tuple[int, str]) -> str:
     expected = capacity.expectation
     latency = (
         "not measured"
@@ -59,6 +67,7 @@ def plan_text(capacity: CapacityPlan) -> str:
             f"to measure: {expected.not_measured.how_to_measure}",
         ]
     lines += [
+        time_to_serve_line(*serve),
         f"running: {capacity.running.basis}",
         "",
         "USD per million tokens: total (input + output) at full load and at the load below, and output only",
@@ -117,11 +126,20 @@ def plan_main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
     )
-    parser.add_argument("--json", action="store_true", help="print capacity.json's figures as JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print capacity.json's figures as JSON (of its timeToServe the planning figure only, no chart)",
+    )
     args = parser.parse_args(argv)
     with measurement_file.using(args.measurements):  # every figure, and the file they cite, from that file
         measurements = measurements_from(args.measurements)
         stack = stack_of(args)
-        capacity = plan(stack.name, load_config(stack, "plan"), measurements=measurements)
-    print(json_text(capacity.to_json()) if args.json else plan_text(capacity))
+        config = load_config(stack, "plan")
+        capacity = plan(stack.name, config, measurements=measurements)
+        seconds, basis = planning_figure(config)
+    if args.json:
+        print(json_text({**capacity.to_json(), "timeToServe": {"planning_seconds": seconds, "planning_basis": basis}}))
+    else:
+        print(plan_text(capacity, (seconds, basis)))
     return 0

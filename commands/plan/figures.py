@@ -9,7 +9,7 @@ def measured_on(expected: ExplainedExpectation, basis: str | None) -> str:
     """The basis (measured, interpolated, extrapolated) and, when the runs were on another vLLM release
     than the stack's, that their figures are carried over to it: an assumption the figure's own label
     says, not only the Assumptions list (which gives what changed between the releases)."""
-    releases = sorted({item.measured_release for item in expected.measurements} - {expected.release})
+    releases = sorted(set(expected.figure_releases) - {expected.release})
     if not releases:
         return basis or "not measured"
     runs = f"{basis} from runs" if basis in ("interpolated", "extrapolated") else basis

@@ -35,8 +35,9 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         "## Time to serve",
         "",
         f"A new serving replica of profile `{model.profile}`, phase by phase (measured: a measurement of this "
-        "configuration; computed: arithmetic on this stack's settings; not measured: no figure, how to measure "
-        "it is given):",
+        "configuration; assumed: measured on another vLLM release and carried over, or a sum with such a phase "
+        "in it; computed: arithmetic on this stack's settings; held: a node already up; not measured: no figure, "
+        "how to measure it is given):",
         "",
         "| phase | time | basis | source |",
         "|---|---|---|---|",

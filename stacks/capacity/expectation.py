@@ -76,6 +76,23 @@ class Throughput:
     def basis(self, nodes: int) -> str | None:
         return None if self.match is None else basis_at([run.nodes for run in self.match.runs], nodes)
 
+    def measurements_read(self, nodes: int) -> tuple[Measurement, ...]:
+        """The measurements whose runs the figures at `nodes` read: the run at `nodes`, else the two around
+        it, else the nearest; and the smallest run, the scaling efficiency's base. Another node count may
+        read runs of another measurement (the newest run of each count is kept)."""
+        if self.match is None:
+            return ()
+        counts = [run.nodes for run in self.match.runs]
+        if nodes in counts:
+            read = [counts.index(nodes)]
+        elif counts[0] < nodes < counts[-1]:
+            above = next(index for index, count in enumerate(counts) if count > nodes)
+            read = [above - 1, above]
+        else:
+            read = [0 if nodes < counts[0] else len(counts) - 1]
+        by_id = {self.match.run_sources[index].id: self.match.run_sources[index] for index in (0, *read)}
+        return tuple(by_id.values())
+
     def expect(self, nodes: int, concurrency_per_node: int) -> Expectation:
         concurrent = nodes * concurrency_per_node
         if self.match is None:

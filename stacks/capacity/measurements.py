@@ -386,6 +386,8 @@ class Match:
 
     runs: tuple[Run, ...]
     measurements: tuple[Measurement, ...]
+    # The measurement each of `runs` comes from.
+    run_sources: tuple[Measurement, ...]
 
 
 def matching(configuration: Configuration, measurements: Sequence[Measurement]) -> Match | None:
@@ -395,11 +397,12 @@ def matching(configuration: Configuration, measurements: Sequence[Measurement]) 
     if not found:
         return None
     ordered = sorted(enumerate(found), key=lambda pair: (pair[1].date, pair[0]))
-    by_nodes: dict[int, Run] = {}
+    by_nodes: dict[int, tuple[Run, Measurement]] = {}
     for _, measurement in ordered:
         for run in measurement.runs:
-            by_nodes[run.nodes] = run
+            by_nodes[run.nodes] = (run, measurement)
     return Match(
-        runs=tuple(by_nodes[count] for count in sorted(by_nodes)),
+        runs=tuple(by_nodes[count][0] for count in sorted(by_nodes)),
         measurements=tuple(measurement for _, measurement in ordered),
+        run_sources=tuple(by_nodes[count][1] for count in sorted(by_nodes)),
     )

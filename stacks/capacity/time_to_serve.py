@@ -176,14 +176,17 @@ def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
         return Phase("total", label, None, None, "not measured", f"its {unknown.key} phase is not measured")
     assert node.seconds_min is not None and node.seconds_max is not None
     assert pod.seconds_min is not None and pod.seconds_max is not None
-    # A sum of phases is computed, also when every phase in it was measured: no run measured the sum.
+    # A sum of phases is computed, also when every phase in it was measured: no run measured the sum; a sum
+    # with an assumed phase in it is as assumed as that phase.
+    assumed = [phase.key for phase in (node, pod) if phase.basis == "assumed"]
     return Phase(
         "total",
         label,
         node.seconds_min + pod.seconds_min,
         node.seconds_max + pod.seconds_max,
-        "computed",
-        "the sum of the node and pod phases above",
+        "assumed" if assumed else "computed",
+        "the sum of the node and pod phases"
+        + (f", its {' and '.join(assumed)} phase measured on another vLLM release" if assumed else ""),
     )
 
 
@@ -192,7 +195,7 @@ def planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str
     the recipe's measured figures plus the computed extra read time of a larger checkpoint."""
     if cold.known:
         assert cold.seconds_max is not None
-        return round(cold.seconds_max), "computed (the sum of the node and pod phases above)"
+        return round(cold.seconds_max), f"{cold.basis} ({cold.source})"
     recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.weights.throughput_mibps
     extra = 0.0
     if weights.seconds_max is not None:
@@ -268,16 +271,21 @@ def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measureme
     )
 
 
-def planning_seconds(config: StackConfig) -> int:
+def planning_figure(config: StackConfig) -> tuple[int, str]:
     """The planning figure of a new replica of this stack (alert durations, the schedule's lead, the
-    scale-down window): from a recorded start-up report of its configuration first, else the
-    write-up's figures where they apply (the report of every phase: commands/render/time_to_serve.py)."""
+    scale-down window) and its basis: from a recorded start-up report of its configuration first, else
+    the write-up's figures where they apply (the report of every phase: commands/render/time_to_serve.py)."""
     node = node_phase(config)
     pod = pod_phase(pod_measurement_gap(config), image_release(config.engine.image))
     entry = recorded_startup(config)
     if entry is not None:
         node, pod = recorded_phases((node, pod), entry)
-    return planning(config, total_phase(node, pod, COLD), weights_phase(config))[0]
+    return planning(config, total_phase(node, pod, COLD), weights_phase(config))
+
+
+def planning_seconds(config: StackConfig) -> int:
+    """The planning figure alone (`planning_figure`)."""
+    return planning_figure(config)[0]
 
 
 def wake_lead_seconds(config: StackConfig) -> int:

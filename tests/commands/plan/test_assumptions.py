@@ -82,6 +82,24 @@ def test_carrying_the_write_ups_figures_to_0_19_0_is_said_to_be_an_assumption() 
     )
 
 
+def test_a_recorded_run_on_the_stacks_release_is_measured_where_its_figures_are_read() -> None:
+    """A newer run on 0.19.0 at 1 node replaces the write-up's there; at 12 nodes the write-up's 0.18.0 runs
+    are still read (and the 1-node run, the scaling base), so only those figures stay carried over."""
+    write_up = next(item for item in RUNS if item.id == "writeup-2026-03-dp8-mtp1-clusterip")
+    one_node = next(run for run in write_up.runs if run.nodes == 1)
+    recorded = write_up.model_copy(
+        update={"id": "team-2026-11-26", "date": "2026-11-26", "measured_release": "0.19.0", "runs": [one_node]}
+    )
+    at_one = explain(config_of("dev"), 1, [*RUNS, recorded])
+    assert at_one.figure_releases == ("0.19.0",)
+    assert not any(item.startswith("assumed, not measured:") for item in at_one.assumptions)
+    section = "\n".join(capacity_section(plan("dev", config_of("dev"), 1, [*RUNS, recorded]), "capacity.svg"))
+    assert "carried over" not in section and "measured on vLLM 0.18.0" not in section
+    at_twelve = explain(config_of("dev"), 12, [*RUNS, recorded])
+    assert at_twelve.figure_releases == ("0.18.0", "0.19.0")
+    assert any(item.startswith("assumed, not measured: writeup-2026-03") for item in at_twelve.assumptions)
+
+
 def test_the_nearest_measurements_say_where_they_differ() -> None:
     expectation = explain(config_of("dev", engine={"image": "vllm/vllm-openai:v0.33.0"}), 1, RUNS)
     assert expectation.not_measured is not None

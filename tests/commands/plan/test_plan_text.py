@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from commands.plan.command import plan_main
+from commands.render.time_to_serve import time_to_serve
 from tests.rendered import run_main
+from tests.variants import stack_config
 
 
 @pytest.mark.parametrize(
@@ -20,3 +24,16 @@ def test_the_benchmarks_count_of_completions_says_its_basis(stack: str, counted:
     run = run_main(plan_main, stack)
     assert run.returncode == 0
     assert counted in run.stdout
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_plan_gives_the_time_to_serve_render_writes(stack: str) -> None:
+    model = time_to_serve(stack_config(stack))
+    text = run_main(plan_main, stack)
+    assert f"time to serve: ~{model.planning_seconds / 60:,.0f} min for a new replica on a new node, " in text.stdout
+    assert model.planning_basis in text.stdout
+    as_json = json.loads(run_main(plan_main, stack, "--json").stdout)
+    assert as_json["timeToServe"] == {
+        "planning_seconds": model.planning_seconds,
+        "planning_basis": model.planning_basis,
+    }

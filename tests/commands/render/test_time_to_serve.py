@@ -11,7 +11,14 @@ import pytest
 from commands.render.time_to_serve import time_to_serve
 from commands.render.time_to_serve_md import section
 from common.sources import WRITEUP_VLLM_RELEASE
-from stacks.capacity.time_to_serve import planning_seconds, pod_measurement_gap, pod_phase
+from stacks.capacity.time_to_serve import (
+    COLD,
+    node_phase,
+    planning_seconds,
+    pod_measurement_gap,
+    pod_phase,
+    total_phase,
+)
 from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS
 from stacks.load.loader import validate
 from tests.variants import stack_config, variant_config
@@ -41,9 +48,11 @@ def test_recipe_profile_shows_the_write_ups_node_and_pod_and_computes_the_read()
     # nothing was published of the pod's parts: they stay unmeasured, with how to measure them
     assert found["engineStart"].seconds_max is None and "STARTUP_PHASES" in found["engineStart"].source
     assert found["imagePull"].seconds_max is None
-    assert (model.cold.seconds_min, model.cold.seconds_max, model.cold.basis) == (900, 960, "computed")
-    assert (model.held.seconds_max, model.held.basis) == (600, "computed")
-    assert model.planning_seconds == 960
+    # a sum with the carried-over pod phase in it is as assumed as that phase, and its planning figure says so
+    assert (model.cold.seconds_min, model.cold.seconds_max, model.cold.basis) == (900, 960, "assumed")
+    assert (model.held.seconds_max, model.held.basis) == (600, "assumed")
+    assert "its pod phase measured on another vLLM release" in model.cold.source
+    assert model.planning_seconds == 960 and model.planning_basis.startswith("assumed (the sum of the node and pod")
 
 
 @pytest.mark.parametrize(
@@ -116,6 +125,14 @@ def test_the_pod_figure_is_measured_only_on_the_release_the_write_up_ran() -> No
     on_its_release = pod_phase(None, WRITEUP_VLLM_RELEASE)
     assert on_its_release.basis == "measured" and "carried over" not in on_its_release.source
     assert pod_phase(None, "0.19.0").basis == "assumed"
+
+
+def test_a_sum_of_measured_phases_is_computed_and_one_with_an_assumed_phase_is_assumed() -> None:
+    node = node_phase(stack_config("dev"))
+    measured = total_phase(node, pod_phase(None, WRITEUP_VLLM_RELEASE), COLD)
+    assert (measured.basis, measured.source) == ("computed", "the sum of the node and pod phases")
+    carried = total_phase(node, pod_phase(None, "0.19.0"), COLD)
+    assert carried.basis == "assumed" and carried.source.endswith("its pod phase measured on another vLLM release")
 
 
 def test_image_pull_is_computed_with_its_basis_when_stated() -> None:

@@ -45,15 +45,17 @@ UNCITABLE = re.compile(
 # web address, after its host, is not one).
 LOCAL_PATH = re.compile(r"(?<![\w.:/-])~?/[\w.-]+/[\w./-]+|(?i:\bfile:/\S*)")
 # What else a cited source (a measurement's `source`, `bench-compare --source`) may point to that a reader
-# cannot open: a relative path (../notes/x, ./x, notes/bench.md), a home or Windows path (C:\\x, D:/x, a
-# \\\\server\\share path), an issue, pull request or ticket by number (issue #42, PR 12, #42), an address other
-# than http(s) (gs://, s3://) or a git remote (git@host:org/repo). Every part is tried only where it can start
-# and is bounded (a scheme of at most 32 characters), so a long text costs linear time.
+# cannot open: a relative path or a file's name (../notes/x, ./x, notes/bench.md, bench.md), a home or
+# Windows path (C:\\x, D:/x, a \\\\server\\share path), an issue, pull request or ticket by number (issue
+# #42, PR 12, #42) or by its key (ticket ML-1234, JIRA ML-1234, gh-42), an address other than http(s)
+# (gs://, s3://) or a git remote (git@host:org/repo). Every part is tried only where it can start and is
+# bounded (a scheme of at most 32 characters), so a long text costs linear time.
 NOT_PUBLIC = re.compile(
     r"(?<![\w.:/@=?&-])\.{1,2}/\S+"
-    r"|(?<![\w.:/@=?&-])[\w-]+(?:/[\w.-]+)*/[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
+    r"|(?<![\w.:/@=?&-])(?:[\w-]+(?:/[\w.-]+)*/)?[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
     r"|~/\S*|(?<![\w./:\\-])[A-Za-z]:[\\/]\S*|(?<!\S)\\\\[^\s\\]+\\\S*"
     r"|(?i:\b(?:issues?|PRs?|pull requests?|tickets?|bugs?)\s*#\d+|\b(?:issue|PR|pull request|ticket) \d+\b)"
+    r"|(?i:\b(?:issues?|tickets?|bugs?|jira|cases?)\s*:?\s*[a-z][a-z0-9]*-\d+\b|\bgh-\d+\b)"
     r"|(?<![\w/&\[])#\d+\b"
     r"|(?i:(?<![a-z0-9+.-])(?!https?://)[a-z][a-z0-9+.-]{0,31}://\S*)"
     r"|(?<![\w.@/-])[\w.-]+@[\w-]+(?:\.[\w-]+)*:(?!//)[\w./~-]+"
@@ -92,15 +94,35 @@ def _private_host(address: str) -> bool:
     if "[" not in authority:
         authority = authority.rstrip("]")
     try:
-        host = (urllib.parse.urlsplit(f"//{authority}").hostname or "").rstrip(".")
-    except ValueError:  # a bracketed host left open
+        parts = urllib.parse.urlsplit(f"//{authority}")
+        host, _ = (parts.hostname or "").rstrip("."), parts.port
+    except ValueError:  # a bracketed host left open, a port out of range
         return True
     try:
         return not ipaddress.ip_address(host).is_global
     except ValueError:
         pass
     labels = host.split(".")
-    return len(labels) < 2 or all(map(NUMERIC_LABEL.fullmatch, labels)) or f".{host}".endswith(PRIVATE_SUFFIXES)
+    return (
+        len(labels) < 2
+        or all(map(NUMERIC_LABEL.fullmatch, labels))
+        or f".{host}".endswith(PRIVATE_SUFFIXES)
+        or _names_a_private_address(labels)
+    )
+
+
+def _names_a_private_address(labels: list[str]) -> bool:
+    """Whether a name spells a private IPv4 address that wildcard DNS services resolve it to
+    (10.1.2.3.nip.io, 10-1-2-3.sslip.io)."""
+    spelled = [".".join(labels[start : start + 4]) for start in range(len(labels) - 3)]
+    spelled += [label.replace("-", ".") for label in labels if label.count("-") == 3]
+    for text in spelled:
+        try:
+            if not ipaddress.IPv4Address(text).is_global:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def uncitable(text: str) -> list[str]:

@@ -314,9 +314,14 @@ def _source(text: str) -> str:
 
 def _date(text: str) -> str:
     try:
-        return datetime.date.fromisoformat(text).isoformat()
+        day = datetime.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+    if day > datetime.datetime.now(datetime.UTC).date():
+        raise argparse.ArgumentTypeError(
+            f"{day} is in the future; allowed: the date the run was made, today or earlier"
+        )
+    return day.isoformat()
 
 
 BENCH_COMPARE_EXIT_CODES = {

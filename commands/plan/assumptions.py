@@ -240,9 +240,10 @@ def _completion_caveat(key: Configuration, runs: Sequence[Run]) -> str:
 
 def measurements_file_name() -> str:
     """The measurements file the figures come from, as a user finds it: the repository's by its path in
-    the repository, another (`--measurements FILE`) as it was given."""
+    the repository, another (`--measurements FILE`) by its file name (plan.md goes into pull requests: a
+    path on the machine that rendered it would name its folders and user, and open for no reader)."""
     path = in_effect()
-    return REPOSITORY_MEASUREMENTS if path == MEASUREMENTS_FILE else str(path)
+    return REPOSITORY_MEASUREMENTS if path == MEASUREMENTS_FILE else f"the given file {path.name}"
 
 
 def _source_line(key: Configuration, match: Match, read: Sequence[Measurement]) -> str:

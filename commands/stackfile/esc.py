@@ -115,8 +115,9 @@ def _secret_literals(values: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _dotted(path: str) -> str:
-    """`a[0].b` as `a.0.b`: one spelling for the paths of `values` and the references to them."""
-    return re.sub(r"\[(\w+)\]", r".\1", path)
+    """`a[0].b` and `a["b"]` as `a.0.b` and `a.b`: one spelling for the paths of `values` and the references
+    to them."""
+    return re.sub(r"\[(\w+)\]", r".\1", re.sub(r"""\[\s*(["'])(.*?)\1\s*\]""", r".\2", path))
 
 
 def _nested_secret(value: Any, path: str) -> str | None:
@@ -127,18 +128,35 @@ def _nested_secret(value: Any, path: str) -> str | None:
 INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
 
 
+def _related(name: str, path: str) -> bool:
+    """Whether a reference `name` reads the value at `path`: the value, a part of it, or an object holding it."""
+    return name == path or name.startswith(f"{path}.") or path.startswith(f"{name}.")
+
+
 def _secret_paths(values: dict[str, Any]) -> set[str]:
-    """The paths of `values` that are an `fn::secret` (`openai`, `db.password`): an interpolation of one,
-    of a part of one or of an object holding one carries the secret."""
-    return {_dotted(where) for where, item in _nested(values, "") if _is_secret(item)}
+    """The paths of `values` that are an `fn::secret` (`openai`, `db.password`), and of every text that
+    interpolates one, also through other texts (`alias: ${openai}`, then `x-${alias}`): an interpolation of
+    one, of a part of one or of an object holding one carries the secret. Each text is compared with each
+    secret path once (the paths found in a round are the next round's)."""
+    secrets = {_dotted(where) for where, item in _nested(values, "") if _is_secret(item)}
+    pending = [
+        (_dotted(where), [_dotted(reference.strip()) for reference in references])
+        for where, item in _nested(values, "")
+        if isinstance(item, str) and (references := INTERPOLATION.findall(item))
+    ]
+    new = set(secrets)
+    while new and pending:
+        carrying = {where for where, names in pending if any(_related(name, path) for name in names for path in new)}
+        pending = [(where, names) for where, names in pending if where not in carrying]
+        new = carrying - secrets
+        secrets |= carrying
+    return secrets
 
 
 def _interpolates_a_secret(text: str, secrets: set[str]) -> bool:
-    for reference in INTERPOLATION.findall(text):
-        name = _dotted(reference.strip())
-        if any(name == path or name.startswith(f"{path}.") or path.startswith(f"{name}.") for path in secrets):
-            return True
-    return False
+    return any(
+        _related(_dotted(reference.strip()), path) for reference in INTERPOLATION.findall(text) for path in secrets
+    )
 
 
 def _nested_interpolated_secret(value: Any, path: str, secrets: set[str]) -> str | None:
@@ -202,7 +220,7 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
         raise EnvironmentBlockError(f"'environment.values.{PULUMI_CONFIG}' must be a mapping of config keys")
     literal: dict[str, Any] = {}
     computed: list[str] = []
-    secrets = _secret_paths({name: item for name, item in values.items() if name != PULUMI_CONFIG})
+    secrets = _secret_paths(values)
     for key, value in pulumi_config.items():
         nested = _nested_secret(value, str(key)) or _nested_interpolated_secret(value, str(key), secrets)
         if nested:

@@ -269,6 +269,15 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
         raise _invalid(f"{_where(stack_file, top_marks.get('environment'))}: {error}") from None
     hide_known_secrets(environment.secret_literals)  # a refusal below may quote a setting one was pasted into
     for key, value in environment.literal_config.items():
+        namespace, _, name = key.partition(":")
+        spec = schema.get(name) if namespace == project else None
+        if isinstance(spec, dict) and spec.get("secret"):
+            # A secret key in clear text in the stack file: as the CLI refuses it under `config:`.
+            raise _invalid(
+                f"{_where(stack_file, top_marks.get('environment'))}: environment pulumiConfig: {quote(name)} is a "
+                f"secret and is written in clear text; allowed: {{fn::secret: ...}} in the environment, or remove it "
+                f"and run `pulumi config set --secret {name}`"
+            )
         problem = _namespace_problem(key, project) or _engine_setting_problem(key, value)
         if problem:
             raise _invalid(f"{_where(stack_file, top_marks.get('environment'))}: environment pulumiConfig: {problem}")

@@ -205,7 +205,9 @@ class Measurement(ConfigModel):
     id: Annotated[str, Field(pattern=MEASUREMENT_ID)] = Field(description="Stable name, cited by the planner.")
     source: Annotated[str, Field(min_length=1)] = Field(description="Who measured it, where it is published.")
     date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")] = Field(description="When (YYYY-MM[-DD]).")
-    measured_release: str = Field(description="The vLLM release it actually ran on.")
+    measured_release: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = Field(
+        description="The vLLM release it actually ran on (like 0.19.0)."
+    )
     note: str = Field(default="", description="What a reader must know to trust or use it.")
     configuration: Configuration = Field(description="What was measured.")
     runs: Annotated[list[Run], Field(min_length=1)] = Field(description="One per node count.")
@@ -226,6 +228,19 @@ class Measurement(ConfigModel):
             raise ValueError(
                 f"names {quote(found[0], limit=80)}, which a reader cannot open; allowed: a public URL or a title"
             )
+        return value
+
+    @field_validator("date")
+    @classmethod
+    def _past_date(cls, value: str) -> str:
+        """A real day or month, not after today (UTC): a run is recorded once it has run."""
+        year, month, *day = (int(part) for part in value.split("-"))
+        try:
+            first = datetime.date(year, month, day[0] if day else 1)
+        except ValueError:
+            raise ValueError(f"{value} is no day of the calendar; allowed: a date YYYY-MM or YYYY-MM-DD") from None
+        if first > datetime.datetime.now(datetime.UTC).date():
+            raise ValueError(f"{value} is in the future; allowed: the date the run was made, today or earlier")
         return value
 
     @field_validator("date", mode="before")

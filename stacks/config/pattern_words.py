@@ -38,6 +38,7 @@ PATTERN_WORDS: dict[str, str] = {
     # the measurements file (stacks/capacity/measurements.py): a measurement's id and date
     r"^[a-z0-9][a-z0-9-]{0,62}$": "1-63 lower-case letters, digits and hyphens, a letter or digit first",
     r"^\d{4}-\d{2}(-\d{2})?$": "a date YYYY-MM or YYYY-MM-DD",
+    r"^\d+\.\d+\.\d+$": "a vLLM release like 0.19.0 (the version its image tag names)",
 }
 
 

@@ -74,6 +74,14 @@ RESERVED_FLAGS = {
     "config": "the typed engine keys (a config file is not part of the stack)",
     "host": "the stack (probes and routing reach the pod address)",
     "uds": "the stack (probes and routing need TCP)",
+    # vllm/entrypoints/cli/serve.py ServeSubcommand.cmd: `--grpc` runs the gRPC server and returns, no HTTP.
+    "grpc": "the stack (clients, probes and routing speak the OpenAI HTTP API; --grpc serves gRPC instead)",
+    # uvicorn serves HTTPS with a key and certificate: the probes, the Service and the Gateway reach the
+    # pods over plain HTTP, so the first new pod would never be ready and the rollout would stall.
+    **dict.fromkeys(
+        ("ssl-keyfile", "ssl-certfile", "ssl-ca-certs", "ssl-cert-reqs", "ssl-ciphers", "enable-ssl-refresh"),
+        "the stack (probes, the Service and the Gateway reach the pods over plain HTTP)",
+    ),
     "pipeline-parallel-size": "engine.dataParallelSize x engine.tensorParallelSize (8 GPUs per node)",
     "data-parallel-size-local": "engine.dataParallelSize",
     **dict.fromkeys(
@@ -354,6 +362,14 @@ def _engine_key(flag: str) -> str:
     return "engine." + parts[0] + "".join(part.capitalize() for part in parts[1:])
 
 
+def _owner(source: str) -> str:
+    """Who owns a flag, as a refusal says it: a key to set instead, or why no setting may give it."""
+    for refused in ("the stack (", "nothing ("):
+        if source.startswith(refused):
+            return f"which no setting may give: {source.removeprefix(refused).removesuffix(')')}"
+    return f"which the stack sets from {source}; set that instead"
+
+
 def _extra_args(config: StackConfig) -> str | None:
     owned = typed_flags(config)
     seen: set[str] = set()
@@ -373,12 +389,12 @@ def _extra_args(config: StackConfig) -> str | None:
             return f"{where}: {quote(token)} is not a known short flag; use the long --flag form"
         base = name.removeprefix("no-") if name.removeprefix("no-") in owned else name
         if base in owned:
-            return f"{where}: {quote(token)} sets --{base}, which the stack sets from {owned[base]}; set that instead"
+            return f"{where}: {quote(token)} sets --{base}, {_owner(owned[base])}"
         abbreviated = sorted(flag for flag in owned if flag.startswith(base))
         if abbreviated:
             return (
                 f"{where}: {quote(token)} abbreviates --{abbreviated[0]} (argparse expands unique prefixes), "
-                f"which the stack sets from {owned[abbreviated[0]]}"
+                f"{_owner(owned[abbreviated[0]])}"
             )
         if base in seen:
             return f"{where}: {quote(token)} repeats --{base}; give each flag once"

@@ -26,6 +26,7 @@ from common.sources import WRITEUP, uncitable
         "https://example.com:8443/a.b/c, arXiv:2309.06180, doi:10.1145/3600006.3613165",
         "(see https://example.com/a), https://example.com., https://[2606:4700::1111]/x, http://8.8.8.8/x",
         "write to bench@example.com: subject runs",
+        "team run, DP8, MTP-1, B200-8, http://8.8.8.8.nip.io/x",
     ],
 )
 def test_a_title_or_a_public_address_is_citable(source: str) -> None:
@@ -70,6 +71,13 @@ def test_a_title_or_a_public_address_is_citable(source: str) -> None:
         ("D:/runs/bench.log", "D:/runs/bench.log"),
         ("\\\\fileserver\\runs\\bench.log", "\\\\fileserver\\runs\\bench.log"),
         ("git@github.com:team/bench.git", "git@github.com:team/bench.git"),
+        ("results in bench.md", "bench.md"),
+        ("ticket ML-1234", "ticket ML-1234"),
+        ("see JIRA ML-1234", "JIRA ML-1234"),
+        ("gh-42", "gh-42"),
+        ("https://example.com:99999/x", "https://example.com:99999/x"),
+        ("http://10.1.2.3.nip.io/x", "http://10.1.2.3.nip.io/x"),
+        ("http://10-1-2-3.sslip.io/x", "http://10-1-2-3.sslip.io/x"),
     ],
 )
 def test_what_only_its_writer_can_open_is_named(source: str, named: str) -> None:
@@ -81,7 +89,23 @@ def test_two_rules_naming_the_same_words_name_them_once() -> None:
 
 
 @pytest.mark.parametrize(
-    "unit", ["a.", "a-", "a/", "x.y/", "#1 ", "issue ", "a@", "http://", "a@a:", "https://a)", "D:/"]
+    "unit",
+    [
+        "a.",
+        "a-",
+        "a/",
+        "x.y/",
+        "#1 ",
+        "issue ",
+        "a@",
+        "http://",
+        "a@a:",
+        "https://a)",
+        "D:/",
+        "a.md ",
+        "ticket ",
+        "a-1.",
+    ],
 )
 def test_a_long_source_is_read_in_one_pass(unit: str) -> None:
     """256 KiB of a repeated piece (a measurement source is at most the measurements file's 1 MiB): each part of

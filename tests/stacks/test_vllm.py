@@ -368,6 +368,26 @@ def test_stream_interval_and_user_refused_elsewhere(engine: dict[str, Any], expe
         validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})
 
 
+@pytest.mark.parametrize(
+    ("extra_args", "refusal"),
+    [
+        (["--ssl-keyfile", "/certs/tls.key"], "'--ssl-keyfile' sets --ssl-keyfile, which no setting may give: probes"),
+        (["--ssl-certfile=/certs/tls.crt"], "sets --ssl-certfile, which no setting may give"),
+        (["--grpc"], "'--grpc' sets --grpc, which no setting may give: clients, probes and routing speak the OpenAI"),
+        (["--ssl-k=/x"], "abbreviates --ssl-keyfile .argparse expands unique prefixes., which no setting may give"),
+        (["--uds", "/tmp/v.sock"], "sets --uds, which no setting may give: probes and routing need TCP"),
+        (["--help"], "sets --help, which no setting may give: vLLM would print help and exit"),
+        (["--port", "9000"], "sets --port, which the stack sets from engine.port; set that instead"),
+    ],
+)
+def test_flags_that_take_the_server_off_plain_http_are_refused(extra_args: list[str], refusal: str) -> None:
+    """TLS or gRPC instead of the OpenAI HTTP API: the probes, the Service and the Gateway reach the pods over
+    plain HTTP, so the first new pod would never be ready (vllm/entrypoints/cli/serve.py: --grpc serves gRPC
+    and returns; the ssl flags make uvicorn serve HTTPS)."""
+    with pytest.raises(InvalidConfig, match=refusal):
+        validate({"environment": "dev", "project": "my-llm-dev", "engine": {"extraArgs": extra_args}})
+
+
 @pytest.mark.parametrize("profile", list(ProfileName))
 def test_every_qwen_3_5_profile_separates_the_thinking_from_the_answer(profile: ProfileName) -> None:
     """The checkpoints think before answering: without the parser the thinking lands in `content`."""

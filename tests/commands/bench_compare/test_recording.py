@@ -64,9 +64,9 @@ def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_p
 
     after = run_main(plan_main, "seqs", *common)
     assert "total tok/s                  94,901" in after.stdout
-    assert f"measured: seqs-2026-11-20 ({file})" in after.stdout, "the figure names the file it is in"
+    assert f"measured: seqs-2026-11-20 (the given file {file.name})" in after.stdout, "the figure names its file"
     repository = run_main(plan_main, "seqs", "--config-file", str(stack)).stdout
-    assert repository == before.stdout.replace(str(file), "stacks/capacity/measurements.yaml"), "the repository's"
+    assert repository == before.stdout.replace(f"the given file {file.name}", "stacks/capacity/measurements.yaml")
 
 
 def test_a_recorded_date_reads_back_as_its_text_anywhere(tmp_path: Path) -> None:
@@ -155,6 +155,14 @@ def test_record_writes_through_no_planted_link(tmp_path: Path) -> None:
     assert record(tmp_path, file, "--date", "2026-11-21").returncode == 0
     assert victim.read_text() == "the user's file\n"
     assert "dev-2026-11-21" in file.read_text()
+
+
+def test_a_date_in_the_future_is_refused_and_nothing_recorded(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    before = file.read_text()
+    run = record(tmp_path, file, "--date", "2999-01-01", "--source", "team run")
+    assert run.returncode == 2 and "2999-01-01 is in the future" in run.stderr
+    assert file.read_text() == before
 
 
 def test_record_refuses_a_measurements_file_that_is_a_link(tmp_path: Path) -> None:

@@ -26,6 +26,9 @@ def test_render_reads_another_measurements_file_and_a_policy_config(tmp_path: Pa
     assert "| total tok/s (input + output) | not measured |" in plan, "the recipe's runs are not in that file"
     assert "LLM-WGT-003" not in plan and "LLM-WGT-003" not in run.stderr, "disabled by the policy config"
     assert json.loads((out / "policy.json").read_text())["advisory"] == 0
+    # the file is named, its folders (the machine's, a user's home) are not
+    assert "the given file measurements.yaml" in plan
+    assert str(tmp_path) not in plan and str(tmp_path) not in (out / "capacity.json").read_text()
 
 
 def test_a_bad_measurements_file_or_policy_config_is_one_line(tmp_path: Path) -> None:

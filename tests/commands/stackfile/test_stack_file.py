@@ -15,6 +15,7 @@ from commands.engine import mocks
 from commands.stackfile import stack_settings
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
 from commands.stackfile.yaml_scalars import plain_scalar
+from stacks.load.loader import InvalidConfig
 from tests.rendered import ROOT, RenderedStack, run_render
 
 PROJECT = "gke-b200-serving"
@@ -192,13 +193,43 @@ SECRET_VALUES = {"openai": {"fn::secret": "sk-..."}, "db": {"user": "app", "pass
         ({"engine": {"extraArgs": ["--middleware-arg", "Bearer ${openai}"]}}, "engine.extraArgs[1]"),
         ({"engine": {"extraEnv": {"DSN": "postgres://${db.user}:${db.password}@db/runs"}}}, "engine.extraEnv.DSN"),
         ({"engine": {"extraEnv": {"DB": "${db}"}}}, "engine.extraEnv.DB"),  # an object holding a secret
+        ({"engine": {"extraEnv": {"PW": '${db["password"]}'}}}, "engine.extraEnv.PW"),  # bracket syntax
+        ({"engine": {"extraEnv": {"PW": "${db['password']}"}}}, "engine.extraEnv.PW"),
+        ({"engine": {"extraEnv": {"NOTE": "x-${alias}"}}}, "engine.extraEnv.NOTE"),  # through another text
+        ({"engine": {"extraEnv": {"NOTE": "x-${chain}"}}}, "engine.extraEnv.NOTE"),
+        (
+            {"wandbKey": {"fn::secret": "w"}, "engine": {"extraEnv": {"W": "${pulumiConfig.wandbKey}"}}},
+            "engine.extraEnv.W",
+        ),
     ],
 )
 def test_an_interpolated_esc_secret_inside_a_setting_is_refused(setting: dict[str, Any], where: str) -> None:
     """ESC makes a value that interpolates a secret secret too: inside a setting, the setting becomes one
     secret config value that `pulumi up` refuses, as an fn::secret written there."""
+    values = {**SECRET_VALUES, "alias": "${openai}", "chain": "${alias}", "pulumiConfig": setting}
     with pytest.raises(EnvironmentBlockError, match=rf"^pulumiConfig\.{re.escape(where)}: an ESC secret inside"):
-        read_environment({"values": {**SECRET_VALUES, "pulumiConfig": setting}}, PROJECT)
+        read_environment({"values": values}, PROJECT)
+
+
+def test_a_text_interpolating_only_plain_values_is_no_secret() -> None:
+    values = {
+        "region": "us-central1",
+        "alias": "${region}",
+        "pulumiConfig": {"engine": {"extraEnv": {"R": "${alias}"}}},
+    }
+    assert read_environment({"values": values}, PROJECT).computed_keys == (f"{PROJECT}:engine",)
+
+
+@pytest.mark.parametrize("key", ["hfToken", f"{PROJECT}:hfToken"])
+def test_a_secret_key_in_clear_text_in_the_environment_is_refused_as_under_config(tmp_path: Path, key: str) -> None:
+    document = {
+        "environment": {"values": {"pulumiConfig": {key: "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZabcdefgh"}}},
+        "config": {f"{PROJECT}:environment": "dev", f"{PROJECT}:project": "my-llm-dev"},
+    }
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(InvalidConfig, match="environment pulumiConfig: 'hfToken' is a secret and is "):
+        stack_settings.load_stack_settings("esc", path)
 
 
 def test_an_interpolation_of_a_plain_value_or_a_whole_secret_key_is_kept() -> None:

@@ -127,3 +127,26 @@ def test_a_figure_no_run_comes_near_is_refused_naming_the_file(tmp_path: Path, f
     with pytest.raises(MeasurementsError, match=f"^{path}: .*less than or equal to") as error:
         load(path)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "refusal"),
+    [
+        (
+            "measuredRelease",
+            "banana",
+            "measurements.0.measuredRelease: 'banana' is not allowed; allowed: a vLLM release",
+        ),
+        ("date", "2999-01-01", "measurements.0.date: 2999-01-01 is in the future; allowed: the date the run was made"),
+        ("date", "2026-13", "measurements.0.date: 2026-13 is no day of the calendar; allowed: a date YYYY-MM"),
+        ("date", "2026-02-30", "measurements.0.date: 2026-02-30 is no day of the calendar"),
+    ],
+)
+def test_a_release_or_date_no_run_can_have_is_refused(tmp_path: Path, field: str, value: str, refusal: str) -> None:
+    """plan.md prints both beside the figures ("measured on vLLM banana")."""
+    document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
+    document["measurements"][0][field] = value
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(MeasurementsError, match=f"^{path}: {refusal}"):
+        load(path)

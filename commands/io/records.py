@@ -25,6 +25,66 @@ NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecre
 FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
 
 
+# Where the pod template of a workload is in its inputs (the Kubernetes API: apps/v1, batch/v1), and the
+# kinds whose spec holds a replica count (an int32, at least 0).
+POD_TEMPLATES = {
+    "kubernetes:apps/v1:Deployment": ("spec", "template"),
+    "kubernetes:apps/v1:StatefulSet": ("spec", "template"),
+    "kubernetes:apps/v1:DaemonSet": ("spec", "template"),
+    "kubernetes:apps/v1:ReplicaSet": ("spec", "template"),
+    "kubernetes:batch/v1:Job": ("spec", "template"),
+    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+REPLICATED = ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:ReplicaSet")
+CONTAINER_LISTS = ("containers", "initContainers")
+CONTAINER_LIST_FIELDS = ("args", "command", "env", "ports", "volumeMounts")
+
+
+def _workload_problem(record: dict[str, Any]) -> str | None:
+    """What in a Kubernetes object's inputs is not of the shape the API gives it, where the policies and
+    the preview read it (its spec, a workload's pod template and containers, the replica count)."""
+    inputs = record["inputs"]
+    spec = inputs.get("spec")
+    if spec is not None and not isinstance(spec, dict):
+        return "inputs.spec must be an object (the Kubernetes object's spec)"
+    replicas = spec.get("replicas") if spec is not None and record["type"] in REPLICATED else None
+    if replicas is not None and (isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0):
+        return "inputs.spec.replicas must be a whole number, 0 or more"
+    return _pod_problem(inputs, POD_TEMPLATES.get(record["type"], ()))
+
+
+def _pod_problem(inputs: dict[str, Any], path: tuple[str, ...]) -> str | None:
+    """What is not an object on the way to a workload's pod spec (at `path` in its inputs), or in its containers."""
+    node: Any = inputs
+    for depth, key in enumerate((*path, "spec") if path else ()):
+        node = node.get(key)
+        if node is None:
+            return None
+        if not isinstance(node, dict):
+            return f"inputs.{'.'.join((*path, 'spec')[: depth + 1])} must be an object"
+    if not path:
+        return None
+    where = f"inputs.{'.'.join(path)}.spec"
+    for list_key in CONTAINER_LISTS:
+        containers = node.get(list_key)
+        if containers is not None and not (
+            isinstance(containers, list) and all(isinstance(item, dict) for item in containers)
+        ):
+            return f"{where}.{list_key} must be a list of objects (one per container)"
+        for position, container in enumerate(containers or ()):
+            wrong = next(
+                (
+                    field
+                    for field in CONTAINER_LIST_FIELDS
+                    if container.get(field) is not None and not isinstance(container[field], list)
+                ),
+                None,
+            )
+            if wrong:
+                return f"{where}.{list_key}[{position}].{wrong} must be a list"
+    return None
+
+
 def _label(record: dict[str, Any], index: int) -> str:
     name = record.get("name")
     return f"record {index}" + (f" ({name[:60]})" if isinstance(name, str) else "")
@@ -60,6 +120,9 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
         # what the preview reads a Kubernetes object's identity from (name, namespace): refused here,
         # not after the whole preview has been worked out
         raise InputError(f"{where}: {label}: inputs.metadata must be an object (the Kubernetes object's metadata)")
+    problem = _workload_problem(record) if record["type"].startswith("kubernetes:") else None
+    if problem:
+        raise InputError(f"{where}: {label}: {problem}")
     return record
 
 

@@ -18,6 +18,7 @@ it does on every `up` after the first (`commands/io/states.py`). The engine mode
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from commands.io import output
 from commands.io.cli import command_parser
 from commands.io.console import guarded, one_line
 from commands.io.render_dir import PreviewInputError, load_render
-from commands.io.states import RenderStates, changed_settings, compared, download_not_rerun, load_states
+from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
 from commands.preview.changes_md import changes_markdown
@@ -119,14 +120,42 @@ def write_preview(result: Preview, out_dir: Path) -> None:
     output.add_files(out_dir, preview_files(result))
 
 
+UNREADABLE = (AttributeError, TypeError, KeyError, ValueError)
+
+
 def preview_of_states(old: RenderStates, new: RenderStates, where: str, accept_client_break: bool = False) -> Preview:
-    """The preview of two renders' states; a record the update plan cannot read is bad input (exit 2)."""
+    """The preview of two renders' states; a record the update plan cannot read is bad input (exit 2),
+    named when it is one of OLD's."""
     try:
         return preview_states(old, new, accept_client_break)
-    except (AttributeError, TypeError, KeyError, ValueError) as error:
+    except UNREADABLE as error:
         if isinstance(error, PreviewInputError):
             raise
-        raise PreviewInputError(f"{where}: a resource record is not shaped as a render writes it ({error!r})") from None
+        record = _unreadable_record(old, new)
+        named = f"the record of {record['name']} ({record['type']})" if record else "a resource record"
+        raise PreviewInputError(
+            f"{where}: {named} is not shaped as a render writes it ({type(error).__name__}: {error}); "
+            "allowed: a render folder as `render` wrote it (render that commit again)"
+        ) from None
+
+
+def _unreadable_record(old: RenderStates, new: RenderStates) -> Record | None:
+    """OLD's record the update plan cannot read: the first whose stand-in (NEW's record of the same resource,
+    or none) lets the preview through. On the error path only: a preview per record."""
+    old_states = [index_by_urn(old.first_up, "old render"), index_by_urn(old.converged or [], "old render")]
+    new_states = [index_by_urn(new.first_up, "new render"), index_by_urn(new.converged or [], "new render")]
+    for urn in {urn: None for state in old_states for urn in state}:
+        first_up, converged = (
+            [stand_in for key, record in state.items() if (stand_in := record if key != urn else fresh.get(urn))]
+            for state, fresh in zip(old_states, new_states, strict=True)
+        )
+        swapped = dataclasses.replace(old, first_up=first_up, converged=converged if old.converged else None)
+        try:
+            preview_states(swapped, new)
+        except UNREADABLE:
+            continue
+        return next(state[urn] for state in old_states if urn in state)
+    return None
 
 
 def preview_dirs(

@@ -182,6 +182,44 @@ def test_a_record_the_preview_cannot_read_is_bad_input_not_a_crash(dev_render: P
     )
 
 
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+
+
+@pytest.mark.parametrize(
+    ("edit", "refusal"),
+    [
+        (lambda inputs: inputs.update(spec=[]), "inputs.spec must be an object"),
+        (lambda inputs: inputs["spec"].update(replicas="x"), "inputs.spec.replicas must be a whole number"),
+        (lambda inputs: inputs["spec"].update(replicas=-1), "inputs.spec.replicas must be a whole number"),
+        (lambda inputs: inputs["spec"].update(template="pod"), "inputs.spec.template must be an object"),
+        (lambda inputs: inputs["spec"]["template"].update(spec=[]), "inputs.spec.template.spec must be an object"),
+        (
+            lambda inputs: inputs["spec"]["template"]["spec"].update(containers=["vllm"]),
+            "inputs.spec.template.spec.containers must be a list of objects",
+        ),
+        (
+            lambda inputs: inputs["spec"]["template"]["spec"]["containers"][0].update(args="--x"),
+            "inputs.spec.template.spec.containers[0].args must be a list",
+        ),
+    ],
+    ids=["spec-list", "replicas-text", "replicas-negative", "template-text", "pod-spec-list", "containers", "args"],
+)
+def test_a_workload_of_another_shape_than_the_api_gives_is_one_line_naming_the_key(
+    edit: Any, refusal: str, dev_render: Path, tmp_path: Path
+) -> None:
+    """Policies read a serving Deployment's spec: of another shape every one of them skipped it (0
+    violations, exit 0) and the preview failed deep inside its planner."""
+    records = json.loads((dev_render / "resources.json").read_text())
+    for record in records:
+        if record["type"] == DEPLOYMENT and record["name"] == "llm-vllm-deployment":
+            edit(record["inputs"])
+    bad = tmp_path / "resources.json"
+    bad.write_text(json.dumps(records))
+    one_line_refusal(run_main(check_policies_main, str(bad)), f"(llm-vllm-deployment): {refusal}")
+    old = a_render(tmp_path / "old", records)
+    one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")), refusal)
+
+
 # ---------------------------------------------------------------- policy config
 
 

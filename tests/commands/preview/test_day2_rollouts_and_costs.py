@@ -211,6 +211,23 @@ def test_an_edited_render_s_setting_digests_are_refused_without_being_shown(
     assert "hunter2" not in str(error.value)
 
 
+def test_an_edited_record_the_update_plan_cannot_read_is_named(dev: RenderedStack, tmp_path: Path) -> None:
+    edited = tmp_path / "dev"
+    shutil.copytree(dev.directory, edited)
+    states = json.loads((edited / "states.json").read_text())
+    for state in ("firstUp", "converged"):
+        for record in states[state]:
+            if record["name"] == "llm-vllm-deployment":
+                record["inputs"]["spec"]["template"]["spec"]["containers"][0]["resources"] = "8 GPUs"
+    (edited / "states.json").write_text(json.dumps(states))
+    outcome = run_main(preview_main, str(edited), str(dev.directory), "--out", str(tmp_path / "out"))
+    assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1, outcome.stderr
+    assert "the record of llm-vllm-deployment (kubernetes:apps/v1:Deployment) is not shaped as a render" in (
+        outcome.stderr
+    )
+    assert "allowed: a render folder as `render` wrote it" in outcome.stderr
+
+
 def test_preview_leaves_replicas_to_the_autoscaler(
     staging: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -114,6 +114,11 @@ def _ranges_shut_out(old: Record, new: Record) -> list[str]:
     ]
 
 
+def _shown(value: Any) -> str:
+    """An output's value as a line quotes it: a text quoted, no value said so (not Python's None)."""
+    return "(no value)" if value is None else repr(value)
+
+
 def client_breaks(
     outputs: OutputsDiff | None, old: dict[str, Record], new: dict[str, Record], result: Preview
 ) -> list[str]:
@@ -122,10 +127,10 @@ def client_breaks(
     if outputs is not None:
         for key, what in CLIENT_OUTPUTS.items():
             if key in outputs.removed:
-                found.append(f"{what} goes away: output {key} {outputs.removed[key]!r} is removed")
+                found.append(f"{what} goes away: output {key} {_shown(outputs.removed[key])} is removed")
             elif key in outputs.changed:
                 before, after = outputs.changed[key]
-                found.append(f"{what} changes: output {key} {before!r} -> {after!r}")
+                found.append(f"{what} changes: output {key} {_shown(before)} -> {_shown(after)}")
     before, after = _serving(old), _serving(new)
     for change in result.of("delete"):
         kind = change.record["type"]

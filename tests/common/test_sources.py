@@ -26,7 +26,7 @@ from common.sources import WRITEUP, uncitable
         "https://example.com:8443/a.b/c, arXiv:2309.06180, doi:10.1145/3600006.3613165",
         "(see https://example.com/a), https://example.com., https://[2606:4700::1111]/x, http://8.8.8.8/x",
         "write to bench@example.com: subject runs",
-        "team run, DP8, MTP-1, B200-8, http://8.8.8.8.nip.io/x",
+        "team run, DP8, MTP-1, B200-8, http://8.8.8.8.nip.io/x, USD $5/h",
     ],
 )
 def test_a_title_or_a_public_address_is_citable(source: str) -> None:
@@ -72,6 +72,8 @@ def test_a_title_or_a_public_address_is_citable(source: str) -> None:
         ("\\\\fileserver\\runs\\bench.log", "\\\\fileserver\\runs\\bench.log"),
         ("git@github.com:team/bench.git", "git@github.com:team/bench.git"),
         ("results in bench.md", "bench.md"),
+        ("$HOME/bench.txt", "$HOME/bench.txt"),
+        ("${RUNS}/bench", "${RUNS}/bench"),
         ("ticket ML-1234", "ticket ML-1234"),
         ("see JIRA ML-1234", "JIRA ML-1234"),
         ("gh-42", "gh-42"),

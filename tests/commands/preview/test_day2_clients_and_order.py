@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from commands.preview.clients import _ranges_shut_out
+from commands.preview.changes import OutputsDiff, Preview
+from commands.preview.clients import _ranges_shut_out, client_breaks
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from tests.commands.preview.test_day2 import day2
@@ -247,3 +248,12 @@ def test_ranges_shut_out_are_the_addresses_let_in_before_and_not_now(
     before: tuple[str, ...], after: tuple[str, ...], shut_out: list[str]
 ) -> None:
     assert _ranges_shut_out(load_balancer(*before), load_balancer(*after)) == shut_out
+
+
+def test_an_output_without_a_value_is_said_so_not_as_pythons_none() -> None:
+    outputs = OutputsDiff(removed={"internalAddress": None}, changed={"servedModelName": (None, "qwen")})
+    lines = client_breaks(outputs, {}, {}, Preview(changes=[], unchanged=0, refusals=[], warnings=[]))
+    assert lines == [
+        "the internal load balancer's address goes away: output internalAddress (no value) is removed",
+        "the model name clients send changes: output servedModelName (no value) -> 'qwen'",
+    ]

@@ -55,13 +55,13 @@ NOT_PUBLIC = re.compile(
     r"|(?<![\w.:/@=?&-])(?:[\w-]+(?:/[\w.-]+)*/)?[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
     r"|~/\S*|\$\{?[A-Za-z_]\w*\}?[/\\]\S*|(?<![\w./:\\-])[A-Za-z]:[\\/]\S*|(?<!\S)\\\\[^\s\\]+\\\S*"
     r"|(?i:\b(?:issues?|PRs?|pull requests?|tickets?|bugs?)\s*#\d+|\b(?:issue|PR|pull request|ticket) \d+\b)"
-    r"|(?i:\b(?:issues?|tickets?|bugs?|jira|cases?)\s*:?\s*[a-z][a-z0-9]*-\d+\b|\bgh-\d+\b)"
+    r"|(?i:(?<![#/\w-])(?:issues?|tickets?|bugs?|jira)(?:\s*:\s*|\s+)[a-z][a-z0-9]*-\d+\b|(?<![#/\w-])gh-\d+\b)"
     r"|(?<![\w/&\[])#\d+\b"
     r"|(?i:(?<![a-z0-9+.-])(?!https?://)[a-z][a-z0-9+.-]{0,31}://\S*)"
     r"|(?<![\w.@/-])[\w.-]+@[\w-]+(?:\.[\w-]+)*:(?!//)[\w./~-]+"
 )
 # A web address, to the next space; its host is read with urllib.parse and checked by `_private_host`.
-WEB_ADDRESS = re.compile(r"(?i:\bhttps?://\S+)")
+WEB_ADDRESS = re.compile(r"(?i:https?://\S+)")
 # Names no public resolver answers for a reader: in-cluster, on-premises and reserved ones (RFC 2606, RFC
 # 6761, RFC 8375, the Kubernetes Service domain).
 PRIVATE_SUFFIXES = (

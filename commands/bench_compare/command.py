@@ -317,7 +317,7 @@ def _date(text: str) -> str:
         day = datetime.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
-    if day > datetime.datetime.now(datetime.UTC).date():
+    if day > measurement_file.latest_run_date():
         raise argparse.ArgumentTypeError(
             f"{day} is in the future; allowed: the date the run was made, today or earlier"
         )

@@ -82,9 +82,12 @@ class ExplainedExpectation(Expectation):
     release: str | None
     assumptions: tuple[str, ...]
     # Every measurement of the stack's configuration (`measurements`), and the vLLM releases of those whose
-    # runs the figures at this node count read (`figure_releases`: a newer run of one count may be on another).
+    # runs a figure at this node count reads (a newer run of one count may be on another release): the
+    # throughput and what is made of it, the latency medians, the benchmark's count of completions.
     measurements: tuple[Citation, ...] = ()
     figure_releases: tuple[str, ...] = ()
+    latency_releases: tuple[str, ...] = ()
+    requests_releases: tuple[str, ...] = ()
     not_measured: NotMeasured | None = None
     # Gateway routing: the Endpoint Picker image and whether a measurement with it exists (None: ClusterIP).
     picker: str | None = None
@@ -165,8 +168,14 @@ def explain(
         measurements=tuple(
             Citation(item.id, item.source, item.date, item.measured_release) for item in throughput.match.measurements
         ),
-        figure_releases=tuple(sorted({item.measured_release for item in throughput.measurements_read(nodes)})),
+        figure_releases=_releases(throughput.measurements_read(nodes)),
+        latency_releases=_releases(throughput.measurements_read(nodes, "tpot_median_ms")),
+        requests_releases=_releases(throughput.measurements_read(nodes, "requests_per_second")),
     )
+
+
+def _releases(read: Sequence[Measurement]) -> tuple[str, ...]:
+    return tuple(sorted({item.measured_release for item in read}))
 
 
 def _median(runs: Sequence[Run], nodes: int, attribute: str) -> float | None:
@@ -184,7 +193,13 @@ def _assumptions(
 ) -> list[str]:
     assert throughput.match is not None and expected.basis is not None
     key, runs, nodes, counts = throughput.configuration, throughput.match.runs, expected.nodes, expected.measured_nodes
-    read = throughput.measurements_read(nodes)
+    read = list(
+        {
+            item.id: item
+            for figure in ("total_tokens_per_second", "tpot_median_ms", "requests_per_second")
+            for item in throughput.measurements_read(nodes, figure)
+        }.values()
+    )
     assumptions = [
         _source_line(key, throughput.match, read),
         *_release_lines(key, read),
@@ -243,7 +258,7 @@ def measurements_file_name() -> str:
     the repository, another (`--measurements FILE`) by its file name (plan.md goes into pull requests: a
     path on the machine that rendered it would name its folders and user, and open for no reader)."""
     path = in_effect()
-    return REPOSITORY_MEASUREMENTS if path == MEASUREMENTS_FILE else f"the given file {path.name}"
+    return REPOSITORY_MEASUREMENTS if path.resolve() == MEASUREMENTS_FILE.resolve() else f"the given file {path.name}"
 
 
 def _source_line(key: Configuration, match: Match, read: Sequence[Measurement]) -> str:

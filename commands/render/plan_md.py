@@ -175,7 +175,7 @@ def _requests_note(expected: ExplainedExpectation) -> str:
             f"extrapolated: no run at {expected.nodes} node(s) counted requests (counted at {counted} node(s)); the "
             "nearest per-node count held"
         )
-    count = measured_on(expected, count)
+    count = measured_on(expected, count, expected.requests_releases)
     if expected.requests_per_second is not None and expected.requests_per_second < expected.counted_requests_per_second:
         return (
             f"what this load completes: the total tok/s ({expected.basis}) over the load's mean request (see "
@@ -194,7 +194,7 @@ def _latency_note(expected: ExplainedExpectation, key: str) -> str:
         "extrapolated": f"extrapolated: no run at {expected.nodes} node(s), the median of the nearest measured "
         "node count held",
     }[expected.latency_basis]
-    return f"{measured_on(expected, how)}; under the full load"
+    return f"{measured_on(expected, how, expected.latency_releases)}; under the full load"
 
 
 def _figure_note(expected: ExplainedExpectation, key: str, measured: str) -> str:

@@ -14,7 +14,9 @@ inline definition are in the file: they are read as the CLI would merge them.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,10 +116,14 @@ def _secret_literals(values: dict[str, Any]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+# `["key"]` or `['key']`: each quote's text runs to the first closing quote (linear on a long reference).
+QUOTED_INDEX = re.compile(r"""\[\s*"([^"]*)"\s*\]|\[\s*'([^']*)'\s*\]""")
+
+
 def _dotted(path: str) -> str:
     """`a[0].b` and `a["b"]` as `a.0.b` and `a.b`: one spelling for the paths of `values` and the references
     to them."""
-    return re.sub(r"\[(\w+)\]", r".\1", re.sub(r"""\[\s*(["'])(.*?)\1\s*\]""", r".\2", path))
+    return re.sub(r"\[(\w+)\]", r".\1", QUOTED_INDEX.sub(lambda match: f".{match[1] or match[2]}", path))
 
 
 def _nested_secret(value: Any, path: str) -> str | None:
@@ -128,38 +134,72 @@ def _nested_secret(value: Any, path: str) -> str | None:
 INTERPOLATION = re.compile(r"\$\{([^}]+)\}")
 
 
-def _related(name: str, path: str) -> bool:
-    """Whether a reference `name` reads the value at `path`: the value, a part of it, or an object holding it."""
-    return name == path or name.startswith(f"{path}.") or path.startswith(f"{name}.")
+# A path of `values` is at most as deep as the stack file's nesting limit allows: a reference's deeper
+# prefixes can name none.
+DEEPEST_PATH = 256
+
+
+def _prefixes(name: str) -> Iterator[str]:
+    """`a`, `a.b`, `a.b.c` of `a.b.c` (the first DEEPEST_PATH)."""
+    end = -1
+    for _ in range(DEEPEST_PATH):
+        end = name.find(".", end + 1)
+        if end < 0:
+            yield name
+            return
+        yield name[:end]
 
 
 def _secret_paths(values: dict[str, Any]) -> set[str]:
     """The paths of `values` that are an `fn::secret` (`openai`, `db.password`), and of every text that
     interpolates one, also through other texts (`alias: ${openai}`, then `x-${alias}`): an interpolation of
-    one, of a part of one or of an object holding one carries the secret. Each text is compared with each
-    secret path once (the paths found in a round are the next round's)."""
+    one, of a part of one or of an object holding one carries the secret. A worklist over two indexes of the
+    texts' references (by each prefix, and by the whole name), so a long chain of aliases costs linear time."""
     secrets = {_dotted(where) for where, item in _nested(values, "") if _is_secret(item)}
-    pending = [
+    texts = [
         (_dotted(where), [_dotted(reference.strip()) for reference in references])
         for where, item in _nested(values, "")
         if isinstance(item, str) and (references := INTERPOLATION.findall(item))
     ]
-    new = set(secrets)
-    while new and pending:
-        carrying = {where for where, names in pending if any(_related(name, path) for name in names for path in new)}
-        pending = [(where, names) for where, names in pending if where not in carrying]
-        new = carrying - secrets
-        secrets |= carrying
+    under: defaultdict[str, set[int]] = defaultdict(set)  # texts naming this path or a part of it
+    naming: defaultdict[str, set[int]] = defaultdict(set)  # texts naming exactly this path
+    for index, (_, names) in enumerate(texts):
+        for name in names:
+            naming[name].add(index)
+            for prefix in _prefixes(name):
+                under[prefix].add(index)
+    pending, reached = list(secrets), set[int]()
+    while pending:
+        path = pending.pop()
+        carrying = under.get(path, set()).union(
+            *(naming.get(holder, ()) for holder in _prefixes(path) if holder != path)
+        )
+        for index in carrying - reached:
+            reached.add(index)
+            if texts[index][0] not in secrets:
+                secrets.add(texts[index][0])
+                pending.append(texts[index][0])
     return secrets
 
 
-def _interpolates_a_secret(text: str, secrets: set[str]) -> bool:
-    return any(
-        _related(_dotted(reference.strip()), path) for reference in INTERPOLATION.findall(text) for path in secrets
-    )
+def _interpolates_a_secret(text: str, secrets: frozenset[str]) -> bool:
+    """Whether a text references a secret path, a part of one (a prefix of the reference is one) or an
+    object holding one (the reference is a prefix of one): set look-ups, not a scan of every secret."""
+    holders = _holders(secrets)
+    for reference in INTERPOLATION.findall(text):
+        name = _dotted(reference.strip())
+        if name in holders or any(prefix in secrets for prefix in _prefixes(name)):
+            return True
+    return False
 
 
-def _nested_interpolated_secret(value: Any, path: str, secrets: set[str]) -> str | None:
+@functools.lru_cache(maxsize=4)
+def _holders(secrets: frozenset[str]) -> frozenset[str]:
+    """Every prefix of every secret path: a reference to one of them reads an object holding a secret."""
+    return frozenset(prefix for path in secrets for prefix in _prefixes(path))
+
+
+def _nested_interpolated_secret(value: Any, path: str, secrets: frozenset[str]) -> str | None:
     """The path of a string inside a setting's value (not the whole value) that interpolates an ESC secret
     of `values` (`${openai}`): ESC marks it secret too ("combining secret and non-secret values can maintain
     secretness", https://www.pulumi.com/docs/esc/environments/syntax/builtin-functions/fn-secret/), so the
@@ -220,7 +260,7 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
         raise EnvironmentBlockError(f"'environment.values.{PULUMI_CONFIG}' must be a mapping of config keys")
     literal: dict[str, Any] = {}
     computed: list[str] = []
-    secrets = _secret_paths(values)
+    secrets = frozenset(_secret_paths(values))
     for key, value in pulumi_config.items():
         nested = _nested_secret(value, str(key)) or _nested_interpolated_secret(value, str(key), secrets)
         if nested:

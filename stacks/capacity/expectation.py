@@ -76,13 +76,20 @@ class Throughput:
     def basis(self, nodes: int) -> str | None:
         return None if self.match is None else basis_at([run.nodes for run in self.match.runs], nodes)
 
-    def measurements_read(self, nodes: int) -> tuple[Measurement, ...]:
-        """The measurements whose runs the figures at `nodes` read: the run at `nodes`, else the two around
-        it, else the nearest; and the smallest run, the scaling efficiency's base. Another node count may
-        read runs of another measurement (the newest run of each count is kept)."""
+    def measurements_read(self, nodes: int, figure: str = "total_tokens_per_second") -> tuple[Measurement, ...]:
+        """The measurements whose runs a figure at `nodes` reads (of the runs that have it, as `interpolate`
+        takes them): the run at `nodes`, else the two around it, else the nearest. Another node count may read
+        runs of another measurement (the newest run of each count is kept)."""
         if self.match is None:
             return ()
-        counts = [run.nodes for run in self.match.runs]
+        having = [
+            (run.nodes, source)
+            for run, source in zip(self.match.runs, self.match.run_sources, strict=True)
+            if getattr(run, figure) is not None
+        ]
+        if not having:
+            return ()
+        counts = [count for count, _ in having]
         if nodes in counts:
             read = [counts.index(nodes)]
         elif counts[0] < nodes < counts[-1]:
@@ -90,7 +97,7 @@ class Throughput:
             read = [above - 1, above]
         else:
             read = [0 if nodes < counts[0] else len(counts) - 1]
-        by_id = {self.match.run_sources[index].id: self.match.run_sources[index] for index in (0, *read)}
+        by_id = {having[index][1].id: having[index][1] for index in read}
         return tuple(by_id.values())
 
     def expect(self, nodes: int, concurrency_per_node: int) -> Expectation:

@@ -199,6 +199,11 @@ class StartupPhases(ConfigModel):
         return self
 
 
+def latest_run_date() -> datetime.date:
+    """The latest date a run may carry: today somewhere on Earth (UTC+14 is a day ahead of UTC)."""
+    return datetime.datetime.now(datetime.UTC).date() + datetime.timedelta(days=1)
+
+
 class Measurement(ConfigModel):
     """A set of runs of one configuration, with where they come from."""
 
@@ -239,7 +244,7 @@ class Measurement(ConfigModel):
             first = datetime.date(year, month, day[0] if day else 1)
         except ValueError:
             raise ValueError(f"{value} is no day of the calendar; allowed: a date YYYY-MM or YYYY-MM-DD") from None
-        if first > datetime.datetime.now(datetime.UTC).date():
+        if first > latest_run_date():
             raise ValueError(f"{value} is in the future; allowed: the date the run was made, today or earlier")
         return value
 

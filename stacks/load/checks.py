@@ -79,7 +79,7 @@ RESERVED_FLAGS = {
     # uvicorn serves HTTPS with a key and certificate: the probes, the Service and the Gateway reach the
     # pods over plain HTTP, so the first new pod would never be ready and the rollout would stall.
     **dict.fromkeys(
-        ("ssl-keyfile", "ssl-certfile", "ssl-ca-certs", "ssl-cert-reqs", "ssl-ciphers", "enable-ssl-refresh"),
+        ("ssl-keyfile", "ssl-certfile", "ssl-ca-certs", "ssl-cert-reqs", "ssl-ciphers"),
         "the stack (probes, the Service and the Gateway reach the pods over plain HTTP)",
     ),
     "pipeline-parallel-size": "engine.dataParallelSize x engine.tensorParallelSize (8 GPUs per node)",

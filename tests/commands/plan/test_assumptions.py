@@ -82,22 +82,35 @@ def test_carrying_the_write_ups_figures_to_0_19_0_is_said_to_be_an_assumption() 
     )
 
 
-def test_a_recorded_run_on_the_stacks_release_is_measured_where_its_figures_are_read() -> None:
-    """A newer run on 0.19.0 at 1 node replaces the write-up's there; at 12 nodes the write-up's 0.18.0 runs
-    are still read (and the 1-node run, the scaling base), so only those figures stay carried over."""
+def _recorded_at(nodes: int) -> Any:
+    """The write-up's run at `nodes` recorded again on 0.19.0, newer than the write-up."""
     write_up = next(item for item in RUNS if item.id == "writeup-2026-03-dp8-mtp1-clusterip")
-    one_node = next(run for run in write_up.runs if run.nodes == 1)
-    recorded = write_up.model_copy(
-        update={"id": "team-2026-11-26", "date": "2026-11-26", "measured_release": "0.19.0", "runs": [one_node]}
+    run = next(run for run in write_up.runs if run.nodes == nodes)
+    return write_up.model_copy(
+        update={"id": f"team-{nodes}", "date": "2026-11-26", "measured_release": "0.19.0", "runs": [run]}
     )
-    at_one = explain(config_of("dev"), 1, [*RUNS, recorded])
-    assert at_one.figure_releases == ("0.19.0",)
-    assert not any(item.startswith("assumed, not measured:") for item in at_one.assumptions)
-    section = "\n".join(capacity_section(plan("dev", config_of("dev"), 1, [*RUNS, recorded]), "capacity.svg"))
-    assert "carried over" not in section and "measured on vLLM 0.18.0" not in section
-    at_twelve = explain(config_of("dev"), 12, [*RUNS, recorded])
-    assert at_twelve.figure_releases == ("0.18.0", "0.19.0")
+
+
+@pytest.mark.parametrize(("stack", "nodes"), [("dev", 1), ("prod", 12)])
+def test_a_recorded_run_on_the_stacks_release_is_measured_where_its_figures_are_read(stack: str, nodes: int) -> None:
+    """A newer run on 0.19.0 replaces the write-up's at its node count: every figure there reads it alone."""
+    measurements = [*RUNS, _recorded_at(nodes)]
+    expected = explain(config_of(stack), nodes, measurements)
+    assert expected.figure_releases == expected.latency_releases == ("0.19.0",)
+    section = capacity_section(plan(stack, config_of(stack), nodes, measurements), "capacity.svg")
+    rows = [line for line in section if line.startswith(("| total tok/s", "| TPOT", "| TTFT"))]
+    assert len(rows) == 3 and not any("carried over" in row for row in rows), rows
+    # no run at 12 nodes counted requests: that count is still the write-up's at 8 nodes, carried over
+    counted = next(line for line in section if line.startswith("| completed req/s"))
+    assert ("carried over" in counted) == (stack == "prod"), counted
+
+
+def test_a_figure_that_still_reads_a_write_up_run_stays_carried_over() -> None:
+    at_twelve = explain(config_of("dev"), 12, [*RUNS, _recorded_at(1)])
+    assert at_twelve.figure_releases == ("0.18.0",)
     assert any(item.startswith("assumed, not measured: writeup-2026-03") for item in at_twelve.assumptions)
+    between = explain(config_of("dev"), 3, [*RUNS, _recorded_at(2)])  # between the runs at 2 and 4 nodes
+    assert between.figure_releases == ("0.18.0", "0.19.0")
 
 
 def test_the_nearest_measurements_say_where_they_differ() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from pathlib import Path
 from typing import get_args, get_origin
@@ -150,3 +151,13 @@ def test_a_release_or_date_no_run_can_have_is_refused(tmp_path: Path, field: str
     path.write_text(yaml.safe_dump(document))
     with pytest.raises(MeasurementsError, match=f"^{path}: {refusal}"):
         load(path)
+
+
+def test_a_run_dated_today_anywhere_on_earth_is_accepted(tmp_path: Path) -> None:
+    """UTC+14 is a day ahead of UTC: a run recorded there today carries tomorrow's UTC date."""
+    tomorrow = datetime.datetime.now(datetime.UTC).date() + datetime.timedelta(days=1)
+    document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
+    document["measurements"][0]["date"] = tomorrow.isoformat()
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    assert load(path).measurements[0].date == tomorrow.isoformat()

@@ -196,10 +196,15 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             if isinstance(got, (dict, list)) or got is None or quoted_already
             else f" (got {_shown_input(first['loc'], got)})"
         )
-        message = f"{key}: {detail}{shown}{_allowed_range(loc)}"
+        allowed = TEXT_ALLOWED if first["type"] == "string_type" else _allowed_range(loc)
+        message = f"{key}: {detail}{shown}{allowed}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"invalid stack config: {message}{suffix}"
+
+
+# A text setting given another YAML type: a bare 5, true or null (or an empty value) is no text.
+TEXT_ALLOWED = "; allowed: a text (in YAML, put a value that reads as a number, true/false or null in quotes)"
 
 
 def _allowed_range(loc: tuple[int | str, ...]) -> str:

@@ -120,6 +120,14 @@ def test_a_number_is_quoted_as_a_number_and_a_string_as_a_string(value: Any, sho
             {"capacity": {"sources": [{"type": "spot", "name": "r"}]}},
             "capacity.sources[0].name: unknown key; allowed keys here: type",
         ),
+        (
+            {"engine": {"extraArgs": ["--x", 5]}},
+            "engine.extraArgs[1]: Input should be a valid string (got 5); allowed: a text",
+        ),
+        (
+            {"engine": {"extraEnv": {"A": None}}},
+            "engine.extraEnv.A: Input should be a valid string; allowed: a text (in YAML",
+        ),
     ],
 )
 def test_a_bad_value_says_what_is_allowed_in_words(settings: dict[str, Any], expected: str) -> None:

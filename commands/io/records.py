@@ -55,15 +55,15 @@ def _workload_problem(record: dict[str, Any]) -> str | None:
 
 def _pod_problem(inputs: dict[str, Any], path: tuple[str, ...]) -> str | None:
     """What is not an object on the way to a workload's pod spec (at `path` in its inputs), or in its containers."""
+    if not path:
+        return None
     node: Any = inputs
-    for depth, key in enumerate((*path, "spec") if path else ()):
+    for depth, key in enumerate(keys := (*path, "spec")):
         node = node.get(key)
         if node is None:
             return None
         if not isinstance(node, dict):
-            return f"inputs.{'.'.join((*path, 'spec')[: depth + 1])} must be an object"
-    if not path:
-        return None
+            return f"inputs.{'.'.join(keys[: depth + 1])} must be an object"
     where = f"inputs.{'.'.join(path)}.spec"
     for list_key in CONTAINER_LISTS:
         containers = node.get(list_key)

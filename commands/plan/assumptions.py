@@ -103,6 +103,8 @@ SHOWN_FIGURES = (
     "ttft_median_ms",
 )
 LATENCIES = ("tpot_median_ms", "ttft_median_ms")
+# A figure of each kind whose runs the labels follow: the throughput, the latency medians, the completion count.
+READ_FIGURES = ("total_tokens_per_second", "tpot_median_ms", "requests_per_second")
 
 
 def explain(
@@ -143,6 +145,7 @@ def explain(
         base = throughput_of(config, measurements, RoutingMode.clusterip).per_node(nodes)
         factor = None if base is None else per_node / base
     tpot, ttft = (_median(runs, nodes, name) for name in LATENCIES)
+    read = [throughput.measurements_read(nodes, figure) for figure in READ_FIGURES]
     latencies = tpot is not None and ttft is not None
     counted = tuple(run.nodes for run in runs if run.requests_per_second is not None)
     return ExplainedExpectation(
@@ -164,13 +167,13 @@ def explain(
         else None,
         requests_measured_nodes=counted,
         release=key.vllm_release,
-        assumptions=tuple(_assumptions(throughput, expected, config.workload.concurrency_per_node, latencies)),
+        assumptions=tuple(_assumptions(throughput, expected, config.workload.concurrency_per_node, latencies, read)),
         measurements=tuple(
             Citation(item.id, item.source, item.date, item.measured_release) for item in throughput.match.measurements
         ),
-        figure_releases=_releases(throughput.measurements_read(nodes)),
-        latency_releases=_releases(throughput.measurements_read(nodes, "tpot_median_ms")),
-        requests_releases=_releases(throughput.measurements_read(nodes, "requests_per_second")),
+        figure_releases=_releases(read[0]),
+        latency_releases=_releases(read[1]),
+        requests_releases=_releases(read[2]),
     )
 
 
@@ -189,20 +192,19 @@ def _counts(counts: Sequence[int]) -> str:
 
 
 def _assumptions(
-    throughput: Throughput, expected: Expectation, concurrency_per_node: int, latencies: bool
+    throughput: Throughput,
+    expected: Expectation,
+    concurrency_per_node: int,
+    latencies: bool,
+    read: Sequence[Sequence[Measurement]],
 ) -> list[str]:
+    """What the figures rest on, in words; `read`: the measurements each kind of figure reads."""
     assert throughput.match is not None and expected.basis is not None
     key, runs, nodes, counts = throughput.configuration, throughput.match.runs, expected.nodes, expected.measured_nodes
-    read = list(
-        {
-            item.id: item
-            for figure in ("total_tokens_per_second", "tpot_median_ms", "requests_per_second")
-            for item in throughput.measurements_read(nodes, figure)
-        }.values()
-    )
+    read_once = list({item.id: item for figure_read in read for item in figure_read}.values())
     assumptions = [
-        _source_line(key, throughput.match, read),
-        *_release_lines(key, read),
+        _source_line(key, throughput.match, read_once),
+        *_release_lines(key, read_once),
         _load_line(key, concurrency_per_node),
         {
             "measured": f"total tok/s measured at {nodes} node(s)",

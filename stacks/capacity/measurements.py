@@ -238,7 +238,7 @@ class Measurement(ConfigModel):
     @field_validator("date")
     @classmethod
     def _past_date(cls, value: str) -> str:
-        """A real day or month, not after today (UTC): a run is recorded once it has run."""
+        """A real day or month, not after today anywhere (`latest_run_date`): a run is recorded once it has run."""
         year, month, *day = (int(part) for part in value.split("-"))
         try:
             first = datetime.date(year, month, day[0] if day else 1)

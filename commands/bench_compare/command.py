@@ -33,12 +33,10 @@ from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
 from commands.stackfile import stack_settings
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
-from common.sources import uncitable
 from components import bench_result, startup_report
-from policies.redaction import secret_kinds
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.planner import benchmark_concurrency
-from stacks.config.quoting import human_duration, quote
+from stacks.config.quoting import human_duration
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 
@@ -297,18 +295,11 @@ def _source(text: str) -> str:
     source = " ".join(text.split())
     if not source:
         raise argparse.ArgumentTypeError("empty; say who measured it, where")
-    kinds = secret_kinds(source)
-    if kinds:
-        raise argparse.ArgumentTypeError(
-            f"holds {kinds[0]}, which would be written to the measurements file and every plan; "
-            "say who measured it and where it is published"
-        )
-    found = uncitable(source)
-    if found:
-        raise argparse.ArgumentTypeError(
-            f"names {quote(found[0], limit=80)}, which a reader of the plan cannot open; "
-            "allowed: a public URL or a title"
-        )
+    problem = measurement_file.source_problem(
+        source, shown_in="would be written to the measurements file and every plan"
+    )
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return source
 
 

@@ -54,11 +54,23 @@ def interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
     return points[-1][1]
 
 
+def runs_read(counts: Sequence[int], nodes: int) -> tuple[int, ...]:
+    """Which of the runs at sorted `counts` a figure at `nodes` reads, as `interpolate` takes them (their
+    indexes): the run at `nodes`, else the two around it, else the nearest."""
+    if nodes in counts:
+        return (counts.index(nodes),)
+    if counts[0] < nodes < counts[-1]:
+        above = next(index for index, count in enumerate(counts) if count > nodes)
+        return (above - 1, above)
+    return (0,) if nodes < counts[0] else (len(counts) - 1,)
+
+
 def basis_at(counts: Sequence[int], nodes: int) -> str:
     """How a figure at `nodes` is got from runs at `counts`: measured, interpolated or extrapolated."""
-    if nodes in counts:
-        return "measured"
-    return "interpolated" if counts[0] < nodes < counts[-1] else "extrapolated"
+    read = runs_read(counts, nodes)
+    if len(read) == 2:
+        return "interpolated"
+    return "measured" if counts[read[0]] == nodes else "extrapolated"
 
 
 @dataclass(frozen=True)
@@ -77,9 +89,8 @@ class Throughput:
         return None if self.match is None else basis_at([run.nodes for run in self.match.runs], nodes)
 
     def measurements_read(self, nodes: int, figure: str = "total_tokens_per_second") -> tuple[Measurement, ...]:
-        """The measurements whose runs a figure at `nodes` reads (of the runs that have it, as `interpolate`
-        takes them): the run at `nodes`, else the two around it, else the nearest. Another node count may read
-        runs of another measurement (the newest run of each count is kept)."""
+        """The measurements whose runs a figure at `nodes` reads (`runs_read`, of the runs that have it).
+        Another node count may read runs of another measurement (the newest run of each count is kept)."""
         if self.match is None:
             return ()
         having = [
@@ -89,14 +100,7 @@ class Throughput:
         ]
         if not having:
             return ()
-        counts = [count for count, _ in having]
-        if nodes in counts:
-            read = [counts.index(nodes)]
-        elif counts[0] < nodes < counts[-1]:
-            above = next(index for index, count in enumerate(counts) if count > nodes)
-            read = [above - 1, above]
-        else:
-            read = [0 if nodes < counts[0] else len(counts) - 1]
+        read = runs_read([count for count, _ in having], nodes)
         by_id = {having[index][1].id: having[index][1] for index in read}
         return tuple(by_id.values())
 

@@ -204,6 +204,21 @@ def latest_run_date() -> datetime.date:
     return datetime.datetime.now(datetime.UTC).date() + datetime.timedelta(days=1)
 
 
+def source_problem(source: str, shown_in: str) -> str | None:
+    """Why `source` cannot be a measurement's source, or None: it holds a secret (which `shown_in`, the
+    place that would show it), or names what a reader of the plan cannot open (`common.sources.uncitable`)."""
+    kinds = secret_kinds(source)
+    if kinds:
+        return f"holds {kinds[0]}, which {shown_in}; say who measured it and where it is published"
+    found = uncitable(source)
+    if found:
+        return (
+            f"names {quote(found[0], limit=80)}, which a reader of the plan cannot open; "
+            "allowed: a public URL or a title"
+        )
+    return None
+
+
 class Measurement(ConfigModel):
     """A set of runs of one configuration, with where they come from."""
 
@@ -223,16 +238,9 @@ class Measurement(ConfigModel):
     @field_validator("source")
     @classmethod
     def _citable(cls, value: str) -> str:
-        kinds = secret_kinds(value)
-        if kinds:
-            raise ValueError(
-                f"holds {kinds[0]}, which plan.md would show; say who measured it and where it is published"
-            )
-        found = uncitable(value)
-        if found:
-            raise ValueError(
-                f"names {quote(found[0], limit=80)}, which a reader cannot open; allowed: a public URL or a title"
-            )
+        problem = source_problem(value, shown_in="plan.md would show")
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("date")

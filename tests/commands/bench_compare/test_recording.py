@@ -434,5 +434,7 @@ def test_a_source_a_reader_cannot_open_is_refused_on_record_and_in_the_file(tmp_
     document = yaml.safe_load(file.read_text())
     document["measurements"][0]["source"] = source
     file.write_text(yaml.safe_dump(document))
-    with pytest.raises(measurements.MeasurementsError, match=r"source: names .* which a reader cannot open"):
+    with pytest.raises(
+        measurements.MeasurementsError, match=r"source: names .* which a reader of the plan cannot open"
+    ):
         measurements.load(file)

@@ -12,7 +12,7 @@ from commands.plan.capacity_plan import plan
 from commands.render.plan_md import capacity_section
 from common.sources import WRITEUP_URL
 from stacks.capacity import measurements
-from stacks.capacity.expectation import expect
+from stacks.capacity.expectation import basis_at, expect, runs_read
 from stacks.capacity.planner import SizingError, size
 from stacks.config.capacity import TargetConfig
 from stacks.config.quoting import human_duration
@@ -427,3 +427,20 @@ def test_the_write_ups_pod_figure_says_it_is_carried_over_to_the_stacks_release(
     assert f"on vLLM {WRITEUP_VLLM_RELEASE}; carried over to 0.19.0: assumed, not measured on 0.19.0" in pod
     cited = [item for item in RUNS if WRITEUP_URL in item.source]
     assert cited and {item.measured_release for item in cited} == {WRITEUP_VLLM_RELEASE}
+
+
+@pytest.mark.parametrize(
+    ("nodes", "read", "basis"),
+    [
+        (1, (0,), "extrapolated"),
+        (2, (0,), "measured"),
+        (6, (1, 2), "interpolated"),
+        (12, (3,), "measured"),
+        (16, (3,), "extrapolated"),
+    ],
+)
+def test_a_figure_reads_the_run_at_its_node_count_else_the_two_around_else_the_nearest(
+    nodes: int, read: tuple[int, ...], basis: str
+) -> None:
+    counts = [2, 4, 8, 12]
+    assert runs_read(counts, nodes) == read and basis_at(counts, nodes) == basis

@@ -114,6 +114,13 @@ def appended(path: Path, measurement: Measurement) -> str:
     current = parse(read(path), str(path))
     if any(item.id == measurement.id for item in current.measurements):
         raise MeasurementsError(f"{path}: a measurement with id {measurement.id} exists")
+    recorded = measurement.model_dump(exclude={"id"})
+    for item in current.measurements:
+        if item.model_dump(exclude={"id"}) == recorded:
+            raise MeasurementsError(
+                f"{path}: this result is recorded already, as measurement {item.id} (the same configuration, "
+                "runs, date and source); nothing was written"
+            )
     entry = measurement.model_dump(mode="json", by_alias=True)
     entry["runs"] = [{key: value for key, value in run.items() if value is not None} for run in entry["runs"]]
     if entry["startup"] is None:

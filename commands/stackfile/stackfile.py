@@ -205,6 +205,8 @@ def read_yaml(path: Path) -> tuple[Any, Node | None]:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = " ".join(str(error.problem or error.context or "invalid YAML").split())
+        if problem == "but found another document":  # the composer's words for a second `---` document
+            problem = "a second YAML document starts here; allowed: one document, the stack's `config:` mapping"
         raise _invalid(f"{_where(path, mark)}: {problem}") from None
     except yaml.YAMLError as error:
         raise _invalid(f"{path}: invalid YAML ({' '.join(str(error).split())[:120]})") from None

@@ -87,9 +87,12 @@ def test_results_at_other_node_counts_add_to_the_configurations_runs(tmp_path: P
     file = copy_of_the_file(tmp_path)
     one = stack_file(tmp_path, "one", engine={"maxNumSeqs": 4096})
     two = stack_file(tmp_path, "two", engine={"maxNumSeqs": 4096}, capacity={"nodes": 2})
-    for name, path in (("one", one), ("two", two), ("two", two)):
+    for name, path, source in (("one", one, "run 1"), ("two", two, "run 2"), ("two", two, "run 3")):
         run = run_main(
-            bench_compare_main, name, str(JOB_LOG), "--config-file", str(path), "--measurements", str(file), "--record"
+            bench_compare_main,
+            name,
+            str(JOB_LOG),
+            *("--config-file", str(path), "--measurements", str(file), "--record", "--source", source),
         )
         # the 1-node log given for 2 nodes misses the plan (exit 3), and is recorded all the same
         assert run.returncode in (0, 3) and "recorded as measurement" in run.stdout, run.stderr
@@ -255,6 +258,29 @@ def test_a_result_a_measurement_cannot_hold_is_one_line(
 
 
 # ---------------------------------------------------------------- concurrent records and the size limit
+
+
+def test_the_same_result_recorded_twice_is_refused_and_the_file_kept(tmp_path: Path) -> None:
+    file = copy_of_the_file(tmp_path)
+    stack = stack_file(tmp_path, "twice", engine={"maxNumSeqs": 4096})
+    record = [
+        str(JOB_LOG),
+        "--config-file",
+        str(stack),
+        "--measurements",
+        str(file),
+        "--record",
+        "--date",
+        "2026-11-20",
+    ]
+    assert run_main(bench_compare_main, "twice", *record).returncode == 0
+    once = file.read_text()
+    again = run_main(bench_compare_main, "twice", *record)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1, again.stderr
+    assert "recorded already, as measurement twice-2026-11-20 (the same configuration, runs, date" in again.stderr
+    assert file.read_text() == once
+    elsewhere = run_main(bench_compare_main, "twice", *record, "--source", "a second team run")
+    assert elsewhere.returncode == 0 and "recorded as measurement twice-2026-11-20-2" in elsewhere.stdout
 
 
 def test_concurrent_records_keep_every_entry(tmp_path: Path) -> None:

@@ -398,6 +398,35 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(r"(?:glpat|gldt|glft|glrt|glsoat|gloas)-[A-Za-z0-9_-]{20,}"),
         ("glpat-", "gldt-", "glft-", "glrt-", "glsoat-", "gloas-"),
     ),
+    # pypi_token.py: PyPI API tokens (macaroons; the base64 of their header names pypi.org or test.pypi.org)
+    SecretPattern(
+        "a PyPI token",
+        re.compile(r"pypi-Ag(?:EIcHlwaS5vcmc|ENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{70,}"),
+        ("pypi-Ag",),
+    ),
+    # telegram_token.py: a Telegram bot token (the bot's id, a colon and the secret), its secret starting
+    # with A as gitleaks' telegram-bot-api-token takes it: 35 characters, or 34 as in the Bot API docs'
+    # example (110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw); not glued to a longer number or word
+    SecretPattern(
+        "a Telegram bot token",
+        re.compile(r"(?<![0-9])[0-9]{8,10}:A[0-9A-Za-z_-]{33,34}(?![0-9A-Za-z_-])"),
+        (":A",),
+        within_a_line=True,
+    ),
+    # a Discord webhook URL: whoever holds it posts as the webhook (Discord developer docs, "Webhook
+    # Resource", Execute Webhook: /webhooks/{webhook.id}/{webhook.token})
+    SecretPattern(
+        "a Discord webhook",
+        re.compile(
+            r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/(?:v[0-9]+/)?webhooks/[0-9]+/[A-Za-z0-9_-]{20,}"
+        ),
+        ("discord.com/api/", "discordapp.com/api/"),
+    ),
+    # a Google OAuth client secret as Google issues them (GOCSPX- and 28 characters; gitleaks'
+    # gcp-client-secret) and DigitalOcean's personal, OAuth and refresh tokens (dop_v1_, doo_v1_, dor_v1_
+    # and 64 hex digits; gitleaks' digitalocean-pat, -access-token, -refresh-token)
+    SecretPattern("a Google OAuth client secret", re.compile(r"GOCSPX-[A-Za-z0-9_-]{28}"), ("GOCSPX-",)),
+    SecretPattern("a DigitalOcean token", re.compile(r"do[por]_v1_[a-f0-9]{64}"), ("dop_v1_", "doo_v1_", "dor_v1_")),
     # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ). A token starts where a run of
     # base64url characters does (after `Bearer `, `=`, a quote; not glued to the end of a word): tried at
     # every `eyJ` inside a run, the engine read the rest of the run from each (200 KB of `eyJeyJ...`: 28 s).
@@ -425,10 +454,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ('auth"', 'auth\\"'),
     ),
     # basic_auth.py: a password in a URL (scheme://user:password@host), also with no user name
-    # (redis://:password@host, as Redis clients take a password alone); not a port (`redis://:6379@`)
+    # (redis://:password@host, as Redis clients take a password alone). Before the `@` a colon only ever
+    # parts user and password (RFC 3986 section 3.2.1: the port follows the host), so digits alone are a
+    # password too; braces and a single quote may be in one. Not a reference the pod or ESC expands in
+    # its place (`$(DB_PASSWORD)`, `${db.password}`, `{{ .password }}`); a double quote ends the URL (JSON).
     SecretPattern(
         "a password in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@{}\"']*:(?![0-9]+@)[^\s/@{}\"']+@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{)[^\s/@\"]+@"),
         ("://",),
         within_a_line=True,
     ),

@@ -70,7 +70,10 @@ HF_TOKEN_HINT = (
 def _env_hint(name: str) -> str:
     if name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
         return HF_TOKEN_HINT
-    key = config_key_for(name)
+    if secret_kinds(name):  # a key made of the name would show it again, in another case
+        name, key = "VARIABLE", "KEY"
+    else:
+        key = config_key_for(name)
     return (
         f"store it with `pulumi config set --secret {key} VALUE` (or an ESC secret) and set "
         f"engine.secretEnv.{name}: {key}; it then reaches the pod from a Kubernetes Secret"

@@ -94,6 +94,11 @@ KINDS: dict[str, tuple[str, str]] = {
     # RFC 7617 Basic credentials and a Docker config's auth: base64 of user:password (CANARY is base64 too)
     "basic-auth": ("UPSTREAM_HEADER", "Basic " + "dXNlcjpw" + CANARY + "MTIzNA=="),
     "docker-auth": ("DOCKER_AUTH_CONFIG", '{"auths": {"r.example": {"au' + 'th": "dXNlcjpw' + CANARY + 'MTIzNA=="}}}'),
+    # a password of digits and braces in a URL, tokens of PyPI, Telegram, DigitalOcean, a Discord webhook
+    "url-password": ("REDIS_URL", "redis://:48213977}" + CANARY + "@cache.example.com:6379/0"),
+    "pypi": ("TWINE_PASSWORD", "pypi-" + "AgEIcHlwaS5vcmc" + CANARY * 9),
+    "telegram": ("TELEGRAM_BOT", "110201543:" + "AAHdqTcvCH1vGWJxfSeofSAs0K" + CANARY),
+    "discord-webhook": ("ALERT_HOOK", "https://discord.com/api/" + "webhooks/123456789012345678/" + CANARY * 4),
     # a Google credential file's content, known by its variable's name only
     "google-credentials": ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "anything-long-enough-" + CANARY),
 }
@@ -112,6 +117,10 @@ SHAPED = (
     "json-password",
     "basic-auth",
     "docker-auth",
+    "url-password",
+    "pypi",
+    "telegram",
+    "discord-webhook",
 )
 PROJECT = "gke-b200-serving"
 
@@ -143,7 +152,7 @@ def no_canary_anywhere(outcome: CommandRun, *folders: Path) -> None:
 
 def refused(
     directory: Path, settings: dict[str, Any], *fragments: str, environment: Any = None, engine_settings: Any = None
-) -> None:
+) -> CommandRun:
     out = directory / "out"
     outcome = run_render(
         "secrets",
@@ -159,6 +168,13 @@ def refused(
         assert fragment in lines[0]
     assert not out.exists(), "nothing is written"
     no_canary_anywhere(outcome, out)
+    return outcome
+
+
+def test_a_variable_named_by_a_secret_is_not_shown_in_another_case(tmp_path: Path) -> None:
+    name = KINDS["aws-access-key-id"][1]
+    outcome = refused(tmp_path, {"engine": {"extraEnv": {name: "1"}}}, "engine.secretEnv.VARIABLE: KEY")
+    assert CANARY.lower() not in outcome.stderr.lower(), outcome.stderr
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

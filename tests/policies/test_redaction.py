@@ -81,8 +81,19 @@ SERVICE_ACCOUNT_KEY = (
         ("ya29." + "a0AfH6SMBx" * 3, "a Google OAuth access token"),
         ("AccountName=x;Account" + "Key=" + "Ab1+" * 22 + "==", "an Azure Storage account key"),
         ("nvapi-" + "Ab1_" * 8, "an NVIDIA API key"),
+        ("pypi-" + "AgEIcHlwaS5vcmc" + "Ab1-" * 18, "a PyPI token"),
+        ("pypi-" + "AgENdGVzdC5weXBpLm9yZw" + "Ab1-" * 18, "a PyPI token"),
+        ("BOT=110201543:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "a Telegram bot token"),
+        ("https://discord.com/api/" + "webhooks/123456789012345678/" + "Ab1_-x" * 8, "a Discord webhook"),
+        ("GOCSPX-" + "Ab1_-xYz" * 3 + "Q7r9", "a Google OAuth client secret"),
+        ("dop_v1_" + "0123456789abcdef" * 4, "a DigitalOcean token"),
         # a credential in a URL: a password with no user name, a token in the query, a signed URL's signature
         ("redis://:" + "hunter2pass@db:6379/0", "a password in a URL"),
+        # digits alone, braces or a quote in the password
+        ("redis://:" + "48213977@cache.example.com:6379/0", "a password in a URL"),
+        ("postgres://admin:" + "73918462@db.example.com:5432/app", "a password in a URL"),
+        ("postgres://app:" + "Xy7}kL9q@db/x", "a password in a URL"),
+        ("postgres://app:" + "Xy7'kL9q@db/x", "a password in a URL"),
         ("https://example.com/api?to" + "ken=Zx9abcdefgh", "a credential in a URL's query"),
         (
             "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4&X-Goog-Sig" + "nature=0a1b2c3d4e5f",
@@ -136,7 +147,12 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "--served-model-name=AKC" + "loudModel2025",
         "mycompanyllmservingweightsbucket01" + "-us1",  # no Mailchimp key: not hex, glued to a word
         "https://my-gateway/v1/models?auth=optional",  # a query value without a digit
-        "redis://:6379@host",  # a port, not a password
+        "redis://localhost:6379/0",  # a port after the host
+        "ts=1732665600:" + "AbCdEfGhIjKlMnOpQrStUvWxYz012345678X",  # a text after the colon longer than a token
+        "https://discord.com/api/webhooks",  # the API's path without a webhook's token
+        "postgres://app:$(DB_PASSWORD)@db/x",  # references the pod or ESC expands in the password's place
+        "postgres://${db.user}:${db.password}@db/runs",
+        "postgres://app:{{ .password }}@db/x",
         "PWD=/workspace",  # the shell's working directory, a path
         "cd x && work_pwd=/home/x",
         # a Hugging Face identifier encoded (a base64 or hex JSON engine config) is no token, as in the clear
@@ -179,6 +195,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "\u017fecret=" + "zz9zz9zz",  # a word in another case (long s), as the pattern's (?i) takes it
         "https://h/x?a=1&to" + "ken=abcdefgh123",  # a token in a URL's query
         "key " + "0123456789abcdef" * 2 + "-us12",  # a Mailchimp key
+        "bot 110201543:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",  # a Telegram bot token
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:

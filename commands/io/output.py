@@ -243,13 +243,17 @@ class OutputFolder:
                 f"{leaked_kind(texts)} would be written to {', '.join(leaks[:3])}; nothing was written"
             )
         data = {name: text.encode("utf-8", "backslashreplace") for name, text in texts.items()}
-        stale = sorted(set(self.manifest) - set(data)) if replace else []
-        self.verify([*data, *stale])
-        self._check_new_paths(data)
-        self._check_writable([*data, *stale, *self.leftovers])
-        self._check_space(data, stale)
+        if self.missing:  # checked before the folder is made, and again below (another writer may make it)
+            self._checked(data, replace)
         folder = self._create_missing()
         try:
+            # One writer at a time (flock(2) on the folder, advisory: every render and preview takes it),
+            # and the folder read again under the lock: two renders of different stacks into one folder
+            # each removed only the files of the manifest it had read, so the other's stayed behind as
+            # files no render wrote, and every later render of the folder was refused.
+            fcntl.flock(folder, fcntl.LOCK_EX)
+            self._take_inventory_again(folder)
+            stale = self._checked(data, replace)
             during = {name: list(digests) for name, digests in self.manifest.items()}
             for name, content in data.items():
                 during[name] = sorted({*during.get(name, []), digest(content)})
@@ -266,6 +270,22 @@ class OutputFolder:
             _write_manifest(folder, final)
         finally:
             os.close(folder)
+
+    def _checked(self, data: Mapping[str, bytes], replace: bool) -> list[str]:
+        """The checks before a write, on the folder as last read; the stale files the write removes."""
+        stale = sorted(set(self.manifest) - set(data)) if replace else []
+        self.verify([*data, *stale])
+        self._check_new_paths(data)
+        self._check_writable([*data, *stale, *self.leftovers])
+        self._check_space(data, stale)
+        return stale
+
+    def _take_inventory_again(self, folder: int) -> None:
+        """Read the folder (a descriptor of it, now existing) again: another writer may have written it since."""
+        os.close(self.base)
+        self.base, self.missing = os.dup(folder), []
+        self.files, self.directories, self.manifest, self.leftovers = {}, set(), {}, []
+        self._take_inventory()
 
     def _check_writable(self, names: Iterable[str]) -> None:
         """Every directory the write creates files in or removes them from (the folder, its existing

@@ -4,8 +4,10 @@ is exit 2 and one line, with nothing touched."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,6 +67,39 @@ def test_a_previous_output_is_replaced_stale_files_and_empty_folders_go(tmp_path
     assert (tmp_path / "resources.json").read_text() == "[1]\n"
     assert not (tmp_path / "plan.md").exists() and not (tmp_path / "manifests").exists()
     assert sorted(json.loads((tmp_path / output.MARKER).read_text())["files"]) == ["changes.md", "resources.json"]
+
+
+@pytest.mark.parametrize("exists", [True, False], ids=["existing", "new"])
+def test_a_write_reads_the_folder_again_after_another_writer_wrote_it(tmp_path: Path, exists: bool) -> None:
+    """Two renders of different stacks into one folder: the one that read the folder first and writes
+    last replaces what the other wrote, which left no file behind that no render wrote."""
+    out = tmp_path / "out"
+    if exists:
+        output.write_render(out, FILES)
+    with output.opened(out) as slower:
+        output.write_render(out, {"resources.json": "[2]\n", "manifests/other-stack.yaml": "b: 2\n"})
+        slower.write({"resources.json": "[1]\n", "plan.md": "# one\n"}, replace=True)
+    assert snapshot(out) == {
+        ".render-files.json": (out / output.MARKER).read_text(),
+        "plan.md": "# one\n",
+        "resources.json": "[1]\n",
+    }
+    output.check_out_dir(out)
+
+
+def test_a_write_waits_for_the_writer_holding_the_folder(tmp_path: Path) -> None:
+    output.write_render(tmp_path, FILES)
+    holder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    writer = threading.Thread(target=output.write_render, args=(tmp_path, {"plan.md": "# later\n"}))
+    try:
+        writer.start()
+        writer.join(timeout=0.5)
+        assert writer.is_alive() and (tmp_path / "plan.md").read_text() == "# plan\n", "it waits for the lock"
+    finally:
+        os.close(holder)
+    writer.join(timeout=60)
+    assert (tmp_path / "plan.md").read_text() == "# later\n"
 
 
 def test_a_full_file_system_is_refused_before_anything_is_touched(

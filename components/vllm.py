@@ -169,30 +169,24 @@ def drain_seconds(grace_seconds: int) -> int:
     return grace_seconds - ENDPOINT_REMOVAL_SECONDS - EXIT_MARGIN_SECONDS
 
 
-# Per-rank layout (gateway mode): each data-parallel rank is its own `vllm serve` in a container of
-# its own, on port engine.port + rank, with vLLM's external data-parallel load balancing
-# (`--data-parallel-size N --data-parallel-rank i`, vLLM docs/serving/data_parallel_deployment.md:
-# "If DP ranks are co-located (same node / ip address), a default RPC port is used, but a different
-# HTTP server port must be specified for each rank"). The containers of one pod share its network
-# namespace, so rank 0's address is the loopback; the RPC port is stated rather than left to vLLM's
-# default so that no serving port can collide with it. A dense model's ranks are independent engines
-# (vllm/v1/engine/core.py `run_engine_core`: "Non-MoE DP ranks are completely independent, so treat
-# like DP=1"); the stack refuses this layout with expert parallel (stacks/load/checks.py).
-RANK_ADDRESS = "127.0.0.1"
-RANK_RPC_PORT = 13345
+# Per-rank layout (gateway mode): each data-parallel rank is a `vllm serve` of its own with data
+# parallel 1, in a container of its own on port engine.port + rank, with the container's GPUs. Not
+# vLLM's external data-parallel load balancing (`--data-parallel-rank i` of `--data-parallel-size N`):
+# there every rank checks in with rank 0 on its data-parallel RPC port at start-up, and rank 0 waits
+# for all N (vllm@v0.19.0 vllm/v1/engine/utils.py `launch_core_engines`: "Rank 0 holds Coordinator, so
+# it handshakes with all Cores in both external dplb and internal dplb mode"; `wait_for_engine_startup`
+# has no time limit), then closes that socket. So one rank's container restarting (a liveness failure,
+# an out-of-memory kill) never served again: a rank above 0 found no rank 0 to check in with and exited
+# after 5 minutes (vllm/v1/engine/core.py, "Did not receive response from front-end process within 5
+# minutes"), a restarted rank 0 waited for ranks that had started long before, and the pod stayed not
+# ready with all its ranks out of the pool. A dense model's ranks gain nothing from one group (vLLM
+# itself runs non-MoE DP ranks as DP=1: core.py `run_engine_core`); the stack refuses this layout with
+# expert parallel (stacks/config/stack.py), whose ranks must stay one group.
 
 
 def rank_ports(engine: EngineFlags) -> list[int]:
     """The serving ports of the per-rank layout: engine.port + rank."""
     return [engine.port + rank for rank in range(engine.data_parallel_size)]
-
-
-def rank_flags(rank: int) -> list[str]:
-    return [
-        f"--data-parallel-rank={rank}",
-        f"--data-parallel-address={RANK_ADDRESS}",
-        f"--data-parallel-rpc-port={RANK_RPC_PORT}",
-    ]
 
 
 def engine_args(
@@ -201,13 +195,12 @@ def engine_args(
     """The `vllm serve` arguments: the model as the positional argument (`vllm serve [model_tag]`;
     it takes precedence over `--model`, vllm@v0.19.0 vllm/entrypoints/cli/serve.py), the recipe's
     flags in its order, the drain, then `extraArgs`. With `rank`, the server of that data-parallel
-    rank alone, on engine.port + rank."""
+    rank alone (data parallel 1), on engine.port + rank."""
     args = [
         model_path,
         f"--served-model-name={served_model_name}",
         f"--port={engine.port + (rank or 0)}",
-        f"--data-parallel-size={engine.data_parallel_size}",
-        *(rank_flags(rank) if rank is not None else []),
+        f"--data-parallel-size={engine.data_parallel_size if rank is None else 1}",
         f"--tensor-parallel-size={engine.tensor_parallel_size}",
     ]
     if engine.enable_expert_parallel:

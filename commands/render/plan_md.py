@@ -86,7 +86,7 @@ def _routing_setting(config: StackConfig) -> str:
         last = engine.port + engine.data_parallel_size - 1
         return (
             f"gateway: one `vllm serve` per data-parallel rank, each in its own container on ports "
-            f"{engine.port}-{last} (rank i adds `--data-parallel-rank=i` on port {engine.port}+i), each port an "
+            f"{engine.port}-{last} (rank i a server of data parallel 1 on port {engine.port}+i), each port an "
             "endpoint of the InferencePool the picker scores on its own; this per-rank layout is not measured"
         )
     return (

@@ -11,7 +11,6 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from common.cron import WEEKDAYS
-from components.vllm import RANK_RPC_PORT
 from stacks.config.base import ConfigModel, checked
 from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
 from stacks.config.capacity import CapacityConfig, TargetConfig
@@ -260,11 +259,6 @@ class StackConfig(ConfigModel):
             raise ValueError(
                 f"engine.port: routing.mode gateway serves rank i on engine.port + i, up to {last_port}; "
                 f"allowed: at most {65536 - engine.data_parallel_size}"
-            )
-        if engine.port <= RANK_RPC_PORT <= last_port:
-            raise ValueError(
-                f"engine.port: the ranks' ports {engine.port}-{last_port} would take {RANK_RPC_PORT}, the port "
-                "rank 0's data-parallel coordinator listens on; choose ports outside it"
             )
         return self
 

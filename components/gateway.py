@@ -306,7 +306,8 @@ class InferenceGateway(pulumi.ComponentResource):
             },
             opts=after_pool,
         )
-        # templates/gke.yaml (the chart leaves portSpecification to its default, USE_SERVING_PORT; stated here)
+        # templates/gke.yaml's timeout and interval; the chart checks a fixed port (httpHealthCheck.port, the
+        # pool's first target port), the stack each rank's own (USE_SERVING_PORT, no port)
         self.health_check_policy = k8s.apiextensions.CustomResource(
             f"{name}-health-check",
             api_version=GKE_POLICY_API_VERSION,

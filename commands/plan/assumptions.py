@@ -78,6 +78,9 @@ class ExplainedExpectation(Expectation):
     # node counts whose runs counted them (the throughput's basis may differ: 12 nodes have tok/s only).
     requests_basis: str | None
     requests_measured_nodes: tuple[int, ...]
+    # How output tok/s were got from the runs that report them (None: derived from the total, or none).
+    output_basis: str | None
+    output_measured_nodes: tuple[int, ...]
     # The vLLM release the stack runs (its measurements may have run on another: `measurements`).
     release: str | None
     assumptions: tuple[str, ...]
@@ -88,6 +91,7 @@ class ExplainedExpectation(Expectation):
     figure_releases: tuple[str, ...] = ()
     latency_releases: tuple[str, ...] = ()
     requests_releases: tuple[str, ...] = ()
+    output_releases: tuple[str, ...] = ()
     not_measured: NotMeasured | None = None
     # Gateway routing: the Endpoint Picker image and whether a measurement with it exists (None: ClusterIP).
     picker: str | None = None
@@ -103,8 +107,9 @@ SHOWN_FIGURES = (
     "ttft_median_ms",
 )
 LATENCIES = ("tpot_median_ms", "ttft_median_ms")
-# A figure of each kind whose runs the labels follow: the throughput, the latency medians, the completion count.
-READ_FIGURES = ("total_tokens_per_second", "tpot_median_ms", "requests_per_second")
+# A figure of each kind whose runs the labels follow: the throughput, the latency medians, the completion count,
+# the output tok/s.
+READ_FIGURES = ("total_tokens_per_second", "tpot_median_ms", "requests_per_second", "output_tokens_per_second")
 
 
 def explain(
@@ -130,6 +135,8 @@ def explain(
             latency_basis=None,
             requests_basis=None,
             requests_measured_nodes=(),
+            output_basis=None,
+            output_measured_nodes=(),
             release=None,
             assumptions=(
                 f"not measured: {not_measured.reason}",
@@ -148,6 +155,7 @@ def explain(
     read = [throughput.measurements_read(nodes, figure) for figure in READ_FIGURES]
     latencies = tpot is not None and ttft is not None
     counted = tuple(run.nodes for run in runs if run.requests_per_second is not None)
+    reported = tuple(run.nodes for run in runs if run.output_tokens_per_second is not None)
     return ExplainedExpectation(
         **{
             **figures,
@@ -166,6 +174,8 @@ def explain(
         if counted and expected.counted_requests_per_second is not None
         else None,
         requests_measured_nodes=counted,
+        output_basis=basis_at(reported, nodes) if reported and expected.output_tokens_per_second is not None else None,
+        output_measured_nodes=reported,
         release=key.vllm_release,
         assumptions=tuple(_assumptions(throughput, expected, config.workload.concurrency_per_node, latencies, read)),
         measurements=tuple(
@@ -174,6 +184,7 @@ def explain(
         figure_releases=_releases(read[0]),
         latency_releases=_releases(read[1]),
         requests_releases=_releases(read[2]),
+        output_releases=_releases(read[3]),
     )
 
 

@@ -161,6 +161,10 @@ def _throughput_note(expected: ExplainedExpectation) -> str:
 def _output_note(expected: ExplainedExpectation) -> str:
     if expected.output_tokens_per_second is None:
         return expected.null_reasons.get("output_tokens_per_second", "not measured")
+    if expected.output_basis is not None:
+        reported = "/".join(str(count) for count in expected.output_measured_nodes)
+        basis = measured_on(expected, expected.output_basis, expected.output_releases)
+        return f"{basis}, per node from the runs that report it (at {reported} node(s))"
     extrapolated = ", extrapolated as the total is" if expected.basis == "extrapolated" else ""
     return f"the total x the load's mean output share (see Assumptions){extrapolated}"
 

@@ -17,10 +17,13 @@ import yaml
 
 from commands.bench_compare.command import bench_compare_main
 from commands.io import output
+from commands.plan.capacity_plan import plan
 from commands.plan.command import plan_main
+from commands.render.plan_md import capacity_section
 from stacks.capacity import measurements
 from stacks.load.loader import validate
 from tests.rendered import ROOT, run_main
+from tests.variants import stack_settings
 
 JOB_LOG = ROOT / "tests" / "data" / "bench-job.log"
 
@@ -258,6 +261,20 @@ def test_a_result_a_measurement_cannot_hold_is_one_line(
 
 
 # ---------------------------------------------------------------- concurrent records and the size limit
+
+
+def test_output_read_from_a_recorded_run_says_so_not_that_it_is_the_totals_share(tmp_path: Path) -> None:
+    """The write-up's runs report no output tok/s (plan.md derives it from the total and the load's output
+    share); once a run that reports it is recorded, the figure at another node count reads that run."""
+    file = copy_of_the_file(tmp_path)
+    prod = validate(stack_settings("prod"))
+    derived = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
+    assert "| output tok/s | 367,980 | the total x the load's mean output share (see Assumptions) |" in derived
+    record = [str(JOB_LOG), "--measurements", str(file), "--record", "--date", "2026-11-20"]
+    assert run_main(bench_compare_main, "dev", *record).returncode == 0
+    read = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
+    assert "| output tok/s | 379,805 | extrapolated, per node from the runs that report it (at 1 node(s)) |" in read
+    assert "mean output share" not in read
 
 
 def test_the_same_result_recorded_twice_is_refused_and_the_file_kept(tmp_path: Path) -> None:

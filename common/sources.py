@@ -45,15 +45,15 @@ UNCITABLE = re.compile(
 # web address, after its host, is not one).
 LOCAL_PATH = re.compile(r"(?<![\w.:/-])~?/[\w.-]+/[\w./-]+|(?i:\bfile:/\S*)")
 # What else a cited source (a measurement's `source`, `bench-compare --source`) may point to that a reader
-# cannot open: a relative path or a file's name (../notes/x, ./x, notes/bench.md, bench.md), a home or
+# cannot open: a relative path or a file's name (../notes/x, ./x, notes/bench.md, bench.md), a home (~/x, ~bob/x) or
 # Windows path or one from a variable (C:\\x, D:/x, a \\\\server\\share path, $HOME/x), an issue, pull
 # request or ticket by number (issue #42, PR 12, #42) or by its key (ticket ML-1234, JIRA ML-1234, gh-42), an
 # address other than http(s) (gs://, s3://) or a git remote (git@host:org/repo). Every part is tried only
 # where it can start and is bounded (a scheme of at most 32 characters), so a long text costs linear time.
 NOT_PUBLIC = re.compile(
     r"(?<![\w.:/@=?&-])\.{1,2}/\S+"
-    r"|(?<![\w.:/@=?&-])(?:[\w-]+(?:/[\w.-]+)*/)?[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
-    r"|~/\S*|\$\{?[A-Za-z_]\w*\}?[/\\]\S*|(?<![\w./:\\-])[A-Za-z]:[\\/]\S*|(?<!\S)\\\\[^\s\\]+\\\S*"
+    r"|(?<![\w.:/@=?&~-])(?:[\w-]+(?:/[\w.-]+)*/)?[\w-]+\.(?:md|txt|log|ya?ml|json|csv|tsv|ipynb|py|sh|html?|pdf)\b"
+    r"|(?<![\w/.:-])~[\w.-]{0,32}/\S*|\$\{?[A-Za-z_]\w*\}?[/\\]\S*|(?<![\w./:\\-])[A-Za-z]:[\\/]\S*|(?<!\S)\\\\[^\s\\]+\\\S*"
     r"|(?i:\b(?:issues?|PRs?|pull requests?|tickets?|bugs?)\s*#\d+|\b(?:issue|PR|pull request|ticket) \d+\b)"
     r"|(?i:(?<![#/\w-])(?:issues?|tickets?|bugs?|jira)(?:\s*:\s*|\s+)[a-z][a-z0-9]*-\d+\b|(?<![#/\w-])gh-\d+\b)"
     r"|(?<![\w/&\[])#\d+\b"

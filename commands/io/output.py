@@ -365,7 +365,7 @@ def _open_directory(parent: int, name: str, where: str) -> int:
             raise OutputError(f"{where}: cannot open it ({error.strerror})") from None
         if stat.S_ISLNK(mode):
             raise _entry_problem(where, mode) from None
-        raise OutputError(f"{where}: not a directory") from None
+        raise OutputError(f"{where}: not a directory; allowed: a folder (new, empty or an earlier output)") from None
 
 
 def _walk_to(directory: Path) -> tuple[int, list[str]]:

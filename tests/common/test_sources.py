@@ -29,6 +29,7 @@ from common.sources import WRITEUP, uncitable
         "team run, DP8, MTP-1, B200-8, http://8.8.8.8.nip.io/x, USD $5/h",
         "https://github.com/vllm-project/vllm/pull/38083#issuecomment-1, https://github.com/cli/cli/releases/tag/gh-2",
         "Qwen3.5 test cases MTP-1 and MTP-2",
+        "https://people.example.edu/~bob/bench.html",  # a public page under a user's folder
     ],
 )
 def test_a_title_or_a_public_address_is_citable(source: str) -> None:
@@ -46,6 +47,7 @@ def test_a_title_or_a_public_address_is_citable(source: str) -> None:
         ("./bench.log", "./bench.log"),
         ("notes/bench.md", "notes/bench.md"),
         ("~/bench.log", "~/bench.log"),
+        ("run on ~bob/bench", "~bob/bench"),
         ("C:\\runs\\bench.log", "C:\\runs\\bench.log"),
         ("gs://team-bucket/bench/run1.log", "gs://team-bucket/bench/run1.log"),
         ("File:///etc/x", "File:///etc/x"),

@@ -116,6 +116,26 @@ def test_every_figure_the_planner_computes_with_is_bounded_on_both_sides(model: 
 
 
 @pytest.mark.parametrize(
+    ("figure", "value", "allowed"),
+    [
+        ("nodes", True, "an integer from 1 to 10,000"),
+        ("nodes", "two", "an integer from 1 to 10,000"),
+        ("totalTokensPerSecond", "fast", "a number above 0 and at most 1,000,000,000,000"),
+        ("totalTokensPerSecond", 10**400, "a number above 0 and at most 1,000,000,000,000"),
+    ],
+)
+def test_a_figure_of_another_type_says_what_is_allowed(
+    tmp_path: Path, figure: str, value: object, allowed: str
+) -> None:
+    document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
+    document["measurements"][0]["runs"][0][figure] = value
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(MeasurementsError, match=f"runs.0.{figure}: .*; allowed: {allowed}$"):
+        load(path)
+
+
+@pytest.mark.parametrize(
     ("figure", "value"), [("totalTokensPerSecond", 1e308), ("ttftMedianMs", 1e300), ("nodes", 10**9)]
 )
 def test_a_figure_no_run_comes_near_is_refused_naming_the_file(tmp_path: Path, figure: str, value: float) -> None:

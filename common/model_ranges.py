@@ -82,3 +82,11 @@ def numeric_ranges(model: type[BaseModel], path: str = "") -> dict[str, str]:
     for key, words in found:
         by_key.setdefault(key, set()).add(words)
     return {key: next(iter(words)) for key, words in by_key.items() if len(words) == 1}
+
+
+def allowed_range(model: type[BaseModel], loc: Sequence[int | str]) -> str:
+    """`; allowed: an integer from 1 to 256` for the numeric field of `model` at a validation error's
+    location (its keys, list items by index), when the model bounds it; else empty."""
+    path = "".join("[]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+    words = numeric_ranges(model).get(path)
+    return f"; allowed: {words}" if words else ""

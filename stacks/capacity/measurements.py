@@ -24,7 +24,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 from pydantic.alias_generators import to_camel
 
 from common import input_files
-from common.model_ranges import numeric_ranges
+from common.model_ranges import allowed_range
 from common.sources import uncitable
 from components import startup_report
 from components.vllm import ENGINE_FIELDS, EngineFlags
@@ -292,11 +292,8 @@ def validation_line(error: ValidationError) -> str:
     if first["type"] == "string_pattern_mismatch":
         allowed = allowed_by(str(first.get("ctx", {}).get("pattern", "")))
         return f"{where}: {quote(first.get('input'))} is not allowed; allowed: {allowed}"
-    allowed = ""
-    if first["type"].startswith(("int_", "float_", "finite_number")):  # a number of another type: say the range
-        path = "".join("[]" if isinstance(part, int) else f".{part}" for part in first["loc"]).lstrip(".")
-        words = numeric_ranges(MeasurementsFile).get(path)
-        allowed = f"; allowed: {words}" if words else ""
+    number = first["type"].startswith(("int_", "float_", "finite_number"))  # of another type: say the range
+    allowed = allowed_range(MeasurementsFile, first["loc"]) if number else ""
     return f"{where}: {first['msg'].removeprefix('Value error, ')}{allowed}"
 
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
-from common.model_ranges import numeric_ranges
+from common.model_ranges import allowed_range
 from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
 from stacks.capacity import measurements
@@ -196,7 +196,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             if isinstance(got, (dict, list)) or got is None or quoted_already
             else f" (got {_shown_input(first['loc'], got)})"
         )
-        allowed = TEXT_ALLOWED if first["type"] == "string_type" else _allowed_range(loc)
+        allowed = TEXT_ALLOWED if first["type"] == "string_type" else allowed_range(StackConfig, loc)
         message = f"{key}: {detail}{shown}{allowed}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
@@ -205,13 +205,6 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
 
 # A text setting given another YAML type: a bare 5, true or null (or an empty value) is no text.
 TEXT_ALLOWED = "; allowed: a text (in YAML, put a value that reads as a number, true/false or null in quotes)"
-
-
-def _allowed_range(loc: tuple[int | str, ...]) -> str:
-    """`; allowed: an integer from 1 to 256` for a numeric setting whose model bounds it, else empty."""
-    path = "".join("[]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
-    words = numeric_ranges(StackConfig).get(path)
-    return f"; allowed: {words}" if words else ""
 
 
 def _pattern_message(loc: tuple[int | str, ...], problem: Any) -> str:
@@ -327,7 +320,7 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     merged = apply_profile(own)
     non_finite = _non_finite_loc(merged)
     if non_finite is not None:
-        allowed = _allowed_range(non_finite) or "; allowed: a finite number"
+        allowed = allowed_range(StackConfig, non_finite) or "; allowed: a finite number"
         raise InvalidConfig(f"invalid stack config: {_location(non_finite) or '(value)'}: infinite or NaN{allowed}")
     document = json.dumps(merged)
     try:

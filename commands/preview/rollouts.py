@@ -19,6 +19,11 @@ figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
   https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details: a target
   below minReplicas is scaled up to it, above maxReplicas down to it).
 * A replaced serving Deployment: deleted first, nothing serves until the new pods are up (all at once).
+* A new control-plane floor (`minMasterVersion`) upgrades the control plane if it runs an older version,
+  and then GKE upgrades the nodes to it (Autopilot: "GKE upgrades a cluster's control plane before
+  upgrading nodes"; no new node while the control plane upgrades; each node is drained as the pods'
+  PodDisruptionBudget allows, for up to an hour, after a surge node of the new version is up; in the
+  maintenance window where it can; GKE docs 'Autopilot cluster upgrades'). Every serving pod starts again.
 """
 
 from __future__ import annotations
@@ -35,6 +40,12 @@ from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS,
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
+AUTOPILOT_UPGRADES = (
+    "GKE docs 'Autopilot cluster upgrades', https://cloud.google.com/kubernetes-engine/docs/concepts/"
+    "cluster-upgrades-autopilot"
+)
 RECIPE_SOURCE = f"the recipe's node ~6 min and pod ~10 min ({WRITEUP}); the render has no timeToServe"
 REPLICAS_FLAG = "--replicas="
 # template paths that put the pods on other nodes
@@ -68,7 +79,10 @@ def serve_times(capacity: dict[str, Any] | None) -> ServeTimes:
     planning = model.get("planning_seconds")
     planning = round(planning) if isinstance(planning, (int, float)) else RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
     new_node = _phase(model.get("cold"), planning)
-    same_node = _phase(model.get("held"), new_node[1])
+    held_planning = model.get("held_planning_seconds")  # a render before it: the new node's figure
+    same_node = _phase(
+        model.get("held"), round(held_planning) if isinstance(held_planning, (int, float)) else new_node[1]
+    )
     cold = model["cold"] if isinstance(model.get("cold"), dict) else {}
     basis = (
         cold.get("basis") if cold.get("seconds_max") is not None else f"planning figure: {model.get('planning_basis')}"
@@ -272,6 +286,44 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     return found
 
 
+def _disruptions_allowed(records: dict[str, Record]) -> int:
+    """How many serving pods a drain may evict at once: the PodDisruptionBudget's maxUnavailable (1 without)."""
+    for record in records.values():
+        if record["type"] == PDB_TYPE:
+            value = (record["inputs"].get("spec") or {}).get("maxUnavailable")
+            if isinstance(value, int) and value > 0:
+                return value
+    return 1
+
+
+def _node_upgrade(result: Preview, new: dict[str, Record], pods: int, times: ServeTimes) -> Rollout | None:
+    """A new control-plane floor: the nodes follow the control plane, and every serving pod starts again."""
+    version = next(
+        (
+            entry.new
+            for change in result.changes
+            if change.action == "update" and change.record["type"] == CLUSTER_TYPE
+            for entry in change.inputs
+            if entry.path == "minMasterVersion" and isinstance(entry.new, str)
+        ),
+        None,
+    )
+    if version is None or pods == 0:
+        return None
+    step = min(_disruptions_allowed(new), pods)
+    rounds = math.ceil(pods / step)
+    per_pod = (times.same_node[0], times.new_node[1])
+    total = (rounds * per_pod[0], rounds * per_pod[1])
+    what = (
+        f"the control plane goes to {version} if it runs an older version (GKE creates no node meanwhile: a scale-up "
+        "or a Spot replacement waits), then GKE upgrades the nodes to it, in the cluster's maintenance window where "
+        f"it can: {pods} serving pod(s) start again, {step} at a time as the PodDisruptionBudget allows (a drain "
+        "waits for it up to 1 hour), each a model load on the surge node GKE made first (a new A4 node more "
+        f"without one); {pods - step} of {pods} serve meanwhile, for about {_span(*total)} ({AUTOPILOT_UPGRADES})"
+    )
+    return Rollout(what, pods, per_pod, total, "after `pulumi up`, as GKE upgrades the nodes", times.source)
+
+
 def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, times: ServeTimes) -> list[Rollout]:
     serving = _serving(old)
     if serving is None or serving[0] not in new:
@@ -301,4 +353,5 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
                     times.source,
                 )
             )
-    return found
+    upgraded = _node_upgrade(result, new, pods, times)
+    return [*found, upgraded] if upgraded is not None else found

@@ -8,6 +8,7 @@ from commands.render.time_to_serve import TimeToServe, time_to_serve
 from components.capacity import capacity_kind
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
 from stacks.capacity.planner import budget_pricing, node_price
+from stacks.capacity.time_to_serve import Phase
 from stacks.config.stack import StackConfig
 
 
@@ -19,27 +20,52 @@ def _minutes(seconds: int) -> str:
     return f"{seconds / 60:.0f} min"
 
 
+def _basis(model: TimeToServe, total: Phase) -> str:
+    if not total.known:
+        return "assumed, not measured"
+    if any(phase.basis == "assumed" for phase in model.phases):
+        return "computed from the phases, the pod phase assumed: measured on another vLLM release"
+    return "computed from the measured phases"
+
+
 def _serves_after(model: TimeToServe) -> str:
-    if not model.cold.known:
-        basis = "assumed, not measured"
-    elif any(phase.basis == "assumed" for phase in model.phases):
-        basis = "computed from the phases, the pod phase assumed: measured on another vLLM release"
-    else:
-        basis = "computed from the measured phases"
-    return f"~{_minutes(model.planning_seconds)} ({basis}; see Time to serve)"
+    return f"~{_minutes(model.planning_seconds)} ({_basis(model, model.cold)}; see Time to serve)"
+
+
+def _serves_after_held(model: TimeToServe) -> str:
+    return f"~{_minutes(model.held_planning_seconds)} on a held node ({_basis(model, model.held)})"
+
+
+def _new_pod_serves(config: StackConfig, model: TimeToServe) -> str:
+    """When a new pod serves: on a new node, and first on one of the held nodes where the stack holds some."""
+    if not config.warm_capacity.enabled:
+        return _serves_after(model)
+    return f"{_serves_after_held(model)}, {_serves_after(model).replace(' (', ' on a new node (', 1)}"
 
 
 def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str:
-    """How long a sustained surge takes to get its first extra pod serving, and all of them."""
+    """How long a sustained surge takes to get its first extra pod serving, and all of them: the first
+    `warmCapacity.nodes` new pods land on held nodes, the rest wait for a new node each."""
     model = model or time_to_serve(config)
     scaling = config.autoscaling
     headroom = config.max_replicas - scaling.min_replicas
     if headroom == 0:
         return f"none: min = max = {_pods(config.max_replicas)}"
-    last = model.planning_seconds + (headroom - 1) * scaling.scale_up_period_seconds
+    held = min(config.warm_capacity.nodes, headroom) if config.warm_capacity.enabled else 0
+    ready = [
+        pod * scaling.scale_up_period_seconds + (model.held_planning_seconds if pod < held else model.planning_seconds)
+        for pod in range(headroom)
+    ]
+    first = _serves_after_held(model) if held else _serves_after(model)
+    plural = "" if headroom == 1 else "s"
+    reaction = f"first new pod ready after {first}; all {headroom} new pod{plural} serve after ~{_minutes(max(ready))}"
+    if not held:
+        return reaction
+    if held == headroom:
+        return reaction + " (each on a held node)"
     return (
-        f"first new pod ready after {_serves_after(model)}; all {headroom} new pod{'' if headroom == 1 else 's'} "
-        f"serve after ~{_minutes(last)}"
+        f"{reaction} (the first {held} on held nodes, the other {_pods(headroom - held)} on a new node each; a "
+        "held node the buffer provisions again meanwhile is not counted)"
     )
 
 
@@ -76,7 +102,7 @@ def plan_section(config: StackConfig) -> list[str]:
             f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
             f"{scaling.min_replicas}-{config.max_replicas} pods |",
             f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
-            f"{_serves_after(model)} |",
+            f"{_new_pod_serves(config, model)} |",
             f"| scale down | after {scale_down_stabilization_seconds(config)} s of lower demand, -1 pod per "
             f"{scaling.scale_down_period_seconds} s |",
             f"| reaction to a sustained surge | {surge_reaction(config, model)} |",
@@ -92,7 +118,13 @@ def plan_section(config: StackConfig) -> list[str]:
         ]
     else:
         lines.append("| schedule | none (pods run around the clock) |")
-    lines.append(f"| warm-up per new pod | {_serves_after(model)}; {warm_up_cost(config, cold)} |")
+    held = (
+        f"; a pod on a held node warms up for {_serves_after_held(model).replace(' on a held node', '')} on a node "
+        "already up and billed (Time to serve, held nodes)"
+        if config.warm_capacity.enabled
+        else ""
+    )
+    lines.append(f"| warm-up per new pod | {_serves_after(model)}; {warm_up_cost(config, cold)}{held} |")
     alerts = config.monitoring.alerts
     channel = alerts.notification_channel or (f"email {alerts.email}" if alerts.email else "none (console only)")
     lines += [

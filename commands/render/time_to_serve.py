@@ -20,6 +20,7 @@ from stacks.capacity.time_to_serve import (
     REPORT,
     Phase,
     checkpoint_mib,
+    held_planning,
     node_phase,
     planning,
     pod_measurement_gap,
@@ -91,6 +92,8 @@ class TimeToServe:
     held: Phase
     planning_seconds: int
     planning_basis: str
+    held_planning_seconds: int
+    held_planning_basis: str
     wake: WakeRead | None
     goal_pod_seconds: int
     goal_sources: tuple[str, ...]
@@ -232,6 +235,7 @@ def time_to_serve(
     cold = total_phase(node, pod, COLD)
     held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
     planning_figure, planning_basis = planning(config, cold, weights)
+    held_figure, held_basis = held_planning(config, held, weights)
     return TimeToServe(
         profile=config.profile.value,
         phases=phases,
@@ -239,6 +243,8 @@ def time_to_serve(
         held=held,
         planning_seconds=planning_figure,
         planning_basis=planning_basis,
+        held_planning_seconds=held_figure,
+        held_planning_basis=held_basis,
         wake=wake_read(config),
         goal_pod_seconds=GOAL_POD_SECONDS,
         goal_sources=GOAL_SOURCES,

@@ -98,9 +98,14 @@ def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:
         f"serving Deployment's pods): {hours:,.0f} node-hours a month, USD {hours * pricing.spot_per_node_hour:,.0f} "
         f"Spot .. USD {hours * pricing.committed_1y_per_node_hour:,.0f} committed a month (VM price, before the "
         "Autopilot premium; the monthly costs per source count them as serving nodes). A replica that lands on "
-        f"one serves after {phase_value(model.held)} "
-        f"({model.held.basis}).",
+        f"one serves after {_held_serves(model)}.",
     ]
+
+
+def _held_serves(model: TimeToServe) -> str:
+    if model.held.known:
+        return f"{phase_value(model.held)} ({model.held.basis})"
+    return f"~{duration(model.held_planning_seconds)} (planning figure, {model.held_planning_basis})"
 
 
 def schedule_lead_lines(config: StackConfig) -> list[str]:

@@ -190,21 +190,38 @@ def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
     )
 
 
+def _extra_read_seconds(config: StackConfig, weights: Phase) -> float:
+    """How much longer than the recipe's checkpoint this stack's takes to read (0 when not longer or not known)."""
+    recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.weights.throughput_mibps
+    return 0.0 if weights.seconds_max is None else max(0.0, weights.seconds_max - recipe_read)
+
+
+def _more_to_read(extra: float) -> str:
+    return f" plus ~{extra:,.0f} s more checkpoint to read" if extra >= 1 else ""
+
+
 def planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str]:
     """The planning figure of a new replica's start-up and its basis: the cold total where known, else
     the recipe's measured figures plus the computed extra read time of a larger checkpoint."""
     if cold.known:
         assert cold.seconds_max is not None
         return round(cold.seconds_max), f"{cold.basis} ({cold.source})"
-    recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.weights.throughput_mibps
-    extra = 0.0
-    if weights.seconds_max is not None:
-        extra = max(0.0, weights.seconds_max - recipe_read)
+    extra = _extra_read_seconds(config, weights)
     seconds = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS + round(extra)
     return seconds, (
-        f"assumed, not measured: the recipe's measured node ~6 min + pod ~10 min ({WRITEUP})"
-        + (f" plus ~{extra:,.0f} s more checkpoint to read" if extra >= 1 else "")
+        f"assumed, not measured: the recipe's measured node ~6 min + pod ~10 min ({WRITEUP}){_more_to_read(extra)}"
     )
+
+
+def held_planning(config: StackConfig, held: Phase, weights: Phase) -> tuple[int, str]:
+    """The planning figure of a new replica on a held node (no node phase) and its basis, as `planning`:
+    the held total where known, else the recipe's measured pod figure plus the extra read time."""
+    if held.known:
+        assert held.seconds_max is not None
+        return round(held.seconds_max), f"{held.basis} ({held.source})"
+    extra = _extra_read_seconds(config, weights)
+    seconds = RECIPE_POD_SECONDS + round(extra)
+    return seconds, f"assumed, not measured: the recipe's measured pod ~10 min ({WRITEUP}){_more_to_read(extra)}"
 
 
 # Fields of a measured configuration that change the load a benchmark puts on the pods, not their start-up.

@@ -456,6 +456,50 @@ def test_surge_reaction_without_headroom() -> None:
     assert surge_reaction(config) == "none: min = max = 2 pods"
 
 
+HELD = {"cluster": {"minMasterVersion": "1.35"}, "autoscaling": {"minReplicas": 1, "maxReplicas": 4}}
+COLD_SECONDS = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
+
+
+@pytest.mark.parametrize(
+    ("held", "first", "last", "where"),
+    [
+        # pod i joins at i x 360 s: on a held node it serves a pod phase later, on a new node a node and a pod phase
+        (0, COLD_SECONDS, 2 * 360 + COLD_SECONDS, None),
+        (2, RECIPE_POD_SECONDS, 2 * 360 + COLD_SECONDS, "(the first 2 on held nodes, the other 1 pod on a new node"),
+        (1, RECIPE_POD_SECONDS, 2 * 360 + COLD_SECONDS, "(the first 1 on held nodes, the other 2 pods on a new node"),
+        (3, RECIPE_POD_SECONDS, 2 * 360 + RECIPE_POD_SECONDS, "(each on a held node)"),
+        (8, RECIPE_POD_SECONDS, 2 * 360 + RECIPE_POD_SECONDS, "(each on a held node)"),
+    ],
+)
+def test_held_nodes_serve_the_first_new_pods_of_a_surge(held: int, first: int, last: int, where: str | None) -> None:
+    config = validate({**BASE, **HELD, **({"warmCapacity": {"nodes": held}} if held else {})})
+    assert config.autoscaling.scale_up_period_seconds == 360
+    reaction = surge_reaction(config)
+    assert reaction.startswith(f"first new pod ready after ~{first / 60:.0f} min")
+    assert ("on a held node" in reaction.split(";")[0]) == bool(held)
+    assert f"all 3 new pods serve after ~{last / 60:.0f} min" in reaction
+    assert where is None or where in reaction
+
+
+def test_the_operations_rows_say_a_held_node_skips_the_node_phase() -> None:
+    from commands.render.operations_md import plan_section
+
+    rows = {
+        line.split(" | ")[0].strip("| "): line
+        for line in plan_section(validate({**BASE, **HELD, "warmCapacity": {"nodes": 2}}))
+        if line.startswith("| ")
+    }
+    assert "a new pod serves after ~10 min on a held node (" in rows["scale up"]
+    assert "~16 min on a new node (" in rows["scale up"]
+    assert "a pod on a held node warms up for ~10 min (" in rows["warm-up per new pod"]
+    plain = {
+        line.split(" | ")[0].strip("| "): line
+        for line in plan_section(validate({**BASE, **HELD}))
+        if line.startswith("| ")
+    }
+    assert "held" not in plain["scale up"] + plain["warm-up per new pod"] + plain["reaction to a sustained surge"]
+
+
 def test_dashboard_legends_use_cloud_monitorings_template_syntax(stack: RenderedStack) -> None:
     """DataSet.legendTemplate interpolates ${label}; Grafana's {{label}} would print literally."""
     text = stack.one(DASHBOARD)["inputs"]["dashboardJson"]

@@ -82,6 +82,42 @@ def test_a_compute_class_rename_moves_every_pod_to_new_nodes_one_at_a_time(
     assert rollout.warning is not None and rollout.warning in result.warnings
 
 
+def test_a_control_plane_floor_says_every_pod_starts_again_as_the_nodes_follow(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """GKE upgrades an Autopilot cluster's nodes after its control plane: each node drained as the PDB allows."""
+    settings = {"cluster": {"minMasterVersion": "1.36"}}
+    _, changed, result = day2(render_stack, tmp_path_factory, "prod", "control-plane", settings)
+    (upgrade,) = [rollout for rollout in result.rollouts if "control plane" in rollout.what]
+    times = times_of(changed)
+    assert upgrade.pods == 12 and upgrade.when == "after `pulumi up`, as GKE upgrades the nodes"
+    assert upgrade.seconds_per_pod == (times.same_node[0], times.new_node[1])
+    assert upgrade.total_seconds == (12 * times.same_node[0], 12 * times.new_node[1])  # prod's PDB: 1 at a time
+    assert "goes to 1.36 if it runs an older version" in upgrade.what and "11 of 12 serve meanwhile" in upgrade.what
+    assert "cluster-upgrades-autopilot" in upgrade.what
+    assert "## Serving pods" in changes_markdown(result)
+    # the same floor again is no change, and no pod moves
+    again = preview_states(load_states(changed.directory), load_states(changed.directory))
+    assert not again.rollouts
+
+
+def test_a_held_node_is_a_pod_phase_where_the_held_total_is_not_measured() -> None:
+    capacity = {
+        "timeToServe": {
+            "profile": "p",
+            "cold": {"seconds_min": None, "seconds_max": None},
+            "held": {"seconds_min": None, "seconds_max": None},
+            "planning_seconds": 960,
+            "planning_basis": "assumed",
+            "held_planning_seconds": 600,
+        }
+    }
+    times = serve_times(capacity)
+    assert times.new_node == (960, 960) and times.same_node == (600, 600)
+    del capacity["timeToServe"]["held_planning_seconds"]  # a render made before the held planning figure
+    assert serve_times(capacity).same_node == (960, 960)
+
+
 def test_an_engine_flag_rolls_the_pods_on_their_nodes(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -1,10 +1,5 @@
-"""How every console script names a stack, tells its version and lists its exit statuses in `--help`
-(the errors, pipes and interrupts are `commands/io/console.py`'s).
-
-It lives in policies/ because it is the one package every command may import: `check-policies`
-belongs to the policy pack, which imports nothing outside policies/ (it is published on its own),
-and the stack commands (render, preview, plan, bench-compare) may import policies/.
-"""
+"""How every console script names a stack and an output folder, tells its version and lists its exit
+statuses in `--help` (the errors, pipes and interrupts are `commands/io/console.py`'s)."""
 
 from __future__ import annotations
 
@@ -64,6 +59,16 @@ def stack_ref(text: str) -> StackRef:
             "(at most 100, as ORG/PROJECT/NAME at most); or give the path of a stack file Pulumi.NAME.yaml"
         )
     return StackRef(parts[-1])
+
+
+def output_folder(text: str) -> Path:
+    """An `--out DIR` argument: a folder path. `-` is refused, as a command-line user reads it as standard
+    output, which a folder of files cannot be written to (it made a folder named `-`)."""
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "'-' (standard output) cannot hold a folder of files; allowed: a folder path (./- for a folder named -)"
+        )
+    return Path(text)
 
 
 def package_version() -> str:

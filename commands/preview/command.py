@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from commands.io import output
-from commands.io.cli import command_parser
+from commands.io.cli import command_parser, output_folder
 from commands.io.console import guarded, one_line
 from commands.io.render_dir import PreviewInputError, load_render
 from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("new_dir", type=Path, metavar="NEW_DIR", help="the later render")
     parser.add_argument(
-        "--out", type=Path, metavar="DIR", help="where to write changes.md and changes.json (default NEW_DIR)"
+        "--out", type=output_folder, metavar="DIR", help="where to write changes.md and changes.json (default NEW_DIR)"
     )
     add_accept_client_break(parser)
     args = parser.parse_args(argv)

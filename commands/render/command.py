@@ -35,7 +35,7 @@ from commands.check_policies.runner import Violation, check_records, read_policy
 from commands.engine import mocks
 from commands.engine.secrets import secret_digests
 from commands.io import output
-from commands.io.cli import STACK_HELP, command_parser, stack_ref
+from commands.io.cli import STACK_HELP, command_parser, output_folder, stack_ref
 from commands.io.console import guarded, one_line
 from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=output_folder,
         metavar="DIR",
         help="output directory (default build/STACK); with several stacks, one STACK folder in it",
     )

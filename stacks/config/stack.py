@@ -245,9 +245,10 @@ class StackConfig(ConfigModel):
         last_port = engine.port + engine.data_parallel_size - 1
         if self.startup.compile_cache.enabled:
             raise ValueError(
-                "startup.compileCache: routing.mode gateway runs one vllm serve per data-parallel rank, each with "
-                "its own arguments, and the shared compile cache is keyed to one server's arguments; use it in "
-                "routing.mode clusterip"
+                "startup.compileCache: routing.mode gateway runs one vllm serve per data-parallel rank (each on "
+                "its own --port), and the shared compile cache mounts one folder keyed to one server's arguments "
+                "(common/compile_cache.py); the ranks' servers writing it at once through Cloud Storage FUSE is not "
+                "verified; use it in routing.mode clusterip"
             )
         if engine.enable_expert_parallel:
             raise ValueError(

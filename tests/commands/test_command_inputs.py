@@ -405,6 +405,19 @@ def test_a_bad_argument_is_one_line(main: Main, args: list[str]) -> None:
     one_line_refusal(run_main(main, *args))
 
 
+@pytest.mark.parametrize(
+    ("main", "args"), [(render_main, ["dev"]), (preview_main, ["old", "new"])], ids=["render", "preview"]
+)
+def test_standard_output_as_the_output_folder_is_refused(
+    main: Main, args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out -` made a folder named `-` in the working directory; a folder is the only output."""
+    monkeypatch.chdir(tmp_path)
+    line = one_line_refusal(run_main(main, *args, "--out", "-"))
+    assert "--out" in line and "standard output" in line and "allowed: a folder path" in line
+    assert not any(tmp_path.iterdir())
+
+
 def test_control_characters_in_an_argument_are_escaped(tmp_path: Path) -> None:
     outcome = run_main(check_policies_main, str(tmp_path / "\x1b[31mred\x07.json"))
     line = one_line_refusal(outcome)

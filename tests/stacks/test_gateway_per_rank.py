@@ -99,6 +99,11 @@ def test_clusterip_keeps_one_server_on_one_port(stack: str, request: pytest.Fixt
         ),
         ({"engine": {"extraArgs": ["--data-parallel-rank=2"]}}, "routing.mode (gateway runs one vllm serve per"),
         ({"engine": {"extraArgs": ["--headless"]}}, "routing.mode"),
+        (
+            {"startup": {"compileCache": {"enabled": True}}},
+            "startup.compileCache: routing.mode gateway runs one vllm serve per data-parallel rank (each on its own "
+            "--port)",
+        ),
     ],
 )
 def test_a_per_rank_layout_that_cannot_work_is_refused(settings: dict[str, Any], expected: str) -> None:

@@ -64,9 +64,13 @@ from components.weights import (
     ModelWeightsArgs,
     local_model_path,
 )
-from policies.rules.operations import TIME_TO_SERVE_ANNOTATION, TIME_TO_SERVE_BOUND_ANNOTATION
+from policies.rules.operations import (
+    HELD_TIME_TO_SERVE_ANNOTATION,
+    TIME_TO_SERVE_ANNOTATION,
+    TIME_TO_SERVE_BOUND_ANNOTATION,
+)
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
-from stacks.capacity.time_to_serve import led_schedule_steps, planning_seconds
+from stacks.capacity.time_to_serve import held_planning_seconds, led_schedule_steps, planning_seconds
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
 from stacks.config.engine import EngineConfig, SpeculativeConfig, capture_size
@@ -641,6 +645,11 @@ def autoscaler_args(config: StackConfig) -> ServingAutoscalerArgs:
         annotations={
             TIME_TO_SERVE_ANNOTATION: str(planning_seconds(config)),
             TIME_TO_SERVE_BOUND_ANNOTATION: str(config.time_to_serve.bound_seconds),
+            **(
+                {HELD_TIME_TO_SERVE_ANNOTATION: str(held_planning_seconds(config))}
+                if config.warm_capacity.enabled
+                else {}
+            ),
         },
     )
 

@@ -207,9 +207,10 @@ def autoscaled(records: Records, scale_down: dict[str, Any] | None = None, ignor
     return [*records, record("kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "llm-hpa", hpa)]
 
 
-def queue_autoscaled(records: Records, held: bool) -> Records:
+def queue_autoscaled(records: Records, held: bool, held_seconds: str | None = None) -> Records:
     """The serving Deployment under a queue-depth HPA that states a time to serve of 960 s over a
-    bound of 180 s, with or without a CapacityBuffer holding a node for it."""
+    bound of 180 s, with or without a CapacityBuffer holding a node for it (and the time to serve on
+    a held node it states, `held_seconds`)."""
     records = autoscaled(records)
     hpa = named(records, "llm-hpa")["inputs"]
     hpa["spec"]["metrics"] = [
@@ -224,6 +225,7 @@ def queue_autoscaled(records: Records, held: bool) -> Records:
     hpa["metadata"]["annotations"] = {
         "llm-serving/time-to-serve-seconds": "960",
         "llm-serving/time-to-serve-bound-seconds": "180",
+        **({"llm-serving/held-time-to-serve-seconds": held_seconds} if held_seconds is not None else {}),
     }
     if not held:
         return records
@@ -392,7 +394,7 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-OPS-001_fail": lambda: PolicyFixture(autoscaled(serving_stack(), ignore_replicas=False)),
     "LLM-OPS-002_pass": lambda: PolicyFixture(autoscaled(serving_stack())),
     "LLM-OPS-002_fail": lambda: PolicyFixture(autoscaled(serving_stack(), scale_down={})),
-    "LLM-OPS-005_pass": lambda: PolicyFixture(queue_autoscaled(serving_stack(), held=True)),
+    "LLM-OPS-005_pass": lambda: PolicyFixture(queue_autoscaled(serving_stack(), held=True, held_seconds="120")),
     "LLM-OPS-005_fail": lambda: PolicyFixture(queue_autoscaled(serving_stack(), held=False)),
     "LLM-NET-004_pass": lambda: PolicyFixture(
         external_gateway(gateway_stack(), {"llm-serving/allow-external-gateway": "true"})

@@ -198,7 +198,8 @@ def _median(runs: Sequence[Run], nodes: int, attribute: str) -> float | None:
     return interpolate(points, nodes) if points else None
 
 
-def _counts(counts: Sequence[int]) -> str:
+def node_counts(counts: Sequence[int]) -> str:
+    """Node counts as labels show them: `1/2/4/8`."""
     return "/".join(str(count) for count in counts)
 
 
@@ -219,9 +220,9 @@ def _assumptions(
         _load_line(key, concurrency_per_node),
         {
             "measured": f"total tok/s measured at {nodes} node(s)",
-            "interpolated": f"total tok/s per node interpolated between the measured {_counts(counts)} node(s)",
+            "interpolated": f"total tok/s per node interpolated between the measured {node_counts(counts)} node(s)",
             "extrapolated": f"total tok/s extrapolated: {nodes} node(s) is outside the measured "
-            f"{_counts(counts)}; the nearest measured per-node figure is held (no further scaling loss "
+            f"{node_counts(counts)}; the nearest measured per-node figure is held (no further scaling loss "
             "assumed, an optimistic bound)",
         }[expected.basis],
     ]
@@ -245,7 +246,7 @@ def _completion_caveat(key: Configuration, runs: Sequence[Run]) -> str:
     """Completed req/s are the benchmark's count; where they disagree with the measured tok/s and
     the load's mean request length, say by how much a run of exactly this load would differ."""
     counted = [run for run in runs if run.requests_per_second is not None]
-    line = f"completed req/s as the benchmark counted them at {_counts([run.nodes for run in counted])} node(s)"
+    line = f"completed req/s as the benchmark counted them at {node_counts([run.nodes for run in counted])} node(s)"
     if not (isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)):
         return line
     tokens = key.input_tokens + key.output_tokens
@@ -262,7 +263,7 @@ def _completion_caveat(key: Configuration, runs: Sequence[Run]) -> str:
     return (
         f"completed req/s = total tok/s / the load's {tokens:,} tokens per request (outputs run to their "
         f"length), what a run of exactly this load completes; the benchmark counted ~{1 / ratio - 1:.0%} more "
-        f"at {_counts([run.nodes for run in counted])} node(s), ~{ratio * tokens:,.0f} tokens per request"
+        f"at {node_counts([run.nodes for run in counted])} node(s), ~{ratio * tokens:,.0f} tokens per request"
     )
 
 

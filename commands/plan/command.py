@@ -11,7 +11,7 @@ from commands.engine.stack_config import add_stack_arguments, load_config, stack
 from commands.io.cli import command_parser
 from commands.io.console import guarded
 from commands.io.output import json_text
-from commands.plan.assumptions import ExplainedExpectation
+from commands.plan.assumptions import ExplainedExpectation, node_counts
 from commands.plan.capacity_plan import CapacityPlan, plan
 from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
@@ -25,7 +25,7 @@ def figure(value: float | None, width: int, digits: int = 0) -> str:
 
 def counted_basis(expected: ExplainedExpectation) -> str:
     """How the benchmark's count of completions at this node count was had, as plan.md says it."""
-    counted = "/".join(str(count) for count in expected.requests_measured_nodes)
+    counted = node_counts(expected.requests_measured_nodes)
     if expected.requests_basis == "extrapolated":
         return f"extrapolated: no run at {expected.nodes} node(s) counted requests (counted at {counted} node(s))"
     return f"{expected.requests_basis} (counted at {counted} node(s))"

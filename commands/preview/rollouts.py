@@ -23,7 +23,8 @@ figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
   and then GKE upgrades the nodes to it (Autopilot: "GKE upgrades a cluster's control plane before
   upgrading nodes"; no new node while the control plane upgrades; each node is drained as the pods'
   PodDisruptionBudget allows, for up to an hour, after a surge node of the new version is up; in the
-  maintenance window where it can; GKE docs 'Autopilot cluster upgrades'). Every serving pod starts again.
+  maintenance window where it can; GKE docs 'Autopilot cluster upgrades'). Every serving pod starts again;
+  Flex-start nodes get short-lived upgrades instead (GKE docs 'Node pool upgrade strategies').
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
+COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 AUTOPILOT_UPGRADES = (
     "GKE docs 'Autopilot cluster upgrades', https://cloud.google.com/kubernetes-engine/docs/concepts/"
     "cluster-upgrades-autopilot"
@@ -296,7 +298,29 @@ def _disruptions_allowed(records: dict[str, Record]) -> int:
     return 1
 
 
-def _node_upgrade(result: Preview, new: dict[str, Record], pods: int, times: ServeTimes) -> Rollout | None:
+def _flex_start(records: dict[str, Record]) -> bool:
+    """Whether the serving ComputeClass falls back to (or starts with) Flex-start nodes."""
+    return any(
+        isinstance(priority, dict) and priority.get("flexStart")
+        for record in records.values()
+        if record["type"] == COMPUTE_CLASS_TYPE
+        for priority in (record["inputs"].get("spec") or {}).get("priorities") or []
+    )
+
+
+def _running_pods(new: dict[str, Record], urn: str) -> tuple[int, int]:
+    """How many serving pods may run (low, high): the declared replicas, or what owns them decides."""
+    declared = _replicas(new[urn])
+    if "spec.replicas" not in (new[urn]["options"].get("ignoreChanges") or []):
+        return (declared, declared)
+    hpa = _hpa(new)
+    if hpa is not None:
+        return _bounds(hpa)
+    steps = [replicas for *_, replicas in _scale_steps(new)]
+    return (min([declared, *steps]), max([declared, *steps]))
+
+
+def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout | None:
     """A new control-plane floor: the nodes follow the control plane, and every serving pod starts again."""
     version = next(
         (
@@ -308,20 +332,36 @@ def _node_upgrade(result: Preview, new: dict[str, Record], pods: int, times: Ser
         ),
         None,
     )
-    if version is None or pods == 0:
+    low, high = _running_pods(new, urn)
+    if version is None or high == 0:
         return None
-    step = min(_disruptions_allowed(new), pods)
-    rounds = math.ceil(pods / step)
+    pods = str(high) if low == high else f"the {low}..{high} running"
+    step = min(_disruptions_allowed(new), high)
+    rounds = math.ceil(high / step)
     per_pod = (times.same_node[0], times.new_node[1])
     total = (rounds * per_pod[0], rounds * per_pod[1])
     what = (
         f"the control plane goes to {version} if it runs an older version (GKE creates no node meanwhile: a scale-up "
         "or a Spot replacement waits), then GKE upgrades the nodes to it, in the cluster's maintenance window where "
-        f"it can: {pods} serving pod(s) start again, {step} at a time as the PodDisruptionBudget allows (a drain "
-        "waits for it up to 1 hour), each a model load on the surge node GKE made first (a new A4 node more "
-        f"without one); {pods - step} of {pods} serve meanwhile, for about {_span(*total)} ({AUTOPILOT_UPGRADES})"
+        f"it can: {pods} serving pod(s) start again, {step} at a time as the PodDisruptionBudget allows, each a model "
+        "load on the surge node GKE made first (a new A4 node more without one), for about "
+        f"{_span(*total)} at {high} pod(s); GKE waits for the budget at most 1 hour per node, then evicts "
+        "anyway, so more may be down at once"
     )
-    return Rollout(what, pods, per_pod, total, "after `pulumi up`, as GKE upgrades the nodes", times.source)
+    if _flex_start(new):
+        what += (
+            "; nodes from Flex-start get GKE's short-lived upgrades instead (GKE docs 'Node pool upgrade strategies', "
+            "https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies): their pods move "
+            "as those nodes are recycled, not verified in more detail here"
+        )
+    return Rollout(
+        f"{what} ({AUTOPILOT_UPGRADES})",
+        high,
+        per_pod,
+        total,
+        "after `pulumi up`, as GKE upgrades the nodes",
+        times.source,
+    )
 
 
 def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, times: ServeTimes) -> list[Rollout]:
@@ -353,5 +393,5 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
                     times.source,
                 )
             )
-    upgraded = _node_upgrade(result, new, pods, times)
+    upgraded = _node_upgrade(result, new, urn, times)
     return [*found, upgraded] if upgraded is not None else found

@@ -52,7 +52,7 @@ DECLARING_SETTINGS: tuple[dict[str, Any], ...] = (
     {
         "environment": "dev",
         "project": "traced-project",
-        "cluster": {"minMasterVersion": "1.35"},
+        "cluster": {"minMasterVersion": "1.36"},
         "warmCapacity": {"nodes": 1},
     },
 )

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from commands.plan.assumptions import ExplainedExpectation
+from commands.plan.assumptions import ExplainedExpectation, node_counts
 from commands.plan.capacity_plan import CapacityPlan, Cost, plan
 from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
@@ -117,10 +117,17 @@ def _nodes_setting(config: StackConfig) -> str:
         movers.append(f"the autoscaler runs {config.autoscaling.min_replicas}-{config.max_replicas} pods")
     if config.schedule.enabled:
         movers.append("the schedule sets the pods in and out of its windows")
+    warm = config.warm_capacity
+    held = (
+        f"; plus {warm.nodes} held (warmCapacity.nodes, idle until a new pod lands on one: up to "
+        f"{config.max_replicas + warm.nodes} A4 nodes up at once, see Time to serve)"
+        if warm.enabled
+        else ""
+    )
     if not movers:
-        return nodes
+        return nodes + held
     ceiling = f"{nodes} at most" if config.target is None else nodes
-    return f"{ceiling}; one pod per node: {' and '.join(movers)} (see Operations)"
+    return f"{ceiling}; one pod per node: {' and '.join(movers)} (see Operations){held}"
 
 
 def _ms(value: float | None) -> str:
@@ -141,7 +148,7 @@ def _throughput_note(expected: ExplainedExpectation) -> str:
     if expected.per_node_tokens_per_second is None or expected.scaling_efficiency is None:
         return expected.null_reasons.get("total_tokens_per_second", "not measured")
     if expected.basis == "extrapolated":
-        measured = "/".join(str(count) for count in expected.measured_nodes)
+        measured = node_counts(expected.measured_nodes)
         note = (
             f"{expected.per_node_tokens_per_second:,.0f} per node, extrapolated: no run at {expected.nodes} node(s); "
             f"the nearest per-node figure of the runs at {measured} node(s) held, scaling not measured here "
@@ -162,7 +169,7 @@ def _output_note(expected: ExplainedExpectation) -> str:
     if expected.output_tokens_per_second is None:
         return expected.null_reasons.get("output_tokens_per_second", "not measured")
     if expected.output_basis is not None:
-        reported = "/".join(str(count) for count in expected.output_measured_nodes)
+        reported = node_counts(expected.output_measured_nodes)
         basis = measured_on(expected, expected.output_basis, expected.output_releases)
         return f"{basis}, per node from the runs that report it (at {reported} node(s))"
     extrapolated = ", extrapolated as the total is" if expected.basis == "extrapolated" else ""
@@ -172,7 +179,7 @@ def _output_note(expected: ExplainedExpectation) -> str:
 def _requests_note(expected: ExplainedExpectation) -> str:
     if expected.requests_basis is None or expected.counted_requests_per_second is None:
         return _figure_note(expected, "requests_per_second", "not measured")
-    counted = "/".join(str(count) for count in expected.requests_measured_nodes)
+    counted = node_counts(expected.requests_measured_nodes)
     count = f"{expected.requests_basis} (counted at {counted} node(s))"
     if expected.requests_basis == "extrapolated":
         count = (

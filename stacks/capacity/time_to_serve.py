@@ -305,6 +305,17 @@ def planning_seconds(config: StackConfig) -> int:
     return planning_figure(config)[0]
 
 
+def held_planning_seconds(config: StackConfig) -> int:
+    """The planning figure of a new replica on a held node (`held_planning`), from a recorded start-up
+    report of the stack's configuration first, as `planning_figure`."""
+    pod = pod_phase(pod_measurement_gap(config), image_release(config.engine.image))
+    entry = recorded_startup(config)
+    if entry is not None:
+        (pod,) = recorded_phases((pod,), entry)
+    held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
+    return held_planning(config, held, weights_phase(config))[0]
+
+
 def wake_lead_seconds(config: StackConfig) -> int:
     """How early business hours wake: schedule.wakeLeadSeconds, else the stack's time to serve."""
     given = config.schedule.wake_lead_seconds

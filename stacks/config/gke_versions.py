@@ -38,11 +38,14 @@ def satisfies_gke_minimum(floor: str, minimum: str) -> bool:
     """Whether every version a `minMasterVersion` floor can give the cluster is at least `minimum`.
 
     A full version compares patch by patch. A minor floor (`1.34`) resolves to a patch of that minor
-    the channel offers at creation: it meets a minimum of an older minor, and of the same minor too,
-    because a channel only offers a minor's patches from the one it was promoted with on (the
-    minimums here are each feature's first patch, older than any patch a channel still offers).
+    the channel offers at creation: it meets a minimum of an older minor, and of the same minor only
+    when the minimum is a build of that minor's first patch (`1.34.0-gke.N`): a channel offers a minor's
+    patches from the one it was promoted with on, which is not known to be newer than a later patch's
+    (`1.35` may give 1.35.0 or 1.35.1, below capacity buffers' 1.35.2-gke.1842000).
     """
     minor = GKE_MINOR_PATTERN.match(floor)
     if minor:
-        return tuple(int(part) for part in minor.groups()) >= gke_version_key(minimum)[:2]
+        floor_minor = tuple(int(part) for part in minor.groups())
+        required = gke_version_key(minimum)
+        return floor_minor > required[:2] or (floor_minor == required[:2] and required[2] == 0)
     return gke_version_key(floor) >= gke_version_key(minimum)

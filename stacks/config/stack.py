@@ -221,7 +221,10 @@ class StackConfig(ConfigModel):
         ):
             raise ValueError(
                 "cluster.minMasterVersion: warmCapacity needs GKE "
-                f">= {CAPACITY_BUFFER_MIN_GKE_VERSION} (active CapacityBuffers); set it to 1.35 or later"
+                f">= {CAPACITY_BUFFER_MIN_GKE_VERSION} (active CapacityBuffers); allowed: a minor newer than "
+                f"{'.'.join(CAPACITY_BUFFER_MIN_GKE_VERSION.split('.')[:2])} (a channel may give that minor an older "
+                "patch), or a full version "
+                f"from {CAPACITY_BUFFER_MIN_GKE_VERSION} on"
             )
         return self
 

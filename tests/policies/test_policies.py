@@ -22,6 +22,7 @@ from tests.policy_fixtures import (
     PolicyFixture,
     inputs_of,
     load_balancer,
+    queue_autoscaled,
     set_flag,
     without,
 )
@@ -67,6 +68,17 @@ def test_fixture(name: str) -> None:
     else:
         assert found, f"{policy} reported nothing"
         assert {violation.level for violation in found} == {LEVELS[policy]}
+
+
+@pytest.mark.parametrize(("held_seconds", "reported"), [("600", True), ("180", False), (None, False)])
+def test_held_nodes_quiet_the_queue_autoscaling_warning_only_within_the_bound(
+    held_seconds: str | None, reported: bool
+) -> None:
+    """A held node skips the node phase, not the pod's start-up: ~10 min on one is still over 180 s."""
+    records = queue_autoscaled(serving_stack(), held=True, held_seconds=held_seconds)
+    found = verdicts(check_records(records), "LLM-OPS-005")
+    assert bool(found) == reported
+    assert not found or "~600 s on a held node, still over the stack's bound of 180 s" in found[0].message
 
 
 # ---------------------------------------------------------------- policy config

@@ -8,7 +8,12 @@ import pytest
 import yaml
 
 from components.cluster import NODE_SERVICE_ACCOUNT_ROLE
-from stacks.config.gke_versions import B200_MIN_GKE_VERSION, INFERENCE_POOL_MIN_GKE_VERSION, satisfies_gke_minimum
+from stacks.config.gke_versions import (
+    B200_MIN_GKE_VERSION,
+    CAPACITY_BUFFER_MIN_GKE_VERSION,
+    INFERENCE_POOL_MIN_GKE_VERSION,
+    satisfies_gke_minimum,
+)
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
@@ -75,6 +80,7 @@ def test_version_floor_accepts_minors_and_full_versions(version: str) -> None:
     ("version", "routing", "reason"),
     [
         ("1.31", "clusterip", "B200"),
+        ("1.32", "clusterip", "B200"),
         ("1.32.1-gke.1729000", "clusterip", "B200"),
         ("1.33", "gateway", "InferencePool"),
         ("1.34.0-gke.1000000", "gateway", "InferencePool"),
@@ -87,9 +93,14 @@ def test_version_floor_refuses_what_a_feature_lacks(version: str, routing: str, 
         validate({**STACK, "cluster": {"minMasterVersion": version}, "routing": {"mode": routing}})
 
 
-def test_minor_floor_meets_each_feature_minimum_of_its_minor() -> None:
-    assert satisfies_gke_minimum("1.34", INFERENCE_POOL_MIN_GKE_VERSION)
-    assert satisfies_gke_minimum("1.32", B200_MIN_GKE_VERSION)
+def test_a_minor_floor_meets_a_minimum_of_its_minor_only_at_the_minors_first_patch() -> None:
+    """`1.35` may resolve to 1.35.0 or 1.35.1: below capacity buffers' 1.35.2-gke.1842000."""
+    assert satisfies_gke_minimum("1.34", INFERENCE_POOL_MIN_GKE_VERSION)  # a 1.34.0 build
+    assert satisfies_gke_minimum("1.33", B200_MIN_GKE_VERSION)
+    assert not satisfies_gke_minimum("1.32", B200_MIN_GKE_VERSION)  # 1.32.2
+    assert not satisfies_gke_minimum("1.35", CAPACITY_BUFFER_MIN_GKE_VERSION)  # 1.35.2
+    assert satisfies_gke_minimum("1.36", CAPACITY_BUFFER_MIN_GKE_VERSION)
+    assert satisfies_gke_minimum("1.35.2-gke.1842000", CAPACITY_BUFFER_MIN_GKE_VERSION)
     assert not satisfies_gke_minimum("1.33", INFERENCE_POOL_MIN_GKE_VERSION)
     assert not satisfies_gke_minimum("1.34.0-gke.1625999", INFERENCE_POOL_MIN_GKE_VERSION)
 

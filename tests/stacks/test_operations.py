@@ -456,7 +456,7 @@ def test_surge_reaction_without_headroom() -> None:
     assert surge_reaction(config) == "none: min = max = 2 pods"
 
 
-HELD = {"cluster": {"minMasterVersion": "1.35"}, "autoscaling": {"minReplicas": 1, "maxReplicas": 4}}
+HELD = {"cluster": {"minMasterVersion": "1.36"}, "autoscaling": {"minReplicas": 1, "maxReplicas": 4}}
 COLD_SECONDS = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
 
 

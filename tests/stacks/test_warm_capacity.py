@@ -3,6 +3,7 @@ the time to serve."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ BASE: dict[str, Any] = {
 WARM = {
     "environment": "staging",
     "project": "my-llm-staging",
-    "cluster": {"minMasterVersion": "1.35"},
+    "cluster": {"minMasterVersion": "1.36"},
     "warmCapacity": {"nodes": 2},
     "autoscaling": {"minReplicas": 1, "maxReplicas": 4},
     "schedule": {"businessHours": {"start": "00:10", "end": "19:00"}},
@@ -77,6 +78,20 @@ def test_the_schedule_wakes_early_and_sets_the_held_nodes(warm: RenderedStack) -
     assert "the wake step fires at 23:54 (UTC), 16.0 min earlier" in section
 
 
+def test_the_node_count_and_the_policy_count_the_held_nodes(warm: RenderedStack) -> None:
+    """Held nodes are A4 nodes up besides the pods' (the settings table counts them); a pod on one still
+    serves a pod phase later, over the default bound, so LLM-OPS-005 still warns (with the held figure)."""
+    (nodes,) = [line for line in warm.plan.splitlines() if line.startswith("| A4 nodes (8x B200 each) |")]
+    assert "4 at most" in nodes and "plus 2 held (warmCapacity.nodes" in nodes and "up to 6 A4 nodes" in nodes
+    (hpa,) = warm.kind("HorizontalPodAutoscaler")
+    annotations = hpa["metadata"]["annotations"]
+    assert annotations["llm-serving/held-time-to-serve-seconds"] == "600"
+    assert annotations["llm-serving/time-to-serve-seconds"] == "960"
+    policy = json.loads((warm.directory / "policy.json").read_text())
+    (warning,) = [item for item in policy["violations"] if item["policy"] == "LLM-OPS-005"]
+    assert "~600 s on a held node" in warning["message"]
+
+
 def test_without_warm_capacity_there_is_no_buffer_and_plan_says_so(dev: RenderedStack) -> None:
     assert not dev.kind("CapacityBuffer")
     assert "Held nodes: none." in dev.plan
@@ -109,6 +124,10 @@ def test_a_stated_lead_wins_and_cron_entries_are_not_moved() -> None:
         ({"warmCapacity": {"nodes": "2"}}, "warmCapacity.nodes"),
         ({"warmCapacity": {"nodes": 65}}, "warmCapacity.nodes"),
         ({"warmCapacity": {"nodes": 1}}, "cluster.minMasterVersion: warmCapacity needs GKE >= 1.35.2-gke.1842000"),
+        (
+            {"warmCapacity": {"nodes": 1}, "cluster": {"minMasterVersion": "1.35"}},
+            "allowed: a minor newer than 1.35 (a channel may give that minor an older patch)",
+        ),
         ({"schedule": {"businessHours": {}, "wakeLeadSeconds": -1}}, "schedule.wakeLeadSeconds"),
         ({"schedule": {"businessHours": {}, "wakeLeadSeconds": 7201}}, "schedule.wakeLeadSeconds"),
     ],

@@ -93,12 +93,30 @@ def test_a_control_plane_floor_says_every_pod_starts_again_as_the_nodes_follow(
     assert upgrade.pods == 12 and upgrade.when == "after `pulumi up`, as GKE upgrades the nodes"
     assert upgrade.seconds_per_pod == (times.same_node[0], times.new_node[1])
     assert upgrade.total_seconds == (12 * times.same_node[0], 12 * times.new_node[1])  # prod's PDB: 1 at a time
-    assert "goes to 1.36 if it runs an older version" in upgrade.what and "11 of 12 serve meanwhile" in upgrade.what
-    assert "cluster-upgrades-autopilot" in upgrade.what
+    assert (
+        "goes to 1.36 if it runs an older version" in upgrade.what and "12 serving pod(s) start again" in upgrade.what
+    )
+    assert "at most 1 hour per node" in upgrade.what and "cluster-upgrades-autopilot" in upgrade.what
+    assert "short-lived upgrades" in upgrade.what  # prod's nodes come from Flex-start first
     assert "## Serving pods" in changes_markdown(result)
     # the same floor again is no change, and no pod moves
     again = preview_states(load_states(changed.directory), load_states(changed.directory))
     assert not again.rollouts
+
+
+def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """With the HPA owning the replicas, the declared count is its minimum: the upgrade restarts what runs."""
+    base = autoscaled_dev(render_stack, tmp_path_factory, "hpa-1-4", maxReplicas=4)
+    settings = {**AUTOSCALED, "autoscaling": {**AUTOSCALED["autoscaling"], "maxReplicas": 4}}
+    upgraded = render_with(
+        render_stack, tmp_path_factory, "dev", "hpa-1-4-floor", {**settings, "cluster": {"minMasterVersion": "1.36"}}
+    )
+    result = preview_states(load_states(base.directory), load_states(upgraded.directory))
+    (upgrade,) = [rollout for rollout in result.rollouts if "control plane" in rollout.what]
+    assert "the 1..4 running serving pod(s) start again" in upgrade.what and upgrade.pods == 4
+    assert "short-lived" not in upgrade.what  # dev's nodes are Spot
 
 
 def test_a_held_node_is_a_pod_phase_where_the_held_total_is_not_measured() -> None:

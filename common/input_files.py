@@ -316,12 +316,24 @@ def _unreadable_line(failure: _UnreadableValueError, root: yaml.Node) -> str:
     return f"{path}: {problem}" if path else problem
 
 
+def control_character(text: str, error: yaml.reader.ReaderError) -> str:
+    """`LINE:COLUMN: what is wrong and what to do` for a character YAML refuses (a NUL byte, another control
+    character) in `text`."""
+    before = text[: error.position]
+    line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
+    character = error.character if isinstance(error.character, str) else chr(error.character)
+    return f"{line}:{column}: control character {character!r} is not allowed in YAML; remove it"
+
+
 def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Safe YAML of at most `max_values` values nested at most `max_depth` levels once its aliases and
     merge keys are expanded, each mapping's keys once, or InputError `where: problem`. The limits hold
     for the composed nodes, before any value is made: a merge key (`<<: *a`) copies the mapping it
     names, so a few hundred bytes of merges of merges took gigabytes once made."""
-    loader = _LocatingLoader(text)
+    try:
+        loader = _LocatingLoader(text)  # its reader refuses a control character here, before any parsing
+    except yaml.reader.ReaderError as error:
+        raise InputError(f"{where}:{control_character(text, error)}") from None
     try:
         root = loader.get_single_node()
         if root is None:

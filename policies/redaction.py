@@ -352,7 +352,12 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # checkov bundles (bc-detect-secrets 1.5.52); mailchimp.py's keys as Mailchimp issues them (32 hex
     # digits, the data center) and on their own; an Artifactory API key as gitleaks' artifactory-api-key
     # takes it (AKCp and 69 characters; artifactory.py's AKC and 10 is also a model's name)
-    SecretPattern("a Stripe key", re.compile(r"(?:r|s)k_live_[0-9a-zA-Z]{24}"), ("k_live_",)),
+    # gitleaks' stripe-access-token: secret and restricted keys, live, test and prod
+    SecretPattern(
+        "a Stripe key",
+        re.compile(r"(?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99}"),
+        ("k_live_", "k_test_", "k_prod_"),
+    ),
     SecretPattern("a SendGrid API key", re.compile(r"SG\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9_-]{43}"), ("SG.",)),
     SecretPattern("a Twilio key", re.compile(r"(?:AC|SK)[a-z0-9]{32}"), ("AC", "SK")),
     SecretPattern("a Square OAuth secret", re.compile(r"sq0csp-[0-9A-Za-z\\\-_]{43}"), ("sq0csp-",)),
@@ -427,6 +432,54 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # and 64 hex digits; gitleaks' digitalocean-pat, -access-token, -refresh-token)
     SecretPattern("a Google OAuth client secret", re.compile(r"GOCSPX-[A-Za-z0-9_-]{28}"), ("GOCSPX-",)),
     SecretPattern("a DigitalOcean token", re.compile(r"do[por]_v1_[a-f0-9]{64}"), ("dop_v1_", "doo_v1_", "dor_v1_")),
+    # Tokens of services a platform team holds, each with its gitleaks rule (config/gitleaks.toml at
+    # gitleaks/gitleaks@b58d3f10): a prefix no word starts with, so a match is the token.
+    *(
+        SecretPattern(kind, re.compile(pattern), needles)
+        for kind, pattern, needles in (
+            # pulumi-api-token: Pulumi Cloud access tokens
+            ("a Pulumi access token", r"(?<![A-Za-z0-9])pul-[a-f0-9]{40}", ("pul-",)),
+            # vault-service-token, vault-batch-token (the legacy `s.` form is too short to tell)
+            ("a Vault token", r"(?<![A-Za-z0-9])(?:hvs\.[\w-]{90,120}|hvb\.[\w-]{138,300})", ("hvs.", "hvb.")),
+            # databricks-api-token
+            ("a Databricks token", r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?", ("dapi",)),
+            # azure-ad-client-secret: three characters, a digit, Q~ and 31-34 more
+            (
+                "an Azure AD client secret",
+                r"(?<![a-zA-Z0-9_~.])[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34}(?![a-zA-Z0-9_~.-])",
+                ("Q~",),
+            ),
+            # age-secret-key
+            ("an age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",)),
+            # grafana-api-key, grafana-cloud-api-token, grafana-service-account-token
+            (
+                "a Grafana token",
+                r"(?i:eyJrIjoi)[A-Za-z0-9]{70,400}={0,3}|(?<![A-Za-z0-9])(?:glc_[A-Za-z0-9+/]{32,400}={0,3}"
+                r"|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})",
+                ("eyJrIjoi", "glc_", "glsa_"),
+            ),
+            # huggingface-organization-api-token
+            ("a Hugging Face organization token", r"api_org_[A-Za-z]{34}", ("api_org_",)),
+            # hashicorp-tf-api-token: HCP Terraform / Terraform Enterprise
+            ("a Terraform Cloud token", r"(?i:[a-z0-9]{14})\.atlasv1\.[a-zA-Z0-9_=-]{60,70}", (".atlasv1.",)),
+            # doppler-api-token, 1password-service-account-token, prefect-api-token, linear-api-key
+            ("a Doppler token", r"dp\.pt\.[a-zA-Z0-9]{43}", ("dp.pt.",)),
+            ("a 1Password service account token", r"ops_eyJ[a-zA-Z0-9+/]{250,}={0,3}", ("ops_eyJ",)),
+            ("a Prefect API key", r"(?<![A-Za-z0-9])pnu_[a-zA-Z0-9]{36}", ("pnu_",)),
+            ("a Linear API key", r"lin_api_[a-zA-Z0-9]{40}", ("lin_api_",)),
+            # perplexity-api-key, notion-api-token, sentry-user-token, shopify-access-token, rubygems-api-token,
+            # postman-api-token, planetscale-api-token and -password, sendinblue-api-token, openshift-user-token
+            ("a Perplexity API key", r"pplx-[a-zA-Z0-9]{48}", ("pplx-",)),
+            ("a Notion token", r"(?<![A-Za-z0-9])ntn_[0-9]{11}[A-Za-z0-9]{35}", ("ntn_",)),
+            ("a Sentry token", r"sntryu_[a-f0-9]{64}", ("sntryu_",)),
+            ("a Shopify token", r"shpat_[a-fA-F0-9]{32}", ("shpat_",)),
+            ("a RubyGems API key", r"rubygems_[a-f0-9]{48}", ("rubygems_",)),
+            ("a Postman API key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", ("PMAK-",)),
+            ("a PlanetScale credential", r"pscale_(?:tkn|pw)_[\w=.-]{32,64}", ("pscale_tkn_", "pscale_pw_")),
+            ("a Brevo (Sendinblue) API key", r"xkeysib-[a-f0-9]{64}-[a-zA-Z0-9]{16}", ("xkeysib-",)),
+            ("an OpenShift token", r"sha256~[\w-]{43}", ("sha256~",)),
+        )
+    ),
     # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ). A token starts where a run of
     # base64url characters does (after `Bearer `, `=`, a quote; not glued to the end of a word): tried at
     # every `eyJ` inside a run, the engine read the rest of the run from each (200 KB of `eyJeyJ...`: 28 s).

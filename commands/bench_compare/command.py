@@ -26,8 +26,8 @@ from typing import Any
 from commands.bench_compare.recording import appended, new_measurement, startup_phases
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
 from commands.io import output
-from commands.io.cli import command_parser
-from commands.io.console import guarded
+from commands.io.cli import command_parser, path_argument
+from commands.io.console import guarded, shown
 from commands.plan.assumptions import ExplainedExpectation
 from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
@@ -343,6 +343,20 @@ def _band(text: str) -> float:
     return band
 
 
+# A latency band above this lets no median miss the plan (1e308% passed as a band): at most 11x the median.
+LATENCY_BAND_MAX_PERCENT = 1000.0
+
+
+def _latency_band(text: str) -> float:
+    band = _percent(text)
+    if band > LATENCY_BAND_MAX_PERCENT:
+        raise argparse.ArgumentTypeError(
+            f"{band:g} would pass a median of any latency; allowed: a percentage from 0 to "
+            f"{LATENCY_BAND_MAX_PERCENT:g} (a median 11 times the plan's)"
+        )
+    return band
+
+
 def in_a_checkout() -> bool:
     """The commands run from the project's repository (its pyproject.toml beside the stack files), not
     from an installed wheel, where the repository's measurements file sits in site-packages."""
@@ -361,10 +375,17 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         "log", nargs="?", metavar="LOG", help="a log holding the BENCH_RESULT line, or - for standard input"
     )
     parser.add_argument(
-        "--results", nargs="+", type=Path, metavar="FILE", help="the clients' --save-result JSON files instead of LOG"
+        "--results",
+        nargs="+",
+        type=path_argument,
+        metavar="FILE",
+        help="the clients' --save-result JSON files instead of LOG",
     )
     parser.add_argument(
-        "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
+        "--measurements",
+        type=path_argument,
+        metavar="FILE",
+        help="another measurements file (default: the repository's)",
     )
     parser.add_argument("--record", action="store_true", help="append the result to the measurements file")
     parser.add_argument(
@@ -380,7 +401,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--latency-band",
-        type=_percent,
+        type=_latency_band,
         default=DEFAULT_LATENCY_BAND_PERCENT,
         metavar="PERCENT",
         help="how far above the plan's measured TTFT or TPOT median the run's may be before the verdict is a "
@@ -442,6 +463,10 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             )
             known = stack_settings.load_stack_settings(stack.name, stack.file).known_secret_values()
             output.replace_file(path, appended(path, entry), known)
-        text += f"\nrecorded as measurement {entry.id} in {path}"
+        text += f"\nrecorded as measurement {entry.id} in {shown(path)}"
     print(f"{text}\n{verdict_line}")
     return MISSED_THE_PLAN if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(bench_compare_main())

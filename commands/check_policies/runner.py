@@ -34,7 +34,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from commands.check_policies.pack_config import check_policy_config
-from commands.io.cli import STACK_HELP, command_parser, stack_ref
+from commands.io.cli import STACK_HELP, command_parser, path_argument, stack_ref
 from commands.io.console import guarded
 from commands.io.output import unfinished_write
 from commands.io.records import validated_records
@@ -284,10 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         "the counts on standard error.",
         EXIT_CODES,
     )
-    parser.add_argument("resources", type=Path, metavar="RESOURCES_JSON", help="a render's resources.json")
+    parser.add_argument("resources", type=path_argument, metavar="RESOURCES_JSON", help="a render's resources.json")
     parser.add_argument(
         "--config",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="policy config JSON, as for `pulumi preview --policy-pack-config` (levels and settings per policy)",
     )

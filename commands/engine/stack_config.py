@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from commands.engine import mocks
-from commands.io.cli import STACK_HELP, StackRef, stack_ref
+from commands.io.cli import STACK_HELP, StackRef, path_argument, stack_ref
 from commands.stackfile import stack_settings
 from stacks.config.stack import StackConfig
 from stacks.load.loader import raw_project_config, validate
@@ -27,7 +26,7 @@ def load_config(stack: StackRef, command: str) -> StackConfig:
 def add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("stack", metavar="STACK", help=STACK_HELP)
     parser.add_argument(
-        "--config-file", type=Path, metavar="FILE", help="read the stack's settings from this file instead"
+        "--config-file", type=path_argument, metavar="FILE", help="read the stack's settings from this file instead"
     )
 
 

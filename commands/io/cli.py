@@ -38,6 +38,12 @@ class StackRef:
     file: Path | None = None
 
 
+def _only_dots(name: str) -> bool:
+    """`.` and `..` fit the CLI's pattern, but a stack's name is a folder of the output (`--out DIR/STACK`):
+    they would name the folder itself or its parent."""
+    return set(name) == {"."}
+
+
 def stack_ref(text: str) -> StackRef:
     """The one way every command reads a STACK argument: `prod`, `my-org/gke-b200-serving/prod`,
     `Pulumi.prod.yaml` or `path/to/Pulumi.prod.yaml` (the stack is named after the file), or another
@@ -46,24 +52,36 @@ def stack_ref(text: str) -> StackRef:
     if text.endswith((".yaml", ".yml")):
         match = STACK_FILE.match(path.name)
         name = match["stack"] if match else path.stem
-        if not STACK_NAME_PATTERN.fullmatch(name):
+        if not STACK_NAME_PATTERN.fullmatch(name) or _only_dots(name):
             raise StackNameError(
                 f"stack file {text!r}: {name!r} is not a stack name; name the file Pulumi.NAME.yaml with NAME of "
-                "letters, digits, '-', '_' or '.'"
+                "letters, digits, '-', '_' or '.' (not of periods only)"
             )
         return StackRef(name, path)
     parts = text.split("/")
-    if len(parts) > QUALIFIED_PARTS_MAX or not all(STACK_NAME_PATTERN.fullmatch(part) for part in parts):
+    if len(parts) > QUALIFIED_PARTS_MAX or not all(
+        STACK_NAME_PATTERN.fullmatch(part) and not _only_dots(part) for part in parts
+    ):
         raise StackNameError(
             f"stack {text!r}: a stack name may only contain alphanumerics, hyphens, underscores or periods "
-            "(at most 100, as ORG/PROJECT/NAME at most); or give the path of a stack file Pulumi.NAME.yaml"
+            "(at most 100, as ORG/PROJECT/NAME at most), and not of periods only; or give the path of a stack file "
+            "Pulumi.NAME.yaml"
         )
     return StackRef(parts[-1])
+
+
+def path_argument(text: str) -> Path:
+    """A FILE or DIR argument: any path but the empty one (`--measurements=` read `.`, the working folder,
+    and said only that it was a directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; allowed: the path of a file or folder")
+    return Path(text)
 
 
 def output_folder(text: str) -> Path:
     """An `--out DIR` argument: a folder path. `-` is refused, as a command-line user reads it as standard
     output, which a folder of files cannot be written to (it made a folder named `-`)."""
+    path_argument(text)
     if text == "-":
         raise argparse.ArgumentTypeError(
             "'-' (standard output) cannot hold a folder of files; allowed: a folder path (./- for a folder named -)"

@@ -74,6 +74,13 @@ def printable(text: str) -> str:
     return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
 
 
+def shown(value: object) -> str:
+    """A value the user gave (a path) inside one line of output: every character that is not printable
+    escaped, a line break too (`printable` keeps line breaks, and a path's own would start a line of its
+    choosing: `--out $'x\nverdict: ok'`)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in str(value))
+
+
 def one_line(text: object, limit: int = MESSAGE_MAX) -> str:
     line = printable(" ".join(str(text).split()))
     return line if len(line) <= limit else line[: limit - 3] + "..."

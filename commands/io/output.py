@@ -454,8 +454,15 @@ def _descend(folder: int, parts: Iterable[str], where: str, create: bool) -> int
     try:
         for part in parts:
             if create:
-                with contextlib.suppress(FileExistsError):
+                try:
                     os.mkdir(part, dir_fd=current)
+                except FileExistsError:
+                    pass
+                except OSError as error:  # a file system that takes no folder (/proc, /sys), a full one
+                    raise OutputError(
+                        f"{where}: cannot make the folder {part!r} ({error.strerror}); allowed: a folder on a file "
+                        "system the command can write to"
+                    ) from None
             child = _open_directory(current, part, where)
             os.close(current)
             current = child
@@ -499,9 +506,13 @@ def _read_at(folder: int, name: str, limit: int, where: str) -> bytes:
         os.close(descriptor)
 
 
-def _write_new(parent: int, name: str, content: bytes) -> None:
+def _write_new(parent: int, name: str, content: bytes, mode: int | None = None) -> None:
+    """A new file of `content`; `mode`: its permission bits (those of the file it replaces), set before
+    anything is written, else the umask's."""
     descriptor = os.open(name, _CREATE, 0o666, dir_fd=parent)
     try:
+        if mode is not None:
+            os.fchmod(descriptor, stat.S_IMODE(mode))
         view = memoryview(content)
         while view:
             view = view[os.write(descriptor, view) :]
@@ -509,13 +520,13 @@ def _write_new(parent: int, name: str, content: bytes) -> None:
         os.close(descriptor)
 
 
-def _replace(folder: int, name: str, content: bytes) -> None:
+def _replace(folder: int, name: str, content: bytes, mode: int | None = None) -> None:
     """Write a new file and rename it over `name`: whatever was there is unlinked, never written into."""
     parent = _parent_of(folder, name, create=True)
     assert parent is not None
     temporary = f"{TEMPORARY_PREFIX}{secrets.token_hex(TEMPORARY_HEX_BYTES)}"
     try:
-        _write_new(parent, temporary, content)
+        _write_new(parent, temporary, content, mode)
         os.rename(temporary, PurePosixPath(name).name, src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -649,7 +660,7 @@ def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
                 f"{path.parent}: not writable by this user (the file is replaced by a new one beside it); nothing "
                 "was written"
             )
-        _replace(base, path.name, text.encode())
+        _replace(base, path.name, text.encode(), mode)  # a private file (0600) stays private
     finally:
         os.close(base)
 

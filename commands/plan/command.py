@@ -5,10 +5,11 @@ capacity.json); "not measured" where no measurement of the stack's configuration
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
-from commands.io.cli import command_parser
+from commands.io.cli import command_parser, path_argument
 from commands.io.console import guarded
 from commands.io.output import json_text
 from commands.plan.assumptions import ExplainedExpectation, node_counts
@@ -124,7 +125,10 @@ def plan_main(argv: list[str] | None = None) -> int:
     )
     add_stack_arguments(parser)
     parser.add_argument(
-        "--measurements", type=Path, metavar="FILE", help="another measurements file (default: the repository's)"
+        "--measurements",
+        type=path_argument,
+        metavar="FILE",
+        help="another measurements file (default: the repository's)",
     )
     parser.add_argument(
         "--json",
@@ -143,3 +147,7 @@ def plan_main(argv: list[str] | None = None) -> int:
     else:
         print(plan_text(capacity, (seconds, basis)))
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(plan_main())

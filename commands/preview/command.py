@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from commands.io import output
-from commands.io.cli import command_parser, output_folder
-from commands.io.console import guarded, one_line
+from commands.io.cli import command_parser, output_folder, path_argument
+from commands.io.console import guarded, one_line, shown
 from commands.io.render_dir import PreviewInputError, load_render
 from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
@@ -193,7 +193,7 @@ def report_preview(result: Preview, out_dir: Path, label: str = "") -> int:
     the exit status."""
     counts = result.counts()
     summary = ", ".join(f"{counts[action]} {action}" for action in (*ACTIONS, "same"))
-    print(f"{label}preview: {summary} -> {out_dir / 'changes.md'}")
+    print(f"{label}preview: {summary} -> {shown(out_dir / 'changes.md')}")
     for warning in result.warnings:
         print(f"{label}warning: {one_line(warning, limit=len(warning))}", file=sys.stderr)
     for refusal in result.refusals:
@@ -223,11 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = command_parser("preview", __doc__.split("\n\n")[0] if __doc__ else "", EXIT_CODES)
     parser.add_argument(
         "old_dir",
-        type=Path,
+        type=path_argument,
         metavar="OLD_DIR",
         help="the earlier render, e.g. `render STACK --out DIR` of the base branch",
     )
-    parser.add_argument("new_dir", type=Path, metavar="NEW_DIR", help="the later render")
+    parser.add_argument("new_dir", type=path_argument, metavar="NEW_DIR", help="the later render")
     parser.add_argument(
         "--out", type=output_folder, metavar="DIR", help="where to write changes.md and changes.json (default NEW_DIR)"
     )

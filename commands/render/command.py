@@ -35,8 +35,8 @@ from commands.check_policies.runner import Violation, check_records, read_policy
 from commands.engine import mocks
 from commands.engine.secrets import secret_digests
 from commands.io import output
-from commands.io.cli import STACK_HELP, command_parser, output_folder, stack_ref
-from commands.io.console import guarded, one_line
+from commands.io.cli import STACK_HELP, command_parser, output_folder, path_argument, stack_ref
+from commands.io.console import guarded, one_line, shown
 from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import (
@@ -343,7 +343,7 @@ def render_one(
         print(f"{label}render failed: {one_line(f'{type(error).__name__}: {error}')}", file=sys.stderr)
         return 1
     records, out_dir, violations = rendered.records, rendered.out_dir, rendered.violations
-    print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {out_dir}")
+    print(f"rendered stack {stack}: {len(records)} resources ({_summary(records)}) -> {shown(out_dir)}")
     for note in rendered.notes:
         print(f"{label}note: {note}", file=sys.stderr)
     for violation in violations:
@@ -373,7 +373,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = command_parser("render", __doc__.split("\n\n")[0] if __doc__ else "", EXIT_CODES)
     parser.add_argument("stacks", nargs="+", metavar="STACK", help=f"{STACK_HELP}; several render one after another")
     parser.add_argument(
-        "--config-file", type=Path, metavar="FILE", help="with one STACK: read the stack's settings from this file"
+        "--config-file",
+        type=path_argument,
+        metavar="FILE",
+        help="with one STACK: read the stack's settings from this file",
     )
     parser.add_argument(
         "--out",
@@ -383,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--against",
-        type=Path,
+        type=path_argument,
         metavar="OLD_DIR",
         help="also preview the update from this earlier render into changes.md / changes.json "
         "(with several stacks: OLD_DIR/STACK)",
@@ -395,14 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--measurements",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="another measurements file for every figure and goal sizing (default: the repository's); "
         "`pulumi up` sizes a goal from the repository's",
     )
     parser.add_argument(
         "--policy-config",
-        type=Path,
+        type=path_argument,
         metavar="FILE",
         help="policy config JSON, as for `pulumi preview --policy-pack-config` (levels and settings per policy)",
     )

@@ -29,7 +29,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from commands.io.console import hide_known_secrets
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, read_environment
 from commands.stackfile.yaml_scalars import plain_scalar
-from common.input_files import InputError, decode, depth_of, read_bytes, size_text
+from common.input_files import InputError, control_character, decode, depth_of, read_bytes, size_text
 from stacks.config.quoting import quote
 from stacks.load.loader import MAX_CONFIG_DEPTH, InvalidConfig
 from stacks.load.plaintext_secrets import shaped_secret_problem
@@ -175,10 +175,7 @@ def _check_tags(node: Node, path: Path) -> None:
 
 def _reader_problem(path: Path, text: str, error: yaml.reader.ReaderError) -> InvalidConfig:
     """A character YAML refuses (a NUL byte, another control character), at its line and column."""
-    before = text[: error.position]
-    line, column = before.count("\n") + 1, error.position - (before.rfind("\n") + 1) + 1
-    character = error.character if isinstance(error.character, str) else chr(error.character)
-    return _invalid(f"{path}:{line}:{column}: control character {character!r} is not allowed in YAML; remove it")
+    return _invalid(f"{path}:{control_character(text, error)}")
 
 
 def read_yaml(path: Path) -> tuple[Any, Node | None]:

@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import datetime
 import functools
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -211,6 +212,13 @@ def source_problem(source: str, shown_in: str) -> str | None:
     kinds = secret_kinds(source)
     if kinds:
         return f"holds {kinds[0]}, which {shown_in}; say who measured it and where it is published"
+    hidden = next((char for char in source if unicodedata.category(char) in ("Cc", "Cf")), None)
+    if hidden is not None:
+        # a bidirectional override or a zero-width character shows a reader another text than it holds
+        return (
+            f"holds the invisible character U+{ord(hidden):04X} ({unicodedata.name(hidden, 'a control character')}), "
+            "which shows a reader another text than it holds; allowed: printable text"
+        )
     found = uncitable(source)
     if found:
         return (

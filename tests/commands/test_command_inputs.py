@@ -9,6 +9,8 @@ import contextlib
 import io
 import json
 import os
+import runpy
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -398,8 +400,21 @@ def test_a_token_in_a_path_or_an_argument_never_reaches_the_console(tmp_path: Pa
         (check_policies_main, ["--config"]),
         (plan_main, ["dev", "--nope"]),
         (bench_compare_main, ["dev"]),
+        (bench_compare_main, ["dev", "-", "--latency-band", "1e308"]),
+        (plan_main, ["dev", "--measurements="]),
+        (render_main, ["dev", "--config-file="]),
     ],
-    ids=["render-option", "render-nothing", "preview-one", "check-policies-config", "plan-option", "bench-nothing"],
+    ids=[
+        "render-option",
+        "render-nothing",
+        "preview-one",
+        "check-policies-config",
+        "plan-option",
+        "bench-nothing",
+        "bench-latency-band-past-any-median",
+        "plan-empty-path",
+        "render-empty-path",
+    ],
 )
 def test_a_bad_argument_is_one_line(main: Main, args: list[str]) -> None:
     one_line_refusal(run_main(main, *args))
@@ -416,6 +431,34 @@ def test_standard_output_as_the_output_folder_is_refused(
     line = one_line_refusal(run_main(main, *args, "--out", "-"))
     assert "--out" in line and "standard output" in line and "allowed: a folder path" in line
     assert not any(tmp_path.iterdir())
+
+
+def test_a_line_break_in_an_output_path_starts_no_line_of_its_own(tmp_path: Path) -> None:
+    """Error lines fold a path's line break; the success line printed it raw, so a path wrote a line."""
+    outcome = run_render("dev", "--out", str(tmp_path / "out\nverdict: ok"))
+    assert outcome.returncode == 0, outcome.stderr
+    (line,) = outcome.stdout.splitlines()
+    assert line.endswith("out\\nverdict: ok")
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "commands.render.command",
+        "commands.preview.command",
+        "commands.plan.command",
+        "commands.bench_compare.command",
+        "commands.check_policies.runner",
+    ],
+)
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules after import of package:RuntimeWarning")
+def test_every_command_runs_as_a_module(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m commands.plan.command dev` printed nothing and exited 0: the module had no __main__ block."""
+    monkeypatch.setattr(sys, "argv", [module, "--version"])
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), pytest.raises(SystemExit) as exit_:
+        runpy.run_module(module, run_name="__main__", alter_sys=False)
+    assert exit_.value.code == 0 and "b200-serving" in stdout.getvalue()
 
 
 def test_control_characters_in_an_argument_are_escaped(tmp_path: Path) -> None:

@@ -77,7 +77,11 @@ def test_a_stack_is_a_name_or_a_stack_file(text: str, expected: StackRef) -> Non
     assert stack_ref(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "a b", "a/b/c/d", "prod/", "x" * 101, "Pulumi.a b.yaml", "dev;rm"])
+@pytest.mark.parametrize(
+    "text",
+    # a stack's name is a folder of the output: `..` rendered into the parent of --out
+    ["", "a b", "a/b/c/d", "prod/", "x" * 101, "Pulumi.a b.yaml", "dev;rm", "..", ".", "org/..", "Pulumi....yaml"],
+)
 def test_what_names_no_stack_is_refused(text: str) -> None:
     with pytest.raises(StackNameError):
         stack_ref(text)

@@ -99,6 +99,11 @@ KINDS: dict[str, tuple[str, str]] = {
     "pypi": ("TWINE_PASSWORD", "pypi-" + "AgEIcHlwaS5vcmc" + CANARY * 9),
     "telegram": ("TELEGRAM_BOT", "110201543:" + "AAHdqTcvCH1vGWJxfSeofSAs0K" + CANARY),
     "discord-webhook": ("ALERT_HOOK", "https://discord.com/api/" + "webhooks/123456789012345678/" + CANARY * 4),
+    # tokens of gitleaks' rules: Vault, an Azure AD client secret, a Stripe test key, Grafana Cloud
+    "vault": ("VAULT_TOKEN", "hvs." + CANARY * 12),
+    "azure-ad-client-secret": ("AZURE_CLIENT_SECRET", "abc8Q~" + CANARY * 4 + "x"),
+    "stripe-test": ("STRIPE_KEY", "sk_" + "test_" + CANARY * 3),
+    "grafana-cloud": ("GRAFANA_TOKEN", "glc_" + CANARY * 5),
     # a Google credential file's content, known by its variable's name only
     "google-credentials": ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "anything-long-enough-" + CANARY),
 }
@@ -121,6 +126,10 @@ SHAPED = (
     "pypi",
     "telegram",
     "discord-webhook",
+    "vault",
+    "azure-ad-client-secret",
+    "stripe-test",
+    "grafana-cloud",
 )
 PROJECT = "gke-b200-serving"
 

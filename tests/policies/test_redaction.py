@@ -102,6 +102,30 @@ SERVICE_ACCOUNT_KEY = (
         # an assignment in a shell line, under a variable's name that ends in the word
         ("DB_PASS" + "WORD=hunter2pass", "a password or key assignment"),
         ("aws_secret_access" + "_key=wJalrXUtnFEMIK7MDENG", "a password or key assignment"),
+        # gitleaks' rules (config/gitleaks.toml): a Stripe test key is a key too (stripe-access-token)
+        ("sk_test_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "a Stripe key"),
+        ("owner=pul-" + "0a1b2c3d4e" * 4, "a Pulumi access token"),
+        ("VAULT_HINT: hvs." + "CAESIJ" * 16, "a Vault token"),
+        ("dapi" + "0123456789abcdef" * 2 + "-2", "a Databricks token"),
+        ('"secret": "abc8Q~' + "Zx0_9.yW-" * 3 + 'abcdefg"', "an Azure AD client secret"),
+        ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"[:29] * 2, "an age secret key"),
+        ("glsa_" + "aB3" * 10 + "xy_0a1b2c3d", "a Grafana token"),
+        ("glc_" + "eyJvIjoiMTIzNDUiLCJuIjoic3RhY2sifQ==", "a Grafana token"),
+        ("api_org_" + "abcdefghijklmnopqrstuvwxyzABCDEFGH", "a Hugging Face organization token"),
+        ("TF_TOKEN=abcdefghij0123.atlasv1." + "a1b2c3d4e5" * 7, "a Terraform Cloud token"),
+        ("dp.pt." + "a1B2c3D4e5" * 4 + "xyz", "a Doppler token"),
+        ("pnu_" + "a1B2c3D4e5F6" * 3, "a Prefect API key"),
+        ("lin_api_" + "a1B2c3D4e5" * 4, "a Linear API key"),
+        ("pplx-" + "a1B2c3D4e5F6" * 4, "a Perplexity API key"),
+        ("ntn_" + "12345678901" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R", "a Notion token"),
+        ("sntryu_" + "0a1b2c3d" * 8, "a Sentry token"),
+        ("shpat_" + "0a1B2c3D" * 4, "a Shopify token"),
+        ("rubygems_" + "0a1b2c3d" * 6, "a RubyGems API key"),
+        ("PMAK-" + "0a1b2c3d" * 3 + "-" + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e", "a Postman API key"),
+        ("pscale_pw_" + "a1B2c3D4e5" * 4, "a PlanetScale credential"),
+        ("xkeysib-" + "0a1b2c3d" * 8 + "-" + "a1B2c3D4e5F6g7H8", "a Brevo (Sendinblue) API key"),
+        ("oc login --token=sha256~" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V", "an OpenShift token"),
+        ("ops_eyJ" + "a1B2c3D4e5" * 26, "a 1Password service account token"),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
@@ -137,8 +161,7 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "Basic Settings",
         "basic instructions for the Basic tier: HTTP/1.1",
         '{"auth": "disabled", "auth_mode": "none"}',
-        # look-alikes of the value-shaped keys: a test key, a region, a query without a credential, a reference
-        "sk_test_" + "a1B2c3D4e5F6g7H8i9J0k1L2",
+        # look-alikes of the value-shaped keys: a region, a query without a credential, a reference
         "us-central1-docker.pkg.dev/p/r/vllm-openai",
         "https://example.com/search?q=serving&page=2&sort=newest",
         "https://h/x?token=$(API_TOKEN)",
@@ -160,6 +183,15 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         b'{"hf_overrides": {"x": 1}}'.hex(),
         "hf%5F" + "transfer_enabled",
         "sha256:" + "68665f" + "ab" * 29,  # a digest that holds the hex of hf_, followed by no token characters
+        # the new token prefixes glued to a word, or too short to be the token
+        "capul-" + "0a1b2c3d4e" * 4,
+        "pul-request",
+        "hvs.short",
+        "dapi-version",
+        "see the Q~ note",
+        "sk_test_x",
+        "sha256~abc",
+        "api_org_x",
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:

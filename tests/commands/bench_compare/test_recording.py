@@ -481,3 +481,19 @@ def test_a_source_a_reader_cannot_open_is_refused_on_record_and_in_the_file(tmp_
         measurements.MeasurementsError, match=r"source: names .* which a reader of the plan cannot open"
     ):
         measurements.load(file)
+
+
+@pytest.mark.parametrize("hidden", ["\u202e", "\u2066", "\u200b", "\ufeff", "\x1b"])
+def test_a_source_with_an_invisible_character_is_refused_on_record_and_in_the_file(tmp_path: Path, hidden: str) -> None:
+    """A bidirectional override shows the plan's reader another address than the source holds."""
+    source = f"Team run, see https://example.com/report{hidden}fdp.exe"
+    file = copy_of_the_file(tmp_path)
+    run = record(tmp_path, file, "--date", "2026-11-23", "--source", source)
+    assert run.returncode == 2 and f"invisible character U+{ord(hidden):04X}" in run.stderr, run.stderr
+    assert hidden not in run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+    document = yaml.safe_load(file.read_text())
+    document["measurements"][0]["source"] = source
+    file.write_text(yaml.safe_dump(document, allow_unicode=True))
+    with pytest.raises(measurements.MeasurementsError, match=f"invisible character U\\+{ord(hidden):04X}"):
+        measurements.load(file)

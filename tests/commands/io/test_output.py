@@ -351,3 +351,22 @@ def test_preview_into_a_render_adds_its_files_to_the_manifest(tmp_path: Path) ->
     assert run_main(preview_main, str(old), str(new)).returncode == 0
     listed = json.loads((new / output.MARKER).read_text())["files"]
     assert sorted(listed) == ["changes.json", "changes.md", "resources.json"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="a /proc file system")
+def test_a_file_system_that_takes_no_folder_is_one_line() -> None:
+    """`--out /proc/x` ended the render with FileNotFoundError, exit status 1."""
+    with pytest.raises(
+        output.OutputError, match=r"/proc/llm-out: cannot make the folder 'llm-out' .*allowed: a folder"
+    ):
+        output.write_render(Path("/proc/llm-out"), {"plan.md": "x\n"})
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664])
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path, mode: int) -> None:
+    """bench-compare --record replaced a 0600 measurements file with one every user could read."""
+    file = tmp_path / "measurements.yaml"
+    file.write_text("measurements: []\n")
+    file.chmod(mode)
+    output.replace_file(file, "measurements: [] # again\n")
+    assert file.stat().st_mode & 0o777 == mode and file.read_text() == "measurements: [] # again\n"

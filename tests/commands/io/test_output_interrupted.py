@@ -32,13 +32,13 @@ import json, os, signal, sys
 from pathlib import Path
 from commands.io import output
 real, calls = output._write_new, [0]
-def dying(parent, name, content):
+def dying(parent, name, content, mode=None):
     calls[0] += 1
     if calls[0] == int(os.environ["KILL_AT_WRITE"]):
         descriptor = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=parent)
         os.write(descriptor, content[: len(content) // 2])
         os.kill(os.getpid(), signal.SIGKILL)
-    real(parent, name, content)
+    real(parent, name, content, mode)
 output._write_new = dying
 write = output.add_files if os.environ.get("ADD_FILES") else output.write_render
 write(Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text()))

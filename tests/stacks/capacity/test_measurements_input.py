@@ -90,6 +90,16 @@ def test_a_malformed_file_is_one_line_naming_it(tmp_path: Path, text: str, refus
     assert str(error.value) == f"{malformed}: {refusal}"
 
 
+@pytest.mark.parametrize("character", ["\x00", "\x07", "\x1b"])
+def test_a_control_character_is_one_line_at_its_line_and_column(tmp_path: Path, character: str) -> None:
+    """YAML's reader refuses it before parsing: that ended plan, render and bench-compare with exit status 1."""
+    malformed = tmp_path / "measurements.yaml"
+    malformed.write_text(f"measurements: []\n# {character}\n")
+    with pytest.raises(MeasurementsError) as error:
+        load(malformed)
+    assert str(error.value) == f"{malformed}:2:3: control character {character!r} is not allowed in YAML; remove it"
+
+
 # 950: deeper than the YAML parser's own recursion reaches; 400,000 (within the size limit): libyaml's
 # composer recurses in C and ends the process with a segmentation fault there, so the file is read with
 # PyYAML's Python parser.

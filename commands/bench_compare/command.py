@@ -40,7 +40,6 @@ from stacks.config.quoting import human_duration
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 
-RECORDED_SOURCE = "in-cluster benchmark Job of this project (bench-compare --record)"
 # How far below the plan a run's throughput may land before the verdict is a miss: run-to-run spread
 # of the write-up's own repeats at 1/2/4 nodes was 1.1-3.4% (95,317 / 190,000 / 376,074 vs
 # 96,959 / 196,548 / 380,185 tok/s); 10% leaves room for a different client node and cluster without
@@ -389,7 +388,10 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--record", action="store_true", help="append the result to the measurements file")
     parser.add_argument(
-        "--source", type=_source, default=RECORDED_SOURCE, help="who measured it, where (with --record)"
+        "--source",
+        type=_source,
+        help="with --record, required: who measured it and where it is published (a public URL or a title); "
+        "plan.md prints it beside the figure",
     )
     parser.add_argument(
         "--band",
@@ -419,6 +421,12 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if bool(args.results) == bool(args.log):
         parser.error("give a log (or -) or --results, one of the two")
+    if args.record and args.source is None:
+        # a reader of the plan must be able to open or look up the figure's source
+        parser.error(
+            "--record needs --source: who measured it and where it is published (a public URL or a title), which "
+            "plan.md prints beside the figure"
+        )
     path = args.measurements or measurement_file.MEASUREMENTS_FILE
     if args.record and args.measurements is None and not in_a_checkout():
         raise InputError(

@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import secrets
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -343,6 +344,21 @@ class OutputFolder:
             raise OutputError(
                 f"{self.directory}: the write needs about {peak:,} bytes at its fullest and its file system has "
                 f"{available:,} free; nothing was written: free some space or choose another folder"
+            )
+        # Inodes: a file system out of them (a small tmpfs) refused a file half-way, as a full one did.
+        folders = {str(parent) for name in data for parent in PurePosixPath(name).parents if str(parent) != "."}
+        inodes = sum(name not in self.files for name in data) + len(folders - self.directories) + len(self.missing) + 2
+        if disk.f_files > 0 and inodes > disk.f_favail:
+            raise OutputError(
+                f"{self.directory}: the write needs about {inodes:,} new files and folders and its file system has "
+                f"room for {disk.f_favail:,} more (inodes); nothing was written: choose another folder"
+            )
+        largest = max((len(content) for content in data.values()), default=0)
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY and largest > limit:
+            raise OutputError(
+                f"{self.directory}: the largest file to write is {largest:,} bytes and this process may write files "
+                f"of at most {limit:,} (ulimit -f); nothing was written: raise the limit"
             )
 
     def _create_missing(self) -> int:
@@ -660,9 +676,33 @@ def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
                 f"{path.parent}: not writable by this user (the file is replaced by a new one beside it); nothing "
                 "was written"
             )
-        _replace(base, path.name, text.encode(), mode)  # a private file (0600) stays private
+        content = text.encode()
+        _check_room_for_one(base, path, len(content))
+        _replace(base, path.name, content, mode)  # a private file (0600) stays private
     finally:
         os.close(base)
+
+
+def _check_room_for_one(base: int, path: Path, size: int) -> None:
+    """Room for a new file of `size` bytes beside the one it replaces (a full disk ended bench-compare
+    --record with errno 28, exit 1), and a size the process may write (ulimit -f)."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and size > limit:
+        raise OutputError(
+            f"{path}: the new file is {size:,} bytes and this process may write files of at most {limit:,} "
+            "(ulimit -f); nothing was written: raise the limit"
+        )
+    try:
+        disk = os.fstatvfs(base)
+    except OSError:
+        return
+    if disk.f_frsize > 0 and disk.f_blocks > 0 and (size + disk.f_frsize > disk.f_bavail * disk.f_frsize):
+        raise OutputError(
+            f"{path}: the new file needs about {size:,} bytes beside the old one and its file system has "
+            f"{disk.f_bavail * disk.f_frsize:,} free; nothing was written: free some space"
+        )
+    if disk.f_files > 0 and disk.f_favail < 1:
+        raise OutputError(f"{path}: its file system has no room for one more file (inodes); nothing was written")
 
 
 @contextlib.contextmanager

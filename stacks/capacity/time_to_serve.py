@@ -136,7 +136,8 @@ def node_phase(config: StackConfig, held: bool = False) -> Phase:
             RECIPE_NODE_SECONDS_MIN,
             RECIPE_NODE_SECONDS,
             "measured",
-            f"{WRITEUP}: ~5-6 min on Autopilot",
+            f"{WRITEUP}: ~5-6 min on Autopilot, on capacity of a kind it does not name; a Spot or Flex-start "
+            "request waits longer when the zone has none free, not measured",
         )
     return Phase(
         "node",

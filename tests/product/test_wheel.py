@@ -215,7 +215,8 @@ def test_an_installed_bench_compare_records_only_into_a_file_it_is_given(install
     log = str(ROOT / "tests" / "data" / "bench-job.log")
 
     def bench_compare(*args: str) -> subprocess.CompletedProcess[str]:
-        return consumer_run(["-c", script, str(stack_file), log, "--record", *args], consumer, installed)
+        command = ["-c", script, str(stack_file), log, "--record", "--source", "https://example.com/runs/1", *args]
+        return consumer_run(command, consumer, installed)
 
     refused = bench_compare()
     assert refused.returncode == 2, refused.stderr[-2000:]

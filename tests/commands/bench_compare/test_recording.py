@@ -78,7 +78,9 @@ def test_a_recorded_date_reads_back_as_its_text_anywhere(tmp_path: Path) -> None
     file = copy_of_the_file(tmp_path)
     stack = stack_file(tmp_path, "dated", engine={"maxNumSeqs": 4096})
     common = ["--config-file", str(stack), "--measurements", str(file)]
-    run = run_main(bench_compare_main, "dated", str(JOB_LOG), *common, "--record", "--date", "2026-11-20")
+    run = run_main(
+        bench_compare_main, "dated", str(JOB_LOG), *common, "--record", "--source", SOURCE, "--date", "2026-11-20"
+    )
     assert run.returncode == 0, run.stderr
     assert "    date: '2026-11-20'\n" in file.read_text()
     entry = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())["measurements"][0]
@@ -112,6 +114,7 @@ def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path)
         tmp_path, "scaled", engine={"maxNumSeqs": 4096}, capacity={"nodes": 2}, autoscaling={"minReplicas": 1}
     )
     common = ["scaled", str(JOB_LOG), "--config-file", str(stack), "--measurements", str(file), "--record"]
+    common += ["--source", SOURCE]
     refused = run_main(bench_compare_main, *common)
     assert refused.returncode == 2 and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
     assert refused.stderr == (
@@ -136,7 +139,7 @@ def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> N
     result = json.loads(line.removeprefix("BENCH_RESULT "))
     no_throughput = {key: 0 for key in ("total_token_throughput", "output_throughput", "request_throughput")}
     log.write_text("BENCH_RESULT " + json.dumps(result | {"completed": 0, "failed": 20000} | no_throughput) + "\n")
-    run = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record")
+    run = run_main(bench_compare_main, "dev", str(log), "--measurements", str(file), "--record", "--source", SOURCE)
     assert run.returncode == 2
     assert run.stderr == "bench-compare: no request completed: nothing to record\n"
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
@@ -147,8 +150,13 @@ def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> N
 TOKEN = "hf_" + "RecordCanary0123456789abcdef"
 
 
+SOURCE = "team run, https://example.com/runs/1"
+
+
 def record(tmp_path: Path, file: Path, *extra: str, log: Path = JOB_LOG, stack: str = "dev") -> Any:
-    return run_main(bench_compare_main, stack, str(log), "--measurements", str(file), "--record", *extra)
+    """`bench-compare STACK LOG --record` into `file`, with SOURCE unless `extra` gives --source."""
+    source = [] if "--source" in extra else ["--source", SOURCE]
+    return run_main(bench_compare_main, stack, str(log), "--measurements", str(file), "--record", *source, *extra)
 
 
 def test_record_writes_through_no_planted_link(tmp_path: Path) -> None:
@@ -270,7 +278,7 @@ def test_output_read_from_a_recorded_run_says_so_not_that_it_is_the_totals_share
     prod = validate(stack_settings("prod"))
     derived = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
     assert "| output tok/s | 367,980 | the total x the load's mean output share (see Assumptions) |" in derived
-    record = [str(JOB_LOG), "--measurements", str(file), "--record", "--date", "2026-11-20"]
+    record = [str(JOB_LOG), "--measurements", str(file), "--record", "--source", SOURCE, "--date", "2026-11-20"]
     assert run_main(bench_compare_main, "dev", *record).returncode == 0
     read = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
     assert "| output tok/s | 379,805 | extrapolated, per node from the runs that report it (at 1 node(s)) |" in read
@@ -287,6 +295,8 @@ def test_the_same_result_recorded_twice_is_refused_and_the_file_kept(tmp_path: P
         "--measurements",
         str(file),
         "--record",
+        "--source",
+        SOURCE,
         "--date",
         "2026-11-20",
     ]
@@ -358,7 +368,10 @@ def test_a_record_waits_for_the_lock_and_reads_the_file_again(tmp_path: Path) ->
     command = [str(ROOT / ".venv" / "bin" / "bench-compare"), "dev", str(JOB_LOG), "--measurements", str(file)]
     with output.locked_file(file):
         waiting = subprocess.Popen(
-            [*command, "--record", "--date", "2026-11-22"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*command, "--record", "--source", SOURCE, "--date", "2026-11-22"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         wait_until_blocked_on_the_lock(waiting, file)
         assert waiting.poll() is None, waiting.communicate()
@@ -404,7 +417,9 @@ def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path
     log.write_text(JOB_LOG.read_text() + "\n".join(STARTUP_LINES) + "\n")
     stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
     common = ["--config-file", str(stack), "--measurements", str(file)]
-    run = run_main(bench_compare_main, "seqs", str(log), *common, "--record", "--date", "2026-11-20")
+    run = run_main(
+        bench_compare_main, "seqs", str(log), *common, "--record", "--source", SOURCE, "--date", "2026-11-20"
+    )
     assert run.returncode == 0, run.stderr
     assert "start-up of 2 pod(s), s since created, median/max: scheduledSeconds 310/320" in run.stdout
     entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
@@ -497,3 +512,12 @@ def test_a_source_with_an_invisible_character_is_refused_on_record_and_in_the_fi
     file.write_text(yaml.safe_dump(document, allow_unicode=True))
     with pytest.raises(measurements.MeasurementsError, match=f"invisible character U\\+{ord(hidden):04X}"):
         measurements.load(file)
+
+
+def test_a_record_without_a_source_is_refused(tmp_path: Path) -> None:
+    """The source is printed beside the figure: the default the command once wrote ("in-cluster benchmark Job
+    of this project") named nothing a reader could open or look up."""
+    file = copy_of_the_file(tmp_path)
+    run = run_main(bench_compare_main, "dev", str(JOB_LOG), "--measurements", str(file), "--record")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--record needs --source" in run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import resource
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -370,3 +371,43 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path: Path, mode: int) -> Non
     file.chmod(mode)
     output.replace_file(file, "measurements: [] # again\n")
     assert file.stat().st_mode & 0o777 == mode and file.read_text() == "measurements: [] # again\n"
+
+
+def _statvfs(favail: int) -> os.statvfs_result:
+    # plenty of bytes, `favail` inodes left
+    return os.statvfs_result((4096, 4096, 10**9, 10**9, 10**9, 10**6, favail, favail, 0, 255))
+
+
+def test_a_file_system_without_inodes_for_the_write_is_refused_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tmpfs out of inodes stopped a render half-way (errno 28, exit 1): the room check counted bytes only."""
+    files = {f"manifests/{index}.yaml": "x\n" for index in range(10)}
+    monkeypatch.setattr(os, "fstatvfs", lambda _: _statvfs(5))
+    with pytest.raises(output.OutputError, match=r"about 1[0-9] new files and folders .* room for 5 more \(inodes\)"):
+        output.write_render(tmp_path / "out", files)
+    assert not (tmp_path / "out").exists()
+    monkeypatch.setattr(os, "fstatvfs", lambda _: _statvfs(100))
+    output.write_render(tmp_path / "out", files)
+    assert len(list((tmp_path / "out" / "manifests").iterdir())) == 10
+
+
+def test_a_file_over_the_processs_size_limit_is_refused_before_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ulimit -f` stopped a render half-way (errno 27, exit 1)."""
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (1000, resource.RLIM_INFINITY))
+    with pytest.raises(output.OutputError, match=r"2,000 bytes and this process may write files of at most 1,000"):
+        output.write_render(tmp_path / "out", {"plan.md": "x" * 2000, "a.json": "{}"})
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_replaced_file_needs_room_beside_the_old_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench-compare --record on a full disk ended with errno 28, exit 1."""
+    file = tmp_path / "measurements.yaml"
+    file.write_text("measurements: []\n")
+    full = os.statvfs_result((4096, 4096, 10**6, 0, 0, 10**6, 10**5, 10**5, 0, 255))
+    monkeypatch.setattr(os, "fstatvfs", lambda _: full)
+    with pytest.raises(output.OutputError, match=r"beside the old one and its file system has 0 free"):
+        output.replace_file(file, "measurements: [] # more\n")
+    assert file.read_text() == "measurements: []\n"

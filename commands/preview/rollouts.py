@@ -19,6 +19,10 @@ figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
   https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details: a target
   below minReplicas is scaled up to it, above maxReplicas down to it).
 * A replaced serving Deployment: deleted first, nothing serves until the new pods are up (all at once).
+* Held nodes (a CapacityBuffer, `warmCapacity.nodes`): without a schedule `pulumi up` sets their count
+  and GKE provisions the new ones (a node phase each); with one, the buffer is created holding none
+  and a later `up` leaves its count to the schedule (`ignoreChanges: spec.replicas`): the schedule's
+  next step sets it.
 * A new control-plane floor (`minMasterVersion`) upgrades the control plane if it runs an older version,
   and then GKE upgrades the nodes to it (Autopilot: "GKE upgrades a cluster's control plane before
   upgrading nodes"; no new node while the control plane upgrades; each node is drained as the pods'
@@ -30,6 +34,7 @@ figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +49,8 @@ HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
 COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
+BUFFER_TYPE = "kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer"
+BUFFER_PATCH = re.compile(r'^--patch=\{"spec":\{"replicas":(\d+)\}\}$')
 AUTOPILOT_UPGRADES = (
     "GKE docs 'Autopilot cluster upgrades', https://cloud.google.com/kubernetes-engine/docs/concepts/"
     "cluster-upgrades-autopilot"
@@ -288,6 +295,76 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     return found
 
 
+def _buffer_steps(records: dict[str, Record]) -> list[tuple[str, str, str, int]]:
+    """(CronJob name, schedule, time zone, held nodes) of the schedule's steps that set the CapacityBuffer."""
+    steps = []
+    for record in records.values():
+        if record["type"] != CRONJOB_TYPE:
+            continue
+        spec = record["inputs"].get("spec") or {}
+        pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
+        for container in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
+            for word in [*(container.get("command") or []), *(container.get("args") or [])]:
+                found = BUFFER_PATCH.match(word) if isinstance(word, str) else None
+                if found:
+                    name = (record["inputs"].get("metadata") or {}).get("name") or record["name"]
+                    steps.append((name, str(spec.get("schedule")), str(spec.get("timeZone") or "UTC"), int(found[1])))
+    return steps
+
+
+def _held(records: dict[str, Record]) -> tuple[int, bool] | None:
+    """The nodes the CapacityBuffer holds at most, and whether the schedule sets them (None: no buffer)."""
+    buffer = next((record for record in records.values() if record["type"] == BUFFER_TYPE), None)
+    if buffer is None:
+        return None
+    if "spec.replicas" in (buffer["options"].get("ignoreChanges") or []):
+        return max((held for *_, held in _buffer_steps(records)), default=0), True
+    value = (buffer["inputs"].get("spec") or {}).get("replicas")
+    return (value if isinstance(value, int) else 0), False
+
+
+def _held_nodes(old: dict[str, Record], new: dict[str, Record], times: ServeTimes) -> Rollout | None:
+    """When a change of the held nodes takes effect, and what a new pod waits for meanwhile."""
+    before, after = _held(old), _held(new)
+    if before == after or (before is None and after is None):
+        return None
+    node = (max(0, times.new_node[0] - times.same_node[0]), max(0, times.new_node[1] - times.same_node[1]))
+    held_before = before[0] if before else 0
+    if after is None:
+        what = (
+            f"the CapacityBuffer goes, and its {held_before} held node(s) with it: a new pod waits for a node again "
+            f"(about {_span(*times.new_node)} to serve)"
+        )
+        return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source)
+    held, scheduled = after
+    if not scheduled:
+        what = (
+            f"the held nodes go from {held_before} to {held}: GKE provisions the new ones after `pulumi up` "
+            f"(a node each, about {_span(*node)}), and a pod that lands on one serves about "
+            f"{_span(*times.same_node)} later"
+        )
+        return Rollout(what, 0, node, node if held > held_before else None, "after `pulumi up`", times.source)
+    steps = "; ".join(
+        f"{name} at '{schedule}' ({zone}) holds {count}" for name, schedule, zone, count in _buffer_steps(new) if count
+    )
+    created = before is None
+    what = (
+        f"the held nodes go from {held_before} to {held} at the schedule's next step that sets them ({steps}): "
+        + (
+            "`pulumi up` creates the CapacityBuffer holding none, "
+            if created
+            else "`pulumi up` leaves the buffer's count to the schedule, "
+        )
+        + (
+            f"so until then it holds {held_before}; "
+            if held_before
+            else f"so until then a new pod waits for a node (about {_span(*times.new_node)} to serve); "
+        )
+        + f"then GKE provisions the new ones (about {_span(*node)})"
+    )
+    return Rollout(what, 0, node, None, "at the schedule's next step", times.source)
+
+
 def _disruptions_allowed(records: dict[str, Record]) -> int:
     """How many serving pods a drain may evict at once: the PodDisruptionBudget's maxUnavailable (1 without)."""
     for record in records.values():
@@ -393,5 +470,5 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
                     times.source,
                 )
             )
-    upgraded = _node_upgrade(result, new, urn, times)
-    return [*found, upgraded] if upgraded is not None else found
+    found += [rollout for rollout in (_held_nodes(old, new, times), _node_upgrade(result, new, urn, times)) if rollout]
+    return found

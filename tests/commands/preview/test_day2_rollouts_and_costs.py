@@ -119,6 +119,41 @@ def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(
     assert "short-lived" not in upgrade.what  # dev's nodes are Spot
 
 
+HELD_FLOOR = {"cluster": {"minMasterVersion": "1.36"}}
+
+
+def test_held_nodes_on_a_schedule_start_at_its_next_step_and_say_what_a_pod_waits_for_until_then(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """dev scales on a schedule: the buffer is created holding none (ignoreChanges spec.replicas), the wake sets it."""
+    base = render_with(render_stack, tmp_path_factory, "dev", "floor-1.36", HELD_FLOOR)
+    held = render_with(render_stack, tmp_path_factory, "dev", "held-2", {**HELD_FLOOR, "warmCapacity": {"nodes": 2}})
+    result = preview_states(load_states(base.directory), load_states(held.directory))
+    (rollout,) = [rollout for rollout in result.rollouts if "held nodes" in rollout.what]
+    assert "go from 0 to 2 at the schedule's next step" in rollout.what and "serving-schedule-wake" in rollout.what
+    assert "creates the CapacityBuffer holding none" in rollout.what and "waits for a node" in rollout.what
+    assert rollout.when == "at the schedule's next step"
+    more = render_with(render_stack, tmp_path_factory, "dev", "held-3", {**HELD_FLOOR, "warmCapacity": {"nodes": 3}})
+    (grown,) = [r for r in preview_states(load_states(held.directory), load_states(more.directory)).rollouts]
+    assert "from 2 to 3" in grown.what and "leaves the buffer's count to the schedule" in grown.what
+    assert "until then it holds 2" in grown.what
+    (gone,) = preview_states(load_states(held.directory), load_states(base.directory)).rollouts
+    assert "the CapacityBuffer goes, and its 2 held node(s) with it" in gone.what
+
+
+def test_held_nodes_without_a_schedule_follow_the_update(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    settings = {**HELD_FLOOR, "schedule": {"enabled": False}}
+    base = render_with(render_stack, tmp_path_factory, "dev", "unscheduled", settings)
+    held = render_with(
+        render_stack, tmp_path_factory, "dev", "unscheduled-held", {**settings, "warmCapacity": {"nodes": 1}}
+    )
+    (rollout,) = preview_states(load_states(base.directory), load_states(held.directory)).rollouts
+    assert "go from 0 to 1: GKE provisions the new ones after `pulumi up`" in rollout.what
+    assert rollout.when == "after `pulumi up`"
+
+
 def test_a_held_node_is_a_pod_phase_where_the_held_total_is_not_measured() -> None:
     capacity = {
         "timeToServe": {

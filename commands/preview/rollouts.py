@@ -137,8 +137,11 @@ def _span(low: int, high: int) -> str:
     return _minutes(high) if low == high else f"{_minutes(low)}..{_minutes(high)}"
 
 
-def _template_rollout(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout | None:
+def _template_rollout(change: ResourceChange, running: tuple[int, int], times: ServeTimes) -> Rollout | None:
+    """A new pod template: the pods that run (`running`, low..high where the HPA or the schedule owns the
+    replicas, counted at the most) roll."""
     template = [entry.path for entry in change.inputs if entry.path.startswith("spec.template.")]
+    low, pods = running
     if not template or pods == 0:
         return None
     moved = sorted(
@@ -147,11 +150,12 @@ def _template_rollout(change: ResourceChange, pods: int, times: ServeTimes) -> R
     per_pod = times.new_node if moved else (times.same_node[0], times.new_node[1])
     step = _max_unavailable(change.record)
     rounds = math.ceil(pods / step)
+    count = f"{pods} pod(s)" if low == pods else f"{pods} pod(s) at most (the {low}..{pods} running)"
     what = (
-        f"every serving pod moves to new nodes (the pods' {', '.join(moved)} change): {pods} pod(s), {step} at a "
+        f"every serving pod moves to new nodes (the pods' {', '.join(moved)} change): {count}, {step} at a "
         "time, each a new A4 node and a model load"
         if moved
-        else f"the serving pods roll: {pods} pod(s), {step} at a time, each a model load (and a node, when the old "
+        else f"the serving pods roll: {count}, {step} at a time, each a model load (and a node, when the old "
         "one is gone)"
     )
     total = (rounds * per_pod[0], rounds * per_pod[1])
@@ -451,7 +455,11 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     found: list[Rollout] = []
     if change is not None and change.action == "replace":
         found.append(_replaced(change, pods, times))
-    elif change is not None and change.action == "update" and (rolled := _template_rollout(change, pods, times)):
+    elif (
+        change is not None
+        and change.action == "update"
+        and (rolled := _template_rollout(change, _running_pods(new, urn), times))
+    ):
         found.append(rolled)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
     if "spec.replicas" in ignored:

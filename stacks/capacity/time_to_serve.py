@@ -180,6 +180,14 @@ def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
     # A sum of phases is computed, also when every phase in it was measured: no run measured the sum; a sum
     # with an assumed phase in it is as assumed as that phase.
     assumed = [phase.key for phase in (node, pod) if phase.basis == "assumed"]
+    if node.basis == "held":
+        return replace(
+            pod,
+            key="total",
+            label=label,
+            source="the pod phase alone: a held node is up"
+            + (", its pod phase measured on another vLLM release" if assumed else ""),
+        )
     return Phase(
         "total",
         label,

@@ -68,7 +68,8 @@ class WarmCapacityConfig(SwitchedGroup):
     enabled: bool = Field(
         default=False,
         description="Declare the CapacityBuffer; true as soon as the group sets any other key, unless it says false. "
-        "Needs GKE >= 1.35.2-gke.1842000 (cluster.minMasterVersion).",
+        "Needs GKE >= 1.35.2-gke.1842000: cluster.minMasterVersion 1.36 or later (1.35 is refused: a channel "
+        "may give it an older patch).",
     )
     nodes: Annotated[int, Field(ge=1, le=64)] = Field(
         default=1,

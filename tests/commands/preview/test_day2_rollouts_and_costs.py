@@ -119,6 +119,20 @@ def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(
     assert "short-lived" not in upgrade.what  # dev's nodes are Spot
 
 
+def test_an_engine_flag_under_the_autoscaler_rolls_the_pods_it_may_run(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The Deployment declares the HPA's minimum (1); the rollout restarts what runs, up to 4."""
+    base = autoscaled_dev(render_stack, tmp_path_factory, "hpa-1-4", maxReplicas=4)
+    settings = {"autoscaling": {**AUTOSCALED["autoscaling"], "maxReplicas": 4}, "engine": {"maxNumSeqs": 4096}}
+    flag = render_with(render_stack, tmp_path_factory, "dev", "hpa-1-4-flag", settings)
+    result = preview_states(load_states(base.directory), load_states(flag.directory))
+    (rollout,) = result.rollouts
+    assert rollout.pods == 4 and "4 pod(s) at most (the 1..4 running), 1 at a time" in rollout.what
+    assert "3 of 4 serve meanwhile" in rollout.what
+    assert rollout.total_seconds == (4 * rollout.seconds_per_pod[0], 4 * rollout.seconds_per_pod[1])
+
+
 HELD_FLOOR = {"cluster": {"minMasterVersion": "1.36"}}
 
 

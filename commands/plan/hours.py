@@ -41,6 +41,8 @@ class RunningHours:
     node_hours_per_week_min: float
     node_hours_per_week_max: float
     basis: str
+    # warmCapacity.nodes: A4 nodes up besides the serving ones (in the node-hours above)
+    held_nodes: int = 0
 
 
 def _weekly(cron: str) -> bool:
@@ -190,6 +192,7 @@ def running_hours(config: StackConfig) -> RunningHours:
         node_hours_per_week_max=serving.node_hours_per_week_max + per_week,
         basis=f"{serving.basis}; and {config.warm_capacity.nodes} held node(s) (warmCapacity.nodes), "
         f"{held:,.0f} node-hours a month, billed as serving nodes",
+        held_nodes=config.warm_capacity.nodes,
     )
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,27 +196,42 @@ def _replaced(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout:
     )
 
 
-def _scale_steps(records: dict[str, Record]) -> list[tuple[str, str, str, int]]:
-    """(CronJob name, schedule, time zone, replicas) of the scale schedule."""
+def _schedule_steps(records: dict[str, Record], count: Callable[[str], int | None]) -> list[tuple[str, str, str, int]]:
+    """(CronJob name, schedule, time zone, N) of each step of the schedule whose containers hold a word
+    `count` reads N from."""
     steps = []
     for record in records.values():
         if record["type"] != CRONJOB_TYPE:
             continue
         spec = record["inputs"].get("spec") or {}
         pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
-        for container in pod.get("containers") or []:
+        for container in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
             for word in [*(container.get("command") or []), *(container.get("args") or [])]:
-                if isinstance(word, str) and word.startswith(REPLICAS_FLAG) and word[len(REPLICAS_FLAG) :].isdigit():
+                number = count(word) if isinstance(word, str) else None
+                if number is not None:
                     name = (record["inputs"].get("metadata") or {}).get("name") or record["name"]
-                    steps.append(
-                        (
-                            name,
-                            str(spec.get("schedule")),
-                            str(spec.get("timeZone") or "UTC"),
-                            int(word[len(REPLICAS_FLAG) :]),
-                        )
-                    )
+                    steps.append((name, str(spec.get("schedule")), str(spec.get("timeZone") or "UTC"), number))
     return steps
+
+
+def _replicas_in(word: str) -> int | None:
+    value = word.removeprefix(REPLICAS_FLAG)
+    return int(value) if word.startswith(REPLICAS_FLAG) and value.isdigit() else None
+
+
+def _held_in(word: str) -> int | None:
+    found = BUFFER_PATCH.match(word)
+    return int(found[1]) if found else None
+
+
+def _scale_steps(records: dict[str, Record]) -> list[tuple[str, str, str, int]]:
+    """(CronJob name, schedule, time zone, replicas) of the scale schedule."""
+    return _schedule_steps(records, _replicas_in)
+
+
+def _buffer_steps(records: dict[str, Record]) -> list[tuple[str, str, str, int]]:
+    """(CronJob name, schedule, time zone, held nodes) of the schedule's steps that set the CapacityBuffer."""
+    return _schedule_steps(records, _held_in)
 
 
 def _hpa(records: dict[str, Record]) -> Record | None:
@@ -297,23 +313,6 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
             )
         )
     return found
-
-
-def _buffer_steps(records: dict[str, Record]) -> list[tuple[str, str, str, int]]:
-    """(CronJob name, schedule, time zone, held nodes) of the schedule's steps that set the CapacityBuffer."""
-    steps = []
-    for record in records.values():
-        if record["type"] != CRONJOB_TYPE:
-            continue
-        spec = record["inputs"].get("spec") or {}
-        pod = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}).get("spec")) or {}
-        for container in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
-            for word in [*(container.get("command") or []), *(container.get("args") or [])]:
-                found = BUFFER_PATCH.match(word) if isinstance(word, str) else None
-                if found:
-                    name = (record["inputs"].get("metadata") or {}).get("name") or record["name"]
-                    steps.append((name, str(spec.get("schedule")), str(spec.get("timeZone") or "UTC"), int(found[1])))
-    return steps
 
 
 def _held(records: dict[str, Record]) -> tuple[int, bool] | None:

@@ -256,8 +256,14 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         f"Running hours: {_hours(capacity)}: {capacity.running.basis}.",
         "",
         "Cost per capacity source, in fallback order (USD; per hour with every node up: nodes x price, the "
-        "Autopilot premium, the weight disks and their disk image, the cluster fee; per month for the running "
-        "hours above, min..max where an autoscaler decides"
+        "Autopilot premium, the weight disks and their disk image, the cluster fee"
+        + (
+            f", not the {capacity.running.held_nodes} held node(s), which add {capacity.running.held_nodes} x the "
+            "node price and premium in the hours they are held"
+            if capacity.running.held_nodes
+            else ""
+        )
+        + "; per month for the running hours above, min..max where an autoscaler decides"
         + (
             ""
             if expected.total_tokens_per_second is None

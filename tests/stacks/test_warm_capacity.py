@@ -83,6 +83,8 @@ def test_the_node_count_and_the_policy_count_the_held_nodes(warm: RenderedStack)
     serves a pod phase later, over the default bound, so LLM-OPS-005 still warns (with the held figure)."""
     (nodes,) = [line for line in warm.plan.splitlines() if line.startswith("| A4 nodes (8x B200 each) |")]
     assert "4 at most" in nodes and "plus 2 held (warmCapacity.nodes" in nodes and "up to 6 A4 nodes" in nodes
+    # the hourly cost is of the serving nodes; the held ones are in the monthly figures (their node-hours)
+    assert "the cluster fee, not the 2 held node(s), which add 2 x the node price" in warm.plan
     (hpa,) = warm.kind("HorizontalPodAutoscaler")
     annotations = hpa["metadata"]["annotations"]
     assert annotations["llm-serving/held-time-to-serve-seconds"] == "600"

@@ -171,6 +171,8 @@ def _output_note(expected: ExplainedExpectation) -> str:
     if expected.output_basis is not None:
         reported = node_counts(expected.output_measured_nodes)
         basis = measured_on(expected, expected.output_basis, expected.output_releases)
+        if set(expected.output_measured_nodes) != set(expected.measured_nodes):
+            return f"{basis}, the total x the output share of the runs that report it (at {reported} node(s))"
         return f"{basis}, per node from the runs that report it (at {reported} node(s))"
     extrapolated = ", extrapolated as the total is" if expected.basis == "extrapolated" else ""
     return f"the total x the load's mean output share (see Assumptions){extrapolated}"

@@ -153,6 +153,15 @@ class Throughput:
         return counted
 
     def _output(self, runs: Sequence[Run], nodes: int, total: float, null_reasons: dict[str, str]) -> float | None:
+        shares = [
+            (run.nodes, output / run.total_tokens_per_second)
+            for run in runs
+            if (output := run.output_tokens_per_second) is not None
+        ]
+        if shares and {count for count, _ in shares} != {run.nodes for run in runs}:
+            # Fewer node counts report output than total: their output share of the total, at this node count,
+            # so the output follows the total's scaling (12 x one node's output ignored the loss between them).
+            return total * interpolate(sorted(shares), nodes)
         measured = self._per_node_figure(runs, nodes, "output_tokens_per_second")
         if measured is not None:
             return measured * nodes

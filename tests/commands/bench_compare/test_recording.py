@@ -281,7 +281,12 @@ def test_output_read_from_a_recorded_run_says_so_not_that_it_is_the_totals_share
     record = [str(JOB_LOG), "--measurements", str(file), "--record", "--source", SOURCE, "--date", "2026-11-20"]
     assert run_main(bench_compare_main, "dev", *record).returncode == 0
     read = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
-    assert "| output tok/s | 379,805 | extrapolated, per node from the runs that report it (at 1 node(s)) |" in read
+    # the total at 12 nodes (1,103,941: the write-up's scaling) x the recorded run's output share
+    # (31,650 of 94,901); 12 x its per-node output (379,805) claimed no loss from 1 to 12 nodes
+    assert (
+        "| output tok/s | 368,173 | extrapolated, the total x the output share of the runs that report it "
+        "(at 1 node(s)) |"
+    ) in read
     assert "mean output share" not in read
 
 

@@ -27,7 +27,7 @@ from typing import Any, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
 from policies.redaction import REDACTED, known_secret_texts, redact_secrets
-from stacks.config.quoting import MESSAGE_MAX, quote
+from stacks.config.quoting import MESSAGE_MAX, escaped, quote
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
@@ -78,7 +78,7 @@ def shown(value: object) -> str:
     """A value the user gave (a path) inside one line of output: every character that is not printable
     escaped, a line break too (`printable` keeps line breaks, and a path's own would start a line of its
     choosing: `--out $'x\nverdict: ok'`)."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in str(value))
+    return escaped(str(value))
 
 
 def one_line(text: object, limit: int = MESSAGE_MAX) -> str:

@@ -317,6 +317,7 @@ class OutputFolder:
         full disk stopped a render half-way (`OSError: [Errno 28]`, exit 1) with the folder holding part
         of the new render. The write replaces one file at a time (a new file beside the old one, then
         the rename frees the old), after writing the manifest and removing stale files."""
+        _check_file_size(self.directory, max((len(content) for content in data.values()), default=0))
         try:
             disk = os.fstatvfs(self.base)
         except OSError:
@@ -345,21 +346,9 @@ class OutputFolder:
                 f"{self.directory}: the write needs about {peak:,} bytes at its fullest and its file system has "
                 f"{available:,} free; nothing was written: free some space or choose another folder"
             )
-        # Inodes: a file system out of them (a small tmpfs) refused a file half-way, as a full one did.
         folders = {str(parent) for name in data for parent in PurePosixPath(name).parents if str(parent) != "."}
         inodes = sum(name not in self.files for name in data) + len(folders - self.directories) + len(self.missing) + 2
-        if disk.f_files > 0 and inodes > disk.f_favail:
-            raise OutputError(
-                f"{self.directory}: the write needs about {inodes:,} new files and folders and its file system has "
-                f"room for {disk.f_favail:,} more (inodes); nothing was written: choose another folder"
-            )
-        largest = max((len(content) for content in data.values()), default=0)
-        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        if limit != resource.RLIM_INFINITY and largest > limit:
-            raise OutputError(
-                f"{self.directory}: the largest file to write is {largest:,} bytes and this process may write files "
-                f"of at most {limit:,} (ulimit -f); nothing was written: raise the limit"
-            )
+        _check_inodes(self.directory, disk, inodes)
 
     def _create_missing(self) -> int:
         """A descriptor of the folder, creating the missing components one by one (no links followed)."""
@@ -683,15 +672,31 @@ def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
         os.close(base)
 
 
+def _check_file_size(where: Path, largest: int) -> None:
+    """The largest file of a write against the process's file-size limit (`ulimit -f` stopped a write
+    half-way: errno 27, exit 1)."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and largest > limit:
+        raise OutputError(
+            f"{where}: the largest file to write is {largest:,} bytes and this process may write files of at most "
+            f"{limit:,} (ulimit -f); nothing was written: raise the limit"
+        )
+
+
+def _check_inodes(where: Path, disk: os.statvfs_result, needed: int) -> None:
+    """New files and folders against the file system's free inodes (a small tmpfs out of them refused a
+    file half-way, as a full disk did), where it reports them."""
+    if disk.f_files > 0 and needed > disk.f_favail:
+        raise OutputError(
+            f"{where}: the write needs about {needed:,} new files and folders and its file system has room for "
+            f"{disk.f_favail:,} more (inodes); nothing was written: choose another folder"
+        )
+
+
 def _check_room_for_one(base: int, path: Path, size: int) -> None:
     """Room for a new file of `size` bytes beside the one it replaces (a full disk ended bench-compare
-    --record with errno 28, exit 1), and a size the process may write (ulimit -f)."""
-    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    if limit != resource.RLIM_INFINITY and size > limit:
-        raise OutputError(
-            f"{path}: the new file is {size:,} bytes and this process may write files of at most {limit:,} "
-            "(ulimit -f); nothing was written: raise the limit"
-        )
+    --record with errno 28, exit 1), and a size the process may write."""
+    _check_file_size(path, size)
     try:
         disk = os.fstatvfs(base)
     except OSError:
@@ -701,8 +706,7 @@ def _check_room_for_one(base: int, path: Path, size: int) -> None:
             f"{path}: the new file needs about {size:,} bytes beside the old one and its file system has "
             f"{disk.f_bavail * disk.f_frsize:,} free; nothing was written: free some space"
         )
-    if disk.f_files > 0 and disk.f_favail < 1:
-        raise OutputError(f"{path}: its file system has no room for one more file (inodes); nothing was written")
+    _check_inodes(path, disk, 1)
 
 
 @contextlib.contextmanager

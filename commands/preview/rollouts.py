@@ -329,7 +329,7 @@ def _held(records: dict[str, Record]) -> tuple[int, bool] | None:
 def _held_nodes(old: dict[str, Record], new: dict[str, Record], times: ServeTimes) -> Rollout | None:
     """When a change of the held nodes takes effect, and what a new pod waits for meanwhile."""
     before, after = _held(old), _held(new)
-    if before == after or (before is None and after is None):
+    if before == after:
         return None
     node = (max(0, times.new_node[0] - times.same_node[0]), max(0, times.new_node[1] - times.same_node[1]))
     held_before = before[0] if before else 0

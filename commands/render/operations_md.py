@@ -28,19 +28,19 @@ def _basis(model: TimeToServe, total: Phase) -> str:
     return "computed from the measured phases"
 
 
-def _serves_after(model: TimeToServe) -> str:
-    return f"~{_minutes(model.planning_seconds)} ({_basis(model, model.cold)}; see Time to serve)"
+def _serves_after(model: TimeToServe, where: str = "") -> str:
+    return f"~{_minutes(model.planning_seconds)}{where} ({_basis(model, model.cold)}; see Time to serve)"
 
 
-def _serves_after_held(model: TimeToServe) -> str:
-    return f"~{_minutes(model.held_planning_seconds)} on a held node ({_basis(model, model.held)})"
+def _serves_after_held(model: TimeToServe, where: str = " on a held node") -> str:
+    return f"~{_minutes(model.held_planning_seconds)}{where} ({_basis(model, model.held)})"
 
 
 def _new_pod_serves(config: StackConfig, model: TimeToServe) -> str:
     """When a new pod serves: on a new node, and first on one of the held nodes where the stack holds some."""
     if not config.warm_capacity.enabled:
         return _serves_after(model)
-    return f"{_serves_after_held(model)}, {_serves_after(model).replace(' (', ' on a new node (', 1)}"
+    return f"{_serves_after_held(model)}, {_serves_after(model, ' on a new node')}"
 
 
 def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str:
@@ -119,7 +119,7 @@ def plan_section(config: StackConfig) -> list[str]:
     else:
         lines.append("| schedule | none (pods run around the clock) |")
     held = (
-        f"; a pod on a held node warms up for {_serves_after_held(model).replace(' on a held node', '')} on a node "
+        f"; a pod on a held node warms up for {_serves_after_held(model, '')} on a node "
         "already up and billed (Time to serve, held nodes)"
         if config.warm_capacity.enabled
         else ""

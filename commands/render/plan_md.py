@@ -13,6 +13,7 @@ from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
 from stacks.args import serve_arguments
+from stacks.capacity.expectation import output_from_shares
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
@@ -171,7 +172,7 @@ def _output_note(expected: ExplainedExpectation) -> str:
     if expected.output_basis is not None:
         reported = node_counts(expected.output_measured_nodes)
         basis = measured_on(expected, expected.output_basis, expected.output_releases)
-        if set(expected.output_measured_nodes) != set(expected.measured_nodes):
+        if output_from_shares(expected.output_measured_nodes, expected.measured_nodes):
             return f"{basis}, the total x the output share of the runs that report it (at {reported} node(s))"
         return f"{basis}, per node from the runs that report it (at {reported} node(s))"
     extrapolated = ", extrapolated as the total is" if expected.basis == "extrapolated" else ""

@@ -65,6 +65,12 @@ def runs_read(counts: Sequence[int], nodes: int) -> tuple[int, ...]:
     return (0,) if nodes < counts[0] else (len(counts) - 1,)
 
 
+def output_from_shares(reported: Sequence[int], counts: Sequence[int]) -> bool:
+    """Whether output tok/s are the total x the output share of the runs that report them (fewer node counts
+    report output than total: the output then follows the total's scaling), not read per node."""
+    return bool(reported) and set(reported) != set(counts)
+
+
 def basis_at(counts: Sequence[int], nodes: int) -> str:
     """How a figure at `nodes` is got from runs at `counts`: measured, interpolated or extrapolated."""
     read = runs_read(counts, nodes)
@@ -158,7 +164,7 @@ class Throughput:
             for run in runs
             if (output := run.output_tokens_per_second) is not None
         ]
-        if shares and {count for count, _ in shares} != {run.nodes for run in runs}:
+        if shares and output_from_shares([count for count, _ in shares], [run.nodes for run in runs]):
             # Fewer node counts report output than total: their output share of the total, at this node count,
             # so the output follows the total's scaling (12 x one node's output ignored the loss between them).
             return total * interpolate(sorted(shares), nodes)

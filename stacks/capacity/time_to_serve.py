@@ -297,15 +297,22 @@ def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measureme
     )
 
 
-def planning_figure(config: StackConfig) -> tuple[int, str]:
-    """The planning figure of a new replica of this stack (alert durations, the schedule's lead, the
-    scale-down window) and its basis: from a recorded start-up report of its configuration first, else
-    the write-up's figures where they apply (the report of every phase: commands/render/time_to_serve.py)."""
+def _node_and_pod(config: StackConfig) -> tuple[Phase, Phase]:
+    """The node and pod phases of a new replica: a recorded start-up report of the stack's configuration
+    first, else the write-up's figures where they apply."""
     node = node_phase(config)
     pod = pod_phase(pod_measurement_gap(config), image_release(config.engine.image))
     entry = recorded_startup(config)
     if entry is not None:
         node, pod = recorded_phases((node, pod), entry)
+    return node, pod
+
+
+def planning_figure(config: StackConfig) -> tuple[int, str]:
+    """The planning figure of a new replica of this stack (alert durations, the schedule's lead, the
+    scale-down window) and its basis: from a recorded start-up report of its configuration first, else
+    the write-up's figures where they apply (the report of every phase: commands/render/time_to_serve.py)."""
+    node, pod = _node_and_pod(config)
     return planning(config, total_phase(node, pod, COLD), weights_phase(config))
 
 
@@ -317,10 +324,7 @@ def planning_seconds(config: StackConfig) -> int:
 def held_planning_seconds(config: StackConfig) -> int:
     """The planning figure of a new replica on a held node (`held_planning`), from a recorded start-up
     report of the stack's configuration first, as `planning_figure`."""
-    pod = pod_phase(pod_measurement_gap(config), image_release(config.engine.image))
-    entry = recorded_startup(config)
-    if entry is not None:
-        (pod,) = recorded_phases((pod,), entry)
+    _, pod = _node_and_pod(config)
     held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
     return held_planning(config, held, weights_phase(config))[0]
 

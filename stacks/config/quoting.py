@@ -26,6 +26,11 @@ def _number(value: int | float) -> str:
     return f"a number of about {'-' if value < 0 else ''}10^{magnitude}"
 
 
+def escaped(text: str) -> str:
+    """The text with every character that is not printable (a line break too) escaped as Python spells it."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     """At most `limit` characters of the value, control characters and non-ASCII escaped, tokens hidden;
     numbers, booleans and null as the stack file spells them, without quotes."""
@@ -37,7 +42,7 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
         return _number(value)
     text = redact_secrets(value if isinstance(value, str) else repr(value))
     prefix = text[:limit].encode("ascii", "backslashreplace").decode("ascii")
-    shown = "".join(char if char.isprintable() else repr(char)[1:-1] for char in prefix).replace("'", "\\'")
+    shown = escaped(prefix).replace("'", "\\'")
     return f"'{shown}{'...' if len(text) > limit else ''}'"
 
 

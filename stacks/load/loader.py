@@ -24,7 +24,7 @@ from stacks.config.cluster import EXISTING_CLUSTER_KEYS
 from stacks.config.pattern_words import allowed_by
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
-from stacks.config.quoting import MESSAGE_MAX, quote
+from stacks.config.quoting import MESSAGE_MAX, escaped, quote
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 from stacks.load.plaintext_secrets import plaintext_secret_problem
@@ -58,7 +58,7 @@ class InvalidConfig(pulumi.RunError):
 
     def __init__(self, message: str) -> None:
         one_line = " ".join(redact_secrets(message).split())
-        line = "".join(char if char.isprintable() else repr(char)[1:-1] for char in one_line)
+        line = escaped(one_line)
         super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
 

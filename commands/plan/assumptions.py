@@ -12,7 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.hardware import B200_GPUS_PER_NODE
-from stacks.capacity.expectation import Expectation, Throughput, basis_at, expect, interpolate, throughput_of
+from stacks.capacity.expectation import (
+    Expectation,
+    Throughput,
+    basis_at,
+    expect,
+    interpolate,
+    runs_read,
+    throughput_of,
+)
 from stacks.capacity.measurements import (
     MEASUREMENTS_FILE,
     Configuration,
@@ -233,7 +241,7 @@ def _assumptions(
             "output share; outputs run to their length)"
         )
     if expected.counted_requests_per_second is not None:
-        assumptions.append(_completion_caveat(key, runs))
+        assumptions.append(_completion_caveat(key, runs, nodes))
     if latencies:
         assumptions.append(
             "TPOT/TTFT: medians of the nearest measured node counts, under the full load; no other "
@@ -242,10 +250,13 @@ def _assumptions(
     return assumptions
 
 
-def _completion_caveat(key: Configuration, runs: Sequence[Run]) -> str:
+def _completion_caveat(key: Configuration, runs: Sequence[Run], nodes: int) -> str:
     """Completed req/s are the benchmark's count; where they disagree with the measured tok/s and
-    the load's mean request length, say by how much a run of exactly this load would differ."""
-    counted = [run for run in runs if run.requests_per_second is not None]
+    the load's mean request length, say by how much a run of exactly this load would differ. Judged on
+    the runs the figure at `nodes` reads: a recorded run whose count matches its tok/s is not averaged
+    with the write-up's runs that counted a third more (that blend is true of no run)."""
+    reporting = [run for run in runs if run.requests_per_second is not None]
+    counted = [reporting[index] for index in runs_read([run.nodes for run in reporting], nodes)]
     line = f"completed req/s as the benchmark counted them at {node_counts([run.nodes for run in counted])} node(s)"
     if not (isinstance(key.input_tokens, int) and isinstance(key.output_tokens, int)):
         return line

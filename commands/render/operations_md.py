@@ -6,9 +6,11 @@ from __future__ import annotations
 from commands.plan.capacity_plan import PRICING_LABELS
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from components.capacity import capacity_kind
-from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps
+from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps, source_settings
 from stacks.capacity.planner import budget_pricing, node_price
 from stacks.capacity.time_to_serve import Phase
+from stacks.config.capacity import FlexStartSource
+from stacks.config.quoting import human_duration
 from stacks.config.stack import StackConfig
 
 
@@ -88,6 +90,26 @@ def warm_up_cost(config: StackConfig, seconds: int) -> str:
     )
 
 
+def flex_start_recycling(config: StackConfig, model: TimeToServe) -> str | None:
+    """When Flex-start nodes are replaced, and what a pod's move costs (None: no Flex-start source)."""
+    source = next((item for item in config.capacity.sources if isinstance(item, FlexStartSource)), None)
+    if source is None:
+        return None
+    lead = source_settings(source, config.max_replicas)["node_recycling_lead_time_seconds"]
+    reason = (
+        f"nodeRecyclingLeadTimeSeconds {lead:,} s"
+        if source.node_recycling_lead_time_seconds is not None
+        else f"{lead:,} s: left null, the most pods, {config.max_replicas}, x 35 min, a node and a model load each"
+    )
+    return (
+        f"a Flex-start node runs at most {human_duration(source.max_run_duration_seconds)}; GKE requests its "
+        f"replacement {human_duration(lead)} before the end ({reason}), and the pods move one at a time as the "
+        f"PodDisruptionBudget allows, one pod fewer serving during each move: ~{_minutes(model.held_planning_seconds)} "
+        f"where the replacement node is already up, ~{_minutes(model.planning_seconds)} where it is not (the "
+        "planning figures of Time to serve; a move is not measured)"
+    )
+
+
 def plan_section(config: StackConfig) -> list[str]:
     """plan.md: scaling settings, their expected reaction time, schedule and warm-up cost."""
     model = time_to_serve(config)
@@ -125,6 +147,9 @@ def plan_section(config: StackConfig) -> list[str]:
         else ""
     )
     lines.append(f"| warm-up per new pod | {_serves_after(model)}; {warm_up_cost(config, cold)}{held} |")
+    recycling = flex_start_recycling(config, model)
+    if recycling is not None:
+        lines.append(f"| Flex-start recycling | {recycling} |")
     alerts = config.monitoring.alerts
     channel = alerts.notification_channel or (f"email {alerts.email}" if alerts.email else "none (console only)")
     lines += [

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from commands.plan.assumptions import ExplainedExpectation, node_counts
+from commands.plan.assumptions import COMPLETION_GAP, ExplainedExpectation, node_counts
 from commands.plan.capacity_plan import CapacityPlan, Cost, plan
 from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
@@ -190,7 +190,9 @@ def _requests_note(expected: ExplainedExpectation) -> str:
             "nearest per-node count held"
         )
     count = measured_on(expected, count, expected.requests_releases)
-    if expected.requests_per_second is not None and expected.requests_per_second < expected.counted_requests_per_second:
+    completes = expected.requests_per_second
+    # a count within the gap of what the load completes is the count (Assumptions says no more of it)
+    if completes is not None and completes < expected.counted_requests_per_second * (1 - COMPLETION_GAP):
         return (
             f"what this load completes: the total tok/s ({expected.basis}) over the load's mean request (see "
             "Assumptions); the "

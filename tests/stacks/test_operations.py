@@ -532,3 +532,33 @@ def test_the_warm_up_is_priced_by_the_stacks_own_sources_and_prices() -> None:
     assert "USD 60.00 on reservation `r1`, reservation, on-demand-equivalent; USD 24.00 on Spot" in line
     assert "Autopilot premium of 20%" in line
     assert "committed" not in line
+
+
+@pytest.mark.parametrize(
+    ("source", "lead"),
+    [
+        (
+            {"type": "flexStart"},
+            "GKE requests its replacement 2 h 20 min before the end (8,400 s: left null, the most pods, 4,",
+        ),
+        (
+            {"type": "flexStart", "nodeRecyclingLeadTimeSeconds": 36000, "maxRunDurationSeconds": 172800},
+            "runs at most 2 days; GKE requests its replacement 10 h before the end "
+            "(nodeRecyclingLeadTimeSeconds 36,000",
+        ),
+    ],
+)
+def test_flex_start_recycling_says_when_nodes_are_replaced_and_what_a_move_costs(
+    source: dict[str, Any], lead: str
+) -> None:
+    """Flex-start nodes reach the end of their run and are replaced: the operator sees when, and that each
+    pod's move costs a time to serve (the planning figures: a pod phase on a node already up, else both)."""
+    from commands.render.operations_md import plan_section
+
+    config = validate({**BASE, **HELD, "capacity": {"sources": [source, {"type": "spot"}]}})
+    (row,) = [line for line in plan_section(config) if line.startswith("| Flex-start recycling |")]
+    assert lead in row, row
+    assert f"~{RECIPE_POD_SECONDS / 60:.0f} min where the replacement node is already up" in row
+    assert f"~{COLD_SECONDS / 60:.0f} min where it is not" in row and "not measured" in row
+    spot_only = validate({**BASE, **HELD, "capacity": {"sources": [{"type": "spot"}]}})
+    assert not any("recycling" in line for line in plan_section(spot_only))

@@ -59,7 +59,7 @@ def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_p
         bench_compare_main, "seqs", str(JOB_LOG), *common, "--record", "--date", "2026-11-20", "--source", "team run"
     )
     assert recorded.returncode == 0, recorded.stderr
-    assert f"recorded as measurement seqs-2026-11-20 in {file}" in recorded.stdout
+    assert f"recorded as measurement seqs-2026-11-20 in {file}\n" in recorded.stdout, "another file: no `make docs`"
     assert file.read_text().startswith(original), "every earlier line is kept"
     entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
     assert entry.source == "team run" and entry.configuration.max_num_seqs == 4096
@@ -70,6 +70,18 @@ def test_a_recorded_result_is_the_figure_of_its_configuration_from_then_on(tmp_p
     assert f"measured: seqs-2026-11-20 (the given file {file.name})" in after.stdout, "the figure names its file"
     repository = run_main(plan_main, "seqs", "--config-file", str(stack)).stdout
     assert repository == before.stdout.replace(f"the given file {file.name}", "stacks/capacity/measurements.yaml")
+
+
+def test_a_record_into_the_repositorys_file_says_to_refresh_what_is_generated_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preview's table of traced settings is keyed on the repository's measurements file: a record
+    there leaves it stale (CI's check fails) until `make docs` writes it again."""
+    file = copy_of_the_file(tmp_path)
+    monkeypatch.setattr(measurements, "MEASUREMENTS_FILE", file)  # the repository's, as this run sees it
+    recorded = record(tmp_path, file, "--date", "2026-11-22")
+    assert recorded.returncode == 0, recorded.stderr
+    assert f"recorded as measurement dev-2026-11-22 in {file}; run `make docs` before committing it" in recorded.stdout
 
 
 def test_a_recorded_date_reads_back_as_its_text_anywhere(tmp_path: Path) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from commands.plan.capacity_plan import cost
-from stacks.capacity import measurements
 from stacks.capacity.expectation import expect
 from stacks.capacity.planner import storage_of
 from stacks.config.routing import RoutingMode
+from tests.stacks.capacity.test_planner import write_up_runs
 from tests.variants import stack_config
 
 TOLERANCE = 0.02
@@ -17,7 +17,7 @@ TOLERANCE = 0.02
 def test_published_twelve_node_prices_and_cost_per_million_tokens() -> None:
     config = stack_config("prod")
     storage = storage_of(config)
-    total = expect(config, 12, measurements.load().measurements, RoutingMode.clusterip).total_tokens_per_second
+    total = expect(config, 12, write_up_runs(), RoutingMode.clusterip).total_tokens_per_second
     spot = cost("spot", 12, total, storage, config.pricing)
     committed = cost("commit1y", 12, total, storage, config.pricing)
     assert spot.nodes_per_hour == pytest.approx(391, rel=TOLERANCE)

@@ -19,6 +19,11 @@ DEEPGEMM_FIX_URL = "https://github.com/vllm-project/vllm/pull/38083"
 # Google Cloud's public pricing pages the planner's prices come from or are to be checked against
 # (title, URL): plan.md cites them beside each price, with what is derived and how.
 GPU_PRICING = ('"GPU pricing" (Compute Engine)', "https://cloud.google.com/compute/gpus-pricing")
+# Billing of a reservation: from its creation to its deletion, used or not, at the on-demand rate with any discount.
+RESERVATIONS = (
+    '"Reservations of Compute Engine zonal resources" (Compute Engine)',
+    "https://cloud.google.com/compute/docs/instances/reservations-overview",
+)
 CUD_OVERVIEW = (
     '"Resource-based committed use discounts" (Compute Engine)',
     "https://cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts",

@@ -76,6 +76,11 @@ class CapacityKind:
     price_setting: str | None
     label: str
 
+    @property
+    def reserved(self) -> bool:
+        """A reservation: billed from its creation to its deletion, used or not (no node-hour price of its own)."""
+        return self.price_setting is None
+
 
 SPOT = CapacityKind("spot", SpotCapacity, preemptible=True, price_setting="spot_per_node_hour", label="Spot")
 FLEX_START = CapacityKind(

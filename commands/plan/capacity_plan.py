@@ -117,7 +117,7 @@ def cost(
 
 def pricings_of(source: CapacitySource) -> list[str]:
     """The ways the nodes of one capacity source can be billed."""
-    if capacity_kind(source.type).price_setting is None:
+    if capacity_kind(source.type).reserved:
         return [billing.value for billing in ReservationBilling]
     return [source.type]
 
@@ -190,5 +190,9 @@ def plan(
         running=hours,
         utilization=config.pricing.utilization,
         pricing=config.pricing.model_dump(mode="json", by_alias=True),
-        pricing_notes=pricing_notes(config.pricing, owns_cluster=not config.cluster.existing),
+        pricing_notes=pricing_notes(
+            config.pricing,
+            owns_cluster=not config.cluster.existing,
+            reserved=any(capacity_kind(source.type).reserved for source in config.capacity.sources),
+        ),
     )

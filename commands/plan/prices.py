@@ -4,7 +4,16 @@ sets itself (pricing.*) is named as the stack's; one left at its default says wh
 
 from __future__ import annotations
 
-from common.sources import CUD_OVERVIEW, DISK_PRICING, FLEX_START, GKE_PRICING, GPU_PRICING, WRITEUP, cited
+from common.sources import (
+    CUD_OVERVIEW,
+    DISK_PRICING,
+    FLEX_START,
+    GKE_PRICING,
+    GPU_PRICING,
+    RESERVATIONS,
+    WRITEUP,
+    cited,
+)
 from stacks.capacity.planner import FREE_TIER_CREDIT_PER_MONTH, HOURS_PER_MONTH
 from stacks.config.pricing import (
     COMMITTED_1Y_DISCOUNT,
@@ -23,7 +32,8 @@ def _own(pricing: PricingConfig, name: str, what: str) -> str:
     return f"{what} USD {getattr(pricing, name):,.2f}: set by this stack (pricing.{key})"
 
 
-def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True) -> tuple[str, ...]:
+def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True, reserved: bool = False) -> tuple[str, ...]:
+    """`reserved`: a capacity source of the stack is a reservation."""
     notes = []
     check = f"check the current A4 (a4-highgpu-8g) prices on {cited(GPU_PRICING)}"
     published = {
@@ -99,4 +109,12 @@ def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True) -> tuple[st
         "USD per month = the node-hours the schedule and autoscaler keep up x (node price + premium), plus disks, "
         f"image{' and cluster fee' if owns_cluster else ''} for all {HOURS_PER_MONTH} h of the month"
     )
+    if reserved:
+        notes.append(
+            "a reservation is billed from its creation to its deletion, used or not, at the on-demand rate with "
+            f"any commitment's discount ({cited(RESERVATIONS)}): its month is its size x {HOURS_PER_MONTH} h at the "
+            "reservation's price above, whatever the schedule and autoscaler run (the stack does not know its "
+            "size); the reservation rows count only the hours pods run, and a node on it costs nothing more while "
+            "a pod warms up or it is held"
+        )
     return tuple(notes)

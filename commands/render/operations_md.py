@@ -3,7 +3,6 @@ cost of a new replica's warm-up (its time to serve, commands/render/time_to_serv
 
 from __future__ import annotations
 
-from commands.plan.capacity_plan import PRICING_LABELS
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from components.capacity import capacity_kind
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps, source_settings
@@ -71,22 +70,51 @@ def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str
     )
 
 
+def priced_sources(config: StackConfig, hours: float, premium: bool, decimals: int = 0) -> list[str]:
+    """`hours` of one A4 node on each of the stack's capacity sources in fallback order, at the stack's
+    own prices (with the Autopilot premium when `premium`): "USD 9.57 on Spot". A reservation's node costs
+    nothing more: the reservation is billed used or not (Prices)."""
+    pricing = config.pricing
+    costs = []
+    for source in config.capacity.sources:
+        if capacity_kind(source.type).reserved:
+            costs.append(f"nothing more on {source.label} (billed used or not, see Prices)")
+            continue
+        per_hour = node_price(pricing, budget_pricing(source, pricing))
+        costs.append(
+            f"USD {per_hour * (1 + pricing.autopilot_premium_fraction if premium else 1) * hours:,.{decimals}f} on "
+            f"{source.label}"
+        )
+    return costs
+
+
 def warm_up_cost(config: StackConfig, seconds: int) -> str:
     """What one node costs while its pod warms up, for each of the stack's capacity sources in fallback
     order, at the stack's own prices (pricing.*, the Autopilot premium included)."""
     pricing = config.pricing
-    costs = []
-    for source in config.capacity.sources:
-        kind = budget_pricing(source, pricing)
-        per_hour = node_price(pricing, kind) * (1 + pricing.autopilot_premium_fraction)
-        # a reservation is billed as pricing.reservationBilling says: name the billing
-        billed = "" if capacity_kind(source.type).price_setting is not None else f", {PRICING_LABELS[kind]}"
-        costs.append(f"USD {per_hour * seconds / 3600:,.2f} on {source.label}{billed}")
     return (
         "the node is billed during warm-up: "
-        + "; ".join(costs)
+        + "; ".join(priced_sources(config, seconds / 3600, premium=True, decimals=2))
         + f" (per node: its node-hour price x {seconds / 3600:.2f} h, with the Autopilot premium of "
         f"{pricing.autopilot_premium_fraction:.0%}; the stack's pricing settings, see Prices)"
+    )
+
+
+def held_beyond_headroom(config: StackConfig) -> str | None:
+    """What the held nodes no scale-up can use are for (None: every held node may take a new pod)."""
+    # Without an autoscaler, or with a schedule, pods are added by hand or by the schedule's steps: not counted.
+    if not config.warm_capacity.enabled or not config.autoscaling.enabled or config.schedule.enabled:
+        return None
+    held = config.warm_capacity.nodes
+    headroom = config.max_replicas - config.autoscaling.min_replicas
+    if held <= headroom:
+        return None
+    spare = held - headroom
+    return (
+        f"{held} held, and the autoscaler adds {f'at most {_pods(headroom)}' if headroom else 'no pod (min = max)'}: "
+        f"{spare} of them only ever "
+        f"take{'s' if spare == 1 else ''} a pod that replaces one (a Spot preemption, a node repair or upgrade), "
+        "billed all the same (see the monthly cost)"
     )
 
 
@@ -99,14 +127,17 @@ def flex_start_recycling(config: StackConfig, model: TimeToServe) -> str | None:
     reason = (
         f"nodeRecyclingLeadTimeSeconds {lead:,} s"
         if source.node_recycling_lead_time_seconds is not None
-        else f"{lead:,} s: left null, the most pods, {config.max_replicas}, x 35 min, a node and a model load each"
+        else f"{lead:,} s: left null, the most pods, {config.max_replicas}, x 35 min, the margin a move is given: "
+        "15 min for a node, 20 for the model load"
     )
+    fewest = config.autoscaling.min_replicas if config.autoscaling.enabled else config.nodes
+    fewer = "none serving while the only pod moves" if fewest == 1 else "one pod fewer serving during each move"
     return (
         f"a Flex-start node runs at most {human_duration(source.max_run_duration_seconds)}; GKE requests its "
         f"replacement {human_duration(lead)} before the end ({reason}), and the pods move one at a time as the "
-        f"PodDisruptionBudget allows, one pod fewer serving during each move: ~{_minutes(model.held_planning_seconds)} "
-        f"where the replacement node is already up, ~{_minutes(model.planning_seconds)} where it is not (the "
-        "planning figures of Time to serve; a move is not measured)"
+        f"PodDisruptionBudget allows, {fewer}: {_serves_after_held(model, ' where the replacement node is already up')}"
+        f", {_serves_after(model, ' where it is not')}; a move itself is not measured, nor is how GKE drains the "
+        "node onto its replacement"
     )
 
 
@@ -120,15 +151,20 @@ def plan_section(config: StackConfig) -> list[str]:
         metric, target = autoscaling_metric(config)
         # GitHub tables split cells on every unescaped pipe, code spans included.
         shown_metric = metric.replace("|", "\\|")
-        lines += [
+        lines.append(
             f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
-            f"{scaling.min_replicas}-{config.max_replicas} pods |",
-            f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
-            f"{_new_pod_serves(config, model)} |",
-            f"| scale down | after {scale_down_stabilization_seconds(config)} s of lower demand, -1 pod per "
-            f"{scaling.scale_down_period_seconds} s |",
-            f"| reaction to a sustained surge | {surge_reaction(config, model)} |",
-        ]
+            f"{scaling.min_replicas}-{config.max_replicas} pods |"
+        )
+        if config.max_replicas > scaling.min_replicas:
+            lines += [
+                f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
+                f"{_new_pod_serves(config, model)} |",
+                f"| scale down | after {scale_down_stabilization_seconds(config)} s of lower demand, -1 pod per "
+                f"{scaling.scale_down_period_seconds} s |",
+            ]
+        else:
+            lines.append(f"| scale up, scale down | none: min = max = {_pods(config.max_replicas)}, the count holds |")
+        lines.append(f"| reaction to a sustained surge | {surge_reaction(config, model)} |")
     else:
         lines.append(f"| autoscaling | off: {_pods(config.nodes)}, scale by hand (`scaleByHand` output) |")
     if config.schedule.enabled:
@@ -147,6 +183,9 @@ def plan_section(config: StackConfig) -> list[str]:
         else ""
     )
     lines.append(f"| warm-up per new pod | {_serves_after(model)}; {warm_up_cost(config, cold)}{held} |")
+    spare = held_beyond_headroom(config)
+    if spare is not None:
+        lines.append(f"| held nodes | {spare} |")
     recycling = flex_start_recycling(config, model)
     if recycling is not None:
         lines.append(f"| Flex-start recycling | {recycling} |")

@@ -4,6 +4,7 @@ a simultaneous wake of every node, and the goal with what each saving rests on."
 from __future__ import annotations
 
 from commands.plan.hours import held_hours_per_month
+from commands.render.operations_md import priced_sources
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
@@ -91,13 +92,13 @@ def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:
             f"(a GKE CapacityBuffer, GKE >= {CAPACITY_BUFFER_MIN_GKE_VERSION}), billed while held.",
         ]
     hours = held_hours_per_month(config)
-    pricing = config.pricing
     when = "in the schedule's serving windows" if config.schedule.enabled else "around the clock"
     return [
         f"Held nodes: {warm.nodes} A4 node(s) {when} (CapacityBuffer `{config.routing.service_name}-held` of the "
-        f"serving Deployment's pods): {hours:,.0f} node-hours a month, USD {hours * pricing.spot_per_node_hour:,.0f} "
-        f"Spot .. USD {hours * pricing.committed_1y_per_node_hour:,.0f} committed a month (VM price, before the "
-        "Autopilot premium; the monthly costs per source count them as serving nodes). A replica that lands on "
+        f"serving Deployment's pods): {hours:,.0f} node-hours a month, "
+        + "; ".join(priced_sources(config, hours, premium=False))
+        + " a month (the stack's capacity sources in fallback order at their VM prices, before the Autopilot "
+        "premium; the monthly costs per source count them as serving nodes). A replica that lands on "
         f"one serves after {_held_serves(model)}.",
     ]
 

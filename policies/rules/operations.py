@@ -184,9 +184,17 @@ def _stated_seconds(autoscaler: Any, key: str) -> float | None:
         return None
 
 
+def _adds_pods(autoscaler: Any) -> bool:
+    """Whether the autoscaler may add pods: its ceiling above its floor (Kubernetes' default floor is 1)."""
+    spec = as_mapping(dig(autoscaler.props, "spec"))
+    floor, ceiling = spec.get("minReplicas", 1), spec.get("maxReplicas")
+    counts = all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (floor, ceiling))
+    return not (counts and ceiling <= floor)
+
+
 def _queue_autoscaling_outruns_start_up(args: StackValidationArgs, report: ReportViolation) -> None:
     for autoscaler, _workload, template in _autoscaled(args.resources):
-        if not template.gpus or not _queue_metric(autoscaler):
+        if not template.gpus or not _queue_metric(autoscaler) or not _adds_pods(autoscaler):
             continue
         held = _held_for(args.resources, template.name)
         seconds = _stated_seconds(autoscaler, HELD_TIME_TO_SERVE_ANNOTATION if held else TIME_TO_SERVE_ANNOTATION)
@@ -213,7 +221,8 @@ QUEUE_AUTOSCALING_OUTRUNS_START_UP = StackValidationPolicy(
     name="LLM-OPS-005",
     display_name="Queue-depth autoscaling reacts within the time to serve",
     description=(
-        "A HorizontalPodAutoscaler that adds GPU pods on queue depth (vllm:num_requests_waiting) reacts to a "
+        "A HorizontalPodAutoscaler that adds GPU pods on queue depth (vllm:num_requests_waiting; maxReplicas above "
+        "minReplicas) reacts to a "
         "burst only after a new pod serves. When the stack states that this takes longer than its bound "
         f"(annotations {TIME_TO_SERVE_ANNOTATION} and {TIME_TO_SERVE_BOUND_ANNOTATION} on the autoscaler; "
         f"{HELD_TIME_TO_SERVE_ANNOTATION} where a CapacityBuffer holds nodes for the workload, which skips only the "

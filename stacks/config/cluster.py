@@ -82,7 +82,8 @@ class NetworkConfig(ConfigModel):
     pods_cidr: str = Field(
         default="10.4.0.0/14",
         description=(
-            "Secondary range for Pod addresses (VPC-native); must hold a /24 per node, A4 and CPU nodes alike."
+            "Secondary range for Pod addresses (VPC-native); must hold a /24 per node: the A4 nodes at the replica "
+            "ceiling, the nodes warmCapacity holds, and the CPU nodes (4, and one per endpoint-picker standby)."
         ),
     )
     services_cidr: str = Field(

@@ -630,7 +630,10 @@ def _ranges_fit(config: StackConfig) -> str | None:
         return None
     # Each picker replica beyond the first is another C4 node (Performance class: one pod per node).
     standbys = config.routing.gateway.epp_replicas - 1 if config.routing.mode is RoutingMode.gateway else 0
-    nodes = config.capacity.nodes + OTHER_NODES + standbys
+    # Every A4 node that may be up at once: the replica ceiling (the autoscaler's or the plan's), and the
+    # held nodes of a capacity buffer beyond it.
+    held = config.warm_capacity.nodes if config.warm_capacity.enabled else 0
+    nodes = max(config.capacity.nodes, config.max_replicas) + held + OTHER_NODES + standbys
     pods = ipaddress.IPv4Network(network.pods_cidr)
     if pods.num_addresses < nodes * POD_ADDRESSES_PER_NODE:
         prefix = 32 - math.ceil(math.log2(nodes * POD_ADDRESSES_PER_NODE))

@@ -81,6 +81,14 @@ def test_held_nodes_quiet_the_queue_autoscaling_warning_only_within_the_bound(
     assert not found or "~600 s on a held node, still over the stack's bound of 180 s" in found[0].message
 
 
+def test_an_autoscaler_whose_floor_is_its_ceiling_adds_no_pod_to_warn_of() -> None:
+    records = queue_autoscaled(serving_stack(), held=False)
+    assert verdicts(check_records(records), "LLM-OPS-005"), "the fixture warns as it is"
+    spec = next(record for record in records if record["name"] == "llm-hpa")["inputs"]["spec"]
+    spec["minReplicas"] = spec["maxReplicas"]
+    assert verdicts(check_records(records), "LLM-OPS-005") == []
+
+
 # ---------------------------------------------------------------- policy config
 
 

@@ -510,7 +510,8 @@ def test_dashboard_legends_use_cloud_monitorings_template_syntax(stack: Rendered
 
 def test_the_warm_up_is_priced_by_the_stacks_own_sources_and_prices() -> None:
     """Each capacity source in fallback order at the stack's pricing settings, the Autopilot premium
-    included: a reservation billed on demand, then Spot at a price of the stack's own."""
+    included: a reservation costs nothing more (it is billed used or not), then Spot at a price of the
+    stack's own."""
     from commands.render.operations_md import warm_up_cost
 
     config = validate(
@@ -529,7 +530,13 @@ def test_the_warm_up_is_priced_by_the_stacks_own_sources_and_prices() -> None:
         }
     )
     line = warm_up_cost(config, 1800)
-    assert "USD 60.00 on reservation `r1`, reservation, on-demand-equivalent; USD 24.00 on Spot" in line
+    assert "nothing more on reservation `r1` (billed used or not, see Prices); USD 24.00 on Spot" in line
+    from commands.plan.capacity_plan import plan
+
+    (billed,) = [note for note in plan("dev", config).pricing_notes if note.startswith("a reservation is billed")]
+    assert "used or not" in billed and "https://cloud.google.com/compute/docs/instances/reservations-overview" in billed
+    spot_only = validate({**BASE, "capacity": {"sources": [{"type": "spot"}]}})
+    assert not any(note.startswith("a reservation") for note in plan("dev", spot_only).pricing_notes)
     assert "Autopilot premium of 20%" in line
     assert "committed" not in line
 
@@ -560,5 +567,59 @@ def test_flex_start_recycling_says_when_nodes_are_replaced_and_what_a_move_costs
     assert lead in row, row
     assert f"~{RECIPE_POD_SECONDS / 60:.0f} min where the replacement node is already up" in row
     assert f"~{COLD_SECONDS / 60:.0f} min where it is not" in row and "not measured" in row
+    assert "none serving while the only pod moves" in row, "the autoscaler's floor is 1 pod"
+    assert "a node and a model load each" not in row, "35 min is the margin a move is given, not its time to serve"
     spot_only = validate({**BASE, **HELD, "capacity": {"sources": [{"type": "spot"}]}})
     assert not any("recycling" in line for line in plan_section(spot_only))
+
+
+def test_an_autoscaler_that_cannot_add_a_pod_has_no_scaling_rows_and_its_spare_held_nodes_are_said() -> None:
+    from commands.render.operations_md import plan_section
+
+    fixed = validate(
+        {
+            **BASE,
+            **HELD,
+            "schedule": {"enabled": False},
+            "capacity": {"nodes": 4},
+            "autoscaling": {"minReplicas": 4, "maxReplicas": 4},
+            "warmCapacity": {"nodes": 2},
+        }
+    )
+    rows = [line for line in plan_section(fixed) if line.startswith("| ")]
+    assert "| scale up, scale down | none: min = max = 4 pods, the count holds |" in rows
+    assert not any(row.startswith(("| scale up |", "| scale down |")) for row in rows)
+    assert (
+        "| held nodes | 2 held, and the autoscaler adds no pod (min = max): 2 of them only ever take a pod"
+        in "\n".join(rows)
+    )
+    beyond = validate({**BASE, **HELD, "schedule": {"enabled": False}, "warmCapacity": {"nodes": 4}})
+    (spare,) = [row for row in plan_section(beyond) if row.startswith("| held nodes |")]
+    assert "4 held, and the autoscaler adds at most 3 pods: 1 of them only ever takes a pod that replaces one" in spare
+    within = validate({**BASE, **HELD, "schedule": {"enabled": False}, "warmCapacity": {"nodes": 3}})
+    assert not any(row.startswith("| held nodes |") for row in plan_section(within))
+
+
+def test_held_nodes_are_priced_on_the_stacks_own_sources() -> None:
+    """Held nodes come from the stack's capacity sources: a Flex-start-only stack's are not priced at Spot or a
+    commitment it never uses."""
+    from commands.plan.hours import held_hours_per_month
+    from commands.render.time_to_serve import time_to_serve
+    from commands.render.time_to_serve_md import warm_capacity_lines
+
+    config = validate(
+        {
+            **BASE,
+            **HELD,
+            "warmCapacity": {"nodes": 1},
+            "capacity": {"sources": [{"type": "flexStart"}]},
+            "pricing": {"flexStartPerNodeHour": 50.0},
+        }
+    )
+    (line,) = warm_capacity_lines(config, time_to_serve(config))
+    hours = held_hours_per_month(config)
+    assert (
+        f"{hours:,.0f} node-hours a month, USD {hours * 50:,.0f} on Flex-start (nodes live at most 7 days) a month"
+        in line
+    )
+    assert "Spot" not in line and "committed" not in line

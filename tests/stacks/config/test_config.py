@@ -194,3 +194,19 @@ def test_a_region_that_does_not_exist_is_refused_in_one_line(region: str) -> Non
     assert validate(
         {"environment": "dev", "project": "my-llm-dev", "region": "europe-west1", "zones": ["europe-west1-b"]}
     )
+
+
+def test_the_pod_range_holds_every_a4_node_that_may_be_up_at_once() -> None:
+    """A /24 of Pod addresses per node: the A4 nodes at the replica ceiling, the nodes a capacity buffer
+    holds beyond it, and the CPU nodes. A /21 holds 8: 4 A4 and 4 CPU nodes fit; a held node more, or an
+    autoscaler that may run a fifth pod, does not."""
+    fitting = {
+        **BASE,
+        "capacity": {"nodes": 4},
+        "schedule": {"enabled": False},
+        "cluster": {"minMasterVersion": "1.36", "network": {"podsCidr": "10.4.0.0/21"}},
+    }
+    assert validate(fitting).capacity.nodes == 4
+    for more in ({"warmCapacity": {"nodes": 1}}, {"autoscaling": {"minReplicas": 1, "maxReplicas": 5}}):
+        with pytest.raises(InvalidConfig, match=r"podsCidr: 10\.4\.0\.0/21 has room for 8 nodes .*; 9 are needed"):
+            validate({**fitting, **more})

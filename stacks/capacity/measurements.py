@@ -154,6 +154,9 @@ class Configuration(_MeasuredEngine):
 # Upper bounds of the figures the planner computes with: far above any real run, and low enough that
 # every figure derived from them stays finite (1e308 tokens/s once made the plan's figures infinite).
 MAX_RATE = 1e12
+# ... and a lower bound on a rate, far below any real run, that keeps their ratios finite and non-zero (a
+# recorded 5e-324 tokens/s once made the completion caveat divide by zero in every later plan).
+MIN_RATE = 1e-3
 MAX_MILLISECONDS = 1e9
 MAX_REQUESTS = 10**15
 MAX_SECONDS = 1e7
@@ -163,13 +166,13 @@ class Run(ConfigModel):
     """One benchmark run at one node count (a figure left out was not reported)."""
 
     nodes: Annotated[int, Field(ge=1, le=10_000)] = Field(description="A4 nodes serving.")
-    total_tokens_per_second: Annotated[float, Field(gt=0, le=MAX_RATE)] = Field(
+    total_tokens_per_second: Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(
         description="Input + output tokens per second."
     )
-    output_tokens_per_second: Annotated[float | None, Field(gt=0, le=MAX_RATE)] = Field(
+    output_tokens_per_second: Annotated[float | None, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(
         default=None, description="Output only."
     )
-    requests_per_second: Annotated[float | None, Field(gt=0, le=MAX_RATE)] = Field(
+    requests_per_second: Annotated[float | None, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(
         default=None, description="Completed requests per second, as the benchmark counted them."
     )
     tpot_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS)] = Field(

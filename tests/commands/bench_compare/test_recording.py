@@ -538,3 +538,17 @@ def test_a_record_without_a_source_is_refused(tmp_path: Path) -> None:
     run = run_main(bench_compare_main, "dev", str(JOB_LOG), "--measurements", str(file), "--record")
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--record needs --source" in run.stderr
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
+def test_a_rate_too_small_to_divide_by_is_not_recorded(tmp_path: Path) -> None:
+    """A run of 5e-324 tokens/s, once recorded, made every later plan of its stack divide by zero (exit 1)."""
+    file = copy_of_the_file(tmp_path)
+    before = file.read_text()
+    result = json.loads(JOB_LOG.read_text().split("BENCH_RESULT ", 1)[1].splitlines()[0])
+    log = tmp_path / "tiny.log"
+    log.write_text("BENCH_RESULT " + json.dumps({**result, "total_token_throughput": 5e-324}) + "\n")
+    refused = record(tmp_path, file, log=log)
+    assert refused.returncode == 2 and "total_token_throughput input should be greater than or equal to 0.001" in (
+        refused.stderr
+    )
+    assert file.read_text() == before

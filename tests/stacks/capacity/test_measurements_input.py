@@ -130,8 +130,8 @@ def test_every_figure_the_planner_computes_with_is_bounded_on_both_sides(model: 
     [
         ("nodes", True, "an integer from 1 to 10,000"),
         ("nodes", "two", "an integer from 1 to 10,000"),
-        ("totalTokensPerSecond", "fast", "a number above 0 and at most 1,000,000,000,000"),
-        ("totalTokensPerSecond", 10**400, "a number above 0 and at most 1,000,000,000,000"),
+        ("totalTokensPerSecond", "fast", "a number from 0.001 to 1,000,000,000,000"),
+        ("totalTokensPerSecond", 10**400, "a number from 0.001 to 1,000,000,000,000"),
     ],
 )
 def test_a_figure_of_another_type_says_what_is_allowed(
@@ -146,16 +146,26 @@ def test_a_figure_of_another_type_says_what_is_allowed(
 
 
 @pytest.mark.parametrize(
-    ("figure", "value"), [("totalTokensPerSecond", 1e308), ("ttftMedianMs", 1e300), ("nodes", 10**9)]
+    ("figure", "value", "bound"),
+    [
+        ("totalTokensPerSecond", 1e308, "less than or equal to"),
+        ("ttftMedianMs", 1e300, "less than or equal to"),
+        ("nodes", 10**9, "less than or equal to"),
+        # a rate the planner divides by (5e-324 tokens/s made the completion caveat divide by zero)
+        ("totalTokensPerSecond", 5e-324, "greater than or equal to 0.001"),
+        ("requestsPerSecond", 1e-320, "greater than or equal to 0.001"),
+    ],
 )
-def test_a_figure_no_run_comes_near_is_refused_naming_the_file(tmp_path: Path, figure: str, value: float) -> None:
-    """A figure the planner multiplies (1e308 tokens/s made the plan's figures infinite and ended the
-    command with exit status 1) is a malformed file: one line naming the file and the bound."""
+def test_a_figure_no_run_comes_near_is_refused_naming_the_file(
+    tmp_path: Path, figure: str, value: float, bound: str
+) -> None:
+    """A figure the planner multiplies or divides by (1e308 tokens/s made the plan's figures infinite and
+    ended the command with exit status 1) is a malformed file: one line naming the file and the bound."""
     document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
     document["measurements"][0]["runs"][0][figure] = value
     path = tmp_path / "measurements.yaml"
     path.write_text(yaml.safe_dump(document))
-    with pytest.raises(MeasurementsError, match=f"^{path}: .*less than or equal to") as error:
+    with pytest.raises(MeasurementsError, match=f"^{path}: .*{bound}") as error:
         load(path)
     assert "\n" not in str(error.value)
 

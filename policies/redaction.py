@@ -24,7 +24,8 @@ from typing import Any
 
 # No look-behind: a token glued to other text ("Xhf_...", "=hf_...") is still a token.
 EMBEDDED_TOKEN = re.compile(r"hf_[A-Za-z0-9_]{8,}")
-# What a message or an error line hides: anything shaped like a token, however short.
+# What a message or an error line hides: anything shaped like a token, however short (a token cut short in a
+# quoted value), but a name of lower-case words (a folder `hf_cache` in a path the line names).
 TOKEN_LIKE = re.compile(r"hf_[A-Za-z0-9_-]+")
 REDACTED_TOKEN = "hf_***"
 # names of Hugging Face packages and functions that also start with hf_, and the components' argument
@@ -52,7 +53,19 @@ def token_candidates(text: str) -> Iterator[str]:
 def redact_tokens(text: str) -> str:
     """The text with everything shaped like a Hugging Face token (hf_...) replaced by hf_***, for
     messages and error lines, which may quote an input but must never show a token."""
-    return TOKEN_LIKE.sub(lambda match: match.group() if match.group() in NOT_TOKENS else REDACTED_TOKEN, text)
+    return TOKEN_LIKE.sub(
+        lambda match: (
+            REDACTED_TOKEN if match.group() not in NOT_TOKENS and _token_like(match.group()) else match.group()
+        ),
+        text,
+    )
+
+
+def _token_like(text: str) -> bool:
+    """Whether a message's hf_ word may be (part of) a token: a capital or a digit after hf_ (a token's 34
+    characters are mixed-case letters and digits, so its first few hold one), or a run of 30 or more."""
+    suffix = text[3:]
+    return not suffix or any(char.isupper() or char.isdigit() for char in suffix) or len(suffix) >= 30
 
 
 def hide_tokens(text: str) -> str:
@@ -177,6 +190,9 @@ KEY_WORDS = (
 # After a key's `:`, a quoted value of one word (also in escaped JSON, `\\"...\\"`) that is no placeholder and
 # not letters only.
 QUOTED_WORD = r"[ \t]*\\*[\"']" + PLAIN_VALUE + r"(?=[^\s\"'\\]*[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,}\\*[\"']"
+
+# The same unquoted, after a space: 8 characters or more up to a space, quote, comma or semicolon.
+UNQUOTED_WORD = r"[ \t]+" + PLAIN_VALUE + r"(?=[^\s\"'\\,;]*[^A-Za-z_.\s\"'\\,;-])[^\s\"'\\,;]{8,}(?![^\s\"'\\,;])"
 
 
 def after_a_key_ending_in(words: tuple[str, ...]) -> str:
@@ -519,16 +535,19 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     # keyword.py's assignments of a secret word to a literal inside a value (`password=...` in a libpq
     # conninfo, a query string's `secret=...`, `password = "..."`, a shell line's `DB_PASSWORD=...` or
-    # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`; `pwd` on its
-    # own only, `work_pwd` is a folder), then `=`
+    # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`; the password
+    # words after any letters too, libpq's PGPASSWORD; `pwd` on its own only, `work_pwd` is a folder, but
+    # MySQL's MYSQL_PWD; a token, HF_TOKEN, right before the `=` (not code's `token = f.read()`) and with a
+    # value that is not a number nor starts a query's next parameter), then `=`
     # and the value on one line; not a reference the pod expands from a secretEnv variable
-    # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[psca])`: the words' first letters, which
+    # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[pscamt])`: the words' first letters, which
     # the engine tests faster than the look-behind (4x on a render).
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            r"(?i)(?=[psca])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])(?:password|passwd|passphrase|secret|client_?secret"
-            r"|api_?key|access_?key|auth_?token|access_?token))[\"']?[ \t]*=[ \t]*[\"']?"
+            r"(?i)(?=[pscamt])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
+            r"|(?<![A-Za-z0-9])(?:secret|client_?secret|api_?key|access_?key|auth_?token|access_?token"
+            r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*[\"']?"
             + PLAIN_VALUE
             + r"[^\s\"'&;,]{4,}"
         ),
@@ -547,6 +566,25 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "a password or key assignment",
         re.compile(f":(?={QUOTED_WORD}){after_a_key_ending_in(KEY_WORDS)}{QUOTED_WORD}"),
         (':"', ":'", ": ", ":\t", ":\\"),
+    ),
+    # ... and unquoted inside a text (`password: hunter2pass99`, an HTTP header's `X-Api-Key: ...`,
+    # `AWS_SECRET_ACCESS_KEY: ...`): a space after the `:` and a value of 8 characters or more with a digit or
+    # a sign in it, so that YAML's own keys (`automountServiceAccountToken: false`), a reference by name
+    # (`secret: hf-token`) and an ESC placeholder (`secret:PROJECT:KEY`, no space) are not one.
+    SecretPattern(
+        "a password or key assignment",
+        re.compile(
+            f":(?={UNQUOTED_WORD}){after_a_key_ending_in(KEY_WORDS)}{UNQUOTED_WORD}",
+        ),
+        (": ", ":\t"),
+        within_a_line=True,
+    ),
+    # an HTTP `Authorization: Token ...` header (Django REST framework's and others' token scheme)
+    SecretPattern(
+        "a password or key assignment",
+        re.compile(r"(?i)authorization:[ \t]*token[ \t]+" + PLAIN_VALUE + r"[A-Za-z0-9._~+/=-]{8,}"),
+        ("uthorization:", "UTHORIZATION:"),
+        within_a_line=True,
     ),
 )
 # Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B

@@ -9,6 +9,7 @@ from typing import Any
 
 from commands.preview import json_values
 from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown
+from stacks.config.quoting import escaped
 
 BACKTICKS = re.compile(r"`+")
 
@@ -185,4 +186,7 @@ def changes_markdown(result: Preview) -> str:
         "Secrets show as `[secret]` with a digest of what the render holds (for a `secure:` value, its ciphertext), "
         "never their value: docs/preview.md."
     )
-    return "\n".join(lines) + "\n"
+    # A value of a hand-edited OLD may hold a line break, a terminal's escape sequence or a bidi override:
+    # every line is written with what is not printable escaped, so the file (posted to a pull request,
+    # `cat` in a terminal) shows it as text and starts no line, heading or escape of its own.
+    return "\n".join(escaped(line) for line in lines) + "\n"

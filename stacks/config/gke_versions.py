@@ -23,8 +23,8 @@ FEATURE_MIN_GKE_VERSIONS = (
 # A minor-version floor: GKE resolves it to a patch its release channel offers when the cluster is
 # created (the provider sends it as initialClusterVersion), so it never names a retired patch.
 DEFAULT_MIN_MASTER_VERSION = "1.34"
-GKE_VERSION_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)-gke\.([0-9]+)$")
-GKE_MINOR_PATTERN = re.compile(r"^([0-9]+)\.([0-9]+)$")
+GKE_VERSION_PATTERN = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})\.([0-9]{1,9})-gke\.([0-9]{1,12})\Z")
+GKE_MINOR_PATTERN = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})\Z")
 
 
 def gke_version_key(version: str) -> tuple[int, ...]:

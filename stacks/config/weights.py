@@ -22,6 +22,10 @@ COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 
 
+# The largest Hyperdisk ML volume (GiB), Compute Engine's limit for the disk type.
+MAX_DISK_GIB = 65536
+
+
 class DownloaderConfig(ConfigModel):
     """The one-off Job that copies the checkpoint from Hugging Face onto the scratch disk."""
 
@@ -69,7 +73,7 @@ class WeightsConfig(ConfigModel):
         description="Branch, tag or commit; prod needs a 40-hex commit id "
         "(`git ls-remote https://huggingface.co/MODEL main`).",
     )
-    size_gib: Annotated[int, Field(ge=4, le=65536)] = Field(
+    size_gib: Annotated[int, Field(ge=4, le=MAX_DISK_GIB)] = Field(
         default=100,
         description=(
             "Size of each Hyperdisk ML disk in GiB (4-65536); must hold the checkpoint twice plus 10% "

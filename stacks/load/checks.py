@@ -45,6 +45,7 @@ from stacks.config.quoting import quote
 from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
+from stacks.config.weights import MAX_DISK_GIB
 
 # Compute Engine names and Kubernetes Services: RFC 1035 labels; Jobs and volumes: RFC 1123 labels
 # (stacks/config/grammars.py says where each rule comes from).
@@ -586,12 +587,18 @@ def _disk_holds_checkpoint(config: StackConfig) -> str | None:
     size = weights.checkpoint_gib if weights.checkpoint_gib is not None else checkpoint_gib(weights.model)
     if size is None:
         return None
-    needed = math.ceil(size * DOWNLOAD_COPIES * DISK_HEADROOM)
+    needed = math.ceil(round(size * DOWNLOAD_COPIES * DISK_HEADROOM, 6))  # 100 x 2 x 1.1 is 220, not 220.00...03
     if weights.size_gib < needed:
         source = "weights.checkpointGib" if weights.checkpoint_gib is not None else f"an estimate for {weights.model}"
+        allowed = (
+            f"use at least {needed}"
+            if needed <= MAX_DISK_GIB
+            else f"no disk holds it (sizeGib is at most {MAX_DISK_GIB}): allowed a checkpoint of at most "
+            f"{math.floor(MAX_DISK_GIB / (DOWNLOAD_COPIES * DISK_HEADROOM))} GiB"
+        )
         return (
             f"weights.sizeGib: {weights.size_gib} GiB cannot hold a {size:.0f} GiB checkpoint ({source}) twice "
-            f"during the download plus 10% headroom; use at least {needed}"
+            f"during the download plus 10% headroom; {allowed}"
         )
     return None
 

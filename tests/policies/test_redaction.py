@@ -102,6 +102,17 @@ SERVICE_ACCOUNT_KEY = (
         # an assignment in a shell line, under a variable's name that ends in the word
         ("DB_PASS" + "WORD=hunter2pass", "a password or key assignment"),
         ("aws_secret_access" + "_key=wJalrXUtnFEMIK7MDENG", "a password or key assignment"),
+        # libpq's PGPASSWORD and other password words after letters, MySQL's MYSQL_PWD, a token's variable
+        ("host=db PGPASS" + "WORD=hunter2pass99", "a password or key assignment"),
+        ("dbpass" + "word=hunter2pass99", "a password or key assignment"),
+        ("MYSQL_P" + "WD=hunter2pass99", "a password or key assignment"),
+        ("HF_TO" + "KEN=hunter2pass99", "a password or key assignment"),
+        # unquoted after a colon and a space: a line of a config or an HTTP header
+        ("pass" + "word: hunter2pass99", "a password or key assignment"),
+        ("client_sec" + "ret: abcd1234efgh", "a password or key assignment"),
+        ("AWS_SECRET_ACCESS_K" + "EY: wJalrXUtnFEMI/K7MDENG", "a password or key assignment"),
+        ("X-Api-K" + "ey: abc123def456", "a password or key assignment"),
+        ("Authorization: To" + "ken abc123def456ghi", "a password or key assignment"),
         # gitleaks' rules (config/gitleaks.toml): a Stripe test key is a key too (stripe-access-token)
         ("sk_test_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "a Stripe key"),
         ("owner=pul-" + "0a1b2c3d4e" * 4, "a Pulumi access token"),
@@ -146,6 +157,12 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "secret:\n  secretName: hf-token",  # a manifest's secret volume
         "secret: {secretName: hf-token}",
         "MAX_TOKENS=8192",
+        "MAX_TOKEN=4096",  # a number under a token's name is a count
+        "token = handle.read().strip()",  # code reading a token, not one
+        "token: see the docs",
+        "tokenizer: Qwen/Qwen3.5-27B-FP8",
+        "secret: hf-token",  # unquoted after a colon: a name of letters is a reference
+        "secret:PROJECT:KEY",  # an ESC placeholder
         base64.b64encode(b'{"type": "authorized_user"}').decode(),  # base64 JSON of another kind
         # vLLM's JSON flags: no key ends in a secret word, or the value is a number
         '{"kv_connector":"NixlConnector","kv_role":"kv_both"}',
@@ -228,6 +245,8 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "https://h/x?a=1&to" + "ken=abcdefgh123",  # a token in a URL's query
         "key " + "0123456789abcdef" * 2 + "-us12",  # a Mailchimp key
         "bot 110201543:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",  # a Telegram bot token
+        "password: " + "hunter2pass99",  # unquoted after a colon
+        "Authorization: Token " + "abc123def456ghi",
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:
@@ -287,3 +306,20 @@ def test_an_encoded_private_key_is_found_wherever_a_line_break_cuts_its_header(w
     wrapped = "\n".join(encoded[start : start + width] for start in range(0, len(encoded), width))
     assert "an encoded private key" in secret_kinds(wrapped)
     assert hide_secrets(wrapped) == "***"
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        # a folder of lower-case words in a path the line names stays as it is
+        ("rendered -> /tmp/out/hf_cache", "rendered -> /tmp/out/hf_cache"),
+        ("/tmp/cases/hf_notes/Pulumi.dev.yaml: stack file not found", None),
+        ("--out /tmp/sk-test_hf_x", None),
+        # a token, whole or cut short, is hidden however short
+        ("engine.model: 'hf_" + "AbCdEf" + "...'", "engine.model: 'hf_***...'"),
+        ("hf_" + "x7", "hf_***"),
+        ("hf_" + "abcdefghijklmnopqrstuvwxyzabcdefgh", "hf_***"),
+    ],
+)
+def test_a_message_hides_what_may_be_a_token_and_keeps_a_folders_name(line: str, shown: str | None) -> None:
+    assert redact_secrets(line) == (line if shown is None else shown)

@@ -76,6 +76,30 @@ def test_secrets_edited_into_an_old_render_reach_no_preview_file(dev: RenderedSt
     assert f"- {REDACTED}\n" in changes
 
 
+def test_control_characters_edited_into_an_old_render_are_text_in_changes_md(
+    dev: RenderedStack, tmp_path: Path
+) -> None:
+    """A name or value of OLD holding a line break, a terminal's escape sequence or a bidi override is written
+    to changes.md escaped: it starts no heading and runs no escape where the file is shown."""
+    old = tmp_path / "old"
+    shutil.copytree(dev.directory, old)
+    hostile = "\x1b]0;pwn\x07\n## injected\n\u202eb"
+    states = json.loads((old / "states.json").read_text())
+    for state in (FIRST_UP, CONVERGED):
+        for record in states[state]:
+            if record["type"] == DEPLOYMENT_TYPE:
+                record["inputs"]["metadata"]["labels"]["edited"] = hostile
+    (old / "states.json").write_text(json.dumps(states))
+    out = tmp_path / "out"
+    outcome = run_main(preview_main, str(old), str(dev.directory), "--out", str(out))
+    assert outcome.returncode == 0, outcome.stderr
+    changes = (out / "changes.md").read_text()
+    assert "`metadata.labels.edited`" in changes, "the edit shows as a change"
+    assert not any(char in changes for char in "\x1b\x07\u202e")
+    assert "\n## injected" not in changes
+    assert "\\x1b]0;pwn\\x07" in changes and "\\u202eb" in changes
+
+
 def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
     """A render holds no secret, so nothing in it is hidden: previews of the shipped stacks do not change."""
     for name in SIDE_FILES:

@@ -55,6 +55,18 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("image-without-tag", {"engine": {"image": "vllm/vllm-openai"}}, "engine.image"),
     ("gke-too-old-for-b200", {"cluster": {"minMasterVersion": "1.31.0-gke.100"}}, "cluster.minMasterVersion"),
     (
+        "gke-version-of-5000-digits",
+        {"cluster": {"minMasterVersion": "1." + "9" * 5000}},
+        "is not a GKE version; allowed: a minor like 1.34",
+    ),
+    ("gke-version-and-a-line-break", {"cluster": {"minMasterVersion": "1.36\n"}}, "is not a GKE version"),
+    (
+        "checkpoint-no-disk-holds",
+        {"weights": {"checkpointGib": 65536, "sizeGib": 65536}},
+        "no disk holds it (sizeGib is at most 65536): allowed a checkpoint of at most 29789 GiB",
+    ),
+    ("disk-too-small-for-checkpoint", {"weights": {"checkpointGib": 100, "sizeGib": 100}}, "use at least 220"),
+    (
         "overlapping-ranges",
         {"cluster": {"network": {"podsCidr": "10.0.0.0/14"}}},
         "cluster.network: subnetCidr 10.0.0.0/20 overlaps podsCidr",

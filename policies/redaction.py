@@ -577,7 +577,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             f":(?={UNQUOTED_WORD}){after_a_key_ending_in(KEY_WORDS)}{UNQUOTED_WORD}",
         ),
         (": ", ":\t"),
-        within_a_line=True,
+        # searched over the whole text: it starts at a `:` and reads no further than the line's next space,
+        # where a search line by line would cut a render's every `key: value` line out (28x slower)
     ),
     # an HTTP `Authorization: Token ...` header (Django REST framework's and others' token scheme)
     SecretPattern(

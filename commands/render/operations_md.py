@@ -133,7 +133,8 @@ def flex_start_recycling(config: StackConfig, model: TimeToServe) -> str | None:
     fewest = config.autoscaling.min_replicas if config.autoscaling.enabled else config.nodes
     fewer = "none serving while the only pod moves" if fewest == 1 else "one pod fewer serving during each move"
     return (
-        f"a Flex-start node runs at most {human_duration(source.max_run_duration_seconds)}; GKE requests its "
+        f"a Flex-start node runs at most {human_duration(source.max_run_duration_seconds)}, so each pod on one "
+        f"moves at least that often; GKE requests its "
         f"replacement {human_duration(lead)} before the end ({reason}), and the pods move one at a time as the "
         f"PodDisruptionBudget allows, {fewer}: {_serves_after_held(model, ' where the replacement node is already up')}"
         f", {_serves_after(model, ' where it is not')}; a move itself is not measured, nor is how GKE drains the "

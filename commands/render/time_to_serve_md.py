@@ -7,6 +7,7 @@ from commands.plan.hours import held_hours_per_month
 from commands.render.operations_md import priced_sources
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from common.sources import WRITEUP_VLLM_RELEASE
+from stacks.args import schedule_steps
 from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
 from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from stacks.config.stack import StackConfig
@@ -63,7 +64,8 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         )
         lines += [
             "",
-            f"Simultaneous wake of {wake.nodes} node(s) over {wake.zones} zone(s): up to {wake.nodes_per_disk} "
+            f"Simultaneous wake of {wake.nodes} node(s) ({_when_all_start(config, wake.nodes)}) over {wake.zones} "
+            f"zone(s): up to {wake.nodes_per_disk} "
             f"node(s) read one zone's disk of {wake.disk_mibps:,} MiB/s{sized}, {wake.per_node_mibps:,.0f} MiB/s "
             f"each: the checkpoint reads in ~{duration(wake.seconds or 0)} (computed; the VM's own Hyperdisk "
             "limit for a4-highgpu-8g not verified here).",
@@ -82,6 +84,20 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         *[f"- {source}" for source in model.goal_sources],
     ]
     return lines
+
+
+def _when_all_start(config: StackConfig, nodes: int) -> str:
+    """When `nodes` pods, the replica ceiling, start at once: a fleet restart, and a schedule's step to that many;
+    a schedule whose largest step is smaller says so, as does an autoscaler that adds one pod at a time."""
+    when = ["the worst case: every pod at once, as after a fleet restart"]
+    largest = max((step.replicas for step in schedule_steps(config)), default=0) if config.schedule.enabled else 0
+    if largest >= nodes:
+        when.append(f"or the schedule's step to {largest}")
+    elif largest:
+        when.append(f"the schedule's largest step starts {largest}")
+    if config.autoscaling.enabled and config.max_replicas > config.autoscaling.min_replicas:
+        when.append(f"the autoscaler adds 1 pod per {config.autoscaling.scale_up_period_seconds} s")
+    return "; ".join(when)
 
 
 def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:

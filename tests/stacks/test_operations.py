@@ -550,7 +550,8 @@ def test_the_warm_up_is_priced_by_the_stacks_own_sources_and_prices() -> None:
         ),
         (
             {"type": "flexStart", "nodeRecyclingLeadTimeSeconds": 36000, "maxRunDurationSeconds": 172800},
-            "runs at most 2 days; GKE requests its replacement 10 h before the end "
+            "runs at most 2 days, so each pod on one moves at least that often; GKE requests its replacement 10 h "
+            "before the end "
             "(nodeRecyclingLeadTimeSeconds 36,000",
         ),
     ],

@@ -186,3 +186,22 @@ def test_the_gateways_container_per_rank_is_not_the_layout_the_write_up_measured
     assert gap is not None and "a container each" in gap and "8 data-parallel engines" in gap
     assert phases(gateway)["pod"].basis == "not measured"
     assert pod_measurement_gap(validate(BASE)) is None  # ClusterIP routing: one container, the recipe's layout
+
+
+@pytest.mark.parametrize(
+    ("stack", "when"),
+    [
+        ("dev", "(the worst case: every pod at once, as after a fleet restart; or the schedule's step to 1)"),
+        (
+            "staging",
+            "(the worst case: every pod at once, as after a fleet restart; the schedule's largest step starts 1; "
+            "the autoscaler adds 1 pod per 360 s)",
+        ),
+        ("prod", "(the worst case: every pod at once, as after a fleet restart)"),
+    ],
+)
+def test_the_simultaneous_wake_says_when_every_pod_starts_at_once(stack: str, when: str) -> None:
+    """The read is sized for the replica ceiling starting together; a schedule that wakes fewer pods and an
+    autoscaler that adds one at a time are said, not read as that wake."""
+    (line,) = [line for line in section(stack_config(stack)) if line.startswith("Simultaneous wake")]
+    assert when in line, line

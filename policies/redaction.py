@@ -191,8 +191,12 @@ KEY_WORDS = (
 # not letters only.
 QUOTED_WORD = r"[ \t]*\\*[\"']" + PLAIN_VALUE + r"(?=[^\s\"'\\]*[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,}\\*[\"']"
 
-# The same unquoted, after a space: 8 characters or more up to a space, quote, comma or semicolon.
+# The same unquoted, after a space: 8 characters or more up to a space, quote, comma or semicolon ...
 UNQUOTED_WORD = r"[ \t]+" + PLAIN_VALUE + r"(?=[^\s\"'\\,;]*[^A-Za-z_.\s\"'\\,;-])[^\s\"'\\,;]{8,}(?![^\s\"'\\,;])"
+# ... and after a key that may hold a reference (a secret's, a token's), not a Kubernetes object's name (lower
+# case, in parts joined by `-` or `.`: `secret: my-secret-01` names one); a password's key never holds a name.
+UNQUOTED_NOT_A_NAME = r"(?=[ \t]+(?![a-z0-9]+(?:[-.][a-z0-9]+)+(?![^\s\"'\\,;])))" + UNQUOTED_WORD
+PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
 
 
 def after_a_key_ending_in(words: tuple[str, ...]) -> str:
@@ -574,7 +578,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            f":(?={UNQUOTED_WORD}){after_a_key_ending_in(KEY_WORDS)}{UNQUOTED_WORD}",
+            f":(?={UNQUOTED_WORD})(?:{after_a_key_ending_in(PASSWORD_WORDS)}{UNQUOTED_WORD}"
+            f"|{after_a_key_ending_in(tuple(word for word in KEY_WORDS if word not in PASSWORD_WORDS))}"
+            f"{UNQUOTED_NOT_A_NAME})",
         ),
         (": ", ":\t"),
         # searched over the whole text: it starts at a `:` and reads no further than the line's next space,

@@ -109,6 +109,7 @@ SERVICE_ACCOUNT_KEY = (
         ("HF_TO" + "KEN=hunter2pass99", "a password or key assignment"),
         # unquoted after a colon and a space: a line of a config or an HTTP header
         ("pass" + "word: hunter2pass99", "a password or key assignment"),
+        ("pass" + "word: my-pass-99", "a password or key assignment"),  # a password's key never holds a name
         ("client_sec" + "ret: abcd1234efgh", "a password or key assignment"),
         ("AWS_SECRET_ACCESS_K" + "EY: wJalrXUtnFEMI/K7MDENG", "a password or key assignment"),
         ("X-Api-K" + "ey: abc123def456", "a password or key assignment"),
@@ -162,6 +163,8 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "token: see the docs",
         "tokenizer: Qwen/Qwen3.5-27B-FP8",
         "secret: hf-token",  # unquoted after a colon: a name of letters is a reference
+        "secret: my-secret-name-01",  # and so is a Kubernetes object's name with digits
+        "serviceAccountToken: projected-2024",
         "secret:PROJECT:KEY",  # an ESC placeholder
         base64.b64encode(b'{"type": "authorized_user"}').decode(),  # base64 JSON of another kind
         # vLLM's JSON flags: no key ends in a secret word, or the value is a number

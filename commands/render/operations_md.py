@@ -100,6 +100,19 @@ def warm_up_cost(config: StackConfig, seconds: int) -> str:
     )
 
 
+def _with_the_autoscaler(config: StackConfig) -> str:
+    """What the HPA does with a step's count (Kubernetes 'Horizontal Pod Autoscaling': a target scaled to 0
+    pauses it; it keeps the count within its bounds and scales down only after its stabilization window)."""
+    scaling = config.autoscaling
+    if not scaling.enabled or scaling.min_replicas == config.max_replicas:
+        return ""
+    return (
+        f"; a step to 0 pauses the autoscaler, any other count is where it starts from: it raises a step below "
+        f"{scaling.min_replicas} at once, and takes one above what the load needs back down after "
+        f"{scale_down_stabilization_seconds(config)} s of lower demand"
+    )
+
+
 def held_beyond_headroom(config: StackConfig) -> str | None:
     """What the held nodes no scale-up can use are for (None: every held node may take a new pod)."""
     # Without an autoscaler, or with a schedule, pods are added by hand or by the schedule's steps: not counted.
@@ -173,6 +186,7 @@ def plan_section(config: StackConfig) -> list[str]:
         lines += [
             f"| schedule ({config.schedule.time_zone}) | "
             + "; ".join(f"`{step.cron}` -> {_pods(step.replicas)}" for step in steps)
+            + _with_the_autoscaler(config)
             + " |",
         ]
     else:

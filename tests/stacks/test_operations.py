@@ -624,3 +624,15 @@ def test_held_nodes_are_priced_on_the_stacks_own_sources() -> None:
         in line
     )
     assert "Spot" not in line and "committed" not in line
+
+
+def test_the_schedule_row_says_what_the_autoscaler_does_with_a_step() -> None:
+    """A step's count is where the HPA starts from (Kubernetes scales a step below its floor up at once and
+    one above the load's need down after the stabilization window); a step to 0 pauses it."""
+    from commands.render.operations_md import plan_section
+
+    (row,) = [line for line in plan_section(stack_config("staging")) if line.startswith("| schedule")]
+    assert "a step to 0 pauses the autoscaler, any other count is where it starts from" in row
+    assert "back down after 1920 s of lower demand" in row
+    (plain,) = [line for line in plan_section(stack_config("dev")) if line.startswith("| schedule")]
+    assert "autoscaler" not in plain, "dev runs no autoscaler"

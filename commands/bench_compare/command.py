@@ -150,6 +150,8 @@ CLIENT_FIGURES = (
     *(f"{kind}_{metric}_ms" for metric in bench_result.LATENCY_METRICS for kind in ("median", "p99")),
 )
 SUMMARY_COUNTS = ("clients", "completed", "failed")
+# A run's length: no benchmark runs for months (a duration of 1e308 s printed a 300-digit count of days).
+DURATIONS = ("duration", "duration_s")
 SUMMARY_FIGURES = (
     "duration_s",
     *(measured for _, measured, _ in COMPARED),
@@ -177,6 +179,10 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
             raise InputError(f"{where}: '{key}' is {json.dumps(number)[:40]}; allowed: a finite number")
         if number < 0 or (key in counts and number != int(number)):
             raise InputError(f"{where}: '{key}' is {number}; allowed: a {'whole ' if key in counts else ''}number >= 0")
+        if key in DURATIONS and number > measurement_file.MAX_SECONDS:
+            raise InputError(
+                f"{where}: '{key}' is {number:.3g} s; allowed: at most {measurement_file.MAX_SECONDS:,.0f} s"
+            )
     if not isinstance(value.get("combine", ""), str):
         raise InputError(f"{where}: 'combine' is {json.dumps(value['combine'])[:40]}; allowed: a string")
     if value.get("clients", 1) < 1:

@@ -307,6 +307,7 @@ def test_policy_configs_the_engine_accepts_are_accepted(config: str, dev_render:
         ({"median_ttft_ms": "fast"}, "'median_ttft_ms' is \"fast\"; allowed: a finite number"),
         ({"failed": -1}, "'failed' is -1"),
         ({"completed": 2.5}, "whole number"),
+        ({"duration": 1e308}, "'duration' is 1e+308 s; allowed: at most 10,000,000 s"),
     ],
 )
 def test_a_benchmark_result_without_a_usable_figure_is_one_line(

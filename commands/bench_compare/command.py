@@ -478,19 +478,12 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             known = stack_settings.load_stack_settings(stack.name, stack.file).known_secret_values()
             output.replace_file(path, appended(path, entry), known)
         text += f"\nrecorded as measurement {entry.id} in {shown(path)}"
-        if _is_the_repositorys(path):
+        if measurement_file.is_the_repositorys(path):
             text += (
                 "; run `make docs` before committing it (the preview's table of traced settings is keyed on this file)"
             )
     print(f"{text}\n{verdict_line}")
     return MISSED_THE_PLAN if missed else 0
-
-
-def _is_the_repositorys(path: Path) -> bool:
-    try:
-        return path.resolve() == measurement_file.MEASUREMENTS_FILE.resolve()
-    except OSError:
-        return False
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from stacks.capacity.measurements import (
     Run,
     configuration_of,
     in_effect,
+    is_the_repositorys,
 )
 from stacks.capacity.planner import GOAL_UNITS, Sizing
 from stacks.config.releases import RELEASES
@@ -283,7 +284,7 @@ def measurements_file_name() -> str:
     the repository, another (`--measurements FILE`) by its file name (plan.md goes into pull requests: a
     path on the machine that rendered it would name its folders and user, and open for no reader)."""
     path = in_effect()
-    return REPOSITORY_MEASUREMENTS if path.resolve() == MEASUREMENTS_FILE.resolve() else f"the given file {path.name}"
+    return REPOSITORY_MEASUREMENTS if is_the_repositorys(path) else f"the given file {path.name}"
 
 
 def _source_line(key: Configuration, match: Match, read: Sequence[Measurement]) -> str:

@@ -44,6 +44,12 @@ def _new_pod_serves(config: StackConfig, model: TimeToServe) -> str:
     return f"{_serves_after_held(model)}, {_serves_after(model, ' on a new node')}"
 
 
+def autoscaler_headroom(config: StackConfig) -> int:
+    """The pods the autoscaler may add above its floor (0 without one, or with min = max)."""
+    scaling = config.autoscaling
+    return config.max_replicas - scaling.min_replicas if scaling.enabled else 0
+
+
 def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str:
     """How long a sustained surge takes to get its first extra pod serving, and all of them: the first
     `warmCapacity.nodes` new pods land on held nodes, the rest wait for a new node each."""
@@ -103,12 +109,11 @@ def warm_up_cost(config: StackConfig, seconds: int) -> str:
 def _with_the_autoscaler(config: StackConfig) -> str:
     """What the HPA does with a step's count (Kubernetes 'Horizontal Pod Autoscaling': a target scaled to 0
     pauses it; it keeps the count within its bounds and scales down only after its stabilization window)."""
-    scaling = config.autoscaling
-    if not scaling.enabled or scaling.min_replicas == config.max_replicas:
+    if not autoscaler_headroom(config):
         return ""
     return (
         f"; a step to 0 pauses the autoscaler, any other count is where it starts from: it raises a step below "
-        f"{scaling.min_replicas} at once, and takes one above what the load needs back down after "
+        f"{config.autoscaling.min_replicas} at once, and takes one above what the load needs back down after "
         f"{scale_down_stabilization_seconds(config)} s of lower demand"
     )
 
@@ -119,7 +124,7 @@ def held_beyond_headroom(config: StackConfig) -> str | None:
     if not config.warm_capacity.enabled or not config.autoscaling.enabled or config.schedule.enabled:
         return None
     held = config.warm_capacity.nodes
-    headroom = config.max_replicas - config.autoscaling.min_replicas
+    headroom = autoscaler_headroom(config)
     if held <= headroom:
         return None
     spare = held - headroom
@@ -169,7 +174,7 @@ def plan_section(config: StackConfig) -> list[str]:
             f"| autoscaling | HPA `{shown_metric}` target {target} per pod, "
             f"{scaling.min_replicas}-{config.max_replicas} pods |"
         )
-        if config.max_replicas > scaling.min_replicas:
+        if autoscaler_headroom(config):
             lines += [
                 f"| scale up | +1 pod (one A4 node) per {scaling.scale_up_period_seconds} s; a new pod serves after "
                 f"{_new_pod_serves(config, model)} |",

@@ -4,7 +4,7 @@ a simultaneous wake of every node, and the goal with what each saving rests on."
 from __future__ import annotations
 
 from commands.plan.hours import held_hours_per_month
-from commands.render.operations_md import priced_sources
+from commands.render.operations_md import autoscaler_headroom, priced_sources
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.args import schedule_steps
@@ -95,7 +95,7 @@ def _when_all_start(config: StackConfig, nodes: int) -> str:
         when.append(f"or the schedule's step to {largest}")
     elif largest:
         when.append(f"the schedule's largest step starts {largest}")
-    if config.autoscaling.enabled and config.max_replicas > config.autoscaling.min_replicas:
+    if autoscaler_headroom(config):
         when.append(f"the autoscaler adds 1 pod per {config.autoscaling.scale_up_period_seconds} s")
     return "; ".join(when)
 

@@ -187,9 +187,8 @@ def _stated_seconds(autoscaler: Any, key: str) -> float | None:
 def _adds_pods(autoscaler: Any) -> bool:
     """Whether the autoscaler may add pods: its ceiling above its floor (Kubernetes' default floor is 1)."""
     spec = as_mapping(dig(autoscaler.props, "spec"))
-    floor, ceiling = spec.get("minReplicas", 1), spec.get("maxReplicas")
-    counts = all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (floor, ceiling))
-    return not (counts and ceiling <= floor)
+    floor, ceiling = as_number(spec.get("minReplicas", 1)), as_number(spec.get("maxReplicas"))
+    return floor is None or ceiling is None or ceiling > floor
 
 
 def _queue_autoscaling_outruns_start_up(args: StackValidationArgs, report: ReportViolation) -> None:

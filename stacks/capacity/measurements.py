@@ -348,6 +348,14 @@ def using(path: Path | None) -> Iterator[None]:
         _default_file.reset(token)
 
 
+def is_the_repositorys(path: Path) -> bool:
+    """Whether `path` is the repository's measurements file (by where it resolves to; unreadable: no)."""
+    try:
+        return path.resolve() == MEASUREMENTS_FILE.resolve()
+    except OSError:
+        return False
+
+
 def in_effect() -> Path:
     """The file `load()` reads when given none: the repository's, or the one `using` names."""
     return _default_file.get()

@@ -19,6 +19,8 @@ import pulumi_kubernetes as k8s
 from components.hardware import A4_MACHINE_TYPE, B200_ACCELERATOR, B200_GPUS_PER_NODE
 
 COMPUTE_CLASS_SELECTOR = "cloud.google.com/compute-class"
+# The ComputeClass priority field of Flex-start capacity (`priorities[].flexStart.enabled`).
+FLEX_START_PRIORITY_FIELD = "flexStart"
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,10 @@ class FlexStartCapacity:
 
     def priority_fields(self) -> dict[str, Any]:
         return {
-            "flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": self.node_recycling_lead_time_seconds}},
+            FLEX_START_PRIORITY_FIELD: {
+                "enabled": True,
+                "nodeRecycling": {"leadTimeSeconds": self.node_recycling_lead_time_seconds},
+            },
             "maxRunDurationSeconds": self.max_run_duration_seconds,
         }
 

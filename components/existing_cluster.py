@@ -23,7 +23,6 @@ grant (docs/operations.md).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,11 +30,11 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from common.gke_versions import version_at_least
 from components.cluster import BASE_APIS, ClusterTarget, enabled_apis, kubeconfig_for
 
 GATEWAY_API_CHANNELS = ("CHANNEL_STANDARD", "CHANNEL_EXPERIMENTAL")
 DEFAULT_NODE_ACCOUNT = "default"
-VERSION_PART = re.compile(r"\d+")
 
 
 class ExistingClusterError(pulumi.RunError):
@@ -57,11 +56,6 @@ class ExistingClusterArgs:
     # Monitoring packages the dashboards and alerts read; missing ones are a warning, not an error.
     monitoring_components: tuple[str, ...] = ()
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
-
-
-def version_at_least(version: str, minimum: str) -> bool:
-    """GKE versions (`1.34.0-gke.1626000`) compared number by number."""
-    return tuple(map(int, VERSION_PART.findall(version))) >= tuple(map(int, VERSION_PART.findall(minimum)))
 
 
 def _first(items: Any) -> Any:

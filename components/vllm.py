@@ -11,7 +11,6 @@ read-only root filesystem; the compile caches live on an emptyDir.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
@@ -20,6 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from common.compile_cache import compile_cache_key
+from common.quantities import QUANTITY, SUFFIX_FACTORS
 from components.compile_cache import CSI_DRIVER, SIDECAR_ANNOTATION, CacheMount, mount_options
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.hardware import B200_GPUS_PER_NODE
@@ -262,30 +262,24 @@ def engine_image(engine: EngineFlags) -> str:
     return f"{engine.image}@{engine.image_digest}" if engine.image_digest else engine.image
 
 
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([-+]?[0-9]+)|(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei))?$")
-_FACTORS = {
-    "": 1,
-    "m": Decimal("0.001"),
-    **{suffix: 1000**power for power, suffix in enumerate("kMGTPE", start=1)},
-    **{f"{suffix}i": 1024**power for power, suffix in enumerate("KMGTPE", start=1)},
-}
-
-
 def share(quantity: str, parts: int) -> str:
     """A `parts`-th of a Kubernetes quantity, in its own unit when that divides evenly (1800Gi / 8 =
     225Gi), else rounded down in millicores (CPU) or bytes."""
     if parts == 1:
         return quantity
-    match = _QUANTITY.fullmatch(quantity)
-    if match is None:
+    match = QUANTITY.fullmatch(quantity)
+    suffix = (match["suffix"] or "") if match else ""
+    if match is None or match["number"][0] in "+-" or suffix in ("n", "u"):
         raise ValueError(f"cannot divide the quantity {quantity!r} over {parts} containers")
-    number, suffix = Decimal(match[1]) * Decimal(10) ** int(match[2] or 0), match[3] or ""
+    number = Decimal(match["number"])
+    if suffix[:1] in ("e", "E"):
+        number, suffix = number * Decimal(10) ** int(suffix[1:]), ""
     part = number / parts
     if part == part.to_integral_value():
         return f"{int(part)}{suffix}"
     if suffix in ("", "m"):
-        return f"{int(number * _FACTORS[suffix] * 1000 / parts)}m"
-    return str(int(number * _FACTORS[suffix] / parts))
+        return f"{int(number * SUFFIX_FACTORS[suffix] * 1000 / parts)}m"
+    return str(int(number * SUFFIX_FACTORS[suffix] / parts))
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,15 @@ from commands.engine.stack_config import add_stack_arguments, load_config, stack
 from commands.io import output
 from commands.io.cli import command_parser, path_argument
 from commands.io.console import guarded, shown
-from commands.plan.assumptions import ExplainedExpectation
+from commands.plan.assumptions import ExplainedExpectation, is_the_repositorys
 from commands.plan.capacity_plan import plan
 from commands.plan.command import figure, measurements_from
 from commands.stackfile import stack_settings
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
+from common.text import human_duration
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.planner import benchmark_concurrency
-from stacks.config.quoting import human_duration
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 
@@ -478,7 +478,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             known = stack_settings.load_stack_settings(stack.name, stack.file).known_secret_values()
             output.replace_file(path, appended(path, entry), known)
         text += f"\nrecorded as measurement {entry.id} in {shown(path)}"
-        if measurement_file.is_the_repositorys(path):
+        if is_the_repositorys(path):
             text += (
                 "; run `make docs` before committing it (the preview's table of traced settings is keyed on this file)"
             )

@@ -29,8 +29,8 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from commands.io.records import RENDER_SECRET_MARK
 from commands.stackfile.stack_settings import ROOT, StackSettings
 from commands.stackfile.stackfile import DISABLE_DEFAULT_PROVIDERS_KEY
+from common.gke_versions import FEATURE_MIN_GKE_VERSIONS, gke_version_key
 from components.metrics import KUBE_STATE_COMPONENTS
-from stacks.config.gke_versions import FEATURE_MIN_GKE_VERSIONS, gke_version_key
 
 SECRET_SIG = rpc._special_sig_key
 SECRET_MARK = rpc._special_secret_sig

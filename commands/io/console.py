@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
+from common.text import MESSAGE_MAX, escaped
 from policies.redaction import REDACTED, known_secret_texts, redact_secrets
-from stacks.config.quoting import MESSAGE_MAX, escaped, quote
+from stacks.config.quoting import quote
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1

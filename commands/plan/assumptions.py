@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from components.hardware import B200_GPUS_PER_NODE
+from schemas.vllm_releases import RELEASES
+from stacks.capacity import measurements as measurement_file
 from stacks.capacity.expectation import (
     Expectation,
     Throughput,
@@ -23,16 +26,15 @@ from stacks.capacity.expectation import (
 )
 from stacks.capacity.measurements import (
     MEASUREMENTS_FILE,
+    UNKNOWN,
     Configuration,
     Match,
     Measurement,
     Run,
     configuration_of,
     in_effect,
-    is_the_repositorys,
 )
 from stacks.capacity.planner import GOAL_UNITS, Sizing
-from stacks.config.releases import RELEASES
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
@@ -161,7 +163,7 @@ def explain(
         base = throughput_of(config, measurements, RoutingMode.clusterip).per_node(nodes)
         factor = None if base is None else per_node / base
     tpot, ttft = (_median(runs, nodes, name) for name in LATENCIES)
-    read = [throughput.measurements_read(nodes, figure) for figure in READ_FIGURES]
+    read = [measurements_read(throughput, nodes, figure) for figure in READ_FIGURES]
     latencies = tpot is not None and ttft is not None
     counted = tuple(run.nodes for run in runs if run.requests_per_second is not None)
     reported = tuple(run.nodes for run in runs if run.output_tokens_per_second is not None)
@@ -279,6 +281,40 @@ def _completion_caveat(key: Configuration, runs: Sequence[Run], nodes: int) -> s
     )
 
 
+def measurements_read(
+    throughput: Throughput, nodes: int, figure: str = "total_tokens_per_second"
+) -> tuple[Measurement, ...]:
+    """The measurements whose runs a figure at `nodes` reads (`runs_read`, of the runs that have it).
+    Another node count may read runs of another measurement (the newest run of each count is kept)."""
+    if throughput.match is None:
+        return ()
+    having = [
+        (run.nodes, source)
+        for run, source in zip(throughput.match.runs, throughput.match.run_sources, strict=True)
+        if getattr(run, figure) is not None
+    ]
+    if not having:
+        return ()
+    read = runs_read([count for count, _ in having], nodes)
+    by_id = {having[index][1].id: having[index][1] for index in read}
+    return tuple(by_id.values())
+
+
+def differences(mine: Configuration, other: Configuration) -> list[str]:
+    """The camelCase names of the fields where two configurations differ (an unknown differs from anything)."""
+    ours, theirs = mine.model_dump(mode="json"), other.model_dump(mode="json")
+    aliases = {name: field.alias or name for name, field in Configuration.model_fields.items()}
+    return [aliases[name] for name in ours if ours[name] != theirs[name] or UNKNOWN in (ours[name], theirs[name])]
+
+
+def is_the_repositorys(path: Path) -> bool:
+    """Whether `path` is the repository's measurements file (by where it resolves to; unreadable: no)."""
+    try:
+        return path.resolve() == measurement_file.MEASUREMENTS_FILE.resolve()
+    except OSError:
+        return False
+
+
 def measurements_file_name() -> str:
     """The measurements file the figures come from, as a user finds it: the repository's by its path in
     the repository, another (`--measurements FILE`) by its file name (plan.md goes into pull requests: a
@@ -331,7 +367,7 @@ def _load_line(key: Configuration, concurrency_per_node: int) -> str:
 def _nearest(configuration: Configuration, measurements: Sequence[Measurement]) -> list[tuple[Measurement, list[str]]]:
     """The measurements of the same profile, with the fields where each differs, fewest first."""
     same_profile = [item for item in measurements if item.configuration.profile == configuration.profile]
-    ranked = [(item, item.configuration.differences(configuration)) for item in same_profile]
+    ranked = [(item, differences(item.configuration, configuration)) for item in same_profile]
     return sorted(ranked, key=lambda pair: len(pair[1]))
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from commands.preview import json_values
 from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown
-from stacks.config.quoting import escaped
+from common.text import escaped
 
 BACKTICKS = re.compile(r"`+")
 

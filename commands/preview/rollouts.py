@@ -42,6 +42,7 @@ from typing import Any
 from commands.engine.property_paths import parse_path
 from commands.io.states import Record
 from commands.preview.changes import Preview, ResourceChange, Rollout
+from components.capacity import FLEX_START_PRIORITY_FIELD
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, WRITEUP
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
@@ -381,7 +382,7 @@ def _disruptions_allowed(records: dict[str, Record]) -> int:
 def _flex_start(records: dict[str, Record]) -> bool:
     """Whether the serving ComputeClass falls back to (or starts with) Flex-start nodes."""
     return any(
-        isinstance(priority, dict) and priority.get("flexStart")
+        isinstance(priority, dict) and priority.get(FLEX_START_PRIORITY_FIELD)
         for record in records.values()
         if record["type"] == COMPUTE_CLASS_TYPE
         for priority in (record["inputs"].get("spec") or {}).get("priorities") or []

@@ -24,11 +24,11 @@ from commands.io.states import CAPACITY_FILE
 from commands.plan.capacity_plan import CapacityPlan, cost, plan
 from commands.plan.hours import running_hours
 from commands.render.time_to_serve import time_to_serve
+from schemas.vllm_releases import image_release
 from stacks.capacity.expectation import throughput_of
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.planner import budget_pricing, known, storage_of
 from stacks.config.capacity import MAX_NODES
-from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 

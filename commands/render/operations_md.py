@@ -4,12 +4,12 @@ cost of a new replica's warm-up (its time to serve, commands/render/time_to_serv
 from __future__ import annotations
 
 from commands.render.time_to_serve import TimeToServe, time_to_serve
+from common.text import human_duration
 from components.capacity import capacity_kind
 from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps, source_settings
 from stacks.capacity.planner import budget_pricing, node_price
 from stacks.capacity.time_to_serve import Phase
 from stacks.config.capacity import FlexStartSource
-from stacks.config.quoting import human_duration
 from stacks.config.stack import StackConfig
 
 

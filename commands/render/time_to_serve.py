@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from schemas.vllm_releases import image_release
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.time_to_serve import (
     COLD,
@@ -31,7 +32,6 @@ from stacks.capacity.time_to_serve import (
     weights_phase,
 )
 from stacks.config.engine import capture_size
-from stacks.config.releases import image_release
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import GOAL_POD_SECONDS, HYPERDISK_ML_MAX_MIBPS
 

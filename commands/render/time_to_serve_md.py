@@ -6,10 +6,10 @@ from __future__ import annotations
 from commands.plan.hours import held_hours_per_month
 from commands.render.operations_md import autoscaler_headroom, priced_sources
 from commands.render.time_to_serve import TimeToServe, time_to_serve
+from common.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.args import schedule_steps
 from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
-from stacks.config.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from stacks.config.stack import StackConfig
 
 

@@ -94,22 +94,6 @@ class Throughput:
     def basis(self, nodes: int) -> str | None:
         return None if self.match is None else basis_at([run.nodes for run in self.match.runs], nodes)
 
-    def measurements_read(self, nodes: int, figure: str = "total_tokens_per_second") -> tuple[Measurement, ...]:
-        """The measurements whose runs a figure at `nodes` reads (`runs_read`, of the runs that have it).
-        Another node count may read runs of another measurement (the newest run of each count is kept)."""
-        if self.match is None:
-            return ()
-        having = [
-            (run.nodes, source)
-            for run, source in zip(self.match.runs, self.match.run_sources, strict=True)
-            if getattr(run, figure) is not None
-        ]
-        if not having:
-            return ()
-        read = runs_read([count for count, _ in having], nodes)
-        by_id = {having[index][1].id: having[index][1] for index in read}
-        return tuple(by_id.values())
-
     def expect(self, nodes: int, concurrency_per_node: int) -> Expectation:
         concurrent = nodes * concurrency_per_node
         if self.match is None:

@@ -30,11 +30,11 @@ from common.sources import uncitable
 from components import startup_report
 from components.vllm import ENGINE_FIELDS, EngineFlags
 from policies.redaction import secret_kinds
+from schemas.vllm_releases import image_release
 from stacks.config.base import ConfigModel
 from stacks.config.engine import capture_size, default_capture_size
 from stacks.config.pattern_words import allowed_by
 from stacks.config.quoting import quote
-from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
@@ -143,12 +143,6 @@ class Configuration(_MeasuredEngine):
     @property
     def complete(self) -> bool:
         return UNKNOWN not in self.model_dump(mode="json").values()
-
-    def differences(self, other: Configuration) -> list[str]:
-        """The camelCase names of the fields where the two differ (an unknown differs from anything)."""
-        mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
-        aliases = {name: field.alias or name for name, field in Configuration.model_fields.items()}
-        return [aliases[name] for name in mine if mine[name] != theirs[name] or UNKNOWN in (mine[name], theirs[name])]
 
 
 # Upper bounds of the figures the planner computes with: far above any real run, and low enough that
@@ -346,14 +340,6 @@ def using(path: Path | None) -> Iterator[None]:
         yield
     finally:
         _default_file.reset(token)
-
-
-def is_the_repositorys(path: Path) -> bool:
-    """Whether `path` is the repository's measurements file (by where it resolves to; unreadable: no)."""
-    try:
-        return path.resolve() == MEASUREMENTS_FILE.resolve()
-    except OSError:
-        return False
 
 
 def in_effect() -> Path:

@@ -25,10 +25,10 @@ from typing import Literal
 
 from common.sources import WRITEUP_VLLM_RELEASE
 from components.vllm import PROFILE_ENGINE_FIELDS
+from schemas.vllm_releases import image_release
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
 from stacks.config.profiles import DEFAULT_PROFILE, profile_of
-from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import (

@@ -9,9 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
-from stacks.config.base import ConfigModel
-from stacks.config.gke_versions import (
+from common.gke_versions import (
     B200_MIN_GKE_VERSION,
     COMPUTE_CLASS_MIN_GKE_VERSION,
     DEFAULT_MIN_MASTER_VERSION,
@@ -20,6 +18,8 @@ from stacks.config.gke_versions import (
     INFERENCE_POOL_MIN_GKE_VERSION,
     satisfies_gke_minimum,
 )
+from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
+from stacks.config.base import ConfigModel
 from stacks.config.grammars import DNS_1123_LABEL, ipv4_network
 from stacks.config.quoting import quote
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ipaddress
 import posixpath
 import re
-from decimal import Decimal, InvalidOperation
 
+from common.quantities import QUANTITY_MAX, quantity_value
 from stacks.config.quoting import quote, without_value
 
 # huggingface_hub utils/_validators.py validate_repo_id: REPO_ID_REGEX, no "--" or "..", no ".git" end.
@@ -36,28 +36,6 @@ _TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
 OCI_REFERENCE = re.compile(rf"^(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$")
 OCI_NAME_MAX = 255
-
-# apimachinery pkg/api/resource/quantity.go:
-#   <quantity> ::= <signedNumber><suffix>; <suffix> ::= <binarySI> | <decimalExponent> | <decimalSI>
-QUANTITY = re.compile(
-    r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
-)
-# apimachinery caps a quantity at 2^63 - 1 base units ("Max" of int64Amount): anything larger is a typo.
-QUANTITY_MAX = Decimal(2**63 - 1)
-_SUFFIX_FACTORS = {
-    "": Decimal(1),
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
-    **{suffix: Decimal(1024) ** (index + 1) for index, suffix in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
-}
 
 # Kubernetes object names (k8s.io/apimachinery pkg/util/validation/validation.go): an RFC 1123 label
 # (IsDNS1123Label) is at most 63 of [-a-z0-9], alphanumeric at both ends; an RFC 1035 label
@@ -109,21 +87,6 @@ def image_problem(value: str, *, tag_required: bool = False, digest_allowed: boo
     if not match["tag"] and not match["digest"]:
         return "needs a tag or a digest; 'latest' by omission is not reproducible"
     return ""
-
-
-def quantity_value(value: str) -> Decimal | None:
-    """The number a Kubernetes quantity stands for, or None when it does not parse."""
-    match = QUANTITY.fullmatch(value) if value.isascii() else None
-    if match is None:
-        return None
-    suffix = match["suffix"] or ""
-    try:
-        number = Decimal(match["number"])
-        if suffix[:1] in ("e", "E"):
-            return number * Decimal(10) ** int(suffix[1:])
-        return number * _SUFFIX_FACTORS[suffix]
-    except (InvalidOperation, ValueError, OverflowError):
-        return None
 
 
 def quantity_problem(value: str) -> str:

@@ -47,11 +47,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from components.vllm import PROFILE_ENGINE_FIELDS
+from schemas.vllm_releases import CURRENT_RELEASE, MEASURED_RELEASE, RELEASES, image_release, version_key
 from stacks.config.base import ConfigModel
 from stacks.config.engine import EngineConfig, MambaCacheMode, SpeculativeConfig, WorkloadConfig
 from stacks.config.presets import merge
 from stacks.config.quoting import quote
-from stacks.config.releases import CURRENT_RELEASE, MEASURED_RELEASE, RELEASES, image_release, version_key
 
 
 class ProfileName(StrEnum):

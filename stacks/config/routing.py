@@ -8,10 +8,11 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
+from common.quantities import quantity_value
 from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel, Image, Quantity
-from stacks.config.grammars import DNS_1035_LABEL, ipv4_network, quantity_value
+from stacks.config.grammars import DNS_1035_LABEL, ipv4_network
 from stacks.config.quoting import quote
 
 PROXY_SUBNET_REFERENCE = (

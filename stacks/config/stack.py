@@ -11,12 +11,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from common.cron import WEEKDAYS
-from stacks.config.base import ConfigModel, checked
-from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
-from stacks.config.capacity import CapacityConfig, TargetConfig
-from stacks.config.cluster import ClusterConfig
-from stacks.config.engine import EngineConfig, WorkloadConfig
-from stacks.config.gke_versions import (
+from common.gke_versions import (
     B200_MIN_GKE_VERSION,
     CAPACITY_BUFFER_MIN_GKE_VERSION,
     COMPUTE_CLASS_MIN_GKE_VERSION,
@@ -24,6 +19,11 @@ from stacks.config.gke_versions import (
     gke_version_key,
     satisfies_gke_minimum,
 )
+from stacks.config.base import ConfigModel, checked
+from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
+from stacks.config.capacity import CapacityConfig, TargetConfig
+from stacks.config.cluster import ClusterConfig
+from stacks.config.engine import EngineConfig, WorkloadConfig
 from stacks.config.grammars import (
     project_id_problem,
 )

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from common.quantities import quantity_value
 from components.autoscaling import ADAPTER_NAMESPACE
 from components.benchmark import benchmark_job_name
 from components.cluster import (
@@ -37,12 +38,12 @@ from components.weights import (
 )
 from schemas.vllm_args import check_serve_args
 from schemas.vllm_reasoning_parsers import registered as registered_reasoning_parsers
+from schemas.vllm_releases import image_release
 from stacks.args import POD_MOVE_SECONDS, engine_flags, flex_start_recycling_seconds, serve_arguments
 from stacks.config.capacity import FlexStartSource
-from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX, quantity_value
+from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX
 from stacks.config.profiles import profile_for_model
 from stacks.config.quoting import quote
-from stacks.config.releases import image_release
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.config.weights import MAX_DISK_GIB

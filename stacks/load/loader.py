@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
 from common.model_ranges import allowed_range
+from common.text import MESSAGE_MAX, escaped
 from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
 from stacks.capacity import measurements
@@ -24,7 +25,7 @@ from stacks.config.cluster import EXISTING_CLUSTER_KEYS
 from stacks.config.pattern_words import allowed_by
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
-from stacks.config.quoting import MESSAGE_MAX, escaped, quote
+from stacks.config.quoting import quote
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
 from stacks.load.plaintext_secrets import plaintext_secret_problem

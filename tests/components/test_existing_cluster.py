@@ -19,7 +19,6 @@ from components.existing_cluster import (
     cluster_problems,
     kubeconfig_of,
     node_service_account_of,
-    version_at_least,
 )
 from tests.construct import (
     STAND_IN_PODS_CIDR,
@@ -148,11 +147,6 @@ def test_a_fitting_cluster_has_no_problem() -> None:
 def test_what_the_look_up_tells_is_checked(overrides: dict[str, Any], expected: str) -> None:
     problems = cluster_problems(cluster(**overrides), ARGS)
     assert len(problems) == 1 and expected in problems[0]
-
-
-def test_versions_compare_number_by_number() -> None:
-    assert version_at_least("1.34.10-gke.100", "1.34.2-gke.1000")
-    assert not version_at_least("1.34.0-gke.1625999", "1.34.0-gke.1626000")
 
 
 def test_the_ip_endpoint_carries_the_cluster_ca() -> None:

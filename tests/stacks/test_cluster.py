@@ -8,12 +8,6 @@ import pytest
 import yaml
 
 from components.cluster import NODE_SERVICE_ACCOUNT_ROLE
-from stacks.config.gke_versions import (
-    B200_MIN_GKE_VERSION,
-    CAPACITY_BUFFER_MIN_GKE_VERSION,
-    INFERENCE_POOL_MIN_GKE_VERSION,
-    satisfies_gke_minimum,
-)
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
@@ -91,18 +85,6 @@ def test_version_floor_accepts_minors_and_full_versions(version: str) -> None:
 def test_version_floor_refuses_what_a_feature_lacks(version: str, routing: str, reason: str) -> None:
     with pytest.raises(InvalidConfig, match=reason):
         validate({**STACK, "cluster": {"minMasterVersion": version}, "routing": {"mode": routing}})
-
-
-def test_a_minor_floor_meets_a_minimum_of_its_minor_only_at_the_minors_first_patch() -> None:
-    """`1.35` may resolve to 1.35.0 or 1.35.1: below capacity buffers' 1.35.2-gke.1842000."""
-    assert satisfies_gke_minimum("1.34", INFERENCE_POOL_MIN_GKE_VERSION)  # a 1.34.0 build
-    assert satisfies_gke_minimum("1.33", B200_MIN_GKE_VERSION)
-    assert not satisfies_gke_minimum("1.32", B200_MIN_GKE_VERSION)  # 1.32.2
-    assert not satisfies_gke_minimum("1.35", CAPACITY_BUFFER_MIN_GKE_VERSION)  # 1.35.2
-    assert satisfies_gke_minimum("1.36", CAPACITY_BUFFER_MIN_GKE_VERSION)
-    assert satisfies_gke_minimum("1.35.2-gke.1842000", CAPACITY_BUFFER_MIN_GKE_VERSION)
-    assert not satisfies_gke_minimum("1.33", INFERENCE_POOL_MIN_GKE_VERSION)
-    assert not satisfies_gke_minimum("1.34.0-gke.1625999", INFERENCE_POOL_MIN_GKE_VERSION)
 
 
 def test_dedicated_node_service_account(stack: RenderedStack) -> None:

@@ -21,10 +21,10 @@ from components.vllm import (
     rollout_wait,
 )
 from schemas.vllm_args import check_serve_args
+from schemas.vllm_releases import MEASURED_RELEASE, RELEASES, image_release
 from stacks.args import engine_flags, kubernetes_labels, serving_selector
 from stacks.config.engine import EngineConfig, KvCacheDtype, MambaCacheMode, SpeculativeConfig, WorkloadConfig
 from stacks.config.profiles import ProfileName
-from stacks.config.releases import MEASURED_RELEASE, RELEASES, image_release
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
 from tests.manifest_schemas import validate_manifest

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from components.vllm import PROCESS_USER
-from stacks.config.releases import IMAGE_REPOSITORY
+from schemas.vllm_releases import IMAGE_REPOSITORY
 from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
 from tests.variants import render_variant

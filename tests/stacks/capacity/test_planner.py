@@ -15,7 +15,6 @@ from stacks.capacity import measurements
 from stacks.capacity.expectation import basis_at, expect, runs_read
 from stacks.capacity.planner import SizingError, size
 from stacks.config.capacity import TargetConfig
-from stacks.config.quoting import human_duration
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
@@ -180,12 +179,6 @@ def test_a_reservation_is_priced_on_demand_and_with_both_commitments() -> None:
 def test_free_tier_credit_offsets_the_cluster_fee() -> None:
     config = config_of("dev", pricing={"clusterFreeTier": True})
     assert plan("dev", config).sources[0].costs[0].cluster_fee_per_hour == 0
-
-
-def test_durations_are_human_readable() -> None:
-    assert human_duration(604_800) == "7 days"
-    assert human_duration(5_400) == "1 h 30 min"
-    assert human_duration(86_400 + 61) == "1 day 1 min 1 s"
 
 
 # ---------------------------------------------------------------- the cost of what runs

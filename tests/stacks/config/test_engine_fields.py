@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic.alias_generators import to_camel
 
+from commands.plan.assumptions import differences as configuration_differences
 from components.vllm import ENGINE_FIELDS, PROFILE_ENGINE_FIELDS, STACK_ENGINE_FIELDS, EngineFlags
 from stacks.args import engine_flags
 from stacks.capacity.measurements import (
@@ -81,7 +82,7 @@ def test_each_engine_setting_is_matched_by_a_measurement_unless_left_out(name: s
     changed = config.model_copy(
         update={"engine": config.engine.model_copy(update={name: _another(name, getattr(config.engine, name))})}
     )
-    differences = configuration_of(changed).differences(configuration_of(config))
+    differences = configuration_differences(configuration_of(changed), configuration_of(config))
     if name in NOT_MEASURED - {"image"}:
         assert differences == []
     elif name == "image":  # matched by its release

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
 from stacks.config.grammars import (
@@ -11,7 +9,6 @@ from stacks.config.grammars import (
     image_problem,
     mount_path_problem,
     project_id_problem,
-    quantity_value,
     revision_problem,
 )
 from stacks.load.checks import checkpoint_gib, flag_name
@@ -47,19 +44,6 @@ def test_invalid_image_references(image: str) -> None:
 def test_engine_image_needs_a_tag_and_no_inline_digest() -> None:
     assert "digest" in image_problem(f"vllm/vllm-openai:v0.19.0@{SHA}", tag_required=True, digest_allowed=False)
     assert "tag" in image_problem(f"vllm/vllm-openai@{SHA}", tag_required=True)
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [("4", 4), ("500m", Decimal("0.5")), ("16Gi", 16 * 2**30), ("1.5e3", 1500), (".5", Decimal("0.5")), ("2k", 2000)],
-)
-def test_quantities(text: str, value: Decimal) -> None:
-    assert quantity_value(text) == value
-
-
-@pytest.mark.parametrize("text", ["16GB", "1..5", "", "Gi", "4 Gi", "1e", "\u0664"])
-def test_not_quantities(text: str) -> None:
-    assert quantity_value(text) is None
 
 
 @pytest.mark.parametrize("model", ["Qwen/Qwen3.5-27B-FP8", "meta-llama/Llama-3.1-8B", "a/b", "org_1/m.v2"])

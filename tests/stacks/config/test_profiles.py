@@ -10,10 +10,10 @@ import pytest
 from commands.render.plan_md import key_settings
 from schemas import vllm_args
 from schemas.vllm_args import check_serve_args, image_version
+from schemas.vllm_releases import RELEASES, image_release
 from stacks.config.engine import EngineConfig, WorkloadConfig
 from stacks.config.presets import apply_preset
 from stacks.config.profiles import DEFAULT_PROFILE, PROFILES, ProfileName
-from stacks.config.releases import RELEASES, image_release
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import STACKS, RenderStack

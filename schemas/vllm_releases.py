@@ -98,12 +98,10 @@ def release_problem(image: str) -> str:
         return (
             f"is vLLM {version}, which has no vendored `vllm serve` argument table; allowed: {allowed} "
             f"(a new release needs its table, make vllm-args VERSION={version}, and its facts in "
-            "stacks/config/releases.py)"
+            "schemas/vllm_releases.py)"
         )
     if version not in RELEASES:
-        return (
-            f"is vLLM {version}, which has a table but is not pinned in stacks/config/releases.py; allowed: {allowed}"
-        )
+        return f"is vLLM {version}, which has a table but is not pinned in schemas/vllm_releases.py; allowed: {allowed}"
     return ""
 
 

@@ -1,10 +1,9 @@
-"""GKE version strings: the feature minimums the stack relies on and how versions compare."""
+"""GKE versions: the feature minimums the stack relies on and how versions compare, for the config's
+checks (stacks/), the existing-cluster look-up (components/) and the offline stand-in cluster (commands/)."""
 
 from __future__ import annotations
 
 import re
-
-from stacks.config.quoting import quote
 
 # Feature minimums (GKE docs "About GKE Inference Gateway": InferencePool v1 from
 # 1.34.0-gke.1626000; "About custom compute classes": 1.30.3-gke.1451000).
@@ -25,12 +24,14 @@ FEATURE_MIN_GKE_VERSIONS = (
 DEFAULT_MIN_MASTER_VERSION = "1.34"
 GKE_VERSION_PATTERN = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})\.([0-9]{1,9})-gke\.([0-9]{1,12})\Z")
 GKE_MINOR_PATTERN = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})\Z")
+VERSION_PART = re.compile(r"\d+")
 
 
 def gke_version_key(version: str) -> tuple[int, ...]:
+    """A full GKE version (`1.34.0-gke.1626000`) as the numbers it compares by."""
     match = GKE_VERSION_PATTERN.match(version)
     if not match:
-        raise ValueError(f"{quote(version)} is not a GKE version like {B200_MIN_GKE_VERSION}")
+        raise ValueError(f"not a GKE version like {B200_MIN_GKE_VERSION}")
     return tuple(int(part) for part in match.groups())
 
 
@@ -49,3 +50,9 @@ def satisfies_gke_minimum(floor: str, minimum: str) -> bool:
         required = gke_version_key(minimum)
         return floor_minor > required[:2] or (floor_minor == required[:2] and required[2] == 0)
     return gke_version_key(floor) >= gke_version_key(minimum)
+
+
+def version_at_least(version: str, minimum: str) -> bool:
+    """A version the GKE API reports (`1.34.0-gke.1626000`, or any other spelling of numbers) compared
+    number by number with a full minimum; an empty one is older than any."""
+    return tuple(map(int, VERSION_PART.findall(version))) >= tuple(map(int, VERSION_PART.findall(minimum)))

@@ -1,0 +1,38 @@
+"""How a number, a duration and an unprintable character read in a one-line message and in plan.md:
+the same in the program's messages (stacks/) and the commands' output (commands/)."""
+
+from __future__ import annotations
+
+import math
+
+# The longest one-line message a command or the program prints (longer ones are cut).
+MESSAGE_MAX = 400
+# Integers up to this many digits are shown in full; longer ones by their order of magnitude.
+DIGITS_SHOWN = 15
+
+
+def shown_number(value: int | float) -> str:
+    """A number as a stack file spells it (4096.5, 1e+308, nan); an integer of many digits by its magnitude."""
+    if isinstance(value, float):
+        return repr(value)
+    if abs(value) < 10**DIGITS_SHOWN:
+        return str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    return f"a number of about {'-' if value < 0 else ''}10^{magnitude}"
+
+
+def escaped(text: str) -> str:
+    """The text with every character that is not printable (a line break too) escaped as Python spells it."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def human_duration(seconds: float) -> str:
+    """604800 -> '7 days', 5400 -> '1 h 30 min', 45 -> '45 s'."""
+    remaining = round(seconds)
+    parts = []
+    for unit, size_seconds in (("day", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        count, remaining = divmod(remaining, size_seconds)
+        if count:
+            plural = "s" if unit == "day" and count > 1 else ""
+            parts.append(f"{count} {unit}{plural}")
+    return " ".join(parts) or "0 s"

@@ -1,0 +1,18 @@
+from common.text import escaped, human_duration, shown_number
+
+
+def test_durations_are_human_readable() -> None:
+    assert human_duration(604_800) == "7 days"
+    assert human_duration(5_400) == "1 h 30 min"
+    assert human_duration(86_400 + 61) == "1 day 1 min 1 s"
+    assert human_duration(0) == "0 s"
+
+
+def test_numbers_read_as_a_stack_file_spells_them() -> None:
+    assert shown_number(4096.5) == "4096.5"
+    assert shown_number(-(10**40)) == "a number of about -10^40"
+    assert shown_number(10**14) == str(10**14)
+
+
+def test_what_is_not_printable_is_escaped() -> None:
+    assert escaped("a\nb\x1b]0;x\x07\u202e") == "a\\nb\\x1b]0;x\\x07\\u202e"

@@ -1,7 +1,7 @@
 """The key of a shared compile cache: one folder per engine configuration.
 
-vLLM keys its own torch.compile artifacts by a hash of its configuration
-(vllm@v0.19.0 vllm/compilation/backends.py: `VLLM_CACHE_ROOT/torch_compile_cache/<hash_key>/rank_<rank>_<dp_rank>`),
+vLLM keys its own torch.compile artifacts by a hash of its configuration (vllm/compilation/backends.py
+of v0.19.0 and v0.33.0: `VLLM_CACHE_ROOT/torch_compile_cache/<hash_key>/rank_<rank>_<dp_rank>`),
 but Triton's, TorchInductor's and FlashInfer's caches are keyed by their own kernel hashes and an
 autotune result may depend on the engine's settings. A cache that many pods share therefore gets one
 folder per configuration: a hash of the image (its tag names the vLLM release; the digest pins the

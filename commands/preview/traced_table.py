@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from commands.plan.assumptions import is_the_repositorys
 from common import input_files
 from stacks.capacity import measurements
 
@@ -145,7 +146,7 @@ def current_table() -> dict[str, Any] | None:
     the alert durations and the scale-down window then follow every engine setting
     (stacks/capacity/time_to_serve.py `planning_seconds`). The table holds the answers from the
     repository's file, which its fingerprint covers."""
-    if measurements.in_effect() != measurements.MEASUREMENTS_FILE:
+    if not is_the_repositorys(measurements.in_effect()):
         return None
     return stored_table()
 

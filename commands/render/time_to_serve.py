@@ -35,17 +35,24 @@ from stacks.config.engine import capture_size
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import GOAL_POD_SECONDS, HYPERDISK_ML_MAX_MIBPS
 
-GOAL_SOURCES = (
+# Read in the releases' own wheels: vllm/compilation/backends.py keeps compiled graphs under
+# VLLM_CACHE_ROOT/torch_compile_cache/<hash_key>/rank_<rank>_<dp_rank> in 0.19.0 (line 1025) and 0.33.0 (line 1096).
+COMPILE_CACHE_READ_IN = ("0.19.0", "0.33.0")
+COMPILE_CACHE_SOURCE = (
+    "vLLM's compile cache reused by later pods (vLLM v{release} vllm/compilation/backends.py, "
+    "https://github.com/vllm-project/vllm/blob/v{release}/vllm/compilation/backends.py: compiled "
+    "graphs are kept under VLLM_CACHE_ROOT/torch_compile_cache/<hash of the configuration> and loaded directly on "
+    "the next start{unread})"
+)
+GOAL_SOURCES_BEFORE_CACHE = (
     "GKE image streaming (GKE docs 'Use Image streaming to pull container images', "
     "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming: the container starts before the whole "
     "image is pulled)",
     "a registry mirror in the cluster's region (Artifact Registry 'Repository overview', remote repositories, "
     "https://cloud.google.com/artifact-registry/docs/repositories) instead of Docker Hub "
     "through one NAT address",
-    "vLLM's compile cache reused by later pods (vLLM v0.19.0 vllm/compilation/backends.py, "
-    "https://github.com/vllm-project/vllm/blob/v0.19.0/vllm/compilation/backends.py: compiled "
-    "graphs are kept under VLLM_CACHE_ROOT/torch_compile_cache/<hash of the configuration> and loaded directly on "
-    "the next start)",
+)
+GOAL_SOURCES_AFTER_CACHE = (
     "for comparison, a peer's weight load (this stack reads the checkpoint from Hyperdisk ML instead): streamed "
     "from Cloud Storage into GPU memory (Google's 'Fast-start inference reference architecture', "
     "https://github.com/GoogleCloudPlatform/accelerated-platforms/blob/main/docs/platforms/gke/base/use-cases/"
@@ -55,6 +62,16 @@ GOAL_SOURCES = (
     "https://cloud.google.com/kubernetes-engine/docs/how-to/configure-capacity-buffer: a CapacityBuffer keeps spare "
     "nodes, so a new replica skips node provisioning)",
 )
+
+
+def goal_sources(release: str | None) -> tuple[str, ...]:
+    """The goal's levers with their sources; the compile cache's cites the stack's own vLLM release where it
+    was read there, else the first release it was read in, and says so."""
+    read = release in COMPILE_CACHE_READ_IN
+    cited = release if read and release is not None else COMPILE_CACHE_READ_IN[0]
+    unread = "" if read else f"; not read in {'v' + release if release else 'the stack image'}'s code"
+    cache = COMPILE_CACHE_SOURCE.format(release=cited, unread=unread)
+    return (*GOAL_SOURCES_BEFORE_CACHE, cache, *GOAL_SOURCES_AFTER_CACHE)
 
 
 @dataclass(frozen=True)
@@ -247,6 +264,6 @@ def time_to_serve(
         held_planning_basis=held_basis,
         wake=wake_read(config),
         goal_pod_seconds=GOAL_POD_SECONDS,
-        goal_sources=GOAL_SOURCES,
+        goal_sources=goal_sources(image_release(config.engine.image)),
         notes=startup_notes(config),
     )

@@ -146,6 +146,17 @@ def test_the_answers_follow_the_measurements_file_in_effect(tmp_path: Path) -> N
     assert "engine.maxNumSeqs" not in settings_by_component()[schedule]["steps"]
 
 
+def test_the_repositorys_file_by_another_path_reads_the_table(tmp_path: Path) -> None:
+    """`--measurements` naming the repository's own file through a link (or a relative path) is that file:
+    the preview reads the shipped table instead of tracing every setting live."""
+    link = tmp_path / "measurements.yaml"
+    link.symlink_to(measurements.MEASUREMENTS_FILE)
+    with measurements.using(link):
+        assert traced_table.current_table() is not None, STALE
+    with measurements.using(_with_startup_report(traced_configs()[0], tmp_path / "own.yaml")):
+        assert traced_table.current_table() is None, "another file: the answers follow it live"
+
+
 def _project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The project's packages and the table, copied; the fingerprint read from the copy."""
     for package in traced_table.PACKAGES:

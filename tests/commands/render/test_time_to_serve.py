@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from commands.render.time_to_serve import time_to_serve
+from commands.render.time_to_serve import goal_sources, time_to_serve
 from commands.render.time_to_serve_md import section
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity.time_to_serve import (
@@ -82,6 +82,18 @@ def test_other_profiles_are_not_measured_and_never_share_the_recipes_figure() ->
     assert model.planning_seconds > recipe.planning_seconds
     text = "\n".join(section(big))
     assert "| pod: scheduled to ready | not measured |" in text
+
+
+def test_the_compile_cache_lever_cites_the_stacks_own_vllm_release() -> None:
+    """prod-397b runs vLLM 0.33.0: its goal cites 0.33.0's backends.py, not the 0.19.0 file dev's cites."""
+    cache = "vllm/compilation/backends.py"
+    dev = [source for source in time_to_serve(stack_config("dev")).goal_sources if cache in source]
+    current = [source for source in time_to_serve(variant_config("prod-397b")).goal_sources if cache in source]
+    assert len(dev) == len(current) == 1
+    assert "blob/v0.19.0/" in dev[0] and "v0.33.0" not in dev[0]
+    assert "blob/v0.33.0/" in current[0] and "v0.19.0" not in current[0] and "not read" not in current[0]
+    unread = [source for source in goal_sources("0.99.0") if cache in source]
+    assert "blob/v0.19.0/" in unread[0] and "not read in v0.99.0's code" in unread[0]
 
 
 def test_a_changed_engine_is_not_the_measured_one() -> None:

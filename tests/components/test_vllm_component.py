@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from components.vllm import EngineFlags, Speculative, VllmEngine, VllmEngineArgs
+import pytest
+
+from components.vllm import ENGINE_FIELDS, EngineFlags, Speculative, VllmEngine, VllmEngineArgs
 from tests.construct import ANY, Built, build, children_are_parented, has_resource, match
 from tests.recipe import with_drain
 
@@ -177,3 +179,50 @@ def test_flags_turned_off() -> None:
     assert match(
         {item["name"]: item["value"] for item in container["env"]}, {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}
     )
+
+
+# Another value of each engine setting than FLAGS holds: a setting added to EngineFlags needs its entry here.
+ANOTHER: dict[str, object] = {
+    "image": "vllm/vllm-openai:v0.33.0",
+    "image_digest": "sha256:" + "b" * 64,
+    "port": 8100,
+    "data_parallel_size": 4,
+    "tensor_parallel_size": 2,
+    "enable_expert_parallel": True,
+    "max_model_len": 4096,
+    "max_num_batched_tokens": 8192,
+    "max_num_seqs": 1024,
+    "kv_cache_dtype": "auto",
+    "gpu_memory_utilization": 0.9,
+    "enable_prefix_caching": False,
+    "enable_chunked_prefill": False,
+    "attention_backend": None,
+    "optimization_level": 2,
+    "speculative": Speculative("mtp", 2),
+    "mamba_cache_mode": None,
+    "mamba_block_size": None,
+    "language_model_only": True,
+    "moe_backend": "flashinfer_trtllm",
+    "max_cudagraph_capture_size": 512,
+    "reasoning_parser": None,
+    "estimate_cudagraphs": False,
+    "stream_interval": 4,
+    "extra_args": (),
+    "extra_env": {},
+    "cpu": "100",
+    "memory": "900Gi",
+    "ephemeral_storage": "100Gi",
+}
+
+
+@pytest.mark.parametrize("name", ENGINE_FIELDS)
+def test_every_engine_setting_reaches_the_serving_container(name: str) -> None:
+    """A setting the component ignores would be accepted and never run: each one changes the container's
+    serve line, environment, image, ports or resources."""
+
+    def container(flags: EngineFlags) -> dict[str, object]:
+        (deployment,) = [r for r in build_engine(engine=flags) if r.type == DEPLOYMENT]
+        return dict(deployment.inputs["spec"]["template"]["spec"]["containers"][0])
+
+    assert ANOTHER[name] != getattr(FLAGS, name), f"ANOTHER[{name!r}] must differ from FLAGS"
+    assert container(dataclasses.replace(FLAGS, **{name: ANOTHER[name]})) != container(FLAGS)

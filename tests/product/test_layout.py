@@ -21,6 +21,7 @@ COMMON_CHANGES = (
     "A new capacity source",
     "A new preview replacement rule",
     "A new console command",
+    "A new kind of secret (a token format)",
 )
 
 
@@ -81,3 +82,17 @@ def test_the_contributor_guide_says_where_each_common_change_goes() -> None:
     headings = {line.lstrip("#").strip() for line in guide.splitlines() if line.startswith("### ")}
     assert set(COMMON_CHANGES) <= headings, sorted(set(COMMON_CHANGES) - headings)
     assert "## How to check a change" in guide
+
+
+def test_every_subpackage_of_the_commands_has_its_place_in_their_layers() -> None:
+    """lint-imports only checks the modules a contract names: a command left out of the layers could import
+    any other command unchecked."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [
+        contract["layers"]
+        for contract in contracts
+        if contract["type"] == "layers" and contract["layers"][0].startswith("commands.")
+    ]
+    layered = {name.strip() for layer in layers for name in layer.split("|")}
+    subpackages = {f"commands.{path.parent.name}" for path in (ROOT / "commands").glob("*/__init__.py")}
+    assert subpackages <= layered, sorted(subpackages - layered)

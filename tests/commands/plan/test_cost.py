@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from commands.plan.capacity_plan import cost
+from commands.plan.prices import pricing_notes
+from components.capacity import CAPACITY_KINDS, CapacityKind
 from stacks.capacity.expectation import expect
 from stacks.capacity.planner import storage_of
+from stacks.config.pricing import PricingConfig
 from stacks.config.routing import RoutingMode
 from tests.stacks.capacity.test_planner import write_up_runs
 from tests.variants import stack_config
@@ -30,3 +33,16 @@ def test_published_twelve_node_prices_and_cost_per_million_tokens() -> None:
     assert committed.usd_per_million_tokens_at_utilization == pytest.approx(
         (committed.usd_per_million_tokens_full_load or 0) / config.pricing.utilization
     )
+
+
+@pytest.mark.parametrize("kind", [kind for kind in CAPACITY_KINDS.values() if kind.price_setting is not None])
+def test_every_priced_capacity_kind_says_where_its_price_comes_from(kind: CapacityKind) -> None:
+    """A kind's node-hour price is a figure of plan.md's cost table: its note under "Prices" names it, at its
+    default (the source it rests on) and when the stack sets it (the key)."""
+    assert kind.price_setting is not None
+    default = PricingConfig()
+    own = default.model_copy(update={kind.price_setting: 12.34})
+    key = PricingConfig.model_fields[kind.price_setting].alias or kind.price_setting
+    default_price = f"USD {getattr(default, kind.price_setting):,.2f}"
+    assert [note for note in pricing_notes(default) if default_price in note and "https://" in note]
+    assert [note for note in pricing_notes(own) if "USD 12.34" in note and f"(pricing.{key})" in note]

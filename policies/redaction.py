@@ -541,7 +541,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # conninfo, a query string's `secret=...`, `password = "..."`, a shell line's `DB_PASSWORD=...` or
     # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`; the password
     # words after any letters too, libpq's PGPASSWORD; `pwd` on its own only, `work_pwd` is a folder, but
-    # MySQL's MYSQL_PWD; a token, HF_TOKEN, right before the `=` (not code's `token = f.read()`) and with a
+    # MySQL's MYSQL_PWD, redis-cli's REDISCLI_AUTH, an Azure connection string's SharedAccessKey and AccountKey;
+    # `api-key` with a hyphen too (an OTLP header, OTEL_EXPORTER_OTLP_HEADERS=api-key=...); a token, HF_TOKEN,
+    # right before the `=` (not code's `token = f.read()`) and with a
     # value that is not a number nor starts a query's next parameter), then `=`
     # and the value on one line; not a reference the pod expands from a secretEnv variable
     # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[pscamt])`: the words' first letters, which
@@ -549,8 +551,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            r"(?i)(?=[pscamt])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
-            r"|(?<![A-Za-z0-9])(?:secret|client_?secret|api_?key|access_?key|auth_?token|access_?token"
+            r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
+            r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
+            r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*[\"']?"
             + PLAIN_VALUE
             + r"[^\s\"'&;,]{4,}"
@@ -593,6 +596,41 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ("uthorization:", "UTHORIZATION:"),
         within_a_line=True,
     ),
+    # curl's user option (`curl -u user:password`, `--user user:password`, also in a variable of curl's
+    # options, CURL_OPTS=-u ...): the password after the user's colon; not a reference ($PASS, ${...})
+    SecretPattern(
+        "a password or key assignment",
+        re.compile(
+            f"(?i)curl[^{LINE_BREAKS}]*?"
+            + r"(?<![\w-])(?:-u|--user)(?:[ \t]+|=)"
+            + PLAIN_VALUE
+            + r"[^\s:'\"]+:"
+            + PLAIN_VALUE
+            + r"[^\s'\"]{4,}"
+        ),
+        ("curl", "CURL", "Curl"),
+        within_a_line=True,
+    ),
+    # a key and its value apart (`aws configure set aws_secret_access_key VALUE`, the AWS CLI's form): the
+    # key's name, blanks, and 40 characters of an AWS secret access key
+    SecretPattern(
+        "a password or key assignment",
+        re.compile(r"(?i)aws_secret_access_key[ \t]+" + PLAIN_VALUE + r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
+        ("ecret_access_key", "ECRET_ACCESS_KEY"),
+        within_a_line=True,
+    ),
+    # a netrc entry (curl and ftp's ~/.netrc: `machine HOST login USER password PASSWORD`): a host name with
+    # a dot, and a password that is not letters only (prose: `machine learning login page password reset`)
+    SecretPattern(
+        "a password or key assignment",
+        re.compile(
+            r"(?i)machine[ \t]+[\w-]+(?:\.[\w-]+)+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+"
+            + PLAIN_VALUE
+            + r"(?=\S*[^A-Za-z\s])\S{4,}"
+        ),
+        ("machine", "MACHINE"),
+        within_a_line=True,
+    ),
 )
 # Names of settings (environment variables, flags) whose value is a secret whatever it looks like (a W&B
 # key is 40 hex digits, a password anything): keyword.py's DENYLIST, plus access/secret keys and tokens and
@@ -621,12 +659,36 @@ CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 ANY_NEEDLE = re.compile("|".join(re.escape(needle) for pattern in SECRET_PATTERNS for needle in pattern.needles))
 
 
-def secret_kinds(text: str) -> list[str]:
-    """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
-    found first; empty when none."""
-    kinds = ["a Hugging Face token"] if any(True for _ in token_candidates(text)) else []
+def _kinds(text: str, decoded: bool = False) -> list[str]:
+    """`decoded`: the text behind escapes, where only a real-looking token counts (not a whole value that
+    merely starts with hf_, as `hf%5Ftransfer_enabled` decodes to)."""
+    tokens = _real_token(text) if decoded else any(True for _ in token_candidates(text))
+    kinds = ["a Hugging Face token"] if tokens else []
     if ANY_NEEDLE.search(text) is not None:
         kinds += [pattern.kind for pattern in SECRET_PATTERNS if pattern.search(text)]
+    return kinds
+
+
+# JSON's `\u0068` and a URL's `%68`: a program that reads the value (vLLM's JSON flags, an OTLP header)
+# decodes them back into the secret.
+ESCAPE = re.compile(r"\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}")
+JSON_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+
+
+def unescaped(text: str) -> str | None:
+    """The text with its JSON `\\uXXXX` and URL `%XX` escapes decoded; None when it has none."""
+    if ESCAPE.search(text) is None:
+        return None
+    return urllib.parse.unquote(JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text))
+
+
+def secret_kinds(text: str) -> list[str]:
+    """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
+    found first, also behind JSON and URL escapes; empty when none."""
+    kinds = _kinds(text)
+    if not kinds:
+        decoded = unescaped(text)
+        kinds = _kinds(decoded, decoded=True) if decoded is not None else []
     return kinds
 
 
@@ -637,6 +699,12 @@ def secret_kinds(text: str) -> list[str]:
 REFERENCE_SUFFIXES = (
     *("_file", "_path", "_dir", "_files", "_paths", "_dirs", "_location"),
     *("_name", "_names", "_url", "_uri", "_endpoint"),
+)
+# A name that ends so holds a number about tokens or keys, not one (vLLM's --long-prefill-token-threshold and
+# --dbo-decode-token-threshold take integers; MAX_TOKEN_LENGTH, TOKEN_TTL).
+QUANTITY_SUFFIXES = (
+    *("_threshold", "_thresholds", "_limit", "_limits", "_size", "_sizes", "_count", "_counts"),
+    *("_length", "_len", "_budget", "_timeout", "_ttl", "_interval"),
 )
 # An `_id` names an identifier (EOS_TOKEN_ID, CREDENTIALS_ID), except after a word whose id is a credential.
 CREDENTIAL_ID = re.compile(r"(?:secret[eo]?|password|passwd|passphrase|pwd|pass|access_?key|secret_?key)_ids?$")
@@ -660,7 +728,7 @@ def name_words(name: str) -> str:
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
     normal = name_words(name)
-    if normal.endswith(REFERENCE_SUFFIXES) or normal in REFERENCE_NAMES:
+    if normal.endswith(REFERENCE_SUFFIXES + QUANTITY_SUFFIXES) or normal in REFERENCE_NAMES:
         return False
     if normal.endswith(("_id", "_ids")) and CREDENTIAL_ID.search(normal) is None:
         return False
@@ -675,15 +743,21 @@ def _hide_patterns(text: str) -> str:
     return text
 
 
+def _escaped_secret_hidden(text: str) -> str:
+    """The whole text hidden when a secret is left behind its JSON or URL escapes (no span of the text is it)."""
+    decoded = unescaped(text)
+    return REDACTED if decoded is not None and _kinds(decoded, decoded=True) else text
+
+
 def redact_secrets(text: str) -> str:
     """redact_tokens, and every other kind of secret replaced by ***: for messages and error lines."""
-    return _hide_patterns(redact_tokens(text))
+    return _escaped_secret_hidden(_hide_patterns(redact_tokens(text)))
 
 
 def hide_secrets(text: str) -> str:
     """hide_tokens, and every other kind of secret replaced by ***: for what a command copies from a
     file it was given into its own output."""
-    return _hide_patterns(hide_tokens(text))
+    return _escaped_secret_hidden(_hide_patterns(hide_tokens(text)))
 
 
 def known_secret_texts(secrets: Iterable[str]) -> set[str]:

@@ -166,6 +166,17 @@ def _finite(number: float) -> bool:
         return False
 
 
+def _bound(key: str) -> tuple[float, str] | None:
+    """The largest value a run's figure may have (the measurements file's bounds): far above any real run."""
+    if key.endswith("_throughput"):
+        return measurement_file.MAX_RATE, "per second"
+    if key.endswith("_ms"):
+        return measurement_file.MAX_MILLISECONDS, "ms"
+    if key in ("completed", "failed", "clients"):
+        return measurement_file.MAX_REQUESTS, "requests"
+    return None
+
+
 def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tuple[str, ...]) -> dict[str, Any]:
     """`value` if it is an object holding every count (a whole number) and figure (a finite number, not
     negative); otherwise InputError naming the key."""
@@ -183,6 +194,9 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
             raise InputError(
                 f"{where}: '{key}' is {number:.3g} s; allowed: at most {measurement_file.MAX_SECONDS:,.0f} s"
             )
+        bound = _bound(key)
+        if bound is not None and number > bound[0]:
+            raise InputError(f"{where}: '{key}' is {number:.3g}; allowed: at most {bound[0]:,.0f} {bound[1]}")
     if not isinstance(value.get("combine", ""), str):
         raise InputError(f"{where}: 'combine' is {json.dumps(value['combine'])[:40]}; allowed: a string")
     if value.get("clients", 1) < 1:
@@ -203,6 +217,16 @@ def consistent(summary: dict[str, Any], where: str) -> dict[str, Any]:
         for key in (key for _, key, _ in COMPARED if key.endswith("_throughput")):
             if summary[key]:
                 raise InputError(f"{where}: '{key}' is {summary[key]:,} though no request completed; allowed: 0")
+    if completed and completed / summary["duration_s"] > measurement_file.MAX_RATE:
+        raise InputError(
+            f"{where}: 'duration_s' is {summary['duration_s']:.3g} s for {completed:,} completed requests; allowed: "
+            f"a run of at most {measurement_file.MAX_RATE:,.0f} requests per second"
+        )
+    if summary["output_throughput"] > summary["total_token_throughput"]:
+        raise InputError(
+            f"{where}: 'output_throughput' is {summary['output_throughput']:,.0f}, above 'total_token_throughput' "
+            f"{summary['total_token_throughput']:,.0f}; allowed: at most the total (input + output)"
+        )
     return summary
 
 

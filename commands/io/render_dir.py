@@ -81,14 +81,17 @@ def _name_holds_a_secret(name: str) -> bool | None:
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
 # A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY).
-FLAG_IN_A_LINE = re.compile(r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*)(?![$])([^\s\"']+)")
+FLAG_IN_A_LINE = re.compile(
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*)(?![$])([^\s\"']+(?:[ \t]+(?![-$])[^\s\"']+)*)"
+)
 
 
 def _flag_values_hidden(items: list[Any]) -> list[Any]:
     """A command line (a container's args) with the value of every flag named like a secret hidden:
     `--api-key=V`, `--api-key V` in one item, `--api-key` and V in the next, or inside a shell line.
     The item after such a flag is hidden even when it starts with `-`: a secret may (`-x7Kq...`); a secret
-    flag hidden so still has its own value hidden."""
+    flag hidden so still has its own value hidden. So is every item after those up to the next flag: a flag
+    may take several values (vLLM's --api-key takes one or more keys)."""
     hidden = [item if not isinstance(item, str) or item.startswith("-") else _line_flags_hidden(item) for item in items]
     for index, item in enumerate(items):  # the flags as written: one hidden as a value still hides its own
         match = FLAG.fullmatch(item) if isinstance(item, str) else None
@@ -96,8 +99,15 @@ def _flag_values_hidden(items: list[Any]) -> list[Any]:
             continue
         if match[3] is not None:
             hidden[index] = f"{match[1]}{match[2]}{match[3]}{REDACTED}"
+            following = index + 1
         elif index + 1 < len(hidden):
             hidden[index + 1] = REDACTED
+            following = index + 2
+        else:
+            continue
+        while following < len(items) and not (isinstance(items[following], str) and items[following].startswith("-")):
+            hidden[following] = REDACTED
+            following += 1
     return hidden
 
 
@@ -157,7 +167,12 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
         value = {**value, "value": REDACTED}
     args = value.get("args")
     if _ends_with_a_secret_flag(value.get("command")) and isinstance(args, list) and args:
-        value = {**value, "args": [REDACTED, *args[1:]]}  # the runtime joins command and args
+        # the runtime joins command and args: the first item and every one up to the next flag are its values
+        values = next(
+            (index for index, item in enumerate(args) if index and isinstance(item, str) and item.startswith("-")),
+            len(args),
+        )
+        value = {**value, "args": [REDACTED] * values + args[values:]}
     secret_object = secret_object or value.get("kind") == SECRET_KIND
     # a Secret's record, or its patch's (kubernetes:core/v1:SecretPatch): the same payload fields
     secret_record = isinstance(value.get("type"), str) and value["type"].startswith(SECRET_TYPE)

@@ -142,7 +142,7 @@ def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) ->
     for where in _secret_flag_values(strings):
         report(
             f"{where} takes a secret and is given a literal value; pass it through the environment from a Kubernetes "
-            "Secret instead (vLLM reads --api-key from VLLM_API_KEY: engine.secretEnv)"
+            "Secret instead (vLLM reads --api-key from the variable VLLM_API_KEY, which engine.secretEnv sets)"
         )
     for path, text in strings.items():
         if _is_token_payload(args.resource_type, path):

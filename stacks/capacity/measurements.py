@@ -180,6 +180,24 @@ class Run(ConfigModel):
     )
     failed: Annotated[int | None, Field(ge=0, le=MAX_REQUESTS)] = Field(default=None, description="Failed requests.")
 
+    @model_validator(mode="after")
+    def _one_run_could_give_them(self) -> Run:
+        """Figures no run gives together are a typo or an edit: every figure read from them would be untrue."""
+        total, output, rate = self.total_tokens_per_second, self.output_tokens_per_second, self.requests_per_second
+        if output is not None and output > total:
+            raise ValueError(
+                f"outputTokensPerSecond {output:,.0f} is above totalTokensPerSecond {total:,.0f}; allowed: "
+                "at most the total (input + output)"
+            )
+        if rate is not None and rate > total:
+            raise ValueError(
+                f"requestsPerSecond {rate:,.0f} is above totalTokensPerSecond {total:,.0f}; allowed: at most "
+                "the total (a request has at least one token)"
+            )
+        if self.completed == 0:
+            raise ValueError("completed is 0 with a throughput; allowed: the requests the run completed (at least 1)")
+        return self
+
 
 class StartupPhases(ConfigModel):
     """The serving pods' start-up as the benchmark Job's start-up report gave it (STARTUP_PHASES lines,

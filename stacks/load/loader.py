@@ -194,7 +194,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
         quoted_already = first["type"] == "value_error"
         shown = (
             ""
-            if isinstance(got, (dict, list)) or got is None or quoted_already
+            if isinstance(got, (dict, list)) or got is None or quoted_already or tuple(loc[:2]) == SECRET_ENV
             else f" (got {_shown_input(first['loc'], got)})"
         )
         allowed = TEXT_ALLOWED if first["type"] == "string_type" else allowed_range(StackConfig, loc)
@@ -203,6 +203,10 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"invalid stack config: {message}{suffix}"
 
+
+# engine.secretEnv's values name config keys; one pasted with the secret in its place would be the secret.
+SECRET_ENV = ("engine", "secretEnv")
+NOT_SHOWN = "not shown: a secret pasted in place of a key's name would be"
 
 # A text setting given another YAML type: a bare 5, true or null (or an empty value) is no text.
 TEXT_ALLOWED = "; allowed: a text (in YAML, put a value that reads as a number, true/false or null in quotes)"
@@ -215,6 +219,8 @@ def _pattern_message(loc: tuple[int | str, ...], problem: Any) -> str:
     got = _shown_input(tuple(problem["loc"]), problem.get("input"))
     if loc and loc[-1] == "[key]":
         return f"{_shown_key(loc[:-2])}: the name {got} is not allowed; allowed: {allowed}"
+    if tuple(loc[:2]) == SECRET_ENV:
+        got = f"the config key it names ({NOT_SHOWN})"
     return f"{_shown_key(loc)}: {got} is not allowed; allowed: {allowed}"
 
 
@@ -353,13 +359,13 @@ def secret_env_problem(config: StackConfig, project: str) -> str | None:
         setting = f"engine.secretEnv.{name}"
         if runtime_config.get_config(full_key) is None:
             return (
-                f"{setting}: names the config key {key!r}, which is not set; run `pulumi config set --secret {key} "
-                "VALUE` (or set it as a secret in an ESC environment the stack imports)"
+                f"{setting}: names a config key that is not set ({NOT_SHOWN}); run `pulumi config set --secret KEY "
+                "VALUE` with the key it names (or set it as a secret in an ESC environment the stack imports)"
             )
         if not runtime_config.is_config_secret(full_key):
             return (
-                f"{setting}: the config key {key!r} is plain text in the stack file; remove it and run "
-                f"`pulumi config set --secret {key} VALUE`"
+                f"{setting}: names a config key that is plain text in the stack file ({NOT_SHOWN}); remove it and "
+                "run `pulumi config set --secret KEY VALUE` with the key it names"
             )
     return None
 

@@ -13,16 +13,49 @@ with the way to pass it properly.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from policies.redaction import is_secret_name, secret_kinds
+from schemas import vllm_args
 
 SECURE_KEY = "secure"
 # What vLLM reads from the environment in place of a secret flag (vllm/envs.py: VLLM_API_KEY; the
 # OpenAI server takes `args.api_key or envs.VLLM_API_KEY`, vllm/entrypoints/openai/api_server.py).
 FLAG_ENVIRONMENT = {"api-key": "VLLM_API_KEY"}
+
+
+# The types of a `vllm serve` flag's value that are numbers: a count or a threshold of tokens is no secret.
+NUMBER_TYPES = frozenset({"int", "float", "human_readable_int", "human_readable_int_or_auto"})
+
+
+@functools.cache
+def _serve_flags() -> dict[str, bool]:
+    """Every `vllm serve` flag of the vendored releases' argument tables (without its dashes), and whether its
+    value can be text: it takes one (an on/off flag, nargs 0, takes none) and not a number."""
+    flags: dict[str, bool] = {}
+    for version in vllm_args.versions():
+        for spec in vllm_args.table_for(version)["options"].values():
+            text = spec.get("nargs") != 0 and spec.get("type") not in NUMBER_TYPES
+            for option in (*spec.get("option_strings", ()), *spec.get("negative_option_strings", ())):
+                flags[option.lstrip("-")] = flags.get(option.lstrip("-"), False) or text
+    return flags
+
+
+def secret_flag_of(flag: str) -> str:
+    """The flag (without its dashes) that takes a secret, as `vllm serve` reads `flag`: a flag of the releases'
+    tables named like a secret whose value is text (not --allow-credentials, an on/off flag, nor
+    --long-prefill-token-threshold, a number); any prefix of one (argparse expands a unique prefix: --api-k is
+    --api-key, and its value must not be quoted back either); another flag named like a secret. Empty: none."""
+    if not flag:
+        return ""
+    flags = _serve_flags()
+    if flag in flags:
+        return flag if flags[flag] and is_secret_name(flag) else ""
+    expanded = sorted(name for name, text in flags.items() if text and name.startswith(flag) and is_secret_name(name))
+    return expanded[0] if expanded else (flag if is_secret_name(flag) else "")
 
 
 def config_key_for(name: str) -> str:
@@ -131,7 +164,7 @@ def _engine_problem(engine: dict[str, Any]) -> str | None:
                 continue
             flag = re.sub(r"^-+", "", token.split("=", 1)[0]).replace("_", "-") if token.startswith("-") else ""
             kinds = secret_kinds(token)
-            secret_flag = flag if flag and is_secret_name(flag) else ""
+            secret_flag = secret_flag_of(flag)
             valued = (secret_flag and "=" in token) or (not flag and previous_flag)
             if kinds or valued:
                 what = f"holds {kinds[0]}" if kinds else f"gives --{secret_flag or previous_flag} a secret"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -182,7 +183,7 @@ def test_flags_turned_off() -> None:
 
 
 # Another value of each engine setting than FLAGS holds: a setting added to EngineFlags needs its entry here.
-ANOTHER: dict[str, object] = {
+ANOTHER: dict[str, Any] = {
     "image": "vllm/vllm-openai:v0.33.0",
     "image_digest": "sha256:" + "b" * 64,
     "port": 8100,

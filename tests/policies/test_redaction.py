@@ -250,6 +250,9 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "bot 110201543:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",  # a Telegram bot token
         "password: " + "hunter2pass99",  # unquoted after a colon
         "Authorization: Token " + "abc123def456ghi",
+        "curl -u admin:" + "Sup3rS3cret!",  # curl's user option
+        "aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # the AWS CLI's key and value
+        "machine example.com login bob password " + "Sup3rS3cretPw",  # a netrc entry
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:
@@ -326,3 +329,41 @@ def test_an_encoded_private_key_is_found_wherever_a_line_break_cuts_its_header(w
 )
 def test_a_message_hides_what_may_be_a_token_and_keeps_a_folders_name(line: str, shown: str | None) -> None:
     assert redact_secrets(line) == (line if shown is None else shown)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "api-key=" + "0123456789abcdef0123456789abcdef0123NRAL",  # an OTLP header's api-key, with a hyphen
+        "Authorization=Basic%20" + "MTIzNDU2OmdsY19leUp2SWpvaU1USXpORFUySW4w",  # percent-encoded
+        "REDISCLI_AUTH=" + "Sup3rS3cretPw",
+        "CURL_OPTS=-u admin:" + "Sup3rS3cret!",
+        "curl --user=admin:" + "Sup3rS3cret! https://example.com",
+        "aws configure set aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + "abcDEF123abcDEF123abc=",
+        "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=" + "abcDEF123abcDEF123abcDEF123==",
+        "machine example.com login bob password " + "Sup3rS3cretPw",
+        '{"comment": "\\u0068f_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"}',  # JSON escapes vLLM decodes
+        '{"gh": "\\u0067hp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}',
+        "%68%66%5F%41%62%43%64%45%66%47%68%49%6A%4B%6C%4D%6E%4F%70%51%72%53%74%55%76%57%78%59%7A%30%31",
+    ],
+)
+def test_a_secret_in_a_config_line_or_behind_escapes_is_found_and_hidden(text: str) -> None:
+    assert secret_kinds(text)
+    hidden = hide_secrets(text)
+    assert hidden != text and "Sup3rS3cret" not in hidden and "AbCdEfGh" not in hidden
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "curl -u $USER:$PASS https://example.com",  # references the shell expands
+        "docker run -u 1000:1000 image",  # a user and group id, not curl
+        "curl -u admin https://example.com",  # curl asks for the password
+        "SharedAccessKeyName=RootManageSharedAccessKey",  # the key's name
+        "machine learning login page password reset",  # prose
+        "90% of 100% done",
+    ],
+)
+def test_look_alikes_of_config_lines_are_not_secrets(text: str) -> None:
+    assert secret_kinds(text) == [] and hide_secrets(text) == text

@@ -123,8 +123,22 @@ def result_line_with(**changes: Any) -> str:
         ({"completed": 0, "failed": 0}, "no request completed or failed; allowed: a run that sent requests"),
         ({"duration_s": 0}, "'duration_s' is 0 though 20,000 requests completed; allowed: > 0"),
         ({"completed": 0, "failed": 5}, "'total_token_throughput' is 94,901"),
+        ({"output_throughput": 9e6}, "'output_throughput' is 9,000,000, above 'total_token_throughput' 94,901"),
+        ({"total_token_throughput": 1e308}, "'total_token_throughput' is 1e+308; allowed: at most"),
+        ({"completed": 10**300}, "'completed' is 1e+300; allowed: at most"),
+        ({"duration_s": 1e-300}, "'duration_s' is 1e-300 s for 20,000 completed requests; allowed: a run of at most"),
+        ({"p99_ttft_ms": 1e300}, "'p99_ttft_ms' is 1e+300; allowed: at most"),
     ],
-    ids=["nothing-sent", "no-duration", "throughput-without-requests"],
+    ids=[
+        "nothing-sent",
+        "no-duration",
+        "throughput-without-requests",
+        "output-above-total",
+        "huge-rate",
+        "huge-count",
+        "instant-run",
+        "huge-latency",
+    ],
 )
 def test_a_result_no_run_can_produce_is_refused_not_judged(
     tmp_path: Any, capsys: pytest.CaptureFixture[str], changes: dict[str, Any], message: str

@@ -261,9 +261,9 @@ def test_an_ambiguous_or_malformed_result_is_one_line(args: list[str], message: 
     [
         (("", ""), ["--source", " \t "], "argument --source: empty; say who measured it, where"),
         (
-            ('"total_token_throughput":', '"total_token_throughput":0,"x":'),
+            ('"output_throughput":', '"output_throughput":0,"x":'),
             [],
-            "total_token_throughput input should be",
+            "output_throughput input should be greater than or equal to 0.001",
         ),
     ],
 )
@@ -546,7 +546,8 @@ def test_a_rate_too_small_to_divide_by_is_not_recorded(tmp_path: Path) -> None:
     before = file.read_text()
     result = json.loads(JOB_LOG.read_text().split("BENCH_RESULT ", 1)[1].splitlines()[0])
     log = tmp_path / "tiny.log"
-    log.write_text("BENCH_RESULT " + json.dumps({**result, "total_token_throughput": 5e-324}) + "\n")
+    tiny = {"total_token_throughput": 5e-324, "output_throughput": 5e-324}
+    log.write_text("BENCH_RESULT " + json.dumps({**result, **tiny}) + "\n")
     refused = record(tmp_path, file, log=log)
     assert refused.returncode == 2 and "total_token_throughput input should be greater than or equal to 0.001" in (
         refused.stderr

@@ -176,6 +176,19 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"command": ["vllm", "serve", "--api-key"], "args": ["Zq7pW3xKv9", "--port", "8000"]},
             {"command": ["vllm", "serve", "--api-key"], "args": ["***", "--port", "8000"]},
         ),
+        # a flag that takes several values (vLLM's --api-key takes one or more keys): every one up to the next flag
+        (
+            {"args": ["--api-key", "Zq7pW3xKv9", "Yp6oV2wJu8", "--port", "8", "--api-key=Xo5nU1vIt7", "Wn4mT0uHs6"]},
+            {"args": ["--api-key", "***", "***", "--port", "8", "--api-key=***", "***"]},
+        ),
+        (
+            {"args": ["vllm serve --api-key Zq7pW3xKv9 Yp6oV2wJu8 --port 8000"]},
+            {"args": ["vllm serve --api-key *** --port 8000"]},
+        ),
+        (
+            {"command": ["vllm", "serve", "--api-key"], "args": ["Zq7pW3xKv9", "Yp6oV2wJu8", "--port", "8000"]},
+            {"command": ["vllm", "serve", "--api-key"], "args": ["***", "***", "--port", "8000"]},
+        ),
         # the payload of a Secret's patch, as of a Secret
         (
             {"type": "kubernetes:core/v1:SecretPatch", "inputs": {"stringData": {"hf": "Zq7pW3xKv9Lm2Rt8"}}},

@@ -74,3 +74,22 @@ def test_the_loader_refuses_a_stack_when_the_file_is_broken(tmp_path: Path) -> N
         pytest.raises(InvalidConfig, match=r"^invalid measurements file: .*measurements: Input should be a valid"),
     ):
         validate({"environment": "dev", "project": "my-llm-dev"})
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"outputTokensPerSecond": 900000}, "outputTokensPerSecond 900,000 is above totalTokensPerSecond"),
+        ({"requestsPerSecond": 1000000}, "requestsPerSecond 1,000,000 is above totalTokensPerSecond"),
+        ({"completed": 0}, "completed is 0 with a throughput"),
+    ],
+)
+def test_a_run_no_benchmark_can_give_is_refused(tmp_path: Path, changes: dict[str, object], message: str) -> None:
+    """A hand-edited run was read as measured (plan.md printed ~0 tokens per request, or output above total)."""
+    document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
+    document["measurements"][0]["runs"][0].update(changes)
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(measurements.MeasurementsError) as error:
+        measurements.load(path)
+    assert message in str(error.value) and str(error.value).startswith(f"{path}: measurements.0.runs.0")

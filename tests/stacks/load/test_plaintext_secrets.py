@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from policies.redaction import is_secret_name
+from stacks.load.loader import InvalidConfig, validate
 from stacks.load.plaintext_secrets import plaintext_secret_problem
 
 VALUE = "Canary4horse"
@@ -50,6 +51,8 @@ def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
     [
         *("MAX_TOKENS", "VLLM_PASSES", "PASSTHROUGH", "COMPASS_MODE", "HF_TOKEN_FILE", "maxNumBatchedTokens"),
         *("speculative-config.num_speculative_tokens", "SECRETS", "TOKENS", "app.kubernetes.io/name"),
+        # numbers about tokens: vLLM's integer flags, limits and lengths
+        *("long-prefill-token-threshold", "dbo-decode-token-threshold", "MAX_TOKEN_LENGTH", "API_KEY_TIMEOUT"),
     ],
 )
 def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
@@ -83,6 +86,9 @@ def test_names_that_hold_where_or_which_a_secret_is_are_not_secrets(name: str) -
         ["--api-key " + VALUE],  # flag and value in one item
         ["--served-model-name", "qwen", "--api-key", 31415926],  # a numeric value
         ["--db-password  " + VALUE],
+        ["--api-ke=" + VALUE],  # argparse expands a unique prefix: --api-key
+        ["--api-k " + VALUE],
+        ["--api", VALUE],
     ],
 )
 def test_a_secret_flag_value_is_refused_without_quoting_it(args: list[Any]) -> None:
@@ -97,3 +103,27 @@ def test_a_bearer_credential_is_refused_wherever_it_is() -> None:
     for engine in ({"extraArgs": [f"--x-header={header}"]}, {"extraEnv": {"UPSTREAM_HEADERS": header}}):
         problem = plaintext_secret_problem({"engine": engine})
         assert problem is not None and "holds a bearer token" in problem and VALUE not in problem
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--long-prefill-token-threshold", "512"],  # an integer (the vendored tables' type)
+        ["--dbo-decode-token-threshold", "32"],
+        ["--allow-credentials"],  # on or off, no value
+        ["--allow-credentials", "--max-num-seqs", "64"],
+    ],
+)
+def test_a_flag_whose_value_cannot_be_a_secret_is_not_refused(args: list[Any]) -> None:
+    assert plaintext_secret_problem({"engine": {"extraArgs": args}}) is None
+
+
+@pytest.mark.parametrize("value", [VALUE + "!", 31415926, [VALUE]])
+def test_a_secret_pasted_where_secret_env_names_a_key_is_not_quoted(value: Any) -> None:
+    """engine.secretEnv maps a variable to the config key holding its secret; a user who pastes the secret in
+    the key's place must not see it echoed in the refusal."""
+    with pytest.raises(InvalidConfig) as refused:
+        validate({"environment": "dev", "project": "my-llm-dev", "engine": {"secretEnv": {"REDISCLI_AUTH": value}}})
+    message = str(refused.value)
+    assert message.startswith("invalid stack config: engine.secretEnv.REDISCLI_AUTH: ")
+    assert VALUE not in message and "31415926" not in message

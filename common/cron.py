@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from common.text import escaped
+
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # Kubernetes CronJob schedules are parsed by robfig/cron's standard parser (kubernetes
 # pkg/apis/batch/validation/validation.go: github.com/robfig/cron/v3, cron.ParseStandard): five fields,
@@ -19,13 +21,24 @@ CRON_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
 )
 
 
+# robfig/cron reads a number with Go's strconv.Atoi: ASCII digits only (no full-width or superscript digit),
+# within int64.
+INT64_MAX = 2**63 - 1
+
+
+def _number(token: str) -> int | None:
+    return int(token) if token.isascii() and token.isdigit() and int(token) <= INT64_MAX else None
+
+
 def _cron_value(token: str, low: int, high: int, names: tuple[str, ...], field: str) -> int:
     if token.lower() in names:
         return names.index(token.lower()) + (low if field == "month" else 0)
-    if not token.isdigit() or not low <= int(token) <= high:
+    number = _number(token)
+    if number is None or not low <= number <= high:
         sunday = "; Sunday is 0 or sun (Kubernetes refuses 7)" if field == "day of week" else ""
-        raise ValueError(f"'{token}' is not a {field} ({low}-{high}{', or a name' if names else ''}){sunday}")
-    return int(token)
+        shown = escaped(token[:20])
+        raise ValueError(f"'{shown}' is not a {field} ({low}-{high}{', or a name' if names else ''}){sunday}")
+    return number
 
 
 # The most days each month has (February 29 in leap years: a schedule for that day fires every 4 years).
@@ -89,8 +102,11 @@ def validate_cron(expression: str) -> str:
     for text, (field, low, high, names) in zip(fields, CRON_FIELDS, strict=True):
         for part in text.split(","):
             span, _, step = part.partition("/")
-            if step and (not step.isdigit() or int(step) == 0):
-                raise ValueError(f"'{part}': the step of the {field} field must be a positive number")
+            if step and not _number(step):
+                raise ValueError(
+                    f"'{escaped(part[:40])}': the step of the {field} field must be a positive number of ASCII "
+                    f"digits, at most {INT64_MAX}"
+                )
             if span in ("*", "?"):
                 continue
             first, _, last = span.partition("-")

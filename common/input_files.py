@@ -117,8 +117,11 @@ def read_text(path: Path | str, limit: int) -> str:
     return decode(read_bytes(path, limit), str(path))
 
 
-def read_stream(stream: TextIO | BinaryIO, limit: int, where: str = "standard input") -> str:
-    """At most `limit` bytes of an open stream (standard input), decoded as UTF-8."""
+def read_stream(stream: TextIO | BinaryIO | None, limit: int, where: str = "standard input") -> str:
+    """At most `limit` bytes of an open stream (standard input), decoded as UTF-8. A process started with
+    its standard input closed has none (`sys.stdin` is None)."""
+    if stream is None:
+        raise InputError(f"{where}: cannot read it (it is closed)")
     source = getattr(stream, "buffer", stream)
     try:
         data = _read_up_to(source.read, limit, where)

@@ -448,7 +448,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         help="serving pods (A4 nodes) during the run (default capacity.nodes; required with --record when an "
         "autoscaler or schedule sets the count)",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # LOG may follow options given after STACK
     if bool(args.results) == bool(args.log):
         parser.error("give a log (or -) or --results, one of the two")
     if args.record and args.source is None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import zoneinfo
+import functools
+import importlib.resources
 from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from common.cron import validate_cron
-from stacks.config.base import ConfigModel, SwitchedGroup
+from stacks.config.base import ConfigModel, SwitchedGroup, checked_printable
 from stacks.config.quoting import quote
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS
 
@@ -20,6 +21,16 @@ CLOCK_TIME = r"^([01]\d|2[0-3]):[0-5]\d$"
 # The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia); a longer value is
 # refused before it reaches the file system (a 1,000-character name fails there with ENAMETOOLONG).
 IANA_ZONE_MAX = 64
+
+
+@functools.cache
+def iana_zones() -> frozenset[str]:
+    """The IANA time zone names, from the pinned tzdata package's list: the same on every machine. The
+    zoneinfo files of the machine that renders held more (`localtime`, `posixrules`, `right/UTC`), which are
+    no IANA names and which the API server, reading Go's embedded tz database, may not know."""
+    return frozenset(importlib.resources.files("tzdata").joinpath("zones").read_text().split())
+
+
 # More requests than 256 pods (autoscaling.maxReplicas' most) hold at engine.maxNumSeqs' most, 65,536.
 MAX_WAITING_REQUESTS = 256 * 65_536
 
@@ -198,14 +209,8 @@ class ScheduleConfig(SwitchedGroup):
     @field_validator("time_zone")
     @classmethod
     def _iana_zone(cls, value: str) -> str:
-        try:
-            if len(value) > IANA_ZONE_MAX:
-                raise ValueError(value)
-            zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-            raise ValueError(
-                f"{quote(value)} is not an IANA time zone like Europe/Amsterdam or America/New_York"
-            ) from None
+        if len(value) > IANA_ZONE_MAX or value not in iana_zones():
+            raise ValueError(f"{quote(value)} is not an IANA time zone like Europe/Amsterdam or America/New_York")
         return value
 
     @model_validator(mode="after")
@@ -223,7 +228,7 @@ class AlertsConfig(ConfigModel):
 
     enabled: bool = Field(default=True, description="Declare the Cloud Monitoring alert policies.")
     notification_channel: Annotated[
-        str | None, Field(pattern=r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/\d+$")
+        str | None, Field(pattern=r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
     ] = Field(
         default=None,
         description=(
@@ -236,6 +241,13 @@ class AlertsConfig(ConfigModel):
         default=None,
         description="Create an email notification channel for this address; exclusive with notificationChannel.",
     )
+
+    @field_validator("email")
+    @classmethod
+    def _printable_address(cls, value: str | None) -> str | None:
+        """An invisible or direction-changing character (U+202E) shows a reader another address."""
+        return None if value is None else checked_printable(value)
+
     queue_waiting_threshold: Annotated[int, Field(ge=1, le=MAX_WAITING_REQUESTS)] = Field(
         default=200,
         description="Waiting requests (all pods) above which a growing queue alerts.",

@@ -32,7 +32,7 @@ PATTERN_WORDS: dict[str, str] = {
     "hyphen last",
     r"^[\x20-\x7e]{1,64}$": "1-64 printable ASCII characters",
     r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+$": "an email address like oncall@example.com",
-    r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/\d+$": "a Cloud Monitoring notification channel, "
+    r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/[0-9]+$": "a Cloud Monitoring notification channel, "
     "projects/PROJECT_ID/notificationChannels/NUMBER",
     r"^sha256:[0-9a-f]{64}$": "an image digest: sha256: and 64 lower-case hexadecimal digits",
     # the measurements file (stacks/capacity/measurements.py): a measurement's id and date

@@ -103,6 +103,7 @@ def test_help_describes_every_argument_and_the_exit_codes(name: str, monkeypatch
         raise SystemExit(0)
 
     monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_intermixed_args", capture)  # bench-compare's
     run_main(COMMANDS[name])
     (parser,) = parsers
     for action in parser._actions:

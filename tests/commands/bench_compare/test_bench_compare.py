@@ -177,3 +177,9 @@ def test_a_client_run_against_the_checkpoint_with_a_served_name_is_the_stacks_mo
     stack.write_text(yaml.safe_dump(document))
     results = [str(path) for path in CLIENT_RESULTS]  # their model_id: the checkpoint
     assert bench_compare_main(["named", "--config-file", str(stack), "--results", *results]) == 0
+
+
+def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench-compare dev --band 5 run.log` said `unrecognized arguments: run.log` (LOG is optional)."""
+    assert bench_compare_main(["dev", "--band", "5", str(JOB_LOG)]) == 0
+    assert "verdict: met the plan (band 5%" in capsys.readouterr().out

@@ -134,3 +134,27 @@ def test_a_bad_value_says_what_is_allowed_in_words(settings: dict[str, Any], exp
     with pytest.raises(InvalidConfig) as error:
         validate({**BASE, **settings})
     assert expected in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("alerts", "refusal"),
+    [
+        # a right-to-left override shows a reader another address (plan.md printed it as it is)
+        ({"email": "ops\u202e@moc.elpmaxe.com"}, "monitoring.alerts.email: 'ops\\u202e@moc.elpmaxe.com' contains"),
+        ({"email": "ops\u200b@example.com"}, "contains control characters; allowed: printable text"),
+        # a channel id of other digits than ASCII's, which Cloud Monitoring does not take
+        ({"notificationChannel": "projects/my-proj1/notificationChannels/\u0664\u0665"}, "is not allowed; allowed:"),
+    ],
+)
+def test_alert_addresses_read_as_they_are(alerts: dict[str, str], refusal: str) -> None:
+    with pytest.raises(InvalidConfig) as refused:
+        validate({"environment": "dev", "project": "my-llm-dev", "monitoring": {"alerts": alerts}})
+    assert refusal in str(refused.value)
+
+
+@pytest.mark.parametrize("zone", ["localtime", "right/UTC", "posixrules", "posix/UTC", "Local"])
+def test_a_time_zone_is_an_iana_name_whatever_the_machine_holds(zone: str) -> None:
+    """The render machine's zoneinfo files made `localtime` and `right/UTC` pass; the pinned tzdata list decides."""
+    schedule = {"timeZone": zone, "entries": [{"name": "wake", "cron": "0 8 * * 1-5", "replicas": 1}]}
+    with pytest.raises(InvalidConfig, match="is not an IANA time zone"):
+        validate({"environment": "dev", "project": "my-llm-dev", "schedule": schedule})

@@ -207,7 +207,14 @@ def _memory_headroom_for_mtp(args: ResourceValidationArgs, report: ReportViolati
     limit = float(MAX_MTP_MEMORY_UTILIZATION.read(args.get_config()))
     for server in _servers(args):
         utilization = server.number("gpu-memory-utilization", DEFAULT_GPU_MEMORY_UTILIZATION)
-        if server.speculative and server.speculative.is_mtp and utilization > limit:
+        given = server.flags.get("gpu-memory-utilization")
+        if server.speculative and server.speculative.is_mtp and given is not None and as_number(given) is None:
+            # `nan` or `inf` (argparse's float() takes both) read as the default: the rule passed on them
+            report(
+                f"container {server.container_name}: --gpu-memory-utilization={str(given)[:20]} is not a finite "
+                f"number; with MTP at most {number_text(limit)}"
+            )
+        elif server.speculative and server.speculative.is_mtp and utilization > limit:
             report(
                 f"container {server.container_name}: --gpu-memory-utilization={number_text(utilization)} "
                 f"with MTP; at most {number_text(limit)}"

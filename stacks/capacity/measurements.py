@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import datetime
 import functools
+import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -240,7 +241,17 @@ def source_problem(source: str, shown_in: str) -> str | None:
             f"names {quote(found[0], limit=80)}, which a reader of the plan cannot open; "
             "allowed: a public URL or a title"
         )
+    host = next((match[1] for match in URL_HOST.finditer(source) if not match[1].isascii()), None)
+    if host is not None:
+        # a letter of another script that looks like a Latin one (Cyrillic o in cloud.google.com) names another site
+        return (
+            f"names the host {quote(host, limit=80)}, which holds letters outside ASCII that may look like others; "
+            "allowed: a host in ASCII (an internationalized name as its xn-- form)"
+        )
     return None
+
+
+URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/\s@]*@)?([^/\s:?#]+)")
 
 
 class Measurement(ConfigModel):

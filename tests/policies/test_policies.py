@@ -236,3 +236,11 @@ def test_the_revision_hint_names_the_workloads_own_checkpoint(model: str, served
     from policies.rules.weights import _repository_of
 
     assert _repository_of(model, served) == repository
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0.9x"])
+def test_a_gpu_memory_utilization_that_is_no_number_breaks_the_mtp_headroom_rule(value: str) -> None:
+    """A hand-edited render with `--gpu-memory-utilization=nan` passed the mandatory rule (read as the default)."""
+    records = set_flag(serving_stack(), "--gpu-memory-utilization", value)
+    (violation,) = verdicts(check_records(records), "LLM-VLLM-006")
+    assert f"--gpu-memory-utilization={value} is not a finite number" in violation.message

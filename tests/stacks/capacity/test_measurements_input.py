@@ -19,6 +19,7 @@ from stacks.capacity.measurements import (
     Run,
     StartupPhases,
     load,
+    source_problem,
 )
 
 
@@ -201,3 +202,18 @@ def test_a_run_dated_today_anywhere_on_earth_is_accepted(tmp_path: Path) -> None
     path = tmp_path / "measurements.yaml"
     path.write_text(yaml.safe_dump(document))
     assert load(path).measurements[0].date == tomorrow.isoformat()
+
+
+@pytest.mark.parametrize(
+    ("source", "refused"),
+    [
+        ("Google Cloud blog https://cloud.g\u043e\u043egle.com/blog/b200-run", True),  # Cyrillic o: another site
+        ("https://ops@b\u00fccher.de/run", True),
+        ("https://cloud.google.com/blog/products/compute/b200", False),
+        ("https://xn--bcher-kva.de/run", False),  # the same name in its ASCII form
+        ("team run on 2026-11-20, Ärger-free", False),  # prose may hold any letter
+    ],
+)
+def test_a_sources_host_is_ascii(source: str, refused: bool) -> None:
+    problem = source_problem(source, "plan.md shows it")
+    assert (problem is not None and "letters outside ASCII" in problem) is refused, problem

@@ -236,7 +236,8 @@ MEMORY_HEADROOM_FOR_MTP = ResourceValidationPolicy(
 
 def _workload_number(server: VllmServer, annotation: str, fallback: Setting, config: Any) -> float:
     declared = as_number(server.template.annotations.get(annotation))
-    return declared if declared is not None else float(fallback.read(config))
+    # a count: a negative or zero annotation (a hand edit) is none, as one that is no number
+    return declared if declared is not None and declared > 0 else float(fallback.read(config))
 
 
 def _scheduler_fits_concurrency(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -277,6 +278,8 @@ def _context_sized_to_workload(args: ResourceValidationArgs, report: ReportViola
             shown = number_text(max_model_len)
             if not server.has("max-model-len"):
                 shown = f"unset ({shown})"
+            elif as_number(server.value("max-model-len")) is None:
+                shown = f"{str(server.value('max-model-len'))[:20]} (no finite number, read as {shown})"
             report(
                 f"container {server.container_name}: --max-model-len {shown} is "
                 f"{max_model_len / need:.1f}x the longest request ({number_text(need)} tokens)"

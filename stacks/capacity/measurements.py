@@ -157,8 +157,25 @@ MAX_REQUESTS = 10**15
 MAX_SECONDS = 1e7
 
 
+# A number as YAML 1.2 writes it (`9.5e4`, `95e3`): PyYAML, a YAML 1.1 reader, takes those as text (its
+# floats need a dot and a signed exponent, `9.5e+4`), which the strict model refused as "not a valid number".
+YAML_12_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+
+
 class Run(ConfigModel):
     """One benchmark run at one node count (a figure left out was not reported)."""
+
+    @field_validator(
+        "total_tokens_per_second",
+        "output_tokens_per_second",
+        "requests_per_second",
+        "tpot_median_ms",
+        "ttft_median_ms",
+        mode="before",
+    )
+    @classmethod
+    def _yaml_12_number(cls, value: Any) -> Any:
+        return float(value) if isinstance(value, str) and YAML_12_FLOAT.fullmatch(value) else value
 
     nodes: Annotated[int, Field(ge=1, le=10_000)] = Field(description="A4 nodes serving.")
     total_tokens_per_second: Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(

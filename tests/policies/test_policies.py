@@ -15,6 +15,7 @@ import yaml
 from commands.check_policies.runner import Violation, check_records
 from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
+from policies.rules.engine import MAX_REQUEST_TOKENS_ANNOTATION
 from tests.conftest import RenderStack
 from tests.policies.mutations import MUTATIONS
 from tests.policy_fixtures import (
@@ -244,3 +245,14 @@ def test_a_gpu_memory_utilization_that_is_no_number_breaks_the_mtp_headroom_rule
     records = set_flag(serving_stack(), "--gpu-memory-utilization", value)
     (violation,) = verdicts(check_records(records), "LLM-VLLM-006")
     assert f"--gpu-memory-utilization={value} is not a finite number" in violation.message
+
+
+def test_a_hand_edited_context_check_says_what_it_read() -> None:
+    """A negative max-request-tokens annotation gave `-2560.0x the longest request (-1 tokens)`, and a
+    --max-model-len of 1e400 was shown as the native 262144 it was read as."""
+    records = set_flag(serving_stack(), "--max-model-len", "1e400")
+    template = inputs_of(records, "llm-vllm")["spec"]["template"]
+    template.setdefault("metadata", {}).setdefault("annotations", {})[MAX_REQUEST_TOKENS_ANNOTATION] = "-1"
+    (violation,) = verdicts(check_records(records), "LLM-VLLM-008")
+    assert "--max-model-len 1e400 (no finite number, read as 262144)" in violation.message
+    assert "-1 tokens" not in violation.message and "x the longest request (" in violation.message

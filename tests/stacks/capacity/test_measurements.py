@@ -93,3 +93,14 @@ def test_a_run_no_benchmark_can_give_is_refused(tmp_path: Path, changes: dict[st
     with pytest.raises(measurements.MeasurementsError) as error:
         measurements.load(path)
     assert message in str(error.value) and str(error.value).startswith(f"{path}: measurements.0.runs.0")
+
+
+@pytest.mark.parametrize("written", ["9.5e4", "95e3", "95000.0", "9.5e+4"])
+def test_a_figure_in_yaml_12_notation_is_a_number(tmp_path: Path, written: str) -> None:
+    """`totalTokensPerSecond: 9.5e4` was "not a valid number" though in range: PyYAML reads it as text."""
+    text = measurements.MEASUREMENTS_FILE.read_text()
+    document = yaml.safe_load(text)
+    document["measurements"][0]["runs"][0]["totalTokensPerSecond"] = "PLACEHOLDER"
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document).replace("PLACEHOLDER", written))
+    assert measurements.load(path).measurements[0].runs[0].total_tokens_per_second == 95000

@@ -199,6 +199,9 @@ UNQUOTED_NOT_A_NAME = r"(?=[ \t]+(?![a-z0-9]+(?:[-.][a-z0-9]+)+(?![^\s\"'\\,;]))
 PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
 
 
+CURL_OPTION_REACH = 512
+
+
 def after_a_key_ending_in(words: tuple[str, ...]) -> str:
     """A look-behind (any case) at a `:` right after a key ending in one of the words, bare or with its
     closing quote (also escaped, `\\"`), with up to two spaces or tabs before the `:` (`"password" : ...`,
@@ -597,11 +600,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         within_a_line=True,
     ),
     # curl's user option (`curl -u user:password`, `--user user:password`, also in a variable of curl's
-    # options, CURL_OPTS=-u ...): the password after the user's colon; not a reference ($PASS, ${...})
+    # options, CURL_OPTS=-u ...): the password after the user's colon; not a reference ($PASS, ${...}). The
+    # option within CURL_OPTION_REACH characters of `curl`: an unbounded reach made a line of many `curl`s
+    # quadratic (40 KB: 7 s).
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            f"(?i)curl[^{LINE_BREAKS}]*?"
+            f"(?i)curl[^{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
             + r"(?<![\w-])(?:-u|--user)(?:[ \t]+|=)"
             + PLAIN_VALUE
             + r"[^\s:'\"]+:"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+
 from common.text import escaped
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -117,3 +120,21 @@ def validate_cron(expression: str) -> str:
     if never:
         raise ValueError(never)
     return expression
+
+
+# The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia); a longer value is
+# refused before anything reads it.
+IANA_ZONE_MAX = 64
+
+
+@functools.cache
+def _iana_zones() -> frozenset[str]:
+    return frozenset(importlib.resources.files("tzdata").joinpath("zones").read_text().split())
+
+
+def is_iana_zone(name: str) -> bool:
+    """Whether a CronJob's `timeZone` is an IANA time zone name: one of the pinned tzdata package's list, the
+    same on every machine. The zoneinfo files of the machine that renders held more (`localtime`,
+    `posixrules`, `right/UTC`), which are no IANA names and which the API server, reading Go's embedded tz
+    database, may not know."""
+    return len(name) <= IANA_ZONE_MAX and name in _iana_zones()

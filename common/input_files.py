@@ -117,6 +117,16 @@ def read_text(path: Path | str, limit: int) -> str:
     return decode(read_bytes(path, limit), str(path))
 
 
+# A number as YAML 1.2's core schema writes it (`9.5e4`, `95e3`, `.5`): PyYAML, a YAML 1.1 reader, takes the
+# forms without a dot or a signed exponent as text.
+YAML_12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+
+
+def yaml_12_number(value: object) -> object:
+    """A text that YAML 1.2 reads as a number, as that number; anything else as it is."""
+    return float(value) if isinstance(value, str) and YAML_12_FLOAT.match(value) else value
+
+
 def read_stream(stream: TextIO | BinaryIO | None, limit: int, where: str = "standard input") -> str:
     """At most `limit` bytes of an open stream (standard input), decoded as UTF-8. A process started with
     its standard input closed has none (`sys.stdin` is None)."""

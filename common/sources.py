@@ -136,3 +136,12 @@ def uncitable(text: str) -> list[str]:
     found += [match for match in WEB_ADDRESS.finditer(text) if _private_host(match.group(0))]
     spans = {(match.start(), match.group(0)) for match in found}  # two rules may name the same words
     return [text for _, text in sorted(spans)]
+
+
+URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/\s@]*@)?([^/\s:?#]+)")
+
+
+def lookalike_host(text: str) -> str | None:
+    """The first host of a URL in `text` with letters outside ASCII, which may look like others (a Cyrillic o
+    in cloud.google.com names another site); an internationalized name is cited in its xn-- form."""
+    return next((match[1] for match in URL_HOST.finditer(text) if not match[1].isascii()), None)

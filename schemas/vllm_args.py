@@ -176,6 +176,23 @@ def table_for(version: str) -> dict[str, Any]:
     return loaded
 
 
+# The types of a `vllm serve` flag's value that are numbers.
+NUMBER_TYPES = frozenset({"int", "float", "human_readable_int", "human_readable_int_or_auto"})
+
+
+@cache
+def text_flags() -> dict[str, bool]:
+    """Every flag of the vendored tables (without its dashes), and whether its value can be text: it takes
+    one (an on/off flag, nargs 0, takes none) and not a number."""
+    flags: dict[str, bool] = {}
+    for version in versions():
+        for spec in table_for(version)["options"].values():
+            text = spec.get("nargs") != 0 and spec.get("type") not in NUMBER_TYPES
+            for option in (*spec.get("option_strings", ()), *spec.get("negative_option_strings", ())):
+                flags[option.lstrip("-")] = flags.get(option.lstrip("-"), False) or text
+    return flags
+
+
 def image_version(image: str) -> str:
     """The vLLM release an image reference names by its tag (`vllm/vllm-openai:v0.19.0[@sha256:...]`)."""
     match = IMAGE_VERSION.search(image)

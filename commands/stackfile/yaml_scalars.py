@@ -26,6 +26,8 @@ import math
 import re
 from typing import Any
 
+from common.input_files import YAML_12_FLOAT
+
 # yaml.v3's table of fixed spellings (resolve.go, resolveMapList).
 FIXED: dict[str, tuple[str, Any]] = {
     **dict.fromkeys(("", "~", "null", "Null", "NULL"), ("null", None)),
@@ -40,7 +42,6 @@ _GO_INTEGER = re.compile(
     r"^(?P<sign>[-+]?)(?:0[xX](?P<hex>[0-9a-fA-F]+)|0[bB](?P<binary>[01]+)|0[oO]?(?P<octal>[0-7]+)|(?P<decimal>0|[1-9][0-9]*))$"
 )
 _BASES = (("hex", 16), ("octal", 8), ("binary", 2), ("decimal", 10))
-_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 # What Go's ParseFloat reads of a scalar that starts with "." (no underscores, no hex floats: no prefix).
 _DOT_FLOAT = re.compile(r"^\.[0-9]+([eE][-+]?[0-9]+)?$")
 INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
@@ -74,6 +75,6 @@ def plain_scalar(text: str) -> tuple[str, Any]:
         plain = text.replace("_", "")
         if (integer := _go_integer(plain)) is not None:
             return "int", integer
-        if _YAML_STYLE_FLOAT.match(plain) and (number := _finite_float(plain)) is not None:
+        if YAML_12_FLOAT.match(plain) and (number := _finite_float(plain)) is not None:
             return "float", number
     return "str", text

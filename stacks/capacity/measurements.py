@@ -14,7 +14,6 @@ import contextlib
 import contextvars
 import datetime
 import functools
-import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,12 +21,12 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_type_hints
 
-from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from common import input_files
 from common.model_ranges import allowed_range
-from common.sources import uncitable
+from common.sources import lookalike_host, uncitable
 from components import startup_report
 from components.vllm import ENGINE_FIELDS, EngineFlags
 from policies.redaction import secret_kinds
@@ -157,40 +156,27 @@ MAX_REQUESTS = 10**15
 MAX_SECONDS = 1e7
 
 
-# A number as YAML 1.2 writes it (`9.5e4`, `95e3`): PyYAML, a YAML 1.1 reader, takes those as text (its
-# floats need a dot and a signed exponent, `9.5e+4`), which the strict model refused as "not a valid number".
-YAML_12_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+# PyYAML reads YAML 1.2's `9.5e4` as text, which the strict model refused as "not a valid number".
+YAML_NUMBER = BeforeValidator(input_files.yaml_12_number)
 
 
 class Run(ConfigModel):
     """One benchmark run at one node count (a figure left out was not reported)."""
 
-    @field_validator(
-        "total_tokens_per_second",
-        "output_tokens_per_second",
-        "requests_per_second",
-        "tpot_median_ms",
-        "ttft_median_ms",
-        mode="before",
-    )
-    @classmethod
-    def _yaml_12_number(cls, value: Any) -> Any:
-        return float(value) if isinstance(value, str) and YAML_12_FLOAT.fullmatch(value) else value
-
     nodes: Annotated[int, Field(ge=1, le=10_000)] = Field(description="A4 nodes serving.")
-    total_tokens_per_second: Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(
+    total_tokens_per_second: Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE), YAML_NUMBER] = Field(
         description="Input + output tokens per second."
     )
-    output_tokens_per_second: Annotated[float | None, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(
+    output_tokens_per_second: Annotated[float | None, Field(ge=MIN_RATE, le=MAX_RATE), YAML_NUMBER] = Field(
         default=None, description="Output only."
     )
-    requests_per_second: Annotated[float | None, Field(ge=MIN_RATE, le=MAX_RATE)] = Field(
+    requests_per_second: Annotated[float | None, Field(ge=MIN_RATE, le=MAX_RATE), YAML_NUMBER] = Field(
         default=None, description="Completed requests per second, as the benchmark counted them."
     )
-    tpot_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS)] = Field(
+    tpot_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS), YAML_NUMBER] = Field(
         default=None, description="Median time per token."
     )
-    ttft_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS)] = Field(
+    ttft_median_ms: Annotated[float | None, Field(gt=0, le=MAX_MILLISECONDS), YAML_NUMBER] = Field(
         default=None, description="Median time to 1st token."
     )
     completed: Annotated[int | None, Field(ge=0, le=MAX_REQUESTS)] = Field(
@@ -258,7 +244,7 @@ def source_problem(source: str, shown_in: str) -> str | None:
             f"names {quote(found[0], limit=80)}, which a reader of the plan cannot open; "
             "allowed: a public URL or a title"
         )
-    host = next((match[1] for match in URL_HOST.finditer(source) if not match[1].isascii()), None)
+    host = lookalike_host(source)
     if host is not None:
         # a letter of another script that looks like a Latin one (Cyrillic o in cloud.google.com) names another site
         return (
@@ -266,9 +252,6 @@ def source_problem(source: str, shown_in: str) -> str | None:
             "allowed: a host in ASCII (an internationalized name as its xn-- form)"
         )
     return None
-
-
-URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/\s@]*@)?([^/\s:?#]+)")
 
 
 class Measurement(ConfigModel):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import importlib.resources
 from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from common.cron import validate_cron
+from common.cron import is_iana_zone, validate_cron
 from stacks.config.base import ConfigModel, SwitchedGroup, checked_printable
 from stacks.config.quoting import quote
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS
@@ -18,19 +16,6 @@ from stacks.config.time_to_serve import RECIPE_NODE_SECONDS
 # then takes depends on the profile (stacks/capacity/time_to_serve.py).
 NODE_PROVISIONING_SECONDS = RECIPE_NODE_SECONDS
 CLOCK_TIME = r"^([01]\d|2[0-3]):[0-5]\d$"
-# The longest IANA zone name is 32 characters (America/Argentina/ComodRivadavia); a longer value is
-# refused before it reaches the file system (a 1,000-character name fails there with ENAMETOOLONG).
-IANA_ZONE_MAX = 64
-
-
-@functools.cache
-def iana_zones() -> frozenset[str]:
-    """The IANA time zone names, from the pinned tzdata package's list: the same on every machine. The
-    zoneinfo files of the machine that renders held more (`localtime`, `posixrules`, `right/UTC`), which are
-    no IANA names and which the API server, reading Go's embedded tz database, may not know."""
-    return frozenset(importlib.resources.files("tzdata").joinpath("zones").read_text().split())
-
-
 # More requests than 256 pods (autoscaling.maxReplicas' most) hold at engine.maxNumSeqs' most, 65,536.
 MAX_WAITING_REQUESTS = 256 * 65_536
 
@@ -209,7 +194,7 @@ class ScheduleConfig(SwitchedGroup):
     @field_validator("time_zone")
     @classmethod
     def _iana_zone(cls, value: str) -> str:
-        if len(value) > IANA_ZONE_MAX or value not in iana_zones():
+        if not is_iana_zone(value):
             raise ValueError(f"{quote(value)} is not an IANA time zone like Europe/Amsterdam or America/New_York")
         return value
 

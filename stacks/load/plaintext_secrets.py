@@ -13,7 +13,6 @@ with the way to pass it properly.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -27,23 +26,6 @@ SECURE_KEY = "secure"
 FLAG_ENVIRONMENT = {"api-key": "VLLM_API_KEY"}
 
 
-# The types of a `vllm serve` flag's value that are numbers: a count or a threshold of tokens is no secret.
-NUMBER_TYPES = frozenset({"int", "float", "human_readable_int", "human_readable_int_or_auto"})
-
-
-@functools.cache
-def _serve_flags() -> dict[str, bool]:
-    """Every `vllm serve` flag of the vendored releases' argument tables (without its dashes), and whether its
-    value can be text: it takes one (an on/off flag, nargs 0, takes none) and not a number."""
-    flags: dict[str, bool] = {}
-    for version in vllm_args.versions():
-        for spec in vllm_args.table_for(version)["options"].values():
-            text = spec.get("nargs") != 0 and spec.get("type") not in NUMBER_TYPES
-            for option in (*spec.get("option_strings", ()), *spec.get("negative_option_strings", ())):
-                flags[option.lstrip("-")] = flags.get(option.lstrip("-"), False) or text
-    return flags
-
-
 def secret_flag_of(flag: str) -> str:
     """The flag (without its dashes) that takes a secret, as `vllm serve` reads `flag`: a flag of the releases'
     tables named like a secret whose value is text (not --allow-credentials, an on/off flag, nor
@@ -51,7 +33,7 @@ def secret_flag_of(flag: str) -> str:
     --api-key, and its value must not be quoted back either); another flag named like a secret. Empty: none."""
     if not flag:
         return ""
-    flags = _serve_flags()
+    flags = vllm_args.text_flags()
     if flag in flags:
         return flag if flags[flag] and is_secret_name(flag) else ""
     expanded = sorted(name for name, text in flags.items() if text and name.startswith(flag) and is_secret_name(name))

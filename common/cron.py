@@ -105,16 +105,16 @@ def validate_cron(expression: str) -> str:
     for text, (field, low, high, names) in zip(fields, CRON_FIELDS, strict=True):
         for part in text.split(","):
             span, _, step = part.partition("/")
-            if step and not _number(step):
+            if "/" in part and not _number(step):
                 raise ValueError(
                     f"'{escaped(part[:40])}': the step of the {field} field must be a positive number of ASCII "
                     f"digits, at most {INT64_MAX}"
                 )
             if span in ("*", "?"):
                 continue
-            first, _, last = span.partition("-")
+            first, dash, last = span.partition("-")
             start = _cron_value(first, low, high, names, field)
-            if last and _cron_value(last, low, high, names, field) < start:
+            if dash and _cron_value(last, low, high, names, field) < start:
                 raise ValueError(f"'{span}': the {field} range runs backwards")
     never = _never_fires(expression, fields)
     if never:

@@ -37,7 +37,7 @@ def quantity_value(value: str) -> Decimal | None:
     suffix = match["suffix"] or ""
     try:
         number = Decimal(match["number"])
-        if suffix[:1] in ("e", "E"):
+        if suffix not in SUFFIX_FACTORS:  # a decimal exponent, e3 or E-2 (`E` alone is exa, `Ei` exbi)
             return number * Decimal(10) ** int(suffix[1:])
         return number * SUFFIX_FACTORS[suffix]
     except (InvalidOperation, ValueError, OverflowError):

@@ -138,7 +138,8 @@ def uncitable(text: str) -> list[str]:
     return [text for _, text in sorted(spans)]
 
 
-URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/\s@]*@)?([^/\s:?#]+)")
+# A URL's host: letters of any script, digits, dots and hyphens (not a closing quote or a full stop after it).
+URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^/\s@]*@)?([\w.-]+)")
 
 
 def lookalike_host(text: str) -> str | None:

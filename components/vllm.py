@@ -272,7 +272,7 @@ def share(quantity: str, parts: int) -> str:
     if match is None or match["number"][0] in "+-" or suffix in ("n", "u"):
         raise ValueError(f"cannot divide the quantity {quantity!r} over {parts} containers")
     number = Decimal(match["number"])
-    if suffix[:1] in ("e", "E"):
+    if suffix not in SUFFIX_FACTORS:  # a decimal exponent, e3 or E-2 (`E` alone is exa, `Ei` exbi)
         number, suffix = number * Decimal(10) ** int(suffix[1:]), ""
     part = number / parts
     if part == part.to_integral_value():

@@ -116,27 +116,31 @@ class SecretPattern:
     def _by_lines(self, text: str) -> bool:
         return self.within_a_line and len(text) > LINE_BY_LINE_FROM
 
-    def _needle_at(self, text: str, start: int) -> int:
-        """Where the first needle at or after `start` is, or -1."""
-        if len(self.needles) == 1:
-            return text.find(self.needles[0], start)
-        found = [at for needle in self.needles if (at := text.find(needle, start)) >= 0]
-        return min(found, default=-1)
-
     def _lines_with_a_needle(self, text: str) -> Iterator[tuple[int, int, int]]:
         """Each line of the text (as `str.splitlines` cuts it) that holds a needle, in order: where it
         starts, where its line break starts, and where the next line starts. Found from the needles,
-        so that a long text's other lines cost nothing."""
+        so that a long text's other lines cost nothing. Each needle's next place is kept and looked for
+        again only once passed: a needle the text lacks is looked for once, not once per line (a text of
+        many short lines with `curl` made that quadratic, 25 s for 400 KB)."""
+        next_at = {needle: text.find(needle) for needle in self.needles}
         line_start = 0
-        while (needle := self._needle_at(text, line_start)) >= 0:
-            previous_break = max(text.rfind(char, line_start, needle) for char in LINE_BREAKS)
+        while True:
+            for needle, at in next_at.items():
+                if 0 <= at < line_start:
+                    next_at[needle] = text.find(needle, line_start)
+            first = min((at for at in next_at.values() if at >= 0), default=-1)
+            if first < 0:
+                return
+            previous_break = max(text.rfind(char, line_start, first) for char in LINE_BREAKS)
             if previous_break >= 0:
                 line_start = previous_break + 1
-            found = LINE_BREAK.search(text, needle)
+            found = LINE_BREAK.search(text, first)
             end = found.start() if found else len(text)
             next_line = end + 2 if text.startswith("\r\n", end) else min(end + 1, len(text))
             yield line_start, end, next_line
             line_start = next_line
+            if line_start >= len(text):
+                return
 
     def search(self, text: str) -> bool:
         if not self.may_match(text):
@@ -600,14 +604,15 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         within_a_line=True,
     ),
     # curl's user option (`curl -u user:password`, `--user user:password`, also in a variable of curl's
-    # options, CURL_OPTS=-u ...): the password after the user's colon; not a reference ($PASS, ${...}). The
+    # options, CURL_OPTS=-u ...; -su, -ualice:..., a quoted user:password): the password after the user's
+    # colon; not a reference ($PASS, ${...}); not past the curl command (`| sh && docker run -u 1000:1000`). The
     # option within CURL_OPTION_REACH characters of `curl`: an unbounded reach made a line of many `curl`s
     # quadratic (40 KB: 7 s).
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            f"(?i)curl[^{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
-            + r"(?<![\w-])(?:-u|--user)(?:[ \t]+|=)"
+            f"(?i)(?<![A-Za-z0-9])curl(?![A-Za-z0-9])[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
+            + r"(?<![\w-])(?:-[A-Za-z]*u[ \t]*|--user(?:[ \t]+|=))[\"']?"
             + PLAIN_VALUE
             + r"[^\s:'\"]+:"
             + PLAIN_VALUE
@@ -650,6 +655,7 @@ SECRET_NAME_WORDS = re.compile(
     r"(?:^|_)(?:api_?key|app_?key|application_?key|auth_?key|service_?key|account_?key|db_?key|database_?key"
     r"|priv_?key|private_?key|client_?key|access_?keys?|secret_?keys?|secret_?access_?key|db_?pass|database_?pass"
     r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)s?|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
+    r"|rediscli_auth"
     r"|access_?token|api_?token|authorization|credentials?|creds|api_?keys)"
     r"(?:_|$)"
 )

@@ -82,7 +82,7 @@ def _name_holds_a_secret(name: str) -> bool | None:
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
 # A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY).
 FLAG_IN_A_LINE = re.compile(
-    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*)(?![$])([^\s\"']+(?:[ \t]+(?![-$])[^\s\"']+)*)"
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*[\"']?)(?![$-])([^\s\"']+(?:[ \t]+(?![-$])[^\s\"']+)*)"
 )
 
 

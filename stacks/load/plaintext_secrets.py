@@ -36,8 +36,11 @@ def secret_flag_of(flag: str) -> str:
     flags = vllm_args.text_flags()
     if flag in flags:
         return flag if flags[flag] and is_secret_name(flag) else ""
-    expanded = sorted(name for name, text in flags.items() if text and name.startswith(flag) and is_secret_name(name))
-    return expanded[0] if expanded else (flag if is_secret_name(flag) else "")
+    expansions = [name for name in flags if name.startswith(flag)]
+    secret = sorted(name for name in expansions if flags[name] and is_secret_name(name))
+    if secret or expansions:  # --max-num-batched-token abbreviates a number's flag: no secret
+        return secret[0] if secret else ""
+    return flag if is_secret_name(flag) else ""
 
 
 def config_key_for(name: str) -> str:

@@ -23,6 +23,8 @@ def test_schedules_the_api_server_takes(schedule: str) -> None:
         ("0 19 * * */99999999999999999999", "at most 9223372036854775807"),  # beyond int64
         ("0 8 * * 7", "Kubernetes refuses 7"),
         ("0 0 30 2 *", "never fires"),
+        ("0 8 * * 1-", "'' is not a day of week"),  # strconv.Atoi("") fails
+        ("0 8 * * 1/", "must be a positive number"),
     ],
 )
 def test_schedules_the_api_server_refuses(schedule: str, refusal: str) -> None:

@@ -24,6 +24,8 @@ def test_rollout_wait_grows_with_nodes_and_sources() -> None:
         ("1e3", 8, "125"),
         ("10Gi", 3, str(10 * 2**30 // 3)),
         ("7", 1, "7"),
+        ("2E", 2, "1E"),  # E is exa, not an exponent
+        ("2Ei", 2, "1Ei"),
     ],
 )
 def test_a_quantity_is_shared_in_its_own_unit_where_it_divides(quantity: str, parts: int, part: str) -> None:

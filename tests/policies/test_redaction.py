@@ -339,6 +339,9 @@ def test_a_message_hides_what_may_be_a_token_and_keeps_a_folders_name(line: str,
         "REDISCLI_AUTH=" + "Sup3rS3cretPw",
         "CURL_OPTS=-u admin:" + "Sup3rS3cret!",
         "curl --user=admin:" + "Sup3rS3cret! https://example.com",
+        "curl -u 'alice:" + "s3cr3tpass' https://example.com",  # quoted
+        "curl -ualice:" + "s3cr3tpass https://example.com",  # attached
+        "curl -su alice:" + "s3cr3tpass https://example.com",  # short flags combined
         "aws configure set aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
         "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + "abcDEF123abcDEF123abc=",
         "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=" + "abcDEF123abcDEF123abcDEF123==",
@@ -360,6 +363,8 @@ def test_a_secret_in_a_config_line_or_behind_escapes_is_found_and_hidden(text: s
         "curl -u $USER:$PASS https://example.com",  # references the shell expands
         "docker run -u 1000:1000 image",  # a user and group id, not curl
         "curl -u admin https://example.com",  # curl asks for the password
+        "curl -fsSL https://get.docker.com | sh && docker run -u 1000:1000 img",  # past the curl command
+        "pip install pycurl && docker run -u 1001:1001 img",  # curl inside a word
         "SharedAccessKeyName=RootManageSharedAccessKey",  # the key's name
         "machine learning login page password reset",  # prose
         "90% of 100% done",

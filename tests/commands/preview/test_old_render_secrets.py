@@ -185,6 +185,11 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"args": ["vllm serve --api-key Zq7pW3xKv9 Yp6oV2wJu8 --port 8000"]},
             {"args": ["vllm serve --api-key *** --port 8000"]},
         ),
+        # ... after a flag that takes no value, and quoted
+        (
+            {"args": ["vllm serve m --enable-prefix-caching --api-key Zq7pW3xKv9", 'serve --api-key "Zq7pW3xKv9" -x']},
+            {"args": ["vllm serve m --enable-prefix-caching --api-key ***", 'serve --api-key "***" -x']},
+        ),
         (
             {"command": ["vllm", "serve", "--api-key"], "args": ["Zq7pW3xKv9", "Yp6oV2wJu8", "--port", "8000"]},
             {"command": ["vllm", "serve", "--api-key"], "args": ["***", "***", "--port", "8000"]},

@@ -212,6 +212,8 @@ def test_a_run_dated_today_anywhere_on_earth_is_accepted(tmp_path: Path) -> None
         ("https://cloud.google.com/blog/products/compute/b200", False),
         ("https://xn--bcher-kva.de/run", False),  # the same name in its ASCII form
         ("team run on 2026-11-20, Ärger-free", False),  # prose may hold any letter
+        ("Google Cloud blog \u201chttps://cloud.google.com\u201d", False),  # quotes around the URL
+        ("https://vllm.ai\u3002", False),  # an ideographic full stop after it
     ],
 )
 def test_a_sources_host_is_ascii(source: str, refused: bool) -> None:

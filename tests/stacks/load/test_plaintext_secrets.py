@@ -38,6 +38,7 @@ VALUE = "Canary4horse"
         "spring.datasource.password",  # dotted words
         "API_KEYS",  # plurals of the key and password words
         "db_passwords",
+        "REDISCLI_AUTH",  # redis-cli's password
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -112,6 +113,7 @@ def test_a_bearer_credential_is_refused_wherever_it_is() -> None:
         ["--dbo-decode-token-threshold", "32"],
         ["--allow-credentials"],  # on or off, no value
         ["--allow-credentials", "--max-num-seqs", "64"],
+        ["--max-num-batched-token", "8192"],  # abbreviates a number's flag (refused as such, not as a secret)
     ],
 )
 def test_a_flag_whose_value_cannot_be_a_secret_is_not_refused(args: list[Any]) -> None:

@@ -23,6 +23,24 @@ SPECULATIVE_TOKENS = re.compile(r"num_speculative_tokens\D{0,4}(\d+)")
 SPECULATIVE_METHOD = re.compile(r"method\W{0,4}([\w-]+)")
 
 
+# vLLM's human-readable integers (vllm/engine/arg_utils.py `human_readable_int` in v0.19.0, vllm/utils/
+# argparse_utils.py in v0.33.0): `32k` is 32,000 and `32K` 32,768; a binary suffix takes a whole number only.
+HUMAN_READABLE_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+DECIMAL_MULTIPLIERS = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+BINARY_MULTIPLIERS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def human_readable_int(value: str) -> float | None:
+    """The integer vLLM reads from `32k` or `4K`, or None when it is not one."""
+    match = HUMAN_READABLE_INT.fullmatch(value.strip())
+    if match is None:
+        return None
+    number, suffix = match.groups()
+    if suffix in DECIMAL_MULTIPLIERS:
+        return float(int(float(number) * DECIMAL_MULTIPLIERS[suffix]))
+    return float(int(number) * BINARY_MULTIPLIERS[suffix]) if number.isdigit() else None
+
+
 @dataclass(frozen=True)
 class Speculative:
     method: str
@@ -61,7 +79,10 @@ class VllmServer:
         return self.flags.get(flag)
 
     def number(self, flag: str, default: float) -> float:
-        parsed = as_number(self.flags.get(flag))
+        value = self.flags.get(flag)
+        parsed = as_number(value)
+        if parsed is None and value is not None:
+            parsed = human_readable_int(value)
         return default if parsed is None else parsed
 
     @property

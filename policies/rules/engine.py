@@ -17,7 +17,13 @@ from pulumi_policy import (
 from policies.graph import B200, compute_classes, pod_gpu_types, pod_templates
 from policies.settings import Setting, config_schema
 from policies.values import as_number, number_text
-from policies.vllm_command import DEFAULT_GPU_MEMORY_UTILIZATION, DEFAULT_MAX_NUM_SEQS, VllmServer, vllm_servers
+from policies.vllm_command import (
+    DEFAULT_GPU_MEMORY_UTILIZATION,
+    DEFAULT_MAX_NUM_SEQS,
+    VllmServer,
+    human_readable_int,
+    vllm_servers,
+)
 
 CONCURRENCY_ANNOTATION = "llm-serving/concurrency-per-pod"
 MAX_REQUEST_TOKENS_ANNOTATION = "llm-serving/max-request-tokens"
@@ -278,8 +284,9 @@ def _context_sized_to_workload(args: ResourceValidationArgs, report: ReportViola
             shown = number_text(max_model_len)
             if not server.has("max-model-len"):
                 shown = f"unset ({shown})"
-            elif as_number(server.value("max-model-len")) is None:
-                shown = f"{str(server.value('max-model-len'))[:20]} (no finite number, read as {shown})"
+            elif as_number(given := str(server.value("max-model-len"))) is None:
+                read = "" if human_readable_int(given) is not None else "no finite number, read as "
+                shown = f"{given[:20]} ({read}{shown})"
             report(
                 f"container {server.container_name}: --max-model-len {shown} is "
                 f"{max_model_len / need:.1f}x the longest request ({number_text(need)} tokens)"

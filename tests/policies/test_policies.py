@@ -256,3 +256,12 @@ def test_a_hand_edited_context_check_says_what_it_read() -> None:
     (violation,) = verdicts(check_records(records), "LLM-VLLM-008")
     assert "--max-model-len 1e400 (no finite number, read as 262144)" in violation.message
     assert "-1 tokens" not in violation.message and "x the longest request (" in violation.message
+
+
+@pytest.mark.parametrize(
+    ("written", "read"), [("32k", "32k (32000)"), ("8K", "8K (8192)"), ("2.5K", "2.5K (no finite")]
+)
+def test_a_context_in_vllms_human_readable_form_is_read_as_vllm_reads_it(written: str, read: str) -> None:
+    """vLLM takes `--max-model-len=32k` as 32,000 (`human_readable_int`); the rule read it as no number."""
+    (violation,) = verdicts(check_records(set_flag(serving_stack(), "--max-model-len", written)), "LLM-VLLM-008")
+    assert f"--max-model-len {read}" in violation.message

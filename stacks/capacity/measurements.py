@@ -209,8 +209,12 @@ class StartupPhases(ConfigModel):
     largest over the pods that reported it."""
 
     pods: Annotated[int, Field(ge=1, le=100_000)] = Field(description="Serving pods the report covered.")
-    median_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS)]] = Field(description="Median per phase.")
-    max_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS)]] = Field(description="Largest per phase.")
+    median_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
+        description="Median per phase."
+    )
+    max_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
+        description="Largest per phase."
+    )
 
     @model_validator(mode="after")
     def _known_phases(self) -> StartupPhases:

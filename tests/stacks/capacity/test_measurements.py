@@ -104,3 +104,10 @@ def test_a_figure_in_yaml_12_notation_is_a_number(tmp_path: Path, written: str) 
     path = tmp_path / "measurements.yaml"
     path.write_text(yaml.safe_dump(document).replace("PLACEHOLDER", written))
     assert measurements.load(path).measurements[0].runs[0].total_tokens_per_second == 95000
+
+
+def test_a_start_up_phase_in_yaml_12_notation_is_a_number() -> None:
+    phases = measurements.StartupPhases.model_validate(
+        {"pods": 1, "medianSeconds": {"readySeconds": "1.2e2"}, "maxSeconds": {"readySeconds": "2e2"}}
+    )
+    assert (phases.median_seconds["readySeconds"], phases.max_seconds["readySeconds"]) == (120, 200)

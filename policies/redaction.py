@@ -693,14 +693,16 @@ def unescaped(text: str) -> str | None:
     return urllib.parse.unquote(JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text))
 
 
+def _escaped_kinds(text: str) -> list[str]:
+    """The kinds of secret behind the text's JSON or URL escapes (none when it has no escape)."""
+    decoded = unescaped(text)
+    return _kinds(decoded, decoded=True) if decoded is not None else []
+
+
 def secret_kinds(text: str) -> list[str]:
     """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
     found first, also behind JSON and URL escapes; empty when none."""
-    kinds = _kinds(text)
-    if not kinds:
-        decoded = unescaped(text)
-        kinds = _kinds(decoded, decoded=True) if decoded is not None else []
-    return kinds
+    return _kinds(text) or _escaped_kinds(text)
 
 
 # A name that ends so holds where a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile, TOKEN_PATH,
@@ -756,8 +758,7 @@ def _hide_patterns(text: str) -> str:
 
 def _escaped_secret_hidden(text: str) -> str:
     """The whole text hidden when a secret is left behind its JSON or URL escapes (no span of the text is it)."""
-    decoded = unescaped(text)
-    return REDACTED if decoded is not None and _kinds(decoded, decoded=True) else text
+    return REDACTED if _escaped_kinds(text) else text
 
 
 def redact_secrets(text: str) -> str:

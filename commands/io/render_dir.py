@@ -99,16 +99,24 @@ def _flag_values_hidden(items: list[Any]) -> list[Any]:
             continue
         if match[3] is not None:
             hidden[index] = f"{match[1]}{match[2]}{match[3]}{REDACTED}"
-            following = index + 1
+            values = index + 1
         elif index + 1 < len(hidden):
             hidden[index + 1] = REDACTED
-            following = index + 2
+            values = index + 2
         else:
             continue
-        while following < len(items) and not (isinstance(items[following], str) and items[following].startswith("-")):
-            hidden[following] = REDACTED
-            following += 1
+        end = _next_flag(items, values)
+        hidden[values:end] = [REDACTED] * (end - values)
     return hidden
+
+
+def _next_flag(items: list[Any], start: int) -> int:
+    """Where the first item at or after `start` that is a flag (starts with `-`) is, or the list's end: the
+    items before it are the values of the flag before `start`."""
+    return next(
+        (index for index in range(start, len(items)) if isinstance(items[index], str) and items[index].startswith("-")),
+        len(items),
+    )
 
 
 def _line_flags_hidden(line: str) -> str:
@@ -168,10 +176,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     args = value.get("args")
     if _ends_with_a_secret_flag(value.get("command")) and isinstance(args, list) and args:
         # the runtime joins command and args: the first item and every one up to the next flag are its values
-        values = next(
-            (index for index, item in enumerate(args) if index and isinstance(item, str) and item.startswith("-")),
-            len(args),
-        )
+        values = _next_flag(args, 1)
         value = {**value, "args": [REDACTED] * values + args[values:]}
     secret_object = secret_object or value.get("kind") == SECRET_KIND
     # a Secret's record, or its patch's (kubernetes:core/v1:SecretPatch): the same payload fields

@@ -6,7 +6,9 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from policies.kubernetes import PodTemplate, container_gpus, pod_template
@@ -21,6 +23,11 @@ IMAGE_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
 PARAMETER_BILLIONS = re.compile(r"(\d+(?:\.\d+)?)b(?![a-z0-9])")
 SPECULATIVE_TOKENS = re.compile(r"num_speculative_tokens\D{0,4}(\d+)")
 SPECULATIVE_METHOD = re.compile(r"method\W{0,4}([\w-]+)")
+# Every option string of each pinned vLLM release's `vllm serve`: [the flag it sets, nargs, takes text]
+# (generated from schemas/vllm/ by `python -m schemas.vllm_args_refresh pack-flags`: the pack ships alone).
+FLAGS_FILE = Path(__file__).resolve().parent / "vllm_flags.json"
+# argparse reads these as values, not options (vLLM's parser has no option that looks like a negative number).
+NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 # vLLM's human-readable integers (vllm/engine/arg_utils.py `human_readable_int` in v0.19.0, vllm/utils/
@@ -53,12 +60,15 @@ class Speculative:
 
 @dataclass(frozen=True)
 class VllmServer:
-    """One `vllm serve` container; flag names normalized (`--max_model_len` == `--max-model-len`)."""
+    """One `vllm serve` container, its flags read as vLLM's parser reads them: by the flag an option string
+    sets (`--max_model_len`, `--max-model` and `--max-model-len` are `max-model-len`; the alias
+    `--device-memory-utilization` is `gpu-memory-utilization`); `spelled`: each flag as written."""
 
     template: PodTemplate
     container: Mapping[str, Any]
     model: str
     flags: Mapping[str, str | None]
+    spelled: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def container_name(self) -> str:
@@ -118,14 +128,7 @@ class VllmServer:
 
     @property
     def image_version(self) -> tuple[int, int, int] | None:
-        last_part = self.image.split("@", 1)[0].rsplit("/", 1)[-1]
-        if ":" not in last_part:
-            return None
-        match = IMAGE_VERSION.match(last_part.rsplit(":", 1)[1])
-        if not match:
-            return None
-        major, minor, patch = match.groups()
-        return int(major), int(minor), int(patch or 0)
+        return _image_version(self.image)
 
     @property
     def weights_mount(self) -> Mapping[str, Any] | None:
@@ -183,23 +186,77 @@ def _serve_arguments(container: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
-def _parse_flags(words: list[str]) -> tuple[str, dict[str, str | None]]:
+@cache
+def _release_options() -> dict[str, dict[str, list[Any]]]:
+    releases: dict[str, dict[str, list[Any]]] = json.loads(FLAGS_FILE.read_text())["releases"]
+    return releases
+
+
+@cache
+def _options_of(version: tuple[int, int, int] | None) -> dict[str, list[Any]]:
+    """The option strings of the release the image names, or of every pinned release (the newest wins)."""
+    releases = _release_options()
+    named = ".".join(map(str, version)) if version else None
+    if named in releases:
+        return releases[named]
+    merged: dict[str, list[Any]] = {}
+    for release in sorted(releases, key=lambda text: tuple(int(part) for part in text.split("."))):
+        merged.update(releases[release])
+    return merged
+
+
+def _image_version(image: str) -> tuple[int, int, int] | None:
+    last_part = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    if ":" not in last_part:
+        return None
+    match = IMAGE_VERSION.match(last_part.rsplit(":", 1)[1])
+    if not match:
+        return None
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and word != "-" and not NEGATIVE_NUMBER.match(word)
+
+
+def _option(written: str, options: Mapping[str, list[Any]]) -> list[Any] | None:
+    """What argparse makes of an option string: itself, or the one long option it is a prefix of."""
+    if written in options:
+        return options[written]
+    matches = [string for string in options if written.startswith("--") and string.startswith(written)]
+    return options[matches[0]] if len(matches) == 1 else None
+
+
+def _parse_flags(
+    words: list[str], options: Mapping[str, list[Any]]
+) -> tuple[str, dict[str, str], dict[str, str | None]]:
     model = ""
     flags: dict[str, str | None] = {}
+    spelled: dict[str, str] = {}
     index = 0
     while index < len(words):
         word = words[index]
-        following = words[index + 1] if index + 1 < len(words) else None
-        if word.startswith("--"):
-            name, has_value, value = word[2:].partition("=")
-            if not has_value and following is not None and not following.startswith("-"):
-                value, has_value = following, "="
-                index += 1
-            flags[name.replace("_", "-")] = value if has_value else None
-        elif not model and not word.startswith("-"):
-            model = word
         index += 1
-    return flags.pop("model", None) or model, flags
+        if not _is_option(word):
+            model = model or word
+            continue
+        written, has_value, value = word.partition("=")
+        if written.startswith("--"):
+            written = "--" + written[2:].replace("_", "-")
+        known = _option(written, options)
+        if known is None and not written.startswith("--"):
+            continue  # an unknown short option: vLLM refuses it; what it takes is unknown
+        name, nargs = (known[0], known[1]) if known else (written[2:], None)
+        if not has_value and nargs != 0:
+            values: list[str] = []
+            while index < len(words) and not _is_option(words[index]) and (nargs in ("+", "*") or not values):
+                values.append(words[index])
+                index += 1
+            value, has_value = " ".join(values), "=" if values else ""
+        flags[name] = value if has_value else None
+        spelled[name] = written
+    return flags.pop("model", None) or model, spelled, flags
 
 
 def vllm_servers(resource_type: str, props: Mapping[str, Any]) -> list[VllmServer]:
@@ -211,6 +268,6 @@ def vllm_servers(resource_type: str, props: Mapping[str, Any]) -> list[VllmServe
         words = _serve_arguments(container)
         if words is None:
             continue
-        model, flags = _parse_flags(words)
-        servers.append(VllmServer(template, container, model, flags))
+        model, spelled, flags = _parse_flags(words, _options_of(_image_version(as_text(container.get("image")))))
+        servers.append(VllmServer(template, container, model, flags, spelled))
     return servers

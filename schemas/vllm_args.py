@@ -193,6 +193,39 @@ def text_flags() -> dict[str, bool]:
     return flags
 
 
+# The policy pack's copy of the tables (it ships on its own and imports nothing of schemas/): per release,
+# each option string with the flag it sets, how many values it takes and whether a value can be text.
+PACK_FLAGS = ROOT / "policies" / "vllm_flags.json"
+
+
+def pack_flags(directory: Path = DIRECTORY) -> dict[str, Any]:
+    """What `policies/vllm_command.py` reads to parse a `vllm serve` command line as vLLM does: for every
+    option string, `[flag, nargs, text]`; the flag is the option's `dest` in dashes (an alias such as
+    `--device-memory-utilization` sets `gpu-memory-utilization`), a negative form is its own flag."""
+    releases: dict[str, Any] = {}
+    for version in versions(directory):
+        strings: dict[str, list[Any]] = {}
+        for spec in json.loads(table_path(version, directory).read_text())["options"].values():
+            text = spec.get("nargs") != 0 and spec.get("type") not in NUMBER_TYPES
+            negative = set(spec.get("negative_option_strings", ()))
+            for string in spec["option_strings"]:
+                flag = string.lstrip("-") if string in negative else spec["dest"].replace("_", "-")
+                strings[string] = [flag, spec.get("nargs"), text]
+        releases[version] = strings
+    return {"generator": f"{GENERATOR} pack-flags, from schemas/vllm/vllm-*.json", "releases": releases}
+
+
+def render_pack_flags(table: dict[str, Any]) -> str:
+    """The pack table's one serialisation: one option string per line, sorted."""
+    releases = [
+        f"  {json.dumps(version)}: {{\n"
+        + ",\n".join(f"    {json.dumps(string)}: {json.dumps(entry)}" for string, entry in sorted(strings.items()))
+        + "\n  }"
+        for version, strings in sorted(table["releases"].items())
+    ]
+    return f'{{"generator": {json.dumps(table["generator"])},\n"releases": {{\n' + ",\n".join(releases) + "\n}}\n"
+
+
 def image_version(image: str) -> str:
     """The vLLM release an image reference names by its tag (`vllm/vllm-openai:v0.19.0[@sha256:...]`)."""
     match = IMAGE_VERSION.search(image)

@@ -33,12 +33,15 @@ from schemas.vllm_args import (
     DIRECTORY,
     GENERATOR,
     LOWER_SNAKE,
+    PACK_FLAGS,
     PROBES,
     ROOT,
     STUB_SOURCE,
     TABLE_FORMAT,
     VERSION_PATTERN,
     check_serve_args,
+    pack_flags,
+    render_pack_flags,
     render_table,
     table_path,
 )
@@ -258,7 +261,15 @@ def refresh(version: str, python: Path, directory: Path = DIRECTORY, timeout: fl
         raise ValueError(f"{python} has vllm {table['vllm']}, not {version}")
     path = table_path(version, directory)
     path.write_text(render_table(table))
+    # the pack's copy follows the tables it is made from: beside them when they are not the vendored ones
+    write_pack_flags(directory, PACK_FLAGS if directory == DIRECTORY else directory / PACK_FLAGS.name)
     return path
+
+
+def write_pack_flags(directory: Path = DIRECTORY, output: Path = PACK_FLAGS) -> Path:
+    """The policy pack's copy of every vendored table (`pack-flags`; `refresh` writes it too)."""
+    output.write_text(render_pack_flags(pack_flags(directory)))
+    return output
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,12 +281,15 @@ def main(argv: list[str] | None = None) -> int:
     check_parser = commands.add_parser("check", help="check `vllm serve` arguments against a table")
     check_parser.add_argument("version")
     check_parser.add_argument("args", nargs=argparse.REMAINDER, help="the arguments after `vllm serve` (after --)")
+    commands.add_parser("pack-flags", help="write the policy pack's copy of the tables (policies/vllm_flags.json)")
     dump_parser = commands.add_parser("dump", help="(run by refresh inside vLLM's environment)")
     dump_parser.add_argument("output", type=Path)
     args = parser.parse_args(argv)
     try:
         if args.command == "refresh":
-            print(f"wrote {refresh(args.version, args.python).relative_to(ROOT)}")
+            print(f"wrote {refresh(args.version, args.python).relative_to(ROOT)} and {PACK_FLAGS.relative_to(ROOT)}")
+        elif args.command == "pack-flags":
+            print(f"wrote {write_pack_flags().relative_to(ROOT)}")
         elif args.command == "check":
             problems = check_serve_args(args.args[1:] if args.args[:1] == ["--"] else args.args, args.version)
             for problem in problems:

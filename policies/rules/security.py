@@ -137,9 +137,20 @@ def _secret_flag_values(strings: dict[str, str]) -> list[str]:
     return found
 
 
+def _secret_flags_spelled_otherwise(args: ResourceValidationArgs) -> list[str]:
+    """`vllm serve` options that vLLM reads as a secret flag but are not named like one as written: an
+    abbreviation argparse expands (`--api-k KEY` is `--api-key KEY`)."""
+    found = []
+    for server in vllm_servers(args.resource_type, args.props):
+        for flag, written in server.spelled.items():
+            if server.flags.get(flag) and is_secret_name(flag) and not is_secret_name(written.lstrip("-")):
+                found.append(f"container {server.container_name}: {written} (vLLM reads --{flag})")
+    return found
+
+
 def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
     strings = dict(known_strings(args.props))
-    for where in _secret_flag_values(strings):
+    for where in [*_secret_flag_values(strings), *_secret_flags_spelled_otherwise(args)]:
         report(
             f"{where} takes a secret and is given a literal value; pass it through the environment from a Kubernetes "
             "Secret instead (vLLM reads --api-key from the variable VLLM_API_KEY, which engine.secretEnv sets)"
@@ -172,7 +183,8 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
         "URL's query, or a password or key assigned inside a value: the patterns of detect-secrets, "
         "policies/redaction.py), or a container variable named like one "
         "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, or a container argument named like one "
-        "(--api-key VALUE), anywhere but the payload of a Kubernetes Secret: "
+        "(--api-key VALUE, also abbreviated as vLLM's parser expands it, --api-k VALUE), anywhere but the payload "
+        "of a Kubernetes Secret: "
         "a literal lands in the manifests, the state and the pod spec in plain text; the stack passes such values "
         "as secret config keys through engine.secretEnv."
     ),

@@ -25,6 +25,7 @@ from tests.policy_fixtures import (
     load_balancer,
     queue_autoscaled,
     set_flag,
+    vllm_container,
     without,
 )
 from tests.policy_stacks import gateway_stack, serving_stack
@@ -265,3 +266,53 @@ def test_a_context_in_vllms_human_readable_form_is_read_as_vllm_reads_it(written
     """vLLM takes `--max-model-len=32k` as 32,000 (`human_readable_int`); the rule read it as no number."""
     (violation,) = verdicts(check_records(set_flag(serving_stack(), "--max-model-len", written)), "LLM-VLLM-008")
     assert f"--max-model-len {read}" in violation.message
+
+
+@pytest.mark.parametrize("written", ["--api-k", "--api-ke=", "--api_ke"])
+def test_an_abbreviated_secret_flag_is_read_as_vllm_reads_it(written: str) -> None:
+    """argparse expands `--api-k` to `--api-key`: a hand-edited render passed LLM-SEC-004 with a literal key."""
+    value = "local" + "-shared-value"
+    records = serving_stack()
+    vllm_container(records)["args"] = [
+        *vllm_container(records)["args"],
+        *([written + value] if written.endswith("=") else [written, value]),
+    ]
+    (violation,) = verdicts(check_records(records), "LLM-SEC-004")
+    assert "(vLLM reads --api-key) takes a secret" in violation.message
+    assert value not in violation.message
+
+
+@pytest.mark.parametrize(
+    ("image", "flag"),
+    [
+        ("vllm/vllm-openai:v0.33.0", "--device-memory-utilization"),
+        ("vllm/vllm-openai:v0.19.0", "--gpu-memory-util"),
+        ("vllm/vllm-openai:v0.19.0", "--gpu_memory_utilization"),
+    ],
+)
+def test_the_mtp_headroom_rule_reads_an_alias_or_abbreviation_of_the_flag(image: str, flag: str) -> None:
+    records = set_flag(serving_stack(), flag, 0.95)
+    vllm_container(records)["image"] = image
+    (violation,) = verdicts(check_records(records), "LLM-VLLM-006")
+    assert "--gpu-memory-utilization=0.95 with MTP" in violation.message
+
+
+def test_a_serve_command_line_is_split_as_vllms_parser_splits_it() -> None:
+    """How many values an option takes comes from the release's table: an on/off flag takes none, so the
+    model after it is the model; `--api-key` takes every value up to the next option."""
+    from policies.vllm_command import vllm_servers
+
+    records = serving_stack()
+    container = vllm_container(records)
+    container["args"] = ["--enforce-eager", "/models/m", "-tp", "4", "--seed", "-1", "--api-key", "a", "b", "-dp=2"]
+    deployment = inputs_of(records, "llm-vllm")
+    (server,) = vllm_servers("kubernetes:apps/v1:Deployment", deployment)
+    assert server.model == "/models/m"
+    assert server.flags == {
+        "enforce-eager": None,
+        "tensor-parallel-size": "4",
+        "seed": "-1",
+        "api-key": "a b",
+        "data-parallel-size": "2",
+    }
+    assert server.parallel_gpus == 8

@@ -203,8 +203,11 @@ def fake_python(tmp_path: Path, table: dict[str, Any]) -> Path:
 def test_refresh_writes_what_the_environment_dumped_and_checks_its_version(tmp_path: Path) -> None:
     table = table_for("0.19.0")
     python = fake_python(tmp_path, table)
+    vendored_pack_flags = vllm_args.PACK_FLAGS.read_bytes()
     written = vllm_args_refresh.refresh("0.19.0", python, directory=tmp_path)
     assert written.read_bytes() == vllm_args.table_path("0.19.0").read_bytes()
+    assert list(json.loads((tmp_path / vllm_args.PACK_FLAGS.name).read_text())["releases"]) == ["0.19.0"]
+    assert vllm_args.PACK_FLAGS.read_bytes() == vendored_pack_flags
     with pytest.raises(ValueError, match=r"has vllm 0\.19\.0, not 0\.33\.0"):
         vllm_args_refresh.refresh("0.33.0", python, directory=tmp_path)
 
@@ -220,3 +223,20 @@ def test_the_rendered_probe_differs_from_the_rendered_line_only_where_the_readme
     assert recorded["accepted"], recorded.get("error")
     assert [arg for arg in vllm_args.RENDERED if arg not in NOT_YET_RECORDED] == recorded["argv"]
     assert check_serve_args(vllm_args.RENDERED, version) == []
+
+
+def test_the_policy_packs_copy_of_the_tables_is_made_from_the_vendored_tables() -> None:
+    assert vllm_args.PACK_FLAGS.read_text() == vllm_args.render_pack_flags(vllm_args.pack_flags()), (
+        "policies/vllm_flags.json is stale: python -m schemas.vllm_args_refresh pack-flags"
+    )
+    releases = json.loads(vllm_args.PACK_FLAGS.read_text())["releases"]
+    assert list(releases) == vllm_args.versions()
+    assert releases["0.33.0"]["--device-memory-utilization"] == ["gpu-memory-utilization", 1, False]
+    assert releases["0.33.0"]["--no-enable-expert-parallel"][:2] == ["no-enable-expert-parallel", 0]
+    assert releases["0.19.0"]["-tp"] == ["tensor-parallel-size", 1, False]
+    assert releases["0.19.0"]["--api-key"] == ["api-key", "+", True]
+
+
+def test_pack_flags_writes_the_packs_copy(tmp_path: Path) -> None:
+    written = vllm_args_refresh.write_pack_flags(output=tmp_path / "flags.json")
+    assert written.read_bytes() == vllm_args.PACK_FLAGS.read_bytes()

@@ -517,14 +517,19 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     # an HTTP bearer credential (RFC 6750 section 2.1, `Bearer b64token`): an `Authorization` header
     # passed to the engine (`--middleware`, a header variable) carries the key itself; the word on its
-    # own (no word character before it, checked after the word as above)
+    # own (no word character before it, checked after the word as above). A scheme's name is case-insensitive
+    # (RFC 7235 section 2.1): `BEARER` too (the needles find it in its usual cases, `Bearer`, `bearer`, `BEARER`)
     SecretPattern(
-        "a bearer token", re.compile(r"[Bb]earer(?<!\w[Bb]earer)\s+[A-Za-z0-9._~+/-]{20,}=*"), ("Bearer", "bearer")
+        "a bearer token",
+        re.compile(r"(?i:bearer)(?<!\w(?i:bearer))\s+[A-Za-z0-9._~+/-]{20,}=*"),
+        ("earer", "EARER"),
     ),
     # an HTTP basic credential (RFC 7617 section 2, `Basic` and the base64 of user-id:password): the word on
-    # its own, as for Bearer
+    # its own, in any case, as for Bearer
     SecretPattern(
-        "an HTTP basic credential", re.compile(r"[Bb]asic(?<!\w[Bb]asic)\s+" + BASE64_CREDENTIALS), ("Basic", "basic")
+        "an HTTP basic credential",
+        re.compile(r"(?i:basic)(?<!\w(?i:basic))\s+" + BASE64_CREDENTIALS),
+        ("asic", "ASIC"),
     ),
     # a Docker config's registry credential (config.json, `{"auths": {REGISTRY: {"auth": BASE64}}}`, the
     # base64 of user:password as for Basic; also a `.dockerconfigjson` in escaped JSON): a key that ends in auth
@@ -596,11 +601,12 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         # searched over the whole text: it starts at a `:` and reads no further than the line's next space,
         # where a search line by line would cut a render's every `key: value` line out (28x slower)
     ),
-    # an HTTP `Authorization: Token ...` header (Django REST framework's and others' token scheme)
+    # an HTTP `Authorization: Token ...` header (Django REST framework's and others' token scheme), also as
+    # an OTLP exporter's header variable gives it (`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Token ...`)
     SecretPattern(
         "a password or key assignment",
-        re.compile(r"(?i)authorization:[ \t]*token[ \t]+" + PLAIN_VALUE + r"[A-Za-z0-9._~+/=-]{8,}"),
-        ("uthorization:", "UTHORIZATION:"),
+        re.compile(r"(?i)authorization[ \t]*[:=][ \t]*token[ \t]+" + PLAIN_VALUE + r"[A-Za-z0-9._~+/=-]{8,}"),
+        ("uthorization", "UTHORIZATION"),
         within_a_line=True,
     ),
     # curl's user option (`curl -u user:password`, `--user user:password`, also in a variable of curl's

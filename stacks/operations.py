@@ -16,6 +16,7 @@ from components.vllm import CONTAINER_NAME
 from components.warm_capacity import WarmCapacity
 from stacks.args import (
     autoscaler_args,
+    gateway_mode,
     metrics_adapter_args,
     monitoring_args,
     schedule_args,
@@ -32,6 +33,17 @@ class OperatorCommands:
     pending_reason: str
 
 
+def _log_streams(config: StackConfig) -> str:
+    """Which containers `kubectl logs` follows, and how many streams it may open (kubectl refuses more than
+    --max-log-requests, 5 by default): in gateway mode a pod runs one server per data-parallel rank
+    (vllm-0, vllm-1, ...), so every container, and one more per pod for GKE's injected Cloud Storage FUSE
+    sidecar."""
+    if not gateway_mode(config):
+        return f"-c {CONTAINER_NAME} --prefix --max-log-requests=64"
+    streams = config.max_replicas * (config.engine.data_parallel_size + 1)
+    return f"--all-containers --prefix --max-log-requests={max(64, streams)}"
+
+
 def operator_commands(config: StackConfig) -> OperatorCommands:
     namespace = config.cluster.namespace
     name = config.routing.service_name
@@ -45,7 +57,7 @@ def operator_commands(config: StackConfig) -> OperatorCommands:
     else:
         scale = f"N=2; kubectl -n {namespace} scale deployment/{name} --replicas=$N  # one A4 node per pod"
     return OperatorCommands(
-        tail_logs=f"kubectl -n {namespace} logs -f -l app={name} -c {CONTAINER_NAME} --prefix --max-log-requests=64",
+        tail_logs=f"kubectl -n {namespace} logs -f -l app={name} {_log_streams(config)}",
         scale_by_hand=scale,
         pending_reason=(
             f"kubectl -n {namespace} get pods -l app={name} -o wide; "

@@ -56,6 +56,8 @@ JUDGED = ("total tok/s", "output tok/s")
 # run at 2-4x the plan's latency with its throughput on plan (MTP off, a mis-set batch).
 LATENCY_JUDGED = ("TTFT median (ms)", "TPOT median (ms)")
 DEFAULT_LATENCY_BAND_PERCENT = 50.0
+# What a log's `combine` may hold: one line (bench_result.COMBINE_NOTE is 91 characters).
+COMBINE_MAX = 200
 
 
 COMPARED = (
@@ -131,7 +133,7 @@ def comparison_text(stack: str, measured: dict[str, Any], expected: ExplainedExp
         f"{measured['p99_ttft_ms']:,.0f} / {measured['p99_tpot_ms']:,.0f} / {measured['p99_itl_ms']:,.0f} ms "
         "(max of client p99s)"
     )
-    lines.append(f"combined: {measured.get('combine', 'not stated in the log')}")
+    lines.append(f"combined: {shown(measured.get('combine', 'not stated in the log'))}")
     if expected.not_measured is not None:
         lines.append(f"not measured before: {expected.not_measured.reason}; --record adds this result")
     return "\n".join(lines)
@@ -199,6 +201,13 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
             raise InputError(f"{where}: '{key}' is {number:.3g}; allowed: at most {bound[0]:,.0f} {bound[1]}")
     if not isinstance(value.get("combine", ""), str):
         raise InputError(f"{where}: 'combine' is {json.dumps(value['combine'])[:40]}; allowed: a string")
+    if not value.get("combine", "").isprintable() or len(value.get("combine", "")) > COMBINE_MAX:
+        # shown on a line of its own and kept in the measurements file's note: a line break would start a
+        # line of the log's choosing (`verdict: met the plan`)
+        raise InputError(
+            f"{where}: 'combine' holds a line break or another unprintable character, or is over {COMBINE_MAX} "
+            "characters; allowed: one line of text"
+        )
     if value.get("clients", 1) < 1:
         raise InputError(f"{where}: 'clients' is {value['clients']}; allowed: at least 1")
     return value

@@ -409,8 +409,13 @@ def _existing_part(directory: Path, missing: list[str]) -> Path:
     return path
 
 
+# The folders a version control system keeps its own data in.
+VERSION_CONTROL_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+
+
 def _refuse_protected(directory: Path) -> None:
-    """Not `/`, the repository, the home directory, nor a folder holding one of them. The path has
+    """Not `/`, the repository, the home directory, nor a folder holding one of them, nor a folder inside
+    a version control system's own (`.git`). The path has
     no symbolic link (checked while walking it), so its normal form is where it is."""
     location = Path(os.path.normpath(Path.cwd() / directory))
     protected = {REPOSITORY: "the repository"}
@@ -422,6 +427,12 @@ def _refuse_protected(directory: Path) -> None:
         if location == place or location in place.parents:
             held = "is" if location == place else "holds"
             raise OutputError(f"{directory}: {held} {what}; choose a folder of its own, such as build/STACK")
+    inside = next((part for part in location.parts if part in VERSION_CONTROL_FOLDERS), None)
+    if inside is not None:
+        # an empty folder there passes every other check, and files written into .git/refs break the repository
+        raise OutputError(
+            f"{directory}: is inside {inside}, a version control system's own folder; choose a folder of its own"
+        )
 
 
 def _tree(folder: int, where: str) -> Iterator[tuple[str, os.stat_result]]:

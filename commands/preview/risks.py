@@ -243,18 +243,24 @@ def _proxy_only_expanded(change: ResourceChange) -> str | None:
 
 
 def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str | None:
-    """A proxy-only subnet replaced while the Gateway that uses it stays."""
+    """A proxy-only subnet replaced while the Gateway that uses it stays: no order of the update keeps it serving."""
     if change.action != "replace" or not _is_proxy_only(change.record):
         return None
     if not any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in new.values()):
         return None
-    order = "deleted before its replacement exists" if change.delete_before_replace else "replaced"
+    order = (
+        "deleted before its replacement exists"
+        if change.delete_before_replace
+        else "replaced by a second ACTIVE one, which GCP does not allow in one region and network"
+    )
     return (
-        f"{change.urn}: the proxy-only subnet is {order} ({'; '.join(change.replaced_because)}) while the Gateway "
-        "uses it: its load balancers have no proxy addresses in between, and GCP may refuse to delete a proxy-only "
-        "subnet that load balancers use (not verified here). The documented change of range is a second proxy-only "
-        f"subnet in role BACKUP promoted to ACTIVE ({PROXY_ONLY_DOCS}), then routing.gateway.existingProxySubnet"
-        f"{_keys(change)}"
+        f"the Gateway would stop serving: {change.urn}: the proxy-only subnet is {order} "
+        f"({'; '.join(change.replaced_because)}) while the Gateway uses it. If GCP deletes it, the load balancers "
+        "have no proxy addresses until the new one exists; if GCP refuses the delete while they use it (not verified "
+        "here), the update stops after the firewall rules and NetworkPolicies, which depend on no subnet, have moved "
+        "to the new range, and the proxies, still on the old one, are shut out. The documented change of range is a "
+        f"second proxy-only subnet in role BACKUP promoted to ACTIVE ({PROXY_ONLY_DOCS}), then "
+        f"routing.gateway.existingProxySubnet{_keys(change)}"
     )
 
 
@@ -389,7 +395,7 @@ def _subnet_listed_by_nat(old: dict[str, Record], result: Preview) -> list[str]:
 
 def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
-    cluster uses, a production workload rebuilt, a grown proxy-only subnet, an image without its
+    cluster uses, a production workload rebuilt, a grown or moved proxy-only subnet, an image without its
     snapshot, a reference to nothing."""
     production = in_production(old, new)
     found: list[str] = []
@@ -406,6 +412,8 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
             found.append(f"refused in production: {rebuilt}")
         if expanded := _proxy_only_expanded(change):
             found.append(expanded)
+        if moved := _proxy_only_replaced(new, change):
+            found.append(moved)
         if unsourced := _image_without_snapshot(old, new, change):
             found.append(unsourced)
     found += _subnet_listed_by_nat(old, result)
@@ -453,9 +461,19 @@ def _secret_ciphertext(change: ResourceChange) -> Iterator[str]:
     for entry in change.inputs:
         if all(isinstance(side, str) and f"[secret, {CIPHERTEXT}" in side for side in (entry.old, entry.new)):
             order = "deleted, then created" if change.delete_before_replace else "replaced"
+            gap = (
+                ", and a pod that starts between the delete and the create fails (CreateContainerConfigError) until "
+                "the new one exists"
+                if change.delete_before_replace
+                else ""
+            )
+            # the path is said after the words (`...-secret: stringData.token: ...` reads as a key assignment)
             yield (
-                f"{change.urn}: {entry.path}: the `secure:` ciphertext changed; the preview cannot decrypt it. If the "
-                f"value is the same (set again), `pulumi up` changes nothing; if it changed, the object is {order}"
+                f"{change.urn}: the `secure:` ciphertext of {entry.path} changed; the preview cannot decrypt it. If "
+                f"the value is the same (set again), `pulumi up` changes nothing; if it changed, the object is "
+                f"{order}: a running pod that reads it from its environment keeps the old value until it restarts "
+                f"(a variable from a Secret is read when the container starts){gap}; restart the readers after "
+                "`pulumi up` (kubectl rollout restart)"
             )
 
 
@@ -530,9 +548,5 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
         found += _secret_ciphertext(change)
-        found += [
-            warning
-            for warning in (_proxy_only_replaced(new, change), _disk_deleted_under_volume(old, change, result))
-            if warning
-        ]
+        found += [warning for warning in (_disk_deleted_under_volume(old, change, result),) if warning]
     return found + _deleted_first_with(result) + _gateway_api_off_first(old, result) + _network_in_use(old, result)

@@ -41,6 +41,7 @@ from pydantic.alias_generators import to_camel
 
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
+from commands.engine.secrets import CIPHERTEXT
 from commands.io.states import Record
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange
@@ -730,6 +731,19 @@ NO_SETTING_DIFFERS = (
 )
 
 
+SECRET_CIPHERTEXT_CHANGED = (
+    "a secret config key behind it was set again (hfToken, or a key engine.secretEnv names): its `secure:` "
+    "ciphertext changed; settingDigests leave secret keys out, so which one is not named here"
+)
+
+
+def _ciphertext_changed(old: object, new: object) -> bool:
+    """Both sides of an input are a `secure:` value's digest (commands/engine/secrets.py), and they differ."""
+    return old != new and all(
+        isinstance(side, str) and side.startswith(f"[secret, {CIPHERTEXT}") for side in (old, new)
+    )
+
+
 class _Attribution:
     def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
         # logical name -> record; a component wins a name it shares with a resource (as in update_plan)
@@ -852,6 +866,9 @@ def _name_settings(
     # inputs' traced keys: for a component declared on one side only, those that feed its existence)
     pending: list[tuple[ResourceChange, str | None, set[str], list[set[str]]]] = []
     for change in changes:
+        if change.inputs and all(_ciphertext_changed(entry.old, entry.new) for entry in change.inputs):
+            change.no_config_keys = SECRET_CIPHERTEXT_CHANGED
+            continue
         component = attribution.component_of(change.record)
         if component is None:
             change.no_config_keys = NOT_FROM_SETTINGS

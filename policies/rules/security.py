@@ -123,9 +123,10 @@ ARGUMENT = re.compile(r"^(?P<list>.*\.(?:args|command))\[(?P<index>[0-9]+)\]$")
 SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<value>.*)|\s+(?P<spaced>\S.*))?$", re.S)
 
 
-def _secret_flag_values(strings: dict[str, str]) -> list[str]:
-    """Paths of container arguments that give a flag named like a secret (`--api-key`) a literal value."""
-    found = []
+def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
+    """Container arguments that give a flag named like a secret (`--api-key`) a literal value: where, by
+    the flag's name as written."""
+    found: dict[str, str] = {}
     for path, text in strings.items():
         argument = ARGUMENT.match(path)
         flag = SECRET_FLAG.match(text) if argument else None
@@ -133,24 +134,27 @@ def _secret_flag_values(strings: dict[str, str]) -> list[str]:
             continue
         following = strings.get(f"{argument['list']}[{int(argument['index']) + 1}]")
         if flag["value"] or flag["spaced"] or (flag["equals"] is None and following and not following.startswith("-")):
-            found.append(f"{path}: --{flag['name']}")
+            found[f"{path}: --{flag['name']}"] = flag["name"]
     return found
 
 
-def _secret_flags_spelled_otherwise(args: ResourceValidationArgs) -> list[str]:
-    """`vllm serve` options that vLLM reads as a secret flag but are not named like one as written: an
-    abbreviation argparse expands (`--api-k KEY` is `--api-key KEY`)."""
+def _secret_flags_vllm_reads(args: ResourceValidationArgs, written_apart: set[str]) -> list[str]:
+    """`vllm serve` options that vLLM reads as a secret flag with a value, where no argument of its own
+    says so: an abbreviation argparse expands (`--api-k KEY` is `--api-key KEY`), or a flag inside a
+    shell script (`sh -c "vllm serve ... --api-key KEY"`)."""
     found = []
     for server in vllm_servers(args.resource_type, args.props):
         for flag, written in server.spelled.items():
-            if server.flags.get(flag) and is_secret_name(flag) and not is_secret_name(written.lstrip("-")):
-                found.append(f"container {server.container_name}: {written} (vLLM reads --{flag})")
+            if server.flags.get(flag) and is_secret_name(flag) and written.lstrip("-") not in written_apart:
+                read_as = "" if written == f"--{flag}" else f" (vLLM reads --{flag})"
+                found.append(f"container {server.container_name}: {written}{read_as}")
     return found
 
 
 def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
     strings = dict(known_strings(args.props))
-    for where in [*_secret_flag_values(strings), *_secret_flags_spelled_otherwise(args)]:
+    apart = _secret_flag_values(strings)
+    for where in [*apart, *_secret_flags_vllm_reads(args, {name.replace("_", "-") for name in apart.values()})]:
         report(
             f"{where} takes a secret and is given a literal value; pass it through the environment from a Kubernetes "
             "Secret instead (vLLM reads --api-key from the variable VLLM_API_KEY, which engine.secretEnv sets)"

@@ -316,3 +316,23 @@ def test_a_serve_command_line_is_split_as_vllms_parser_splits_it() -> None:
         "data-parallel-size": "2",
     }
     assert server.parallel_gpus == 8
+
+
+@pytest.mark.parametrize("spelling", ["--api-key", "--api_key", "--api-k"])
+def test_a_secret_flag_inside_a_shell_script_is_found(spelling: str) -> None:
+    """`sh -c "exec vllm serve ... --api-key KEY"` passed LLM-SEC-004: only separate arguments were read."""
+    value = "hunter" + "2pass99"
+    records = serving_stack()
+    container = vllm_container(records)
+    container["command"] = ["sh", "-c", " ".join(["exec", "vllm", "serve", *container["args"], spelling, value])]
+    container["args"] = []
+    (violation,) = verdicts(check_records(records), "LLM-SEC-004")
+    assert f"container vllm: {spelling.replace('_', '-')}" in violation.message and value not in violation.message
+
+
+@pytest.mark.parametrize("spelling", ["--api-key", "--api_key"])
+def test_a_secret_flag_in_its_own_argument_is_reported_once(spelling: str) -> None:
+    records = set_flag(serving_stack(), spelling, "hunter" + "2pass99")
+    messages = [violation.message for violation in verdicts(check_records(records), "LLM-SEC-004")]
+    (flagged,) = [message for message in messages if "takes a secret" in message]
+    assert flagged.startswith("spec.template.spec.containers[0].args[")

@@ -114,6 +114,10 @@ SERVICE_ACCOUNT_KEY = (
         ("AWS_SECRET_ACCESS_K" + "EY: wJalrXUtnFEMI/K7MDENG", "a password or key assignment"),
         ("X-Api-K" + "ey: abc123def456", "a password or key assignment"),
         ("Authorization: To" + "ken abc123def456ghi", "a password or key assignment"),
+        # an auth scheme's name in any case (RFC 7235), and an OTLP header variable's `=` form
+        ("Authorization=BEARER " + "abcdefghijklmnopqrstuvwxyz0123456789XYZ", "a bearer token"),
+        ("Authorization: BASIC " + base64.b64encode(b"user:hunter2pass99").decode(), "an HTTP basic credential"),
+        ("Authorization=To" + "ken abc123def456ghi789jkl", "a password or key assignment"),
         # gitleaks' rules (config/gitleaks.toml): a Stripe test key is a key too (stripe-access-token)
         ("sk_test_" + "a1B2c3D4e5F6g7H8i9J0k1L2", "a Stripe key"),
         ("owner=pul-" + "0a1b2c3d4e" * 4, "a Pulumi access token"),

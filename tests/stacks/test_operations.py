@@ -25,6 +25,7 @@ from components.metrics import (
 from stacks.config.operations import NODE_PROVISIONING_SECONDS
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS
 from stacks.load.loader import validate
+from stacks.operations import operator_commands
 from tests.conftest import RenderStack
 from tests.rendered import ROOT, RenderedStack
 from tests.variants import render_variant, stack_config, variant_config
@@ -327,12 +328,16 @@ def test_cluster_exports_the_kube_state_metrics_the_queries_read(stack: Rendered
 
 
 def test_operator_outputs(staging: RenderedStack, prod: RenderedStack) -> None:
+    assert (
+        prod.outputs["tailLogs"]
+        == f"kubectl -n {NAMESPACE} logs -f -l app={SERVING} -c vllm --prefix --max-log-requests=64"
+    )
+    # gateway mode: one server per rank, containers vllm-0 to vllm-7 (`-c vllm` named no container)
+    assert staging.outputs["tailLogs"] == (
+        f"kubectl -n {NAMESPACE} logs -f -l app={SERVING} --all-containers --prefix --max-log-requests=64"
+    )
     for stack in (staging, prod):
         outputs = stack.outputs
-        assert (
-            outputs["tailLogs"]
-            == f"kubectl -n {NAMESPACE} logs -f -l app={SERVING} -c vllm --prefix --max-log-requests=64"
-        )
         assert "FailedScheduling" in outputs["pendingReason"]
         assert "kubectl get computeclass b200-serving" in outputs["pendingReason"]
     assert f"patch hpa {SERVING}" in staging.outputs["scaleByHand"]
@@ -636,3 +641,12 @@ def test_the_schedule_row_says_what_the_autoscaler_does_with_a_step() -> None:
     assert "back down after 1920 s of lower demand" in row
     (plain,) = [line for line in plan_section(stack_config("dev")) if line.startswith("| schedule")]
     assert "autoscaler" not in plain, "dev runs no autoscaler"
+
+
+def test_following_every_rank_of_every_pod_fits_kubectls_stream_limit() -> None:
+    """kubectl refuses to follow more streams than --max-log-requests: 12 pods of 8 ranks (and GKE's Cloud
+    Storage FUSE sidecar) are 108."""
+    raw = {**stack_config("prod").model_dump(by_alias=True, exclude_unset=True)}
+    config = validate({**raw, "routing": {**raw.get("routing", {}), "mode": "gateway"}})
+    assert config.max_replicas == 12
+    assert operator_commands(config).tail_logs.endswith("--all-containers --prefix --max-log-requests=108")

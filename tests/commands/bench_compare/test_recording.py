@@ -256,6 +256,17 @@ def test_an_ambiguous_or_malformed_result_is_one_line(args: list[str], message: 
     assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("combine", ["x\\nverdict: met the plan", "x\\u0000", "x" * 201])
+def test_a_combine_note_that_would_start_a_line_of_its_own_is_refused(combine: str, tmp_path: Path) -> None:
+    """A log's `combine` with a line break printed `verdict: met the plan` above the real verdict (and went
+    into the measurement's note)."""
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text().replace('"combine":"', f'"combine":"{combine}'))
+    run = run_main(bench_compare_main, "dev", str(log))
+    assert run.returncode == 2 and "'combine' holds a line break" in run.stderr and run.stderr.count("\n") == 1
+    assert "verdict" not in run.stdout
+
+
 @pytest.mark.parametrize(
     ("change", "extra", "message"),
     [

@@ -272,6 +272,17 @@ def test_protected_folders_are_refused(tmp_path: Path) -> None:
     assert "home directory" in refused(Path.home())
 
 
+@pytest.mark.parametrize("inside", [".git/refs/tags", ".git/objects/zz", ".hg/store"])
+def test_a_folder_inside_a_version_control_systems_own_is_refused(inside: str, tmp_path: Path) -> None:
+    """`render dev --out .git/refs/tags` wrote its files there (an empty folder passed): git then read
+    capacity.json as a broken tag."""
+    (tmp_path / inside).mkdir(parents=True)
+    before = snapshot(tmp_path)
+    assert "a version control system's own folder" in refused(tmp_path / inside)
+    assert "a version control system's own folder" in refused(tmp_path / inside / "new")
+    assert snapshot(tmp_path) == before
+
+
 def test_a_file_as_the_folder_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")

@@ -165,6 +165,14 @@ def test_a_new_token_replaces_the_secret_delete_first_without_showing_it(
         assert (
             ciphertext not in rendered.all_text() and ciphertext not in (rendered.directory / STATES_FILE).read_text()
         )
+    # written as `preview` writes it: its own note (`...-secret: stringData.token: ...`) read as a key
+    # assignment, and the preview of a rotated token was exit 1, nothing written
+    run = run_main(preview_main, str(first.directory), str(second.directory))
+    assert run.returncode == 0, run.stderr
+    changes = json.loads((second.directory / "changes.json").read_text())
+    (written,) = [entry for entry in changes["changes"] if entry["type"] == SECRET]
+    assert "secure:` ciphertext changed" in written["noConfigKeys"]
+    assert "keeps the old value until it restarts" in (second.directory / "changes.md").read_text()
 
 
 # ---------------------------------------------------------------- live workloads rebuilt

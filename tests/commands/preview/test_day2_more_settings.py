@@ -92,7 +92,7 @@ def test_the_endpoint_pickers_settings_are_named_as_such(
     assert change.config_keys == {"routing.gateway.eppReplicas", "routing.gateway.eppImage"}
 
 
-def test_a_proxy_only_subnet_is_not_grown_in_place_and_moving_it_warns(
+def test_a_proxy_only_subnet_is_neither_grown_in_place_nor_moved_under_the_gateway(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     grow = {"routing": {"gateway": {"proxySubnetCidr": "10.129.0.0/22"}}}
@@ -102,9 +102,12 @@ def test_a_proxy_only_subnet_is_not_grown_in_place_and_moving_it_warns(
     assert "routing.gateway.proxySubnetCidr" in refusal
     move = {"routing": {"gateway": {"proxySubnetCidr": "10.130.0.0/23"}}}
     _, _, moved = day2(render_stack, tmp_path_factory, "staging", "proxy-move", move)
-    assert moved.refusals == [] and named(moved, "llm-gateway-proxy-subnet").action == "replace"
+    assert named(moved, "llm-gateway-proxy-subnet").action == "replace"
     assert named(moved, "llm-gateway-proxy-subnet").config_keys == {"routing.gateway.proxySubnetCidr"}
-    assert any("proxy-only subnet is deleted before its replacement" in warning for warning in moved.warnings)
+    # the firewall rules and NetworkPolicies move to the new range whatever GCP does with the old subnet
+    (refusal,) = moved.refusals
+    assert refusal.startswith("the Gateway would stop serving") and "deleted before its replacement" in refusal
+    assert "routing.gateway.proxySubnetCidr" in refusal and "shut out" in refusal
 
 
 def test_a_smaller_weights_disk_warns_that_the_serving_volume_goes_first(

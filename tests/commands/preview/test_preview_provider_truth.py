@@ -135,15 +135,21 @@ def gateway() -> dict[str, Any]:
     return record("kubernetes:gateway.networking.k8s.io/v1:Gateway", "gw", inputs, parent="llm", provider="k8s")
 
 
-def test_growing_a_proxy_only_subnet_is_refused_and_moving_it_warns() -> None:
+def test_growing_or_moving_a_proxy_only_subnet_under_the_gateway_is_refused() -> None:
     old = [*base_state(), proxy_subnet("10.129.0.0/23"), gateway()]
     grown = preview(old, [*base_state(), proxy_subnet("10.129.0.0/22"), gateway()])
     assert one(grown, "proxy").action == "update"
     (refusal,) = grown.refusals
     assert "cannot be expanded" in refusal and "BACKUP" in refusal and "existingProxySubnet" in refusal
     moved = preview(old, [*base_state(), proxy_subnet("10.130.0.0/23"), gateway()])
-    assert one(moved, "proxy").action == "replace" and moved.refusals == []
-    assert any("proxy-only subnet is deleted before its replacement" in warning for warning in moved.warnings)
+    assert one(moved, "proxy").action == "replace"
+    (refusal,) = moved.refusals
+    assert "proxy-only subnet is deleted before its replacement" in refusal
+    # without the Gateway nothing uses it
+    assert (
+        preview([*base_state(), proxy_subnet("10.129.0.0/23")], [*base_state(), proxy_subnet("10.130.0.0/23")]).refusals
+        == []
+    )
     # an ordinary subnet grows in place
     plain = proxy_subnet("10.0.0.0/20")
     plain["inputs"].pop("purpose")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import math
 
 from common.text import escaped
 
@@ -138,3 +139,14 @@ def is_iana_zone(name: str) -> bool:
     `posixrules`, `right/UTC`), which are no IANA names and which the API server, reading Go's embedded tz
     database, may not know."""
     return len(name) <= IANA_ZONE_MAX and name in _iana_zones()
+
+
+def led_cron(cron: str, lead_seconds: int) -> str:
+    """A business-hours cron (`M H * * DAYS`) fired `lead_seconds` earlier (whole minutes, rounded
+    up); before midnight it fires on the day before each day."""
+    minute, hour, _, _, days = cron.split()
+    start = int(hour) * 60 + int(minute) - math.ceil(lead_seconds / 60)
+    shift = 1 if start < 0 else 0
+    start %= 24 * 60
+    weekdays = sorted({(int(day) - shift) % 7 for day in days.split(",")})
+    return f"{start % 60} {start // 60} * * {','.join(str(day) for day in weekdays)}"

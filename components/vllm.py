@@ -11,6 +11,7 @@ read-only root filesystem; the compile caches live on an emptyDir.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
@@ -57,9 +58,9 @@ SPOT_GRACE_SECONDS = 25
 GRACE_SECONDS = 600
 
 # Startup: node provisioning happens while the pod is Pending; the probe covers model load and
-# CUDA graph capture (~10 min measured) with a wide margin.
+# CUDA graph capture (~10 min measured) with a wide margin, by default 30 min (VllmEngineArgs.startup_probe_seconds).
 STARTUP_PROBE_PERIOD_SECONDS = 10
-STARTUP_PROBE_FAILURES = 180
+STARTUP_PROBE_SECONDS = 1800
 SHM_SIZE = "64Gi"
 METRICS_INTERVAL = "30s"
 
@@ -298,10 +299,15 @@ NODE_PROVISIONING_MINUTES = 15
 MODEL_LOAD_MINUTES = 20
 
 
-def rollout_wait(replicas: int, capacity_sources: int, max_unavailable: int) -> RolloutWait:
+def rollout_wait(
+    replicas: int, capacity_sources: int, max_unavailable: int, startup_probe_seconds: int = STARTUP_PROBE_SECONDS
+) -> RolloutWait:
     """Create: all pods start together. Update: pods are replaced `max_unavailable` at a time (no
-    spare B200 node to surge onto), so the rollout takes that many rounds."""
-    per_pod = capacity_sources * NODE_PROVISIONING_MINUTES + MODEL_LOAD_MINUTES
+    spare B200 node to surge onto), so the rollout takes that many rounds. A startup probe longer than
+    the default gives the model load as much more time: the rollout must not give up on a pod the
+    kubelet still waits for."""
+    longer_probe = math.ceil(max(0, startup_probe_seconds - STARTUP_PROBE_SECONDS) / 60)
+    per_pod = capacity_sources * NODE_PROVISIONING_MINUTES + MODEL_LOAD_MINUTES + longer_probe
     rounds = -(-replicas // max_unavailable)
     return RolloutWait(
         create_minutes=2 * per_pod,
@@ -345,6 +351,8 @@ class VllmEngineArgs:
     compile_cache: CacheMount | None = None
     # One container and port per data-parallel rank (gateway mode) instead of one server for all.
     per_rank: bool = False
+    # How long a pod may take to answer /health before the kubelet restarts it (the startup probe).
+    startup_probe_seconds: int = STARTUP_PROBE_SECONDS
 
 
 def serving_ports(engine: EngineFlags, per_rank: bool) -> list[int]:
@@ -373,7 +381,9 @@ class VllmEngine(pulumi.ComponentResource):
         self.compile_cache_key = (
             compile_cache_key(self.image, self.args, self.env) if args.compile_cache is not None else None
         )
-        self.rollout = rollout_wait(args.most_replicas or args.replicas, args.capacity_sources, max_unavailable)
+        self.rollout = rollout_wait(
+            args.most_replicas or args.replicas, args.capacity_sources, max_unavailable, args.startup_probe_seconds
+        )
 
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
@@ -551,7 +561,7 @@ class VllmEngine(pulumi.ComponentResource):
             startup_probe=k8s.core.v1.ProbeArgs(
                 http_get=health,
                 period_seconds=STARTUP_PROBE_PERIOD_SECONDS,
-                failure_threshold=STARTUP_PROBE_FAILURES,
+                failure_threshold=math.ceil(args.startup_probe_seconds / STARTUP_PROBE_PERIOD_SECONDS),
             ),
             readiness_probe=k8s.core.v1.ProbeArgs(
                 http_get=health, period_seconds=5, timeout_seconds=3, failure_threshold=3

@@ -70,7 +70,12 @@ from policies.rules.operations import (
     TIME_TO_SERVE_BOUND_ANNOTATION,
 )
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
-from stacks.capacity.time_to_serve import held_planning_seconds, led_schedule_steps, planning_seconds
+from stacks.capacity.time_to_serve import (
+    held_planning_seconds,
+    led_schedule_steps,
+    planning_seconds,
+    startup_probe_seconds,
+)
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
 from stacks.config.engine import EngineConfig, SpeculativeConfig, capture_size
@@ -416,6 +421,7 @@ def vllm_engine_args(
         ),
         compile_cache=compile_cache,
         per_rank=gateway_mode(config),
+        startup_probe_seconds=startup_probe_seconds(config),
     )
 
 

@@ -236,7 +236,43 @@ def consistent(summary: dict[str, Any], where: str) -> dict[str, Any]:
             f"{where}: 'output_throughput' is {summary['output_throughput']:,.0f}, above 'total_token_throughput' "
             f"{summary['total_token_throughput']:,.0f}; allowed: at most the total (input + output)"
         )
+    if completed:
+        _rates_match_counts(summary, where)
     return summary
+
+
+# How far a throughput may be from its count over the duration: vLLM's figures are those quotients
+# (vllm/benchmarks/serve.py `calculate_metrics` in 0.33.0: request_throughput=completed / dur_s,
+# output_throughput=sum(actual_output_lens) / dur_s, total_token_throughput=(total_input + output) / dur_s),
+# rounded in the log.
+RATE_TOLERANCE = 0.01
+RATES_OF_COUNTS = (
+    ("request_throughput", ("completed",)),
+    ("output_throughput", ("total_output_tokens",)),
+    ("total_token_throughput", ("total_input_tokens", "total_output_tokens")),
+)
+
+
+def _rates_match_counts(summary: dict[str, Any], where: str) -> None:
+    """Each throughput against its count over `duration_s` (where the summary holds the counts). One client's
+    is the quotient itself. Summed over clients (`duration_s` the longest client's), it is at least the
+    quotient, and at most `clients` times it unless a client ran in under 1/clients of the longest one's time,
+    which clients sending their prompts at once against one endpoint do not."""
+    clients = int(summary.get("clients", 1) or 1)
+    for rate, counts in RATES_OF_COUNTS:
+        if not all(isinstance(summary.get(count), (int, float)) for count in counts):
+            continue
+        quotient = sum(summary[count] for count in counts) / summary["duration_s"]
+        low, high = quotient * (1 - RATE_TOLERANCE), quotient * clients * (1 + RATE_TOLERANCE)
+        if not low <= summary[rate] <= high:
+            spelled = " + ".join(f"'{count}'" for count in counts)
+            allowed = f"{low:,.1f} to {high:,.1f}" if clients > 1 else f"about {quotient:,.1f}"
+            figure = summary[rate]
+            shown_rate = f"{figure:,.1f}" if figure >= 0.1 or not figure else f"{figure:.3g}"
+            raise InputError(
+                f"{where}: '{rate}' is {shown_rate} but {spelled} over 'duration_s' is {quotient:,.1f} per "
+                f"second ({clients} client(s)); allowed: {allowed}"
+            )
 
 
 def result_from_log(text: str, where: str) -> dict[str, Any]:

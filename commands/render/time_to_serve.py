@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from components.vllm import STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.time_to_serve import (
@@ -28,6 +29,7 @@ from stacks.capacity.time_to_serve import (
     pod_phase,
     recorded_phases,
     recorded_startup,
+    startup_probe_seconds,
     total_phase,
     weights_phase,
 )
@@ -61,6 +63,12 @@ GOAL_SOURCES_AFTER_CACHE = (
     "a held node (GKE docs 'Configure capacity buffers', "
     "https://cloud.google.com/kubernetes-engine/docs/how-to/configure-capacity-buffer: a CapacityBuffer keeps spare "
     "nodes, so a new replica skips node provisioning)",
+    "not applied here, the next lever for the image: a secondary boot disk with the engine image preloaded on every "
+    "new node (GKE docs 'Use secondary boot disks to preload data or container images', "
+    "https://cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading: Autopilot from "
+    "1.30.1-gke.1329000, with image streaming, from a disk image built beforehand from the container image; a "
+    "ComputeClass priority names it under storage.secondaryBootDisks, mode CONTAINER_IMAGE_CACHE). The stack does "
+    "not build that disk image",
 )
 
 
@@ -226,6 +234,14 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
         notes.append(
             f"CUDA graphs: captured up to {capture_size(config.engine, config.workload.concurrency_per_node)} tokens "
             f"(engine.maxCudagraphCaptureSize {size}). Saving not measured: graphsCapturedSeconds of " + REPORT
+        )
+    probe = startup_probe_seconds(config)
+    if probe > STARTUP_PROBE_SECONDS:
+        notes.append(
+            f"startup probe: {probe / 60:,.0f} min for /health, where the recipe's is {STARTUP_PROBE_SECONDS // 60} "
+            "min (3x its measured ~10 min pod phase): 3x that pod phase plus what this checkpoint adds to a "
+            "simultaneous wake's read (computed), so that a fleet restart's slower read is not restarted half-way; "
+            "the Deployment's progress deadline and `pulumi up`'s wait grow as much"
         )
     return tuple(notes)
 

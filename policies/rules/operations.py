@@ -210,7 +210,8 @@ def _queue_autoscaling_outruns_start_up(args: StackValidationArgs, report: Repor
         )
         report(
             f"HorizontalPodAutoscaler {as_text(dig(autoscaler.props, 'metadata', 'name'))} adds GPU pods of "
-            f"{template.name} on queue depth, but a new pod serves after ~{number_text(seconds)} s{where} of "
+            f"{template.name} on queue depth, but a new pod serves after ~{number_text(seconds)} s (the stack's "
+            f"planning figure: plan.md's Time to serve says which phases are measured){where} of "
             f"{number_text(bound)} s{remedy}",
             autoscaler.urn,
         )

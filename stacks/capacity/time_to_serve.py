@@ -18,13 +18,13 @@ figures plus the computed extra read time of a larger checkpoint, labelled "assu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from common.cron import led_cron
 from common.sources import WRITEUP_VLLM_RELEASE
-from components.vllm import PROFILE_ENGINE_FIELDS
+from components.vllm import PROFILE_ENGINE_FIELDS, STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
@@ -328,15 +328,13 @@ def wake_lead_seconds(config: StackConfig) -> int:
     return given if given is not None else planning_seconds(config)
 
 
-def led_cron(cron: str, lead_seconds: int) -> str:
-    """A business-hours cron (`M H * * DAYS`) fired `lead_seconds` earlier (whole minutes, rounded
-    up); before midnight it fires on the day before each day."""
-    minute, hour, _, _, days = cron.split()
-    start = int(hour) * 60 + int(minute) - math.ceil(lead_seconds / 60)
-    shift = 1 if start < 0 else 0
-    start %= 24 * 60
-    weekdays = sorted({(int(day) - shift) % 7 for day in days.split(",")})
-    return f"{start % 60} {start // 60} * * {','.join(str(day) for day in weekdays)}"
+def startup_probe_seconds(config: StackConfig) -> int:
+    """How long a pod may take to answer /health: the recipe's 30 min (3x its measured ~10 min pod phase), or 3x
+    that pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its zone's
+    disk at once, as after a fleet restart), whichever is longer: a probe that gives up restarts the load."""
+    size, recipe = checkpoint_mib(config), profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB
+    extra = 0.0 if size is None else max(0.0, size - recipe) * config.nodes_per_disk / config.serving_throughput_mibps
+    return max(STARTUP_PROBE_SECONDS, round(3 * (RECIPE_POD_SECONDS + extra)))
 
 
 def led_schedule_steps(config: StackConfig) -> list[tuple[str, str, int]]:

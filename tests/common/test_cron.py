@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from common.cron import validate_cron
+from common.cron import led_cron, validate_cron
 
 
 @pytest.mark.parametrize("schedule", ["0 8 * * mon-fri", "*/15 * * * *", "0 19 * * 1-5", "@daily", "0 0 29 2 *"])
@@ -30,3 +30,16 @@ def test_schedules_the_api_server_takes(schedule: str) -> None:
 def test_schedules_the_api_server_refuses(schedule: str, refusal: str) -> None:
     with pytest.raises(ValueError, match=re.escape(refusal)):
         validate_cron(schedule)
+
+
+@pytest.mark.parametrize(
+    ("cron", "lead", "expected"),
+    [
+        ("0 8 * * 1,2,3,4,5", 960, "44 7 * * 1,2,3,4,5"),
+        ("0 8 * * 1,2,3,4,5", 961, "43 7 * * 1,2,3,4,5"),  # whole minutes, rounded up
+        ("10 0 * * 0,6", 1200, "50 23 * * 5,6"),  # Sunday's wake on Saturday
+        ("30 9 * * 1", 0, "30 9 * * 1"),
+    ],
+)
+def test_led_cron(cron: str, lead: int, expected: str) -> None:
+    assert led_cron(cron, lead) == expected

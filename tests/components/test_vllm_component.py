@@ -153,6 +153,23 @@ def test_pods_that_may_land_on_longer_lived_capacity_get_its_grace() -> None:
     assert "--shutdown-timeout=590" in spec["containers"][0]["args"]
 
 
+def test_a_longer_startup_probe_gives_the_rollout_as_much_more_time() -> None:
+    """The kubelet waits startup_probe_seconds for /health; the Deployment's progress deadline and
+    `pulumi up`'s wait must not give up on a pod before it does."""
+    (default,) = [r for r in build_engine() if r.type == DEPLOYMENT]
+    (longer,) = [r for r in build_engine(startup_probe_seconds=4764) if r.type == DEPLOYMENT]
+    probe = longer.inputs["spec"]["template"]["spec"]["containers"][0]["startupProbe"]
+    assert (
+        probe["periodSeconds"] * probe["failureThreshold"]
+        >= 4764
+        > probe["periodSeconds"] * (probe["failureThreshold"] - 1)
+    )
+    assert default.inputs["spec"]["template"]["spec"]["containers"][0]["startupProbe"]["failureThreshold"] == 180
+    more = longer.inputs["spec"]["progressDeadlineSeconds"] - default.inputs["spec"]["progressDeadlineSeconds"]
+    assert more == 50 * 60  # (4,764 - 1,800) s, in whole minutes
+    assert longer.options["customTimeouts"]["create"] != default.options["customTimeouts"]["create"]
+
+
 def test_replicas_owned_by_an_autoscaler_are_left_alone() -> None:
     (deployment,) = [r for r in build_engine(replicas_managed_elsewhere=True, most_replicas=4) if r.type == DEPLOYMENT]
     assert deployment.options["ignoreChanges"] == ["spec.replicas"]

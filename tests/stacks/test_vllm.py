@@ -441,3 +441,17 @@ def test_a_registered_or_plugin_reasoning_parser_is_accepted() -> None:
     # a --reasoning-parser-plugin file may register any name: left to vLLM
     plugin = {"reasoningParser": "my_parser", "extraArgs": ["--reasoning-parser-plugin=/plugins/my_parser.py"]}
     assert validate({**dev, "engine": plugin}).engine.reasoning_parser == "my_parser"
+
+
+@pytest.mark.parametrize("name", ["prod-397b", "staging-122b"])
+def test_a_larger_checkpoint_gets_a_startup_probe_that_outlasts_a_simultaneous_wake(name: str) -> None:
+    """The recipe's 30 min probe is 3x its ~10 min pod phase; 12 nodes reading the 397B checkpoint from
+    one zone's disk at once take ~19 min to read it alone, and a probe that gives up restarts the load."""
+    from commands.render.time_to_serve import wake_read
+    from stacks.capacity.time_to_serve import startup_probe_seconds
+
+    config = variant_config(name)
+    wake = wake_read(config)
+    assert wake is not None and wake.seconds is not None
+    assert startup_probe_seconds(config) >= 3 * 600 + wake.seconds
+    assert all(startup_probe_seconds(stack_config(stack)) == 1800 for stack in ("dev", "staging", "prod"))

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from commands.bench_compare.command import bench_compare_main
-from tests.rendered import ROOT
+from tests.rendered import ROOT, run_main
 
 DATA = ROOT / "tests" / "data"
 CLIENT_RESULTS = [DATA / "vllm-bench-client-1.json", DATA / "vllm-bench-client-2.json"]
@@ -45,7 +45,10 @@ def test_bench_compare_gives_a_verdict_and_a_non_zero_exit_on_a_miss(
     line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
     result = json.loads(line.removeprefix("BENCH_RESULT "))
     slow = tmp_path / "slow.log"
-    slow.write_text("BENCH_RESULT " + json.dumps(result | {"total_token_throughput": 80_000.0}) + "\n")
+    # fewer input tokens in the same time: the counts agree with the rate (bench-compare checks they do)
+    input_tokens = round(80_000 * result["duration_s"]) - result["total_output_tokens"]
+    slow_result = result | {"total_token_throughput": 80_000.0, "total_input_tokens": input_tokens}
+    slow.write_text("BENCH_RESULT " + json.dumps(slow_result) + "\n")
     assert bench_compare_main(["dev", str(slow)]) == 3
     out = capsys.readouterr().out
     assert f"verdict: MISSED the plan ({BANDS}): total tok/s 83.9% of the plan (exit 3)" in out
@@ -183,3 +186,26 @@ def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFi
     """`bench-compare dev --band 5 run.log` said `unrecognized arguments: run.log` (LOG is optional)."""
     assert bench_compare_main(["dev", "--band", "5", str(JOB_LOG)]) == 0
     assert "verdict: met the plan (band 5%" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # 2,000 completed in 325 s is ~6 req/s, not 62: the gate passed on counts no run of those figures holds
+        ({"completed": 2000}, "'request_throughput' is 61.8 but 'completed' over 'duration_s' is 6.2 per second"),
+        ({"total_token_throughput": 500_000.0}, "'total_token_throughput' is 500,000.0 but 'total_input_tokens'"),
+        ({"clients": 1, "request_throughput": 63.0}, "(1 client(s)); allowed: about 61.6"),
+    ],
+)
+def test_a_throughput_that_its_counts_and_duration_do_not_give_is_refused(
+    change: dict[str, Any], message: str, tmp_path: Any
+) -> None:
+    """vLLM's throughputs are counts over the run's duration (vllm/benchmarks/serve.py `calculate_metrics`);
+    summed over clients, between the quotient and `clients` times it."""
+    line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
+    result = json.loads(line.removeprefix("BENCH_RESULT "))
+    edited = tmp_path / "edited.log"
+    edited.write_text("BENCH_RESULT " + json.dumps(result | change) + "\n")
+    run = run_main(bench_compare_main, "dev", str(edited))
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1
+    assert "verdict" not in run.stdout

@@ -259,6 +259,25 @@ def engine_env(engine: EngineFlags, shared_cache: bool = False) -> dict[str, str
     return {**env, **engine.extra_env}
 
 
+# The compile caches a rank's server keeps apart from the other ranks' (the per-rank layout): each server is
+# rank 0 of its own, so on one cache all eight would write torch_compile_cache/<hash>/rank_0_0 at once
+# (vLLM 0.33.0 vllm/compilation/backends.py save_to_file: open(path, "w"), no lock).
+RANK_CACHE_KEYS = ("VLLM_CACHE_ROOT", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE")
+
+
+def rank_env(env: dict[str, str], rank: int | None) -> dict[str, str]:
+    """The environment of one rank's server: the emptyDir's compile caches in a folder of its own (a value
+    engine.extraEnv set is kept as given); the one server's environment as it is."""
+    if rank is None:
+        return env
+    return {
+        key: value.replace(CACHE_ROOT, f"{CACHE_ROOT}/rank-{rank}", 1)
+        if key in RANK_CACHE_KEYS and value == CACHE_ENV[key]
+        else value
+        for key, value in env.items()
+    }
+
+
 def engine_image(engine: EngineFlags) -> str:
     return f"{engine.image}@{engine.image_digest}" if engine.image_digest else engine.image
 
@@ -545,7 +564,7 @@ class VllmEngine(pulumi.ComponentResource):
             command=["vllm", "serve"],
             args=engine_args(engine, args.model_path, args.served_model_name, drain_seconds(grace), rank),
             env=[
-                *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in self.env.items()),
+                *(k8s.core.v1.EnvVarArgs(name=key, value=value) for key, value in rank_env(self.env, rank).items()),
                 *(
                     k8s.core.v1.EnvVarArgs(
                         name=key,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -224,6 +224,49 @@ def render_pack_flags(table: dict[str, Any]) -> str:
         for version, strings in sorted(table["releases"].items())
     ]
     return f'{{"generator": {json.dumps(table["generator"])},\n"releases": {{\n' + ",\n".join(releases) + "\n}}\n"
+
+
+@cache
+def short_flags() -> dict[str, str]:
+    """Every one-dash option string of the vendored tables (`-tp`, `-q`, `-sc`...) and the flag it sets."""
+    return {
+        string: spec["dest"].replace("_", "-")
+        for version in versions()
+        for spec in table_for(version)["options"].values()
+        for string in spec["option_strings"]
+        if not string.startswith("--")
+    }
+
+
+def flag_name(token: str) -> str | None:
+    """The long name (no dashes, dashes for underscores) a `vllm serve` token sets, '' for an unknown
+    short flag, None when the token is not a flag."""
+    if token.startswith("--"):
+        return token[2:].split("=", 1)[0].split(".", 1)[0].replace("_", "-")
+    if token.startswith("-O"):
+        return "optimization-level"
+    if token.startswith("-") and len(token) > 1 and not _is_number(token):
+        return short_flags().get(token.split("=", 1)[0], "")
+    return None
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def extra_arg_values(extra_args: list[str], flag: str) -> Iterator[tuple[int, str]]:
+    """(index, value) of every `--flag=value`, `--flag value` (or its short form) in extra arguments."""
+    for index, token in enumerate(extra_args):
+        if flag_name(token) != flag:
+            continue
+        if "=" in token:
+            yield index, token.split("=", 1)[1]
+        elif index + 1 < len(extra_args):
+            yield index, extra_args[index + 1]
 
 
 def image_version(image: str) -> str:

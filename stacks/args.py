@@ -328,7 +328,9 @@ def proxy_subnet(config: StackConfig, found: tuple[str, str] | None = None) -> P
 
 def serving_port_list(config: StackConfig) -> tuple[int, ...]:
     return tuple(
-        serving_ports(engine_flags(config.engine, config.workload.concurrency_per_node), per_rank=gateway_mode(config))
+        serving_ports(
+            engine_flags(config.engine, config.workload.concurrency_per_node), per_rank=config.serves_per_rank
+        )
     )
 
 
@@ -420,7 +422,7 @@ def vllm_engine_args(
             engine_image(engine_flags(config.engine, config.workload.concurrency_per_node)), mirror
         ),
         compile_cache=compile_cache,
-        per_rank=gateway_mode(config),
+        per_rank=config.serves_per_rank,
         startup_probe_seconds=startup_probe_seconds(config),
     )
 

@@ -16,7 +16,6 @@ from components.vllm import CONTAINER_NAME
 from components.warm_capacity import WarmCapacity
 from stacks.args import (
     autoscaler_args,
-    gateway_mode,
     metrics_adapter_args,
     monitoring_args,
     schedule_args,
@@ -35,10 +34,10 @@ class OperatorCommands:
 
 def _log_streams(config: StackConfig) -> str:
     """Which containers `kubectl logs` follows, and how many streams it may open (kubectl refuses more than
-    --max-log-requests, 5 by default): in gateway mode a pod runs one server per data-parallel rank
+    --max-log-requests, 5 by default): in the per-rank layout a pod runs one server per data-parallel rank
     (vllm-0, vllm-1, ...), so every container, and one more per pod for GKE's injected Cloud Storage FUSE
     sidecar."""
-    if not gateway_mode(config):
+    if not config.serves_per_rank:
         return f"-c {CONTAINER_NAME} --prefix --max-log-requests=64"
     streams = config.max_replicas * (config.engine.data_parallel_size + 1)
     return f"--all-containers --prefix --max-log-requests={max(64, streams)}"

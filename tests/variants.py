@@ -94,6 +94,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "dev-35b": ("dev", {"profile": "qwen3.5-35b-a3b-fp8"}),
     # Expert parallel: routing.mode gateway (one container per rank) refuses it, so ClusterIP.
     "staging-122b": ("staging", {"profile": "qwen3.5-122b-a10b-fp8", "routing": {"mode": "clusterip"}}),
+    # the Gateway with the measured layout: one server per pod, one target port
+    "staging-one-server": ("staging", {"routing": {"mode": "gateway", "gateway": {"endpointPerRank": False}}}),
     "prod-397b": ("prod", {"profile": "qwen3.5-397b-a17b-nvfp4", "engine": {"imageDigest": "sha256:" + "ab" * 32}}),
 }
 PROFILE_VARIANTS = {

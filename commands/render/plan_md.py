@@ -83,6 +83,12 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
 def _routing_setting(config: StackConfig) -> str:
     """Which serving layout the routing mode uses: ClusterIP keeps the measured one."""
     engine = config.engine
+    if config.routing.mode is RoutingMode.gateway and not config.serves_per_rank:
+        return (
+            f"gateway: one `vllm serve` per pod for its {engine.data_parallel_size} data-parallel ranks on port "
+            f"{engine.port} (routing.gateway.endpointPerRank false, the measured layout): one endpoint of the "
+            f"InferencePool per pod, the picker sees one engine in {engine.data_parallel_size}"
+        )
     if config.routing.mode is RoutingMode.gateway:
         last = engine.port + engine.data_parallel_size - 1
         return (

@@ -29,7 +29,6 @@ from schemas.vllm_releases import image_release
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
 from stacks.config.profiles import DEFAULT_PROFILE, profile_of
-from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import (
     RECIPE_NODE_SECONDS,
@@ -93,7 +92,7 @@ def pod_measurement_gap(config: StackConfig) -> str | None:
     if changed:
         return f"the stack's engine differs from the recipe's measured one in {', '.join(changed)}"
     ranks = config.engine.data_parallel_size
-    if config.routing.mode is RoutingMode.gateway and ranks > 1:
+    if config.serves_per_rank and ranks > 1:
         return (
             f"the Gateway's pod runs its {ranks} data-parallel engines in a container each (a server per rank, "
             "components/vllm.py), where the write-up ran them in one container: not measured in this layout"

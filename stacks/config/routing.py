@@ -63,6 +63,13 @@ class GatewayConfig(ConfigModel):
         description="Name or self link of a REGIONAL_MANAGED_PROXY subnet that already exists in the "
         "cluster's VPC and region (one per VPC and region); then the stack declares none.",
     )
+    endpoint_per_rank: bool = Field(
+        default=True,
+        description="One `vllm serve` per data-parallel rank, each in its own container on engine.port + rank and "
+        "an InferencePool target port the picker scores on its own. false: one server for all ranks on engine.port, "
+        "the layout the write-up measured, whose pool has one endpoint per pod (the picker sees one engine in "
+        "engine.dataParallelSize): for a cluster whose InferencePool takes one target port, or to compare.",
+    )
     epp_image: Image = Field(
         default=EPP_IMAGE,
         description="Endpoint Picker image, by tag and digest (prod needs the digest). The stack declares the "

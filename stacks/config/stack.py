@@ -241,8 +241,8 @@ class StackConfig(ConfigModel):
     @model_validator(mode="after")
     def _one_server_per_rank_fits(self) -> StackConfig:
         """Gateway mode serves each data-parallel rank from a container of its own on engine.port + rank
-        (components/vllm.py)."""
-        if self.routing.mode is not RoutingMode.gateway:
+        (components/vllm.py), unless routing.gateway.endpointPerRank is false."""
+        if not self.serves_per_rank:
             return self
         engine = self.engine
         last_port = engine.port + engine.data_parallel_size - 1
@@ -251,13 +251,14 @@ class StackConfig(ConfigModel):
                 "startup.compileCache: routing.mode gateway runs one vllm serve per data-parallel rank (each on "
                 "its own --port), and the shared compile cache mounts one folder keyed to one server's arguments "
                 "(common/compile_cache.py); the ranks' servers writing it at once through Cloud Storage FUSE is not "
-                "verified; use it in routing.mode clusterip"
+                "verified; use it in routing.mode clusterip or with routing.gateway.endpointPerRank false"
             )
         if engine.enable_expert_parallel:
             raise ValueError(
                 "engine.enableExpertParallel: routing.mode gateway runs each data-parallel rank in a container of "
                 "its own, which sees only its own GPUs, and expert parallel exchanges tokens between all ranks' GPUs "
-                "every step; use routing.mode clusterip for an expert-parallel (MoE) profile"
+                "every step; use routing.mode clusterip or routing.gateway.endpointPerRank false for an "
+                "expert-parallel (MoE) profile"
             )
         if last_port > 65535:
             raise ValueError(
@@ -385,6 +386,11 @@ class StackConfig(ConfigModel):
     @property
     def served_model_name(self) -> str:
         return self.engine.served_model_name or self.weights.model
+
+    @property
+    def serves_per_rank(self) -> bool:
+        """One `vllm serve` per data-parallel rank (gateway mode, routing.gateway.endpointPerRank)."""
+        return self.routing.mode is RoutingMode.gateway and self.routing.gateway.endpoint_per_rank
 
     @property
     def max_replicas(self) -> int:

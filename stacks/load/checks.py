@@ -36,7 +36,7 @@ from components.weights import (
     weights_fill_disk_name,
     weights_object_name,
 )
-from schemas.vllm_args import check_serve_args
+from schemas.vllm_args import check_serve_args, extra_arg_values, flag_name
 from schemas.vllm_reasoning_parsers import registered as registered_reasoning_parsers
 from schemas.vllm_releases import image_release
 from stacks.args import POD_MOVE_SECONDS, engine_flags, flex_start_recycling_seconds, serve_arguments
@@ -63,12 +63,6 @@ SERVICE_ACCOUNT_ID = re.compile(rf"^[a-z][-a-z0-9]{{4,{SERVICE_ACCOUNT_ID_MAX - 
 # `--optimization-level 3`, `--json-arg.key value` sets one key of a JSON flag, `--model` is moved
 # to the positional model, `--config FILE` reads more flags from a file. argparse expands a unique
 # prefix of a long flag (allow_abbrev is left on). vllm/engine/arg_utils.py adds -tp, -dp, -pp, -q.
-SHORT_FLAGS = {
-    "-tp": "tensor-parallel-size",
-    "-dp": "data-parallel-size",
-    "-pp": "pipeline-parallel-size",
-    "-q": "quantization",
-}
 # Flags the stack owns although it does not always pass them: they would move the model, the
 # listening address or the GPU layout away from what the Deployment, probes and routing expect.
 RESERVED_FLAGS = {
@@ -313,26 +307,6 @@ def _names_fit(config: StackConfig) -> str | None:
     return None
 
 
-def flag_name(token: str) -> str | None:
-    """The long name (no dashes, dashes for underscores) a token sets, '' for an unknown short
-    flag, None when the token is not a flag."""
-    if token.startswith("--"):
-        return token[2:].split("=", 1)[0].split(".", 1)[0].replace("_", "-")
-    if token.startswith("-O"):
-        return "optimization-level"
-    if token.startswith("-") and len(token) > 1 and not _is_number(token):
-        return SHORT_FLAGS.get(token.split("=", 1)[0], "")
-    return None
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
 def stack_engine_args(config: StackConfig) -> list[str]:
     """The `vllm serve` arguments the program passes, without the user's `extraArgs`."""
     return serve_arguments(config.model_copy(update={"engine": config.engine.model_copy(update={"extra_args": []})}))
@@ -481,17 +455,6 @@ CHECKPOINT_QUANTIZATION = {"fp8": "fp8", "nvfp4": "modelopt_fp4"}
 OVERRIDDEN_OUTCOME = {
     "modelopt_fp4": "vLLM replaces it with {implied} without a word, so the flag says what is not run"
 }
-
-
-def extra_arg_values(extra_args: list[str], flag: str) -> Iterator[tuple[int, str]]:
-    """(index, value) of every `--flag=value`, `--flag value` (or its short form) in extraArgs."""
-    for index, token in enumerate(extra_args):
-        if flag_name(token) != flag:
-            continue
-        if "=" in token:
-            yield index, token.split("=", 1)[1]
-        elif index + 1 < len(extra_args):
-            yield index, extra_args[index + 1]
 
 
 def _quantization_matches_checkpoint(config: StackConfig) -> str | None:

@@ -153,6 +153,28 @@ def test_pods_that_may_land_on_longer_lived_capacity_get_its_grace() -> None:
     assert "--shutdown-timeout=590" in spec["containers"][0]["args"]
 
 
+def test_each_ranks_server_compiles_into_a_cache_of_its_own() -> None:
+    """Each rank's server is rank 0 of its own: on one emptyDir cache the eight would write
+    torch_compile_cache/<hash>/rank_0_0 at once. The one server keeps the cache root."""
+    (per_rank,) = [r for r in build_engine(per_rank=True) if r.type == DEPLOYMENT]
+    containers = per_rank.inputs["spec"]["template"]["spec"]["containers"]
+    roots = [{env["name"]: env["value"] for env in container["env"]}["VLLM_CACHE_ROOT"] for container in containers]
+    assert roots == [f"/var/cache/engine/rank-{rank}/vllm" for rank in range(8)]
+    for container in containers:
+        env = {item["name"]: item.get("value") for item in container["env"]}
+        assert env["HOME"] == "/var/cache/engine"  # only the compile caches move
+        rank = container["name"].removeprefix("vllm-")
+        assert {env[key] for key in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR")} == {
+            f"/var/cache/engine/rank-{rank}/triton",
+            f"/var/cache/engine/rank-{rank}/torchinductor",
+        }
+    (one,) = [r for r in build_engine() if r.type == DEPLOYMENT]
+    (container,) = one.inputs["spec"]["template"]["spec"]["containers"]
+    assert {env["name"]: env["value"] for env in container["env"] if "value" in env}["VLLM_CACHE_ROOT"] == (
+        "/var/cache/engine/vllm"
+    )
+
+
 def test_a_longer_startup_probe_gives_the_rollout_as_much_more_time() -> None:
     """The kubelet waits startup_probe_seconds for /health; the Deployment's progress deadline and
     `pulumi up`'s wait must not give up on a pod before it does."""

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from schemas import vllm_args, vllm_args_refresh
-from schemas.vllm_args import NoTableError, check_serve_args, image_version, table_for
+from schemas.vllm_args import NoTableError, check_serve_args, flag_name, image_version, table_for
 from tests.rendered import ROOT, RenderedStack, run_main
 
 # The releases the project pins: the measured one and the newest.
@@ -240,3 +240,21 @@ def test_the_policy_packs_copy_of_the_tables_is_made_from_the_vendored_tables() 
 def test_pack_flags_writes_the_packs_copy(tmp_path: Path) -> None:
     written = vllm_args_refresh.write_pack_flags(output=tmp_path / "flags.json")
     assert written.read_bytes() == vllm_args.PACK_FLAGS.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("token", "name"),
+    [
+        ("--max_model_len=1", "max-model-len"),
+        ("--speculative-config.method", "speculative-config"),
+        ("-O3", "optimization-level"),
+        ("-tp", "tensor-parallel-size"),
+        ("-sc", "speculative-config"),  # every short option of the vendored tables, not a hand-kept few
+        ("-q=fp8", "quantization"),
+        ("-1", None),
+        ("value", None),
+        ("-z", ""),
+    ],
+)
+def test_flag_names_as_vllm_parses_them(token: str, name: str | None) -> None:
+    assert flag_name(token) == name

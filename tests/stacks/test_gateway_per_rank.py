@@ -11,7 +11,9 @@ import pytest
 
 from schemas.vllm_args import check_serve_args
 from stacks.load.loader import InvalidConfig, validate
+from tests.conftest import RenderStack
 from tests.rendered import RenderedStack
+from tests.variants import render_variant
 
 PORTS = list(range(8000, 8008))
 
@@ -109,3 +111,32 @@ def test_clusterip_keeps_one_server_on_one_port(stack: str, request: pytest.Fixt
 def test_a_per_rank_layout_that_cannot_work_is_refused(settings: dict[str, Any], expected: str) -> None:
     with pytest.raises(InvalidConfig, match=re.escape(expected)):
         validate({"environment": "staging", "project": "my-llm-staging", **settings})
+
+
+@pytest.fixture(scope="module")
+def one_server(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> RenderedStack:
+    return render_variant("staging-one-server", render_stack, tmp_path_factory)
+
+
+def test_the_gateway_can_keep_the_measured_layout(one_server: RenderedStack) -> None:
+    """routing.gateway.endpointPerRank false: one server for all ranks on one port, the pool's one target port
+    per pod, and everything that follows the ports with it (a cluster whose InferencePool takes one port)."""
+    (container,) = serving_pod(one_server)["containers"]
+    assert container["name"] == "vllm" and "--data-parallel-size=8" in container["args"]
+    assert "--port=8000" in container["args"]
+    assert one(one_server, "InferencePool", "qwen-serving")["spec"]["targetPorts"] == [{"number": 8000}]
+    ingress = one(one_server, "NetworkPolicy", "qwen-serving-ingress")["spec"]["ingress"]
+    assert [rule["ports"] for rule in ingress] == [[{"protocol": "TCP", "port": 8000}]]
+    endpoints = one(one_server, "PodMonitoring", "qwen-serving")["spec"]["endpoints"]
+    assert [endpoint["port"] for endpoint in endpoints] == [8000]
+    assert "-c vllm" in one_server.outputs["tailLogs"]
+    assert "routing.gateway.endpointPerRank false, the measured layout" in one_server.plan
+
+
+def test_the_measured_layout_in_gateway_mode_takes_what_the_per_rank_one_refuses() -> None:
+    """Expert parallel and the shared compile cache need the ranks in one server: with one, gateway mode takes them."""
+    settings = {"routing": {"mode": "gateway", "gateway": {"endpointPerRank": False}}}
+    config = validate(
+        {"environment": "staging", "project": "my-llm-staging", **settings, "engine": {"enableExpertParallel": True}}
+    )
+    assert config.routing.mode.value == "gateway" and not config.serves_per_rank

@@ -11,7 +11,7 @@ from stacks.config.grammars import (
     project_id_problem,
     revision_problem,
 )
-from stacks.load.checks import checkpoint_gib, flag_name
+from stacks.load.checks import checkpoint_gib
 
 SHA = "sha256:" + "0123456789abcdef" * 4
 
@@ -76,22 +76,6 @@ def test_project_ids(project: str, valid: bool) -> None:
 @pytest.mark.parametrize(("path", "valid"), [("/models", True), ("/mnt/w-1", True), ("/a/./b", False), ("/a/", False)])
 def test_mount_paths(path: str, valid: bool) -> None:
     assert (mount_path_problem(path) == "") is valid
-
-
-@pytest.mark.parametrize(
-    ("token", "name"),
-    [
-        ("--max_model_len=1", "max-model-len"),
-        ("--speculative-config.method", "speculative-config"),
-        ("-O3", "optimization-level"),
-        ("-tp", "tensor-parallel-size"),
-        ("-1", None),
-        ("value", None),
-        ("-z", ""),
-    ],
-)
-def test_flag_names_as_vllm_parses_them(token: str, name: str | None) -> None:
-    assert flag_name(token) == name
 
 
 def test_checkpoint_estimates() -> None:

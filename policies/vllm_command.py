@@ -162,28 +162,48 @@ class VllmServer:
         return float(match.group(1)) * bytes_per_parameter
 
 
-def _serve_arguments(container: Mapping[str, Any]) -> list[str] | None:
-    """The words after `vllm serve` (or the API server module), None when the container is no vLLM server."""
-    command = [str(word) for word in as_list(container.get("command"))]
-    words = command + [str(word) for word in as_list(container.get("args"))]
+# The entry points that run vLLM's OpenAI server: `vllm serve`, `python -m vllm.entrypoints.cli.main serve`
+# (what the `vllm` script runs) and the server module itself.
+CLI_MODULE = "vllm.entrypoints.cli.main"
+# Kubernetes expands $(VAR) in a container's command and args from its environment ($$ escapes it).
+VARIABLE_REFERENCE = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def _serve_words(words: list[str]) -> list[str] | None:
+    """The words after the entry point, None when none of them runs vLLM's server."""
     for index, word in enumerate(words):
-        if word.rsplit("/", 1)[-1] == "vllm" and words[index + 1 : index + 2] == ["serve"]:
+        if word.rsplit("/", 1)[-1] in ("vllm", CLI_MODULE) and words[index + 1 : index + 2] == ["serve"]:
             return words[index + 2 :]
         if word == API_SERVER_MODULE:
             return words[index + 1 :]
-        if "vllm serve" in word:
+    return None
+
+
+def _serve_arguments(container: Mapping[str, Any]) -> list[str] | None:
+    """The words after `vllm serve` (or another entry point of vLLM's server), in the argument list or in a
+    shell line of it (`sh -c "exec vllm  serve ..."`), with $(VAR) expanded as Kubernetes expands it; None
+    when the container is no vLLM server."""
+    command = [str(word) for word in as_list(container.get("command"))]
+    words = command + [str(word) for word in as_list(container.get("args"))]
+    variables = {
+        as_text(item.get("name")): as_text(item.get("value"))
+        for item in map(as_mapping, as_list(container.get("env")))
+        if isinstance(item.get("value"), str)
+    }
+    words = [VARIABLE_REFERENCE.sub(lambda match: variables.get(match[1], match[0]), word) for word in words]
+    found = _serve_words(words)
+    for word in words if found is None else ():
+        if "vllm" in word and any(character.isspace() for character in word):
             try:
                 script = shlex.split(word)
             except ValueError:
                 script = word.split()
-            start = next(
-                (i for i in range(len(script) - 1) if script[i].endswith("vllm") and script[i + 1] == "serve"), None
-            )
-            if start is not None:
-                return script[start + 2 :]
-    if not command and "vllm-openai" in as_text(container.get("image")):
+            found = _serve_words(script)
+            if found is not None:
+                break
+    if found is None and not command and "vllm-openai" in as_text(container.get("image")):
         return words
-    return None
+    return found
 
 
 @cache
@@ -216,6 +236,14 @@ def _image_version(image: str) -> tuple[int, int, int] | None:
     return int(major), int(minor), int(patch or 0)
 
 
+@cache
+def flag_read_as(name: str) -> str:
+    """The flag (no dashes) vLLM's parser of any pinned release reads the option `--name` as: `api-k` is
+    `api-key`, `device-memory-utilization` is `gpu-memory-utilization`; the name itself when none."""
+    known = _option("--" + name.replace("_", "-"), _options_of(None))
+    return str(known[0]) if known else name
+
+
 def _is_option(word: str) -> bool:
     return word.startswith("-") and word != "-" and not NEGATIVE_NUMBER.match(word)
 
@@ -234,6 +262,7 @@ def _parse_flags(
     model = ""
     flags: dict[str, str | None] = {}
     spelled: dict[str, str] = {}
+    dotted: dict[str, dict[str, Any]] = {}
     index = 0
     while index < len(words):
         word = words[index]
@@ -242,6 +271,7 @@ def _parse_flags(
             model = model or word
             continue
         written, has_value, value = word.partition("=")
+        written, dot, keys = written.partition(".")  # vLLM turns underscores to dashes up to the first `.`
         if written.startswith("--"):
             written = "--" + written[2:].replace("_", "-")
         known = _option(written, options)
@@ -254,9 +284,25 @@ def _parse_flags(
                 values.append(words[index])
                 index += 1
             value, has_value = " ".join(values), "=" if values else ""
-        flags[name] = value if has_value else None
+        if dot:  # vLLM's dotted form of a JSON flag: `--speculative-config.method=mtp` (FlexibleArgumentParser)
+            _merge_dotted(dotted.setdefault(name, {}), keys, value)
+        else:
+            flags[name] = value if has_value else None
         spelled[name] = written
+    flags |= {name: json.dumps(merged) for name, merged in dotted.items()}  # vLLM appends them last
     return flags.pop("model", None) or model, spelled, flags
+
+
+def _merge_dotted(merged: dict[str, Any], keys: str, value: str) -> None:
+    *parents, last = keys.split(".")
+    for key in parents:
+        if not isinstance(merged.get(key), dict):
+            merged[key] = {}
+        merged = merged[key]
+    try:
+        merged[last] = json.loads(value)
+    except ValueError:
+        merged[last] = value
 
 
 def vllm_servers(resource_type: str, props: Mapping[str, Any]) -> list[VllmServer]:

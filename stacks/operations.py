@@ -48,13 +48,16 @@ def operator_commands(config: StackConfig) -> OperatorCommands:
     name = config.routing.service_name
     if config.autoscaling.enabled:
         scale = (
-            f"N=2; kubectl -n {namespace} patch hpa {name} --type=merge "
+            f"N={config.autoscaling.min_replicas}; kubectl -n {namespace} patch hpa {name} --type=merge "
             f'-p "{{\\"spec\\":{{\\"minReplicas\\":$N}}}}"  '
             f"# the HPA keeps at least N pods (max {config.max_replicas}); "
             f"from 0 (a schedule's sleep step) also: kubectl -n {namespace} scale deployment/{name} --replicas=$N"
         )
     else:
-        scale = f"N=2; kubectl -n {namespace} scale deployment/{name} --replicas=$N  # one A4 node per pod"
+        back = "" if config.replicas_managed_elsewhere else f"; the next `pulumi up` sets it back to {config.nodes}"
+        scale = (
+            f"N={config.nodes}; kubectl -n {namespace} scale deployment/{name} --replicas=$N  # a node per pod{back}"
+        )
     return OperatorCommands(
         tail_logs=f"kubectl -n {namespace} logs -f -l app={name} {_log_streams(config)}",
         scale_by_hand=scale,

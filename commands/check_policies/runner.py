@@ -284,7 +284,12 @@ def main(argv: list[str] | None = None) -> int:
         "the counts on standard error.",
         EXIT_CODES,
     )
-    parser.add_argument("resources", type=path_argument, metavar="RESOURCES_JSON", help="a render's resources.json")
+    parser.add_argument(
+        "resources",
+        type=path_argument,
+        metavar="RESOURCES_JSON",
+        help="a render's resources.json, or the render's folder",
+    )
     parser.add_argument(
         "--config",
         type=path_argument,
@@ -295,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         "--stack", default="offline", metavar="STACK", help=f"the stack in the resources' URNs: {STACK_HELP}"
     )
     args = parser.parse_args(argv)
+    if args.resources.is_dir():  # `check-policies build/dev`: the render's folder
+        args.resources = args.resources / "resources.json"
     stopped = unfinished_write(args.resources.parent, [args.resources.name])
     if stopped is not None:
         raise InputError(stopped)

@@ -24,6 +24,7 @@ from commands.io.output import unfinished_write
 from commands.io.records import RENDER_SECRET_MARK, validated_records
 from common.input_files import MIB, InputError, read_json
 from policies.redaction import REDACTED, hide_secrets, is_secret_name, name_words
+from policies.vllm_command import flag_read_as
 
 RESOURCES_LIMIT = 64 * MIB
 # The files of a render a preview reads (commands/io/states.py): one of them half-written refuses the folder.
@@ -43,6 +44,8 @@ REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")
 SUBDOMAIN_NAME = re.compile(r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?")
 
 
+# Named like a secret, but a list of what is secret: a resource option's output names.
+LISTS_OF_SECRET_NAMES = frozenset({"additionalSecretOutputs"})
 # A render's documents repeat their texts (of 13,746 keys and values in a staging states.json, 1,320
 # differ): each short one is hidden once. Longer texts are hidden each time, so the cache stays small.
 CACHED_TEXT_LENGTH = 1024
@@ -80,10 +83,18 @@ def _name_holds_a_secret(name: str) -> bool | None:
 
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
-# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY).
+# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY),
+# but `$` in single quotes, which the shell does not expand.
 FLAG_IN_A_LINE = re.compile(
-    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*[\"']?)(?![$-])([^\s\"']+(?:[ \t]+(?![-$])[^\s\"']+)*)"
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:'(?!-)|[\"]?(?![$-])))([^\s\"']+(?:[ \t]+(?![-$])[^\s\"']+)*)"
 )
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_flag(name: str) -> bool:
+    """Whether a flag named so takes a secret: named like one, or an abbreviation vLLM's parser expands to
+    one (`--api-k` is `--api-key`; policies/vllm_command.py reads the pinned releases' options)."""
+    return is_secret_name(name) or is_secret_name(flag_read_as(name))
 
 
 def _flag_values_hidden(items: list[Any]) -> list[Any]:
@@ -95,7 +106,7 @@ def _flag_values_hidden(items: list[Any]) -> list[Any]:
     hidden = [item if not isinstance(item, str) or item.startswith("-") else _line_flags_hidden(item) for item in items]
     for index, item in enumerate(items):  # the flags as written: one hidden as a value still hides its own
         match = FLAG.fullmatch(item) if isinstance(item, str) else None
-        if match is None or not is_secret_name(match[2]):
+        if match is None or not _secret_flag(match[2]):
             continue
         if match[3] is not None:
             hidden[index] = f"{match[1]}{match[2]}{match[3]}{REDACTED}"
@@ -124,7 +135,7 @@ def _line_flags_hidden(line: str) -> str:
     if " -" not in line:
         return line
     return FLAG_IN_A_LINE.sub(
-        lambda match: f"{match[1]}{match[2]}{match[3]}{REDACTED}" if is_secret_name(match[2]) else match[0], line
+        lambda match: f"{match[1]}{match[2]}{match[3]}{REDACTED}" if _secret_flag(match[2]) else match[0], line
     )
 
 
@@ -132,7 +143,7 @@ def _ends_with_a_secret_flag(command: Any) -> bool:
     """Whether a container's `command` ends with a flag named like a secret and no value: its `args` go on."""
     last = command[-1] if isinstance(command, list) and command else None
     match = FLAG.fullmatch(last) if isinstance(last, str) else None
-    return match is not None and match[3] is None and is_secret_name(match[2])
+    return match is not None and match[3] is None and _secret_flag(match[2])
 
 
 def _payload_hidden(value: Any) -> Any:
@@ -162,7 +173,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     """A document of a render folder with every secret hidden (the module's docstring says which);
     `secret_object`: `value` is a Kubernetes Secret's inputs."""
     if isinstance(value, str):
-        return _hidden_text(value)
+        return _line_flags_hidden(_hidden_text(value))
     if isinstance(value, list):
         return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
@@ -187,6 +198,15 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     }
 
 
+def _holds_secrets(key: str, item: Any) -> bool:
+    """A list or an object under a name that says it holds secrets (`apiKeys: [...]`, `credentials: {...}`); not
+    a list of what is secret (`additionalSecretOutputs`) nor a reference to a Secret (a volume's `secret`, which
+    names it in `secretName`)."""
+    if isinstance(item, list):
+        return key not in LISTS_OF_SECRET_NAMES and _name_holds_a_secret(key) is True
+    return isinstance(item, dict) and not {"name", "secretName"} & item.keys() and _name_holds_a_secret(key) is True
+
+
 def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -> Any:
     """The value `item` of `key` in a mapping (of a Kubernetes Secret when `in_a_secret`), hidden."""
     if in_a_secret and key in SECRET_PAYLOADS:
@@ -195,6 +215,8 @@ def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -
         return _digests_hidden(item, DIGEST_SHAPES[key])
     if holds_a_secret(key, item):
         return REDACTED
+    if _holds_secrets(key, item):
+        return _payload_hidden(item)
     return without_secrets(item, secret_object=secret_inputs)
 
 

@@ -400,15 +400,28 @@ class ExplainedSizing(Sizing):
 
     sized: str = "the ceiling: capacity.nodes, every pod up; an autoscaler or schedule runs fewer"
     notes: tuple[str, ...] = ()
+    # The capacity source the ComputeClass tries first (capacity.sources[0]): what runs whenever it has room.
+    tried_first: str = ""
 
     @property
     def unit(self) -> str:
         return GOAL_UNITS[self.goal]
 
+    def budget_line(self) -> str:
+        """Which sources the budget holds for, and whether it holds for the one GKE tries first."""
+        budget, within = f"USD {self.budget_per_hour:,.2f}/h (all in)", ", ".join(self.sources_within_budget)
+        if self.tried_first in self.sources_within_budget:
+            return f"Within the budget of {budget}: {within}; a fallback to any other source costs more."
+        return (
+            f"Over the budget of {budget} whenever GKE gets its first choice, {self.tried_first} (capacity.sources "
+            f"tries it first): only {within}, a fallback, is within it; put it first or raise the budget."
+        )
+
 
 def explain_sizing(config: StackConfig, sizing: Sizing, measurements: Sequence[Measurement]) -> ExplainedSizing:
     met = expect(config, sizing.nodes, measurements)
-    return ExplainedSizing(**vars(sizing), notes=_sizing_notes(sizing.goal, met, _request_tokens(config)))
+    notes = _sizing_notes(sizing.goal, met, _request_tokens(config))
+    return ExplainedSizing(**vars(sizing), notes=notes, tried_first=config.capacity.sources[0].label)
 
 
 def _request_tokens(config: StackConfig) -> int | None:

@@ -103,7 +103,7 @@ def plan_text(capacity: CapacityPlan, serve: tuple[int, str]) -> str:
         ]
         lines += [f"caveat: {note}" for note in sizing.notes]
         if sizing.budget_per_hour is not None:
-            lines.append(f"within USD {sizing.budget_per_hour:,.2f}/h: {', '.join(sizing.sources_within_budget)}")
+            lines.append(sizing.budget_line())
     lines += ["", "assumptions:", *[f"  - {item}" for item in expected.assumptions]]
     lines += ["prices:", *[f"  - {item}" for item in capacity.pricing_notes]]
     return "\n".join(lines)

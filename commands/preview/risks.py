@@ -68,6 +68,7 @@ PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
 PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
 NETWORK_TYPE = "gcp:compute/network:Network"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+SECRET_TYPE = "kubernetes:core/v1:Secret"
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
 GLOBAL_TYPES = frozenset(
     {NETWORK_TYPE, "gcp:compute/firewall:Firewall", "gcp:compute/image:Image", "gcp:compute/snapshot:Snapshot"}
@@ -457,23 +458,54 @@ def _global_delete_first(change: ResourceChange) -> str | None:
     )
 
 
-def _secret_ciphertext(change: ResourceChange) -> Iterator[str]:
+def _secret_readers(new: dict[str, Record], secret: str) -> list[str]:
+    """The resources of the new state whose pods read the Secret named `secret` (an environment variable's
+    secretKeyRef, an envFrom secretRef, a volume's secret)."""
+
+    def reads(value: Any) -> bool:
+        if isinstance(value, dict):
+            for key in ("secretKeyRef", "secretRef"):
+                if isinstance(value.get(key), dict) and value[key].get("name") == secret:
+                    return True
+            if isinstance(value.get("secret"), dict) and value["secret"].get("secretName") == secret:
+                return True
+            return any(reads(item) for item in value.values())
+        return isinstance(value, list) and any(reads(item) for item in value)
+
+    return sorted(
+        str(((record["inputs"].get("metadata") or {}).get("name")) or record["name"])
+        for record in new.values()
+        if record["type"] != SECRET_TYPE and reads(record["inputs"])
+    )
+
+
+def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterator[str]:
     for entry in change.inputs:
         if all(isinstance(side, str) and f"[secret, {CIPHERTEXT}" in side for side in (entry.old, entry.new)):
             order = "deleted, then created" if change.delete_before_replace else "replaced"
-            gap = (
-                ", and a pod that starts between the delete and the create fails (CreateContainerConfigError) until "
-                "the new one exists"
-                if change.delete_before_replace
-                else ""
-            )
+            name = str((change.record["inputs"].get("metadata") or {}).get("name", ""))
+            readers = _secret_readers(new, name)
+            if readers:
+                gap = (
+                    ", and a pod that starts between the delete and the create fails (CreateContainerConfigError) "
+                    "until the new one exists"
+                    if change.delete_before_replace
+                    else ""
+                )
+                who = (
+                    f"the pods of {', '.join(readers)} read it when they start: a running one keeps the old value "
+                    f"until it restarts{gap}; restart them after `pulumi up` (kubectl rollout restart) where the new "
+                    "value must take effect now"
+                )
+            else:
+                who = (
+                    "no pod of this stack reads it now: the next one that does (a new download Job) gets the new value"
+                )
             # the path is said after the words (`...-secret: stringData.token: ...` reads as a key assignment)
             yield (
                 f"{change.urn}: the `secure:` ciphertext of {entry.path} changed; the preview cannot decrypt it. If "
                 f"the value is the same (set again), `pulumi up` changes nothing; if it changed, the object is "
-                f"{order}: a running pod that reads it from its environment keeps the old value until it restarts "
-                f"(a variable from a Secret is read when the container starts){gap}; restart the readers after "
-                "`pulumi up` (kubectl rollout restart)"
+                f"{order}: {who}"
             )
 
 
@@ -547,6 +579,6 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             found.append(delete_first)
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
-        found += _secret_ciphertext(change)
+        found += _secret_ciphertext(change, new)
         found += [warning for warning in (_disk_deleted_under_volume(old, change, result),) if warning]
     return found + _deleted_first_with(result) + _gateway_api_off_first(old, result) + _network_in_use(old, result)

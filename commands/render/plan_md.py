@@ -12,6 +12,7 @@ from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
+from components.hardware import B200_GPUS_PER_NODE
 from stacks.args import serve_arguments
 from stacks.capacity.expectation import output_from_shares
 from stacks.config.routing import RoutingMode
@@ -311,12 +312,29 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
             *[f"Caveat: {note}." for note in sizing.notes],
         ]
         if sizing.budget_per_hour is not None:
-            lines.append(
-                f"Within the budget of USD {sizing.budget_per_hour:,.2f}/h (all in): "
-                + ", ".join(sizing.sources_within_budget)
-                + "; a fallback to any other source costs more."
-            )
+            lines.append(sizing.budget_line())
     return lines
+
+
+CONSUMPTION_OPTIONS_SOURCE = (
+    "GKE docs 'About accelerator consumption options for AI/ML workloads in GKE', "
+    "https://cloud.google.com/kubernetes-engine/docs/concepts/consumption-option"
+)
+
+
+def _quota_line(config: StackConfig) -> str:
+    """The accelerator quota the stack needs at its peak: GKE counts a custom ComputeClass's nodes against it."""
+    held = config.warm_capacity.nodes if config.warm_capacity.enabled else 0
+    peak = config.max_replicas + held
+    kinds = ", ".join(source.label for source in config.capacity.sources)
+    return (
+        f"Quota: up to {peak * B200_GPUS_PER_NODE:,} B200 GPUs ({peak} A4 node(s) at the most"
+        + (f", {held} of them held" if held else "")
+        + f") in {config.region}, for each capacity source listed ({kinds}): each consumption option needs quota "
+        "of its own, the nodes of a custom ComputeClass count against the project's, and a project starts with "
+        f"little ({CONSUMPTION_OPTIONS_SOURCE}). Check it before the first `pulumi up`: a request beyond it fails "
+        "with 'Quota exceeded' and the pods stay Pending."
+    )
 
 
 def _floor_line(capacity: CapacityPlan) -> list[str]:
@@ -382,7 +400,14 @@ def plan_markdown(
         lines += ["From the stack file:", "", *[f"- {note}" for note in notes], ""]
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
-    lines += ["", "## Capacity and cost", "", *capacity_section(plan(stack, config), CHART_FILE)]
+    lines += [
+        "",
+        "## Capacity and cost",
+        "",
+        *capacity_section(plan(stack, config), CHART_FILE),
+        "",
+        _quota_line(config),
+    ]
     lines += ["", *time_to_serve_section(config)]
     lines += ["", *operations_section(config)]
     lines += ["", *policy_section(policy)]

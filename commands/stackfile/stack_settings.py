@@ -145,9 +145,19 @@ def _esc_placeholders(project: str, config: dict[str, str], environment: StackEn
     return [project_key]
 
 
+# The model commit the shipped prod stack file pins as an example (it names no real commit).
+EXAMPLE_REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
 def stack_file_notes(settings: StackSettings) -> list[str]:
     """What the offline run could not know or does not apply, for plan.md and standard error."""
     notes: list[str] = []
+    if EXAMPLE_REVISION in json.dumps(settings.config.get(f"{settings.project}:weights", "")):
+        notes.append(
+            f"weights.revision is the stack file's EXAMPLE commit ({EXAMPLE_REVISION}), not a commit of the model: "
+            "set the real one (the first column of `git ls-remote https://huggingface.co/MODEL main`) before "
+            "`pulumi up`, or the download Job fails"
+        )
     environment = settings.environment
     if environment.opaque:
         stand_ins = ", ".join(

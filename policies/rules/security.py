@@ -12,7 +12,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 from policies.redaction import is_secret_name, secret_kinds, token_candidates
 from policies.settings import Setting, config_schema
 from policies.values import as_mapping, known_strings
-from policies.vllm_command import vllm_servers
+from policies.vllm_command import flag_read_as, vllm_servers
 
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 
@@ -151,10 +151,36 @@ def _secret_flags_vllm_reads(args: ResourceValidationArgs, written_apart: set[st
     return found
 
 
+CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
+# A secret flag and its value inside a text (a script in a ConfigMap, a variable's value): not a reference ($KEY).
+FLAG_IN_A_TEXT = re.compile(r"(?<!\S)-{1,2}([A-Za-z][\w-]*)(?:=|\s+)[\"']?(?![$-])\S")
+
+
+def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[str]:
+    """A ConfigMap's entries and containers' variable values that give a secret flag a value (`serve.sh:
+    vllm serve --api-key KEY`, VLLM_EXTRA="--api-key KEY"), and a ConfigMap entry named like a secret with a
+    value (VLLM_API_KEY, which a container's envFrom makes a variable): a ConfigMap is no Secret."""
+    found = []
+    for path, text in strings.items():
+        in_config_map = resource_type == CONFIG_MAP_TYPE and path.startswith(("data.", "binaryData."))
+        if not (in_config_map or ENV_VALUE.search(path)):
+            continue
+        if in_config_map and text and is_secret_name(path.split(".", 1)[1]):
+            found.append(f"{path}: a ConfigMap entry named like a secret")
+        flags = [match[1] for match in FLAG_IN_A_TEXT.finditer(text) if is_secret_name(flag_read_as(match[1]))]
+        if flags:
+            found.append(f"{path}: --{flags[0]}")
+    return found
+
+
 def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
     strings = dict(known_strings(args.props))
     apart = _secret_flag_values(strings)
-    for where in [*apart, *_secret_flags_vllm_reads(args, {name.replace("_", "-") for name in apart.values()})]:
+    for where in [
+        *apart,
+        *_secret_flags_vllm_reads(args, {name.replace("_", "-") for name in apart.values()}),
+        *_secret_flags_in_texts(args.resource_type, strings),
+    ]:
         report(
             f"{where} takes a secret and is given a literal value; pass it through the environment from a Kubernetes "
             "Secret instead (vLLM reads --api-key from the variable VLLM_API_KEY, which engine.secretEnv sets)"
@@ -187,7 +213,8 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
         "URL's query, or a password or key assigned inside a value: the patterns of detect-secrets, "
         "policies/redaction.py), or a container variable named like one "
         "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, or a container argument named like one "
-        "(--api-key VALUE, also abbreviated as vLLM's parser expands it, --api-k VALUE), anywhere but the payload "
+        "(--api-key VALUE, also abbreviated as vLLM's parser expands it, --api-k VALUE, or in a shell line, a "
+        "ConfigMap's script or a variable's value), or a ConfigMap entry named like one, anywhere but the payload "
         "of a Kubernetes Secret: "
         "a literal lands in the manifests, the state and the pod spec in plain text; the stack passes such values "
         "as secret config keys through engine.secretEnv."

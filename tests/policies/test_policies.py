@@ -28,7 +28,7 @@ from tests.policy_fixtures import (
     vllm_container,
     without,
 )
-from tests.policy_stacks import gateway_stack, serving_stack
+from tests.policy_stacks import gateway_stack, record, serving_stack
 from tests.rendered import ROOT, STACK_FILES, RenderedStack, run_render
 
 LEVELS = {policy.name: policy.enforcement_level.value for policy in POLICIES}
@@ -341,3 +341,64 @@ def test_a_secret_flag_in_its_own_argument_is_reported_once(spelling: str) -> No
     messages = [violation.message for violation in verdicts(check_records(records), "LLM-SEC-004")]
     (flagged,) = [message for message in messages if "takes a secret" in message]
     assert flagged.startswith("spec.template.spec.containers[0].args[")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sh", "-c", "exec vllm  serve {args}"],  # two spaces
+        ["sh", "-c", "python3 -m vllm.entrypoints.openai.api_server {args}"],
+        ["python3", "-m", "vllm.entrypoints.cli.main", "serve", "{args}"],
+    ],
+)
+def test_the_pack_reads_every_way_to_start_vllms_server(command: list[str]) -> None:
+    """A server started otherwise than `vllm serve` with one space was no vLLM server to the pack: every
+    vLLM rule passed, LLM-VLLM-006 on 0.99 of the GPU memory with MTP."""
+    records = set_flag(serving_stack(), "--gpu-memory-utilization", 0.99)
+    container = vllm_container(records)
+    args = container["args"]
+    if command[-1] == "{args}":
+        container["command"], container["args"] = command[:-1], args
+    else:
+        container["command"], container["args"] = [*command[:-1], command[-1].format(args=" ".join(args))], []
+    assert verdicts(check_records(records), "LLM-VLLM-006")
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--speculative-config.method=mtp", "--speculative-config.num_speculative_tokens=5"],
+        ["--speculative-config=$(SPEC)"],
+    ],
+)
+def test_mtp_5_is_found_in_vllms_dotted_form_and_through_a_variable(flags: list[str]) -> None:
+    """vLLM merges `--speculative-config.method=mtp ...` into one JSON flag; Kubernetes expands $(SPEC) from the
+    container's environment: LLM-VLLM-004 (mandatory) passed both."""
+    records = set_flag(serving_stack(), "--speculative-config", None)
+    container = vllm_container(records)
+    container["args"] = [*container["args"], *flags]
+    container["env"] = [*container["env"], {"name": "SPEC", "value": '{"method":"mtp","num_speculative_tokens":5}'}]
+    assert verdicts(check_records(records), "LLM-VLLM-004")
+
+
+@pytest.mark.parametrize(
+    ("data", "env"),
+    [
+        ({"VLLM_API_KEY": "Canary" + "CM1x9Zq"}, None),  # a variable through the container's envFrom
+        ({"serve.sh": "exec vllm serve /m --api-key Canary" + "CM2x9Zq"}, None),
+        (None, {"name": "VLLM_EXTRA", "value": "--api-k Canary" + "CM3x9Zq"}),
+    ],
+)
+def test_a_literal_key_in_a_config_map_or_a_variables_value_is_found(
+    data: dict[str, str] | None, env: dict[str, str] | None
+) -> None:
+    """A ConfigMap is no Secret: its entries are plain text in the manifest and the state (LLM-SEC-004 passed)."""
+    records = serving_stack()
+    if data is not None:
+        inputs = {"metadata": {"name": "engine-env", "namespace": "llm-serving"}, "data": data}
+        records.append(record("kubernetes:core/v1:ConfigMap", "engine-env", inputs))
+        vllm_container(records)["envFrom"] = [{"configMapRef": {"name": "engine-env"}}]
+    if env is not None:
+        vllm_container(records)["env"].append(env)
+    found = verdicts(check_records(records), "LLM-SEC-004")
+    assert found and not any("Canary" in violation.message for violation in found)

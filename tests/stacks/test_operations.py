@@ -342,6 +342,12 @@ def test_operator_outputs(staging: RenderedStack, prod: RenderedStack) -> None:
         assert "kubectl get computeclass b200-serving" in outputs["pendingReason"]
     assert f"patch hpa {SERVING}" in staging.outputs["scaleByHand"]
     assert f"scale deployment/{SERVING} --replicas=$N" in prod.outputs["scaleByHand"]
+    # pasted as it is, it changes nothing (N=2 cut prod's 12 pods to 2); `pulumi up` owns prod's count
+    assert (
+        prod.outputs["scaleByHand"].startswith("N=12;")
+        and "`pulumi up` sets it back to 12" in (prod.outputs["scaleByHand"])
+    )
+    assert staging.outputs["scaleByHand"].startswith("N=1;")
     assert staging.outputs["scheduleCronJobs"] == ["serving-schedule-wake", "serving-schedule-sleep"]
     assert staging.outputs["autoscaler"] == SERVING
 

@@ -33,6 +33,9 @@ def test_bench_compare_without_a_result_line_fails_cleanly(tmp_path: Any, capsys
     log.write_text("no result here\n")
     assert bench_compare_main(["dev", str(log)]) == 2
     assert "no line starting with 'BENCH_RESULT'" in capsys.readouterr().err
+    # a client's --save-result file given as the log says where it goes
+    assert bench_compare_main(["dev", str(CLIENT_RESULTS[0])]) == 2
+    assert "a client's --save-result file; give those with --results" in capsys.readouterr().err
 
 
 def test_bench_compare_gives_a_verdict_and_a_non_zero_exit_on_a_miss(
@@ -195,13 +198,16 @@ def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFi
         ({"completed": 2000}, "'request_throughput' is 61.8 but 'completed' over 'duration_s' is 6.2 per second"),
         ({"total_token_throughput": 500_000.0}, "'total_token_throughput' is 500,000.0 but 'total_input_tokens'"),
         ({"clients": 1, "request_throughput": 63.0}, "(1 client(s)); allowed: about 61.6"),
+        # a doubled figure, and one multiplied by a client count edited to match: clients run about as long
+        ({"total_token_throughput": 2 * 94901.49329288935}, "allowed: 93,595.8 to 118,176.6"),
+        ({"clients": 50, "request_throughput": 50 * 61.79757617378438}, "'request_throughput' is 3,089.9"),
     ],
 )
 def test_a_throughput_that_its_counts_and_duration_do_not_give_is_refused(
     change: dict[str, Any], message: str, tmp_path: Any
 ) -> None:
     """vLLM's throughputs are counts over the run's duration (vllm/benchmarks/serve.py `calculate_metrics`);
-    summed over clients, between the quotient and `clients` times it."""
+    summed over clients, between the quotient and 25% above it."""
     line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
     result = json.loads(line.removeprefix("BENCH_RESULT "))
     edited = tmp_path / "edited.log"

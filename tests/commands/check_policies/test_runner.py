@@ -48,6 +48,9 @@ def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"LLM-VLLM-001": "advisory"}))
     assert run_main(runner_main, str(mutated), "--config", str(config)).returncode == 0
+    # the render's folder stands for its resources.json (`check-policies build/dev` was "a directory")
+    assert run_main(runner_main, str(prod.directory)) == clean
+    assert _check_policies(str(tmp_path)).returncode == 1
 
 
 # ---------------------------------------------------------------- the engine's own policy server

@@ -37,3 +37,25 @@ def test_plan_gives_the_time_to_serve_render_writes(stack: str) -> None:
         "planning_seconds": model.planning_seconds,
         "planning_basis": model.planning_basis,
     }
+
+
+def test_a_budget_only_a_fallback_meets_says_so() -> None:
+    """prod tries Flex-start first and falls back to Spot: a budget only Spot meets is over whenever GKE gets
+    Flex-start, which plan.md called "a fallback to any other source costs more"."""
+    from commands.plan.assumptions import explain_sizing
+    from stacks.capacity.planner import size
+    from stacks.load.loader import validate
+
+    raw = stack_config("prod").model_dump(by_alias=True, exclude_unset=True)
+    raw["capacity"] = {key: value for key, value in raw["capacity"].items() if key != "nodes"}
+    for budget, first in ((500, False), (5_000, True)):
+        config = validate({**raw, "target": {"totalTokensPerSecond": 700_000, "budgetPerHour": budget}})
+        assert config.target is not None
+        line = explain_sizing(config, size(config, config.target), ()).budget_line()
+        if first:
+            assert line.startswith(
+                "Within the budget of USD 5,000.00/h (all in): Flex-start (nodes live at most 7 days), Spot"
+            )
+        else:
+            assert line.startswith("Over the budget of USD 500.00/h (all in) whenever GKE gets its first choice, Flex")
+            assert "only Spot, a fallback, is within it" in line

@@ -204,6 +204,24 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"env": [{"name": "DB_PASSWORD", "value": {"v": "Zq7pW3xKv9Lm2Rt8"}}, {"name": "API_KEY", "value": ["x"]}]},
             {"env": [{"name": "DB_PASSWORD", "value": "***"}, {"name": "API_KEY", "value": "***"}]},
         ),
+        # an abbreviation vLLM's parser expands to a secret flag (`--api-k` is `--api-key`), as an item or in a line
+        (
+            {
+                "args": ["--api-k", "Zq7pW3xKv9", "--api-ke=Yp6oV2wJu8"],
+                "command": ["sh -c 'vllm  serve --api-k X0o5nU1'"],
+            },
+            {"args": ["--api-k", "***", "--api-ke=***"], "command": ["sh -c 'vllm  serve --api-k ***'"]},
+        ),
+        # a flag in any text, not only a command's list: an output, an annotation; `$` in single quotes is literal
+        (
+            {"scaleByHand": "vllm serve --api-key Zq7pW3xKv9", "note": "x --api-key '$Zq7pW3xKv9'"},
+            {"scaleByHand": "vllm serve --api-key ***", "note": "x --api-key '***'"},
+        ),
+        # a list or an object under a name that says it holds secrets
+        (
+            {"apiKeys": ["Zq7pW3xKv9"], "credentials": {"v": "Yp6oV2wJu8"}, "password": {"a": ["Xo5nU1vIt7"]}},
+            {"apiKeys": ["***"], "credentials": {"v": "***"}, "password": {"a": ["***"]}},
+        ),
     ],
 )
 def test_what_is_hidden(document: dict[str, Any], expected: dict[str, Any]) -> None:

@@ -56,6 +56,47 @@ def test_a_secret_is_compared_by_its_digest_and_never_shown() -> None:
     assert preview(old, old).changes == []
 
 
+def test_a_rotated_secret_names_the_pods_that_read_it() -> None:
+    """Kubernetes reads a variable from a Secret when the container starts: a rotated key reaches the running
+    serving pods only when they restart; a Secret no pod reads (the token, after its download) needs nothing."""
+    secret = record(
+        "kubernetes:core/v1:Secret",
+        "engine-env",
+        {"metadata": {"name": "engine-env", "namespace": "ns"}, "stringData": {"API_KEY": "[secret]"}},
+    )
+    reader = record(
+        "kubernetes:apps/v1:Deployment",
+        "serving",
+        {
+            "metadata": {"name": "qwen-serving", "namespace": "ns"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "vllm",
+                                "env": [
+                                    {
+                                        "name": "API_KEY",
+                                        "valueFrom": {"secretKeyRef": {"name": "engine-env", "key": "API_KEY"}},
+                                    }
+                                ],
+                            }
+                        ]
+                    }
+                }
+            },
+        },
+    )
+    old = [*base_state(), reader, {**secret, "secretDigests": {"stringData.API_KEY": "ciphertext sha256:aaaaaaaaaaaa"}}]
+    new = [*base_state(), reader, {**secret, "secretDigests": {"stringData.API_KEY": "ciphertext sha256:bbbbbbbbbbbb"}}]
+    (warning,) = [warning for warning in preview(old, new).warnings if "cannot decrypt" in warning]
+    assert "the pods of qwen-serving read it when they start" in warning and "rollout restart" in warning
+    alone = [item for item in old if item["name"] != "serving"], [item for item in new if item["name"] != "serving"]
+    (warning,) = [warning for warning in preview(*alone).warnings if "cannot decrypt" in warning]
+    assert "no pod of this stack reads it now" in warning
+
+
 def test_a_global_name_is_replaced_delete_first_and_says_so() -> None:
     """Networks, firewalls, images and snapshots are global: the bridge deletes the old one first
     (a create-first would fail 409 on the name), so it is gone until the new one exists."""

@@ -87,7 +87,10 @@ def test_several_stacks_exit_with_the_worst_status(tmp_path: Path) -> None:
     # prod: a shipped stack without advisories (dev follows the branch main, LLM-WGT-003)
     run = run_render("prod", str(invalid), "--out", str(tmp_path / "out"))
     assert run.returncode == 2
-    assert run.stderr.startswith("broken: invalid stack config: environment")
+    # prod's one line: the stack file's example model commit
+    example, broken = run.stderr.splitlines()
+    assert example.startswith("prod: note: weights.revision is the stack file's EXAMPLE commit")
+    assert broken.startswith("broken: invalid stack config: environment")
     assert (tmp_path / "out" / "prod" / "resources.json").is_file()
     assert not (tmp_path / "out" / "broken").exists()
 
@@ -132,7 +135,8 @@ def test_a_render_reports_every_stage(tmp_path: Path) -> None:
 def test_piped_output_is_one_summary_line_per_stack(tmp_path: Path) -> None:
     run = run_render("prod", "--out", str(tmp_path / "out"))
     assert run.returncode == 0
-    assert run.stderr == ""
+    (note,) = run.stderr.splitlines()  # the stack file's example model commit, as plan.md says it
+    assert note.startswith("note: weights.revision is the stack file's EXAMPLE commit")
     assert len(run.stdout.splitlines()) == 1 and run.stdout.startswith("rendered stack prod: ")
 
 
@@ -317,3 +321,16 @@ def test_a_refusal_while_the_stack_file_is_read_hides_a_pasted_esc_secret(
     assert run.returncode == 2, run.stderr
     assert shown in run.stderr
     assert PASTED not in run.stdout + run.stderr
+
+
+def test_the_shipped_example_commit_is_named_before_pulumi_up(prod: RenderedStack, dev: RenderedStack) -> None:
+    """Pulumi.prod.yaml pins an example model commit that passes every check and fails the download Job."""
+    assert "weights.revision is the stack file's EXAMPLE commit" in prod.plan
+    assert "EXAMPLE commit" not in dev.plan
+
+
+def test_the_plan_says_the_accelerator_quota_the_stack_needs(prod: RenderedStack, staging: RenderedStack) -> None:
+    """Each consumption option needs quota of its own and a project starts with little: prod's 12 A4 nodes are
+    96 B200 GPUs; staging's ceiling of 4, 32."""
+    assert "Quota: up to 96 B200 GPUs (12 A4 node(s) at the most) in us-central1" in prod.plan
+    assert "Quota: up to 32 B200 GPUs (4 A4 node(s) at the most)" in staging.plan

@@ -158,10 +158,17 @@ class ServingQueries:
     deployment: str
     served_model_name: str
     pool_name: str | None = None
+    # The GKE cluster the series come from: Managed Service for Prometheus labels every series with its
+    # `cluster` (the prometheus_target resource), and a query reads the whole project's metrics scope, where
+    # another cluster's namespace of the same name (or another tenant's GPUs) would count too. None: any.
+    cluster: str | None = None
+
+    def _matchers(self, labels: dict[str, str]) -> str:
+        return _matchers({"cluster": self.cluster, **labels} if self.cluster else labels)
 
     def _vllm(self, name: str, extra: str = "") -> str:
         metric = KNOWN[name]
-        selector = _matchers({"namespace": self.namespace, "model_name": self.served_model_name})
+        selector = self._matchers({"namespace": self.namespace, "model_name": self.served_model_name})
         series = f"{metric.exposed_name}{extra}" if metric.type is not MetricType.histogram else f"{name}{extra}"
         return f"{series}{{{selector}}}"
 
@@ -196,10 +203,10 @@ class ServingQueries:
         return f"sum({self._rate('vllm:num_preemptions')})"
 
     def gpu(self, name: str, aggregate: str) -> str:
-        return f"{aggregate}({KNOWN[name].exposed_name}{{}})"
+        return f"{aggregate}({KNOWN[name].exposed_name}{{{self._matchers({})}}})"
 
     def _deployment(self, name: str) -> str:
-        return f"max({name}{{{_matchers({'namespace': self.namespace, 'deployment': self.deployment})}}})"
+        return f"max({name}{{{self._matchers({'namespace': self.namespace, 'deployment': self.deployment})}}})"
 
     def desired_replicas(self) -> str:
         return self._deployment("kube_deployment_spec_replicas")
@@ -208,12 +215,12 @@ class ServingQueries:
         return self._deployment("kube_deployment_status_replicas_available")
 
     def autoscaler_desired_replicas(self) -> str:
-        selector = _matchers({"namespace": self.namespace, "horizontalpodautoscaler": self.deployment})
+        selector = self._matchers({"namespace": self.namespace, "horizontalpodautoscaler": self.deployment})
         return f"max(kube_horizontalpodautoscaler_status_desired_replicas{{{selector}}})"
 
     def pending_pods(self) -> str:
-        selector = _matchers({"namespace": self.namespace, "phase": "Pending"})
+        selector = self._matchers({"namespace": self.namespace, "phase": "Pending"})
         return f'sum(kube_pod_status_phase{{{selector},pod=~"{deployment_pod_pattern(self.deployment)}"}})'
 
     def pool(self, name: str) -> str:
-        return f"max({name}{{{_matchers({'name': self.pool_name or self.deployment})}}})"
+        return f"max({name}{{{self._matchers({'name': self.pool_name or self.deployment})}}})"

@@ -617,6 +617,7 @@ def queries_for(config: StackConfig) -> ServingQueries:
         deployment=config.routing.service_name,
         served_model_name=config.served_model_name,
         pool_name=config.routing.service_name if gateway_mode(config) else None,
+        cluster=config.cluster.name,
     )
 
 

@@ -238,7 +238,21 @@ def consistent(summary: dict[str, Any], where: str) -> dict[str, Any]:
         )
     if completed:
         _rates_match_counts(summary, where)
+        _latencies_ordered(summary, where)
     return summary
+
+
+def _latencies_ordered(summary: dict[str, Any], where: str) -> None:
+    """A run whose requests completed took time to its first token, and no percentile is below the median."""
+    if not summary["median_ttft_ms"]:
+        raise InputError(f"{where}: 'median_ttft_ms' is 0 though requests completed; allowed: above 0")
+    for metric in bench_result.LATENCY_METRICS:
+        median, p99 = summary.get(f"median_{metric}_ms"), summary[f"p99_{metric}_ms"]
+        if isinstance(median, (int, float)) and p99 < median:
+            raise InputError(
+                f"{where}: 'p99_{metric}_ms' is {p99:,.1f}, below 'median_{metric}_ms' {median:,.1f}; allowed: at "
+                "least the median"
+            )
 
 
 # How far a throughput may be from its count over the duration: vLLM's figures are those quotients
@@ -249,7 +263,7 @@ RATE_TOLERANCE = 0.01
 # Summed over clients, how far above its count over the longest client's duration a throughput may be. The
 # stack's clients start together and each sends as many prompts at the same concurrency
 # (components/benchmark.py: --num-prompts = --max-concurrency x prompts per concurrency), so each runs about
-# as long as the longest (the recorded 2-client sample: 0.4% above); more than 25% above means a client ran
+# as long as the longest (the tests' 2-client sample: 0.4% above); more than 25% above means a client ran
 # in under 80% of the longest one's time, or a figure edited by hand.
 CLIENTS_SPREAD = 0.25
 RATES_OF_COUNTS = (
@@ -325,7 +339,10 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
 
 def startup_text(startup: measurement_file.StartupPhases | None) -> str:
     if startup is None:
-        return "start-up: no STARTUP_PHASES line in the log (the report runs after the clients)"
+        return (
+            "start-up: no STARTUP_PHASES line in the log (the report runs after the clients: fetch the log once the "
+            "Job has completed, kubectl logs job/NAME)"
+        )
     cells = [
         f"{name} {startup.median_seconds[name]:,.0f}/{startup.max_seconds[name]:,.0f}"
         for name in startup_report.PHASES

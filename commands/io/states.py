@@ -174,7 +174,28 @@ def side_document(directory: Path, name: str) -> dict[str, Any] | None:
         raise PreviewInputError(str(error)) from None
     if not isinstance(document, dict):
         raise PreviewInputError(f"{path}: expected a JSON object")
+    if name == CAPACITY_FILE:
+        _figures_a_plan_holds(document, str(path))
     return document
+
+
+# capacity.json's figures (costs, node-hours, seconds, tokens per second) are counts and amounts: a render
+# writes none below 0 nor near this; a preview would say them (`-10 min`, a 300-digit cost) as read.
+CAPACITY_FIGURE_MAX = 1e15
+
+
+def _figures_a_plan_holds(value: Any, where: str, path: str = "") -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _figures_a_plan_holds(item, where, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _figures_a_plan_holds(item, where, f"{path}[{index}]")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and not 0 <= value <= CAPACITY_FIGURE_MAX:
+        raise PreviewInputError(  # also NaN
+            f"{where}: '{path}' is {value:.3g}; allowed: a figure from 0 to {CAPACITY_FIGURE_MAX:.0e}, as a render "
+            "writes it (the file was edited)"
+        )
 
 
 def load_states(directory: Path) -> RenderStates:

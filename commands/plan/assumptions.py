@@ -41,8 +41,9 @@ from stacks.config.stack import StackConfig
 NEAREST_SHOWN = 3
 FIELDS_SHOWN = 6
 HOW_TO_MEASURE_GATEWAY = (
-    "; in gateway mode point the benchmark at the Gateway first: benchmark.target gateway and "
-    "benchmark.gatewayAddress (the gatewayAddressCommand output), docs/gateway.md"
+    "; in gateway mode the benchmark targets the Gateway (benchmark.target defaults to the routing mode), whose "
+    "address exists once the stack is up: deploy, then set benchmark.gatewayAddress (the gatewayAddressCommand "
+    "output), docs/gateway.md"
 )
 # The repository's measurements file, as the figures name it.
 REPOSITORY_MEASUREMENTS = "/".join(MEASUREMENTS_FILE.parts[-3:])

@@ -152,7 +152,7 @@ def plan(
     stack: str, config: StackConfig, nodes: int | None = None, measurements: Sequence[Measurement] | None = None
 ) -> CapacityPlan:
     runs = known(measurements)
-    count = nodes if nodes is not None else config.nodes
+    count = nodes if nodes is not None else config.max_replicas  # the ceiling: the autoscaler's where it has one
     expectation = explain(config, count, runs)
     storage = storage_of(config)
     hours = running_hours(config)

@@ -176,7 +176,10 @@ def client_break_risks(breaks: list[str], production: bool, accepted: bool) -> t
     if not breaks:
         return [], [], []
     summary = "; ".join(breaks)
-    warning = f"clients break: {summary}. Tell the clients the new address and model name before `pulumi up`"
+    warning = (
+        f"clients break: {summary}. Tell the clients what changes for them before `pulumi up`; a new address "
+        "exists only once `pulumi up` has made it (the stack's outputs say how to read it)"
+    )
     if production and not accepted:
         return (
             [f"refused in production: clients break: {summary}; acknowledge it with {ACCEPT_FLAG} once clients know"],

@@ -134,7 +134,12 @@ def _nodes_setting(config: StackConfig) -> str:
     )
     if not movers:
         return nodes + held
-    ceiling = f"{nodes} at most" if config.target is None else nodes
+    if config.target is not None:
+        ceiling = nodes
+    elif config.max_replicas != config.nodes:  # autoscaling.maxReplicas above (or below) capacity.nodes
+        ceiling = f"{config.max_replicas} at most (autoscaling.maxReplicas; capacity.nodes {nodes})"
+    else:
+        ceiling = f"{nodes} at most"
     return f"{ceiling}; one pod per node: {' and '.join(movers)} (see Operations){held}"
 
 

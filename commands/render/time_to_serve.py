@@ -240,7 +240,8 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
         notes.append(
             f"startup probe: {probe / 60:,.0f} min for /health, where the recipe's is {STARTUP_PROBE_SECONDS // 60} "
             "min (3x its measured ~10 min pod phase): 3x that pod phase plus what this checkpoint adds to a "
-            "simultaneous wake's read (computed), so that a fleet restart's slower read is not restarted half-way; "
+            "simultaneous wake's read with every pod on one zone's disk (computed), so that a fleet restart's slower "
+            "read is not restarted half-way; "
             "the Deployment's progress deadline and `pulumi up`'s wait grow as much"
         )
     return tuple(notes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from commands.plan.hours import held_hours_per_month
 from commands.render.operations_md import autoscaler_headroom, priced_sources
-from commands.render.time_to_serve import TimeToServe, time_to_serve
+from commands.render.time_to_serve import TimeToServe, WakeRead, time_to_serve
 from common.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.args import schedule_steps
@@ -68,7 +68,7 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
             f"zone(s): up to {wake.nodes_per_disk} "
             f"node(s) read one zone's disk of {wake.disk_mibps:,} MiB/s{sized}, {wake.per_node_mibps:,.0f} MiB/s "
             f"each: the checkpoint reads in ~{duration(wake.seconds or 0)} (computed; the VM's own Hyperdisk "
-            "limit for a4-highgpu-8g not verified here).",
+            "limit for a4-highgpu-8g not verified here)." + _uneven_spread(wake),
         ]
         if wake.warning:
             lines += ["", f"**Warning**: {wake.warning}."]
@@ -84,6 +84,18 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         *[f"- {source}" for source in model.goal_sources],
     ]
     return lines
+
+
+def _uneven_spread(wake: WakeRead) -> str:
+    """Over several zones the figure assumes the pods spread evenly, which nothing makes them do."""
+    if wake.zones == 1 or wake.seconds is None:
+        return ""
+    crowded = wake.seconds * wake.nodes / wake.nodes_per_disk
+    return (
+        f" That is if the pods spread evenly over the zones, which nothing makes them do (a zone with free capacity "
+        f"may take them all): all {wake.nodes} on one zone's disk read it in ~{duration(crowded)}, the figure the "
+        "startup probe allows for."
+    )
 
 
 def _when_all_start(config: StackConfig, nodes: int) -> str:

@@ -206,11 +206,18 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
         }
         within = tuple(label for label, per_hour in prices.items() if per_hour <= target.budget_per_hour)
         if not within:
-            cheapest = min(prices.values())
+            cheapest = min(prices, key=prices.__getitem__)
+            source = next(item for item in config.capacity.sources if item.label == cheapest)
+            price = budget_pricing(source, config.pricing)
+            cost = {
+                n: hourly_cost(price, n, storage, config.pricing, not config.cluster.existing).total
+                for n in range(nodes)
+            }
+            affords = max((n for n in cost if cost[n] <= target.budget_per_hour), default=0)
             raise SizingError(
                 f"target.budgetPerHour: USD {target.budget_per_hour:,.2f}/h is below the cheapest capacity source for "
-                f"the {nodes} node(s) the goal needs (USD {cheapest:,.2f}/h all in); raise the budget, lower the goal "
-                "or add a cheaper capacity source"
+                f"the {nodes} node(s) the goal needs ({cheapest}, USD {prices[cheapest]:,.2f}/h all in); it affords "
+                f"{affords} node(s) there: raise the budget or lower the goal to what {affords} node(s) give"
             )
     return Sizing(
         goal=goal,

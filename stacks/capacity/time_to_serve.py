@@ -330,9 +330,10 @@ def wake_lead_seconds(config: StackConfig) -> int:
 def startup_probe_seconds(config: StackConfig) -> int:
     """How long a pod may take to answer /health: the recipe's 30 min (3x its measured ~10 min pod phase), or 3x
     that pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its zone's
-    disk at once, as after a fleet restart), whichever is longer: a probe that gives up restarts the load."""
+    disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them), whichever is
+    longer: a probe that gives up restarts the load."""
     size, recipe = checkpoint_mib(config), profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB
-    extra = 0.0 if size is None else max(0.0, size - recipe) * config.nodes_per_disk / config.serving_throughput_mibps
+    extra = 0.0 if size is None else max(0.0, size - recipe) * config.max_replicas / config.serving_throughput_mibps
     return max(STARTUP_PROBE_SECONDS, round(3 * (RECIPE_POD_SECONDS + extra)))
 
 

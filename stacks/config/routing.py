@@ -179,9 +179,9 @@ class RoutingConfig(ConfigModel):
         default=RoutingMode.clusterip,
         description=(
             "`clusterip`: a ClusterIP Service, round robin (96.5% scaling efficiency at 12 nodes in the write-up). "
-            "`gateway`: the GKE Inference Gateway with KV-cache-aware routing (cost ~35% throughput "
-            "on the write-up's uniform load). The presets set clusterip in dev and prod, gateway in "
-            "staging."
+            "`gateway`: the GKE Inference Gateway with KV-cache-aware routing (the write-up's Gateway, with another "
+            "picker and one endpoint per pod, cost ~35% throughput on its uniform load; this stack's picker and "
+            "layout are not measured). The presets set clusterip in dev and prod, gateway in staging."
         ),
     )
     service_name: Annotated[str, Field(pattern=DNS_1035_LABEL)] = Field(

@@ -656,3 +656,14 @@ def test_following_every_rank_of_every_pod_fits_kubectls_stream_limit() -> None:
     config = validate({**raw, "routing": {**raw.get("routing", {}), "mode": "gateway"}})
     assert config.max_replicas == 12
     assert operator_commands(config).tail_logs.endswith("--all-containers --prefix --max-log-requests=108")
+
+
+def test_every_query_reads_the_stacks_own_cluster(staging: RenderedStack) -> None:
+    """A PromQL query reads the whole project's metrics scope: another cluster's namespace of the same name,
+    or another tenant's GPUs on an existing cluster, counted too (`max` hid one cluster's outage)."""
+    cluster = stack_config("staging").cluster.name
+    queries = promql_queries(staging)
+    assert queries
+    for query in queries:
+        selectors = re.findall(r'[\w:]+\{((?:[^{}"]|"[^"]*")*)\}', query)  # a label set; quoted values may hold braces
+        assert selectors and all(f'cluster="{cluster}"' in selector for selector in selectors), query

@@ -455,3 +455,7 @@ def test_a_larger_checkpoint_gets_a_startup_probe_that_outlasts_a_simultaneous_w
     assert wake is not None and wake.seconds is not None
     assert startup_probe_seconds(config) >= 3 * 600 + wake.seconds
     assert all(startup_probe_seconds(stack_config(stack)) == 1800 for stack in ("dev", "staging", "prod"))
+    # nothing spreads the pods over the zones: a second zone's disk does not shorten the probe
+    raw = config.model_dump(by_alias=True, exclude_unset=True)
+    two_zones = validate({**raw, "zones": [*config.zones, "us-central1-c"]})
+    assert startup_probe_seconds(two_zones) == startup_probe_seconds(config)

@@ -77,7 +77,11 @@ def test_latency_medians_are_judged_where_the_plan_measured_them(
     slow = tmp_path / "slow.log"
     slow.write_text(
         "BENCH_RESULT "
-        + json.dumps(result | {"median_ttft_ms": result["median_ttft_ms"] * 4, "median_tpot_ms": 132.0})
+        + json.dumps(
+            result
+            | {"median_ttft_ms": result["median_ttft_ms"] * 4, "p99_ttft_ms": result["p99_ttft_ms"] * 4}
+            | {"median_tpot_ms": 132.0, "p99_tpot_ms": 186.0}  # a run's p99 is not below its median
+        )
         + "\n"
     )
     assert bench_compare_main(["dev", str(slow)]) == 3
@@ -201,6 +205,9 @@ def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFi
         # a doubled figure, and one multiplied by a client count edited to match: clients run about as long
         ({"total_token_throughput": 2 * 94901.49329288935}, "allowed: 93,595.8 to 118,176.6"),
         ({"clients": 50, "request_throughput": 50 * 61.79757617378438}, "'request_throughput' is 3,089.9"),
+        # latencies no run has: no time to a first token, a p99 below the median
+        ({"median_ttft_ms": 0}, "'median_ttft_ms' is 0 though requests completed; allowed: above 0"),
+        ({"p99_tpot_ms": 10.0}, "'p99_tpot_ms' is 10.0, below 'median_tpot_ms' 44.2; allowed: at least the median"),
     ],
 )
 def test_a_throughput_that_its_counts_and_duration_do_not_give_is_refused(

@@ -73,7 +73,7 @@ def test_a_gateway_with_another_picker_names_the_measured_one() -> None:
         expectation.not_measured.nearest
     )
     assert f"gateway routing through the picker {EPP_IMAGE.partition('@')[0]}," in expectation.not_measured.reason
-    assert "benchmark.target gateway" in expectation.not_measured.how_to_measure
+    assert "the benchmark targets the Gateway" in expectation.not_measured.how_to_measure
 
 
 def test_carrying_the_write_ups_figures_to_0_19_0_is_said_to_be_an_assumption() -> None:

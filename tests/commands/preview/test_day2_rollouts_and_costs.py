@@ -343,3 +343,24 @@ def test_preview_leaves_replicas_to_the_autoscaler(
     deployment = updated.get("llm-vllm-deployment")
     assert deployment is None or not any("replicas" in entry.path for entry in deployment.inputs)
     assert not result.of("replace") and not result.of("delete") and not result.refusals
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [(("timeToServe", "cold", "seconds_min"), -600), (("timeToServe", "planning_seconds"), 1e300)],
+)
+def test_a_capacity_file_with_figures_no_render_writes_is_refused(
+    render_stack: RenderStack, tmp_path: Path, path: tuple[str, ...], value: float
+) -> None:
+    """A hand-edited capacity.json made changes.md say `for about -10 min..-1 min` and a 300-digit cost."""
+    new = tmp_path / "new"
+    shutil.copytree(render_stack("dev").directory, new)
+    document = json.loads((new / "capacity.json").read_text())
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = value
+    (new / "capacity.json").write_text(json.dumps(document))
+    run = run_main(preview_main, str(render_stack("dev").directory), str(new), "--out", str(tmp_path / "changes"))
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert f"'{'.'.join(path)}' is " in run.stderr and "allowed: a figure from 0 to" in run.stderr

@@ -217,3 +217,13 @@ def test_the_simultaneous_wake_says_when_every_pod_starts_at_once(stack: str, wh
     autoscaler that adds one at a time are said, not read as that wake."""
     (line,) = [line for line in section(stack_config(stack)) if line.startswith("Simultaneous wake")]
     assert when in line, line
+
+
+def test_a_wake_over_several_zones_also_gives_the_read_with_every_pod_in_one() -> None:
+    """The even spread over the zones is an assumption nothing enforces: plan.md gives the crowded read too."""
+    config = variant_config("prod-397b")
+    raw = config.model_dump(by_alias=True, exclude_unset=True)
+    text = "\n".join(section(validate({**raw, "zones": [*config.zones, "us-central1-c"]})))
+    assert "up to 6 node(s) read one zone's disk" in text
+    assert "all 12 on one zone's disk read it in ~" in text and "which nothing makes them do" in text
+    assert "which nothing makes them do" not in "\n".join(section(config))

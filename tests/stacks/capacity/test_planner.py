@@ -252,7 +252,9 @@ def test_budget_names_the_capacity_sources_that_meet_it() -> None:
         ),
         (
             {"target": {"totalTokensPerSecond": 700_000, "budgetPerHour": 100}},
-            "invalid stack config: target.budgetPerHour: USD 100.00/h is below the cheapest capacity source",
+            "invalid stack config: target.budgetPerHour: USD 100.00/h is below the cheapest capacity source for the "
+            "8 node(s) the goal needs (Spot, USD 287.48/h all in); it affords 2 node(s) there: raise the budget or "
+            "lower the goal to what 2 node(s) give",
         ),
         (
             {"target": {"totalTokensPerSecond": 700_000}, "capacity": {"nodes": 3}},

@@ -44,6 +44,8 @@ def combine(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for key in SUMMED:
         summary[key] = sum(result[key] for result in results)
     summary["duration_s"] = max(result["duration"] for result in results)
+    # the shortest client's: what bounds the summed throughputs (each client's is its count over its own time)
+    summary["duration_min_s"] = min(result["duration"] for result in results)
     weights = [result["completed"] for result in results]
     total_weight = sum(weights) or 1
     for metric in LATENCY_METRICS:

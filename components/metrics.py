@@ -160,7 +160,8 @@ class ServingQueries:
     pool_name: str | None = None
     # The GKE cluster the series come from: Managed Service for Prometheus labels every series with its
     # `cluster` (the prometheus_target resource), and a query reads the whole project's metrics scope, where
-    # another cluster's namespace of the same name (or another tenant's GPUs) would count too. None: any.
+    # another cluster's namespace of the same name (or another tenant's GPUs) would count too; a cluster of the
+    # same name in another location still does (names are unique per location). None: any.
     cluster: str | None = None
 
     def _matchers(self, labels: dict[str, str]) -> str:

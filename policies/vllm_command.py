@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,10 @@ class VllmServer:
 CLI_MODULE = "vllm.entrypoints.cli.main"
 # Kubernetes expands $(VAR) in a container's command and args from its environment ($$ escapes it).
 VARIABLE_REFERENCE = re.compile(r"(?<!\$)\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+# A shell's $VAR and ${VAR} (not $(command), which it runs).
+SHELL_VARIABLE = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+# How deep vLLM's dotted form nests here (`--a.b.c=1`); deeper is left unread (5,000 levels broke json.dumps).
+DOTTED_DEPTH_MAX = 16
 
 
 def _serve_words(words: list[str]) -> list[str] | None:
@@ -179,26 +184,43 @@ def _serve_words(words: list[str]) -> list[str] | None:
     return None
 
 
+def _variables(container: Mapping[str, Any]) -> dict[str, str]:
+    """The container's literal environment, each value with $(VAR) of the variables before it expanded, as
+    Kubernetes expands them (a value from a Secret or a ConfigMap is not known here)."""
+    variables: dict[str, str] = {}
+    for item in map(as_mapping, as_list(container.get("env"))):
+        if isinstance(item.get("value"), str):
+            variables[as_text(item.get("name"))] = _expanded(item["value"], variables)
+    return variables
+
+
+def _expanded(word: str, variables: Mapping[str, str]) -> str:
+    return VARIABLE_REFERENCE.sub(lambda match: variables.get(match[1], match[0]), word)
+
+
+def _script_words(line: str, variables: Mapping[str, str]) -> list[str]:
+    """A shell line's words, its separators (`&&`, `;`, `|`) apart, with $VAR and ${VAR} of the container's
+    environment expanded as the shell expands them."""
+    line = SHELL_VARIABLE.sub(lambda match: variables.get(match[1] or match[2], match[0]), line)
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # an unclosed quote
+        return line.split()
+
+
 def _serve_arguments(container: Mapping[str, Any]) -> list[str] | None:
     """The words after `vllm serve` (or another entry point of vLLM's server), in the argument list or in a
-    shell line of it (`sh -c "exec vllm  serve ..."`), with $(VAR) expanded as Kubernetes expands it; None
-    when the container is no vLLM server."""
+    shell line of it (`sh -c "cd /x && exec vllm  serve ..."`), with $(VAR) expanded as Kubernetes expands it
+    (and $VAR in a shell line as the shell does); None when the container is no vLLM server."""
     command = [str(word) for word in as_list(container.get("command"))]
-    words = command + [str(word) for word in as_list(container.get("args"))]
-    variables = {
-        as_text(item.get("name")): as_text(item.get("value"))
-        for item in map(as_mapping, as_list(container.get("env")))
-        if isinstance(item.get("value"), str)
-    }
-    words = [VARIABLE_REFERENCE.sub(lambda match: variables.get(match[1], match[0]), word) for word in words]
+    variables = _variables(container)
+    words = [_expanded(word, variables) for word in command + [str(word) for word in as_list(container.get("args"))]]
     found = _serve_words(words)
     for word in words if found is None else ():
-        if "vllm" in word and any(character.isspace() for character in word):
-            try:
-                script = shlex.split(word)
-            except ValueError:
-                script = word.split()
-            found = _serve_words(script)
+        if "vllm" in word and any(character.isspace() or character in ";&|" for character in word):
+            found = _serve_words(_script_words(word, variables))
             if found is not None:
                 break
     if found is None and not command and "vllm-openai" in as_text(container.get("image")):
@@ -212,17 +234,25 @@ def _release_options() -> dict[str, dict[str, list[Any]]]:
     return releases
 
 
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """One release's option strings (or every pinned release's): what each sets, and the long ones sorted, so
+    that the one a prefix abbreviates is found by bisection (a line of 100,000 unknown flags took 20 s)."""
+
+    strings: Mapping[str, list[Any]]
+    long: tuple[str, ...]
+
+
 @cache
-def _options_of(version: tuple[int, int, int] | None) -> dict[str, list[Any]]:
+def _options_of(version: tuple[int, int, int] | None) -> ReleaseOptions:
     """The option strings of the release the image names, or of every pinned release (the newest wins)."""
     releases = _release_options()
-    named = ".".join(map(str, version)) if version else None
-    if named in releases:
-        return releases[named]
+    named = ".".join(map(str, version)) if version else ""
     merged: dict[str, list[Any]] = {}
     for release in sorted(releases, key=lambda text: tuple(int(part) for part in text.split("."))):
         merged.update(releases[release])
-    return merged
+    strings = releases.get(named, merged)
+    return ReleaseOptions(strings, tuple(sorted(string for string in strings if string.startswith("--"))))
 
 
 def _image_version(image: str) -> tuple[int, int, int] | None:
@@ -236,7 +266,7 @@ def _image_version(image: str) -> tuple[int, int, int] | None:
     return int(major), int(minor), int(patch or 0)
 
 
-@cache
+@lru_cache(maxsize=4096)
 def flag_read_as(name: str) -> str:
     """The flag (no dashes) vLLM's parser of any pinned release reads the option `--name` as: `api-k` is
     `api-key`, `device-memory-utilization` is `gpu-memory-utilization`; the name itself when none."""
@@ -244,21 +274,30 @@ def flag_read_as(name: str) -> str:
     return str(known[0]) if known else name
 
 
+@lru_cache(maxsize=4096)
+def flag_takes_text(name: str) -> bool:
+    """Whether vLLM's option `--name` (of any pinned release) takes a text value: not an on/off flag nor a
+    number's; an option vLLM does not have may."""
+    known = _option("--" + name.replace("_", "-"), _options_of(None))
+    return known is None or bool(known[2])
+
+
 def _is_option(word: str) -> bool:
     return word.startswith("-") and word != "-" and not NEGATIVE_NUMBER.match(word)
 
 
-def _option(written: str, options: Mapping[str, list[Any]]) -> list[Any] | None:
+def _option(written: str, options: ReleaseOptions) -> list[Any] | None:
     """What argparse makes of an option string: itself, or the one long option it is a prefix of."""
-    if written in options:
-        return options[written]
-    matches = [string for string in options if written.startswith("--") and string.startswith(written)]
-    return options[matches[0]] if len(matches) == 1 else None
+    if written in options.strings:
+        return options.strings[written]
+    if not written.startswith("--"):
+        return None
+    start = bisect.bisect_left(options.long, written)
+    matches = [string for string in options.long[start : start + 2] if string.startswith(written)]
+    return options.strings[matches[0]] if len(matches) == 1 else None
 
 
-def _parse_flags(
-    words: list[str], options: Mapping[str, list[Any]]
-) -> tuple[str, dict[str, str], dict[str, str | None]]:
+def _parse_flags(words: list[str], options: ReleaseOptions) -> tuple[str, dict[str, str], dict[str, str | None]]:
     model = ""
     flags: dict[str, str | None] = {}
     spelled: dict[str, str] = {}
@@ -295,13 +334,15 @@ def _parse_flags(
 
 def _merge_dotted(merged: dict[str, Any], keys: str, value: str) -> None:
     *parents, last = keys.split(".")
+    if len(parents) >= DOTTED_DEPTH_MAX:
+        return
     for key in parents:
         if not isinstance(merged.get(key), dict):
             merged[key] = {}
         merged = merged[key]
     try:
         merged[last] = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested beyond the parser
         merged[last] = value
 
 

@@ -410,7 +410,17 @@ def _existing_part(directory: Path, missing: list[str]) -> Path:
 
 
 # The folders a version control system keeps its own data in.
-VERSION_CONTROL_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj"})
+VERSION_CONTROL_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", ".sl", ".pijul", "_darcs"})
+
+
+def _git_directory(location: Path) -> Path | None:
+    """The folder on the way to `location` (or itself) that is a git repository's own data, whatever its name
+    (a bare repository, a separate --git-dir): HEAD, objects/ and refs/ side by side."""
+    for folder in (location, *location.parents):
+        with contextlib.suppress(OSError):
+            if (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir():
+                return folder
+    return None
 
 
 def _refuse_protected(directory: Path) -> None:
@@ -427,7 +437,9 @@ def _refuse_protected(directory: Path) -> None:
         if location == place or location in place.parents:
             held = "is" if location == place else "holds"
             raise OutputError(f"{directory}: {held} {what}; choose a folder of its own, such as build/STACK")
-    inside = next((part for part in location.parts if part in VERSION_CONTROL_FOLDERS), None)
+    inside = next((part for part in location.parts if part in VERSION_CONTROL_FOLDERS), None) or _git_directory(
+        location
+    )
     if inside is not None:
         # an empty folder there passes every other check, and files written into .git/refs break the repository
         raise OutputError(

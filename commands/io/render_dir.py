@@ -24,7 +24,7 @@ from commands.io.output import unfinished_write
 from commands.io.records import RENDER_SECRET_MARK, validated_records
 from common.input_files import MIB, InputError, read_json
 from policies.redaction import REDACTED, hide_secrets, is_secret_name, name_words
-from policies.vllm_command import flag_read_as
+from policies.vllm_command import flag_read_as, flag_takes_text
 
 RESOURCES_LIMIT = 64 * MIB
 # The files of a render a preview reads (commands/io/states.py): one of them half-written refuses the folder.
@@ -85,16 +85,21 @@ def _name_holds_a_secret(name: str) -> bool | None:
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
 # A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY),
 # but `$` in single quotes, which the shell does not expand.
+# Its value may follow a line continuation (`\` and a line break), sit in quotes (`'...'`, `"..."`, `$'...'`)
+# and be several (vLLM's --api-key takes one or more keys).
 FLAG_IN_A_LINE = re.compile(
-    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:'(?!-)|[\"]?(?![$-])))([^\s\"']+(?:[ \t]+(?![-$])[^\s\"']+)*)"
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:\\\n\s*)*(?:\$'|'(?!-)|[\"]?(?![$-])))"
+    r"([^\s\"']+(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
 )
 
 
 @functools.lru_cache(maxsize=4096)
-def _secret_flag(name: str) -> bool:
-    """Whether a flag named so takes a secret: named like one, or an abbreviation vLLM's parser expands to
-    one (`--api-k` is `--api-key`; policies/vllm_command.py reads the pinned releases' options)."""
-    return is_secret_name(name) or is_secret_name(flag_read_as(name))
+def _secret_flag(name: str, long: bool = True) -> bool:
+    """Whether a flag named so takes a secret: named like one, or a `--` abbreviation vLLM's parser expands to
+    one (`--api-k` is `--api-key`; policies/vllm_command.py reads the pinned releases' options); not an option
+    of vLLM's that takes no text (`--allow-credentials`, on or off)."""
+    named = is_secret_name(name) or (long and is_secret_name(flag_read_as(name)))
+    return named and flag_takes_text(name)
 
 
 def _flag_values_hidden(items: list[Any]) -> list[Any]:
@@ -106,7 +111,7 @@ def _flag_values_hidden(items: list[Any]) -> list[Any]:
     hidden = [item if not isinstance(item, str) or item.startswith("-") else _line_flags_hidden(item) for item in items]
     for index, item in enumerate(items):  # the flags as written: one hidden as a value still hides its own
         match = FLAG.fullmatch(item) if isinstance(item, str) else None
-        if match is None or not _secret_flag(match[2]):
+        if match is None or not _secret_flag(match[2], match[1] == "--"):
             continue
         if match[3] is not None:
             hidden[index] = f"{match[1]}{match[2]}{match[3]}{REDACTED}"
@@ -132,10 +137,13 @@ def _next_flag(items: list[Any], start: int) -> int:
 
 def _line_flags_hidden(line: str) -> str:
     """A command line in one string with the value of every flag named like a secret hidden."""
-    if " -" not in line:
+    if "-" not in line:
         return line
     return FLAG_IN_A_LINE.sub(
-        lambda match: f"{match[1]}{match[2]}{match[3]}{REDACTED}" if _secret_flag(match[2]) else match[0], line
+        lambda match: (
+            f"{match[1]}{match[2]}{match[3]}{REDACTED}" if _secret_flag(match[2], match[1] == "--") else match[0]
+        ),
+        line,
     )
 
 
@@ -143,7 +151,7 @@ def _ends_with_a_secret_flag(command: Any) -> bool:
     """Whether a container's `command` ends with a flag named like a secret and no value: its `args` go on."""
     last = command[-1] if isinstance(command, list) and command else None
     match = FLAG.fullmatch(last) if isinstance(last, str) else None
-    return match is not None and match[3] is None and _secret_flag(match[2])
+    return match is not None and match[3] is None and _secret_flag(match[2], match[1] == "--")
 
 
 def _payload_hidden(value: Any) -> Any:
@@ -178,7 +186,8 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
         return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
         return value
-    name, held = value.get("name"), value.get("value")
+    # an environment variable, or a header's {key, value}
+    name, held = value.get("name", value.get("key")), value.get("value")
     # an environment variable named like a secret (DB_PASSWORD), whatever its value's shape
     if isinstance(name, str) and (
         holds_a_secret(name, held) or (isinstance(held, (dict, list)) and _name_holds_a_secret(name) is True)
@@ -200,11 +209,12 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
 
 def _holds_secrets(key: str, item: Any) -> bool:
     """A list or an object under a name that says it holds secrets (`apiKeys: [...]`, `credentials: {...}`); not
-    a list of what is secret (`additionalSecretOutputs`) nor a reference to a Secret (a volume's `secret`, which
-    names it in `secretName`)."""
+    a list of what is secret (`additionalSecretOutputs`) nor a pod volume's reference to a Secret (`secret`,
+    which names it in `secretName`)."""
     if isinstance(item, list):
         return key not in LISTS_OF_SECRET_NAMES and _name_holds_a_secret(key) is True
-    return isinstance(item, dict) and not {"name", "secretName"} & item.keys() and _name_holds_a_secret(key) is True
+    volume = key == "secret" and "secretName" in item if isinstance(item, dict) else False
+    return isinstance(item, dict) and not volume and _name_holds_a_secret(key) is True
 
 
 def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -> Any:

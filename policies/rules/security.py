@@ -133,7 +133,9 @@ def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
         if not argument or not flag or not is_secret_name(flag["name"]):
             continue
         following = strings.get(f"{argument['list']}[{int(argument['index']) + 1}]")
-        if flag["value"] or flag["spaced"] or (flag["equals"] is None and following and not following.startswith("-")):
+        value = flag["value"] or flag["spaced"] or (following if flag["equals"] is None else None) or ""
+        # not another flag, nor $(VAR), which Kubernetes expands from the container's environment (a Secret)
+        if value and not value.startswith(("-", "$")):
             found[f"{path}: --{flag['name']}"] = flag["name"]
     return found
 
@@ -145,15 +147,29 @@ def _secret_flags_vllm_reads(args: ResourceValidationArgs, written_apart: set[st
     found = []
     for server in vllm_servers(args.resource_type, args.props):
         for flag, written in server.spelled.items():
-            if server.flags.get(flag) and is_secret_name(flag) and written.lstrip("-") not in written_apart:
+            value = server.flags.get(flag) or ""
+            # a shell variable ($VLLM_API_KEY, ${KEY}) or an unresolved $(VAR) is read from the environment
+            if (
+                value
+                and not value.startswith(("$", "`"))
+                and is_secret_name(flag)
+                and written.lstrip("-") not in written_apart
+            ):
                 read_as = "" if written == f"--{flag}" else f" (vLLM reads --{flag})"
                 found.append(f"container {server.container_name}: {written}{read_as}")
     return found
 
 
 CONFIG_MAP_TYPE = "kubernetes:core/v1:ConfigMap"
-# A secret flag and its value inside a text (a script in a ConfigMap, a variable's value): not a reference ($KEY).
-FLAG_IN_A_TEXT = re.compile(r"(?<!\S)-{1,2}([A-Za-z][\w-]*)(?:=|\s+)[\"']?(?![$-])\S")
+# A variable read from a ConfigMap: `...env[3].valueFrom.configMapKeyRef.name` (its own name at `...env[3].name`).
+CONFIG_MAP_KEY_REF = re.compile(r"\.valueFrom\.configMapKeyRef\.name$")
+# A secret flag and its value inside a text (a script in a ConfigMap, a variable's value): not a reference
+# ($KEY, "$KEY"), nor a line continuation (`\`).
+FLAG_IN_A_TEXT = re.compile(r"(?<!\S)(-{1,2})([A-Za-z][\w-]*)(?:=|\s+)(?:[\"'](?![$\-\\`])|(?![\"'$\-\\`]))([^\s\"']+)")
+# No secret: a value that names an environment variable (API_KEY_VARIABLE: VLLM_API_KEY) or reads one ($KEY,
+# `cat key`), a placeholder (<key>), or letters and dashes only (`true`, `disabled`, `X-Api-Key`, prose), as
+# gitleaks' generic-api-key allowlist leaves letter-only values.
+NO_SECRET_VALUE = re.compile(r"[$`<].*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z-]+", re.S)
 
 
 def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[str]:
@@ -165,9 +181,19 @@ def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[
         in_config_map = resource_type == CONFIG_MAP_TYPE and path.startswith(("data.", "binaryData."))
         if not (in_config_map or ENV_VALUE.search(path)):
             continue
-        if in_config_map and text and is_secret_name(path.split(".", 1)[1]):
+        if in_config_map and text and not NO_SECRET_VALUE.fullmatch(text) and is_secret_name(path.split(".", 1)[1]):
             found.append(f"{path}: a ConfigMap entry named like a secret")
-        flags = [match[1] for match in FLAG_IN_A_TEXT.finditer(text) if is_secret_name(flag_read_as(match[1]))]
+        # an abbreviation is vLLM's (`--api-k`) only in a `vllm` command line, and only of a `--` option
+        abbreviations = "vllm" in text
+        flags = [
+            match[2]
+            for match in FLAG_IN_A_TEXT.finditer(text)
+            if not NO_SECRET_VALUE.fullmatch(match[3])
+            and (
+                is_secret_name(match[2])
+                or (abbreviations and match[1] == "--" and is_secret_name(flag_read_as(match[2])))
+            )
+        ]
         if flags:
             found.append(f"{path}: --{flags[0]}")
     return found
@@ -192,6 +218,13 @@ def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) ->
         if kinds:
             report(f"{kinds[0]} at {path}; keep it a Pulumi secret in a Kubernetes Secret (engine.secretEnv)")
             continue
+        if CONFIG_MAP_KEY_REF.search(path):
+            name = strings.get(CONFIG_MAP_KEY_REF.sub(".name", path), "")
+            if is_secret_name(name) and name not in HF_TOKEN_VARIABLES:
+                report(
+                    f"{path}: the variable {name} is named like a secret and read from a ConfigMap, which is plain "
+                    "text; read it from a Kubernetes Secret (valueFrom.secretKeyRef; engine.secretEnv)"
+                )
         if ENV_VALUE.search(path) and text:
             name = strings.get(path[: -len("value")] + "name", "")
             if is_secret_name(name) and name not in HF_TOKEN_VARIABLES:

@@ -211,13 +211,17 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
             price = budget_pricing(source, config.pricing)
             cost = {
                 n: hourly_cost(price, n, storage, config.pricing, not config.cluster.existing).total
-                for n in range(nodes)
+                for n in range(1, nodes)
             }
             affords = max((n for n in cost if cost[n] <= target.budget_per_hour), default=0)
+            remedy = (
+                f"it affords {affords} node(s) there: raise the budget or lower the goal to what {affords} node(s) give"
+                if affords
+                else f"it affords no node there (1 costs USD {cost.get(1, prices[cheapest]):,.2f}/h): raise the budget"
+            )
             raise SizingError(
                 f"target.budgetPerHour: USD {target.budget_per_hour:,.2f}/h is below the cheapest capacity source for "
-                f"the {nodes} node(s) the goal needs ({cheapest}, USD {prices[cheapest]:,.2f}/h all in); it affords "
-                f"{affords} node(s) there: raise the budget or lower the goal to what {affords} node(s) give"
+                f"the {nodes} node(s) the goal needs ({cheapest}, USD {prices[cheapest]:,.2f}/h all in); {remedy}"
             )
     return Sizing(
         goal=goal,

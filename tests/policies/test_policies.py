@@ -386,7 +386,7 @@ def test_mtp_5_is_found_in_vllms_dotted_form_and_through_a_variable(flags: list[
     [
         ({"VLLM_API_KEY": "Canary" + "CM1x9Zq"}, None),  # a variable through the container's envFrom
         ({"serve.sh": "exec vllm serve /m --api-key Canary" + "CM2x9Zq"}, None),
-        (None, {"name": "VLLM_EXTRA", "value": "--api-k Canary" + "CM3x9Zq"}),
+        (None, {"name": "VLLM_EXTRA", "value": "--api-key Canary" + "CM3x9Zq"}),
     ],
 )
 def test_a_literal_key_in_a_config_map_or_a_variables_value_is_found(
@@ -402,3 +402,50 @@ def test_a_literal_key_in_a_config_map_or_a_variables_value_is_found(
         vllm_container(records)["env"].append(env)
     found = verdicts(check_records(records), "LLM-SEC-004")
     assert found and not any("Canary" in violation.message for violation in found)
+
+
+MTP_5 = '{"method":"mtp","num_speculative_tokens":5}'
+SPEC_TEMPLATE = '{"method":"mtp","num_speculative_tokens":$(N)}'
+
+
+@pytest.mark.parametrize(
+    ("script", "env"),
+    [
+        # Kubernetes expands a variable's value from the ones before it
+        ("--speculative-config=$(SC)", [{"name": "N", "value": "5"}, {"name": "SC", "value": SPEC_TEMPLATE}]),
+        # the shell expands $VAR and ${VAR} from the container's environment
+        ('sh -c "exec vllm serve {args} --speculative-config \\"$SC\\""', [{"name": "SC", "value": MTP_5}]),
+        ("sh -c 'cd /tmp&&vllm serve {args} --speculative-config=${SC}'", [{"name": "SC", "value": MTP_5}]),
+    ],
+)
+def test_mtp_5_is_found_through_the_environment_and_shell_lines(script: str, env: list[dict[str, str]]) -> None:
+    records = set_flag(serving_stack(), "--speculative-config", None)
+    container = vllm_container(records)
+    container["env"] = [*container["env"], *env]
+    if script.startswith("sh -c"):
+        line = script.removeprefix("sh -c ")[1:-1].replace('\\"', '"').replace("{args}", " ".join(container["args"]))
+        container["command"], container["args"] = ["sh", "-c", line], []
+    else:
+        container["args"] = [*container["args"], script]
+    assert verdicts(check_records(records), "LLM-VLLM-004")
+
+
+def test_a_key_read_from_the_environment_in_a_shell_line_is_no_literal() -> None:
+    """`--api-key "$VLLM_API_KEY"` (the variable from a Secret) is what the rule asks for: no violation."""
+    records = serving_stack()
+    container = vllm_container(records)
+    secret = {"secretKeyRef": {"name": "engine-env", "key": "VLLM_API_KEY"}}
+    container["env"] = [*container["env"], {"name": "VLLM_API_KEY", "valueFrom": secret}]
+    for key in ('"$VLLM_API_KEY"', "${VLLM_API_KEY}", '"$(cat /var/run/secrets/key)"', "$(VLLM_API_KEY)"):
+        line = " ".join(["exec", "vllm", "serve", *vllm_container(serving_stack())["args"], "--api-key", key])
+        container["command"], container["args"] = ["sh", "-c", line], []
+        assert not verdicts(check_records(records), "LLM-SEC-004"), key
+
+
+def test_a_secret_named_variable_read_from_a_config_map_is_found() -> None:
+    """`VLLM_API_KEY` from a ConfigMap's key is the key in plain text in the manifest and the state."""
+    records = serving_stack()
+    reference = {"configMapKeyRef": {"name": "engine-env", "key": "value"}}
+    vllm_container(records)["env"].append({"name": "VLLM_API_KEY", "valueFrom": reference})
+    (violation,) = verdicts(check_records(records), "LLM-SEC-004")
+    assert "the variable VLLM_API_KEY is named like a secret and read from a ConfigMap" in violation.message

@@ -202,9 +202,11 @@ def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFi
         ({"completed": 2000}, "'request_throughput' is 61.8 but 'completed' over 'duration_s' is 6.2 per second"),
         ({"total_token_throughput": 500_000.0}, "'total_token_throughput' is 500,000.0 but 'total_input_tokens'"),
         ({"clients": 1, "request_throughput": 63.0}, "(1 client(s)); allowed: about 61.6"),
-        # a doubled figure, and one multiplied by a client count edited to match: clients run about as long
-        ({"total_token_throughput": 2 * 94901.49329288935}, "allowed: 93,595.8 to 118,176.6"),
-        ({"clients": 50, "request_throughput": 50 * 61.79757617378438}, "'request_throughput' is 3,089.9"),
+        # a doubled figure where the shortest client ran 300 s, and one multiplied by a client count edited to match
+        ({"duration_min_s": 300.0, "total_token_throughput": 2 * 94901.49329288935}, "allowed: 93,595.8 to 103,402.6"),
+        ({"clients": 50, "duration_min_s": 324.0, "request_throughput": 50 * 61.79757617378438}, "is 3,089.9"),
+        # without the shortest client's time, up to `clients` times the counts' rate
+        ({"total_token_throughput": 3 * 94901.49329288935}, "allowed: 93,595.8 to 190,973.3"),
         # latencies no run has: no time to a first token, a p99 below the median
         ({"median_ttft_ms": 0}, "'median_ttft_ms' is 0 though requests completed; allowed: above 0"),
         ({"p99_tpot_ms": 10.0}, "'p99_tpot_ms' is 10.0, below 'median_tpot_ms' 44.2; allowed: at least the median"),
@@ -222,3 +224,18 @@ def test_a_throughput_that_its_counts_and_duration_do_not_give_is_refused(
     run = run_main(bench_compare_main, "dev", str(edited))
     assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1
     assert "verdict" not in run.stdout
+
+
+def test_a_run_with_one_slow_client_is_judged_not_refused(tmp_path: Any) -> None:
+    """Each client's throughput is its count over its own time: with one client 30% slower the sum is ~15%
+    above the counts over the longest time, a real (degraded) run the line's duration_min_s accounts for."""
+    from components import bench_result
+
+    slow, fast = (json.loads(path.read_text()) for path in CLIENT_RESULTS)
+    for key in ("request_throughput", "output_throughput", "total_token_throughput"):
+        slow[key] /= 1.3
+    slow["duration"] *= 1.3
+    log = tmp_path / "slow-client.log"
+    log.write_text(bench_result.result_line(bench_result.combine([slow, fast])) + "\n")
+    run = run_main(bench_compare_main, "dev", str(log))
+    assert run.returncode in (0, 3), run.stderr

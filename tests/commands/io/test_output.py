@@ -283,6 +283,15 @@ def test_a_folder_inside_a_version_control_systems_own_is_refused(inside: str, t
     assert snapshot(tmp_path) == before
 
 
+def test_a_folder_inside_a_bare_git_repository_is_refused(tmp_path: Path) -> None:
+    """A bare repository (or a --separate-git-dir) has no `.git` in its path: its HEAD, objects/ and refs/ say it."""
+    bare = tmp_path / "serving.git"
+    (bare / "objects").mkdir(parents=True)
+    (bare / "refs" / "heads").mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    assert "a version control system's own folder" in refused(bare / "refs" / "heads" / "dev")
+
+
 def test_a_file_as_the_folder_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")

@@ -222,6 +222,24 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
             {"apiKeys": ["Zq7pW3xKv9"], "credentials": {"v": "Yp6oV2wJu8"}, "password": {"a": ["Xo5nU1vIt7"]}},
             {"apiKeys": ["***"], "credentials": {"v": "***"}, "password": {"a": ["***"]}},
         ),
+        # ... also beside a name, unless it is a pod volume's reference to a Secret
+        (
+            {"credentials": {"name": "ops", "value": "Zq7pW3xKv9"}, "secret": {"secretName": "hf", "defaultMode": 288}},
+            {"credentials": {"name": "***", "value": "***"}, "secret": {"secretName": "hf", "defaultMode": 288}},
+        ),
+        # a header's {key, value}; a flag at the start of a text; after a line continuation, a second quoted
+        # value, ANSI-C quoting
+        (
+            {"headers": [{"key": "X-API-KEY", "value": "Zq7pW3xKv9"}]},
+            {"headers": [{"key": "X-API-KEY", "value": "***"}]},
+        ),
+        (
+            {"value": "--api-key Zq7pW3xKv9", "a": "m \\\n --api-key \\\n Zq7pW3xKv9", "b": "--api-key $'Zq7pW3xKv9'"},
+            {"value": "--api-key ***", "a": "m \\\n --api-key \\\n ***", "b": "--api-key $'***'"},
+        ),
+        ({"args": ['vllm serve m --api-key k1 "Zq7pW3xKv9"']}, {"args": ['vllm serve m --api-key ***"']}),
+        # an option of vLLM's that takes no value is no secret flag: the next one is shown
+        ({"args": ["--allow-credentials", "--enable-log-requests"]},) * 2,
     ],
 )
 def test_what_is_hidden(document: dict[str, Any], expected: dict[str, Any]) -> None:

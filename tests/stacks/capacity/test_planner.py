@@ -257,6 +257,12 @@ def test_budget_names_the_capacity_sources_that_meet_it() -> None:
             "lower the goal to what 2 node(s) give",
         ),
         (
+            {"target": {"totalTokensPerSecond": 700_000, "budgetPerHour": 20}},
+            "invalid stack config: target.budgetPerHour: USD 20.00/h is below the cheapest capacity source for the "
+            "8 node(s) the goal needs (Spot, USD 287.48/h all in); it affords no node there (1 costs USD 36.38/h): "
+            "raise the budget",
+        ),
+        (
             {"target": {"totalTokensPerSecond": 700_000}, "capacity": {"nodes": 3}},
             "invalid stack config: capacity.nodes and target are mutually exclusive",
         ),

@@ -133,9 +133,10 @@ def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
         if not argument or not flag or not is_secret_name(flag["name"]):
             continue
         following = strings.get(f"{argument['list']}[{int(argument['index']) + 1}]")
-        value = flag["value"] or flag["spaced"] or (following if flag["equals"] is None else None) or ""
-        # not another flag, nor $(VAR), which Kubernetes expands from the container's environment (a Secret)
-        if value and not value.startswith(("-", "$")):
+        apart = following if flag["equals"] is None and following and not following.startswith("-") else None
+        value = flag["value"] or flag["spaced"] or apart or ""
+        # not $(VAR), which Kubernetes expands from the container's environment (a Secret)
+        if value and not value.startswith("$"):
             found[f"{path}: --{flag['name']}"] = flag["name"]
     return found
 

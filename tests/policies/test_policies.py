@@ -449,3 +449,11 @@ def test_a_secret_named_variable_read_from_a_config_map_is_found() -> None:
     vllm_container(records)["env"].append({"name": "VLLM_API_KEY", "valueFrom": reference})
     (violation,) = verdicts(check_records(records), "LLM-SEC-004")
     assert "the variable VLLM_API_KEY is named like a secret and read from a ConfigMap" in violation.message
+
+
+def test_a_key_given_after_the_equals_sign_is_a_literal_whatever_it_starts_with() -> None:
+    """`--api-key=-x...` is the key `-x...` (argparse takes what follows `=`); `--api-key $(VAR)` is the
+    variable Kubernetes expands from the container's environment."""
+    literal = verdicts(check_records(set_flag(serving_stack(), "--api-key", "-x7Kq" + "9Zw2")), "LLM-SEC-004")
+    assert any("--api-key takes a secret" in violation.message for violation in literal)
+    assert not verdicts(check_records(set_flag(serving_stack(), "--api-key", "$(VLLM_API_KEY)")), "LLM-SEC-004")

@@ -18,6 +18,7 @@ from typing import Any
 
 from commands.io.states import Record
 from commands.preview.changes import OutputsDiff, Preview
+from policies.vllm_command import vllm_servers
 
 ACCEPT_FLAG = "--accept-client-break"
 # What a client calls, by output: what the output stands for.
@@ -48,6 +49,9 @@ def outputs_diff(old: dict[str, Any] | None, new: dict[str, Any] | None) -> Outp
 
 def _auth(record: Record) -> bool:
     """Whether the serving containers ask clients for a key."""
+    # as vLLM reads its line: an abbreviation (`--api-k`), a shell line (policies/vllm_command.py)
+    if any(server.has(AUTH_FLAG.removeprefix("--")) for server in vllm_servers(record["type"], record["inputs"])):
+        return True
     spec = (record["inputs"].get("spec") or {}).get("template") or {}
     for container in (spec.get("spec") or {}).get("containers") or []:
         words = [str(word) for word in [*(container.get("command") or []), *(container.get("args") or [])]]

@@ -257,3 +257,24 @@ def test_an_output_without_a_value_is_said_so_not_as_pythons_none() -> None:
         "the internal load balancer's address goes away: output internalAddress (no value) is removed",
         "the model name clients send changes: output servedModelName (no value) -> 'qwen'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "asks"),
+    [
+        (["vllm", "serve"], ["/models/m", "--api-k", "***"], True),  # vLLM's parser expands the abbreviation
+        (["sh", "-c"], ["exec vllm  serve /models/m --api-key ***"], True),
+        (["vllm", "serve"], ["/models/m", "--port", "8000"], False),
+    ],
+)
+def test_whether_the_serving_pods_ask_for_a_key_is_read_as_vllm_reads_its_line(
+    command: list[str], args: list[str], asks: bool
+) -> None:
+    from commands.preview.clients import _auth
+
+    container = {"name": "vllm", "image": "vllm/vllm-openai:v0.19.0", "command": command, "args": args}
+    record = {
+        "type": "kubernetes:apps/v1:Deployment",
+        "inputs": {"spec": {"template": {"spec": {"containers": [container]}}}},
+    }
+    assert _auth(record) is asks

@@ -248,10 +248,11 @@ def _options_of(version: tuple[int, int, int] | None) -> ReleaseOptions:
     """The option strings of the release the image names, or of every pinned release (the newest wins)."""
     releases = _release_options()
     named = ".".join(map(str, version)) if version else ""
-    merged: dict[str, list[Any]] = {}
-    for release in sorted(releases, key=lambda text: tuple(int(part) for part in text.split("."))):
-        merged.update(releases[release])
-    strings = releases.get(named, merged)
+    strings = releases.get(named)
+    if strings is None:
+        strings = {}
+        for release in sorted(releases, key=lambda text: tuple(int(part) for part in text.split("."))):
+            strings.update(releases[release])
     return ReleaseOptions(strings, tuple(sorted(string for string in strings if string.startswith("--"))))
 
 
@@ -267,18 +268,22 @@ def _image_version(image: str) -> tuple[int, int, int] | None:
 
 
 @lru_cache(maxsize=4096)
+def _pinned_option(name: str) -> list[Any] | None:
+    """What the option `--name` is to vLLM's parser of any pinned release: [flag, nargs, takes text], or None."""
+    return _option("--" + name.replace("_", "-"), _options_of(None))
+
+
 def flag_read_as(name: str) -> str:
     """The flag (no dashes) vLLM's parser of any pinned release reads the option `--name` as: `api-k` is
     `api-key`, `device-memory-utilization` is `gpu-memory-utilization`; the name itself when none."""
-    known = _option("--" + name.replace("_", "-"), _options_of(None))
+    known = _pinned_option(name)
     return str(known[0]) if known else name
 
 
-@lru_cache(maxsize=4096)
 def flag_takes_text(name: str) -> bool:
     """Whether vLLM's option `--name` (of any pinned release) takes a text value: not an on/off flag nor a
     number's; an option vLLM does not have may."""
-    known = _option("--" + name.replace("_", "-"), _options_of(None))
+    known = _pinned_option(name)
     return known is None or bool(known[2])
 
 

@@ -84,9 +84,8 @@ def _name_holds_a_secret(name: str) -> bool | None:
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
 # A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY),
-# but `$` in single quotes, which the shell does not expand.
-# Its value may follow a line continuation (`\` and a line break), sit in quotes (`'...'`, `"..."`, `$'...'`)
-# and be several (vLLM's --api-key takes one or more keys).
+# but `$` in single quotes, which the shell does not expand. The value may follow a line continuation (`\` and
+# a line break), sit in quotes (`'...'`, `"..."`, `$'...'`) and be several (vLLM's --api-key takes one or more).
 FLAG_IN_A_LINE = re.compile(
     r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:\\\n\s*)*(?:\$'|'(?!-)|[\"]?(?![$-])))"
     r"([^\s\"']+(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
@@ -213,8 +212,9 @@ def _holds_secrets(key: str, item: Any) -> bool:
     which names it in `secretName`)."""
     if isinstance(item, list):
         return key not in LISTS_OF_SECRET_NAMES and _name_holds_a_secret(key) is True
-    volume = key == "secret" and "secretName" in item if isinstance(item, dict) else False
-    return isinstance(item, dict) and not volume and _name_holds_a_secret(key) is True
+    if not isinstance(item, dict) or (key == "secret" and "secretName" in item):
+        return False
+    return _name_holds_a_secret(key) is True
 
 
 def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -> Any:

@@ -220,8 +220,15 @@ class ServingQueries:
         return f"max(kube_horizontalpodautoscaler_status_desired_replicas{{{selector}}})"
 
     def pending_pods(self) -> str:
+        return f"sum({self._pending()})"
+
+    def pending_by_pod(self) -> str:
+        """One series per Pending pod: an alert's duration then holds for one pod, not for pods pending in turn."""
+        return f"max by (pod) ({self._pending()})"
+
+    def _pending(self) -> str:
         selector = self._matchers({"namespace": self.namespace, "phase": "Pending"})
-        return f'sum(kube_pod_status_phase{{{selector},pod=~"{deployment_pod_pattern(self.deployment)}"}})'
+        return f'kube_pod_status_phase{{{selector},pod=~"{deployment_pod_pattern(self.deployment)}"}}'
 
     def pool(self, name: str) -> str:
         return f"max({name}{{{self._matchers({'name': self.pool_name or self.deployment})}}})"

@@ -263,6 +263,8 @@ class AlertThresholds:
     min_mtp_acceptance: float
     pending_seconds: int
     cold_start_seconds: int
+    # How long a queue may grow before it alerts: longer than a new replica's start when an autoscaler adds pods.
+    queue_seconds: int = 600
 
 
 def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, speculative: bool) -> list[PromQlAlert]:
@@ -279,13 +281,14 @@ def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, specula
         ),
         PromQlAlert(
             "queue-growing",
-            "Request queue growing for 10 minutes",
+            f"Request queue growing for {thresholds.queue_seconds // 60} minutes",
             f"({q.requests('vllm:num_requests_waiting')} > {thresholds.queue_waiting}) "
             f"and ({q.waiting_change('10m')} > 0)",
-            600,
+            thresholds.queue_seconds,
             Severity.error,
-            "Waiting requests above the threshold and higher than 10 minutes ago: add capacity "
-            "(`scaleByHand`) or check why the autoscaler does not (max replicas, pending pods).",
+            f"Waiting requests above the threshold, and higher than 10 minutes ago, for {thresholds.queue_seconds} s "
+            "(with an autoscaler, longer than a new replica takes to serve: its scale-up had time to land): add "
+            "capacity (`scaleByHand`) or check why the autoscaler does not (max replicas, pending pods).",
         ),
         PromQlAlert(
             "kv-cache-full",
@@ -299,11 +302,11 @@ def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, specula
         PromQlAlert(
             "pods-pending",
             "Serving pods pending for capacity",
-            f"{q.pending_pods()} > 0",
+            f"{q.pending_by_pod()} > 0",
             thresholds.pending_seconds,
             Severity.error,
-            "Pods Pending longer than A4 provisioning takes: no Spot/Flex-start/reservation capacity. "
-            "See `pendingReason`.",
+            "A pod Pending longer than A4 provisioning and its image pull take: no Spot/Flex-start/reservation "
+            "capacity. See `pendingReason`.",
         ),
     ]
     if speculative:

@@ -46,7 +46,7 @@ from components.schedule import ScaleScheduleArgs, ScaleStep
 from components.vllm import CONTAINER_NAME as VLLM_CONTAINER
 from components.vllm import (
     ENGINE_FIELDS,
-    MODEL_LOAD_MINUTES,
+    IMAGE_PULL_SECONDS,
     NODE_PROVISIONING_MINUTES,
     PORT_NAME,
     EngineFlags,
@@ -75,6 +75,7 @@ from stacks.capacity.time_to_serve import (
     led_schedule_steps,
     planning_seconds,
     startup_probe_seconds,
+    wake_planning_seconds,
 )
 from stacks.config.benchmark import BenchmarkTarget
 from stacks.config.capacity import CapacitySource as CapacitySourceConfig
@@ -178,28 +179,35 @@ def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
     )
 
 
-# One pod's move off a recycled node: a node (provisioning) and a model load (components/vllm.py).
-POD_MOVE_SECONDS = (NODE_PROVISIONING_MINUTES + MODEL_LOAD_MINUTES) * 60
+# One pod's move off a recycled node: a node (provisioning) and the pod's start, given at least twice the write-up's
+# ~10 min pod phase.
+MOVE_POD_START_SECONDS = 1200
 
 
-def flex_start_recycling_seconds(pods: int) -> int:
-    """The recycling lead that moves `pods` pods one at a time before their Flex-start nodes, started
+def pod_move_seconds(config: StackConfig) -> int:
+    """One pod's move off a recycled Flex-start node: a node, then its start (the stack's own pod figure when longer
+    than MOVE_POD_START_SECONDS: a recorded start-up report, or a larger checkpoint's read)."""
+    return NODE_PROVISIONING_MINUTES * 60 + max(MOVE_POD_START_SECONDS, held_planning_seconds(config))
+
+
+def flex_start_recycling_seconds(config: StackConfig) -> int:
+    """The recycling lead that moves the stack's most pods one at a time before their Flex-start nodes, started
     together, reach the end of their run together."""
-    return pods * POD_MOVE_SECONDS
+    return config.max_replicas * pod_move_seconds(config)
 
 
-def capacity_sources(sources: Sequence[CapacitySourceConfig], most_pods: int) -> list[CapacitySource]:
+def capacity_sources(sources: Sequence[CapacitySourceConfig], recycling_seconds: int) -> list[CapacitySource]:
     """The stack's capacity fallback order as the capacity component's own source types (an unknown
     kind is an error: components/capacity.py CAPACITY_KINDS; a Flex-start recycling lead left null
-    covers moving `most_pods` pods)."""
-    return [capacity_source(source.type, source_settings(source, most_pods)) for source in sources]
+    is `recycling_seconds`)."""
+    return [capacity_source(source.type, source_settings(source, recycling_seconds)) for source in sources]
 
 
-def source_settings(source: CapacitySourceConfig, most_pods: int) -> dict[str, Any]:
+def source_settings(source: CapacitySourceConfig, recycling_seconds: int) -> dict[str, Any]:
     """A source's settings for its component type (the config's fields but `type`)."""
     settings = source.model_dump(exclude={"type"})
     if source.type == FLEX_START.type and settings["node_recycling_lead_time_seconds"] is None:
-        settings["node_recycling_lead_time_seconds"] = flex_start_recycling_seconds(most_pods)
+        settings["node_recycling_lead_time_seconds"] = recycling_seconds
     return settings
 
 
@@ -350,7 +358,7 @@ def platform_crds_args(config: StackConfig, namespace: pulumi.Input[str]) -> Crd
 def capacity_args(config: StackConfig, after: Sequence[pulumi.Resource]) -> B200CapacityArgs:
     return B200CapacityArgs(
         compute_class_name=config.capacity.compute_class_name,
-        sources=capacity_sources(config.capacity.sources, config.max_replicas),
+        sources=capacity_sources(config.capacity.sources, flex_start_recycling_seconds(config)),
         zones=config.zones,
         gpu_driver_version=config.capacity.gpu_driver_version.value,
         labels=kubernetes_labels(config),
@@ -424,6 +432,7 @@ def vllm_engine_args(
         compile_cache=compile_cache,
         per_rank=config.serves_per_rank,
         startup_probe_seconds=startup_probe_seconds(config),
+        image_pull_seconds=max(IMAGE_PULL_SECONDS, round(config.time_to_serve.image_pull_seconds or 0)),
     )
 
 
@@ -570,9 +579,17 @@ def scale_down_stabilization_seconds(config: StackConfig) -> int:
 
 
 def no_ready_replica_seconds(config: StackConfig) -> int:
-    """How long pods may be wanted with none ready before the alert fires: the stack's time to serve
-    plus one more node provisioning (a node that failed and was retried)."""
-    return planning_seconds(config) + NODE_PROVISIONING_SECONDS
+    """How long pods may be wanted with none ready before the alert fires: the stack's time to serve at a
+    wake plus one more node provisioning (a node that failed and was retried)."""
+    return wake_planning_seconds(config) + NODE_PROVISIONING_SECONDS
+
+
+def pending_alert_seconds(config: StackConfig) -> int:
+    """monitoring.alerts.pendingSeconds, else twice the node provisioning plus the computed image pull, within the
+    field's range (at most 7200)."""
+    given = config.monitoring.alerts.pending_seconds
+    pull = round(config.time_to_serve.image_pull_seconds or 0)
+    return given if given is not None else min(2 * NODE_PROVISIONING_SECONDS + pull, 7200)
 
 
 def time_to_ready_metric(config: StackConfig) -> TimeToReady | None:
@@ -706,8 +723,9 @@ def monitoring_args(
                 queue_waiting=alerts.queue_waiting_threshold,
                 kv_cache_usage=alerts.kv_cache_usage_threshold,
                 min_mtp_acceptance=alerts.min_mtp_acceptance,
-                pending_seconds=alerts.pending_seconds,
+                pending_seconds=pending_alert_seconds(config),
                 cold_start_seconds=no_ready_replica_seconds(config),
+                queue_seconds=max(600, planning_seconds(config)) if config.autoscaling.enabled else 600,
             ),
             speculative=speculative,
         ),

@@ -161,7 +161,10 @@ def _template_rollout(change: ResourceChange, running: tuple[int, int], times: S
         "one is gone)"
     )
     total = (rounds * per_pod[0], rounds * per_pod[1])
-    what = f"{what}; {pods - step if pods > step else 0} of {pods} serve meanwhile, for about {_span(*total)}"
+    what = f"{what}; {_still_serving(pods, step)} serve meanwhile, for about {_span(*total)}"
+    if 0 < low < pods:
+        # the autoscaler's or the schedule's floor: a roll there takes down as large a share of the pods
+        what += f" ({_still_serving(low, step)} at the {low} running at the least{'' if low > step else ': an outage'})"
     warning = (
         f"{change.urn}: {what}; each round needs an A4 node the new way (capacity that may not be there: the rollout "
         "then stalls with the others serving)"
@@ -169,6 +172,11 @@ def _template_rollout(change: ResourceChange, running: tuple[int, int], times: S
         else None
     )
     return Rollout(what, pods, per_pod, total, "during `pulumi up`, which waits for the rollout", times.source, warning)
+
+
+def _still_serving(pods: int, step: int) -> str:
+    """How many of `pods` serve while `step` of them are replaced."""
+    return f"{max(pods - step, 0)} of {pods}"
 
 
 def _replaced(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout:

@@ -6,7 +6,13 @@ from __future__ import annotations
 from commands.render.time_to_serve import TimeToServe, time_to_serve
 from common.text import human_duration
 from components.capacity import capacity_kind
-from stacks.args import autoscaling_metric, scale_down_stabilization_seconds, schedule_steps, source_settings
+from stacks.args import (
+    autoscaling_metric,
+    flex_start_recycling_seconds,
+    scale_down_stabilization_seconds,
+    schedule_steps,
+    source_settings,
+)
 from stacks.capacity.planner import budget_pricing, node_price
 from stacks.capacity.time_to_serve import Phase
 from stacks.config.capacity import FlexStartSource
@@ -141,7 +147,7 @@ def flex_start_recycling(config: StackConfig, model: TimeToServe) -> str | None:
     source = next((item for item in config.capacity.sources if isinstance(item, FlexStartSource)), None)
     if source is None:
         return None
-    lead = source_settings(source, config.max_replicas)["node_recycling_lead_time_seconds"]
+    lead = source_settings(source, flex_start_recycling_seconds(config))["node_recycling_lead_time_seconds"]
     reason = (
         f"nodeRecyclingLeadTimeSeconds {lead:,} s"
         if source.node_recycling_lead_time_seconds is not None

@@ -239,9 +239,9 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
     if probe > STARTUP_PROBE_SECONDS:
         notes.append(
             f"startup probe: {probe / 60:,.0f} min for /health, where the recipe's is {STARTUP_PROBE_SECONDS // 60} "
-            "min (3x its measured ~10 min pod phase): 3x that pod phase plus what this checkpoint adds to a "
-            "simultaneous wake's read with every pod on one zone's disk (computed), so that a fleet restart's slower "
-            "read is not restarted half-way; "
+            "min (3x its measured ~10 min pod phase): 3x the stack's pod phase (a recorded start-up report of its "
+            "configuration, else the write-up's) plus what this checkpoint adds to a simultaneous wake's read with "
+            "every pod on one zone's disk (computed), so that a slow start is not restarted half-way; "
             "the Deployment's progress deadline and `pulumi up`'s wait grow as much"
         )
     return tuple(notes)

@@ -9,7 +9,13 @@ from commands.render.time_to_serve import TimeToServe, WakeRead, time_to_serve
 from common.gke_versions import CAPACITY_BUFFER_MIN_GKE_VERSION
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.args import schedule_steps
-from stacks.capacity.time_to_serve import Phase, led_schedule_steps, wake_lead_seconds
+from stacks.capacity.time_to_serve import (
+    Phase,
+    led_schedule_steps,
+    planning_seconds,
+    wake_lead_seconds,
+    wake_planning_seconds,
+)
 from stacks.config.stack import StackConfig
 
 
@@ -50,9 +56,15 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
     ]
     lines += [
         "",
-        f"Planning figure (alert durations, the schedule's lead, the scale-down window): "
+        f"Planning figure (the scale-down window; at a wake, the schedule's lead and the no-ready-replica alert): "
         f"{duration(model.planning_seconds)}, {model.planning_basis}.",
     ]
+    together = wake_planning_seconds(config) - model.planning_seconds
+    if together > 0:
+        lines[-1] += (
+            f" At a wake {duration(model.planning_seconds + together)}: {config.nodes_per_disk} pods on one zone's "
+            f"disk read the larger checkpoint at once, {duration(together)} more (computed, as below)."
+        )
     wake = model.wake
     if wake is None:
         lines += ["", "Simultaneous wake: not computed (the checkpoint's size is not known: weights.checkpointGib)."]
@@ -127,7 +139,13 @@ def warm_capacity_lines(config: StackConfig, model: TimeToServe) -> list[str]:
         + "; ".join(priced_sources(config, hours, premium=False))
         + " a month (the stack's capacity sources in fallback order at their VM prices, before the Autopilot "
         "premium; the monthly costs per source count them as serving nodes). A replica that lands on "
-        f"one serves after {_held_serves(model)}.",
+        f"one serves after {_held_serves(model)}."
+        + (
+            " The schedule's steps set how many are held: `pulumi up` creates the buffer holding none, and the first "
+            "node is held from the next step that sets them (until then a new replica waits for a node)."
+            if config.schedule.enabled
+            else ""
+        ),
     ]
 
 
@@ -144,7 +162,16 @@ def schedule_lead_lines(config: StackConfig) -> list[str]:
     wake = next(cron for name, cron, _ in led_schedule_steps(config) if name == "wake")
     minute, hour = wake.split()[:2]
     lead = wake_lead_seconds(config)
-    basis = "schedule.wakeLeadSeconds" if schedule.wake_lead_seconds is not None else "the planning figure above"
+    together = lead - planning_seconds(config)
+    if schedule.wake_lead_seconds is not None:
+        basis = "schedule.wakeLeadSeconds"
+    elif together > 0:
+        basis = (
+            f"the planning figure above plus {duration(together)} for the larger checkpoint read by "
+            f"{config.nodes_per_disk} pods on one zone's disk at once"
+        )
+    else:
+        basis = "the planning figure above"
     return [
         "",
         f"Schedule: business hours open at {schedule.business_hours.start}; the wake step fires at "

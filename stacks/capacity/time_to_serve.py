@@ -321,20 +321,35 @@ def held_planning_seconds(config: StackConfig) -> int:
     return held_planning(config, held, weights_phase(config))[0]
 
 
+def _read_together(config: StackConfig, pods: int) -> float:
+    """What a checkpoint larger than the recipe's adds to the read when `pods` more pods read one zone's disk at
+    the same time (the recipe's own pods were measured as they started)."""
+    size, recipe = checkpoint_mib(config), profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB
+    return 0.0 if size is None else max(0.0, size - recipe) * pods / config.serving_throughput_mibps
+
+
+def wake_planning_seconds(config: StackConfig) -> int:
+    """The planning figure of a wake (business hours' step, pods wanted with none ready): one replica's, plus what
+    the other pods on its zone's disk add by reading the checkpoint at the same time (spread evenly over the zones,
+    as plan.md's simultaneous wake)."""
+    return planning_seconds(config) + round(_read_together(config, config.nodes_per_disk - 1))
+
+
 def wake_lead_seconds(config: StackConfig) -> int:
-    """How early business hours wake: schedule.wakeLeadSeconds, else the stack's time to serve."""
+    """How early business hours wake: schedule.wakeLeadSeconds, else the stack's time to serve at a wake."""
     given = config.schedule.wake_lead_seconds
-    return given if given is not None else planning_seconds(config)
+    return given if given is not None else wake_planning_seconds(config)
 
 
 def startup_probe_seconds(config: StackConfig) -> int:
     """How long a pod may take to answer /health: the recipe's 30 min (3x its measured ~10 min pod phase), or 3x
-    that pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its zone's
-    disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them), whichever is
-    longer: a probe that gives up restarts the load."""
-    size, recipe = checkpoint_mib(config), profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB
-    extra = 0.0 if size is None else max(0.0, size - recipe) * config.max_replicas / config.serving_throughput_mibps
-    return max(STARTUP_PROBE_SECONDS, round(3 * (RECIPE_POD_SECONDS + extra)))
+    the stack's pod phase (a recorded start-up report of its configuration, else the write-up's) plus what a larger
+    checkpoint adds to a simultaneous wake's read (every node reading its zone's disk at once, as after a fleet
+    restart; all of them on one zone's disk, as nothing spreads them), whichever is longer: a probe that gives up
+    restarts the load."""
+    _, pod = _node_and_pod(config)
+    seconds = pod.seconds_max if pod.seconds_max is not None else RECIPE_POD_SECONDS
+    return max(STARTUP_PROBE_SECONDS, round(3 * (seconds + _read_together(config, config.max_replicas))))
 
 
 def led_schedule_steps(config: StackConfig) -> list[tuple[str, str, int]]:

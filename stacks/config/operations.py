@@ -245,10 +245,10 @@ class AlertsConfig(ConfigModel):
         description="Alert when the MTP acceptance rate (accepted / drafted tokens over 15 min) falls below this; the "
         "recipe saw ~0.85-0.9 with MTP-1.",
     )
-    pending_seconds: Annotated[int, Field(ge=60, le=7200)] = Field(
-        default=2 * NODE_PROVISIONING_SECONDS,
-        description="A serving pod Pending longer than this many seconds alerts (no capacity); default 720, twice the "
-        "node provisioning time.",
+    pending_seconds: Annotated[int | None, Field(ge=60, le=7200)] = Field(
+        default=None,
+        description="A serving pod Pending longer than this many seconds alerts (no capacity); null: twice the node "
+        "provisioning time (720), plus the image pull (a pod is Pending while it pulls) where timeToServe computes it.",
     )
 
     @model_validator(mode="after")

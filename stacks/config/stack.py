@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from common.cron import WEEKDAYS
+from common.gcp_regions import known_region
 from common.gke_versions import (
     B200_MIN_GKE_VERSION,
     CAPACITY_BUFFER_MIN_GKE_VERSION,
@@ -31,7 +32,6 @@ from stacks.config.operations import AutoscalingConfig, MonitoringConfig, Schedu
 from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of
 from stacks.config.quoting import quote
-from stacks.config.regions import known_region
 from stacks.config.routing import RoutingConfig, RoutingMode
 from stacks.config.startup import StartupConfig
 from stacks.config.time_to_serve import (
@@ -80,7 +80,7 @@ class StackConfig(ConfigModel):
     region: Annotated[str, Field(pattern=GCP_REGION), AfterValidator(known_region)] = Field(
         default="us-central1",
         description="Region of the cluster, network and gateway: one of the Google Cloud regions (the list of "
-        "2026-11 in stacks/config/regions.py; e.g. us-central1); A4 is only offered in some regions (policy "
+        "2026-11 in common/gcp_regions.py; e.g. us-central1); A4 is only offered in some regions (policy "
         "LLM-GPU-004, an advisory).",
     )
     zones: Annotated[list[str], Field(min_length=1, max_length=4)] = Field(

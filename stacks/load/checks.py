@@ -39,7 +39,7 @@ from components.weights import (
 from schemas.vllm_args import check_serve_args, extra_arg_values, flag_name
 from schemas.vllm_reasoning_parsers import registered as registered_reasoning_parsers
 from schemas.vllm_releases import image_release
-from stacks.args import POD_MOVE_SECONDS, engine_flags, flex_start_recycling_seconds, serve_arguments
+from stacks.args import engine_flags, flex_start_recycling_seconds, serve_arguments
 from stacks.config.capacity import FlexStartSource
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX
 from stacks.config.profiles import profile_for_model
@@ -573,7 +573,7 @@ def _flex_start_recycling_spreads(config: StackConfig) -> str | None:
     PodDisruptionBudget), each through a node and a model load: the lead must cover every move."""
     if config.capacity.nodes is None:  # a `target` not yet resolved by the planner
         return None
-    needed = flex_start_recycling_seconds(config.max_replicas)
+    needed = flex_start_recycling_seconds(config)
     for index, source in enumerate(config.capacity.sources):
         if not isinstance(source, FlexStartSource):
             continue
@@ -588,8 +588,8 @@ def _flex_start_recycling_spreads(config: StackConfig) -> str | None:
         if lead is not None and lead < needed:
             return (
                 f"{key}.nodeRecyclingLeadTimeSeconds: {lead} s; the {config.max_replicas} Flex-start nodes reach their "
-                f"run limit together and their pods move one at a time, about {POD_MOVE_SECONDS} s each: allowed "
-                f"{needed} s or more (null computes it)"
+                f"run limit together and their pods move one at a time, about {needed // config.max_replicas} s "
+                f"each: allowed {needed} s or more (null computes it)"
             )
     return None
 

@@ -122,8 +122,8 @@ def test_deployment_runs_the_recipe_on_eight_b200() -> None:
     }
     assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "1"
     assert env["EXTRA"] == "1"
-    # Two capacity sources of up to 15 min each, then the model load: 50 min per pod.
-    assert match(deployment.options, {"customTimeouts": {"create": "100m", "update": "100m"}, "ignoreChanges": []})
+    # Two capacity sources of up to 15 min each, the image pull (10 min), the startup probe (30 min): 70 min a pod.
+    assert match(deployment.options, {"customTimeouts": {"create": "140m", "update": "140m"}, "ignoreChanges": []})
     has_resource(
         records,
         "kubernetes:policy/v1:PodDisruptionBudget",
@@ -192,11 +192,27 @@ def test_a_longer_startup_probe_gives_the_rollout_as_much_more_time() -> None:
     assert longer.options["customTimeouts"]["create"] != default.options["customTimeouts"]["create"]
 
 
+@pytest.mark.parametrize(
+    ("sources", "probe", "pull"), [(1, 1800, 600), (2, 1800, 600), (1, 4764, 600), (3, 1800, 5000)]
+)
+def test_the_rollout_waits_at_least_as_long_as_the_kubelet_for_a_pod(sources: int, probe: int, pull: int) -> None:
+    """A pod is Pending while each source is tried for a node and while its image is pulled, then the kubelet gives
+    /health the startup probe's budget: a progress deadline shorter than that calls a slow, healthy pod failed."""
+    (deployment,) = [
+        r
+        for r in build_engine(capacity_sources=sources, startup_probe_seconds=probe, image_pull_seconds=pull)
+        if r.type == DEPLOYMENT
+    ]
+    container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
+    kubelet = container["startupProbe"]["periodSeconds"] * container["startupProbe"]["failureThreshold"]
+    assert deployment.inputs["spec"]["progressDeadlineSeconds"] >= sources * 15 * 60 + pull + kubelet
+
+
 def test_replicas_owned_by_an_autoscaler_are_left_alone() -> None:
     (deployment,) = [r for r in build_engine(replicas_managed_elsewhere=True, most_replicas=4) if r.type == DEPLOYMENT]
     assert deployment.options["ignoreChanges"] == ["spec.replicas"]
     # An update may roll four pods, one at a time.
-    assert deployment.options["customTimeouts"]["update"] == "200m"
+    assert deployment.options["customTimeouts"]["update"] == "280m"
 
 
 def test_flags_turned_off() -> None:

@@ -8,17 +8,18 @@ from typing import Any
 
 import pytest
 
-from stacks.args import POD_MOVE_SECONDS
 from stacks.load.loader import InvalidConfig, validate
 from tests.rendered import RenderedStack
+
+MOVE_SECONDS = 35 * 60
 
 
 def test_prod_recycles_flex_start_nodes_early_enough_to_move_every_pod(prod: RenderedStack) -> None:
     (compute_class,) = prod.kind("ComputeClass")
     (flex,) = [p for p in compute_class["spec"]["priorities"] if "flexStart" in p]
-    # 12 pods, one at a time (the PodDisruptionBudget), a node and a model load each.
-    assert flex["flexStart"]["nodeRecycling"]["leadTimeSeconds"] == 12 * POD_MOVE_SECONDS
-    assert flex["maxRunDurationSeconds"] > 12 * POD_MOVE_SECONDS
+    # 12 pods, one at a time (the PodDisruptionBudget), a node (15 min) and a pod start (20 min) each.
+    assert flex["flexStart"]["nodeRecycling"]["leadTimeSeconds"] == 12 * MOVE_SECONDS
+    assert flex["maxRunDurationSeconds"] > 12 * MOVE_SECONDS
 
 
 def test_the_cluster_upgrades_only_in_its_maintenance_window(prod: RenderedStack) -> None:
@@ -55,8 +56,8 @@ def test_a_custom_window_is_rendered() -> None:
         (
             {"capacity": {"sources": [{"type": "flexStart", "nodeRecyclingLeadTimeSeconds": 3600}]}},
             "capacity.sources[0].nodeRecyclingLeadTimeSeconds: 3600 s; the 12 Flex-start nodes reach their run limit "
-            f"together and their pods move one at a time, about {POD_MOVE_SECONDS} s each: allowed "
-            f"{12 * POD_MOVE_SECONDS} s or more",
+            f"together and their pods move one at a time, about {MOVE_SECONDS} s "
+            f"each: allowed {12 * MOVE_SECONDS} s or more",
         ),
         (
             {"capacity": {"sources": [{"type": "flexStart", "maxRunDurationSeconds": 3600}]}},

@@ -282,11 +282,21 @@ def test_alert_policies(prod: RenderedStack) -> None:
         assert condition["disableMetricValidation"] is True
     assert promql["kv-cache-full"]["query"].endswith("> 0.9")
     assert promql["pods-pending"]["duration"] == f"{2 * NODE_PROVISIONING_SECONDS}s"
+    # per pod: pods pending one after another (an autoscaler adding one at a time) are not one long wait
+    assert promql["pods-pending"]["query"].startswith("max by (pod) (kube_pod_status_phase{")
     cold_start = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
     assert promql["no-ready-replica"]["duration"] == f"{cold_start + NODE_PROVISIONING_SECONDS}s"
     assert promql["queue-growing"]["duration"] == "600s"
     assert "delta(vllm:num_requests_waiting{" in promql["queue-growing"]["query"]
     assert "spec_decode_num_accepted_tokens_total" in promql["mtp-acceptance-collapsed"]["query"]
+
+
+def test_an_autoscaled_queue_alerts_only_after_a_new_replica_could_serve(staging: RenderedStack) -> None:
+    # staging's autoscaler adds a pod that serves ~16 min later: a queue growing for 10 min is its scale-up at work
+    (policy,) = [policy for policy in staging.of_type(ALERT_POLICY) if policy["name"].endswith("queue-growing")]
+    condition = policy["inputs"]["conditions"][0]
+    assert condition["conditionPrometheusQueryLanguage"]["duration"] == f"{RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS}s"
+    assert condition["displayName"] == "Request queue growing for 16 minutes"
 
 
 def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) -> None:

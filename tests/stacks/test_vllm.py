@@ -258,15 +258,15 @@ def test_grace_without_spot_lets_a_recipe_request_finish(
 
 def test_rollout_wait_is_sized_to_the_stack(prod: RenderedStack) -> None:
     """12 nodes from Flex-start then Spot: a create waits for one (parallel) round of node
-    provisioning per source plus model load, an update for 12 sequential rounds."""
+    provisioning per source, the image pull and the startup probe's budget, an update for 12 sequential rounds."""
     record = prod.one("kubernetes:apps/v1:Deployment")
     wait = rollout_wait(replicas=12, capacity_sources=2, max_unavailable=1)
     assert record["options"]["customTimeouts"] == {
         "create": f"{wait.create_minutes}m",
         "update": f"{wait.update_minutes}m",
     }
-    assert wait.update_minutes == 12 * (2 * 15 + 20)
-    assert deployment(prod)["spec"]["progressDeadlineSeconds"] == wait.progress_deadline_seconds == 50 * 60
+    assert wait.update_minutes == 12 * (2 * 15 + 10 + 30)
+    assert deployment(prod)["spec"]["progressDeadlineSeconds"] == wait.progress_deadline_seconds == 70 * 60
 
 
 @pytest.mark.parametrize("name", ["dev", "prod"])

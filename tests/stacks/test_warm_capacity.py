@@ -75,6 +75,8 @@ def test_the_schedule_wakes_early_and_sets_the_held_nodes(warm: RenderedStack) -
     } in role["rules"]
     section = warm.plan.split("## Time to serve", 1)[1].split("\n## ", 1)[0]
     assert "Held nodes: 2 A4 node(s) in the schedule's serving windows" in section
+    # the buffer is created holding none (the steps own its count): `pulumi up` at noon holds nothing until a step
+    assert "the first node is held from the next step that sets them" in section
     assert "the wake step fires at 23:54 (UTC), 16.0 min earlier" in section
 
 

@@ -130,6 +130,8 @@ def test_an_engine_flag_under_the_autoscaler_rolls_the_pods_it_may_run(
     (rollout,) = result.rollouts
     assert rollout.pods == 4 and "4 pod(s) at most (the 1..4 running), 1 at a time" in rollout.what
     assert "3 of 4 serve meanwhile" in rollout.what
+    # at the autoscaler's floor the one pod rolls too: nothing serves meanwhile
+    assert "(0 of 1 at the 1 running at the least: an outage)" in rollout.what
     assert rollout.total_seconds == (4 * rollout.seconds_per_pod[0], 4 * rollout.seconds_per_pod[1])
 
 

@@ -4,11 +4,21 @@ phase as plan.md reports it: tests/commands/render/test_time_to_serve.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from stacks.capacity.time_to_serve import planning_seconds
+from stacks.args import no_ready_replica_seconds, pod_move_seconds
+from stacks.capacity import measurements
+from stacks.capacity.time_to_serve import (
+    checkpoint_mib,
+    planning_seconds,
+    startup_probe_seconds,
+    wake_lead_seconds,
+)
+from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 from tests.variants import stack_config, variant_config
 
@@ -23,6 +33,48 @@ BASE: dict[str, Any] = {
 def test_the_planning_figure_is_the_recipes_measured_one_or_assumed_from_it() -> None:
     assert planning_seconds(stack_config("dev")) == 960  # node ~6 min + pod ~10 min, the write-up's
     assert planning_seconds(variant_config("prod-397b")) > 960  # assumed, plus the larger checkpoint's read
+
+
+def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: float) -> Path:
+    """The repository's measurements with a start-up report of `config`'s configuration (as `bench-compare
+    --record` adds one): the node after `scheduled` s, the pod ready `ready` s after the scale-up."""
+    document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
+    configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
+    phases = {"scheduledSeconds": scheduled, "readySeconds": ready}
+    document["measurements"].append(
+        {
+            "id": "slow-startup",
+            "source": "an own run",
+            "date": "2026-11-20",
+            "measuredRelease": configuration["vllmRelease"],
+            "configuration": configuration,
+            "runs": [{"nodes": 1, "totalTokensPerSecond": 90000}],
+            "startup": {"pods": 1, "medianSeconds": phases, "maxSeconds": phases},
+        }
+    )
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tmp_path: Path) -> None:
+    # A pod phase of 39 min, recorded: a probe of the recipe's 30 min would restart every load before it ends.
+    config = variant_config("staging-122b")
+    before = startup_probe_seconds(config), pod_move_seconds(config)
+    with measurements.using(_with_startup(config, tmp_path / "measurements.yaml", scheduled=360, ready=2700)):
+        assert startup_probe_seconds(config) >= 3 * (2700 - 360) > before[0]
+        assert pod_move_seconds(config) == 15 * 60 + (2700 - 360) > before[1]
+    assert pod_move_seconds(stack_config("prod")) == 35 * 60  # a node, and twice the write-up's ~10 min pod
+
+
+def test_a_wake_of_many_pods_leads_by_their_shared_read_of_a_larger_checkpoint() -> None:
+    config = variant_config("prod-397b")
+    assert config.nodes_per_disk > 1
+    shared_read = checkpoint_mib(config) * config.nodes_per_disk / config.serving_throughput_mibps  # type: ignore[operator]
+    # the node (~6 min), then the checkpoint read by every pod on the zone's disk, before any GPU load
+    assert wake_lead_seconds(config) >= 360 + shared_read
+    assert no_ready_replica_seconds(config) > wake_lead_seconds(config) > planning_seconds(config)
+    recipe = stack_config("prod")  # the write-up's pods started together: nothing more to read
+    assert wake_lead_seconds(recipe) == planning_seconds(recipe) == 960
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def test_an_unknown_kind_is_an_error_not_spot() -> None:
         capacity_kind("onDemand")
     stray = SpotSource.model_construct(type="onDemand")  # type: ignore[arg-type]  # past validation, as args once took it
     with pytest.raises(ValueError, match="onDemand"):
-        capacity_sources([stray], most_pods=1)
+        capacity_sources([stray], recycling_seconds=2100)
     assert capacity_source("spot", {}) == SpotCapacity()
 
 

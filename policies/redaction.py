@@ -738,9 +738,9 @@ REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials"
 
 @functools.lru_cache(maxsize=4096)  # a render's documents repeat the same few hundred keys
 def name_words(name: str) -> str:
-    """A name as its words joined by `_`, lower case: wandbApiKey, WANDB_API_KEY, --wandb-api-key and
-    wandb.api.key alike."""
-    return CAMEL_HUMP.sub("_", name).lower().replace("-", "_").replace(".", "_")
+    """A name as its words joined by `_`, lower case: wandbApiKey, WANDB_API_KEY, --wandb-api-key,
+    wandb.api.key and a Kubernetes annotation's wandb.ai/api-key alike."""
+    return CAMEL_HUMP.sub("_", name).lower().replace("-", "_").replace(".", "_").replace("/", "_")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -762,20 +762,31 @@ def _hide_patterns(text: str) -> str:
     return text
 
 
-def _escaped_secret_hidden(text: str) -> str:
-    """The whole text hidden when a secret is left behind its JSON or URL escapes (no span of the text is it)."""
-    return REDACTED if _escaped_kinds(text) else text
+# A hidden span against an escape: the match stopped at it, and the secret goes on behind it.
+HIDDEN_AT_AN_ESCAPE = re.compile(
+    re.escape(REDACTED)
+    + r"(?:\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})|(?:\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})"
+    + re.escape(REDACTED)
+)
+
+
+def _escaped_secret_hidden(text: str, original: str) -> str:
+    """The whole text hidden when a secret is left behind its JSON or URL escapes: no span of the text is it, or
+    a span hidden up to an escape leaves the rest of a secret the escapes make whole (`sk-...\\u0041...`)."""
+    if _escaped_kinds(text) or (HIDDEN_AT_AN_ESCAPE.search(text) and _escaped_kinds(original)):
+        return REDACTED
+    return text
 
 
 def redact_secrets(text: str) -> str:
     """redact_tokens, and every other kind of secret replaced by ***: for messages and error lines."""
-    return _escaped_secret_hidden(_hide_patterns(redact_tokens(text)))
+    return _escaped_secret_hidden(_hide_patterns(redact_tokens(text)), text)
 
 
 def hide_secrets(text: str) -> str:
     """hide_tokens, and every other kind of secret replaced by ***: for what a command copies from a
     file it was given into its own output."""
-    return _escaped_secret_hidden(_hide_patterns(hide_tokens(text)))
+    return _escaped_secret_hidden(_hide_patterns(hide_tokens(text)), text)
 
 
 def known_secret_texts(secrets: Iterable[str]) -> set[str]:

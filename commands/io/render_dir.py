@@ -16,6 +16,7 @@ the pull request) must not carry it on. So before the preview sees a document, `
 from __future__ import annotations
 
 import functools
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -83,12 +84,16 @@ def _name_holds_a_secret(name: str) -> bool | None:
 
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
-# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a variable ($KEY),
-# but `$` in single quotes, which the shell does not expand. The value may follow a line continuation (`\` and
-# a line break), sit in quotes (`'...'`, `"..."`, `$'...'`) and be several (vLLM's --api-key takes one or more).
+# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a plain variable
+# ($KEY, ${KEY}, Kubernetes' $(KEY)), but a default (`${KEY:-V}` is V when KEY is unset), a command's output
+# (`$(printf V)`) and `$` in single quotes, which the shell does not expand. The value may follow a line
+# continuation (`\` and a line break), sit in quotes (`'...'`, `"..."`, `$'...'`, escaped `\"...\"`, after an
+# empty `""`) and be several (vLLM's --api-key takes one or more).
+VARIABLE = r"\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*\}|\([A-Za-z_]\w*\))(?=[\s\"'\\]|$)"
 FLAG_IN_A_LINE = re.compile(
-    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:\\\n\s*)*(?:\$'|'(?!-)|[\"]?(?![$-])))"
-    r"([^\s\"']+(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:\\\n\s*)*(?:\$'|\\?'(?!-)|(?:\\?[\"']){0,2}(?!-)(?!"
+    + VARIABLE
+    + r")))([^\s\"']+(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
 )
 
 
@@ -180,7 +185,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     """A document of a render folder with every secret hidden (the module's docstring says which);
     `secret_object`: `value` is a Kubernetes Secret's inputs."""
     if isinstance(value, str):
-        return _line_flags_hidden(_hidden_text(value))
+        return _json_text_hidden(_line_flags_hidden(_hidden_text(value)))
     if isinstance(value, list):
         return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
@@ -204,6 +209,22 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
         _hidden_text(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
         for key, item in value.items()
     }
+
+
+def _json_text_hidden(text: str) -> str:
+    """A text that holds a JSON object or array (a dashboard's JSON) with what `without_secrets` hides in it read
+    as a document: a secret under a secret's name is a name only once the text is read as JSON. Written again only
+    when something is hidden."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return text
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
+        return text
+    if not isinstance(document, (dict, list)):
+        return text
+    hidden = without_secrets(document)
+    return text if hidden == document else json.dumps(hidden)
 
 
 def _holds_secrets(key: str, item: Any) -> bool:

@@ -48,6 +48,8 @@ class StackEnvironment:
     literal_config: dict[str, Any] = field(default_factory=dict)
     # `values.pulumiConfig` keys whose values only ESC can compute (expressions, functions, secrets).
     computed_keys: tuple[str, ...] = ()
+    # Of those, the ones ESC makes secrets (an `fn::secret`, or a text that interpolates one).
+    secret_keys: tuple[str, ...] = ()
     # The literal values of the inline definition's `fn::secret`s: the program gets placeholders for their
     # keys offline, but the file holds them, so a copy pasted into a setting can be found.
     secret_literals: tuple[str, ...] = ()
@@ -260,6 +262,7 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
         raise EnvironmentBlockError(f"'environment.values.{PULUMI_CONFIG}' must be a mapping of config keys")
     literal: dict[str, Any] = {}
     computed: list[str] = []
+    secret: list[str] = []
     secrets = frozenset(_secret_paths(values))
     for key, value in pulumi_config.items():
         nested = _nested_secret(value, str(key)) or _nested_interpolated_secret(value, str(key), secrets)
@@ -278,7 +281,9 @@ def read_environment(block: Any, project: str) -> StackEnvironment:
             literal[full_key] = value
         else:
             computed.append(full_key)
-    return StackEnvironment(imports, literal, tuple(sorted(computed)), _secret_literals(values))
+        if _is_secret(value) or (isinstance(value, str) and _interpolates_a_secret(value, secrets)):
+            secret.append(full_key)
+    return StackEnvironment(imports, literal, tuple(sorted(computed)), tuple(sorted(secret)), _secret_literals(values))
 
 
 def merged_config(environment: dict[str, Any], stack: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,14 @@ from typing import Any
 from commands.io.console import hide_known_secrets
 from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
-from stacks.load.loader import PROVIDER_DEFAULTS, InvalidConfig, secret_env_keys
+from stacks.load.loader import (
+    HF_TOKEN_KEY,
+    PROVIDER_DEFAULTS,
+    InvalidConfig,
+    secret_env_keys,
+    secret_setting_problem,
+    unknown_setting_problem,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the offline run stands in for a key only ESC would supply. A project id of the right shape
@@ -112,6 +119,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
             if full_key not in config:
                 config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}]"
                 placeholders.append(full_key)
+    _check_computed_keys(project, config, environment)
     esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
     if environment.opaque:
         # A secret engine.secretEnv names and the file leaves to ESC (an `fn::secret` value or an import).
@@ -127,6 +135,24 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
     )
     hide_known_secrets(settings.known_secret_values())
     return settings
+
+
+def _check_computed_keys(project: str, config: dict[str, str], environment: StackEnvironment) -> None:
+    """Refuse what `pulumi up` refuses of a key the inline ESC environment computes, known from the key and the form
+    of its value alone: a key that is no setting, or a setting given an ESC secret (the program reads the key,
+    whatever ESC makes of the value). Left alone when ESC computes `engine` (its secretEnv may name any key)."""
+    prefix = f"{project}:"
+    if f"{prefix}engine" in environment.computed_keys:
+        return
+    secrets = {HF_TOKEN_KEY, *secret_env_keys(config, prefix)}
+    for full_key in environment.computed_keys:
+        name = full_key.removeprefix(prefix)
+        if not full_key.startswith(prefix) or name in secrets:
+            continue
+        # in the program's order: a secret key first (raw_project_config), then an unknown one (validate)
+        problem = secret_setting_problem(name) if full_key in environment.secret_keys else unknown_setting_problem(name)
+        if problem:
+            raise InvalidConfig(f"{problem} (set by the stack file's inline ESC environment)")
 
 
 def _esc_placeholders(project: str, config: dict[str, str], environment: StackEnvironment) -> list[str]:

@@ -123,6 +123,20 @@ ARGUMENT = re.compile(r"^(?P<list>.*\.(?:args|command))\[(?P<index>[0-9]+)\]$")
 SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<value>.*)|\s+(?P<spaced>\S.*))?$", re.S)
 
 
+# A shell default holds its text itself: `${KEY:-VALUE}` (and `-`, `:=`, `=`) is VALUE when KEY is unset (POSIX
+# "Shell Command Language", 2.6.2 Parameter Expansion).
+SHELL_DEFAULT = re.compile(r"\$\{[A-Za-z_]\w*:?[-=]([^$`}][^}]*)\}")
+
+
+def _literal_of(value: str) -> str:
+    """The text a flag's value writes into the pod spec: a shell default's own text, nothing for a value read
+    from the environment ($VAR, ${VAR}, an unresolved $(VAR), $(cat ...), backticks), else the value."""
+    default = SHELL_DEFAULT.search(value)
+    if default is not None:
+        return default[1]
+    return "" if value.startswith(("$", "`")) else value
+
+
 def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
     """Container arguments that give a flag named like a secret (`--api-key`) a literal value: where, by
     the flag's name as written."""
@@ -134,9 +148,8 @@ def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
             continue
         following = strings.get(f"{argument['list']}[{int(argument['index']) + 1}]")
         apart = following if flag["equals"] is None and following and not following.startswith("-") else None
-        value = flag["value"] or flag["spaced"] or apart or ""
         # not $(VAR), which Kubernetes expands from the container's environment (a Secret)
-        if value and not value.startswith("$"):
+        if _literal_of(flag["value"] or flag["spaced"] or apart or ""):
             found[f"{path}: --{flag['name']}"] = flag["name"]
     return found
 
@@ -148,11 +161,8 @@ def _secret_flags_vllm_reads(args: ResourceValidationArgs, written_apart: set[st
     found = []
     for server in vllm_servers(args.resource_type, args.props):
         for flag, written in server.spelled.items():
-            value = server.flags.get(flag) or ""
-            # a shell variable ($VLLM_API_KEY, ${KEY}) or an unresolved $(VAR) is read from the environment
             if (
-                value
-                and not value.startswith(("$", "`"))
+                _literal_of(server.flags.get(flag) or "")
                 and is_secret_name(flag)
                 and written.lstrip("-") not in written_apart
             ):
@@ -182,13 +192,16 @@ def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[
         in_config_map = resource_type == CONFIG_MAP_TYPE and path.startswith(("data.", "binaryData."))
         if not (in_config_map or ENV_VALUE.search(path)):
             continue
-        if in_config_map and text and not NO_SECRET_VALUE.fullmatch(text) and is_secret_name(path.split(".", 1)[1]):
+        # a shell default is the text it holds
+        written = SHELL_DEFAULT.sub(lambda default: default[1], text)
+        entry = path.split(".", 1)[1]
+        if in_config_map and written and not NO_SECRET_VALUE.fullmatch(written) and is_secret_name(entry):
             found.append(f"{path}: a ConfigMap entry named like a secret")
         # an abbreviation is vLLM's (`--api-k`) only in a `vllm` command line, and only of a `--` option
         abbreviations = "vllm" in text
         flags = [
             match[2]
-            for match in FLAG_IN_A_TEXT.finditer(text)
+            for match in FLAG_IN_A_TEXT.finditer(written)
             if not NO_SECRET_VALUE.fullmatch(match[3])
             and (
                 is_secret_name(match[2])

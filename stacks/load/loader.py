@@ -123,12 +123,7 @@ def raw_project_config(project: str) -> dict[str, Any]:
     secrets = {HF_TOKEN_KEY, *secret_env_keys(settings, prefix)}
     for key in sorted(settings):
         if key.startswith(prefix) and key[len(prefix) :] not in secrets and runtime_config.is_config_secret(key):
-            name = key[len(prefix) :]
-            raise InvalidConfig(
-                f"invalid stack config: {quote(name, 80)}: is a secret (pulumi config set --secret, or an ESC "
-                "secret), but the stack reads its settings as plain text and would write it decrypted to the pod "
-                "spec and the state; keep the secret in a key of its own and name it in engine.secretEnv"
-            )
+            raise InvalidConfig(secret_setting_problem(key[len(prefix) :]))
     raw = {
         key[len(prefix) :]: _parse(key[len(prefix) :], value)
         for key, value in sorted(settings.items())
@@ -149,6 +144,30 @@ def raw_project_config(project: str) -> dict[str, Any]:
     return raw
 
 
+def secret_setting_problem(name: str) -> str:
+    """The refusal of a setting given a secret (the program reads settings as plain text)."""
+    return (
+        f"invalid stack config: {quote(name, 80)}: is a secret (pulumi config set --secret, or an ESC "
+        "secret), but the stack reads its settings as plain text and would write it decrypted to the pod "
+        "spec and the state; keep the secret in a key of its own and name it in engine.secretEnv"
+    )
+
+
+def unknown_setting_problem(name: str) -> str | None:
+    """The loader's refusal of a stack key that is no setting (None when it is one)."""
+    settings = _allowed_keys(StackConfig)[""]
+    return None if name in settings else f"invalid stack config: {_unknown_key_message(name, name, settings)}"
+
+
+def _unknown_key_message(key: str, name: str, candidates: list[str]) -> str:
+    near = difflib.get_close_matches(to_camel(name), candidates, n=1, cutoff=0.6)
+    if near:
+        return f"{key}: unknown key; did you mean '{near[0]}'?"
+    allowed = ", ".join(candidates)
+    shown = allowed if len(allowed) <= ALLOWED_KEYS_SHOWN else allowed[:ALLOWED_KEYS_SHOWN] + "..."
+    return f"{key}: unknown key; allowed keys here: {shown}"
+
+
 def _location(loc: tuple[int | str, ...]) -> str:
     path = ""
     for part in loc:
@@ -167,13 +186,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
     key = _shown_key(loc)
     if first["type"] == "extra_forbidden":
         candidates = allowed_keys.get(_schema_path(first["loc"][:-1]), [])
-        near = difflib.get_close_matches(to_camel(str(loc[-1])), candidates, n=1, cutoff=0.6)
-        if near:
-            message = f"{key}: unknown key; did you mean '{near[0]}'?"
-        else:
-            allowed = ", ".join(candidates)
-            shown = allowed if len(allowed) <= ALLOWED_KEYS_SHOWN else allowed[:ALLOWED_KEYS_SHOWN] + "..."
-            message = f"{key}: unknown key; allowed keys here: {shown}"
+        message = _unknown_key_message(key, str(loc[-1]), candidates)
     elif first["type"] in ("union_tag_invalid", "union_tag_not_found"):
         given = first.get("input")
         tag = given.get("type") if isinstance(given, dict) else None

@@ -442,6 +442,22 @@ def test_a_key_read_from_the_environment_in_a_shell_line_is_no_literal() -> None
         assert not verdicts(check_records(records), "LLM-SEC-004"), key
 
 
+def test_a_key_written_as_a_shell_default_is_a_literal() -> None:
+    """`${KEY:-VALUE}` is VALUE when KEY is unset: the key is in the pod spec, as a shell line, a variable's value or a
+    ConfigMap's entry; a default that reads another variable is not."""
+    key = "Zq7pW3" + "xKv9Lm"
+    for value in (f'"${{UNSET:-{key}}}"', f"${{UNSET:={key}}}"):
+        records = serving_stack()
+        container = vllm_container(records)
+        line = " ".join(["exec", "vllm", "serve", *container["args"], "--api-key", value])
+        container["command"], container["args"] = ["sh", "-c", line], []
+        assert verdicts(check_records(records), "LLM-SEC-004"), value
+    records = serving_stack()
+    vllm_container(records)["env"].append({"name": "VLLM_EXTRA", "value": f"--api-key ${{K:-{key}}}"})
+    assert verdicts(check_records(records), "LLM-SEC-004")
+    assert not verdicts(check_records(set_flag(serving_stack(), "--api-key", "${UNSET:-$OTHER}")), "LLM-SEC-004")
+
+
 def test_a_secret_named_variable_read_from_a_config_map_is_found() -> None:
     """`VLLM_API_KEY` from a ConfigMap's key is the key in plain text in the manifest and the state."""
     records = serving_stack()

@@ -361,6 +361,22 @@ def test_a_secret_in_a_config_line_or_behind_escapes_is_found_and_hidden(text: s
     assert hidden != text and "Sup3rS3cret" not in hidden and "AbCdEfGh" not in hidden
 
 
+TAIL = "Zq8WvN3rT6yP1mK4" + "bX7cJ2hF5gD9sL0aE"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sk-proj-" + "A1" * 10 + "\\u0041" + TAIL * 2,
+        "xoxb-1234567890-1234567890-" + "Ab" * 6 + "\\u0041" + TAIL,
+        "Authorization: Bearer abcd1234%41" + TAIL,
+    ],
+)
+def test_a_secret_cut_by_an_escape_is_hidden_whole(text: str) -> None:
+    """The pattern stops at the escape; what the escape decodes to goes on with the secret: no part of it shows."""
+    assert "Zq8WvN3r" not in hide_secrets(text) and "Zq8WvN3r" not in redact_secrets(text)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -152,6 +152,17 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
         ({"args": ["--api-key", "-x7Kq9Zw2", "--port", "8"]}, {"args": ["--api-key", REDACTED, "--port", "8"]}),
         # ... and a secret flag hidden so still has its own value hidden
         ({"args": ["--api-key", "--db-password", "pw7Kq9Zw2"]}, {"args": ["--api-key", REDACTED, REDACTED]}),
+        # an annotation's key with a domain prefix, named like a secret
+        (
+            {"annotations": {"db.example.com/password": "Zq7pW3xKv9", "example.com/api-key": "Yp6oV2wJu8", "a/b": "c"}},
+            {"annotations": {"db.example.com/password": "***", "example.com/api-key": "***", "a/b": "c"}},
+        ),
+        # a JSON text (a dashboard's): a letter-only secret under a secret's name is hidden as in a document
+        (
+            {"dashboardJson": '{"title": "t", "dbPassword": "correcthorsebatterystaple"}'},
+            {"dashboardJson": '{"title": "t", "dbPassword": "***"}'},
+        ),
+        ({"dashboardJson": '{"title": "t",  "n": 1}'},) * 2,
         # the stack output that holds gcloud's get-credentials command
         ({"getCredentials": "gcloud container clusters get-credentials llm"},) * 2,
         # ... but a reference that is not a name is hidden
@@ -175,6 +186,28 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
         (
             {"command": ["vllm", "serve", "--api-key"], "args": ["Zq7pW3xKv9", "--port", "8000"]},
             {"command": ["vllm", "serve", "--api-key"], "args": ["***", "--port", "8000"]},
+        ),
+        # ... a value written into a `$` form: a default, a command's output, after empty or escaped quotes; a plain
+        # variable, ${VARIABLE} or Kubernetes' $(VARIABLE) shows
+        (
+            {
+                "args": [
+                    "sh -c 'vllm serve m --api-key \"${UNSET:-Zq7pW3xKv9}\"'",
+                    "x --api-key $(printf Zq7pW3xKv9) --port 8",
+                    'x --api-key=""Zq7pW3xKv9',
+                    'x --api-key \\"Zq7pW3xKv9\\"',
+                    "x --api-key ${KEY} --other $(KEY)",
+                ]
+            },
+            {
+                "args": [
+                    "sh -c 'vllm serve m --api-key \"***\"'",
+                    "x --api-key *** --port 8",
+                    'x --api-key=""***',
+                    'x --api-key \\"***"',
+                    "x --api-key ${KEY} --other $(KEY)",
+                ]
+            },
         ),
         # a flag that takes several values (vLLM's --api-key takes one or more keys): every one up to the next flag
         (

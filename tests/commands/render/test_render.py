@@ -208,17 +208,22 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
 
 
 def dev_with_esc_secret(secret: str) -> dict[str, Any]:
-    """The dev stack file's document with an inline ESC environment that holds `secret` as an fn::secret."""
+    """The dev stack file's document with an inline ESC environment that holds `secret` as an fn::secret, in a key
+    engine.secretEnv names."""
     stack_doc: dict[str, Any] = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     stack_doc["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": secret}}}}
+    stack_doc["config"]["gke-b200-serving:engine"] = {"secretEnv": OPENAI_KEY}
     return stack_doc
+
+
+OPENAI_KEY = {"OPENAI_API_KEY": "openaiKey"}
 
 
 @pytest.mark.parametrize(
     ("setting", "imports"),
     [
         ({"gke-b200-serving:region": ESC_SECRET}, None),
-        ({"gke-b200-serving:engine": {"maxNumSeqs": ESC_SECRET}}, None),
+        ({"gke-b200-serving:engine": {"maxNumSeqs": ESC_SECRET, "secretEnv": OPENAI_KEY}}, None),
         ({"gke-b200-serving:region": "a" * 30 + ESC_SECRET}, None),  # the quote's 40 characters end inside it
         ({}, [f"{ESC_SECRET}!"]),  # an import's name, refused before the environment's values are read
     ],

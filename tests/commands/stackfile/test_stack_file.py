@@ -159,7 +159,9 @@ def test_the_literal_esc_secrets_are_known_values(tmp_path: Path) -> None:
         }
     }
     document["config"][f"{PROJECT}:hfToken"] = {"secure": "v1:Y2lwaGVydGV4dA=="}
-    document["config"][f"{PROJECT}:engine"] = {"secretEnv": {"OPENAI_API_KEY": "openaiKey"}}
+    document["config"][f"{PROJECT}:engine"] = {
+        "secretEnv": {"OPENAI_API_KEY": "openaiKey", "DB_PASSWORD": "dbPassword"}
+    }
     path = tmp_path / "Pulumi.esc.yaml"
     path.write_text(yaml.safe_dump(document))
     settings = stack_settings.load_stack_settings("esc", path)
@@ -230,6 +232,35 @@ def test_a_secret_key_in_clear_text_in_the_environment_is_refused_as_under_confi
     path.write_text(yaml.safe_dump(document))
     with pytest.raises(InvalidConfig, match="environment pulumiConfig: 'hfToken' is a secret and is "):
         stack_settings.load_stack_settings("esc", path)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"bogusKey": "${plain}"}, "invalid stack config: bogusKey: unknown key; allowed keys here: autoscaling, "),
+        ({"regoin": "${plain}"}, "invalid stack config: regoin: unknown key; did you mean 'region'?"),
+        ({"region": "${secret}"}, "invalid stack config: 'region': is a secret (pulumi config set --secret, or an ESC"),
+        ({"region": {"fn::secret": "us-east1"}}, "invalid stack config: 'region': is a secret"),
+        ({"dbPassword": "${secret}"}, "invalid stack config: 'dbPassword': is a secret"),
+    ],
+)
+def test_a_key_the_environment_computes_is_refused_as_pulumi_up_refuses_it(
+    tmp_path: Path, config: dict[str, Any], message: str
+) -> None:
+    """The key is known though its value is not: the program reads it, whatever ESC makes of the value."""
+    values: dict[str, Any] = {"plain": "x", "secret": {"fn::secret": "Zq7pW3xKv9"}, "pulumiConfig": config}
+    settings: dict[str, Any] = {**DEV, f"{PROJECT}:project": "my-llm-dev"}
+    document = {"environment": {"values": values}, "config": settings}
+    with pytest.raises(InvalidConfig) as refused:
+        stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
+    assert str(refused.value).startswith(message) and "Zq7pW3xKv9" not in str(refused.value)
+    assert str(refused.value).endswith("(set by the stack file's inline ESC environment)")
+    # a secret key engine.secretEnv names, and a whole computed engine (its secretEnv may name any key), are kept
+    settings[f"{PROJECT}:engine"] = {"secretEnv": {"DB_PASSWORD": "dbPassword"}}
+    values["pulumiConfig"] = {"dbPassword": "${secret}"}
+    stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
+    values["pulumiConfig"] = {"engine": "${plain}", "openaiKey": "${secret}"}
+    stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
 
 
 def test_an_interpolation_of_a_plain_value_or_a_whole_secret_key_is_kept() -> None:

@@ -38,14 +38,18 @@ class FlexStartCapacity:
 
     node_recycling_lead_time_seconds: int
     max_run_duration_seconds: int
+    # How long GKE tries Flex-start before it moves on to the next priority (None: GKE's default).
+    capacity_check_wait_time_seconds: int | None = None
 
     def priority_fields(self) -> dict[str, Any]:
+        wait = self.capacity_check_wait_time_seconds
         return {
             FLEX_START_PRIORITY_FIELD: {
                 "enabled": True,
                 "nodeRecycling": {"leadTimeSeconds": self.node_recycling_lead_time_seconds},
             },
             "maxRunDurationSeconds": self.max_run_duration_seconds,
+            **({"capacityCheckWaitTimeSeconds": wait} if wait is not None else {}),
         }
 
 

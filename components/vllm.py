@@ -325,13 +325,15 @@ def rollout_wait(
     max_unavailable: int,
     startup_probe_seconds: int = STARTUP_PROBE_SECONDS,
     image_pull_seconds: int = IMAGE_PULL_SECONDS,
+    capacity_wait_seconds: int = 0,
 ) -> RolloutWait:
     """Create: all pods start together. Update: pods are replaced `max_unavailable` at a time (no
     spare B200 node to surge onto), so the rollout takes that many rounds. A pod is waited for as long
-    as the kubelet waits for it (every source's node, the image pull, the startup probe's whole budget):
-    a rollout that gave up first would call a slow but healthy pod failed (ProgressDeadlineExceeded)."""
+    as the kubelet waits for it (every source's node, as long as GKE tries a source that says how long
+    (`capacity_wait_seconds`), the image pull, the startup probe's whole budget): a rollout that gave
+    up first would call a slow but healthy pod failed (ProgressDeadlineExceeded)."""
     per_pod = capacity_sources * NODE_PROVISIONING_MINUTES + math.ceil(
-        (image_pull_seconds + startup_probe_seconds) / 60
+        (capacity_wait_seconds + image_pull_seconds + startup_probe_seconds) / 60
     )
     rounds = -(-replicas // max_unavailable)
     return RolloutWait(
@@ -380,6 +382,8 @@ class VllmEngineArgs:
     startup_probe_seconds: int = STARTUP_PROBE_SECONDS
     # How long the engine image's pull may take (before the startup probe's clock starts).
     image_pull_seconds: int = IMAGE_PULL_SECONDS
+    # How long GKE tries the capacity sources that bound it (Flex-start's capacityCheckWaitTimeSeconds), together.
+    capacity_wait_seconds: int = 0
 
 
 def serving_ports(engine: EngineFlags, per_rank: bool) -> list[int]:
@@ -414,6 +418,7 @@ class VllmEngine(pulumi.ComponentResource):
             max_unavailable,
             args.startup_probe_seconds,
             args.image_pull_seconds,
+            args.capacity_wait_seconds,
         )
 
         self.deployment = k8s.apps.v1.Deployment(

@@ -416,6 +416,7 @@ def vllm_engine_args(
         monitoring_after=list(after),
         most_replicas=config.max_replicas if config.replicas_managed_elsewhere else None,
         capacity_sources=len(config.capacity.sources),
+        capacity_wait_seconds=capacity_wait_seconds(config),
         node_selector=node_selector,
         zones=config.zones,
         spot_only=spot_only(config),
@@ -578,18 +579,25 @@ def scale_down_stabilization_seconds(config: StackConfig) -> int:
     return given if given is not None else min(2 * planning_seconds(config), 3600)
 
 
+def capacity_wait_seconds(config: StackConfig) -> int:
+    """How long GKE tries the sources that bound it (Flex-start's capacityCheckWaitTimeSeconds) before the next."""
+    return sum(getattr(source, "capacity_check_wait_time_seconds", None) or 0 for source in config.capacity.sources)
+
+
 def no_ready_replica_seconds(config: StackConfig) -> int:
     """How long pods may be wanted with none ready before the alert fires: the stack's time to serve at a
-    wake plus one more node provisioning (a node that failed and was retried)."""
-    return wake_planning_seconds(config) + NODE_PROVISIONING_SECONDS
+    wake, the time GKE may spend on sources that bound it, and one more node provisioning (a node that failed
+    and was retried)."""
+    return wake_planning_seconds(config) + capacity_wait_seconds(config) + NODE_PROVISIONING_SECONDS
 
 
 def pending_alert_seconds(config: StackConfig) -> int:
-    """monitoring.alerts.pendingSeconds, else twice the node provisioning plus the computed image pull, within the
-    field's range (at most 7200)."""
+    """monitoring.alerts.pendingSeconds, else twice the node provisioning plus the computed image pull and the time
+    GKE may spend on sources that bound it, within the field's range (at most 7200)."""
     given = config.monitoring.alerts.pending_seconds
     pull = round(config.time_to_serve.image_pull_seconds or 0)
-    return given if given is not None else min(2 * NODE_PROVISIONING_SECONDS + pull, 7200)
+    waits = 2 * NODE_PROVISIONING_SECONDS + pull + capacity_wait_seconds(config)
+    return given if given is not None else min(waits, 7200)
 
 
 def time_to_ready_metric(config: StackConfig) -> TimeToReady | None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from components.capacity import FLEX_START
 from components.vllm import STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
 from stacks.capacity.measurements import Measurement
@@ -235,6 +236,7 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
             f"CUDA graphs: captured up to {capture_size(config.engine, config.workload.concurrency_per_node)} tokens "
             f"(engine.maxCudagraphCaptureSize {size}). Saving not measured: graphsCapturedSeconds of " + REPORT
         )
+    notes += _flex_start_wait_notes(config)
     probe = startup_probe_seconds(config)
     if probe > STARTUP_PROBE_SECONDS:
         notes.append(
@@ -245,6 +247,26 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
             "the Deployment's progress deadline and `pulumi up`'s wait grow as much"
         )
     return tuple(notes)
+
+
+def _flex_start_wait_notes(config: StackConfig) -> list[str]:
+    """How long a new node waits on a Flex-start source before GKE tries the next one."""
+    notes = []
+    for index, source in enumerate(config.capacity.sources[:-1]):
+        if source.type != FLEX_START.type:
+            continue
+        wait = getattr(source, "capacity_check_wait_time_seconds", None)
+        key = f"capacity.sources[{index}].capacityCheckWaitTimeSeconds"
+        notes.append(
+            f"Flex-start before another source: GKE tries it up to {wait:,} s for a node ({key}), so a new replica "
+            "waits that much longer when Flex-start has no capacity (the rollout's wait and the pending and "
+            "no-ready alerts count it)"
+            if wait is not None
+            else "Flex-start before another source: how long GKE tries it before the next is its default, which "
+            f"GKE's documentation does not state; a new replica waits that much longer when Flex-start has no "
+            f"capacity, not counted here ({key} bounds it)"
+        )
+    return notes
 
 
 def time_to_serve(

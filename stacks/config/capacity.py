@@ -63,6 +63,14 @@ class FlexStartSource(ConfigModel):
             "604800 (7 days, the Flex-start maximum and the default)."
         ),
     )
+    capacity_check_wait_time_seconds: Annotated[int | None, Field(ge=1, le=86400)] = Field(
+        default=None,
+        description=(
+            "Seconds GKE tries Flex-start for a node before it moves on to the next source (ComputeClass "
+            "priorities[].capacityCheckWaitTimeSeconds, 1-86400): what a new replica waits at most when Flex-start "
+            "has no capacity. null leaves GKE's default, which its documentation does not state."
+        ),
+    )
 
     @model_validator(mode="after")
     def _recycling_before_the_end(self) -> FlexStartSource:

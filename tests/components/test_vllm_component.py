@@ -193,19 +193,22 @@ def test_a_longer_startup_probe_gives_the_rollout_as_much_more_time() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sources", "probe", "pull"), [(1, 1800, 600), (2, 1800, 600), (1, 4764, 600), (3, 1800, 5000)]
+    ("sources", "probe", "pull", "wait"),
+    [(1, 1800, 600, 0), (2, 1800, 600, 0), (1, 4764, 600, 0), (3, 1800, 5000, 0), (2, 1800, 600, 3600)],
 )
-def test_the_rollout_waits_at_least_as_long_as_the_kubelet_for_a_pod(sources: int, probe: int, pull: int) -> None:
-    """A pod is Pending while each source is tried for a node and while its image is pulled, then the kubelet gives
-    /health the startup probe's budget: a progress deadline shorter than that calls a slow, healthy pod failed."""
-    (deployment,) = [
-        r
-        for r in build_engine(capacity_sources=sources, startup_probe_seconds=probe, image_pull_seconds=pull)
-        if r.type == DEPLOYMENT
-    ]
+def test_the_rollout_waits_at_least_as_long_as_the_kubelet_for_a_pod(
+    sources: int, probe: int, pull: int, wait: int
+) -> None:
+    """A pod is Pending while each source is tried for a node (as long as a source that bounds it says) and while
+    its image is pulled, then the kubelet gives /health the startup probe's budget: a progress deadline shorter
+    than that calls a slow, healthy pod failed."""
+    built = build_engine(
+        capacity_sources=sources, startup_probe_seconds=probe, image_pull_seconds=pull, capacity_wait_seconds=wait
+    )
+    (deployment,) = [r for r in built if r.type == DEPLOYMENT]
     container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
     kubelet = container["startupProbe"]["periodSeconds"] * container["startupProbe"]["failureThreshold"]
-    assert deployment.inputs["spec"]["progressDeadlineSeconds"] >= sources * 15 * 60 + pull + kubelet
+    assert deployment.inputs["spec"]["progressDeadlineSeconds"] >= sources * 15 * 60 + wait + pull + kubelet
 
 
 def test_replicas_owned_by_an_autoscaler_are_left_alone() -> None:

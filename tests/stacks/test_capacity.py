@@ -6,11 +6,14 @@ from typing import Any
 
 import pytest
 
-from components.capacity import COMPUTE_CLASS_SELECTOR
+from commands.render.time_to_serve import startup_notes
+from components.capacity import COMPUTE_CLASS_SELECTOR, compute_class_spec
+from stacks.args import capacity_args, no_ready_replica_seconds, pending_alert_seconds
+from stacks.load.loader import validate
 from tests.conftest import RenderStack
 from tests.manifest_schemas import validate_custom
 from tests.rendered import RenderedStack
-from tests.variants import render_variant, stack_config, variant_config
+from tests.variants import render_variant, stack_config, stack_settings, variant_config
 
 A4_NODE = {"machineType": "a4-highgpu-8g", "gpu": {"type": "nvidia-b200", "count": 8, "driverVersion": "latest"}}
 POD_CAPACITY_SELECTORS = (
@@ -43,6 +46,27 @@ def test_prod_falls_back_from_flex_start_to_spot(prod: RenderedStack) -> None:
         {"spot": True},
     ]
     assert spec["whenUnsatisfiable"] == "DoNotScaleUp"
+
+
+def test_a_bounded_flex_start_wait_is_declared_and_counted() -> None:
+    """GKE tries Flex-start for capacityCheckWaitTimeSeconds, then Spot: the ComputeClass says it, and what waits
+    for a new pod (the alerts; the rollout: tests/components/test_vllm_component.py) waits that much longer."""
+    flex_first = [{"type": "flexStart", "capacityCheckWaitTimeSeconds": 1800}, {"type": "spot"}]
+    config = validate({**stack_settings("prod"), "capacity": {"nodes": 12, "sources": flex_first}})
+    spec = compute_class_spec(capacity_args(config, []).sources, config.zones, "latest")
+    assert (
+        spec["priorities"][0]["capacityCheckWaitTimeSeconds"] == 1800
+        and "capacityCheckWaitTimeSeconds" not in (spec["priorities"][1])
+    )
+    manifest = {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": "b"}, "spec": spec}
+    validate_custom(manifest)
+    prod = stack_config("prod")
+    assert no_ready_replica_seconds(config) == no_ready_replica_seconds(prod) + 1800
+    assert pending_alert_seconds(config) == pending_alert_seconds(prod) + 1800
+    (note,) = [note for note in startup_notes(config) if note.startswith("Flex-start before another source")]
+    assert "up to 1,800 s for a node (capacity.sources[0].capacityCheckWaitTimeSeconds)" in note
+    (unbounded,) = [note for note in startup_notes(prod) if note.startswith("Flex-start before another source")]
+    assert "GKE's documentation does not state" in unbounded and "not counted here" in unbounded
 
 
 def test_dev_is_one_spot_priority(dev: RenderedStack) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
+from common.text import human_duration
 from components.metrics import ServingQueries
 from components.startup_report import PREFIX as STARTUP_PREFIX
 
@@ -256,6 +257,10 @@ class PromQlAlert:
     runbook: str
 
 
+# A queue above its threshold and growing for this long alerts (without an autoscaler that may still be adding pods).
+QUEUE_ALERT_SECONDS = 600
+
+
 @dataclass(frozen=True)
 class AlertThresholds:
     queue_waiting: int
@@ -264,7 +269,7 @@ class AlertThresholds:
     pending_seconds: int
     cold_start_seconds: int
     # How long a queue may grow before it alerts: longer than a new replica's start when an autoscaler adds pods.
-    queue_seconds: int = 600
+    queue_seconds: int = QUEUE_ALERT_SECONDS
 
 
 def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, speculative: bool) -> list[PromQlAlert]:
@@ -281,7 +286,7 @@ def serving_alerts(queries: ServingQueries, thresholds: AlertThresholds, specula
         ),
         PromQlAlert(
             "queue-growing",
-            f"Request queue growing for {thresholds.queue_seconds // 60} minutes",
+            f"Request queue growing for {human_duration(thresholds.queue_seconds)}",
             f"({q.requests('vllm:num_requests_waiting')} > {thresholds.queue_waiting}) "
             f"and ({q.waiting_change('10m')} > 0)",
             thresholds.queue_seconds,

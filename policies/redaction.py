@@ -762,7 +762,7 @@ def _hide_patterns(text: str) -> str:
     return text
 
 
-# A hidden span against an escape: the match stopped at it, and the secret goes on behind it.
+# A hidden span against an escape: the match may have stopped at it, the secret going on behind it.
 HIDDEN_AT_AN_ESCAPE = re.compile(
     re.escape(REDACTED)
     + r"(?:\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})|(?:\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})"
@@ -770,11 +770,31 @@ HIDDEN_AT_AN_ESCAPE = re.compile(
 )
 
 
+# How much of a secret's end shows that the rest of it was left behind an escape.
+SECRET_TAIL = 6
+
+
+def _secret_tails(text: str) -> set[str]:
+    """The last characters of every secret of the patterns' kinds the text holds."""
+    return {
+        match.group()[-SECRET_TAIL:]
+        for pattern in SECRET_PATTERNS
+        if pattern.may_match(text)
+        for match in pattern.pattern.finditer(text)
+        if pattern.confirm is None or pattern.confirm(match.group())
+    }
+
+
 def _escaped_secret_hidden(text: str, original: str) -> str:
     """The whole text hidden when a secret is left behind its JSON or URL escapes: no span of the text is it, or
-    a span hidden up to an escape leaves the rest of a secret the escapes make whole (`sk-...\\u0041...`)."""
-    if _escaped_kinds(text) or (HIDDEN_AT_AN_ESCAPE.search(text) and _escaped_kinds(original)):
+    a span hidden up to an escape leaves the end of a secret the escapes make whole (`sk-...\\u0041...`; not a key
+    hidden whole before an `%26`, an escaped `&`)."""
+    if _escaped_kinds(text):
         return REDACTED
+    if HIDDEN_AT_AN_ESCAPE.search(text) and (decoded := unescaped(original)) is not None:
+        shown = unescaped(text) or text
+        if any(tail in shown for tail in _secret_tails(decoded)):
+            return REDACTED
     return text
 
 

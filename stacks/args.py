@@ -34,6 +34,7 @@ from components.image_mirror import API as ARTIFACT_REGISTRY_API
 from components.image_mirror import ImageMirrorArgs, MirrorAddresses, through_mirror
 from components.metrics import KNOWN, KUBE_STATE_COMPONENTS, ServingQueries
 from components.monitoring import (
+    QUEUE_ALERT_SECONDS,
     AlertThresholds,
     ServingMonitoringArgs,
     TimeToReady,
@@ -179,15 +180,10 @@ def downloader_args(downloader: DownloaderConfig) -> DownloaderArgs:
     )
 
 
-# One pod's move off a recycled node: a node (provisioning) and the pod's start, given at least twice the write-up's
-# ~10 min pod phase.
-MOVE_POD_START_SECONDS = 1200
-
-
 def pod_move_seconds(config: StackConfig) -> int:
-    """One pod's move off a recycled Flex-start node: a node, then its start (the stack's own pod figure when longer
-    than MOVE_POD_START_SECONDS: a recorded start-up report, or a larger checkpoint's read)."""
-    return NODE_PROVISIONING_MINUTES * 60 + max(MOVE_POD_START_SECONDS, held_planning_seconds(config))
+    """One pod's move off a recycled Flex-start node: a node (provisioning), then twice its start on a held node
+    (the planning figure: the write-up's ~10 min pod, a recorded start-up report, a larger checkpoint's read)."""
+    return NODE_PROVISIONING_MINUTES * 60 + 2 * held_planning_seconds(config)
 
 
 def flex_start_recycling_seconds(config: StackConfig) -> int:
@@ -433,7 +429,7 @@ def vllm_engine_args(
         compile_cache=compile_cache,
         per_rank=config.serves_per_rank,
         startup_probe_seconds=startup_probe_seconds(config),
-        image_pull_seconds=max(IMAGE_PULL_SECONDS, round(config.time_to_serve.image_pull_seconds or 0)),
+        image_pull_seconds=image_pull_allowance(config),
     )
 
 
@@ -579,24 +575,32 @@ def scale_down_stabilization_seconds(config: StackConfig) -> int:
     return given if given is not None else min(2 * planning_seconds(config), 3600)
 
 
+def image_pull_allowance(config: StackConfig) -> int:
+    """What a pod is given for its image pull: IMAGE_PULL_SECONDS, or the pull timeToServe computes when longer."""
+    size, rate = config.time_to_serve.image_gib, config.time_to_serve.image_pull_mibps
+    return max(IMAGE_PULL_SECONDS, round(size * 1024 / rate) if size is not None and rate is not None else 0)
+
+
 def capacity_wait_seconds(config: StackConfig) -> int:
     """How long GKE tries the sources that bound it (Flex-start's capacityCheckWaitTimeSeconds) before the next."""
     return sum(getattr(source, "capacity_check_wait_time_seconds", None) or 0 for source in config.capacity.sources)
 
 
 def no_ready_replica_seconds(config: StackConfig) -> int:
-    """How long pods may be wanted with none ready before the alert fires: the stack's time to serve at a
-    wake, the time GKE may spend on sources that bound it, and one more node provisioning (a node that failed
-    and was retried)."""
-    return wake_planning_seconds(config) + capacity_wait_seconds(config) + NODE_PROVISIONING_SECONDS
+    """How long pods may be wanted with none ready before the alert fires: the stack's time to serve when every
+    pod starts at once (a fleet restart), the time GKE may spend on sources that bound it, and one more node
+    provisioning (a node that failed and was retried)."""
+    return (
+        wake_planning_seconds(config, config.max_replicas) + capacity_wait_seconds(config) + NODE_PROVISIONING_SECONDS
+    )
 
 
 def pending_alert_seconds(config: StackConfig) -> int:
-    """monitoring.alerts.pendingSeconds, else twice the node provisioning plus the computed image pull and the time
-    GKE may spend on sources that bound it, within the field's range (at most 7200)."""
+    """monitoring.alerts.pendingSeconds, else twice the node provisioning, the image pull (as the rollout allows it:
+    IMAGE_PULL_SECONDS, or the computed pull when longer) and the time GKE may spend on sources that bound it,
+    within the field's range (at most 7200)."""
     given = config.monitoring.alerts.pending_seconds
-    pull = round(config.time_to_serve.image_pull_seconds or 0)
-    waits = 2 * NODE_PROVISIONING_SECONDS + pull + capacity_wait_seconds(config)
+    waits = 2 * NODE_PROVISIONING_SECONDS + image_pull_allowance(config) + capacity_wait_seconds(config)
     return given if given is not None else min(waits, 7200)
 
 
@@ -733,7 +737,9 @@ def monitoring_args(
                 min_mtp_acceptance=alerts.min_mtp_acceptance,
                 pending_seconds=pending_alert_seconds(config),
                 cold_start_seconds=no_ready_replica_seconds(config),
-                queue_seconds=max(600, planning_seconds(config)) if config.autoscaling.enabled else 600,
+                queue_seconds=max(QUEUE_ALERT_SECONDS, planning_seconds(config))
+                if config.autoscaling.enabled
+                else QUEUE_ALERT_SECONDS,
             ),
             speculative=speculative,
         ),

@@ -84,16 +84,20 @@ def _name_holds_a_secret(name: str) -> bool | None:
 
 
 FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
-# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a plain variable
-# ($KEY, ${KEY}, Kubernetes' $(KEY)), but a default (`${KEY:-V}` is V when KEY is unset), a command's output
-# (`$(printf V)`) and `$` in single quotes, which the shell does not expand. The value may follow a line
-# continuation (`\` and a line break), sit in quotes (`'...'`, `"..."`, `$'...'`, escaped `\"...\"`, after an
-# empty `""`) and be several (vLLM's --api-key takes one or more).
-VARIABLE = r"\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*\}|\([A-Za-z_]\w*\))(?=[\s\"'\\]|$)"
+# A flag and its value inside a longer command line (`sh -c "vllm serve --api-key V"`); not a reference to where
+# the key is ($KEY, ${KEY}, Kubernetes' $(KEY), ${KEY:?message}, $1, "$@", ${KEYS[0]}, a file read by $(cat PATH)
+# or $(< PATH)) that ends the word, but a default (`${KEY:-V}` is V when KEY is unset), another command's output
+# (`$(printf V)`), text glued to a reference, and `$` in single quotes, which the shell does not expand. The value
+# may follow a line continuation (`\` and a line break), sit in quotes (`'...'`, `"..."`, `$'...'`, escaped
+# `\"...\"`, after empty quotes) and be several (vLLM's --api-key takes one or more).
+VARIABLE = (
+    r"\$(?:[A-Za-z_]\w*|[0-9@*#?]|\{[A-Za-z_]\w*(?:\[[^\]]*\])?(?::?\?[^}]*)?\}|\([A-Za-z_]\w*\)"
+    r"|\((?:cat\s+|<\s*)[^\s)]+\))(?=[\"']?(?:[\s;&|),]|$))"
+)
 FLAG_IN_A_LINE = re.compile(
-    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)([=\s]\s*(?:\\\n\s*)*(?:\$'|\\?'(?!-)|(?:\\?[\"']){0,2}(?!-)(?!"
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)((?:[=\s]|\\\n)\s*(?:\\\n\s*)*(?:\$'|\\?'(?!-)|(?:\\?[\"'])*(?!-)(?!"
     + VARIABLE
-    + r")))([^\s\"']+(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
+    + r")))([^\s\"'](?:[^\s\"']|[\"'](?=[^\s\"']))*(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
 )
 
 
@@ -219,12 +223,12 @@ def _json_text_hidden(text: str) -> str:
         return text
     try:
         document = json.loads(text)
-    except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
+        if not isinstance(document, (dict, list)):
+            return text
+        hidden = without_secrets(document)
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser or the walk reads
         return text
-    if not isinstance(document, (dict, list)):
-        return text
-    hidden = without_secrets(document)
-    return text if hidden == document else json.dumps(hidden)
+    return text if hidden == document else json.dumps(hidden, ensure_ascii=False)
 
 
 def _holds_secrets(key: str, item: Any) -> bool:

@@ -9,6 +9,7 @@ from components.capacity import capacity_kind
 from stacks.args import (
     autoscaling_metric,
     flex_start_recycling_seconds,
+    pod_move_seconds,
     scale_down_stabilization_seconds,
     schedule_steps,
     source_settings,
@@ -151,8 +152,9 @@ def flex_start_recycling(config: StackConfig, model: TimeToServe) -> str | None:
     reason = (
         f"nodeRecyclingLeadTimeSeconds {lead:,} s"
         if source.node_recycling_lead_time_seconds is not None
-        else f"{lead:,} s: left null, the most pods, {config.max_replicas}, x 35 min, the margin a move is given: "
-        "15 min for a node, 20 for the model load"
+        else f"{lead:,} s: left null, the most pods, {config.max_replicas}, x "
+        f"{human_duration(pod_move_seconds(config))}, the margin a move is given: 15 min for a node, twice the "
+        f"pod's planning figure of {human_duration(model.held_planning_seconds)} for its start"
     )
     fewest = config.autoscaling.min_replicas if config.autoscaling.enabled else config.nodes
     fewer = "none serving while the only pod moves" if fewest == 1 else "one pod fewer serving during each move"

@@ -3,6 +3,8 @@ a simultaneous wake of every node, and the goal with what each saving rests on."
 
 from __future__ import annotations
 
+import math
+
 from commands.plan.hours import held_hours_per_month
 from commands.render.operations_md import autoscaler_headroom, priced_sources
 from commands.render.time_to_serve import TimeToServe, WakeRead, time_to_serve
@@ -56,14 +58,16 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
     ]
     lines += [
         "",
-        f"Planning figure (the scale-down window; at a wake, the schedule's lead and the no-ready-replica alert): "
+        f"Planning figure (the scale-down window, with an autoscaler the queue alert; with the others' reads of "
+        f"the checkpoint when pods start together, the schedule's lead and the no-ready-replica alert): "
         f"{duration(model.planning_seconds)}, {model.planning_basis}.",
     ]
-    together = wake_planning_seconds(config) - model.planning_seconds
-    if together > 0:
+    every_pod = wake_planning_seconds(config, config.max_replicas)
+    if every_pod > model.planning_seconds:
         lines[-1] += (
-            f" At a wake {duration(model.planning_seconds + together)}: {config.nodes_per_disk} pods on one zone's "
-            f"disk read the larger checkpoint at once, {duration(together)} more (computed, as below)."
+            f" Every pod at once (a fleet restart, the no-ready-replica alert): {duration(every_pod)}, "
+            f"{config.nodes_per_disk} pods on one zone's disk reading the larger checkpoint together (computed, "
+            "as below)."
         )
     wake = model.wake
     if wake is None:
@@ -166,9 +170,10 @@ def schedule_lead_lines(config: StackConfig) -> list[str]:
     if schedule.wake_lead_seconds is not None:
         basis = "schedule.wakeLeadSeconds"
     elif together > 0:
+        pods = next(replicas for name, _, replicas in config.schedule_steps() if name == "wake")
         basis = (
             f"the planning figure above plus {duration(together)} for the larger checkpoint read by "
-            f"{config.nodes_per_disk} pods on one zone's disk at once"
+            f"{math.ceil(pods / len(config.zones))} pods on one zone's disk at once, of the step's {pods}"
         )
     else:
         basis = "the planning figure above"

@@ -119,7 +119,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
             if full_key not in config:
                 config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}]"
                 placeholders.append(full_key)
-    _check_computed_keys(project, config, environment)
+    _check_computed_keys(project, config, environment, set(stack_file.entries))
     esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
     if environment.opaque:
         # A secret engine.secretEnv names and the file leaves to ESC (an `fn::secret` value or an import).
@@ -137,17 +137,20 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
     return settings
 
 
-def _check_computed_keys(project: str, config: dict[str, str], environment: StackEnvironment) -> None:
+def _check_computed_keys(
+    project: str, config: dict[str, str], environment: StackEnvironment, in_the_stack_file: set[str]
+) -> None:
     """Refuse what `pulumi up` refuses of a key the inline ESC environment computes, known from the key and the form
     of its value alone: a key that is no setting, or a setting given an ESC secret (the program reads the key,
-    whatever ESC makes of the value). Left alone when ESC computes `engine` (its secretEnv may name any key)."""
+    whatever ESC makes of the value). Left alone: a key the stack file sets too (its own value wins), and every key
+    when an imported environment or the inline one may supply `engine` (its secretEnv may name any key)."""
     prefix = f"{project}:"
-    if f"{prefix}engine" in environment.computed_keys:
+    if environment.imports or f"{prefix}engine" in environment.computed_keys:
         return
     secrets = {HF_TOKEN_KEY, *secret_env_keys(config, prefix)}
     for full_key in environment.computed_keys:
         name = full_key.removeprefix(prefix)
-        if not full_key.startswith(prefix) or name in secrets:
+        if not full_key.startswith(prefix) or name in secrets or full_key in in_the_stack_file:
             continue
         # in the program's order: a secret key first (raw_project_config), then an unknown one (validate)
         problem = secret_setting_problem(name) if full_key in environment.secret_keys else unknown_setting_problem(name)

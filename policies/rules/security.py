@@ -125,7 +125,7 @@ SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<va
 
 # A shell default holds its text itself: `${KEY:-VALUE}` (and `-`, `:=`, `=`) is VALUE when KEY is unset (POSIX
 # "Shell Command Language", 2.6.2 Parameter Expansion).
-SHELL_DEFAULT = re.compile(r"\$\{[A-Za-z_]\w*:?[-=]([^$`}][^}]*)\}")
+SHELL_DEFAULT = re.compile(r"\$\{[A-Za-z_]\w*:?[-=][\"']?([^$`}\"'][^}]*)\}")
 
 
 def _literal_of(value: str) -> str:
@@ -148,7 +148,7 @@ def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
             continue
         following = strings.get(f"{argument['list']}[{int(argument['index']) + 1}]")
         apart = following if flag["equals"] is None and following and not following.startswith("-") else None
-        # not $(VAR), which Kubernetes expands from the container's environment (a Secret)
+        # a literal, not $(VAR), which Kubernetes expands from the container's environment (a Secret)
         if _literal_of(flag["value"] or flag["spaced"] or apart or ""):
             found[f"{path}: --{flag['name']}"] = flag["name"]
     return found

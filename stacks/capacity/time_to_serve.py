@@ -18,6 +18,7 @@ figures plus the computed extra read time of a larger checkpoint, labelled "assu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -322,34 +323,36 @@ def held_planning_seconds(config: StackConfig) -> int:
 
 
 def _read_together(config: StackConfig, pods: int) -> float:
-    """What a checkpoint larger than the recipe's adds to the read when `pods` more pods read one zone's disk at
+    """What a checkpoint larger than the recipe's adds to one pod's read when `pods` pods read one zone's disk at
     the same time (the recipe's own pods were measured as they started)."""
     size, recipe = checkpoint_mib(config), profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB
     return 0.0 if size is None else max(0.0, size - recipe) * pods / config.serving_throughput_mibps
 
 
-def wake_planning_seconds(config: StackConfig) -> int:
-    """The planning figure of a wake (business hours' step, pods wanted with none ready): one replica's, plus what
-    the other pods on its zone's disk add by reading the checkpoint at the same time (spread evenly over the zones,
-    as plan.md's simultaneous wake)."""
-    return planning_seconds(config) + round(_read_together(config, config.nodes_per_disk - 1))
+def wake_planning_seconds(config: StackConfig, pods: int) -> int:
+    """The planning figure of `pods` pods starting at once (business hours' wake step, a fleet restart): one
+    replica's, plus what the others on its zone's disk add by reading the checkpoint at the same time (spread evenly
+    over the zones, as plan.md's simultaneous wake; the planning figure holds one pod's own read)."""
+    return planning_seconds(config) + round(_read_together(config, math.ceil(pods / len(config.zones)) - 1))
 
 
 def wake_lead_seconds(config: StackConfig) -> int:
-    """How early business hours wake: schedule.wakeLeadSeconds, else the stack's time to serve at a wake."""
+    """How early business hours wake: schedule.wakeLeadSeconds, else the time to serve of the wake step's pods."""
+    wake = max((replicas for name, _, replicas in config.schedule_steps() if name == "wake"), default=1)
     given = config.schedule.wake_lead_seconds
-    return given if given is not None else wake_planning_seconds(config)
+    return given if given is not None else wake_planning_seconds(config, wake)
 
 
 def startup_probe_seconds(config: StackConfig) -> int:
     """How long a pod may take to answer /health: the recipe's 30 min (3x its measured ~10 min pod phase), or 3x
-    the stack's pod phase (a recorded start-up report of its configuration, else the write-up's) plus what a larger
-    checkpoint adds to a simultaneous wake's read (every node reading its zone's disk at once, as after a fleet
-    restart; all of them on one zone's disk, as nothing spreads them), whichever is longer: a probe that gives up
-    restarts the load."""
-    _, pod = _node_and_pod(config)
-    seconds = pod.seconds_max if pod.seconds_max is not None else RECIPE_POD_SECONDS
-    return max(STARTUP_PROBE_SECONDS, round(3 * (seconds + _read_together(config, config.max_replicas))))
+    the stack's pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its
+    zone's disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them),
+    whichever is longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the
+    stack's configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's."""
+    startup = getattr(recorded_startup(config), "startup", None)
+    pod = _difference(startup.median_seconds, "readySeconds", "scheduledSeconds") if startup else None
+    pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
+    return max(STARTUP_PROBE_SECONDS, round(3 * (pod + _read_together(config, readers))))
 
 
 def led_schedule_steps(config: StackConfig) -> list[tuple[str, str, int]]:

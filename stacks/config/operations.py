@@ -248,7 +248,8 @@ class AlertsConfig(ConfigModel):
     pending_seconds: Annotated[int | None, Field(ge=60, le=7200)] = Field(
         default=None,
         description="A serving pod Pending longer than this many seconds alerts (no capacity); null: twice the node "
-        "provisioning time (720), plus the image pull (a pod is Pending while it pulls) where timeToServe computes it.",
+        "provisioning time and the image pull (a pod is Pending while it pulls: 10 min, the write-up's whole pod "
+        "phase, or the pull timeToServe computes when longer), 1320 s by default.",
     )
 
     @model_validator(mode="after")

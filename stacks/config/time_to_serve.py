@@ -60,15 +60,6 @@ class TimeToServeConfig(ConfigModel):
         "imagePulledSeconds). Default: not known, the phase is not computed.",
     )
 
-    @property
-    def image_pull_seconds(self) -> float | None:
-        """The computed image-pull phase (None: the image's size or pull rate is not known)."""
-        return (
-            None
-            if self.image_gib is None or self.image_pull_mibps is None
-            else self.image_gib * 1024 / self.image_pull_mibps
-        )
-
 
 class WarmCapacityConfig(SwitchedGroup):
     """Spare A4 nodes held up (a GKE CapacityBuffer of the serving Deployment's pods), so that a new

@@ -455,7 +455,8 @@ def test_a_key_written_as_a_shell_default_is_a_literal() -> None:
     records = serving_stack()
     vllm_container(records)["env"].append({"name": "VLLM_EXTRA", "value": f"--api-key ${{K:-{key}}}"})
     assert verdicts(check_records(records), "LLM-SEC-004")
-    assert not verdicts(check_records(set_flag(serving_stack(), "--api-key", "${UNSET:-$OTHER}")), "LLM-SEC-004")
+    for other in ("${UNSET:-$OTHER}", '${VLLM_API_KEY:-"$FALLBACK"}'):
+        assert not verdicts(check_records(set_flag(serving_stack(), "--api-key", other)), "LLM-SEC-004"), other
 
 
 def test_a_secret_named_variable_read_from_a_config_map_is_found() -> None:

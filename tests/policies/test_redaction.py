@@ -377,6 +377,12 @@ def test_a_secret_cut_by_an_escape_is_hidden_whole(text: str) -> None:
     assert "Zq8WvN3r" not in hide_secrets(text) and "Zq8WvN3r" not in redact_secrets(text)
 
 
+def test_a_secret_hidden_whole_before_an_escape_leaves_the_rest_of_the_text() -> None:
+    """`%26` is `&`: the key ends there, hidden whole; the command around it still shows."""
+    text = "export URL=https://example.com/get?key=" + "AKIA" + "IOSFODNN7EXAMPLE%26region=us && serve --port 8000"
+    assert hide_secrets(text) == "export URL=https://example.com/get?key=***%26region=us && serve --port 8000"
+
+
 @pytest.mark.parametrize(
     "text",
     [

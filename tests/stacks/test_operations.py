@@ -281,7 +281,7 @@ def test_alert_policies(prod: RenderedStack) -> None:
         # No series exists before the first pods serve: the policy must not be refused at creation.
         assert condition["disableMetricValidation"] is True
     assert promql["kv-cache-full"]["query"].endswith("> 0.9")
-    assert promql["pods-pending"]["duration"] == f"{2 * NODE_PROVISIONING_SECONDS}s"
+    assert promql["pods-pending"]["duration"] == f"{2 * NODE_PROVISIONING_SECONDS + 600}s"  # two nodes and a pull
     # per pod: pods pending one after another (an autoscaler adding one at a time) are not one long wait
     assert promql["pods-pending"]["query"].startswith("max by (pod) (kube_pod_status_phase{")
     cold_start = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS
@@ -296,7 +296,7 @@ def test_an_autoscaled_queue_alerts_only_after_a_new_replica_could_serve(staging
     (policy,) = [policy for policy in staging.of_type(ALERT_POLICY) if policy["name"].endswith("queue-growing")]
     condition = policy["inputs"]["conditions"][0]
     assert condition["conditionPrometheusQueryLanguage"]["duration"] == f"{RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS}s"
-    assert condition["displayName"] == "Request queue growing for 16 minutes"
+    assert condition["displayName"] == "Request queue growing for 16 min"
 
 
 def test_download_failure_alert_watches_the_download_job(prod: RenderedStack) -> None:

@@ -197,6 +197,7 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
                     'x --api-key=""Zq7pW3xKv9',
                     'x --api-key \\"Zq7pW3xKv9\\"',
                     "x --api-key ${KEY} --other $(KEY)",
+                    'x --api-key "$KEY"Zq7pW3xKv9 --api-key $(cat /etc/key); x --api-key "${KEY:?set it}" $1',
                 ]
             },
             {
@@ -206,6 +207,7 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
                     'x --api-key=""***',
                     'x --api-key \\"***"',
                     "x --api-key ${KEY} --other $(KEY)",
+                    'x --api-key "*** --api-key $(cat /etc/key); x --api-key "${KEY:?set it}" $1',
                 ]
             },
         ),

@@ -261,6 +261,12 @@ def test_a_key_the_environment_computes_is_refused_as_pulumi_up_refuses_it(
     stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
     values["pulumiConfig"] = {"engine": "${plain}", "openaiKey": "${secret}"}
     stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
+    # an imported environment may name the key in engine.secretEnv; the stack file's own value wins over ESC's
+    document["environment"] = {"imports": ["shared/serving-engine"], "values": {**values, "pulumiConfig": config}}
+    stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
+    document["environment"] = {"values": {**values, "pulumiConfig": config}}
+    settings.update({f"{PROJECT}:{key}": "us-central1" for key in config})
+    stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
 
 
 def test_an_interpolation_of_a_plain_value_or_a_whole_secret_key_is_kept() -> None:

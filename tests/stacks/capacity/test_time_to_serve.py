@@ -20,7 +20,7 @@ from stacks.capacity.time_to_serve import (
 )
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
-from tests.variants import stack_config, variant_config
+from tests.variants import VARIANTS, stack_config, stack_settings, variant_config
 
 BASE: dict[str, Any] = {
     "environment": "dev",
@@ -62,18 +62,29 @@ def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tm
     before = startup_probe_seconds(config), pod_move_seconds(config)
     with measurements.using(_with_startup(config, tmp_path / "measurements.yaml", scheduled=360, ready=2700)):
         assert startup_probe_seconds(config) >= 3 * (2700 - 360) > before[0]
-        assert pod_move_seconds(config) == 15 * 60 + (2700 - 360) > before[1]
+        assert pod_move_seconds(config) == 15 * 60 + 2 * (2700 - 360) > before[1]
     assert pod_move_seconds(stack_config("prod")) == 35 * 60  # a node, and twice the write-up's ~10 min pod
 
 
+def _business_hours(settings: dict[str, Any], replicas: int) -> StackConfig:
+    return validate(
+        {**settings, "schedule": {"businessHours": {"start": "08:00", "end": "19:00", "replicas": replicas}}}
+    )
+
+
 def test_a_wake_of_many_pods_leads_by_their_shared_read_of_a_larger_checkpoint() -> None:
-    config = variant_config("prod-397b")
+    settings = {**stack_settings("prod"), **VARIANTS["prod-397b"][1]}
+    base = validate(settings)
+    config = _business_hours(settings, 12)
     assert config.nodes_per_disk > 1
     shared_read = checkpoint_mib(config) * config.nodes_per_disk / config.serving_throughput_mibps  # type: ignore[operator]
-    # the node (~6 min), then the checkpoint read by every pod on the zone's disk, before any GPU load
+    # the node (~6 min), then the checkpoint read by every pod of the wake on the zone's disk, before any GPU load
     assert wake_lead_seconds(config) >= 360 + shared_read
     assert no_ready_replica_seconds(config) > wake_lead_seconds(config) > planning_seconds(config)
-    recipe = stack_config("prod")  # the write-up's pods started together: nothing more to read
+    # a wake step of one pod reads alone; the alert still allows for every pod starting at once (a fleet restart)
+    assert wake_lead_seconds(_business_hours(settings, 1)) == planning_seconds(base)
+    assert no_ready_replica_seconds(_business_hours(settings, 1)) == no_ready_replica_seconds(config)
+    recipe = _business_hours(stack_settings("prod"), 12)  # the write-up's pods started together: nothing more to read
     assert wake_lead_seconds(recipe) == planning_seconds(recipe) == 960
 
 

@@ -770,8 +770,8 @@ HIDDEN_AT_AN_ESCAPE = re.compile(
 )
 
 
-# How much of a secret's end shows that the rest of it was left behind an escape.
-SECRET_TAIL = 6
+# How much of a secret's end shows that the rest of it was left behind an escape (a shorter rest shows no more).
+SECRET_TAIL = 3
 
 
 def _secret_tails(text: str) -> set[str]:

@@ -91,13 +91,20 @@ FLAG = re.compile(r"(-{1,2})([A-Za-z0-9][\w.-]*)(?:([=\s])\s*(.*))?", re.DOTALL)
 # may follow a line continuation (`\` and a line break), sit in quotes (`'...'`, `"..."`, `$'...'`, escaped
 # `\"...\"`, after empty quotes) and be several (vLLM's --api-key takes one or more).
 VARIABLE = (
-    r"\$(?:[A-Za-z_]\w*|[0-9@*#?]|\{[A-Za-z_]\w*(?:\[[^\]]*\])?(?::?\?[^}]*)?\}|\([A-Za-z_]\w*\)"
-    r"|\((?:cat\s+|<\s*)[^\s)]+\))(?=[\"']?(?:[\s;&|),]|$))"
+    r"\$(?:[A-Za-z_]\w*|[0-9@*#?]|\{[A-Za-z_]\w*(?:\[[^\]]{0,64}\])?(?::?\?[^}]{0,256})?\}|\([A-Za-z_]\w*\)"
+    r"|\((?:cat\s+|<\s*)[^\s)]{1,256}\))(?=[\"']?(?:[\s;&|\\]|$))"
 )
 FLAG_IN_A_LINE = re.compile(
     r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)((?:[=\s]|\\\n)\s*(?:\\\n\s*)*(?:\$'|\\?'(?!-)|(?:\\?[\"'])*(?!-)(?!"
     + VARIABLE
-    + r")))([^\s\"'](?:[^\s\"']|[\"'](?=[^\s\"']))*(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
+    + r")))((?!\\\n)[^\s\"'](?:[^\s\"']|[\"'](?=[\"']?[^\s\"']))*(?:[\"']?[ \t]+(?![-$])[\"'$]?[^\s\"']+)*)"
+)
+# A secret flag whose first value is a reference, and the values after it that are none (vLLM's --api-key takes
+# several).
+VALUES_AFTER_A_REFERENCE = re.compile(
+    r"(?<!\S)(-{1,2})([A-Za-z0-9][\w.-]*)((?:[=\s]|\\\n)\s*(?:\\\n\s*)*[\"']?"
+    + VARIABLE
+    + r"[\"']?(?:[ \t]|\\\n)\s*(?:\\\n\s*)*[\"']?)((?![-$])[^\s\"']+(?:[\"']?[ \t]+[\"']?(?![-$])[^\s\"']+)*)"
 )
 
 
@@ -147,12 +154,14 @@ def _line_flags_hidden(line: str) -> str:
     """A command line in one string with the value of every flag named like a secret hidden."""
     if "-" not in line:
         return line
-    return FLAG_IN_A_LINE.sub(
-        lambda match: (
-            f"{match[1]}{match[2]}{match[3]}{REDACTED}" if _secret_flag(match[2], match[1] == "--") else match[0]
-        ),
-        line,
-    )
+    for pattern in (FLAG_IN_A_LINE, VALUES_AFTER_A_REFERENCE):
+        line = pattern.sub(
+            lambda match: (
+                f"{match[1]}{match[2]}{match[3]}{REDACTED}" if _secret_flag(match[2], match[1] == "--") else match[0]
+            ),
+            line,
+        )
+    return line
 
 
 def _ends_with_a_secret_flag(command: Any) -> bool:
@@ -226,8 +235,10 @@ def _json_text_hidden(text: str) -> str:
         if not isinstance(document, (dict, list)):
             return text
         hidden = without_secrets(document)
-    except (ValueError, RecursionError):  # not JSON, or nested past what the parser or the walk reads
+    except ValueError:  # not JSON
         return text
+    except RecursionError:  # nested past what the parser or the walk reads: what it holds is not known
+        return REDACTED
     return text if hidden == document else json.dumps(hidden, ensure_ascii=False)
 
 

@@ -29,6 +29,15 @@ CLIENT_OUTPUTS = {
     "gatewayAddressCommand": "the Gateway's address",
     "servedModelName": "the model name clients send",
 }
+# What a rolling update does to a change that the pods make one at a time. vLLM's OpenAI server answers a model name
+# it does not serve with an error (recalled from its `_check_model`, not read at the pinned tag).
+_ROLLING = {
+    "servedModelName": (
+        "; while the pods roll one at a time, the old pods answer only the old name and the new pods only the new, "
+        "behind one address: either name fails on part of the pods until the roll ends, no moment switches every "
+        "client cleanly (a second stack serves the new name beside the old)"
+    )
+}
 SERVICE_TYPE = "kubernetes:core/v1:Service"
 GATEWAY_TYPE = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
@@ -134,7 +143,9 @@ def client_breaks(
                 found.append(f"{what} goes away: output {key} {_shown(outputs.removed[key])} is removed")
             elif key in outputs.changed:
                 before, after = outputs.changed[key]
-                found.append(f"{what} changes: output {key} {_shown(before)} -> {_shown(after)}")
+                found.append(
+                    f"{what} changes: output {key} {_shown(before)} -> {_shown(after)}" + _ROLLING.get(key, "")
+                )
     before, after = _serving(old), _serving(new)
     for change in result.of("delete"):
         kind = change.record["type"]

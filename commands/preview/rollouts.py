@@ -261,14 +261,17 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
         (low, high), (new_low, new_high) = _bounds(before_hpa), _bounds(after_hpa)
         up = max(0, new_low - low)
         moves = []
+        # kubernetes pkg/controller/podautoscaler/horizontal.go reconcileAutoscaler: a count outside the bounds is
+        # set to the bound before any metric or scale-down behavior, and a target at 0 is left alone
         if up:
             moves.append(
                 f"scales a Deployment below {new_low} up to it (up to {up} more pod(s), all at once, each a new A4 "
-                f"node and a model load, about {_span(*times.new_node)})"
+                f"node and a model load, about {_span(*times.new_node)}; one at 0, as a schedule leaves it, stays)"
             )
         if new_high < high:
             moves.append(
-                f"scales one above {new_high} down to it (by its scale-down policy, after the stabilization window)"
+                f"scales one above {new_high} down to it at once, not by its scale-down policy (up to "
+                f"{high - new_high} pod(s) stop together)"
             )
         now = f"at its next sync (15 s) it {' and '.join(moves)}" if moves else "no pod moves with the bounds alone"
         what = (

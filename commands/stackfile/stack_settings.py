@@ -141,19 +141,21 @@ def _check_computed_keys(
     project: str, config: dict[str, str], environment: StackEnvironment, in_the_stack_file: set[str]
 ) -> None:
     """Refuse what `pulumi up` refuses of a key the inline ESC environment computes, known from the key and the form
-    of its value alone: a key that is no setting, or a setting given an ESC secret (the program reads the key,
-    whatever ESC makes of the value). Left alone: a key the stack file sets too (its own value wins), and every key
-    when an imported environment or the inline one may supply `engine` (its secretEnv may name any key)."""
+    of its value alone (the program reads the key, whatever ESC makes of the value): a setting given an ESC secret
+    (engine.secretEnv names no setting), and a key that is no setting unless an imported environment or a computed
+    `engine` may name it in engine.secretEnv. A key the stack file sets too is left alone (its own value wins)."""
     prefix = f"{project}:"
-    if environment.imports or f"{prefix}engine" in environment.computed_keys:
-        return
+    open_ended = bool(environment.imports) or f"{prefix}engine" in environment.computed_keys
     secrets = {HF_TOKEN_KEY, *secret_env_keys(config, prefix)}
     for full_key in environment.computed_keys:
         name = full_key.removeprefix(prefix)
         if not full_key.startswith(prefix) or name in secrets or full_key in in_the_stack_file:
             continue
+        unknown, secret = unknown_setting_problem(name), full_key in environment.secret_keys
+        if unknown is not None and open_ended:
+            continue
         # in the program's order: a secret key first (raw_project_config), then an unknown one (validate)
-        problem = secret_setting_problem(name) if full_key in environment.secret_keys else unknown_setting_problem(name)
+        problem = secret_setting_problem(name) if secret else unknown
         if problem:
             raise InvalidConfig(f"{problem} (set by the stack file's inline ESC environment)")
 

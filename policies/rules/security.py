@@ -125,7 +125,7 @@ SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<va
 
 # A shell default holds its text itself: `${KEY:-VALUE}` (and `-`, `:=`, `=`) is VALUE when KEY is unset (POSIX
 # "Shell Command Language", 2.6.2 Parameter Expansion).
-SHELL_DEFAULT = re.compile(r"\$\{[A-Za-z_]\w*:?[-=][\"']?([^$`}\"'][^}]*)\}")
+SHELL_DEFAULT = re.compile(r"\$\{[A-Za-z_]\w*:?[-=][\"']?([^$`}\"'][^}]{0,256})\}")
 
 
 def _literal_of(value: str) -> str:

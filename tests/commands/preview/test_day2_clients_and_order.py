@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from commands.preview.changes import OutputsDiff, Preview
-from commands.preview.clients import _ranges_shut_out, client_breaks
+from commands.preview.clients import _ROLLING, _ranges_shut_out, client_breaks
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from tests.commands.preview.test_day2 import day2
@@ -118,6 +118,8 @@ def test_a_new_model_name_breaks_clients(render_stack: RenderStack, tmp_path_fac
     assert result.outputs is not None and "servedModelName" in result.outputs.changed
     (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
     assert "the model name clients send changes" in warning and "'qwen'" in warning
+    # the pods roll one at a time behind one address: for its whole length each name fails on part of them
+    assert "either name fails on part of the pods until the roll ends" in warning
 
 
 def test_an_api_key_on_the_serving_pods_breaks_clients(
@@ -255,7 +257,8 @@ def test_an_output_without_a_value_is_said_so_not_as_pythons_none() -> None:
     lines = client_breaks(outputs, {}, {}, Preview(changes=[], unchanged=0, refusals=[], warnings=[]))
     assert lines == [
         "the internal load balancer's address goes away: output internalAddress (no value) is removed",
-        "the model name clients send changes: output servedModelName (no value) -> 'qwen'",
+        "the model name clients send changes: output servedModelName (no value) -> 'qwen'"
+        + _ROLLING["servedModelName"],
     ]
 
 

@@ -66,6 +66,8 @@ def test_new_hpa_bounds_say_when_the_autoscaler_moves_the_pods(
     (narrower,) = [rollout for rollout in back.rollouts if "HPA's bounds" in rollout.what]
     assert "2..4 to 1..2" in narrower.what and narrower.pods == 0
     assert "scales one above 2 down to it" in narrower.what and "more pod" not in narrower.what
+    # the controller sets a count above the maximum to it before any scale-down behavior (horizontal.go)
+    assert "at once, not by its scale-down policy (up to 2 pod(s) stop together)" in narrower.what
 
 
 def test_a_compute_class_rename_moves_every_pod_to_new_nodes_one_at_a_time(

@@ -198,6 +198,7 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
                     'x --api-key \\"Zq7pW3xKv9\\"',
                     "x --api-key ${KEY} --other $(KEY)",
                     'x --api-key "$KEY"Zq7pW3xKv9 --api-key $(cat /etc/key); x --api-key "${KEY:?set it}" $1',
+                    'x --api-key $KEY "Zq7pW3xKv9" Yp6oV2wJu8 --api-key $KEY,Zq7pW3xKv9',
                 ]
             },
             {
@@ -208,9 +209,12 @@ def test_a_shipped_render_reads_as_written(stack: RenderedStack) -> None:
                     'x --api-key \\"***"',
                     "x --api-key ${KEY} --other $(KEY)",
                     'x --api-key "*** --api-key $(cat /etc/key); x --api-key "${KEY:?set it}" $1',
+                    'x --api-key $KEY "*** --api-key ***',
                 ]
             },
         ),
+        # a JSON text nested past what can be read: what it holds is not known
+        ({"note": "[" * 600 + '{"name": "DB_PASSWORD", "value": "Zq7pW3xKv9"}' + "]" * 600}, {"note": "***"}),
         # a flag that takes several values (vLLM's --api-key takes one or more keys): every one up to the next flag
         (
             {"args": ["--api-key", "Zq7pW3xKv9", "Yp6oV2wJu8", "--port", "8", "--api-key=Xo5nU1vIt7", "Wn4mT0uHs6"]},

@@ -261,9 +261,13 @@ def test_a_key_the_environment_computes_is_refused_as_pulumi_up_refuses_it(
     stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
     values["pulumiConfig"] = {"engine": "${plain}", "openaiKey": "${secret}"}
     stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
-    # an imported environment may name the key in engine.secretEnv; the stack file's own value wins over ESC's
+    # an imported environment may name the key in engine.secretEnv (not a setting); the stack file's own value wins
     document["environment"] = {"imports": ["shared/serving-engine"], "values": {**values, "pulumiConfig": config}}
-    stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
+    if "region" in config:
+        with pytest.raises(InvalidConfig, match="'region': is a secret"):
+            stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
+    else:
+        stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))
     document["environment"] = {"values": {**values, "pulumiConfig": config}}
     settings.update({f"{PROJECT}:{key}": "us-central1" for key in config})
     stack_settings.load_stack_settings("esc", write_stack(tmp_path, "esc", document))

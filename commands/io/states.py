@@ -58,6 +58,11 @@ def _records(value: Any, where: str) -> list[Record]:
     return records
 
 
+# states.json's note of the settings an ESC environment supplies under `pulumi up`, which the render could not see.
+UNSEEN_SETTINGS_KEY = "unseenSettings"
+UNSEEN_SETTINGS_MAX = 4000
+
+
 @dataclass(frozen=True)
 class RenderStates:
     """A render's first `up` and converged state; `converged` is None for a render without
@@ -74,6 +79,8 @@ class RenderStates:
     state_outputs: dict[str, dict[str, Any]] | None = None
     # a digest of every stack setting the render was made from (`setting_digests`), when it has them
     setting_digests: dict[str, str] | None = None
+    # what the render could not see: settings an ESC environment supplies under `pulumi up` (a note, when any)
+    unseen_settings: str | None = None
 
     def outputs_of(self, state: str) -> dict[str, Any] | None:
         """The stack outputs of the state FIRST_UP or CONVERGED; outputs.json for a render without them."""
@@ -89,6 +96,7 @@ def states_document(
     first_up_outputs: dict[str, Any],
     converged_outputs: dict[str, Any],
     digests: dict[str, str],
+    unseen_settings: str | None = None,
 ) -> dict[str, Any]:
     return {
         "weightsImage": weights_image if isinstance(weights_image, str) else None,
@@ -96,6 +104,7 @@ def states_document(
         CONVERGED: converged,
         "outputs": {FIRST_UP: first_up_outputs, CONVERGED: converged_outputs},
         SETTING_DIGESTS_KEY: digests,
+        **({UNSEEN_SETTINGS_KEY: unseen_settings} if unseen_settings else {}),
     }
 
 
@@ -160,7 +169,16 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
         directory,
         state_outputs=outputs,
         setting_digests=_setting_digests(document.get(SETTING_DIGESTS_KEY), where),
+        unseen_settings=_unseen_settings(document.get(UNSEEN_SETTINGS_KEY), where),
     )
+
+
+def _unseen_settings(note: Any, where: str) -> str | None:
+    if note is None:
+        return None
+    if not isinstance(note, str) or len(note) > UNSEEN_SETTINGS_MAX or not note.isprintable():
+        raise InputError(f"{where}: {UNSEEN_SETTINGS_KEY} must be one line of text of at most {UNSEEN_SETTINGS_MAX}")
+    return note
 
 
 def side_document(directory: Path, name: str) -> dict[str, Any] | None:

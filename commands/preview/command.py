@@ -72,6 +72,12 @@ def _preview(
     if sides:
         warned = [
             *costs.different_stacks(sides[0].capacity, sides[1].capacity, sides[0].outputs, sides[1].outputs),
+            *[
+                f"the {side} render could not see what its ESC environment supplies, so `pulumi up` may change more "
+                f"than this preview shows: {render.unseen_settings}"
+                for side, render in zip(("old", "new"), sides, strict=True)
+                if render.unseen_settings
+            ],
             *warned,
         ]
     moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))

@@ -248,6 +248,7 @@ def render(
                     plain(first_up.outputs),
                     plain(later.outputs),
                     setting_digests(config),
+                    stack_settings.esc_note(settings),
                 ),
                 "rendered": CONVERGED if converged else FIRST_UP,
             }

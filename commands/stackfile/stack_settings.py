@@ -180,6 +180,22 @@ def _esc_placeholders(project: str, config: dict[str, str], environment: StackEn
 EXAMPLE_REVISION = "0123456789abcdef0123456789abcdef01234567"
 
 
+def esc_note(settings: StackSettings) -> str | None:
+    """What the offline run could not see of the stack's ESC environment (None: nothing)."""
+    environment = settings.environment
+    if not environment.opaque:
+        return None
+    stand_ins = ", ".join(f"`{key.partition(':')[2]}` (`{settings.config[key]}`)" for key in settings.esc_placeholders)
+    computed = ", ".join(f"`{key.partition(':')[2]}`" for key in environment.computed_keys)
+    return (
+        f"Pulumi ESC: the stack imports {environment.sources}, which an offline render cannot open. "
+        + (f"Placeholders stand in for {stand_ins}. " if stand_ins else "")
+        + (f"It computes {computed}. " if computed else "")
+        + "Keys the stack file leaves out take their defaults here; under `pulumi up` the environment's "
+        "`pulumiConfig` may set them (the stack file's own values win)."
+    )
+
+
 def stack_file_notes(settings: StackSettings) -> list[str]:
     """What the offline run could not know or does not apply, for plan.md and standard error."""
     notes: list[str] = []
@@ -189,17 +205,9 @@ def stack_file_notes(settings: StackSettings) -> list[str]:
             "set the real one (the first column of `git ls-remote https://huggingface.co/MODEL main`) before "
             "`pulumi up`, or the download Job fails"
         )
-    environment = settings.environment
-    if environment.opaque:
-        stand_ins = ", ".join(
-            f"`{key.partition(':')[2]}` (`{settings.config[key]}`)" for key in settings.esc_placeholders
-        )
-        notes.append(
-            f"Pulumi ESC: the stack imports {environment.sources}, which an offline render cannot open. "
-            + (f"Placeholders stand in for {stand_ins}. " if stand_ins else "")
-            + "Keys the stack file leaves out take their defaults here; under `pulumi up` the environment's "
-            "`pulumiConfig` may set them (the stack file's own values win)."
-        )
+    note = esc_note(settings)
+    if note:
+        notes.append(note)
     ignored = {
         key: value
         for key, value in settings.config.items()

@@ -318,6 +318,17 @@ def test_an_edited_render_s_setting_digests_are_refused_without_being_shown(
     assert "hunter2" not in str(error.value)
 
 
+@pytest.mark.parametrize("note", [3, ["a"], "two\nlines", "x" * 5000])
+def test_an_edited_render_s_unseen_settings_note_is_refused(note: object, dev: RenderedStack, tmp_path: Path) -> None:
+    edited = tmp_path / "dev"
+    shutil.copytree(dev.directory, edited)
+    states = json.loads((edited / "states.json").read_text())
+    states["unseenSettings"] = note
+    (edited / "states.json").write_text(json.dumps(states))
+    with pytest.raises(PreviewInputError, match="unseenSettings must be one line of text of at most 4000"):
+        load_states(edited)
+
+
 def test_an_edited_record_the_update_plan_cannot_read_is_named(dev: RenderedStack, tmp_path: Path) -> None:
     edited = tmp_path / "dev"
     shutil.copytree(dev.directory, edited)

@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from commands.engine import mocks
+from commands.io.states import load_states
+from commands.preview.command import preview_states
 from commands.stackfile import stack_settings
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
 from commands.stackfile.yaml_scalars import plain_scalar
@@ -87,6 +89,19 @@ def test_esc_imports_render_with_placeholders_and_say_so(tmp_path: Path) -> None
     assert "`my-org/gcp-dev`, `llm/serving@7`" in note and "`project` (`project-from-esc`)" in note
     assert note.removeprefix("note: ") in rendered.plan
     assert rendered.one("pulumi:providers:gcp")["inputs"]["project"] == stack_settings.ESC_PROJECT_PLACEHOLDER
+
+
+def test_a_preview_says_what_the_esc_environment_may_change_unseen(tmp_path: Path, dev: RenderedStack) -> None:
+    """An inline value ESC computes takes its default offline: the preview shows no change where `pulumi up` may
+    roll every pod, and says so."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["environment"] = {"values": {"seqs": 4096, "pulumiConfig": {"engine": {"maxNumSeqs": "${seqs}"}}}}
+    rendered, _ = render_file(write_stack(tmp_path, "dev", document), tmp_path / "out")
+    result = preview_states(load_states(dev.directory), load_states(rendered.directory))
+    (warning,) = [warning for warning in result.warnings if "ESC environment supplies" in warning]
+    assert warning.startswith("the new render could not see what its ESC environment supplies, so `pulumi up` may")
+    assert "It computes `engine`." in warning
+    assert not [warning for warning in preview_states(load_states(dev.directory), load_states(dev.directory)).warnings]
 
 
 def test_without_esc_a_missing_project_is_one_line(tmp_path: Path) -> None:

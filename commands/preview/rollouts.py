@@ -257,6 +257,23 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     """Replicas or HPA bounds that change while the schedule or the HPA owns the replicas."""
     found = []
     before_hpa, after_hpa = _hpa(old), _hpa(new)
+    if before_hpa is None and after_hpa is not None:
+        (low, high), running = _bounds(after_hpa), _replicas(old[urn])
+        cut = f"at its next sync it drops {running - high} at once (a count above the maximum is set to it); "
+        cut = cut if running > high else ""
+        found.append(
+            Rollout(
+                f"an autoscaler (HPA, {low}..{high} replicas) takes over the {running} running serving pod(s): {cut}"
+                f"with less load than they serve it removes pods down to {low} by its scale-down "
+                "policy (spec.behavior.scaleDown), and each one given back takes a new node and a model load to come "
+                "back",
+                0,
+                times.new_node,
+                None,
+                "at the HPA's next sync after `pulumi up`",
+                times.source,
+            )
+        )
     if before_hpa is not None and after_hpa is not None and _bounds(before_hpa) != _bounds(after_hpa):
         (low, high), (new_low, new_high) = _bounds(before_hpa), _bounds(after_hpa)
         up = max(0, new_low - low)
@@ -489,5 +506,35 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
                     times.source,
                 )
             )
-    found += [rollout for rollout in (_held_nodes(old, new, times), _node_upgrade(result, new, urn, times)) if rollout]
+    found += [
+        rollout
+        for rollout in (
+            _held_nodes(old, new, times),
+            _node_upgrade(result, new, urn, times),
+            _new_priorities(result, times),
+        )
+        if rollout
+    ]
     return found
+
+
+def _new_priorities(result: Preview, times: ServeTimes) -> Rollout | None:
+    """A ComputeClass whose priorities change in place: GKE uses them for new nodes; the running pods keep theirs,
+    as the class asks for no active migration (vendored CRD: `activeMigration.optimizeRulePriority`, default false)."""
+    for change in result.of("update"):
+        if change.record["type"] != COMPUTE_CLASS_TYPE or not any(
+            entry.path.startswith("spec.priorities") for entry in change.inputs
+        ):
+            continue
+        return Rollout(
+            "the ComputeClass's new capacity sources and order apply to new nodes only: the running pods keep their "
+            "nodes (the class sets no activeMigration, whose optimizeRulePriority defaults to false in the vendored "
+            "CRD) and move, each a new node and a model load, as those are replaced (a Spot preemption, Flex-start "
+            "recycling, a scale-up); a reservation added is billed from its creation, used or not",
+            0,
+            times.new_node,
+            None,
+            "as GKE makes new nodes after `pulumi up`",
+            times.source,
+        )
+    return None

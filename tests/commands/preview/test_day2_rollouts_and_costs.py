@@ -40,6 +40,30 @@ def autoscaled_dev(
     return render_with(render_stack, tmp_path_factory, "dev", name, settings)
 
 
+def test_a_new_autoscaler_says_what_it_does_with_the_running_pods(
+    dev: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """An HPA created over running pods keeps them only while the load needs them (a day-2 review: turning it on
+    for prod's 12 pods said nothing, and the HPA took them down to its floor)."""
+    autoscaled = autoscaled_dev(render_stack, tmp_path_factory, "hpa-new", minReplicas=1, maxReplicas=2)
+    result = preview_states(load_states(dev.directory), load_states(autoscaled.directory))
+    (taken,) = [rollout for rollout in result.rollouts if rollout.what.startswith("an autoscaler (HPA, 1..2")]
+    assert "takes over the 1 running serving pod(s): with less load than they serve it removes pods down to 1" in (
+        taken.what
+    )
+    assert taken.pods == 0 and "next sync" in taken.when
+
+
+def test_new_capacity_sources_apply_to_new_nodes_only(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The class asks for no active migration: a source added or reordered moves no running pod."""
+    sources = {"capacity": {"sources": [{"type": "flexStart"}, {"type": "spot"}]}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "flex-first", sources)
+    (priorities,) = [rollout for rollout in result.rollouts if "ComputeClass's new capacity" in rollout.what]
+    assert "apply to new nodes only: the running pods keep their nodes" in priorities.what and priorities.pods == 0
+
+
 def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

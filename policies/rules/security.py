@@ -123,18 +123,34 @@ ARGUMENT = re.compile(r"^(?P<list>.*\.(?:args|command))\[(?P<index>[0-9]+)\]$")
 SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<value>.*)|\s+(?P<spaced>\S.*))?$", re.S)
 
 
-# A shell default holds its text itself: `${KEY:-VALUE}` (and `-`, `:=`, `=`) is VALUE when KEY is unset (POSIX
-# "Shell Command Language", 2.6.2 Parameter Expansion).
-SHELL_DEFAULT = re.compile(r"\$\{[A-Za-z_]\w*:?[-=][\"']?([^$`}\"'][^}]{0,256})\}")
+# Text the shell expands to what the line itself writes: a default or an alternative (`${KEY:-VALUE}`, `-`, `:=`,
+# `=`, `:+`, `+`: POSIX "Shell Command Language", 2.6.2 Parameter Expansion), a command that prints its own
+# arguments (`$(printf VALUE)`, `echo` in backticks), ANSI-C quoting (`$'VALUE'`, bash).
+SHELL_DEFAULT = re.compile(
+    r"\$\{[A-Za-z_]\w*:?[-=+][\"']?([^$`}\"'][^}]{0,256})\}|\$\s*\(\s*(?:printf|echo)\s+[\"']?([^$`)\"'][^)]{0,256})\)"
+    r"|`(?:printf|echo)\s+[\"']?([^$`\"'][^`]{0,256})`|\$'([^']{1,256})'"
+)
+# A reference to where the value comes from: a variable, a parameter expansion, a command's output (as the pack's
+# shell reading splits them too: `$ ( VAR )`).
+REFERENCE = re.compile(r"\$\s*(?:[A-Za-z_]\w*|[0-9@*#?]|\{[^}]{0,256}\}|\([^)]{0,256}\))|`[^`]{0,256}`")
 
 
 def _literal_of(value: str) -> str:
-    """The text a flag's value writes into the pod spec: a shell default's own text, nothing for a value read
-    from the environment ($VAR, ${VAR}, an unresolved $(VAR), $(cat ...), backticks), else the value."""
-    default = SHELL_DEFAULT.search(value)
-    if default is not None:
-        return default[1]
-    return "" if value.startswith(("$", "`")) else value
+    """The text a flag's value writes into the pod spec: what the shell expands to text written in the line itself
+    (SHELL_DEFAULT), and text glued to a reference (`${KEY}TEXT`, `$KEY,TEXT`); nothing for a value only read from
+    the environment ($VAR, ${VAR}, Kubernetes' $(VAR), $(cat ...), backticks), else the value."""
+    written = SHELL_DEFAULT.search(value)
+    if written is not None:
+        return _written(written)
+    value = value.strip("\"'")  # quotes a shell removes (in an argument list, text no key looks like)
+    if not value.startswith(("$", "`")):
+        return value
+    return REFERENCE.sub("", value).strip("\"' ,;})")
+
+
+def _written(match: re.Match[str]) -> str:
+    """The text a SHELL_DEFAULT match writes."""
+    return next(group for group in match.groups() if group)
 
 
 def _secret_flag_values(strings: dict[str, str]) -> dict[str, str]:
@@ -193,7 +209,7 @@ def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[
         if not (in_config_map or ENV_VALUE.search(path)):
             continue
         # a shell default is the text it holds
-        written = SHELL_DEFAULT.sub(lambda default: default[1], text)
+        written = SHELL_DEFAULT.sub(_written, text)
         entry = path.split(".", 1)[1]
         if in_config_map and written and not NO_SECRET_VALUE.fullmatch(written) and is_secret_name(entry):
             found.append(f"{path}: a ConfigMap entry named like a secret")
@@ -261,8 +277,10 @@ NO_SECRET_LITERAL = ResourceValidationPolicy(
         "policies/redaction.py), or a container variable named like one "
         "(*_API_KEY, *_PASSWORD, *_TOKEN...) with a literal value, or a container argument named like one "
         "(--api-key VALUE, also abbreviated as vLLM's parser expands it, --api-k VALUE, or in a shell line, a "
-        "ConfigMap's script or a variable's value), or a ConfigMap entry named like one, anywhere but the payload "
-        "of a Kubernetes Secret: "
+        "ConfigMap's script or a variable's value; also a value the shell writes from the line itself, "
+        "${KEY:-VALUE}, $(printf VALUE), or glued to a variable, ${KEY}VALUE; not one only read from the "
+        "environment, $KEY, ${KEY}, $(KEY), $(cat FILE)), or a ConfigMap entry named like one, anywhere but the "
+        "payload of a Kubernetes Secret: "
         "a literal lands in the manifests, the state and the pod spec in plain text; the stack passes such values "
         "as secret config keys through engine.secretEnv."
     ),

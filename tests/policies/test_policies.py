@@ -446,7 +446,8 @@ def test_a_key_written_as_a_shell_default_is_a_literal() -> None:
     """`${KEY:-VALUE}` is VALUE when KEY is unset: the key is in the pod spec, as a shell line, a variable's value or a
     ConfigMap's entry; a default that reads another variable is not."""
     key = "Zq7pW3" + "xKv9Lm"
-    for value in (f'"${{UNSET:-{key}}}"', f"${{UNSET:={key}}}"):
+    literals = (f'"${{UNSET:-{key}}}"', f"${{UNSET:={key}}}", f"${{SET:+{key}}}", f'"$(printf {key})"', f"${{K}}{key}")
+    for value in literals:
         records = serving_stack()
         container = vllm_container(records)
         line = " ".join(["exec", "vllm", "serve", *container["args"], "--api-key", value])
@@ -455,8 +456,13 @@ def test_a_key_written_as_a_shell_default_is_a_literal() -> None:
     records = serving_stack()
     vllm_container(records)["env"].append({"name": "VLLM_EXTRA", "value": f"--api-key ${{K:-{key}}}"})
     assert verdicts(check_records(records), "LLM-SEC-004")
-    for other in ("${UNSET:-$OTHER}", '${VLLM_API_KEY:-"$FALLBACK"}'):
+    for other in ("${UNSET:-$OTHER}", '${VLLM_API_KEY:-"$FALLBACK"}', '"$VLLM_API_KEY"', "'${VLLM_API_KEY}'"):
         assert not verdicts(check_records(set_flag(serving_stack(), "--api-key", other)), "LLM-SEC-004"), other
+    records = serving_stack()
+    container = vllm_container(records)
+    line = " ".join(["exec", "vllm", "serve", *container["args"], "--api-key", '${VLLM_API_KEY:-"${OTHER}"}'])
+    container["command"], container["args"] = ["sh", "-c", line], []
+    assert not verdicts(check_records(records), "LLM-SEC-004")
 
 
 def test_a_secret_named_variable_read_from_a_config_map_is_found() -> None:

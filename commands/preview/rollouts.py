@@ -515,6 +515,35 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         )
         if rollout
     ]
+    return found + _moved_steps(result, old, times)
+
+
+def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> list[Rollout]:
+    """A scale step whose time moves: an update after the new time of a day the old one has not fired yet skips that
+    day's step (kubernetes pkg/controller/cronjob: a missed run starts only within startingDeadlineSeconds of it)."""
+    found = []
+    for change in result.of("update"):
+        if change.record["type"] != CRONJOB_TYPE or change.urn not in old:
+            continue
+        before, after = ((record["inputs"].get("spec") or {}) for record in (old[change.urn], change.record))
+        if before.get("schedule") == after.get("schedule"):
+            continue
+        name = (change.record["inputs"].get("metadata") or {}).get("name") or change.record["name"]
+        deadline = after.get("startingDeadlineSeconds")
+        within = f"{deadline} s after " if isinstance(deadline, int) else ""
+        found.append(
+            Rollout(
+                f"the scale step {name} moves from {before.get('schedule')!r} to {after.get('schedule')!r} "
+                f"({after.get('timeZone') or 'UTC'}): a `pulumi up` later than {within}the new time, on a day the "
+                "old time has not come yet, skips that day's step (the CronJob controller starts a missed run only "
+                "within startingDeadlineSeconds); scale by hand that day (`scaleByHand`)",
+                0,
+                times.new_node,
+                None,
+                "at the step's next time after `pulumi up`",
+                times.source,
+            )
+        )
     return found
 
 

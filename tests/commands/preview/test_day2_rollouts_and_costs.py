@@ -54,6 +54,18 @@ def test_a_new_autoscaler_says_what_it_does_with_the_running_pods(
     assert taken.pods == 0 and "next sync" in taken.when
 
 
+def test_a_step_moved_earlier_says_an_update_after_it_skips_that_day(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The CronJob controller starts a missed run only within startingDeadlineSeconds: a wake moved to 06:44 by an
+    update at 07:10 runs neither at 07:44 nor at 06:44 that day."""
+    hours = {"schedule": {"businessHours": {"start": "07:00", "end": "20:00"}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "earlier", hours)
+    (wake,) = [rollout for rollout in result.rollouts if "serving-schedule-wake moves" in rollout.what]
+    assert "from '44 7 * * 1,2,3,4,5' to '44 6 * * 1,2,3,4,5' (UTC)" in wake.what
+    assert "later than 600 s after the new time, on a day the old time has not come yet, skips" in wake.what
+
+
 def test_new_capacity_sources_apply_to_new_nodes_only(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -126,7 +126,7 @@ SECRET_FLAG = re.compile(r"^-{1,2}(?P<name>[A-Za-z][\w-]*)(?:(?P<equals>=)(?P<va
 # Text the shell expands to what the line itself writes: a default or an alternative (`${KEY:-VALUE}`, `-`, `:=`,
 # `=`, `:+`, `+`: POSIX "Shell Command Language", 2.6.2 Parameter Expansion), a command that prints its own
 # arguments (`$(printf VALUE)`, `echo` in backticks), ANSI-C quoting (`$'VALUE'`, bash).
-SHELL_DEFAULT = re.compile(
+WRITTEN_BY_THE_SHELL = re.compile(
     r"\$\{[A-Za-z_]\w*:?[-=+][\"']?([^$`}\"'][^}]{0,256})\}|\$\s*\(\s*(?:printf|echo)\s+[\"']?([^$`)\"'][^)]{0,256})\)"
     r"|`(?:printf|echo)\s+[\"']?([^$`\"'][^`]{0,256})`|\$'([^']{1,256})'"
 )
@@ -137,9 +137,9 @@ REFERENCE = re.compile(r"\$\s*(?:[A-Za-z_]\w*|[0-9@*#?]|\{[^}]{0,256}\}|\([^)]{0
 
 def _literal_of(value: str) -> str:
     """The text a flag's value writes into the pod spec: what the shell expands to text written in the line itself
-    (SHELL_DEFAULT), and text glued to a reference (`${KEY}TEXT`, `$KEY,TEXT`); nothing for a value only read from
-    the environment ($VAR, ${VAR}, Kubernetes' $(VAR), $(cat ...), backticks), else the value."""
-    written = SHELL_DEFAULT.search(value)
+    (WRITTEN_BY_THE_SHELL), and text glued to a reference (`${KEY}TEXT`, `$KEY,TEXT`); nothing for a value only read
+    from the environment ($VAR, ${VAR}, Kubernetes' $(VAR), $(cat ...), backticks), else the value."""
+    written = WRITTEN_BY_THE_SHELL.search(value)
     if written is not None:
         return _written(written)
     value = value.strip("\"'")  # quotes a shell removes (in an argument list, text no key looks like)
@@ -149,7 +149,7 @@ def _literal_of(value: str) -> str:
 
 
 def _written(match: re.Match[str]) -> str:
-    """The text a SHELL_DEFAULT match writes."""
+    """The text a WRITTEN_BY_THE_SHELL match writes."""
     return next(group for group in match.groups() if group)
 
 
@@ -208,8 +208,8 @@ def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[
         in_config_map = resource_type == CONFIG_MAP_TYPE and path.startswith(("data.", "binaryData."))
         if not (in_config_map or ENV_VALUE.search(path)):
             continue
-        # a shell default is the text it holds
-        written = SHELL_DEFAULT.sub(_written, text)
+        # what the shell writes from the line itself is the text it holds
+        written = WRITTEN_BY_THE_SHELL.sub(_written, text)
         entry = path.split(".", 1)[1]
         if in_config_map and written and not NO_SECRET_VALUE.fullmatch(written) and is_secret_name(entry):
             found.append(f"{path}: a ConfigMap entry named like a secret")

@@ -74,7 +74,11 @@ class _StrictLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]
             raise yaml.MarkedYAMLError(
-                None, None, f"YAML alias {quote('*' + event.anchor, 20)} refused; write the value out", event.start_mark
+                # the anchor's name is not quoted: `*` may start a value meant literally, a password
+                None,
+                None,
+                "YAML alias (a value starting with `*`) refused; write the value out, quoted if it starts with `*`",
+                event.start_mark,
             )
         return super().compose_node(parent, index)  # type: ignore[no-any-return]
 
@@ -142,11 +146,18 @@ def _where(path: Path, mark: yaml.Mark | None) -> str:
 # Values a refusal of a tagged scalar quotes: the words YAML 1.1 reads as booleans (the usual mistake) and
 # values too short to be a secret (the console hides none under 3 characters). Any other value is not quoted:
 # the file's own secret values are not known yet when its scalars are read.
+STANDARD_TAG_PREFIX = "tag:yaml.org,2002:"
 QUOTED_SCALARS = frozenset({"yes", "no", "on", "off", "y", "n"})
 
 
 def _shown_scalar(value: str) -> str:
     return quote(value) if len(value) < 3 or value.lower() in QUOTED_SCALARS else "the value"
+
+
+def _shown_tag(tag: str) -> str:
+    """A standard tag by its short name (`!!binary`); another is not quoted: `!` may start a value meant
+    literally, a password."""
+    return f"!!{tag.removeprefix(STANDARD_TAG_PREFIX)}" if tag.startswith(STANDARD_TAG_PREFIX) else "(a word after `!`)"
 
 
 def _check_tags(node: Node, path: Path) -> None:
@@ -156,8 +167,8 @@ def _check_tags(node: Node, path: Path) -> None:
         current = stack.pop()
         if current.tag not in JSON_TAGS:
             raise _invalid(
-                f"{_where(path, current.start_mark)}: YAML tag {quote(current.tag)} is not allowed; "
-                "use plain strings, numbers, booleans, lists and mappings"
+                f"{_where(path, current.start_mark)}: YAML tag {_shown_tag(current.tag)} is not allowed; "
+                "use plain strings, numbers, booleans, lists and mappings (quote a value that starts with `!`)"
             )
         if isinstance(current, ScalarNode) and _SURROGATE.search(current.value):
             # The CLI's YAML scanner refuses these escapes (go-yaml/yaml scannerc.go: "found invalid

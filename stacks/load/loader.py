@@ -85,6 +85,14 @@ def _parse(key: str, value: Any) -> Any:
     return parsed
 
 
+def _kind_of(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an encrypted value" if "secure" in value else "an object"
+    if isinstance(value, list):
+        return "a list"
+    return "true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "null"
+
+
 def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
     """The config keys `engine.secretEnv` names (secrets, not settings of the model). The token and the
     stack's own settings are refused: `VLLM_API_KEY: hfToken` put the Hugging Face token, which only the
@@ -98,6 +106,13 @@ def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
     settings_of_the_model = {field.alias or name for name, field in StackConfig.model_fields.items()}
     for name, value in secret_env.items():
         variable = name if isinstance(name, str) and PLAIN_KEY.fullmatch(name) else quote(name, 80)
+        if not isinstance(value, str):
+            # `pulumi config set --secret --path engine.secretEnv.X VALUE` writes the secret itself here
+            raise InvalidConfig(
+                f"invalid stack config: engine.secretEnv.{variable}: is {_kind_of(value)}, not the name of a secret "
+                "config key; store the value with `pulumi config set --secret KEY VALUE` (no --path) and set "
+                f"engine.secretEnv.{variable}: KEY"
+            )
         if value == HF_TOKEN_KEY:
             raise InvalidConfig(
                 f"invalid stack config: engine.secretEnv.{variable}: hfToken is the Hugging Face token, which "

@@ -28,3 +28,25 @@ def test_the_token_and_the_settings_are_refused(key: str, message: str) -> None:
     with pytest.raises(InvalidConfig) as refused:
         secret_env_keys({f"{PREFIX}engine": {"secretEnv": {"VLLM_API_KEY": key}}}, PREFIX)
     assert str(refused.value).startswith(f"invalid stack config: {message}")
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ({"secure": "v1:AAAABBBBCCCC"}, "an encrypted value"),
+        ({"fn::secret": "sk-live"}, "an object"),
+        (["openaiApiKey"], "a list"),
+        (12, "a number"),
+        (True, "true or false"),
+        (None, "null"),
+    ],
+)
+def test_a_value_that_is_not_a_key_name_is_refused_by_its_kind(value: object, kind: str) -> None:
+    """`pulumi config set --secret --path engine.secretEnv.X VALUE` writes the secret itself in the map: it failed with
+    "TypeError: unhashable type: 'dict'" (exit 1) and would have under `pulumi up` too."""
+    with pytest.raises(InvalidConfig) as refused:
+        secret_env_keys({f"{PREFIX}engine": {"secretEnv": {"OPENAI_API_KEY": value}}}, PREFIX)
+    assert str(refused.value).startswith(
+        f"invalid stack config: engine.secretEnv.OPENAI_API_KEY: is {kind}, not the name of a secret config key; "
+    )
+    assert "sk-live" not in str(refused.value) and "AAAABBBB" not in str(refused.value)

@@ -21,6 +21,17 @@ def shown_number(value: int | float) -> str:
     return f"a number of about {'-' if value < 0 else ''}10^{magnitude}"
 
 
+def kind_of_value(value: object) -> str:
+    """What a decoded config value is, in words (never the value: it may be a secret)."""
+    if isinstance(value, dict):
+        return "an encrypted value" if "secure" in value else "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "null"
+
+
 def escaped(text: str) -> str:
     """The text with every character that is not printable (a line break too) escaped as Python spells it."""
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)

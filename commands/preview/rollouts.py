@@ -18,9 +18,8 @@ figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
   (the HPA controller syncs every 15 s, kube-controller-manager --horizontal-pod-autoscaler-sync-period,
   https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details: a target
   below minReplicas is scaled up to it, above maxReplicas down to it).
-* New InferencePool target ports: the pool is updated at once, the pods one round after the other, and the
-  picker treats each target port of each pod as an endpoint (the vendored CRD's targetPorts): old pods meet
-  ports they do not serve, or serve fewer of theirs, until they are replaced.
+* The Service, NetworkPolicy, firewall rule and InferencePool in front of the pods change at once, the pods
+  one round after the other: what the old pods meet meanwhile is `fronts.py`'s.
 * A replaced serving Deployment: deleted first, nothing serves until the new pods are up (all at once).
 * Held nodes (a CapacityBuffer, `warmCapacity.nodes`): without a schedule `pulumi up` sets their count
   and GKE provisions the new ones (a node phase each); with one, the buffer is created holding none
@@ -45,6 +44,7 @@ from typing import Any
 from commands.engine.property_paths import parse_path
 from commands.io.states import Record
 from commands.preview.changes import Preview, ResourceChange, Rollout
+from commands.preview.fronts import fronts_ahead
 from components.capacity import FLEX_START_PRIORITY_FIELD
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, WRITEUP
 
@@ -55,7 +55,6 @@ CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
 COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
 BUFFER_TYPE = "kubernetes:autoscaling.x-k8s.io/v1beta1:CapacityBuffer"
-POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
 BUFFER_PATCH = re.compile(r'^--patch=\{"spec":\{"replicas":(\d+)\}\}$')
 AUTOPILOT_UPGRADES = (
     "GKE docs 'Autopilot cluster upgrades', https://cloud.google.com/kubernetes-engine/docs/concepts/"
@@ -493,7 +492,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         and (rolled := _template_rollout(change, _running_pods(new, urn), times))
     ):
         found.append(rolled)
-        found += _pool_ports_ahead(result, old, rolled, times)
+        found += _fronts_ahead(result, old, record, new[urn], rolled, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)
@@ -523,57 +522,34 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     return found + _moved_steps(result, old, times)
 
 
-def _target_ports(record: Record) -> set[int]:
-    ports = (record["inputs"].get("spec") or {}).get("targetPorts") or []
-    return {port["number"] for port in ports if isinstance(port, dict) and isinstance(port.get("number"), int)}
-
-
-def _ports(ports: set[int]) -> str:
-    return ", ".join(map(str, sorted(ports)))
-
-
-def _pool_ports_ahead(result: Preview, old: dict[str, Record], rolled: Rollout, times: ServeTimes) -> list[Rollout]:
-    """An InferencePool whose target ports change while the serving pods roll: the pool is updated at once (an
-    in-place update the provider does not wait on), the pods one round after the other (`pulumi up` waits for the
-    rollout), so the old pods meet the new ports for the whole roll. "Every port will be treated as a distinctive
-    endpoint by EPP, addressable as a 'podIP:portNumber' combination" (the vendored InferencePool CRD's
-    targetPorts), whether or not the pod listens there."""
-    found = []
-    for change in result.of("update"):
-        if change.record["type"] != POOL_TYPE or change.urn not in old:
-            continue
-        before, after = _target_ports(old[change.urn]), _target_ports(change.record)
-        added, removed = after - before, before - after
-        if not added and not removed:
-            continue
-        effects = []
-        if added:
-            effects.append(
-                f"the gateway may send requests to port(s) {_ports(added)} of the old pods, which serve none there: "
-                "those requests fail until each pod is replaced"
-            )
-        if removed:
-            kept = len(before & after)
-            effects.append(
-                f"the old pods stop getting gateway traffic on port(s) {_ports(removed)}: each serves {kept} of its "
-                f"{len(before)} engines through the gateway until it is replaced"
-            )
-        what = (
-            f"the InferencePool's target ports change at once ({_ports(before)} -> {_ports(after)}) while the serving "
-            f"pods roll for about {_span(*rolled.total_seconds or rolled.seconds_per_pod)}: {'; '.join(effects)}"
+def _fronts_ahead(
+    result: Preview,
+    old: dict[str, Record],
+    deployment: Record,
+    new_deployment: Record,
+    rolled: Rollout,
+    times: ServeTimes,
+) -> list[Rollout]:
+    """Objects in front of the pods that change at once while they roll (`fronts.py`): the old pods meet them
+    for the whole roll."""
+    effects = fronts_ahead(result, old, deployment, new_deployment)
+    if not effects:
+        return []
+    what = (
+        f"while the serving pods roll (about {_span(*rolled.total_seconds or rolled.seconds_per_pod)}), the old "
+        f"and new pods are behind objects that change at once or go at the end: {'; '.join(effects)}"
+    )
+    return [
+        Rollout(
+            what,
+            rolled.pods,
+            rolled.seconds_per_pod,
+            rolled.total_seconds,
+            "during `pulumi up`, from the first updates to the end of the rollout",
+            times.source,
+            what,
         )
-        found.append(
-            Rollout(
-                what,
-                rolled.pods,
-                rolled.seconds_per_pod,
-                rolled.total_seconds,
-                "during `pulumi up`, from the pool's update to the end of the rollout",
-                times.source,
-                f"{change.urn}: {what}",
-            )
-        )
-    return found
+    ]
 
 
 def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> list[Rollout]:

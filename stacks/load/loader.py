@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
 from common.model_ranges import allowed_range
-from common.text import MESSAGE_MAX, escaped
+from common.text import MESSAGE_MAX, escaped, kind_of_value
 from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
 from stacks.capacity import measurements
@@ -85,14 +85,6 @@ def _parse(key: str, value: Any) -> Any:
     return parsed
 
 
-def _kind_of(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an encrypted value" if "secure" in value else "an object"
-    if isinstance(value, list):
-        return "a list"
-    return "true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "null"
-
-
 def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
     """The config keys `engine.secretEnv` names (secrets, not settings of the model). The token and the
     stack's own settings are refused: `VLLM_API_KEY: hfToken` put the Hugging Face token, which only the
@@ -109,8 +101,8 @@ def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
         if not isinstance(value, str):
             # `pulumi config set --secret --path engine.secretEnv.X VALUE` writes the secret itself here
             raise InvalidConfig(
-                f"invalid stack config: engine.secretEnv.{variable}: is {_kind_of(value)}, not the name of a secret "
-                "config key; store the value with `pulumi config set --secret KEY VALUE` (no --path) and set "
+                f"invalid stack config: engine.secretEnv.{variable}: is {kind_of_value(value)}, not the name of a "
+                "secret config key; store the value with `pulumi config set --secret KEY VALUE` (no --path) and set "
                 f"engine.secretEnv.{variable}: KEY"
             )
         if value == HF_TOKEN_KEY:

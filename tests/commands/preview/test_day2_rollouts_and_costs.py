@@ -76,23 +76,41 @@ def test_new_capacity_sources_apply_to_new_nodes_only(
     assert "apply to new nodes only: the running pods keep their nodes" in priorities.what and priorities.pods == 0
 
 
+def fronts(result: Preview) -> str:
+    (rollout,) = [rollout for rollout in result.rollouts if "behind objects that change at once" in rollout.what]
+    assert rollout.warning and rollout.warning in result.warnings
+    return rollout.what
+
+
 def test_pool_ports_that_change_while_the_pods_roll_say_what_the_old_pods_serve(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The InferencePool's target ports change at once and the pods one at a time: one endpoint per rank turned off
-    leaves each old pod one engine of 8 behind the gateway; turned on, the picker sends to ports old pods do not
-    listen on (a day-2 review: both previewed only as a rolling update)."""
+    """The InferencePool, NetworkPolicy and firewall change at once and the pods one at a time: one endpoint per rank
+    turned off leaves each old pod one engine of 8 behind the gateway; turned on, the picker sends to ports old pods
+    do not listen on (a day-2 review: both previewed only as a rolling update)."""
     one_port = {"routing": {"mode": "gateway", "gateway": {"endpointPerRank": False}}}
     per_rank, single, narrowed = day2(render_stack, tmp_path_factory, "staging", "one-port", one_port)
     widened = preview_states(load_states(single.directory), load_states(per_rank.directory))
-    (fewer,) = [rollout for rollout in narrowed.rollouts if "target ports change" in rollout.what]
-    assert "(8000, 8001, 8002, 8003, 8004, 8005, 8006, 8007 -> 8000)" in fewer.what
-    assert "each serves 1 of its 8 engines through the gateway until it is replaced" in fewer.what
-    (more,) = [rollout for rollout in widened.rollouts if "target ports change" in rollout.what]
-    assert "to port(s) 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the old pods, which serve none there" in more.what
-    for result in (narrowed, widened):
-        assert any("target ports change at once" in warning for warning in result.warnings)
-    assert all(rollout.warning is None for rollout in narrowed.rollouts if rollout is not fewer)
+    lost = "it stops reaching port(s) 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the old pods at once: each old pod "
+    for front in ("the InferencePool qwen-serving (update)", "the NetworkPolicy qwen-serving-ingress (update)"):
+        assert f"{front}: {lost}gets traffic through it on 1 of the 8 port(s) it had" in fronts(narrowed)
+    assert "the Firewall llm-serving-gateway-to-serving (update): it stops reaching" in fronts(narrowed)
+    assert (
+        "the InferencePool qwen-serving (update): the gateway may send requests to port(s) 8001, 8002, 8003, 8004, "
+        "8005, 8006, 8007 of the old pods, which serve none there: those requests fail"
+    ) in fronts(widened)
+
+
+def test_a_new_engine_port_shuts_the_old_pods_out_at_once(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The NetworkPolicy admits the new port as soon as `pulumi up` starts; the old pods listen on the old one until
+    they are replaced (a day-2 review: prod's 12 pods previewed as 11 of 12 serving, all of them shut out)."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "port-9000", {"engine": {"port": 9000}})
+    assert (
+        "the NetworkPolicy qwen-serving-ingress (update): it stops reaching port(s) 8000 of the old pods at once: each "
+        "old pod gets traffic through it on none of the port(s) it had (an outage through it"
+    ) in fronts(result)
 
 
 def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step(

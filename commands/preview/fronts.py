@@ -1,0 +1,201 @@
+"""What reaches the serving pods while they roll: the objects in front of them, by port.
+
+The Service, the NetworkPolicy that admits their traffic, the firewall rule from the gateway's proxies and
+the InferencePool are updated (or created) at once, in parallel with the Deployment: none of them waits on
+it, and an in-place update of each is done in seconds. The Deployment then replaces its pods one round after
+the other, and `pulumi up` waits for the rollout. For that whole time the old pods, with their old ports,
+stand behind the new fronts, and the new pods behind the fronts deleted at the end (the engine deletes last):
+* a Service sends to the pods its selector picks that have its `targetPort` (a name is looked up in each pod's
+  ports; a pod without it is left out of the Service's endpoints, Kubernetes "Service" docs, "Port
+  definitions in Pods have names, and you can reference these names in the targetPort attribute");
+* a NetworkPolicy that selects the pods admits only the ports its ingress rules list (`port` .. `endPort`;
+  a rule without ports admits all), and drops the rest (enforced: "GKE Dataplane V2 is always enabled in new
+  Autopilot clusters", GKE docs "Use GKE Dataplane V2", and "Kubernetes Network policy is always on in clusters
+  with Dataplane V2", GKE docs "Dataplane V2");
+* a firewall rule opens the ports it lists (`8000-8007` a range) to the gateway's proxies and health checks;
+* an InferencePool's picker treats every target port of every pod as an endpoint ("Every port will be
+  treated as a distinctive endpoint by EPP, addressable as a 'podIP:portNumber' combination", the vendored
+  CRD's targetPorts), whether or not the pod listens there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from commands.io.states import Record
+from commands.preview.changes import Preview, ResourceChange
+
+SERVICE_TYPE = "kubernetes:core/v1:Service"
+NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+FIREWALL_TYPE = "gcp:compute/firewall:Firewall"
+POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
+FRONT_TYPES = frozenset({SERVICE_TYPE, NETWORK_POLICY_TYPE, FIREWALL_TYPE, POOL_TYPE})
+
+
+@dataclass(frozen=True)
+class Pods:
+    """The serving pods of one side: their labels and their ports (number by name)."""
+
+    labels: dict[str, str]
+    ports: dict[str, int]
+
+    @property
+    def numbers(self) -> set[int]:
+        return set(self.ports.values())
+
+
+def serving_pods(deployment: Record) -> Pods:
+    template = (deployment["inputs"].get("spec") or {}).get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    ports: dict[str, int] = {}
+    for index, container in enumerate((template.get("spec") or {}).get("containers") or []):
+        for port in container.get("ports") or []:
+            if isinstance(port, dict) and isinstance(port.get("containerPort"), int):
+                ports[str(port.get("name") or f"{index}:{port['containerPort']}")] = port["containerPort"]
+    return Pods(dict(labels), ports)
+
+
+def _selects(selector: Any, pods: Pods) -> bool:
+    return isinstance(selector, dict) and bool(selector) and all(pods.labels.get(k) == v for k, v in selector.items())
+
+
+def _port(value: Any, pods: Pods) -> int | None:
+    return value if isinstance(value, int) else pods.ports.get(value) if isinstance(value, str) else None
+
+
+def _service_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
+    spec = inputs.get("spec") or {}
+    if not _selects(spec.get("selector"), pods):
+        return None
+    reached = set()
+    for entry in spec.get("ports") or []:
+        number = _port(entry.get("targetPort", entry.get("port")), pods)
+        if number in pods.numbers:
+            reached.add(number)
+    return reached
+
+
+def _policy_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
+    spec = inputs.get("spec") or {}
+    if not _selects((spec.get("podSelector") or {}).get("matchLabels"), pods) or "Ingress" not in (
+        spec.get("policyTypes") or ["Ingress"]
+    ):
+        return None
+    reached: set[int] = set()
+    for rule in spec.get("ingress") or []:
+        if not rule.get("ports"):
+            return pods.numbers
+        for entry in rule["ports"]:
+            low = _port(entry.get("port"), pods)
+            high = entry.get("endPort") if isinstance(entry.get("endPort"), int) else low
+            reached |= {number for number in pods.numbers if low is not None and low <= number <= (high or low)}
+    return reached
+
+
+def _firewall_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
+    reached: set[int] = set()
+    for allowed in inputs.get("allows") or []:
+        if str(allowed.get("protocol", "")).lower() not in ("tcp", "all"):
+            continue
+        if not allowed.get("ports"):
+            return pods.numbers
+        for text in allowed["ports"]:
+            low, _, high = str(text).partition("-")
+            if low.isdigit() and (not high or high.isdigit()):
+                reached |= {number for number in pods.numbers if int(low) <= number <= int(high or low)}
+    return reached
+
+
+def _pool_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
+    spec = inputs.get("spec") or {}
+    if not _selects((spec.get("selector") or {}).get("matchLabels"), pods):
+        return None
+    return _pool_targets(inputs) & pods.numbers
+
+
+def _pool_targets(inputs: dict[str, Any]) -> set[int]:
+    ports = (inputs.get("spec") or {}).get("targetPorts") or []
+    return {port["number"] for port in ports if isinstance(port, dict) and isinstance(port.get("number"), int)}
+
+
+REACH = {
+    SERVICE_TYPE: _service_reach,
+    NETWORK_POLICY_TYPE: _policy_reach,
+    FIREWALL_TYPE: _firewall_reach,
+    POOL_TYPE: _pool_reach,
+}
+
+
+def _ports(ports: set[int]) -> str:
+    return ", ".join(map(str, sorted(ports))) or "none"
+
+
+def _name(change: ResourceChange) -> str:
+    kind = change.record["type"].rsplit(":", 1)[-1]
+    inputs = change.record["inputs"]
+    return f"the {kind} {(inputs.get('metadata') or {}).get('name') or inputs.get('name') or change.record['name']}"
+
+
+def _effect(change: ResourceChange, old: dict[str, Record], pods: Pods) -> str | None:
+    """What `change` does to the old pods' traffic, or None when nothing."""
+    reach = REACH[change.record["type"]]
+    after = reach(change.record["inputs"], pods)
+    if after is None:
+        return None
+    before = reach(old[change.urn]["inputs"], pods) if change.action == "update" and change.urn in old else None
+    effects = []
+    if change.record["type"] == POOL_TYPE and (missing := _pool_targets(change.record["inputs"]) - pods.numbers):
+        effects.append(
+            f"the gateway may send requests to port(s) {_ports(missing)} of the old pods, which serve none there: "
+            "those requests fail"
+        )
+    if before is None and not after and change.record["type"] in (SERVICE_TYPE, POOL_TYPE):
+        effects.append("it reaches none of the old pods: only the new ones join it, one round after the other")
+    elif before is not None and (lost := before - after):
+        kept = f"{len(after)} of the {len(before)}" if after else "none of the"
+        effects.append(
+            f"it stops reaching port(s) {_ports(lost)} of the old pods at once: each old pod gets traffic through it "
+            f"on {kept} port(s) it had{'' if after else ' (an outage through it for the pods not yet replaced)'}"
+        )
+    if not effects:
+        return None
+    return f"{_name(change)} ({change.action}): {'; '.join(effects)}"
+
+
+def _left_behind(change: ResourceChange, pods: Pods) -> str | None:
+    """What a front deleted at the end of the update (the engine deletes last) does to the new pods meanwhile."""
+    kind = change.record["type"]
+    reached = REACH[kind](change.record["inputs"], pods)
+    if reached is None or kind not in (SERVICE_TYPE, POOL_TYPE):
+        return None
+    if kind == POOL_TYPE and (missing := _pool_targets(change.record["inputs"]) - pods.numbers):
+        return (
+            f"{_name(change)} (deleted at the end of the update): until then the gateway may send requests to port(s) "
+            f"{_ports(missing)} of the new pods, which serve none there: those requests fail"
+        )
+    if kind == SERVICE_TYPE and not reached:
+        return (
+            f"{_name(change)} (deleted at the end of the update) reaches none of the new pods: its clients reach one "
+            "pod fewer each round, none by the end"
+        )
+    return None
+
+
+def fronts_ahead(result: Preview, old: dict[str, Record], deployment: Record, new_deployment: Record) -> list[str]:
+    """The fronts that change at once while the pods of the old `deployment` roll into those of `new_deployment`,
+    and what each does to them."""
+    old_pods, new_pods = serving_pods(deployment), serving_pods(new_deployment)
+    found = []
+    for change in result.changes:
+        if change.record["type"] not in FRONT_TYPES:
+            continue
+        if change.action in ("update", "create"):
+            effect = _effect(change, old, old_pods)
+        elif change.action == "delete":
+            effect = _left_behind(change, new_pods)
+        else:
+            continue
+        if effect:
+            found.append(effect)
+    return found

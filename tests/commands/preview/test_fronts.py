@@ -1,0 +1,128 @@
+"""What reaches the serving pods while they roll (commands/preview/fronts.py), on records built by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from commands.preview.changes import Preview, ResourceChange
+from commands.preview.fronts import (
+    FIREWALL_TYPE,
+    NETWORK_POLICY_TYPE,
+    POOL_TYPE,
+    SERVICE_TYPE,
+    fronts_ahead,
+    serving_pods,
+)
+
+LABELS = {"app": "qwen-serving"}
+
+
+def deployment(*ports: tuple[str, int]) -> dict[str, Any]:
+    containers = [
+        {"name": f"vllm-{index}", "ports": [{"name": name, "containerPort": number}]}
+        for index, (name, number) in enumerate(ports)
+    ]
+    spec = {"template": {"metadata": {"labels": LABELS}, "spec": {"containers": containers}}}
+    return {"type": "kubernetes:apps/v1:Deployment", "name": "serving", "inputs": {"spec": spec}, "options": {}}
+
+
+ONE_SERVER = deployment(("http", 8000))
+PER_RANK = deployment(*((f"http-{rank}", 8000 + rank) for rank in range(8)))
+
+
+def record(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    return {"type": type_, "name": name, "inputs": {"metadata": {"name": name}, **inputs}, "options": {}}
+
+
+def service(target: Any) -> dict[str, Any]:
+    return record(
+        SERVICE_TYPE, "qwen-serving", {"spec": {"selector": LABELS, "ports": [{"port": 80, "targetPort": target}]}}
+    )
+
+
+def policy(*ports: dict[str, Any]) -> dict[str, Any]:
+    rule = {"from": [{"podSelector": {}}], **({"ports": list(ports)} if ports else {})}
+    spec = {"podSelector": {"matchLabels": LABELS}, "policyTypes": ["Ingress"], "ingress": [rule]}
+    return record(NETWORK_POLICY_TYPE, "qwen-serving-ingress", {"spec": spec})
+
+
+def pool(*ports: int) -> dict[str, Any]:
+    spec = {"selector": {"matchLabels": LABELS}, "targetPorts": [{"number": port} for port in ports]}
+    return record(POOL_TYPE, "qwen-serving", {"spec": spec})
+
+
+def firewall(*ports: str, protocol: str = "tcp") -> dict[str, Any]:
+    return {
+        "type": FIREWALL_TYPE,
+        "name": "fw",
+        "inputs": {"name": "to-serving", "allows": [{"protocol": protocol, "ports": list(ports)}]},
+        "options": {},
+    }
+
+
+def ahead(
+    old_pods: dict[str, Any], new_pods: dict[str, Any], *changes: tuple[str, dict[str, Any], dict[str, Any] | None]
+) -> list[str]:
+    """`changes`: (action, the record after, or for a delete the one before; the record before an update)."""
+    old = {f"urn:{index}": before for index, (_, _, before) in enumerate(changes) if before is not None}
+    found = [ResourceChange(f"urn:{index}", after, action) for index, (action, after, _) in enumerate(changes)]
+    return fronts_ahead(Preview(found, 0, [], []), old, old_pods, new_pods)
+
+
+def test_named_ports_are_each_pods_own() -> None:
+    assert serving_pods(PER_RANK).ports["http-7"] == 8007 and serving_pods(ONE_SERVER).numbers == {8000}
+
+
+def test_a_policy_narrowed_to_a_port_the_old_pods_do_not_use_shuts_them_out() -> None:
+    (effect,) = ahead(ONE_SERVER, ONE_SERVER, ("update", policy({"port": 9000}), policy({"port": 8000})))
+    assert effect.startswith(
+        "the NetworkPolicy qwen-serving-ingress (update): it stops reaching port(s) 8000 of the old"
+    )
+    assert "on none of the port(s) it had (an outage through it" in effect
+
+
+def test_a_range_and_a_rule_without_ports_admit_what_they_cover() -> None:
+    ranged = ("update", policy({"port": 8000, "endPort": 8003}), policy({"port": 8000, "endPort": 8007}))
+    (effect,) = ahead(PER_RANK, PER_RANK, ranged)
+    assert "stops reaching port(s) 8004, 8005, 8006, 8007 of the old pods at once" in effect
+    assert "on 4 of the 8 port(s) it had" in effect
+    assert ahead(PER_RANK, PER_RANK, ("update", policy(), policy({"port": 8000}))) == []
+
+
+def test_a_named_policy_port_is_looked_up_in_the_old_pods() -> None:
+    assert ahead(ONE_SERVER, ONE_SERVER, ("update", policy({"port": "http"}), policy({"port": 8000}))) == []
+
+
+def test_a_new_service_whose_port_name_the_old_pods_lack_reaches_only_new_pods() -> None:
+    """gateway -> clusterip: the Service's targetPort `http` is no port of the per-rank pods (`http-0`...)."""
+    (effect,) = ahead(PER_RANK, ONE_SERVER, ("create", service("http"), None))
+    assert effect == (
+        "the Service qwen-serving (create): it reaches none of the old pods: only the new ones join it, one round "
+        "after the other"
+    )
+    assert ahead(ONE_SERVER, ONE_SERVER, ("create", service("http"), None)) == []
+
+
+def test_a_service_deleted_at_the_end_loses_each_new_pod_without_its_port() -> None:
+    """clusterip -> gateway: the old Service stays until the end of the update, its `http` on none of the new pods."""
+    (effect,) = ahead(ONE_SERVER, PER_RANK, ("delete", service("http"), service("http")))
+    assert "(deleted at the end of the update) reaches none of the new pods: its clients reach one pod fewer" in effect
+
+
+def test_a_pool_meets_ports_the_pods_do_not_listen_on() -> None:
+    (created,) = ahead(ONE_SERVER, PER_RANK, ("create", pool(*range(8000, 8008)), None))
+    assert "requests to port(s) 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the old pods, which serve none" in created
+    (deleted,) = ahead(PER_RANK, ONE_SERVER, ("delete", pool(*range(8000, 8008)), pool(*range(8000, 8008))))
+    assert "(deleted at the end of the update): until then the gateway may send requests to port(s) 8001" in deleted
+    assert "of the new pods, which serve none there" in deleted
+
+
+def test_a_firewall_counts_tcp_ranges_only() -> None:
+    (effect,) = ahead(PER_RANK, PER_RANK, ("update", firewall("8000"), firewall("8000-8007")))
+    assert effect.startswith("the Firewall to-serving (update): it stops reaching port(s) 8001, 8002")
+    assert ahead(PER_RANK, PER_RANK, ("update", firewall("8000", protocol="udp"), firewall("9000"))) == []
+
+
+def test_fronts_of_other_pods_say_nothing() -> None:
+    other = record(SERVICE_TYPE, "epp", {"spec": {"selector": {"app": "epp"}, "ports": [{"port": 9002}]}})
+    assert ahead(ONE_SERVER, PER_RANK, ("create", other, None), ("delete", other, other)) == []

@@ -347,6 +347,49 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     return found
 
 
+def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout:
+    """The program sets the replicas again (no more `ignoreChanges: spec.replicas`) after the HPA or the schedule
+    wrote them through the scale subresource. pulumi-kubernetes diffs the program's value against the object its
+    state recorded and applies it server-side without forcing: a writer that owns the field makes the apply fail
+    ("Apply failed with 1 conflict: conflict with "kube-controller-manager" with subresource "scale" using apps/v1:
+    .spec.replicas", pulumi/pulumi-kubernetes#2491 and pulumi/pulumi-kubernetes#3312); with no diff nothing is sent
+    and the pods stay."""
+    writer = "the HPA (kube-controller-manager)" if _hpa(old) is not None else "the scale schedule (kubectl scale)"
+    after = _replicas(new[urn])
+    what = (
+        f"the program sets the serving replicas again ({after}) after {writer} wrote them: `pulumi up` either "
+        "fails on the Deployment with a Server-Side Apply field conflict on .spec.replicas (the writer still owns "
+        "the field; the rest of the update stops there) or, when its state already holds that count, sends nothing "
+        "and the pods stay at the count the writer left (0 after a sleep step); check with `kubectl get deployment` "
+        f"after the update and scale to {after} by hand if needed (pulumi-kubernetes docs: 'Handle field conflicts on "
+        "existing resources')"
+    )
+    return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, f"{urn}: {what}")
+
+
+def _schedule_gone(old: dict[str, Record], new: dict[str, Record], times: ServeTimes) -> list[Rollout]:
+    """A scale schedule removed while an HPA stays: the Deployment keeps the count of the last step, and an HPA
+    leaves a target at 0 alone (kubernetes pkg/controller/podautoscaler/horizontal.go reconcileAutoscaler:
+    "scaling is disabled since the replica count of the target is zero")."""
+    steps = _scale_steps(old)
+    hpa = _hpa(new)
+    if not steps or _scale_steps(new) or hpa is None or not any(replicas == 0 for *_, replicas in steps):
+        return []
+    low, _ = _bounds(hpa)
+    metadata = (_serving(new) or ("", {"inputs": {}}))[1]["inputs"].get("metadata") or {}
+    scale = f"kubectl -n {metadata.get('namespace')} scale deployment/{metadata.get('name')} --replicas={low}"
+    what = (
+        "the scale schedule goes away with the HPA staying: the serving Deployment keeps the count the schedule's "
+        "last step set, and after a sleep step that is 0, which the HPA never scales up (it leaves a target at 0 "
+        f"alone): nothing serves until someone scales it by hand (`{scale}`), each pod a new A4 node and a model load"
+    )
+    return [
+        Rollout(
+            what, 0, times.new_node, None, "after `pulumi up`, outside the old schedule's hours", times.source, what
+        )
+    ]
+
+
 def _held(records: dict[str, Record]) -> tuple[int, bool] | None:
     """The nodes the CapacityBuffer holds at most, and whether the schedule sets them (None: no buffer)."""
     buffer = next((record for record in records.values() if record["type"] == BUFFER_TYPE), None)
@@ -494,8 +537,12 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         found.append(rolled)
         found += _fronts_ahead(result, old, record, new[urn], rolled, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
+    owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or [])
+    found += _schedule_gone(old, new, times)
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)
+    elif owned_before:
+        found.append(_replicas_taken_back(old, new, urn, times))
     elif change is not None and change.action == "update":
         before, after = pods, _replicas(new[urn])
         if after > before:

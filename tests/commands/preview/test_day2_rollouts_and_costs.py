@@ -113,6 +113,38 @@ def test_a_new_engine_port_shuts_the_old_pods_out_at_once(
     ) in fronts(result)
 
 
+def warned(result: Preview, start: str) -> str:
+    (rollout,) = [rollout for rollout in result.rollouts if rollout.what.startswith(start)]
+    assert rollout.warning and rollout.warning in result.warnings
+    return rollout.what
+
+
+def test_replicas_taken_back_from_the_schedule_or_the_hpa_may_conflict_or_stay(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Dropping `ignoreChanges: spec.replicas` after a scale subresource writer: pulumi-kubernetes's apply conflicts
+    with it, or sends nothing (a day-2 review: turning autoscaling off in prod previewed "8 more serving pods")."""
+    _, _, unscheduled = day2(render_stack, tmp_path_factory, "dev", "no-schedule", {"schedule": {"enabled": False}})
+    taken = warned(unscheduled, "the program sets the serving replicas again (1) after the scale schedule")
+    assert "fails on the Deployment with a Server-Side Apply field conflict on .spec.replicas" in taken
+    assert "the pods stay at the count the writer left (0 after a sleep step)" in taken
+    prod = render_stack("prod")
+    autoscaled = render_with(render_stack, tmp_path_factory, "prod", "hpa", {"autoscaling": {"enabled": True}})
+    result = preview_states(load_states(autoscaled.directory), load_states(prod.directory))
+    assert "after the HPA (kube-controller-manager) wrote them" in warned(result, "the program sets the serving")
+    assert not [rollout for rollout in result.rollouts if "more serving pod(s), all at once" in rollout.what]
+
+
+def test_a_schedule_removed_under_an_hpa_leaves_a_slept_deployment_at_zero(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The HPA never scales a target at 0: staging without its schedule stays asleep until scaled by hand."""
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "no-schedule", {"schedule": {"enabled": False}})
+    gone = warned(result, "the scale schedule goes away with the HPA staying")
+    assert "after a sleep step that is 0, which the HPA never scales up" in gone
+    assert "`kubectl -n llm-serving scale deployment/qwen-serving --replicas=1`" in gone
+
+
 def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -169,10 +169,16 @@ LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
 
 
 REDACTED = "***"
-# A value that is not a placeholder: a reference the pod expands from a secretEnv variable (`$(X)`, `${X}`),
-# an already hidden ***, a `<password>`, `[secret]` or `{{ template }}` (keyword.py's FALSE_POSITIVES), or
-# an absolute path (`PWD=/workspace`, a file that holds the secret).
-PLAIN_VALUE = r"(?![$*{[(</])"
+# A value that is not a placeholder: a reference the pod or a shell expands from a secretEnv variable (`$(X)`,
+# `${X}`, `$X`), an already hidden ***, a `{{ template }}`, a word in brackets (`<password>`, `[secret]`,
+# `{db_password}`: keyword.py's FALSE_POSITIVES), or an absolute path (`PWD=/workspace`, a file that holds
+# the secret). Not any value that starts with one of those signs: `$3cr3t`, `(S3cret99)` and `*Ab12...` are
+# passwords. A tokenizer's special tokens (`<|endoftext|>`, `</s>`) are none either.
+PLAIN_VALUE = (
+    r"(?!\$[({A-Za-z_]|\*\*\*|\{\{|/|<[|/]|<[A-Za-z_ .-]*>|\[[A-Za-z_ .-]*\]|\([A-Za-z_ .-]*\)|\{[A-Za-z_ .-]*\})"
+)
+# After a key's `:` (JSON, YAML) a `{` or `[` also starts a flow mapping or list (`secret: {secretName: x}`).
+PLAIN_YAML_VALUE = r"(?![{[])" + PLAIN_VALUE
 # The base64 of user-id:password (RFC 7617 section 2; a Docker config's auth): 8 characters or more in whole
 # groups of 4, with a digit, + / = or a capital past the first (prose after "Basic", `Basic Settings`, is
 # one word of letters), ending where the base64 alphabet does.
@@ -193,10 +199,10 @@ KEY_WORDS = (
 
 # After a key's `:`, a quoted value of one word (also in escaped JSON, `\\"...\\"`) that is no placeholder and
 # not letters only.
-QUOTED_WORD = r"[ \t]*\\*[\"']" + PLAIN_VALUE + r"(?=[^\s\"'\\]*[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,}\\*[\"']"
+QUOTED_WORD = r"[ \t]*\\*[\"']" + PLAIN_YAML_VALUE + r"(?=[^\s\"'\\]*[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,}\\*[\"']"
 
 # The same unquoted, after a space: 8 characters or more up to a space, quote, comma or semicolon ...
-UNQUOTED_WORD = r"[ \t]+" + PLAIN_VALUE + r"(?=[^\s\"'\\,;]*[^A-Za-z_.\s\"'\\,;-])[^\s\"'\\,;]{8,}(?![^\s\"'\\,;])"
+UNQUOTED_WORD = r"[ \t]+" + PLAIN_YAML_VALUE + r"(?=[^\s\"'\\,;]*[^A-Za-z_.\s\"'\\,;-])[^\s\"'\\,;]{8,}(?![^\s\"'\\,;])"
 # ... and after a key that may hold a reference (a secret's, a token's), not a Kubernetes object's name (lower
 # case, in parts joined by `-` or `.`: `secret: my-secret-01` names one); a password's key never holds a name.
 UNQUOTED_NOT_A_NAME = r"(?=[ \t]+(?![a-z0-9]+(?:[-.][a-z0-9]+)+(?![^\s\"'\\,;])))" + UNQUOTED_WORD
@@ -543,9 +549,17 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # parts user and password (RFC 3986 section 3.2.1: the port follows the host), so digits alone are a
     # password too; braces and a single quote may be in one. Not a reference the pod or ESC expands in
     # its place (`$(DB_PASSWORD)`, `${db.password}`, `{{ .password }}`); a double quote ends the URL (JSON).
+    # a token as a URL's user, with no password (a Sentry DSN's key, an Azure DevOps personal access token in
+    # `https://TOKEN@dev.azure.com/...`): 20 characters or more with a digit, longer than a user's name
+    SecretPattern(
+        "a token in a URL",
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}@"),
+        ("://",),
+        within_a_line=True,
+    ),
     SecretPattern(
         "a password in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{)[^\s/@\"]+@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]+@"),
         ("://",),
         within_a_line=True,
     ),
@@ -601,12 +615,20 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         # searched over the whole text: it starts at a `:` and reads no further than the line's next space,
         # where a search line by line would cut a render's every `key: value` line out (28x slower)
     ),
-    # an HTTP `Authorization: Token ...` header (Django REST framework's and others' token scheme), also as
-    # an OTLP exporter's header variable gives it (`OTEL_EXPORTER_OTLP_HEADERS=Authorization=Token ...`)
+    # an HTTP `Authorization` header with any scheme but Bearer and Basic above (`Token`, Elastic's `ApiKey`,
+    # Dynatrace's `Api-Token`, Splunk's `Splunk`, `GenieKey`, `SSWS`: RFC 7235 section 4.2, credentials =
+    # auth-scheme and a token), also quoted as JSON writes it and as an OTLP exporter's header variable gives it
+    # (`OTEL_EXPORTER_OTLP_HEADERS=Authorization=ApiKey ...`); and the header names tracing backends take their
+    # key in (Honeycomb's x-honeycomb-team, SigNoz's signoz-ingestion-key, an ingest or license key)
     SecretPattern(
         "a password or key assignment",
-        re.compile(r"(?i)authorization[ \t]*[:=][ \t]*token[ \t]+" + PLAIN_VALUE + r"[A-Za-z0-9._~+/=-]{8,}"),
-        ("uthorization", "UTHORIZATION"),
+        re.compile(
+            r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][A-Za-z0-9._-]*[ \t]+"
+            r"|(?:x-honeycomb-team|[a-z]*-?ingest(?:ion)?[_-]?key|license[_-]?key)[\"']?[ \t]*[:=][ \t]*[\"']?)"
+            + PLAIN_VALUE
+            + r"(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"
+        ),
+        ("uthorization", "UTHORIZATION", "oneycomb", "ONEYCOMB", "ngest", "NGEST", "icense", "ICENSE"),
         within_a_line=True,
     ),
     # curl's user option (`curl -u user:password`, `--user user:password`, also in a variable of curl's
@@ -662,9 +684,14 @@ SECRET_NAME_WORDS = re.compile(
     r"|priv_?key|private_?key|client_?key|access_?keys?|secret_?keys?|secret_?access_?key|db_?pass|database_?pass"
     r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)s?|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
     r"|rediscli_auth"
-    r"|access_?token|api_?token|authorization|credentials?|creds|api_?keys)"
+    r"|access_?token|api_?token|authorization|credentials?|creds|api_?keys"
+    r"|(?:license|master|signing|encryption|jwt|session|tls|ssl|sa|hmac|ingest|ingestion|integration|routing"
+    r"|openai|anthropic|gemini|cohere|mistral|groq)_?key|dsn|otel_exporter_otlp(?:_traces|_metrics|_logs)?_headers)"
     r"(?:_|$)"
 )
+# A webhook's URL is its credential: whoever holds it posts (Teams, PagerDuty, Mattermost, Zapier), whatever
+# the name ends in (TEAMS_WEBHOOK_URL).
+WEBHOOK_NAME = re.compile(r"(?:^|_)webhooks?(?:_|$)")
 # detect-secrets finds its keywords anywhere in a name (keyword.py, DENYLIST_REGEX has no left anchor, and
 # its DENYLIST has `pass` and `app_key`); here only the password words may follow other letters, so that
 # libpq's PGPASSWORD and a REDIS_PASS are secrets and MAX_TOKENS or --tokenizer still are not.
@@ -747,6 +774,8 @@ def name_words(name: str) -> str:
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
     normal = name_words(name)
+    if WEBHOOK_NAME.search(normal) is not None and not normal.endswith(QUANTITY_SUFFIXES):
+        return True
     if normal.endswith(REFERENCE_SUFFIXES + QUANTITY_SUFFIXES) or normal in REFERENCE_NAMES:
         return False
     if normal.endswith(("_id", "_ids")) and CREDENTIAL_ID.search(normal) is None:
@@ -801,6 +830,16 @@ def _escaped_secret_hidden(text: str, original: str) -> str:
 def redact_secrets(text: str) -> str:
     """redact_tokens, and every other kind of secret replaced by ***: for messages and error lines."""
     return _escaped_secret_hidden(_hide_patterns(redact_tokens(text)), text)
+
+
+# `user:password@host` without a scheme (a gateway address, a proxy as curl's -x takes it): in a message quoting a
+# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is).
+USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']+@(?!sha256:)")
+
+
+def redact_quoted(text: str) -> str:
+    """redact_secrets, and a password before a host's `@` hidden: for a bad value a message quotes."""
+    return USER_PASSWORD.sub(r"\1:***@", redact_secrets(text))
 
 
 def hide_secrets(text: str) -> str:

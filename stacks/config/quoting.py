@@ -7,7 +7,7 @@ message that says "got '4096.5'" reads as if the value had been quoted in the fi
 from __future__ import annotations
 
 from common.text import escaped, shown_number
-from policies.redaction import redact_secrets
+from policies.redaction import redact_quoted
 
 QUOTE_LIMIT = 40
 
@@ -21,7 +21,7 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
         return "null"
     if isinstance(value, int | float):
         return shown_number(value)
-    text = redact_secrets(value if isinstance(value, str) else repr(value))
+    text = redact_quoted(value if isinstance(value, str) else repr(value))
     prefix = text[:limit].encode("ascii", "backslashreplace").decode("ascii")
     shown = escaped(prefix).replace("'", "\\'")
     return f"'{shown}{'...' if len(text) > limit else ''}'"

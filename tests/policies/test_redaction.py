@@ -142,6 +142,23 @@ SERVICE_ACCOUNT_KEY = (
         ("xkeysib-" + "0a1b2c3d" * 8 + "-" + "a1B2c3D4e5F6g7H8", "a Brevo (Sendinblue) API key"),
         ("oc login --token=sha256~" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0u1V", "an OpenShift token"),
         ("ops_eyJ" + "a1B2c3D4e5" * 26, "a 1Password service account token"),
+        # an Authorization header of any scheme (tracing backends' exporter headers), JSON-quoted too
+        ("OTEL_EXPORTER_OTLP_HEADERS=Authorization=ApiKey VnVhQ2ZHY0JDZGJrUW0tZTVh", "a password or key assignment"),
+        ("Authorization=Api-Token dt0c01.ST2EY72KQINMH574WMNVI7YN", "a password or key assignment"),
+        ('{"Authorization": "Token a1b2c3d4e5f6g7h8"}', "a password or key assignment"),
+        ("Authorization: Splunk 1f2a3b4c-5d6e", "a password or key assignment"),
+        ("x-honeycomb-team=hcaik_01j03qe0exnn2jxpj2vdkqb7w6", "a password or key assignment"),
+        ("signoz-ingestion-key=abcd1234efgh5678", "a password or key assignment"),
+        # a password with a `/` (SQLAlchemy and libpq take one), a token as a URL's user
+        ("postgresql://app:aB3/xY9+zQ==@db:5432/app", "a password in a URL"),
+        ("redis://:Zm9v/YmF6@redis:6379", "a password in a URL"),
+        ("https://a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4@o450000.ingest.sentry.io/5000000", "a token in a URL"),
+        # values that start with a sign of a placeholder but are none
+        ("host=db user=app password=$3cr3tPass99 sslmode=require", "a password or key assignment"),
+        ("Password=(S3cret99);", "a password or key assignment"),
+        ("password=[S3cret99]", "a password or key assignment"),
+        ("api-key=*Ab12cd34ef", "a password or key assignment"),
+        ("token=<Ab12cd34ef>", "a password or key assignment"),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
@@ -216,6 +233,10 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "sk_test_x",
         "sha256~abc",
         "api_org_x",
+        # placeholders and references, a port and a path before an `@`, an image's digest, prose
+        *("password=$DB_PASSWORD", "password=<password>", "password={db_password}", "password=(see below)"),
+        *("http://qwen-serving:8000/v1/models@latest", "docker://registry:5000/img@sha256:abc"),
+        *("authorization: needs administrator", "https://user@example.com/x", "license-key: MIT"),
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:
@@ -257,6 +278,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "curl -u admin:" + "Sup3rS3cret!",  # curl's user option
         "aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # the AWS CLI's key and value
         "machine example.com login bob password " + "Sup3rS3cretPw",  # a netrc entry
+        "https://" + "a1b2c3d4e5f6a1b2c3d4" + "@o1.ingest.sentry.io/5",  # a token as a URL's user
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:

@@ -158,3 +158,16 @@ def test_a_time_zone_is_an_iana_name_whatever_the_machine_holds(zone: str) -> No
     schedule = {"timeZone": zone, "entries": [{"name": "wake", "cron": "0 8 * * 1-5", "replicas": 1}]}
     with pytest.raises(InvalidConfig, match="is not an IANA time zone"):
         validate({"environment": "dev", "project": "my-llm-dev", "schedule": schedule})
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("admin:S3cret99@10.0.0.1", "'admin:***@10.0.0.1'"),  # a gateway address with a user and password
+        ("vllm:v0.19.0@sha256:abc", "'vllm:v0.19.0@sha256:abc'"),  # an image by tag and digest
+        ("10.0.0.1:8000", "'10.0.0.1:8000'"),
+    ],
+)
+def test_a_quoted_value_hides_a_password_before_a_hosts_at(value: str, shown: str) -> None:
+    """An attacker's finding: benchmark.gatewayAddress 'admin:S3cret99@10.0.0.1' was quoted whole in its refusal."""
+    assert quote(value) == shown

@@ -173,9 +173,11 @@ REDACTED = "***"
 # `${X}`, `$X`), an already hidden ***, a `{{ template }}`, a word in brackets (`<password>`, `[secret]`,
 # `{db_password}`: keyword.py's FALSE_POSITIVES), or an absolute path (`PWD=/workspace`, a file that holds
 # the secret). Not any value that starts with one of those signs: `$3cr3t`, `(S3cret99)` and `*Ab12...` are
-# passwords. A tokenizer's special tokens (`<|endoftext|>`, `</s>`) are none either.
+# passwords. A tokenizer's special tokens (`<|endoftext|>`, `</s>`, `<extra_id_0>`, `<0x00>`, DeepSeek's
+# `<` and a full-width vertical line, U+FF5C, or a U+2581) are none either.
 PLAIN_VALUE = (
-    r"(?!\$[({A-Za-z_]|\*\*\*|\{\{|/|<[|/]|<[A-Za-z_ .-]*>|\[[A-Za-z_ .-]*\]|\([A-Za-z_ .-]*\)|\{[A-Za-z_ .-]*\})"
+    r"(?!\$[({A-Za-z_]|\*\*\*|\{\{|/|<[|/\uff5c\u2581]|<[A-Za-z0-9_ .-]*>|\[[A-Za-z_ .-]*\]|\([A-Za-z_ .-]*\)"
+    r"|\{[A-Za-z_ .-]*\})"
 )
 # After a key's `:` (JSON, YAML) a `{` or `[` also starts a flow mapping or list (`secret: {secretName: x}`).
 PLAIN_YAML_VALUE = r"(?![{[])" + PLAIN_VALUE
@@ -248,16 +250,18 @@ def _as_trie(texts: list[str]) -> str:
 
 def _decoded(text: str) -> Iterator[str]:
     """What an encoded text may hold: its base64 and base64url decoding (its last partial group dropped),
-    its hex decoding, its percent-decoding; as Latin-1 text, so that every byte is one character."""
-    if text.lower().startswith("68665f"):
-        yield bytes.fromhex(text[: len(text) // 2 * 2]).decode("latin-1")
-    elif text.startswith("hf%"):
+    its hex decoding, its percent-decoding; as Latin-1 text, so that every byte is one character. A run that
+    starts as hex and goes on as base64 (`68665fLS0t...`) is read both ways."""
+    if text.startswith("hf%"):
         yield urllib.parse.unquote(text)
-    else:
-        whole = text[: len(text) // 4 * 4]
-        for table in (None, b"-_"):
-            with contextlib.suppress(ValueError):
-                yield base64.b64decode(whole, altchars=table, validate=True).decode("latin-1")
+        return
+    if text.lower().startswith("68665f"):
+        with contextlib.suppress(ValueError):
+            yield bytes.fromhex(text[: len(text) // 2 * 2]).decode("latin-1")
+    whole = text[: len(text) // 4 * 4]
+    for table in (None, b"-_"):
+        with contextlib.suppress(ValueError):
+            yield base64.b64decode(whole, altchars=table, validate=True).decode("latin-1")
 
 
 # private_key.py, the whole block (also JSON-escaped: '\\n' between its lines) up to its END line
@@ -460,6 +464,10 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ),
         ("discord.com/api/", "discordapp.com/api/"),
     ),
+    # LLM tracing services' keys by their prefixes: Langfuse's secret keys (sk-lf- and a UUID) and LangSmith's
+    # personal and service keys (lsv2_pt_, lsv2_sk_)
+    SecretPattern("a Langfuse secret key", re.compile(r"sk-lf-[0-9a-f]{8}-[0-9a-f-]{27}"), ("sk-lf-",)),
+    SecretPattern("a LangSmith API key", re.compile(r"lsv2_(?:pt|sk)_[A-Za-z0-9]{20,}(?:_[A-Za-z0-9]+)?"), ("lsv2_",)),
     # a Google OAuth client secret as Google issues them (GOCSPX- and 28 characters; gitleaks'
     # gcp-client-secret) and DigitalOcean's personal, OAuth and refresh tokens (dop_v1_, doo_v1_, dor_v1_
     # and 64 hex digits; gitleaks' digitalocean-pat, -access-token, -refresh-token)
@@ -549,17 +557,19 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # parts user and password (RFC 3986 section 3.2.1: the port follows the host), so digits alone are a
     # password too; braces and a single quote may be in one. Not a reference the pod or ESC expands in
     # its place (`$(DB_PASSWORD)`, `${db.password}`, `{{ .password }}`); a double quote ends the URL (JSON).
-    # a token as a URL's user, with no password (a Sentry DSN's key, an Azure DevOps personal access token in
-    # `https://TOKEN@dev.azure.com/...`): 20 characters or more with a digit, longer than a user's name
+    # a token as a URL's user, with no password (an Azure DevOps personal access token, 52 characters or more, in
+    # `https://TOKEN@dev.azure.com/...`): 40 letters and digits or more with a digit, longer than a user's or an
+    # organization's name (`https://fabrikam-engineering-2024@dev.azure.com`) and than a Sentry DSN's public key
+    # (32 hex digits, which "are safe to keep public", Sentry docs "Data Source Name (DSN)")
     SecretPattern(
         "a token in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?=[A-Za-z0-9]{0,200}[0-9])[A-Za-z0-9]{40,}@"),
         ("://",),
         within_a_line=True,
     ),
     SecretPattern(
         "a password in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]+@"),
+        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]{1,256}@"),
         ("://",),
         within_a_line=True,
     ),
@@ -619,14 +629,15 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # Dynatrace's `Api-Token`, Splunk's `Splunk`, `GenieKey`, `SSWS`: RFC 7235 section 4.2, credentials =
     # auth-scheme and a token), also quoted as JSON writes it and as an OTLP exporter's header variable gives it
     # (`OTEL_EXPORTER_OTLP_HEADERS=Authorization=ApiKey ...`); and the header names tracing backends take their
-    # key in (Honeycomb's x-honeycomb-team, SigNoz's signoz-ingestion-key, an ingest or license key)
+    # key in (Honeycomb's x-honeycomb-team, SigNoz's signoz-ingestion-key, an ingest or license key); a value with
+    # a digit (`Authorization: see docs.example.com` is prose). Every repeat is bounded: a line of a hostile
+    # file is read once from each start, not again from each letter of a long word.
     SecretPattern(
         "a password or key assignment",
         re.compile(
-            r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][A-Za-z0-9._-]*[ \t]+"
-            r"|(?:x-honeycomb-team|[a-z]*-?ingest(?:ion)?[_-]?key|license[_-]?key)[\"']?[ \t]*[:=][ \t]*[\"']?)"
-            + PLAIN_VALUE
-            + r"(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"
+            r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][A-Za-z0-9._-]{0,30}[ \t]+"
+            r"|(?:x-honeycomb-team|(?<![A-Za-z0-9])(?:[a-z0-9]{1,30}[_-])?ingest(?:ion)?[_-]?key|license[_-]?key)"
+            r"[\"']?[ \t]*[:=][ \t]*[\"']?)" + PLAIN_VALUE + r"(?=[A-Za-z0-9._~+/=-]{0,200}[0-9])[A-Za-z0-9._~+/=-]{8,}"
         ),
         ("uthorization", "UTHORIZATION", "oneycomb", "ONEYCOMB", "ngest", "NGEST", "icense", "ICENSE"),
         within_a_line=True,
@@ -685,13 +696,14 @@ SECRET_NAME_WORDS = re.compile(
     r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)s?|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
     r"|rediscli_auth"
     r"|access_?token|api_?token|authorization|credentials?|creds|api_?keys"
-    r"|(?:license|master|signing|encryption|jwt|session|tls|ssl|sa|hmac|ingest|ingestion|integration|routing"
-    r"|openai|anthropic|gemini|cohere|mistral|groq)_?key|dsn|otel_exporter_otlp(?:_traces|_metrics|_logs)?_headers)"
-    r"(?:_|$)"
+    r")(?:_|$)"
+    # a key under its use's or vendor's name, as the name's last word (SESSION_KEY, not SESSION_KEY_HEADER)
+    r"|(?:^|_)(?:license|master|signing|encryption|jwt|session|sa|hmac|ingest|ingestion|integration|openai|anthropic"
+    r"|gemini|cohere|mistral|groq|openrouter|pinecone|langsmith|langfuse|honeycomb|wandb|hf)_?key$"
 )
-# A webhook's URL is its credential: whoever holds it posts (Teams, PagerDuty, Mattermost, Zapier), whatever
-# the name ends in (TEAMS_WEBHOOK_URL).
-WEBHOOK_NAME = re.compile(r"(?:^|_)webhooks?(?:_|$)")
+# A webhook's URL is its credential: whoever holds it posts (Teams, PagerDuty, Mattermost, Zapier): a name that
+# ends in the webhook or its URL (TEAMS_WEBHOOK_URL, SLACK_WEBHOOK; not WEBHOOK_URL_FILE nor WEBHOOK_ENABLED).
+WEBHOOK_NAME = re.compile(r"(?:^|_)webhooks?(?:_urls?|_uri|_endpoint|_token|_secret|_key)?$")
 # detect-secrets finds its keywords anywhere in a name (keyword.py, DENYLIST_REGEX has no left anchor, and
 # its DENYLIST has `pass` and `app_key`); here only the password words may follow other letters, so that
 # libpq's PGPASSWORD and a REDIS_PASS are secrets and MAX_TOKENS or --tokenizer still are not.
@@ -759,8 +771,13 @@ CREDENTIAL_ID = re.compile(r"(?:secret[eo]?|password|passwd|passphrase|pwd|pass|
 # Default Credentials works"); get_credentials is gcloud's verb (`gcloud container clusters
 # get-credentials` writes a kubeconfig entry), and a value of that name is the command (the stack output
 # getCredentials). PWD and OLDPWD are the shell's working directories (POSIX, Shell and Utilities, "Shell
-# Variables"), not a password, which `pwd` abbreviates in any other name (DB_PWD).
-REFERENCE_NAMES = frozenset({"google_application_credentials", "get_credentials", "pwd", "oldpwd"})
+# Variables"), not a password, which `pwd` abbreviates in any other name (DB_PWD). huggingface_hub's
+# HF_HUB_DISABLE_IMPLICIT_TOKEN is a switch.
+REFERENCE_NAMES = frozenset(
+    {"google_application_credentials", "get_credentials", "pwd", "oldpwd", "hf_hub_disable_implicit_token"}
+    # OpenTelemetry's exporter variables: the client key's file (OTLP Exporter Configuration, "Certificate file")
+    | {f"otel_exporter_otlp{signal}_client_key" for signal in ("", "_traces", "_metrics", "_logs")}
+)
 
 
 @functools.lru_cache(maxsize=4096)  # a render's documents repeat the same few hundred keys
@@ -774,7 +791,7 @@ def name_words(name: str) -> str:
 def is_secret_name(name: str) -> bool:
     """Whether a setting of this name (an environment variable, a flag without its dashes) holds a secret."""
     normal = name_words(name)
-    if WEBHOOK_NAME.search(normal) is not None and not normal.endswith(QUANTITY_SUFFIXES):
+    if WEBHOOK_NAME.search(normal) is not None:
         return True
     if normal.endswith(REFERENCE_SUFFIXES + QUANTITY_SUFFIXES) or normal in REFERENCE_NAMES:
         return False
@@ -834,7 +851,7 @@ def redact_secrets(text: str) -> str:
 
 # `user:password@host` without a scheme (a gateway address, a proxy as curl's -x takes it): in a message quoting a
 # bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is).
-USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']+@(?!sha256:)")
+USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']+@(?!sha[0-9]+:)")
 
 
 def redact_quoted(text: str) -> str:

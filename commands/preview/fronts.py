@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.io.states import Record
-from commands.preview.changes import Preview, ResourceChange
+from commands.preview.changes import Preview
 
 SERVICE_TYPE = "kubernetes:core/v1:Service"
 NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
@@ -87,6 +87,10 @@ def _policy_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
         if not rule.get("ports"):
             return pods.numbers
         for entry in rule["ports"]:
+            if str(entry.get("protocol") or "TCP").upper() != "TCP":
+                continue
+            if entry.get("port") is None:
+                return pods.numbers
             low = _port(entry.get("port"), pods)
             high = entry.get("endPort") if isinstance(entry.get("endPort"), int) else low
             reached |= {number for number in pods.numbers if low is not None and low <= number <= (high or low)}
@@ -96,7 +100,7 @@ def _policy_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
 def _firewall_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
     reached: set[int] = set()
     for allowed in inputs.get("allows") or []:
-        if str(allowed.get("protocol", "")).lower() not in ("tcp", "all"):
+        if str(allowed.get("protocol", "")).lower() not in ("tcp", "6", "all"):
             continue
         if not allowed.get("ports"):
             return pods.numbers
@@ -131,26 +135,36 @@ def _ports(ports: set[int]) -> str:
     return ", ".join(map(str, sorted(ports))) or "none"
 
 
-def _name(change: ResourceChange) -> str:
-    kind = change.record["type"].rsplit(":", 1)[-1]
-    inputs = change.record["inputs"]
-    return f"the {kind} {(inputs.get('metadata') or {}).get('name') or inputs.get('name') or change.record['name']}"
+def _name(record: Record) -> str:
+    kind = record["type"].rsplit(":", 1)[-1]
+    inputs = record["inputs"]
+    return f"the {kind} {(inputs.get('metadata') or {}).get('name') or inputs.get('name') or record['name']}"
 
 
-def _effect(change: ResourceChange, old: dict[str, Record], pods: Pods) -> str | None:
-    """What `change` does to the old pods' traffic, or None when nothing."""
-    reach = REACH[change.record["type"]]
-    after = reach(change.record["inputs"], pods)
-    if after is None:
+def _missing_targets(change_inputs: dict[str, Any], pods: Pods, which: str) -> str | None:
+    missing = _pool_targets(change_inputs) - pods.numbers
+    if not missing:
         return None
-    before = reach(old[change.urn]["inputs"], pods) if change.action == "update" and change.urn in old else None
+    return (
+        f"the gateway may send requests to port(s) {_ports(missing)} of the {which} pods, which serve none there: "
+        "those requests fail"
+    )
+
+
+def _effect(record: Record, before_record: Record | None, pods: Pods, label: str) -> str | None:
+    """What the front `record` (created, or updated from `before_record`) does to the old pods' traffic."""
+    kind = record["type"]
+    reach = REACH[kind]
+    after = reach(record["inputs"], pods)
+    before = reach(before_record["inputs"], pods) if before_record is not None else None
+    if after is None:
+        if before is None or kind == NETWORK_POLICY_TYPE:
+            return None  # selects none of the old pods (a policy that no longer selects them no longer restricts)
+        after = set()
     effects = []
-    if change.record["type"] == POOL_TYPE and (missing := _pool_targets(change.record["inputs"]) - pods.numbers):
-        effects.append(
-            f"the gateway may send requests to port(s) {_ports(missing)} of the old pods, which serve none there: "
-            "those requests fail"
-        )
-    if before is None and not after and change.record["type"] in (SERVICE_TYPE, POOL_TYPE):
+    if kind == POOL_TYPE and (missing := _missing_targets(record["inputs"], pods, "old")):
+        effects.append(missing)
+    if before is None and not after and kind in (SERVICE_TYPE, POOL_TYPE):
         effects.append("it reaches none of the old pods: only the new ones join it, one round after the other")
     elif before is not None and (lost := before - after):
         kept = f"{len(after)} of the {len(before)}" if after else "none of the"
@@ -158,44 +172,41 @@ def _effect(change: ResourceChange, old: dict[str, Record], pods: Pods) -> str |
             f"it stops reaching port(s) {_ports(lost)} of the old pods at once: each old pod gets traffic through it "
             f"on {kept} port(s) it had{'' if after else ' (an outage through it for the pods not yet replaced)'}"
         )
-    if not effects:
-        return None
-    return f"{_name(change)} ({change.action}): {'; '.join(effects)}"
+    return f"{_name(record)} ({label}): {'; '.join(effects)}" if effects else None
 
 
-def _left_behind(change: ResourceChange, pods: Pods) -> str | None:
+def _left_behind(record: Record, pods: Pods) -> str | None:
     """What a front deleted at the end of the update (the engine deletes last) does to the new pods meanwhile."""
-    kind = change.record["type"]
-    reached = REACH[kind](change.record["inputs"], pods)
+    kind = record["type"]
+    reached = REACH[kind](record["inputs"], pods)
     if reached is None or kind not in (SERVICE_TYPE, POOL_TYPE):
         return None
-    if kind == POOL_TYPE and (missing := _pool_targets(change.record["inputs"]) - pods.numbers):
-        return (
-            f"{_name(change)} (deleted at the end of the update): until then the gateway may send requests to port(s) "
-            f"{_ports(missing)} of the new pods, which serve none there: those requests fail"
-        )
+    ending = f"{_name(record)} (deleted at the end of the update)"
+    if kind == POOL_TYPE and (missing := _missing_targets(record["inputs"], pods, "new")):
+        return f"{ending}: until then {missing}"
     if kind == SERVICE_TYPE and not reached:
-        return (
-            f"{_name(change)} (deleted at the end of the update) reaches none of the new pods: its clients reach one "
-            "pod fewer each round, none by the end"
-        )
+        return f"{ending} reaches none of the new pods: its clients reach one pod fewer each round, none by the end"
     return None
 
 
 def fronts_ahead(result: Preview, old: dict[str, Record], deployment: Record, new_deployment: Record) -> list[str]:
     """The fronts that change at once while the pods of the old `deployment` roll into those of `new_deployment`,
-    and what each does to them."""
+    and what each does to them. A front replaced is a new one created at once and the old one deleted at the end
+    (a replacement creates first unless it deletes first, when the old one goes at once)."""
     old_pods, new_pods = serving_pods(deployment), serving_pods(new_deployment)
     found = []
     for change in result.changes:
         if change.record["type"] not in FRONT_TYPES:
             continue
-        if change.action in ("update", "create"):
-            effect = _effect(change, old, old_pods)
+        before = old.get(change.urn)
+        effects: list[str | None] = []
+        if change.action == "update":
+            effects.append(_effect(change.record, before, old_pods, "update"))
+        elif change.action in ("create", "replace"):
+            effects.append(_effect(change.record, None, old_pods, change.action))
+            if change.action == "replace" and before is not None and not change.delete_before_replace:
+                effects.append(_left_behind(before, new_pods))
         elif change.action == "delete":
-            effect = _left_behind(change, new_pods)
-        else:
-            continue
-        if effect:
-            found.append(effect)
+            effects.append(_left_behind(change.record, new_pods))
+        found += [effect for effect in effects if effect]
     return found

@@ -537,8 +537,10 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         found.append(rolled)
         found += _fronts_ahead(result, old, record, new[urn], rolled, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
-    owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or [])
-    found += _schedule_gone(old, new, times)
+    # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
+    replaced = change is not None and change.action == "replace"
+    owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or []) and not replaced
+    found += [] if replaced else _schedule_gone(old, new, times)
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)
     elif owned_before:
@@ -586,16 +588,9 @@ def _fronts_ahead(
         f"while the serving pods roll (about {_span(*rolled.total_seconds or rolled.seconds_per_pod)}), the old "
         f"and new pods are behind objects that change at once or go at the end: {'; '.join(effects)}"
     )
+    # a warning on the roll above, not more pods: none counted twice in changes.json
     return [
-        Rollout(
-            what,
-            rolled.pods,
-            rolled.seconds_per_pod,
-            rolled.total_seconds,
-            "during `pulumi up`, from the first updates to the end of the rollout",
-            times.source,
-            what,
-        )
+        Rollout(what, 0, rolled.seconds_per_pod, None, "during `pulumi up`, until the roll ends", times.source, what)
     ]
 
 

@@ -152,13 +152,14 @@ SERVICE_ACCOUNT_KEY = (
         # a password with a `/` (SQLAlchemy and libpq take one), a token as a URL's user
         ("postgresql://app:aB3/xY9+zQ==@db:5432/app", "a password in a URL"),
         ("redis://:Zm9v/YmF6@redis:6379", "a password in a URL"),
-        ("https://a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4@o450000.ingest.sentry.io/5000000", "a token in a URL"),
+        ("https://" + "a1b2c3d4e5f6g7h8" * 3 + "abcd@dev.azure.com/org/project/_git/repo", "a token in a URL"),
         # values that start with a sign of a placeholder but are none
         ("host=db user=app password=$3cr3tPass99 sslmode=require", "a password or key assignment"),
         ("Password=(S3cret99);", "a password or key assignment"),
         ("password=[S3cret99]", "a password or key assignment"),
         ("api-key=*Ab12cd34ef", "a password or key assignment"),
-        ("token=<Ab12cd34ef>", "a password or key assignment"),
+        ("sk-lf-" + "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d", "a Langfuse secret key"),
+        ("lsv2_pt_" + "0a1b2c3d" * 4 + "_0a1b2c3d4e", "a LangSmith API key"),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
@@ -236,7 +237,17 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         # placeholders and references, a port and a path before an `@`, an image's digest, prose
         *("password=$DB_PASSWORD", "password=<password>", "password={db_password}", "password=(see below)"),
         *("http://qwen-serving:8000/v1/models@latest", "docker://registry:5000/img@sha256:abc"),
-        *("authorization: needs administrator", "https://user@example.com/x", "license-key: MIT"),
+        *("Authorization: see docs.example.com/auth", "ingest_key: my.config.value", "license-key: MIT-License"),
+        *("https://user@example.com/x", "https://fabrikam-engineering-2024@dev.azure.com/x"),
+        "postgresql://vllm_usage_writer_2025@127.0.0.1:5432/usage",  # a user without a password (IAM login)
+        "https://a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4@o450000.ingest.sentry.io/5000000",  # a DSN's public key
+        "68665fLS0tLS1CRUdJTiBQUklWQVRF",  # hex that goes on as base64 (it raised)
+        # a tokenizer's special tokens (an engine flag's JSON, --hf-overrides)
+        *(
+            '{"pad_token": "<pad_1>"}',
+            '{"unk_token": "<0x00>"}',
+            '{"bos_token": "<\uff5cbegin\u2581of\u2581sentence\uff5c>"}',
+        ),
     ],
 )
 def test_look_alikes_are_not_secrets(text: str) -> None:
@@ -278,7 +289,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "curl -u admin:" + "Sup3rS3cret!",  # curl's user option
         "aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # the AWS CLI's key and value
         "machine example.com login bob password " + "Sup3rS3cretPw",  # a netrc entry
-        "https://" + "a1b2c3d4e5f6a1b2c3d4" + "@o1.ingest.sentry.io/5",  # a token as a URL's user
+        "https://" + "a1b2c3d4e5f6a1b2c3d4" * 3 + "@dev.azure.com/o",  # a token as a URL's user
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:
@@ -321,6 +332,22 @@ def test_a_run_of_token_prefixes_is_no_token_and_a_key_after_one_still_is() -> N
 
 
 @pytest.mark.timeout(120)  # a hang guard: linear, well under a second; quadratic, about 100 minutes
+@pytest.mark.timeout(120)  # a hang guard: bounded, well under a second each; unbounded, tens of minutes
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: " + "a" * 200_000,  # a scheme that never ends
+        "x" * 200_000 + "-ingest",  # a long word before a key's name
+        "https://a:b" * 20_000,  # URLs and passwords with no @
+    ],
+)
+def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
+    """Bounded repeats: a 256 KiB stack file's line is read once from each start, not again from each letter (a
+    review: 13 s for 20,000 letters after `Authorization: `, minutes for a line of URLs)."""
+    assert secret_kinds(text) == []
+    assert redact_secrets(text) == text
+
+
 def test_a_line_that_repeats_a_query_parameter_is_scanned_once() -> None:
     """The digit look-ahead of the URL-query pattern stops at the next `?`: from every repeated
     `?token=` it scanned to the end of the line (a 112 KB annotation took a preview 74 s)."""

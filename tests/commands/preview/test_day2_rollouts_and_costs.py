@@ -135,6 +135,16 @@ def test_replicas_taken_back_from_the_schedule_or_the_hpa_may_conflict_or_stay(
     assert not [rollout for rollout in result.rollouts if "more serving pod(s), all at once" in rollout.what]
 
 
+def test_a_replaced_deployment_has_no_writer_of_its_replicas(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A new name replaces the Deployment: it starts at the count declared, with no field conflict to warn of."""
+    settings = {"schedule": {"enabled": False}, "routing": {"serviceName": "qwen-renamed"}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "renamed-no-schedule", settings)
+    assert any("serving Deployment" in rollout.what for rollout in result.rollouts)
+    assert not [rollout for rollout in result.rollouts if "sets the serving replicas again" in rollout.what]
+
+
 def test_a_schedule_removed_under_an_hpa_leaves_a_slept_deployment_at_zero(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -120,9 +120,34 @@ def test_a_pool_meets_ports_the_pods_do_not_listen_on() -> None:
 def test_a_firewall_counts_tcp_ranges_only() -> None:
     (effect,) = ahead(PER_RANK, PER_RANK, ("update", firewall("8000"), firewall("8000-8007")))
     assert effect.startswith("the Firewall to-serving (update): it stops reaching port(s) 8001, 8002")
-    assert ahead(PER_RANK, PER_RANK, ("update", firewall("8000", protocol="udp"), firewall("9000"))) == []
+    (udp,) = ahead(PER_RANK, PER_RANK, ("update", firewall("8000-8007", protocol="udp"), firewall("8000-8007")))
+    assert "stops reaching port(s) 8000, 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the old pods" in udp
+    assert ahead(PER_RANK, PER_RANK, ("update", firewall("8000-8007", protocol="6"), firewall("8000-8007"))) == []
 
 
-def test_fronts_of_other_pods_say_nothing() -> None:
-    other = record(SERVICE_TYPE, "epp", {"spec": {"selector": {"app": "epp"}, "ports": [{"port": 9002}]}})
-    assert ahead(ONE_SERVER, PER_RANK, ("create", other, None), ("delete", other, other)) == []
+def test_a_policy_entry_without_a_port_admits_all_and_another_protocol_none() -> None:
+    """Kubernetes NetworkPolicyPort: a missing port matches all ports of its protocol (TCP by default)."""
+    widened = ("update", policy({"protocol": "TCP"}), policy({"protocol": "TCP", "port": 8000}))
+    assert ahead(PER_RANK, PER_RANK, widened) == []
+    (udp,) = ahead(
+        ONE_SERVER, ONE_SERVER, ("update", policy({"protocol": "UDP", "port": 8000}), policy({"port": 8000}))
+    )
+    assert "stops reaching port(s) 8000 of the old pods at once" in udp
+
+
+def test_a_service_whose_selector_leaves_the_old_pods_shuts_them_out() -> None:
+    moved = service("http")
+    moved["inputs"]["spec"]["selector"] = {**LABELS, "version": "2"}
+    (effect,) = ahead(ONE_SERVER, ONE_SERVER, ("update", moved, service("http")))
+    assert "it stops reaching port(s) 8000 of the old pods at once" in effect
+
+
+def test_a_replaced_front_is_a_new_one_now_and_the_old_one_at_the_end() -> None:
+    """A renamed service replaces the pool (create first): the new pool meets the old pods at once, the old pool
+    the new pods until the end of the update."""
+    (created,) = ahead(ONE_SERVER, PER_RANK, ("replace", pool(*range(8000, 8008)), pool(8000)))
+    assert created.startswith("the InferencePool qwen-serving (replace): the gateway may send requests to port(s) 8001")
+    assert "of the old pods, which serve none there" in created
+    (left,) = ahead(PER_RANK, ONE_SERVER, ("replace", pool(8000), pool(*range(8000, 8008))))
+    assert left.startswith("the InferencePool qwen-serving (deleted at the end of the update): until then the gateway")
+    assert "port(s) 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the new pods, which serve none there" in left

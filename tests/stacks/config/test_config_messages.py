@@ -166,6 +166,8 @@ def test_a_time_zone_is_an_iana_name_whatever_the_machine_holds(zone: str) -> No
         ("admin:S3cret99@10.0.0.1", "'admin:***@10.0.0.1'"),  # a gateway address with a user and password
         ("vllm:v0.19.0@sha256:abc", "'vllm:v0.19.0@sha256:abc'"),  # an image by tag and digest
         ("10.0.0.1:8000", "'10.0.0.1:8000'"),
+        ("ubuntu:22.04@sha512:abc", "'ubuntu:22.04@sha512:abc'"),
+        ("mailto:ml-oncall@example.com", "'mailto:ml-oncall@example.com'"),  # an address, shown to be fixed
     ],
 )
 def test_a_quoted_value_hides_a_password_before_a_hosts_at(value: str, shown: str) -> None:

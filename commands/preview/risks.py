@@ -70,6 +70,7 @@ NETWORK_TYPE = "gcp:compute/network:Network"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
+COMPONENT_LABEL = "app.kubernetes.io/component"
 GLOBAL_TYPES = frozenset(
     {NETWORK_TYPE, "gcp:compute/firewall:Firewall", "gcp:compute/image:Image", "gcp:compute/snapshot:Snapshot"}
 )
@@ -557,6 +558,27 @@ def _gateway_api_off_first(old: dict[str, Record], result: Preview) -> list[str]
     ]
 
 
+JOB_TYPE = "kubernetes:batch/v1:Job"
+BENCHMARK_COMPONENT = "benchmark"
+
+
+def _benchmark_run_again(change: ResourceChange) -> str | None:
+    """A benchmark Job replaced (its pod template is immutable: pulumi-kubernetes replaces the Job) runs the whole
+    benchmark again, at once, against the serving pods; `pulumi up` does not wait for it (skipAwait)."""
+    record = change.record
+    spec = record["inputs"].get("spec") or {}
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if change.action != "replace" or record["type"] != JOB_TYPE or labels.get(COMPONENT_LABEL) != BENCHMARK_COMPONENT:
+        return None
+    deadline = spec.get("activeDeadlineSeconds")
+    within = f" for up to {deadline} s (activeDeadlineSeconds)" if isinstance(deadline, int) else ""
+    return (
+        f"{change.urn}: the benchmark Job is replaced, so the benchmark runs again as soon as it is created{within}, "
+        "at its full load against the serving pods while they serve clients; turn benchmark.enabled off first "
+        "where they do"
+    )
+
+
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = in_production(old, new)
     found = [_kept_warning(kept) for kept in result.kept]
@@ -580,5 +602,9 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
         found += _secret_ciphertext(change, new)
-        found += [warning for warning in (_disk_deleted_under_volume(old, change, result),) if warning]
+        found += [
+            warning
+            for warning in (_disk_deleted_under_volume(old, change, result), _benchmark_run_again(change))
+            if warning
+        ]
     return found + _deleted_first_with(result) + _gateway_api_off_first(old, result) + _network_in_use(old, result)

@@ -347,6 +347,20 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     return found
 
 
+def _fewer_pods(record: Record, before: int, after: int, times: ServeTimes) -> Rollout:
+    """Fewer replicas: the ReplicaSet deletes the extra pods at once; a PodDisruptionBudget does not hold them
+    ("deleting deployments or pods bypasses Pod Disruption Budgets", Kubernetes docs "Disruptions")."""
+    spec = ((record["inputs"].get("spec") or {}).get("template") or {}).get("spec") or {}
+    grace = spec.get("terminationGracePeriodSeconds")
+    drain = f" (each drains its requests for up to {grace} s)" if isinstance(grace, int) else ""
+    what = (
+        f"{before - after} of the {before} serving pods stop at once{drain}: the capacity drops to {after} pod(s) "
+        "as `pulumi up` applies the count, with no PodDisruptionBudget to pace it (one holds evictions, not a "
+        "Deployment scaled down); each one given back later takes a new A4 node and a model load"
+    )
+    return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, what)
+
+
 def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout:
     """The program sets the replicas again (no more `ignoreChanges: spec.replicas`) after the HPA or the schedule
     wrote them through the scale subresource. pulumi-kubernetes diffs the program's value against the object its
@@ -559,6 +573,8 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
                     times.source,
                 )
             )
+        elif after < before:
+            found.append(_fewer_pods(new[urn], before, after, times))
     found += [
         rollout
         for rollout in (
@@ -628,7 +644,7 @@ def _new_priorities(result: Preview, times: ServeTimes) -> Rollout | None:
     as the class asks for no active migration (vendored CRD: `activeMigration.optimizeRulePriority`, default false)."""
     for change in result.of("update"):
         if change.record["type"] != COMPUTE_CLASS_TYPE or not any(
-            entry.path.startswith("spec.priorities") for entry in change.inputs
+            entry.path.startswith("spec.priorities") and ".nodeRecycling" not in entry.path for entry in change.inputs
         ):
             continue
         return Rollout(

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from commands.bench_compare.command import bench_compare_main
+from commands.bench_compare.command import bench_compare_main, checked_result
+from common.input_files import InputError
 from tests.rendered import ROOT, run_main
 
 DATA = ROOT / "tests" / "data"
@@ -239,3 +240,11 @@ def test_a_run_with_one_slow_client_is_judged_not_refused(tmp_path: Any) -> None
     log.write_text(bench_result.result_line(bench_result.combine([slow, fast])) + "\n")
     run = run_main(bench_compare_main, "dev", str(log))
     assert run.returncode in (0, 3), run.stderr
+
+
+@pytest.mark.parametrize(("key", "unit"), [("clients", "clients"), ("completed", "requests"), ("failed", "requests")])
+def test_a_count_beyond_any_run_is_refused_in_its_own_unit(key: str, unit: str) -> None:
+    """`"clients": 1e300` was refused as "at most ... requests" (an attacker)."""
+    figures = ("request_throughput",)
+    with pytest.raises(InputError, match=f"'{key}' is 1e\\+300; allowed: at most [0-9,]+ {unit}$"):
+        checked_result({key: 1e300, "request_throughput": 1.0}, "run.json", (), (key, *figures))

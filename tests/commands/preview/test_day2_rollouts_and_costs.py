@@ -145,6 +145,32 @@ def test_a_replaced_deployment_has_no_writer_of_its_replicas(
     assert not [rollout for rollout in result.rollouts if "sets the serving replicas again" in rollout.what]
 
 
+def test_fewer_nodes_stop_pods_at_once_and_recycling_alone_is_no_new_source(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """12 -> 8 nodes without an autoscaler: 4 pods stop as `pulumi up` applies the count (said nothing); the
+    ComputeClass's new recycling lead time alone is no new source or order (the note said it was)."""
+    _, _, result = day2(render_stack, tmp_path_factory, "prod", "eight-nodes", {"capacity": {"nodes": 8}})
+    fewer = warned(result, "4 of the 12 serving pods stop at once (each drains its requests for up to")
+    assert "with no PodDisruptionBudget to pace it" in fewer
+    assert not [rollout for rollout in result.rollouts if "ComputeClass's new capacity" in rollout.what]
+
+
+def test_a_replaced_benchmark_job_says_it_runs_again(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The benchmark's command names the node count: a new count replaces the Job, which runs at once against the
+    serving pods (a platform review: previewed as a replacement and nothing more)."""
+    benchmark = {"benchmark": {"enabled": True}}
+    before = render_with(render_stack, tmp_path_factory, "prod", "benchmark", benchmark)
+    after = render_with(
+        render_stack, tmp_path_factory, "prod", "benchmark-13", {**benchmark, "capacity": {"nodes": 13}}
+    )
+    result = preview_states(load_states(before.directory), load_states(after.directory))
+    (again,) = [warning for warning in result.warnings if "the benchmark Job is replaced" in warning]
+    assert "runs again as soon as it is created for up to 14400 s (activeDeadlineSeconds)" in again
+
+
 def test_a_schedule_removed_under_an_hpa_leaves_a_slept_deployment_at_zero(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

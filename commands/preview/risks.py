@@ -579,6 +579,24 @@ def _benchmark_run_again(change: ResourceChange) -> str | None:
     )
 
 
+HYPERDISK_PERFORMANCE = ("provisionedThroughput", "provisionedIops")
+
+
+def _hyperdisk_performance(change: ResourceChange) -> str | None:
+    """A Hyperdisk's throughput or IOPS changed in place: "hyperdisk allows for an update of Throughput every 4
+    hours. To update your hyperdisk more frequently, you'll need to manually delete and recreate it" (pulumi-gcp
+    compute.Disk provisionedThroughput and provisionedIops)."""
+    if change.action != "update" or change.record["type"] != DISK_TYPE:
+        return None
+    changed = sorted({entry.path for entry in change.inputs if entry.path in HYPERDISK_PERFORMANCE})
+    if not changed:
+        return None
+    return (
+        f"{change.urn}: {' and '.join(changed)} change in place, which a Hyperdisk allows once every 4 hours: "
+        "another change within 4 hours of the last fails the `pulumi up` (the disk must then be recreated)"
+    )
+
+
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = in_production(old, new)
     found = [_kept_warning(kept) for kept in result.kept]
@@ -604,7 +622,11 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         found += _secret_ciphertext(change, new)
         found += [
             warning
-            for warning in (_disk_deleted_under_volume(old, change, result), _benchmark_run_again(change))
+            for warning in (
+                _disk_deleted_under_volume(old, change, result),
+                _benchmark_run_again(change),
+                _hyperdisk_performance(change),
+            )
             if warning
         ]
     return found + _deleted_first_with(result) + _gateway_api_off_first(old, result) + _network_in_use(old, result)

@@ -50,6 +50,8 @@ from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS,
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
+JOB_TYPE = "kubernetes:batch/v1:Job"
+WEIGHTS_COMPONENT = "model-weights"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
@@ -347,6 +349,29 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     return found
 
 
+def _download_first(result: Preview, times: ServeTimes) -> list[Rollout]:
+    """New weights: the serving Deployment depends on the claim, the volume, the disks, the image, the snapshot and
+    the download Job (components/weights.py), and pulumi-kubernetes waits for a Job to complete up to its create
+    timeout, so the pods follow only after the whole download."""
+    for change in result.changes:
+        spec = change.record["inputs"].get("spec") or {}
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        if (
+            change.action in ("create", "replace")
+            and change.record["type"] == JOB_TYPE
+            and labels.get("app.kubernetes.io/component") == WEIGHTS_COMPONENT
+        ):
+            timeout = (change.record["options"].get("customTimeouts") or {}).get("create")
+            bound = f" (up to its {timeout} timeout)" if timeout else ""
+            what = (
+                "the serving pods follow only after the new weights are ready: the download Job"
+                f"{bound}, then the snapshot, the disk image and the zone's disks come first in the update (the "
+                "Deployment depends on them), so the time above starts after the download, which is not counted here"
+            )
+            return [Rollout(what, 0, times.new_node, None, "during `pulumi up`, before the pods follow", times.source)]
+    return []
+
+
 def _fewer_pods(record: Record, before: int, after: int, times: ServeTimes) -> Rollout:
     """Fewer replicas: the ReplicaSet deletes the extra pods at once; a PodDisruptionBudget does not hold them
     ("deleting deployments or pods bypasses Pod Disruption Budgets", Kubernetes docs "Disruptions")."""
@@ -550,6 +575,8 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     ):
         found.append(rolled)
         found += _fronts_ahead(result, old, record, new[urn], rolled, times)
+    if found:
+        found += _download_first(result, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
     # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
     replaced = change is not None and change.action == "replace"

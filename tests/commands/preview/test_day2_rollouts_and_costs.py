@@ -171,6 +171,25 @@ def test_a_replaced_benchmark_job_says_it_runs_again(
     assert "runs again as soon as it is created for up to 14400 s (activeDeadlineSeconds)" in again
 
 
+def test_a_hyperdisk_throughput_change_says_it_is_allowed_once_in_4_hours(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "throughput", {"weights": {"throughputMibps": 4800}})
+    (throughput,) = [warning for warning in result.warnings if "once every 4 hours" in warning]
+    assert "provisionedThroughput change in place, which a Hyperdisk allows once every 4 hours" in throughput
+
+
+def test_new_weights_say_the_pods_follow_after_the_download(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Another model: the Deployment depends on the new download Job and what is made from it (a platform review:
+    the roll's 10..16 min were shown as if it started at once)."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "other-model", {"profile": "qwen3.5-35b-a3b-fp8"})
+    (first,) = [rollout for rollout in result.rollouts if "follow only after the new weights" in rollout.what]
+    assert "the download Job (up to its 3h timeout), then the snapshot, the disk image" in first.what
+    assert any("serving pods roll" in rollout.what for rollout in result.rollouts)
+
+
 def test_a_schedule_removed_under_an_hpa_leaves_a_slept_deployment_at_zero(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -489,15 +491,24 @@ def test_an_edited_render_s_unseen_settings_note_is_refused(note: object, dev: R
         load_states(edited)
 
 
-def test_an_edited_record_the_update_plan_cannot_read_is_named(dev: RenderedStack, tmp_path: Path) -> None:
+def with_serving_edited(dev: RenderedStack, tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of the dev render whose serving Deployment's spec, in both states, `edit` changed."""
     edited = tmp_path / "dev"
     shutil.copytree(dev.directory, edited)
     states = json.loads((edited / "states.json").read_text())
     for state in ("firstUp", "converged"):
         for record in states[state]:
             if record["name"] == "llm-vllm-deployment":
-                record["inputs"]["spec"]["template"]["spec"]["containers"][0]["resources"] = "8 GPUs"
+                edit(record["inputs"]["spec"])
     (edited / "states.json").write_text(json.dumps(states))
+    return edited
+
+
+def test_an_edited_record_the_update_plan_cannot_read_is_named(dev: RenderedStack, tmp_path: Path) -> None:
+    def unreadable(spec: dict[str, Any]) -> None:
+        spec["template"]["spec"]["containers"][0]["resources"] = "8 GPUs"
+
+    edited = with_serving_edited(dev, tmp_path, unreadable)
     outcome = run_main(preview_main, str(edited), str(dev.directory), "--out", str(tmp_path / "out"))
     assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1, outcome.stderr
     assert "the record of llm-vllm-deployment (kubernetes:apps/v1:Deployment) is not shaped as a render" in (
@@ -508,15 +519,12 @@ def test_an_edited_record_the_update_plan_cannot_read_is_named(dev: RenderedStac
 
 def test_an_edited_record_whose_figures_overflow_is_named(dev: RenderedStack, tmp_path: Path) -> None:
     """10**308 replicas rolled at a planning figure of 1e15 s overflow a float: exit 2, not "failed" (an attacker)."""
-    edited = tmp_path / "dev"
-    shutil.copytree(dev.directory, edited)
-    states = json.loads((edited / "states.json").read_text())
-    for state in ("firstUp", "converged"):
-        for record in states[state]:
-            if record["name"] == "llm-vllm-deployment":
-                record["inputs"]["spec"]["replicas"] = 10**308
-                record["inputs"]["spec"]["template"]["spec"]["containers"][0]["image"] = "vllm/vllm-openai:edited"
-    (edited / "states.json").write_text(json.dumps(states))
+
+    def huge(spec: dict[str, Any]) -> None:
+        spec["replicas"] = 10**308
+        spec["template"]["spec"]["containers"][0]["image"] = "vllm/vllm-openai:edited"
+
+    edited = with_serving_edited(dev, tmp_path, huge)
     capacity = json.loads((edited / "capacity.json").read_text())
     times = capacity["timeToServe"]
     for figure in ("cold", "held"):

@@ -566,14 +566,17 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     change = next((change for change in result.changes if change.urn == urn), None)
     pods = _replicas(record)
     found: list[Rollout] = []
+    rolls_now = False
     if change is not None and change.action == "replace":
         found.append(_replaced(change, pods, times))
+        rolls_now = True
     elif (
         change is not None
         and change.action == "update"
         and (rolled := _template_rollout(change, _running_pods(new, urn), times))
     ):
         found.append(rolled)
+        rolls_now = True
         found += _fronts_ahead(result, old, record, new[urn], rolled, times)
     if found:
         found += _download_first(result, times)
@@ -607,7 +610,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         for rollout in (
             _held_nodes(old, new, times),
             _node_upgrade(result, new, urn, times),
-            _new_priorities(result, times),
+            _new_priorities(result, times, rolls_now),
         )
         if rollout
     ]
@@ -666,7 +669,7 @@ def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> 
     return found
 
 
-def _new_priorities(result: Preview, times: ServeTimes) -> Rollout | None:
+def _new_priorities(result: Preview, times: ServeTimes, rolls_now: bool) -> Rollout | None:
     """A ComputeClass whose priorities change in place: GKE uses them for new nodes; the running pods keep theirs,
     as the class asks for no active migration (vendored CRD: `activeMigration.optimizeRulePriority`, default false)."""
     for change in result.of("update"):
@@ -674,11 +677,17 @@ def _new_priorities(result: Preview, times: ServeTimes) -> Rollout | None:
             entry.path.startswith("spec.priorities") and ".nodeRecycling" not in entry.path for entry in change.inputs
         ):
             continue
+        running = (
+            "the pods this update rolls most likely land on the nodes the old pods free (of the old sources) and "
+            "keep them"
+            if rolls_now
+            else "the running pods keep their nodes"
+        )
         return Rollout(
-            "the ComputeClass's new capacity sources and order apply to new nodes only: the running pods keep their "
-            "nodes (the class sets no activeMigration, whose optimizeRulePriority defaults to false in the vendored "
-            "CRD) and move, each a new node and a model load, as those are replaced (a Spot preemption, Flex-start "
-            "recycling, a scale-up); a reservation added is billed from its creation, used or not",
+            f"the ComputeClass's new capacity sources and order apply to new nodes only: {running} (the class sets "
+            "no activeMigration, whose optimizeRulePriority defaults to false in the vendored CRD) and move, each a "
+            "new node and a model load, as those are replaced (a Spot preemption, Flex-start recycling, a scale-up); "
+            "a reservation added is billed from its creation, used or not",
             0,
             times.new_node,
             None,

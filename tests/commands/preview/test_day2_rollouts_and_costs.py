@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from commands.io.render_dir import PreviewInputError
-from commands.preview.changes import CostDelta, Preview
+from commands.preview.changes import CostDelta, InputChange, Preview, ResourceChange
 from commands.preview.changes_md import changes_markdown
 from commands.preview.command import load_states, preview, preview_states
 from commands.preview.command import main as preview_main
 from commands.preview.json_values import MISSING, json_paths_diff
 from commands.preview.rollouts import ServeTimes, serve_times
+from commands.preview.rollouts import _new_priorities as new_priorities
 from tests.commands.preview.test_day2 import day2
 from tests.commands.preview.test_preview import render_with
 from tests.conftest import RenderStack
@@ -75,7 +76,19 @@ def test_new_capacity_sources_apply_to_new_nodes_only(
     sources = {"capacity": {"sources": [{"type": "flexStart"}, {"type": "spot"}]}}
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "flex-first", sources)
     (priorities,) = [rollout for rollout in result.rollouts if "ComputeClass's new capacity" in rollout.what]
-    assert "apply to new nodes only: the running pods keep their nodes" in priorities.what and priorities.pods == 0
+    # Flex-start first also changes the pods' grace: they roll now, onto the nodes the old pods free
+    assert "apply to new nodes only: the pods this update rolls most likely land on the nodes the old pods free" in (
+        priorities.what
+    )
+    assert priorities.pods == 0
+    class_only = ResourceChange(
+        "urn:class",
+        {"type": "kubernetes:cloud.google.com/v1:ComputeClass", "name": "c", "inputs": {}, "options": {}},
+        "update",
+        [InputChange("spec.priorities[0].spot", None, True, False)],
+    )
+    kept = new_priorities(Preview([class_only], 0, [], []), times_of(render_stack("dev")), rolls_now=False)
+    assert kept is not None and "apply to new nodes only: the running pods keep their nodes" in kept.what
 
 
 def fronts(result: Preview) -> str:

@@ -102,10 +102,18 @@ class SecretPattern:
     def may_match(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
 
+    def matches(self, text: str) -> Iterator[str]:
+        """Every secret of this kind in the text, in order (the matches `confirm` takes)."""
+        return (
+            match.group()
+            for match in self.pattern.finditer(text)
+            if self.confirm is None or self.confirm(match.group())
+        )
+
     def _found(self, text: str) -> bool:
         if self.confirm is None:
             return self.pattern.search(text) is not None
-        return any(self.confirm(match.group()) for match in self.pattern.finditer(text))
+        return any(True for _ in self.matches(text))
 
     def _hidden(self, text: str) -> str:
         if self.confirm is None:
@@ -842,11 +850,10 @@ SECRET_TAIL = 3
 def _secret_tails(text: str) -> set[str]:
     """The last characters of every secret of the patterns' kinds the text holds."""
     return {
-        match.group()[-SECRET_TAIL:]
+        secret[-SECRET_TAIL:]
         for pattern in SECRET_PATTERNS
         if pattern.may_match(text)
-        for match in pattern.pattern.finditer(text)
-        if pattern.confirm is None or pattern.confirm(match.group())
+        for secret in pattern.matches(text)
     }
 
 

@@ -49,6 +49,12 @@ STATES_LIMIT = 2 * RESOURCES_LIMIT
 Record = dict[str, Any]
 
 
+def pod_template(record: Record) -> dict[str, Any]:
+    """A workload record's pod template (a Deployment's or a Job's `spec.template`), empty when it has none."""
+    template: dict[str, Any] = (record["inputs"].get("spec") or {}).get("template") or {}
+    return template
+
+
 def _records(value: Any, where: str) -> list[Record]:
     records = validated_records(value, where)
     for record in records:

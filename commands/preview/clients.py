@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from commands.io.states import Record
+from commands.io.states import Record, pod_template
 from commands.preview.changes import OutputsDiff, Preview
 from policies.vllm_command import vllm_servers
 
@@ -61,8 +61,7 @@ def _auth(record: Record) -> bool:
     # as vLLM reads its line: an abbreviation (`--api-k`), a shell line (policies/vllm_command.py)
     if any(server.has(AUTH_FLAG.removeprefix("--")) for server in vllm_servers(record["type"], record["inputs"])):
         return True
-    spec = (record["inputs"].get("spec") or {}).get("template") or {}
-    for container in (spec.get("spec") or {}).get("containers") or []:
+    for container in (pod_template(record).get("spec") or {}).get("containers") or []:
         words = [str(word) for word in [*(container.get("command") or []), *(container.get("args") or [])]]
         if any(word == AUTH_FLAG or word.startswith(f"{AUTH_FLAG}=") or f" {AUTH_FLAG}" in word for word in words):
             return True
@@ -76,7 +75,7 @@ def _serving(records: dict[str, Record]) -> Record | None:
     for record in records.values():
         if record["type"] != DEPLOYMENT_TYPE:
             continue
-        spec = ((record["inputs"].get("spec") or {}).get("template") or {}).get("spec") or {}
+        spec = pod_template(record).get("spec") or {}
         if any(
             ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
             for container in spec.get("containers") or []
@@ -90,8 +89,7 @@ def _selects(service: Record, deployment: Record | None) -> bool:
     selector = (service["inputs"].get("spec") or {}).get("selector") or {}
     if deployment is None or not selector:
         return False
-    template = (deployment["inputs"].get("spec") or {}).get("template") or {}
-    labels = (template.get("metadata") or {}).get("labels") or {}
+    labels = (pod_template(deployment).get("metadata") or {}).get("labels") or {}
     return all(labels.get(key) == value for key, value in selector.items())
 
 

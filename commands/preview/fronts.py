@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from commands.io.states import Record
+from commands.io.states import Record, pod_template
 from commands.preview.changes import Preview
 
 SERVICE_TYPE = "kubernetes:core/v1:Service"
@@ -46,7 +46,7 @@ class Pods:
 
 
 def serving_pods(deployment: Record) -> Pods:
-    template = (deployment["inputs"].get("spec") or {}).get("template") or {}
+    template = pod_template(deployment)
     labels = (template.get("metadata") or {}).get("labels") or {}
     ports: dict[str, int] = {}
     for index, container in enumerate((template.get("spec") or {}).get("containers") or []):

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.engine.secrets import CIPHERTEXT
-from commands.io.states import Record
+from commands.io.states import Record, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
 from policies.graph import environments
@@ -566,11 +566,10 @@ def _benchmark_run_again(change: ResourceChange) -> str | None:
     """A benchmark Job replaced (its pod template is immutable: pulumi-kubernetes replaces the Job) runs the whole
     benchmark again, at once, against the serving pods; `pulumi up` does not wait for it (skipAwait)."""
     record = change.record
-    spec = record["inputs"].get("spec") or {}
-    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    labels = (pod_template(record).get("metadata") or {}).get("labels") or {}
     if change.action != "replace" or record["type"] != JOB_TYPE or labels.get(COMPONENT_LABEL) != BENCHMARK_COMPONENT:
         return None
-    deadline = spec.get("activeDeadlineSeconds")
+    deadline = (record["inputs"].get("spec") or {}).get("activeDeadlineSeconds")
     within = f" for up to {deadline} s (activeDeadlineSeconds)" if isinstance(deadline, int) else ""
     return (
         f"{change.urn}: the benchmark Job is replaced, so the benchmark runs again as soon as it is created{within}, "

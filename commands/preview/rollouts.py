@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.engine.property_paths import parse_path
-from commands.io.states import Record
+from commands.io.states import Record, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import fronts_ahead
 from components.capacity import FLEX_START_PRIORITY_FIELD
@@ -52,6 +52,7 @@ DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
 JOB_TYPE = "kubernetes:batch/v1:Job"
 WEIGHTS_COMPONENT = "model-weights"
+COMPONENT_LABEL = "app.kubernetes.io/component"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
@@ -111,7 +112,7 @@ def serve_times(capacity: dict[str, Any] | None) -> ServeTimes:
 
 
 def _gpu_pods(record: Record) -> bool:
-    spec = ((record["inputs"].get("spec") or {}).get("template") or {}).get("spec") or {}
+    spec = pod_template(record).get("spec") or {}
     return any(
         ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
         for container in spec.get("containers") or []
@@ -354,12 +355,11 @@ def _download_first(result: Preview, times: ServeTimes) -> list[Rollout]:
     the download Job (components/weights.py), and pulumi-kubernetes waits for a Job to complete up to its create
     timeout, so the pods follow only after the whole download."""
     for change in result.changes:
-        spec = change.record["inputs"].get("spec") or {}
-        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        labels = (pod_template(change.record).get("metadata") or {}).get("labels") or {}
         if (
             change.action in ("create", "replace")
             and change.record["type"] == JOB_TYPE
-            and labels.get("app.kubernetes.io/component") == WEIGHTS_COMPONENT
+            and labels.get(COMPONENT_LABEL) == WEIGHTS_COMPONENT
         ):
             timeout = (change.record["options"].get("customTimeouts") or {}).get("create")
             bound = f" (up to its {timeout} timeout)" if timeout else ""
@@ -375,8 +375,7 @@ def _download_first(result: Preview, times: ServeTimes) -> list[Rollout]:
 def _fewer_pods(record: Record, before: int, after: int, times: ServeTimes) -> Rollout:
     """Fewer replicas: the ReplicaSet deletes the extra pods at once; a PodDisruptionBudget does not hold them
     ("deleting deployments or pods bypasses Pod Disruption Budgets", Kubernetes docs "Disruptions")."""
-    spec = ((record["inputs"].get("spec") or {}).get("template") or {}).get("spec") or {}
-    grace = spec.get("terminationGracePeriodSeconds")
+    grace = (pod_template(record).get("spec") or {}).get("terminationGracePeriodSeconds")
     drain = f" (each drains its requests for up to {grace} s)" if isinstance(grace, int) else ""
     what = (
         f"{before - after} of the {before} serving pods stop at once{drain}: the capacity drops to {after} pod(s) "
@@ -406,7 +405,9 @@ def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: st
     return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, f"{urn}: {what}")
 
 
-def _schedule_gone(old: dict[str, Record], new: dict[str, Record], times: ServeTimes) -> list[Rollout]:
+def _schedule_gone(
+    old: dict[str, Record], new: dict[str, Record], deployment: Record, times: ServeTimes
+) -> list[Rollout]:
     """A scale schedule removed while an HPA stays: the Deployment keeps the count of the last step, and an HPA
     leaves a target at 0 alone (kubernetes pkg/controller/podautoscaler/horizontal.go reconcileAutoscaler:
     "scaling is disabled since the replica count of the target is zero")."""
@@ -415,7 +416,7 @@ def _schedule_gone(old: dict[str, Record], new: dict[str, Record], times: ServeT
     if not steps or _scale_steps(new) or hpa is None or not any(replicas == 0 for *_, replicas in steps):
         return []
     low, _ = _bounds(hpa)
-    metadata = (_serving(new) or ("", {"inputs": {}}))[1]["inputs"].get("metadata") or {}
+    metadata = deployment["inputs"].get("metadata") or {}
     scale = f"kubectl -n {metadata.get('namespace')} scale deployment/{metadata.get('name')} --replicas={low}"
     what = (
         "the scale schedule goes away with the HPA staying: the serving Deployment keeps the count the schedule's "
@@ -566,25 +567,23 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     change = next((change for change in result.changes if change.urn == urn), None)
     pods = _replicas(record)
     found: list[Rollout] = []
-    rolls_now = False
-    if change is not None and change.action == "replace":
+    # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
+    replaced = change is not None and change.action == "replace"
+    if change is not None and replaced:
         found.append(_replaced(change, pods, times))
-        rolls_now = True
     elif (
         change is not None
         and change.action == "update"
         and (rolled := _template_rollout(change, _running_pods(new, urn), times))
     ):
         found.append(rolled)
-        rolls_now = True
         found += _fronts_ahead(result, old, record, new[urn], rolled, times)
-    if found:
+    rolls_now = bool(found)
+    if rolls_now:
         found += _download_first(result, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
-    # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
-    replaced = change is not None and change.action == "replace"
     owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or []) and not replaced
-    found += [] if replaced else _schedule_gone(old, new, times)
+    found += [] if replaced else _schedule_gone(old, new, new[urn], times)
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)
     elif owned_before:

@@ -146,7 +146,6 @@ def _where(path: Path, mark: yaml.Mark | None) -> str:
 # Values a refusal of a tagged scalar quotes: the words YAML 1.1 reads as booleans (the usual mistake) and
 # values too short to be a secret (the console hides none under 3 characters). Any other value is not quoted:
 # the file's own secret values are not known yet when its scalars are read.
-STANDARD_TAG_PREFIX = "tag:yaml.org,2002:"
 # YAML 1.1's types (yaml.org/type): the tags a file may name that are no secret
 YAML_TYPES = frozenset(
     [
@@ -177,8 +176,8 @@ def _shown_scalar(value: str) -> str:
 def _shown_tag(tag: str) -> str:
     """One of YAML's own tags by its short name (`!!binary`); any other is not quoted: `!` or `!!` may start a
     value meant literally, a password."""
-    name = tag.removeprefix(STANDARD_TAG_PREFIX)
-    return f"!!{name}" if tag.startswith(STANDARD_TAG_PREFIX) and name in YAML_TYPES else "(a word after `!`)"
+    name = tag.removeprefix(YAML_TAG)
+    return f"!!{name}" if tag.startswith(YAML_TAG) and name in YAML_TYPES else "(a word after `!`)"
 
 
 def _check_tags(node: Node, path: Path) -> None:

@@ -159,6 +159,14 @@ class OutputFolder:
     # ------------------------------------------------------------ checks
 
     def _take_inventory(self) -> None:
+        # A folder of someone else's (`--out /etc`) is named as that before its tree is walked: the walk
+        # stops at the first link or device file it meets, which said nothing of the folder itself.
+        if not _has_entry(self.base, MARKER):
+            with os.scandir(self.base) as entries:
+                if any(
+                    not (entry.is_file(follow_symlinks=False) and LEFTOVER.fullmatch(entry.name)) for entry in entries
+                ):
+                    raise self._not_an_output_folder()
         for name, info in _tree(self.base, str(self.directory)):
             if stat.S_ISDIR(info.st_mode):
                 self.directories.add(name)
@@ -169,10 +177,7 @@ class OutputFolder:
         if not self.files and not self.directories:
             return
         if MARKER not in self.files:
-            raise OutputError(
-                f"{self.directory}: not empty and not an output folder of render or preview (no {MARKER}); "
-                "choose a new or empty folder"
-            )
+            raise self._not_an_output_folder()
         self.manifest = self._read_manifest()
         foreign = sorted(name for name in self.files if name != MARKER and name not in self.manifest)
         if foreign:
@@ -181,6 +186,12 @@ class OutputFolder:
                 f"{self.directory}: holds {foreign[0]}{more} that no render or preview wrote; move them away "
                 "or choose another folder"
             )
+
+    def _not_an_output_folder(self) -> OutputError:
+        return OutputError(
+            f"{self.directory}: not empty and not an output folder of render or preview (no {MARKER}); "
+            "choose a new or empty folder"
+        )
 
     def _read_manifest(self) -> dict[str, list[str]]:
         where = f"{self.directory / MARKER}"
@@ -356,6 +367,14 @@ class OutputFolder:
 
 
 # ---------------------------------------------------------------- descriptors
+
+
+def _has_entry(folder: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _open_directory(parent: int, name: str, where: str) -> int:

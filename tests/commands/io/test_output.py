@@ -154,6 +154,17 @@ def test_a_non_empty_folder_that_is_no_output_is_refused_through_the_command(tmp
     assert snapshot(tmp_path) == {"notes.txt": "keep me"}
 
 
+def test_a_system_folder_is_named_as_no_output_folder_before_its_links(tmp_path: Path, victim: Path) -> None:
+    # as `--out /etc`: its first entry a link (localtime), a device file or a folder of its own
+    system = tmp_path / "etc"
+    system.mkdir()
+    (system / "localtime").symlink_to(victim)
+    (system / "hosts").write_text("127.0.0.1 localhost\n")
+    before = snapshot(tmp_path)
+    assert "not empty and not an output folder" in refused(system)
+    assert snapshot(tmp_path) == before
+
+
 def test_a_file_the_commands_did_not_write_is_refused_even_in_an_output_folder(tmp_path: Path) -> None:
     output.write_render(tmp_path, FILES)
     (tmp_path / "manifests" / "mine.yaml").write_text("mine")

@@ -1,12 +1,14 @@
 """The allowed range of every numeric field of a pydantic model, in words, by its key path: a refused
-number (not a number, out of range, infinite) is told what is allowed ("an integer from 1 to 256")."""
+number (not a number, out of range, infinite) is told what is allowed ("an integer from 1 to 256"); and
+the allowed length of every bounded list, with what its items may be ("a list of 1 to 8 items, each with
+type 'spot', 'flexStart' or 'reservation'")."""
 
 from __future__ import annotations
 
 import functools
 import types
 from collections.abc import Sequence
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -84,9 +86,70 @@ def numeric_ranges(model: type[BaseModel], path: str = "") -> dict[str, str]:
     return {key: next(iter(words)) for key, words in by_key.items() if len(words) == 1}
 
 
+def _one_of(values: Sequence[Any]) -> str:
+    shown = [repr(value) for value in values]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def _items_words(item: Any) -> str:
+    """`, each with type 'spot' or 'flexStart'` for a list of tagged models, `, each one of 'mon', ...` for
+    a list of literals; empty for other items."""
+    members = [member for member, _ in _members(item)]
+    tags = [
+        tag
+        for member in members
+        if isinstance(member, type) and issubclass(member, BaseModel) and "type" in member.model_fields
+        for tag in get_args(member.model_fields["type"].annotation)
+    ]
+    if tags and len(tags) == len(members):
+        return f", each with type {_one_of(tags)}"
+    if len(members) == 1 and get_origin(members[0]) is Literal:
+        return f", each one of {_one_of(get_args(members[0]))}"
+    return ""
+
+
+def _length_words(info: FieldInfo) -> str | None:
+    """`a list of 1 to 8 items`, `a list of at most 50 items`: a list field's declared length bounds."""
+    lists = [(member, metadata) for member, metadata in _members(info.annotation) if get_origin(member) is list]
+    if len(lists) != 1:
+        return None
+    member, metadata = lists[0]
+    bounds = {
+        name: getattr(item, name)
+        for item in [*info.metadata, *metadata]
+        for name in ("min_length", "max_length")
+        if isinstance(getattr(item, name, None), int)
+    }
+    low, high = bounds.get("min_length"), bounds.get("max_length")
+    if low is None and high is None:
+        return None
+    if low is not None and high is not None:
+        count, last = f"{low} to {high}", high
+    elif high is None:
+        count, last = f"at least {low}", low
+    else:
+        count, last = f"at most {high}", high
+    return f"a list of {count} item{'' if last == 1 else 's'}{_items_words(get_args(member)[0])}"
+
+
+@functools.cache
+def length_ranges(model: type[BaseModel], path: str = "") -> dict[str, str]:
+    """Every bounded list field's allowed length (and items) in words, by its path as `numeric_ranges` names it."""
+    found: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        key = f"{path}.{info.alias or name}" if path else info.alias or name
+        words = _length_words(info)
+        if words:
+            found[key] = words
+        for member, member_path in _models(info.annotation, key):
+            found.update(length_ranges(member, member_path))
+    return found
+
+
 def allowed_range(model: type[BaseModel], loc: Sequence[int | str]) -> str:
     """`; allowed: an integer from 1 to 256` for the numeric field of `model` at a validation error's
-    location (its keys, list items by index), when the model bounds it; else empty."""
+    location (its keys, list items by index), when the model bounds it; `; allowed: a list of 1 to 8
+    items, ...` for a bounded list there; else empty."""
     path = "".join("[]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
-    words = numeric_ranges(model).get(path)
+    words = numeric_ranges(model).get(path) or length_ranges(model).get(path)
     return f"; allowed: {words}" if words else ""

@@ -131,3 +131,29 @@ def test_a_capacity_source_setting_names_its_range() -> None:
         validate(raw)
     assert "capacity.sources[0].maxRunDurationSeconds: " in str(error.value)
     assert "; allowed: an integer from 600 to 604,800" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("settings", "key", "allowed"),
+    [
+        (
+            {"capacity": {"sources": []}},
+            "capacity.sources",
+            "a list of 1 to 8 items, each with type 'spot', 'flexStart' or 'reservation'",
+        ),
+        ({"zones": [f"us-central1-{zone}" for zone in "abcdf"]}, "zones", "a list of 1 to 4 items"),
+        (
+            {"schedule": {"businessHours": {"days": []}}},
+            "schedule.businessHours.days",
+            "a list of at least 1 item, each one of 'mon', 'tue', 'wed', 'thu', 'fri', 'sat' or 'sun'",
+        ),
+        ({"engine": {"extraArgs": ["--x"] * 65}}, "engine.extraArgs", "a list of at most 64 items"),
+    ],
+)
+def test_a_list_of_the_wrong_length_is_told_the_allowed_length_and_items(
+    settings: dict[str, Any], key: str, allowed: str
+) -> None:
+    with pytest.raises(InvalidConfig) as error:
+        validate({**BASE, **settings})
+    assert str(error.value).startswith(f"invalid stack config: {key}: ")
+    assert str(error.value).endswith(f"; allowed: {allowed}")

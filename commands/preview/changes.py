@@ -166,17 +166,30 @@ class CostDelta:
     new: tuple[float, float] | None
 
     def as_json(self) -> dict[str, Any]:
-        def side(value: tuple[float, float] | None) -> dict[str, float] | None:
-            return None if value is None else {"min": round(value[0], 2), "max": round(value[1], 2)}
-
         delta = None if self.old is None or self.new is None else (self.new[0] - self.old[0], self.new[1] - self.old[1])
         return {
             "source": self.source,
             "pricing": self.pricing,
-            "old": side(self.old),
-            "new": side(self.new),
-            "delta": side(delta),
+            "old": cost_json(self.old),
+            "new": cost_json(self.new),
+            "delta": cost_json(delta),
         }
+
+
+def cost_json(value: tuple[float, float] | None) -> dict[str, float] | None:
+    return None if value is None else {"min": round(value[0], 2), "max": round(value[1], 2)}
+
+
+def cost_span(costs: list[CostDelta], new: bool) -> tuple[float, float] | None:
+    """The month's bill on one side when its capacity sources differ from the other side's: each row is the
+    bill if every node came from that source, and GKE takes them in fallback order, so the bill lies between
+    the lowest floor and the highest ceiling of the rows. None when both sides have the same sources (each
+    row's own change says it all) or a side has none."""
+    if all(cost.old is not None and cost.new is not None for cost in costs):
+        return None
+    sides = [cost.new if new else cost.old for cost in costs]
+    present = [side for side in sides if side is not None]
+    return (min(low for low, _ in present), max(high for _, high in present)) if present else None
 
 
 @dataclass(frozen=True)
@@ -227,6 +240,7 @@ class Preview:
         return [change for change in self.changes if change.action == action]
 
     def as_json(self) -> dict[str, Any]:
+        old, new = cost_span(self.costs, new=False), cost_span(self.costs, new=True)
         return {
             "summary": self.counts(),
             "refused": bool(self.refusals),
@@ -237,5 +251,6 @@ class Preview:
             "notes": self.notes,
             **({"outputs": self.outputs.as_json()} if self.outputs is not None else {}),
             "costPerMonth": [cost.as_json() for cost in self.costs],
+            **({"costPerMonthSpan": {"old": cost_json(old), "new": cost_json(new)}} if old and new else {}),
             "rollouts": [rollout.as_json() for rollout in self.rollouts],
         }

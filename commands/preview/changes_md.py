@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from commands.preview import json_values
-from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown
+from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown, cost_span
 from common.text import escaped
 
 BACKTICKS = re.compile(r"`+")
@@ -117,6 +117,14 @@ def _cost_lines(result: Preview) -> list[str]:
         lines.append(
             f"| {cost.source} | {cost.pricing} | {_usd(cost.old)} | {_usd(cost.new)} | {_usd(delta, signed=True)} |"
         )
+    old, new = cost_span(result.costs, new=False), cost_span(result.costs, new=True)
+    if old is not None and new is not None:
+        lines += [
+            "",
+            "The capacity sources differ: each row is the month's bill if every node came from that source, and GKE "
+            f"takes them in fallback order (a mix lies between), so the bill is {_usd(old)} before and {_usd(new)} "
+            "after (the lowest floor to the highest ceiling of each side's rows).",
+        ]
     return [*lines, "", PRICED, ""]
 
 

@@ -459,6 +459,24 @@ def test_the_cost_table_says_what_it_prices_and_what_it_does_not() -> None:
     assert "Priced:" not in changes_markdown(Preview([], 0, [], []))
 
 
+def test_new_capacity_sources_give_the_bill_of_each_side_as_one_span() -> None:
+    """Spot -> Flex-start then Spot: the rows of a source that comes or goes have no change of their own,
+    and the rows are alternatives (the bill if every node came from that source), not parts of one sum."""
+    costs = [
+        CostDelta("Flex-start", "Flex-start (DWS)", None, (18_239.4, 71_835.6)),
+        CostDelta("Spot", "Spot", (9_154.6, 35_496.3), (9_154.6, 35_496.3)),
+    ]
+    result = Preview([], 0, [], [], costs=costs)
+    assert "so the bill is 9,155..35,496 before and 9,155..71,836 after" in " ".join(changes_markdown(result).split())
+    assert result.as_json()["costPerMonthSpan"] == {
+        "old": {"min": 9_154.6, "max": 35_496.3},
+        "new": {"min": 9_154.6, "max": 71_835.6},
+    }
+    same_sources = Preview([], 0, [], [], costs=[costs[1]])
+    assert "costPerMonthSpan" not in same_sources.as_json()
+    assert "The capacity sources differ" not in changes_markdown(same_sources)
+
+
 def _hpa_settings(result: Preview) -> list[set[str]]:
     return [
         change.config_keys for change in result.changes if change.record["type"].endswith(":HorizontalPodAutoscaler")

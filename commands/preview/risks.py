@@ -562,19 +562,25 @@ JOB_TYPE = "kubernetes:batch/v1:Job"
 BENCHMARK_COMPONENT = "benchmark"
 
 
-def _benchmark_run_again(change: ResourceChange) -> str | None:
-    """A benchmark Job replaced (its pod template is immutable: pulumi-kubernetes replaces the Job) runs the whole
-    benchmark again, at once, against the serving pods; `pulumi up` does not wait for it (skipAwait)."""
+def _benchmark_runs(change: ResourceChange, serving_before: bool) -> str | None:
+    """A benchmark Job created beside running serving pods, or replaced (its pod template is immutable:
+    pulumi-kubernetes replaces the Job), runs the whole benchmark at once against them; `pulumi up` does not wait
+    for it (skipAwait)."""
     record = change.record
     labels = (pod_template(record).get("metadata") or {}).get("labels") or {}
-    if change.action != "replace" or record["type"] != JOB_TYPE or labels.get(COMPONENT_LABEL) != BENCHMARK_COMPONENT:
+    runs = change.action == "replace" or (change.action == "create" and serving_before)
+    if not runs or record["type"] != JOB_TYPE or labels.get(COMPONENT_LABEL) != BENCHMARK_COMPONENT:
         return None
     deadline = (record["inputs"].get("spec") or {}).get("activeDeadlineSeconds")
     within = f" for up to {deadline} s (activeDeadlineSeconds)" if isinstance(deadline, int) else ""
+    what = (
+        "is replaced, so the benchmark runs again"
+        if change.action == "replace"
+        else "is created, so the benchmark runs"
+    )
     return (
-        f"{change.urn}: the benchmark Job is replaced, so the benchmark runs again as soon as it is created{within}, "
-        "at its full load against the serving pods while they serve clients; turn benchmark.enabled off first "
-        "where they do"
+        f"{change.urn}: the benchmark Job {what} as soon as it is created{within}, at its full load against the "
+        "serving pods while they serve clients; turn benchmark.enabled off first where they do"
     )
 
 
@@ -598,6 +604,7 @@ def _hyperdisk_performance(change: ResourceChange) -> str | None:
 
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = in_production(old, new)
+    serving_before = any(_gpu_pods(record) for record in old.values())
     found = [_kept_warning(kept) for kept in result.kept]
     for change in result.changes:
         record = change.record
@@ -623,7 +630,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             warning
             for warning in (
                 _disk_deleted_under_volume(old, change, result),
-                _benchmark_run_again(change),
+                _benchmark_runs(change, serving_before),
                 _hyperdisk_performance(change),
             )
             if warning

@@ -145,9 +145,38 @@ def _span(low: int, high: int) -> str:
     return _minutes(high) if low == high else f"{_minutes(low)}..{_minutes(high)}"
 
 
-def _template_rollout(change: ResourceChange, running: tuple[int, int], times: ServeTimes) -> Rollout | None:
+def _widened(old: Any, new: Any) -> bool:
+    """Whether the new node constraints admit every node the old ones did, as Kubernetes matches them: a
+    nodeSelector with fewer pairs, more tolerations, or required node-affinity terms whose `In` lists grew (a zone
+    added), the rest the same."""
+    if isinstance(old, dict) and isinstance(new, dict) and old.get("operator") == new.get("operator") == "In":
+        rest_same = {k: v for k, v in old.items() if k != "values"} == {k: v for k, v in new.items() if k != "values"}
+        return rest_same and set(map(str, old.get("values") or [])) <= set(map(str, new.get("values") or []))
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() == new.keys() and all(_widened(old[key], new[key]) for key in old)
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(_widened(a, b) for a, b in zip(old, new, strict=True))
+    return bool(old == new)
+
+
+def _old_nodes_still_match(old: Record, new: Record) -> bool:
+    """The new pods may run on the nodes the old pods run on: the node constraints only widened."""
+    before, after = pod_template(old).get("spec") or {}, pod_template(new).get("spec") or {}
+    selector_before, selector_after = before.get("nodeSelector") or {}, after.get("nodeSelector") or {}
+    tolerations_before, tolerations_after = before.get("tolerations") or [], after.get("tolerations") or []
+    return (
+        selector_after.items() <= selector_before.items()
+        and all(toleration in tolerations_after for toleration in tolerations_before)
+        and _widened(before.get("affinity"), after.get("affinity"))
+    )
+
+
+def _template_rollout(
+    change: ResourceChange, old: Record, running: tuple[int, int], times: ServeTimes
+) -> Rollout | None:
     """A new pod template: the pods that run (`running`, low..high where the HPA or the schedule owns the
-    replicas, counted at the most) roll."""
+    replicas, counted at the most) roll; to new nodes when the old ones no longer match the pods' node
+    constraints."""
     template = [entry.path for entry in change.inputs if entry.path.startswith("spec.template.")]
     low, pods = running
     if not template or pods == 0:
@@ -155,6 +184,7 @@ def _template_rollout(change: ResourceChange, running: tuple[int, int], times: S
     moved = sorted(
         {segment for path in template for segment in parse_path(path) if isinstance(segment, str)} & set(NODE_PATHS)
     )
+    moved = [] if moved and _old_nodes_still_match(old, change.record) else moved
     per_pod = times.new_node if moved else (times.same_node[0], times.new_node[1])
     step = _max_unavailable(change.record)
     rounds = math.ceil(pods / step)
@@ -430,6 +460,32 @@ def _schedule_gone(
     ]
 
 
+def _schedule_new(old: dict[str, Record], new: dict[str, Record], times: ServeTimes) -> list[Rollout]:
+    """A scale schedule added: its CronJobs scale the serving Deployment from their first step on, `kubectl scale`
+    at each step's time (stacks/operations.py), whatever the program declares."""
+    steps = _scale_steps(new)
+    if not steps or _scale_steps(old):
+        return []
+    fewest = min(replicas for *_, replicas in steps)
+    when = "; ".join(
+        f"{name} at '{schedule}' ({zone}) scales to {replicas}" for name, schedule, zone, replicas in steps
+    )
+    outage = (
+        "nothing serves from each step to 0 until the next scale-up step (clients find no ready pod behind the "
+        "Service); "
+        if fewest == 0
+        else ""
+    )
+    what = (
+        f"a scale schedule starts owning the serving replicas ({when}): {outage}each scale-up step starts its pods "
+        f"at once, each a new A4 node (capacity that may not be there) and a model load (about "
+        f"{_span(*times.new_node)}); `pulumi up` itself leaves the running pods alone until the first step"
+    )
+    return [
+        Rollout(what, 0, times.new_node, None, "at each of the schedule's steps after `pulumi up`", times.source, what)
+    ]
+
+
 def _held(records: dict[str, Record]) -> tuple[int, bool] | None:
     """The nodes the CapacityBuffer holds at most, and whether the schedule sets them (None: no buffer)."""
     buffer = next((record for record in records.values() if record["type"] == BUFFER_TYPE), None)
@@ -515,6 +571,16 @@ def _running_pods(new: dict[str, Record], urn: str) -> tuple[int, int]:
     return (min([declared, *steps]), max([declared, *steps]))
 
 
+def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[int, int]:
+    """The pods a new template replaces one round after the other: with a declared count that changes too, only
+    those of the old count that stay (the pods added start on the new template at once, the pods cut stop at once:
+    Kubernetes' Deployment controller scales the new ReplicaSet within replicas + maxSurge)."""
+    if "spec.replicas" in (new["options"].get("ignoreChanges") or []):
+        return running
+    kept = min(_replicas(old), running[1])
+    return (kept, kept)
+
+
 def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout | None:
     """A new control-plane floor: the nodes follow the control plane, and every serving pod starts again."""
     version = next(
@@ -574,7 +640,9 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     elif (
         change is not None
         and change.action == "update"
-        and (rolled := _template_rollout(change, _running_pods(new, urn), times))
+        and (
+            rolled := _template_rollout(change, record, _rolled_pods(record, new[urn], _running_pods(new, urn)), times)
+        )
     ):
         found.append(rolled)
         found += _fronts_ahead(result, old, record, new[urn], rolled, times)
@@ -583,7 +651,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         found += _download_first(result, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
     owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or []) and not replaced
-    found += [] if replaced else _schedule_gone(old, new, new[urn], times)
+    found += [] if replaced else _schedule_gone(old, new, new[urn], times) + _schedule_new(old, new, times)
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)
     elif owned_before:

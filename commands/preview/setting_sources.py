@@ -29,6 +29,7 @@ import functools
 import gc
 import inspect
 import logging
+import string
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -194,6 +195,13 @@ def run_traced(settings: StackSettings, body: Callable[[], object]) -> mocks.Run
         return mocks.run_under_mocks(settings, body)
 
 
+# Each digit and letter to the next, in its kind: "00:00" -> "11:11", the same shape.
+SHIFTED = str.maketrans(
+    string.digits + string.ascii_lowercase + string.ascii_uppercase,
+    string.digits[1:] + "0" + string.ascii_lowercase[1:] + "a" + string.ascii_uppercase[1:] + "A",
+)
+
+
 def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind of value)
     """Values other than `value` of its kind, to change one setting to (a few, since a derived value
     may not move with every one: a Flex-start-then-Spot list and a Flex-start-only one are both not
@@ -207,7 +215,10 @@ def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind
     if isinstance(value, float):
         return [value * 2 + 1]
     if isinstance(value, str):
-        return [f"{value}-x", value[::-1]]
+        # reversed keeps a value's characters (a time stays a time); a palindrome ("00:00") is itself, so its
+        # digits and letters move on instead ("11:11")
+        turned = value[::-1] if value[::-1] != value else value.translate(SHIFTED)
+        return [f"{value}-x", *([turned] if turned != value else [])]
     if isinstance(value, (list, tuple)):
         if not value:
             return [type(value)(["x-other"]), None]

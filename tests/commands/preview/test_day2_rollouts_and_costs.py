@@ -184,6 +184,10 @@ def test_a_replaced_benchmark_job_says_it_runs_again(
     result = preview_states(load_states(before.directory), load_states(after.directory))
     (again,) = [warning for warning in result.warnings if "the benchmark Job is replaced" in warning]
     assert "runs again as soon as it is created for up to 14400 s (activeDeadlineSeconds)" in again
+    # turned on beside serving pods, its first run is as much load (a day-2 review: 7 plain creates, no warning)
+    turned_on = preview_states(load_states(render_stack("prod").directory), load_states(before.directory))
+    (first,) = [warning for warning in turned_on.warnings if "the benchmark Job is created" in warning]
+    assert "the benchmark runs as soon as it is created for up to 14400 s" in first and "while they serve" in first
 
 
 def test_a_hyperdisk_throughput_change_says_it_is_allowed_once_in_4_hours(
@@ -213,6 +217,21 @@ def test_a_schedule_removed_under_an_hpa_leaves_a_slept_deployment_at_zero(
     gone = warned(result, "the scale schedule goes away with the HPA staying")
     assert "after a sleep step that is 0, which the HPA never scales up" in gone
     assert "`kubectl -n llm-serving scale deployment/qwen-serving --replicas=1`" in gone
+
+
+def test_a_schedule_turned_on_says_when_nothing_serves(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The schedule's CronJobs scale the pods to 0 each evening from the first step on (a day-2 review: prod with a
+    schedule turned on previewed 6 creates and a lower cost, and nothing of the pods)."""
+    base, unscheduled, _ = day2(
+        render_stack, tmp_path_factory, "staging", "no-schedule", {"schedule": {"enabled": False}}
+    )
+    result = preview_states(load_states(unscheduled.directory), load_states(base.directory))
+    starts = warned(result, "a scale schedule starts owning the serving replicas")
+    assert "serving-schedule-sleep at '0 19 * * 1,2,3,4,5' (UTC) scales to 0" in starts
+    assert "nothing serves from each step to 0 until the next scale-up step" in starts
+    assert "each a new A4 node (capacity that may not be there) and a model load" in starts
 
 
 def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step(

@@ -24,6 +24,7 @@ from commands.preview.setting_sources import (
     composition_settings,
     dotted,
     inputs_fed,
+    other_values,
     settings_by_component,
     trace_inputs_fed,
 )
@@ -419,3 +420,13 @@ def test_a_failure_outside_the_tracer_still_reaches_the_log(caplog: pytest.LogCa
         del future
         gc.collect()
     assert "Future exception was never retrieved" in caplog.text and "a real failure" in caplog.text
+
+
+def test_every_other_value_of_a_text_differs_and_one_keeps_its_shape() -> None:
+    """ "00:00" reversed is itself: cluster.maintenanceWindow.start was traced to no input, so a new start time named
+    only the window's hours or days (a day-2 review)."""
+    for value in ("00:00", "22:00", "abba", "us-central1-b", "", "--"):
+        assert value not in other_values(value)
+    assert "11:11" in other_values("00:00") and "00:22" in other_values("22:00")
+    fed = [keys for fields in settings_by_component().values() for keys in fields.values()]
+    assert any("cluster.maintenanceWindow.start" in keys for keys in fed)

@@ -46,7 +46,8 @@ RENAMED_GROUPS = {"time_to_serve": "timeToServe", "warm_capacity": "warmCapacity
 
 
 class ServingStackArgs(TypedDict):
-    """The stack's settings, as in a stack file (docs/settings.md)."""
+    """The stack's settings, as in a stack file (docs/settings.md). ServingLayerArgs repeats most of them: the
+    component analyzer reads each field's docstring from the class itself, not from a base TypedDict."""
 
     environment: Environment
     """The environment preset: dev, staging or prod."""
@@ -83,8 +84,8 @@ class ServingStackArgs(TypedDict):
     monitoring: NotRequired[dict[str, Any]]
     """The dashboard and alerts group."""
     profile: NotRequired[str]
-    """The serving profile: qwen3.5-27b-fp8 (default), qwen3.5-35b-a3b-fp8, qwen3.5-122b-a10b-fp8 or
-    qwen3.5-397b-a17b-nvfp4; its checkpoint, disk size and engine flags become the defaults."""
+    """The serving profile (docs/profiles.md; default qwen3.5-27b-fp8): its checkpoint, disk size and engine
+    flags become the defaults."""
     startup: NotRequired[dict[str, Any]]
     """The start-up group: the image mirror and the compile cache."""
     time_to_serve: NotRequired[dict[str, Any]]
@@ -134,8 +135,8 @@ class ServingLayerArgs(TypedDict):
     monitoring: NotRequired[dict[str, Any]]
     """The dashboard and alerts group."""
     profile: NotRequired[str]
-    """The serving profile: qwen3.5-27b-fp8 (default), qwen3.5-35b-a3b-fp8, qwen3.5-122b-a10b-fp8 or
-    qwen3.5-397b-a17b-nvfp4; its checkpoint, disk size and engine flags become the defaults."""
+    """The serving profile (docs/profiles.md; default qwen3.5-27b-fp8): its checkpoint, disk size and engine
+    flags become the defaults."""
     startup: NotRequired[dict[str, Any]]
     """The start-up group: the image mirror and the compile cache."""
     time_to_serve: NotRequired[dict[str, Any]]

@@ -160,13 +160,12 @@ class CapacityConfig(ConfigModel):
         return value
 
     def source_keys(self, project: str) -> list[tuple[str, str | None, str | None]]:
-        """What identifies each source's capacity: a reservation by its name in its owner project (the
-        stack's `project` when none is given); reservation names are unique per project only."""
+        """What identifies each source's capacity: a named one (a reservation, any kind with a `name`) by its name
+        in its owner project (the stack's `project` when none is given): names are unique per project only."""
+        named = [(source, getattr(source, "name", None)) for source in self.sources]
         return [
-            (source.type, source.name, source.project or project)
-            if isinstance(source, ReservationSource)
-            else (source.type, None, None)
-            for source in self.sources
+            (source.type, name, getattr(source, "project", None) or project) if name else (source.type, None, None)
+            for source, name in named
         ]
 
 

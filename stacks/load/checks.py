@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from common.checkpoints import checkpoint_gib
+from common.code_loading_env import CODE_LOADING_ENV, loads_code
 from common.quantities import quantity_value
 from components.autoscaling import ADAPTER_NAMESPACE
 from components.benchmark import benchmark_job_name
@@ -132,33 +134,6 @@ RESERVED_ENV = {
     "NVIDIA_VISIBLE_DEVICES": "the device plugin assigns the 8 GPUs",
 }
 
-# Variables that change which code the dynamic loader or the Python interpreter loads or runs: a value
-# here would run other code than the pinned image's, with the pod's GPUs, token and service account.
-# LD_* (ld.so(8): LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, ...), GCONV_PATH (glibc loads iconv modules
-# from it), PATH (which executables run), BASH_ENV (a file bash runs first), and Python's
-# PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONUSERBASE, PYTHONBREAKPOINT, PYTHONEXECUTABLE, ...: every
-# PYTHON* variable except those that only tune a run (docs.python.org/3/using/cmdline.html, Environment
-# variables), listed in PYTHON_TUNING_ENV. Not PYTHONWARNINGS: a category `MODULE.CLASS` in it imports
-# MODULE at start-up (CPython Lib/warnings.py, _getcategory), and the standard library's `antigravity`
-# opens a browser, which runs the command in BROWSER (Lib/webbrowser.py, register_standard_browsers):
-# the two together run any command. NCCL loads the shared library an NCCL_*_PLUGIN variable names
-# (NCCL_NET_PLUGIN takes a library path, microsoft/mrc-nccl-plugin README; NCCL_ENV_PLUGIN "a shared
-# library path", the RCCL env plugin docs; NCCL_TUNER_PLUGIN and NCCL_PROFILER_PLUGIN alike, not read
-# at NCCL's source here).
-LOADER_ENV_PREFIXES = ("LD_", "PYTHON")
-LOADER_ENV = frozenset({"PATH", "GCONV_PATH", "BASH_ENV", "BROWSER"})
-LOADER_ENV_PATTERN = re.compile(r"^NCCL_[A-Z0-9_]*PLUGIN$")
-PYTHON_TUNING_ENV = frozenset(
-    {
-        "PYTHONUNBUFFERED",
-        "PYTHONFAULTHANDLER",
-        "PYTHONIOENCODING",
-        "PYTHONUTF8",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONHASHSEED",
-    }
-)
-
 # --- mounts -----------------------------------------------------------------------------------
 # What the serving pod mounts or the images need at fixed paths (components/vllm.py mounts /dev/shm,
 # its caches and /tmp; the vLLM image keeps Python under /usr).
@@ -201,11 +176,6 @@ SUBNET_RESERVED_ADDRESSES = 4
 SERVICES_MIN_PREFIX = 27
 
 # --- weights ----------------------------------------------------------------------------------
-PARAMETER_BILLIONS = re.compile(r"([0-9]+(?:\.[0-9]+)?)b(?![a-z0-9])")
-ONE_BYTE_DTYPES = ("fp8", "int8", "w8a8")
-HALF_BYTE_DTYPES = ("int4", "awq", "gptq", "nvfp4", "mxfp4", "w4a16", "4bit")
-# Embeddings, norms, MTP heads and vision towers stay in 16 bits in quantized checkpoints.
-CHECKPOINT_OVERHEAD = 1.1
 # During the download the disk holds the Git LFS objects and the checkout (components/weights.py).
 DOWNLOAD_COPIES = 2
 DISK_HEADROOM = 1.1
@@ -392,12 +362,10 @@ def _extra_env(config: StackConfig) -> str | None:
             return f"engine.{setting}.{name}: the stack sets {name}={quote(stack_env[name])}; it may not be overridden"
         if name in RESERVED_ENV:
             return f"engine.{setting}.{name}: reserved ({RESERVED_ENV[name]})"
-        loader = name in LOADER_ENV or name.startswith(LOADER_ENV_PREFIXES) or LOADER_ENV_PATTERN.match(name)
-        if loader and name not in PYTHON_TUNING_ENV:
+        if loads_code(name):
             return (
                 f"engine.{setting}.{name}: changes which code the loader or Python loads or runs; not allowed "
-                f"(LD_*, PATH, GCONV_PATH, BASH_ENV, BROWSER, NCCL_*PLUGIN, PYTHON* except "
-                f"{', '.join(sorted(PYTHON_TUNING_ENV))})"
+                f"({CODE_LOADING_ENV})"
             )
     return None
 
@@ -529,21 +497,6 @@ def _tokens_fit(config: StackConfig) -> str | None:
             f"{engine.max_model_len}; raise maxModelLen or lower the workload"
         )
     return None
-
-
-def checkpoint_gib(model: str) -> float | None:
-    """An estimate of a checkpoint's size from its name: parameter count x bytes per parameter."""
-    name = model.lower()
-    counts = [float(count) for count in PARAMETER_BILLIONS.findall(name)]
-    if not counts:
-        return None
-    if any(marker in name for marker in HALF_BYTE_DTYPES):
-        bytes_per_parameter = 0.5
-    elif any(marker in name for marker in ONE_BYTE_DTYPES):
-        bytes_per_parameter = 1.0
-    else:
-        bytes_per_parameter = 2.0
-    return max(counts) * 1e9 * bytes_per_parameter / 2**30 * CHECKPOINT_OVERHEAD
 
 
 def _disk_holds_checkpoint(config: StackConfig) -> str | None:

@@ -11,7 +11,6 @@ from stacks.config.grammars import (
     project_id_problem,
     revision_problem,
 )
-from stacks.load.checks import checkpoint_gib
 
 SHA = "sha256:" + "0123456789abcdef" * 4
 
@@ -76,10 +75,3 @@ def test_project_ids(project: str, valid: bool) -> None:
 @pytest.mark.parametrize(("path", "valid"), [("/models", True), ("/mnt/w-1", True), ("/a/./b", False), ("/a/", False)])
 def test_mount_paths(path: str, valid: bool) -> None:
     assert (mount_path_problem(path) == "") is valid
-
-
-def test_checkpoint_estimates() -> None:
-    fp8 = checkpoint_gib("Qwen/Qwen3.5-27B-FP8")
-    bf16 = checkpoint_gib("Qwen/Qwen3.5-27B")
-    assert fp8 is not None and bf16 is not None and 25 < fp8 < 30 and bf16 == pytest.approx(2 * fp8)
-    assert checkpoint_gib("org/no-size-in-name") is None

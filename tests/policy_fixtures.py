@@ -73,11 +73,11 @@ def with_compile_cache(records: Records, folder: str | None) -> Records:
 
 
 def set_flag(records: Records, flag: str, value: object | None) -> Records:
-    """Replace (or with None remove) one vLLM flag."""
+    """Replace (or with None remove) one vLLM flag; True sets a boolean flag alone (`--enable-chunked-prefill`)."""
     container = vllm_container(records)
     container["args"] = [arg for arg in container["args"] if arg.split("=", 1)[0] != flag]
     if value is not None:
-        container["args"].append(f"{flag}={value}")
+        container["args"].append(flag if value is True else f"{flag}={value}")
     return records
 
 

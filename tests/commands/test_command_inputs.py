@@ -5,12 +5,14 @@ writes or prints; an unexpected failure is one line (exit 1), a closed pipe is q
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
 import os
 import runpy
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -442,16 +444,24 @@ def test_a_line_break_in_an_output_path_starts_no_line_of_its_own(tmp_path: Path
     assert line.endswith("out\\nverdict: ok")
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "commands.render.command",
-        "commands.preview.command",
-        "commands.plan.command",
-        "commands.bench_compare.command",
-        "commands.check_policies.runner",
-    ],
-)
+def entry_modules() -> list[str]:
+    """The module each console script runs: the `_run(NAME, MODULE, FUNCTION)` calls of commands/entry.py."""
+    calls = [
+        node for node in ast.walk(ast.parse((ROOT / "commands" / "entry.py").read_text())) if isinstance(node, ast.Call)
+    ]
+    return sorted(
+        f"commands.{call.args[1].value}"
+        for call in calls
+        if ast.unparse(call.func) == "_run" and isinstance(call.args[1], ast.Constant)
+    )
+
+
+def test_the_entry_points_run_every_command() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert len(entry_modules()) == len(scripts) and "commands.check_policies.runner" in entry_modules()
+
+
+@pytest.mark.parametrize("module", entry_modules())
 @pytest.mark.filterwarnings("ignore:.*found in sys.modules after import of package:RuntimeWarning")
 def test_every_command_runs_as_a_module(module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`python -m commands.plan.command dev` printed nothing and exited 0: the module had no __main__ block."""

@@ -62,7 +62,7 @@ def with_flag(records: list[dict[str, Any]], flag: str, value: object | None) ->
     container = _vllm(records)
     container["args"] = [arg for arg in container["args"] if arg.split("=", 1)[0] != flag]
     if value is not None:
-        container["args"].append(f"{flag}={value}")
+        container["args"].append(flag if value is True else f"{flag}={value}")
     return records
 
 

@@ -54,7 +54,16 @@ STALE = "commands/preview/traced_settings.json was written from other files: run
 
 
 def test_the_shipped_table_is_current() -> None:
-    assert traced_table.current_table() is not None, STALE
+    """When stale, says which of the files it was written from changed (a new contributor could not tell)."""
+    stored = json.loads(traced_table.TABLE_FILE.read_text())["fingerprint"]
+    now = traced_table.fingerprint(name for name in stored["files"] if name.endswith(".py"))
+    changed = sorted(
+        name for name in {*stored["files"], *now["files"]} if stored["files"].get(name) != now["files"].get(name)
+    )
+    versions = sorted(
+        name for name in now["distributions"] if stored["distributions"].get(name) != now["distributions"][name]
+    )
+    assert traced_table.current_table() is not None, f"{STALE}; changed since: {', '.join(changed + versions)}"
 
 
 def test_the_table_answers_as_the_tracer_does() -> None:

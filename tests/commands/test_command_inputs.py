@@ -449,11 +449,12 @@ def entry_modules() -> list[str]:
     calls = [
         node for node in ast.walk(ast.parse((ROOT / "commands" / "entry.py").read_text())) if isinstance(node, ast.Call)
     ]
-    return sorted(
-        f"commands.{call.args[1].value}"
+    modules = [
+        call.args[1].value
         for call in calls
         if ast.unparse(call.func) == "_run" and isinstance(call.args[1], ast.Constant)
-    )
+    ]
+    return sorted(f"commands.{module}" for module in modules if isinstance(module, str))
 
 
 def test_the_entry_points_run_every_command() -> None:

@@ -287,6 +287,15 @@ def _compared(old: RenderStates, new: RenderStates) -> Compared:
         f"compared OLD's converged state (its weights image {old.weights_image} exists) with NEW's first `up`: NEW "
         f"looks up the image {new.weights_image}, which does not exist yet, so its download runs"
     ]
+    kept = {record["name"] for record in new.converged}
+    made_it = sorted(record["name"] for record in new.first_up if record["name"] not in kept)
+    outputs = sorted(set(new.outputs_of(FIRST_UP) or {}) - set(new.outputs_of(CONVERGED) or {}))
+    if made_it:
+        gone = "".join(f"; the {name} output" for name in outputs)
+        notes.append(
+            f"the `up` after this one finds the new image and deletes what made it ({', '.join(made_it)}{gone}): "
+            "no serving pod moves then; `render --converged` of NEW is that state"
+        )
     return Compared(old.converged, new.first_up, notes=notes, new_state=FIRST_UP)
 
 

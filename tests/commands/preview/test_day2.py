@@ -93,6 +93,10 @@ def test_a_revision_change_deletes_only_the_old_serving_objects(
     }
     assert len(result.of("delete")) == 4 and result.of("replace") == []
     assert len(scaffolding([change.record for change in result.of("create")])) == 5  # the new download runs
+    # ... and the `up` after it deletes that scaffolding again (a day-2 review: said nowhere)
+    (later,) = [note for note in result.notes if note.startswith("the `up` after this one")]
+    assert all(name in later for name in scaffolding([change.record for change in result.of("create")]))
+    assert "the weightsDownloadLogs output" in later and "no serving pod moves then" in later
 
 
 def test_a_zone_move_replaces_nothing(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:

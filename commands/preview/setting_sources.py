@@ -72,6 +72,16 @@ TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
         "project": "traced-project",
         "capacity": {"nodes": 2, "sources": PRESETS["prod"]["capacity"]["sources"]},
         "schedule": {"enabled": False},
+        # the branches the presets leave off: the KV-cache metric and the internal load balancer
+        "autoscaling": {"enabled": True, "metric": "kvCacheUsage"},
+        "routing": {"internalLoadBalancer": True, "internalLoadBalancerSourceRanges": ["10.0.0.0/8"]},
+    },
+    {
+        "environment": "dev",
+        "project": "traced-project",
+        # business hours at a count of their own (by default the node count, which hid the setting)
+        "capacity": {"nodes": 3},
+        "schedule": {"businessHours": {"days": ["mon", "tue", "wed", "thu", "fri"], "replicas": 2}},
     },
     {
         "environment": "dev",
@@ -607,9 +617,17 @@ def _other_args(args: Any, field: str) -> list[Any]:
         value = getattr(args, outer)
         return [
             dataclasses.replace(args, **{outer: dataclasses.replace(value, **{inner: other})})
-            for other in other_values(getattr(value, inner))
+            for other in _others(value, inner)
         ]
-    return [dataclasses.replace(args, **{field: other}) for other in other_values(getattr(args, field))]
+    return [dataclasses.replace(args, **{field: other}) for other in _others(args, field)]
+
+
+def _others(holder: Any, name: str) -> list[Any]:
+    """Other values of one field of an Args dataclass; None too when the field is optional and set (the
+    internal load balancer's ranges: a child that only a set value declares)."""
+    value = getattr(holder, name)
+    default = next(field.default for field in dataclasses.fields(holder) if field.name == name)
+    return [*other_values(value), *([None] if value is not None and default is None else [])]
 
 
 def _recorded(component_type: str, name: str) -> dict[str, Any] | None:
@@ -806,15 +824,16 @@ class _Attribution:
         record: Record,
         anchors: frozenset[Anchor],
         candidates: set[str],
-        one_setting_fields: bool = False,
+        one_group_fields: bool = False,
     ) -> set[str]:
         """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
-        place it (IDENTITY: its existence); with `one_setting_fields`, only through fields built from one
-        setting (the internal load balancer's ranges), not from many (the schedule's steps)."""
+        place it (IDENTITY: its existence); with `one_group_fields`, only through fields built from the settings
+        of one group (the internal load balancer's ranges: routing.internalLoadBalancer and its source ranges),
+        not from several (the schedule's steps)."""
         component_type, name = component
         fed = settings_by_component()[component_type]
-        if one_setting_fields:
-            fed = {field: keys for field, keys in fed.items() if len(keys) == 1}
+        if one_group_fields:
+            fed = {field: keys for field, keys in fed.items() if len({key.rpartition(".")[0] for key in keys}) == 1}
         same_name = (record["type"], record["name"]) in traced_children(component_type, name)
         # field -> how closely it feeds the anchor (an input the field feeds itself is closer than a
         # whole list that holds it; another resource altogether is the loosest tie)

@@ -428,5 +428,18 @@ def test_every_other_value_of_a_text_differs_and_one_keeps_its_shape() -> None:
     for value in ("00:00", "22:00", "abba", "us-central1-b", "", "--"):
         assert value not in other_values(value)
     assert "11:11" in other_values("00:00") and "00:22" in other_values("22:00")
-    fed = [keys for fields in settings_by_component().values() for keys in fields.values()]
-    assert any("cluster.maintenanceWindow.start" in keys for keys in fed)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "autoscaling.targetKvCacheUsage",
+        "schedule.businessHours.replicas",
+        "routing.internalLoadBalancerSourceRanges",
+        "cluster.maintenanceWindow.start",
+    ],
+)
+def test_a_setting_read_on_a_branch_the_presets_leave_off_is_traced(key: str) -> None:
+    """Read only with the KV-cache metric, business hours at a count of their own or the internal load balancer,
+    these fed no input in the table, so a change named another setting or none (a day-2 review)."""
+    assert any(key in keys for fields in settings_by_component().values() for keys in fields.values())

@@ -217,6 +217,15 @@ UNQUOTED_WORD = r"[ \t]+" + PLAIN_YAML_VALUE + r"(?=[^\s\"'\\,;]*[^A-Za-z_.\s\"'
 # case, in parts joined by `-` or `.`: `secret: my-secret-01` names one); a password's key never holds a name.
 UNQUOTED_NOT_A_NAME = r"(?=[ \t]+(?![a-z0-9]+(?:[-.][a-z0-9]+)+(?![^\s\"'\\,;])))" + UNQUOTED_WORD
 PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
+# The kind every assignment of a secret word to a value is found as.
+ASSIGNMENT_KIND = "a password or key assignment"
+PASSPHRASE_WORDS = ("password", "passwd", "passphrase")
+# A quoted value with a space in it, and three words or more unquoted (each bounded: a hostile line is read
+# once from each `:`).
+QUOTED_PHRASE = r"[ \t]*\\*[\"']" + PLAIN_YAML_VALUE + r"(?=[^\"'\\\n]{0,200}[ \t])[^\"'\\\n]{3,200}\\*[\"']"
+UNQUOTED_PHRASE = r"[ \t]+" + PLAIN_YAML_VALUE + r"[^\s\"'\\]{2,100}(?:[ \t]+[^\s\"'\\]{2,100}){2,20}"
+# The words a long option that takes a secret ends in (`--api-key`, `--hf-token`, `--client-secret`).
+FLAG_WORDS = (*(word for word in KEY_WORDS if "_" not in word), "auth")
 
 
 CURL_OPTION_REACH = 512
@@ -612,7 +621,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[pscamt])`: the words' first letters, which
     # the engine tests faster than the look-behind (4x on a render).
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(
             r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
@@ -633,7 +642,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # is not taken: YAML's own keys (`automountServiceAccountToken: false`) and `secret:PROJECT:KEY` (an ESC
     # placeholder) have that shape. The match is the value (`"password"***`).
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(f":(?={QUOTED_WORD}){after_a_key_ending_in(KEY_WORDS)}{QUOTED_WORD}"),
         (':"', ":'", ": ", ":\t", ":\\"),
     ),
@@ -642,7 +651,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # a sign in it, so that YAML's own keys (`automountServiceAccountToken: false`), a reference by name
     # (`secret: hf-token`) and an ESC placeholder (`secret:PROJECT:KEY`, no space) are not one.
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(
             f":(?={UNQUOTED_WORD})(?:{after_a_key_ending_in(PASSWORD_WORDS)}{UNQUOTED_WORD}"
             f"|{after_a_key_ending_in(tuple(word for word in KEY_WORDS if word not in PASSWORD_WORDS))}"
@@ -652,6 +661,32 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         # searched over the whole text: it starts at a `:` and reads no further than the line's next space,
         # where a search line by line would cut a render's every `key: value` line out (28x slower)
     ),
+    # a passphrase (`password: correct horse battery staple`, `"password": "Tr0ub4dor&3 x"`): after a password
+    # word's `:`, a quoted value with a space in it, or three words or more unquoted. One word of letters alone
+    # is still no secret (the patterns above), a phrase is: a password field holds no prose.
+    SecretPattern(
+        ASSIGNMENT_KIND,
+        re.compile(
+            f":{after_a_key_ending_in(PASSPHRASE_WORDS)}(?:{QUOTED_PHRASE}|{UNQUOTED_PHRASE})",
+        ),
+        (": ", ":\t", ':"', ":'", ":\\"),
+    ),
+    # a long option that takes a secret with its value after a space, as a command line in a text holds it
+    # (`EXTRA_OPTS="--api-key VALUE"`, `--hf-token VALUE`, `--password VALUE`; the `=` form is above): an option
+    # whose name ends in a secret word, then a value that is no other option, reference or placeholder and not
+    # letters only. Not `--max-num-batched-tokens 8192`: the name must end in the word.
+    SecretPattern(
+        ASSIGNMENT_KIND,
+        re.compile(
+            r"(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}-){0,6}(?i:"
+            + "|".join(FLAG_WORDS)
+            + r")[ \t]+(?!-)"
+            + PLAIN_VALUE
+            + r"(?=[^\s\"'\\]{0,200}[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,200}"
+        ),
+        ("--",),
+        within_a_line=True,
+    ),
     # an HTTP `Authorization` header with any scheme but Bearer and Basic above (`Token`, Elastic's `ApiKey`,
     # Dynatrace's `Api-Token`, Splunk's `Splunk`, `GenieKey`, `SSWS`: RFC 7235 section 4.2, credentials =
     # auth-scheme and a token), also quoted as JSON writes it and as an OTLP exporter's header variable gives it
@@ -660,7 +695,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # a digit (`Authorization: see docs.example.com` is prose). Every repeat is bounded: a line of a hostile
     # file is read once from each start, not again from each letter of a long word.
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(
             r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z][A-Za-z0-9._-]{0,30}[ \t]+"
             r"|(?:x-honeycomb-team|(?<![A-Za-z0-9])(?:[a-z0-9]{1,30}[_-])?ingest(?:ion)?[_-]?key|license[_-]?key)"
@@ -675,7 +710,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # option within CURL_OPTION_REACH characters of `curl`: an unbounded reach made a line of many `curl`s
     # quadratic (40 KB: 7 s).
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(
             f"(?i)(?<![A-Za-z0-9])curl(?![A-Za-z0-9])[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
             + r"(?<![\w-])(?:-[A-Za-z]*u[ \t]*|--user(?:[ \t]+|=))[\"']?"
@@ -690,7 +725,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # a key and its value apart (`aws configure set aws_secret_access_key VALUE`, the AWS CLI's form): the
     # key's name, blanks, and 40 characters of an AWS secret access key
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(r"(?i)aws_secret_access_key[ \t]+" + PLAIN_VALUE + r"[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"),
         ("ecret_access_key", "ECRET_ACCESS_KEY"),
         within_a_line=True,
@@ -698,7 +733,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # a netrc entry (curl and ftp's ~/.netrc: `machine HOST login USER password PASSWORD`): a host name with
     # a dot, and a password that is not letters only (prose: `machine learning login page password reset`)
     SecretPattern(
-        "a password or key assignment",
+        ASSIGNMENT_KIND,
         re.compile(
             r"(?i)machine[ \t]+[\w-]+(?:\.[\w-]+)+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+"
             + PLAIN_VALUE

@@ -9,7 +9,7 @@ import re
 import pulumi.runtime.config as runtime_config
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from policies.redaction import is_secret_name, secret_kinds, token_candidates
+from policies.redaction import ASSIGNMENT_KIND, is_secret_name, secret_kinds, token_candidates
 from policies.settings import Setting, config_schema
 from policies.values import as_mapping, known_strings
 from policies.vllm_command import flag_read_as, vllm_servers
@@ -199,6 +199,10 @@ FLAG_IN_A_TEXT = re.compile(r"(?<!\S)(-{1,2})([A-Za-z][\w-]*)(?:=|\s+)(?:[\"'](?
 NO_SECRET_VALUE = re.compile(r"[$`<].*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z-]+", re.S)
 
 
+def _holds_a_secret_flag(text: str) -> bool:
+    return any(is_secret_name(match[2]) for match in FLAG_IN_A_TEXT.finditer(text))
+
+
 def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[str]:
     """A ConfigMap's entries and containers' variable values that give a secret flag a value (`serve.sh:
     vllm serve --api-key KEY`, VLLM_EXTRA="--api-key KEY"), and a ConfigMap entry named like a secret with a
@@ -232,11 +236,12 @@ def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[
 def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) -> None:
     strings = dict(known_strings(args.props))
     apart = _secret_flag_values(strings)
-    for where in [
+    flagged = [
         *apart,
         *_secret_flags_vllm_reads(args, {name.replace("_", "-") for name in apart.values()}),
         *_secret_flags_in_texts(args.resource_type, strings),
-    ]:
+    ]
+    for where in flagged:
         report(
             f"{where} takes a secret and is given a literal value; pass it through the environment from a Kubernetes "
             "Secret instead (vLLM reads --api-key from the variable VLLM_API_KEY, which engine.secretEnv sets)"
@@ -245,6 +250,8 @@ def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) ->
         if _is_token_payload(args.resource_type, path):
             continue
         kinds = [kind for kind in secret_kinds(text) if kind != HF_TOKEN_KIND]
+        if kinds == [ASSIGNMENT_KIND] and flagged and _holds_a_secret_flag(text):
+            continue  # the secret flag's own report above says it (the text's `--api-key KEY`)
         if kinds:
             report(f"{kinds[0]} at {path}; keep it a Pulumi secret in a Kubernetes Secret (engine.secretEnv)")
             continue

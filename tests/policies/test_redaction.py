@@ -166,6 +166,14 @@ SERVICE_ACCOUNT_KEY = (
         ("MC4CAQAwBQYDK2VwBCIEIF/RRps8+2Kbla+X6RaddDGcZqEr3uJ27AsSH1fKiaOM", "a private key"),
         ("AQoDYXdzEJr//////////wEa" + "a1B2c3D4" * 14, "an AWS session token"),
         ("lsv2_pt_" + "0a1b2c3d" * 4 + "_0a1b2c3d4e", "a LangSmith API key"),
+        # a secret option with its value after a space, and a passphrase (an attacker: both were written)
+        *(
+            ("EXTRA_OPTS=--api-key Zq8hunter2xyz", "a password or key assignment"),
+            ("--hf-token Ab12cd34ef --port 8000", "a password or key assignment"),
+            ("--client-secret s3cr3t!", "a password or key assignment"),
+            ("password: correct horse battery staple", "a password or key assignment"),
+            ('{"user": "app", "password": "Tr0ub4dor&3 x"}', "a password or key assignment"),
+        ),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
@@ -249,6 +257,10 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "https://a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4@o450000.ingest.sentry.io/5000000",  # a DSN's public key
         "68665fLS0tLS1CRUdJTiBQUklWQVRF",  # hex that goes on as base64 (it raised)
         "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA" + "a1B2c3D4" * 4,  # a public key's body
+        # options whose names do not end in a secret word, values that are options or references, prose
+        *("--max-num-batched-tokens 8192", "--tokenizer-mode auto2", "--api-key --port 8000"),
+        *("--api-key $(VLLM_API_KEY)", '--api-key "${API_KEY}"', "--api-key lettersonly", "note: password: see docs"),
+        '"password": "<your password>"',
         # a tokenizer's special tokens (an engine flag's JSON, --hf-overrides)
         *(
             '{"pad_token": "<pad_1>"}',
@@ -297,6 +309,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # the AWS CLI's key and value
         "machine example.com login bob password " + "Sup3rS3cretPw",  # a netrc entry
         "https://" + "a1b2c3d4e5f6a1b2c3d4" * 3 + "@dev.azure.com/o",  # a token as a URL's user
+        "--api-key " + "Zq8hunter2xyz",  # a secret option and its value after a space
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:

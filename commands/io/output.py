@@ -159,6 +159,7 @@ class OutputFolder:
     # ------------------------------------------------------------ checks
 
     def _take_inventory(self) -> None:
+        _refuse_another_owner(str(self.directory), os.fstat(self.base))
         # A folder of someone else's (`--out /etc`) is named as that before its tree is walked: the walk
         # stops at the first link or device file it meets, which said nothing of the folder itself.
         if not _has_entry(self.base, MARKER):
@@ -168,6 +169,7 @@ class OutputFolder:
                 ):
                     raise self._not_an_output_folder()
         for name, info in _tree(self.base, str(self.directory)):
+            _refuse_another_owner(f"{self.directory}/{name}", info)
             if stat.S_ISDIR(info.st_mode):
                 self.directories.add(name)
             elif stat.S_ISREG(info.st_mode) and LEFTOVER.fullmatch(PurePosixPath(name).name):
@@ -367,6 +369,16 @@ class OutputFolder:
 
 
 # ---------------------------------------------------------------- descriptors
+
+
+def _refuse_another_owner(where: str, info: os.stat_result) -> None:
+    """An output folder and all it holds are this user's: another owner of a folder in it could replace a
+    manifest after the write, one of a file could have planted it."""
+    if info.st_uid != os.geteuid():
+        raise OutputError(
+            f"{where}: owned by another user (uid {info.st_uid}), who could change what is written there; "
+            "choose a folder of your own"
+        )
 
 
 def _has_entry(folder: int, name: str) -> bool:

@@ -165,6 +165,20 @@ def test_a_system_folder_is_named_as_no_output_folder_before_its_links(tmp_path:
     assert snapshot(tmp_path) == before
 
 
+def test_an_output_folder_of_another_user_is_refused_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another user's folder with a forged manifest took the write (an attacker): its owner could swap the
+    manifests after. Seen as another user by the process, the folder and what it holds are someone else's."""
+    out = tmp_path / "shared"
+    output.write_render(out, FILES)
+    before = snapshot(tmp_path)
+    monkeypatch.setattr(output.os, "geteuid", lambda: os.getuid() + 1)
+    assert f"{out}: owned by another user (uid {os.getuid()})" in refused(out)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "owned by another user" in refused(empty)
+    assert snapshot(tmp_path) == {**before, "empty": "dir"}
+
+
 def test_a_file_the_commands_did_not_write_is_refused_even_in_an_output_folder(tmp_path: Path) -> None:
     output.write_render(tmp_path, FILES)
     (tmp_path / "manifests" / "mine.yaml").write_text("mine")

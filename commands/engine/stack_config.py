@@ -15,6 +15,7 @@ from stacks.load.loader import raw_project_config, validate
 
 def load_config(stack: StackRef, command: str) -> StackConfig:
     """The stack's validated config; what the stack file leaves unknown offline (ESC) is said on stderr."""
+    stack_settings.check_project(stack.project)
     settings = stack_settings.load_stack_settings(stack.name, stack.file)
     mocks.apply_settings(settings)
     config = validate(raw_project_config(settings.project))
@@ -33,4 +34,4 @@ def add_stack_arguments(parser: argparse.ArgumentParser) -> None:
 def stack_of(args: argparse.Namespace) -> StackRef:
     """The STACK argument, with --config-file in place of its stack file when given."""
     stack = stack_ref(args.stack)
-    return StackRef(stack.name, args.config_file) if args.config_file is not None else stack
+    return StackRef(stack.name, args.config_file, stack.project) if args.config_file is not None else stack

@@ -36,6 +36,8 @@ class StackRef:
 
     name: str
     file: Path | None = None
+    # the PROJECT of `ORG/PROJECT/NAME`, which must be this project's (the CLI refuses another)
+    project: str | None = None
 
 
 def _only_dots(name: str) -> bool:
@@ -67,7 +69,7 @@ def stack_ref(text: str) -> StackRef:
             "(at most 100, as ORG/PROJECT/NAME at most), and not of periods only; or give the path of a stack file "
             "Pulumi.NAME.yaml"
         )
-    return StackRef(parts[-1])
+    return StackRef(parts[-1], project=parts[1] if len(parts) == QUALIFIED_PARTS_MAX else None)
 
 
 def path_argument(text: str) -> Path:

@@ -418,6 +418,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"render: {error}", file=sys.stderr)
         return 2
     refs = [stack_ref(target) for target in args.stacks]
+    try:
+        for ref in refs:
+            stack_settings.check_project(ref.project)
+    except InvalidConfig as error:
+        print(f"render: {error}", file=sys.stderr)
+        return 2
     targets = [(ref.name, ref.file) for ref in refs]
     names = [name for name, _ in targets]
     duplicates = sorted({name for name in names if names.count(name) > 1})

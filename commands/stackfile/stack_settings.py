@@ -89,6 +89,17 @@ def _config_string(value: Any) -> str:
     return str(value)
 
 
+def check_project(project: str | None, root: Path = ROOT) -> None:
+    """The PROJECT of a stack named `ORG/PROJECT/NAME` is this one's, as the Pulumi CLI requires ("provided
+    project name ... doesn't match Pulumi.yaml", pkg/backend/httpstate)."""
+    own, _ = stackfile.read_project(root / "Pulumi.yaml")
+    if project is not None and project != own:
+        raise InvalidConfig(
+            f"stack project {project!r} is not this project ({own!r} in Pulumi.yaml); name the stack NAME, "
+            f"ORG/{own}/NAME or the path of its stack file"
+        )
+
+
 def load_stack_settings(stack: str, config_file: Path | None = None, root: Path = ROOT) -> StackSettings:
     """Read Pulumi.yaml and the stack file the way the CLI hands them to the program.
 

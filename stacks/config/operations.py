@@ -221,7 +221,7 @@ class AlertsConfig(ConfigModel):
         ),
     )
     email: Annotated[
-        str | None, Field(pattern=r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+$")
+        str | None, Field(pattern=r"^[^@\s:\x00-\x1f\x7f]+@[^@\s:/\x00-\x1f\x7f]+\.[^@\s:/\x00-\x1f\x7f]+$")
     ] = Field(
         default=None,
         description="Create an email notification channel for this address; exclusive with notificationChannel.",

@@ -31,7 +31,8 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[a-z]([-a-z0-9]{0,20}[a-z0-9])?$": "1-22 lower-case letters, digits and hyphens, a letter first and no "
     "hyphen last",
     r"^[\x20-\x7e]{1,64}$": "1-64 printable ASCII characters",
-    r"^[^@\s\x00-\x1f\x7f]+@[^@\s\x00-\x1f\x7f]+\.[^@\s\x00-\x1f\x7f]+$": "an email address like oncall@example.com",
+    r"^[^@\s:\x00-\x1f\x7f]+@[^@\s:/\x00-\x1f\x7f]+\.[^@\s:/\x00-\x1f\x7f]+$": "an email address like "
+    "oncall@example.com (without `:` or `/`)",
     r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/notificationChannels/[0-9]+$": "a Cloud Monitoring notification channel, "
     "projects/PROJECT_ID/notificationChannels/NUMBER",
     r"^sha256:[0-9a-f]{64}$": "an image digest: sha256: and 64 lower-case hexadecimal digits",

@@ -24,7 +24,7 @@ from commands.io.console import EXIT_CLOSED_PIPE
 from commands.plan.command import plan_main
 from commands.preview import command as preview
 from commands.render import command as render
-from tests.rendered import ROOT, RenderedStack, run_main
+from tests.rendered import ROOT, RenderedStack, run_main, run_render
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
     "render": render.main,
@@ -66,7 +66,7 @@ def test_every_console_script_starts_in_the_entry_module(name: str, monkeypatch:
     ("text", "expected"),
     [
         ("prod", StackRef("prod")),
-        ("my-org/gke-b200-serving/prod", StackRef("prod")),
+        ("my-org/gke-b200-serving/prod", StackRef("prod", project="gke-b200-serving")),
         ("my-org/prod", StackRef("prod")),
         ("Pulumi.prod.yaml", StackRef("prod", Path("Pulumi.prod.yaml"))),
         ("stacks/Pulumi.eu-west.yml", StackRef("eu-west", Path("stacks/Pulumi.eu-west.yml"))),
@@ -85,6 +85,13 @@ def test_a_stack_is_a_name_or_a_stack_file(text: str, expected: StackRef) -> Non
 def test_what_names_no_stack_is_refused(text: str) -> None:
     with pytest.raises(StackNameError):
         stack_ref(text)
+
+
+def test_a_stack_of_another_project_is_refused() -> None:
+    """`render myorg/otherproject/dev` rendered this project's dev (an attacker); the Pulumi CLI refuses it."""
+    outcome = run_render("my-org/other-project/dev")
+    assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1
+    assert "stack project 'other-project' is not this project ('gke-b200-serving' in Pulumi.yaml)" in outcome.stderr
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

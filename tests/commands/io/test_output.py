@@ -171,7 +171,7 @@ def test_an_output_folder_of_another_user_is_refused_untouched(tmp_path: Path, m
     out = tmp_path / "shared"
     output.write_render(out, FILES)
     before = snapshot(tmp_path)
-    monkeypatch.setattr(output.os, "geteuid", lambda: os.getuid() + 1)
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)
     assert f"{out}: owned by another user (uid {os.getuid()})" in refused(out)
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -142,6 +142,8 @@ def test_a_bad_value_says_what_is_allowed_in_words(settings: dict[str, Any], exp
         # a right-to-left override shows a reader another address (plan.md printed it as it is)
         ({"email": "ops\u202e@moc.elpmaxe.com"}, "monitoring.alerts.email: 'ops\\u202e@moc.elpmaxe.com' contains"),
         ({"email": "ops\u200b@example.com"}, "contains control characters; allowed: printable text"),
+        # user:password@host is no address, and its password would reach plan.md and the state (an attacker)
+        ({"email": "admin:Zq8hunter2xyz@example.com"}, "monitoring.alerts.email: 'admin:***@example.com' is not"),
         # a channel id of other digits than ASCII's, which Cloud Monitoring does not take
         ({"notificationChannel": "projects/my-proj1/notificationChannels/\u0664\u0665"}, "is not allowed; allowed:"),
     ],

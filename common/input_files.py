@@ -30,6 +30,10 @@ import yaml
 KIB = 1024
 MIB = 1024 * KIB
 MAX_JSON_DEPTH = 64
+# Objects and lists a JSON input may hold: a render's largest file holds a few thousand. Counted from the
+# text's brackets before it is parsed (an upper bound: a bracket in a string counts too), so that 128 MiB of
+# `{},` is refused at once instead of parsed into 44 million objects (109 s, 6.7 GB).
+MAX_JSON_CONTAINERS = 1_000_000
 # A YAML key shown as it is in a refusal; any other is quoted (and cut).
 PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Digits of the largest float64 (1.8e308): a longer integer is out of its range.
@@ -186,7 +190,12 @@ def depth_of(value: Any, limit: int) -> int:
 
 
 def parse_json(text: str, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """Strict JSON of at most `max_depth` levels, or InputError `where[:line:column]: problem`."""
+    """Strict JSON of at most `max_depth` levels and MAX_JSON_CONTAINERS objects and lists, or InputError
+    `where[:line:column]: problem`."""
+    if text.count("{") + text.count("[") > MAX_JSON_CONTAINERS:
+        raise InputError(
+            f"{where}: more than {MAX_JSON_CONTAINERS:,} objects and lists (a render writes a few thousand); not read"
+        )
     try:
         value = json.loads(
             text,
@@ -273,6 +282,10 @@ def _yaml_problem(root: yaml.Node, max_values: int, max_depth: int) -> str | Non
     return None
 
 
+class _TooManyNodesError(Exception):
+    """The composer met more nodes than the input may hold values."""
+
+
 class _UnreadableValueError(Exception):
     """A value PyYAML's constructor could not make, with the node it was made of."""
 
@@ -284,7 +297,17 @@ class _UnreadableValueError(Exception):
 
 class _LocatingLoader(yaml.SafeLoader):
     """SafeLoader that says which node a value could not be made of (a date that is none, an integer
-    longer than Python reads): the constructor's own ValueError names no key."""
+    longer than Python reads): the constructor's own ValueError names no key; and that stops composing past
+    `max_nodes` nodes, before the whole tree of a file of a million scalars is built (30 s, 520 MB)."""
+
+    max_nodes: int | None = None
+    _composed = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._composed += 1
+        if self.max_nodes is not None and self._composed > self.max_nodes:
+            raise _TooManyNodesError
+        return super().compose_node(parent, index)  # type: ignore[no-untyped-call,no-any-return]
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
@@ -347,6 +370,7 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
         loader = _LocatingLoader(text)  # its reader refuses a control character here, before any parsing
     except yaml.reader.ReaderError as error:
         raise InputError(f"{where}:{control_character(text, error)}") from None
+    loader.max_nodes = max_values
     try:
         root = loader.get_single_node()
         if root is None:
@@ -360,6 +384,10 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
             raise InputError(f"{where}: {_unreadable_line(failure, root)}") from None
     except InputError:
         raise
+    except _TooManyNodesError:
+        raise InputError(
+            f"{where}: more than {max_values:,} values once its aliases and merge keys are expanded"
+        ) from None
     except RecursionError:  # the composer gives up near 1,000 levels
         raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
     except (yaml.YAMLError, ValueError) as error:

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from common.input_files import InputError, read_stream
+from common import input_files
+from common.input_files import InputError, parse_json, parse_yaml, read_stream
 from tests.rendered import ROOT
 
 
@@ -31,3 +32,25 @@ def test_a_closed_standard_input_is_one_line_not_a_failure() -> None:
         preexec_fn=lambda: os.close(0),
     )
     assert (closed.returncode, closed.stderr) == (2, "bench-compare: standard input: cannot read it (it is closed)\n")
+
+
+@pytest.mark.timeout(60)  # a guard against a hang only: the refusal comes before any parsing
+def test_a_json_input_of_millions_of_objects_is_refused_before_it_is_parsed() -> None:
+    """128 MiB of `{},` (within a states.json's size limit) took 109 s and 6.7 GB to parse (an attacker)."""
+    text = "[" + "{}," * 3_000_000 + "{}]"
+    with pytest.raises(InputError, match=r"^x\.json: more than 1,000,000 objects and lists"):
+        parse_json(text, "x.json")
+    assert parse_json("[" + "{}," * 1000 + "{}]", "x.json") == [{}] * 1001
+
+
+@pytest.mark.timeout(60)
+def test_a_yaml_input_of_too_many_values_stops_composing() -> None:
+    """A 1 MiB measurements file of 524,287 scalars was composed whole before its count was checked (30 s)."""
+    text = "[" + ",".join(["0"] * 524_286) + "]"
+    with pytest.raises(InputError, match=r"more than 100,000 values"):
+        parse_yaml(text, "m.yaml", 100_000)
+    loader = input_files._LocatingLoader(text)
+    loader.max_nodes = 10
+    with pytest.raises(input_files._TooManyNodesError):
+        loader.get_single_node()
+    assert loader._composed == 11  # it stopped at the eleventh node, not after the 524,287th

@@ -191,10 +191,23 @@ def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | 
 def _protection(old: dict[str, Record], change: ResourceChange) -> Iterator[str]:
     if change.action == "replace" and change.options.get("protect") and old[change.urn]["options"].get("protect"):
         yield f"unable to replace protected {change.urn}: {'; '.join(change.replaced_because)}{_keys(change)}"
+    keep = _keep_the_cluster(change)
     if change.action == "delete" and change.options.get("protect"):
-        yield f"unable to delete protected {change.urn}: it is no longer declared"
+        yield f"unable to delete protected {change.urn}: it is no longer declared{keep}"
     if change.action in ("delete", "replace") and (guard := _delete_guard(old[change.urn])):
-        yield f"the provider would fail to delete {change.urn}: {guard}{_keys(change)}"
+        yield f"the provider would fail to delete {change.urn}: {guard}{_keys(change)}{keep}"
+
+
+def _keep_the_cluster(change: ResourceChange) -> str:
+    """How a GKE cluster the program no longer declares (`cluster.existing`) stays in the cloud."""
+    if change.action != "delete" or change.record["type"] != CLUSTER_TYPE:
+        return ""
+    return (
+        "; to keep the cluster (cluster.existing uses it, as other teams may), take it out of the state, not the "
+        f"cloud: `pulumi state delete --force URN` with the URN of {change.record['name']} (`pulumi stack "
+        "--show-urns`) once nothing in the state depends on it (Pulumi docs 'Removing resources without deleting "
+        "them'), the same for its network, subnet, router, NAT and node service account"
+    )
 
 
 def _name_clash(old: dict[str, Record], change: ResourceChange) -> Iterator[str]:
@@ -623,6 +636,12 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             )
         if (delete_first := _global_delete_first(change)) is not None:
             found.append(delete_first)
+        if change.action == "delete" and record["type"] == CLUSTER_TYPE and not change.options.get("protect"):
+            name = record["inputs"].get("name")
+            found.append(
+                f"{change.urn}: the GKE cluster {name!r} is deleted, its nodes and every workload on it with it "
+                f"(this stack's and any other's){_keep_the_cluster(change)}"
+            )
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
         found += _secret_ciphertext(change, new)

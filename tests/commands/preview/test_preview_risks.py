@@ -173,3 +173,17 @@ def test_a_new_gateway_class_breaks_clients() -> None:
     result = preview(old, changed(old, "gateway", "inputs.spec.gatewayClassName", "gke-l7-regional-external-managed"))
     (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
     assert "the Gateway's address changes: its class goes from 'gke-l7-rilb'" in warning
+
+
+def test_a_cluster_no_longer_declared_says_it_goes_with_its_workloads_and_how_to_keep_it() -> None:
+    """cluster.existing on a stack that made its cluster: the managed cluster is deleted (dev: with no word of it;
+    prod: refused with "set deletionProtection false", which LLM-PROD-001 forbids there). A platform review."""
+    without = [item for item in base_state() if item["name"] != "gke"]
+    protected = preview(base_state(), without)
+    assert any(
+        refusal.startswith("unable to delete protected") and "pulumi state delete --force URN" in refusal
+        for refusal in protected.refusals
+    )
+    unprotected = preview(changed(base_state(), "gke", "options.protect", False), without)
+    (warning,) = [warning for warning in unprotected.warnings if "the GKE cluster 'c' is deleted" in warning]
+    assert "every workload on it" in warning and "take it out of the state, not the cloud" in warning

@@ -62,7 +62,8 @@ def _preview(
     and capacity plans say: the outputs of the states compared (`compared_outputs`), clients, cost per
     month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
-    planned = plan(old, new, changed_settings(*sides) if sides else None)
+    changed = changed_settings(*sides) if sides else None
+    planned = plan(old, new, changed)
     outputs = clients.outputs_diff(*compared_outputs) if compared_outputs else None
     refused, warned, noted = clients.client_break_risks(
         clients.client_breaks(outputs, old, new, planned),
@@ -86,7 +87,7 @@ def _preview(
         planned.changes,
         planned.unchanged,
         risks.risk_refusals(old, new, planned) + identity.identity_refusals(old, new, planned) + refused,
-        risks.warnings(old, new, planned) + warned,
+        risks.warnings(old, new, planned) + risks.revision_of_another_model(new, changed) + warned,
         planned.kept,
         notes + noted,
         outputs,

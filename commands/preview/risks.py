@@ -47,6 +47,7 @@ Sources, next to each check:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -613,6 +614,31 @@ def _hyperdisk_performance(change: ResourceChange) -> str | None:
         f"{change.urn}: {' and '.join(changed)} change in place, which a Hyperdisk allows once every 4 hours: "
         "another change within 4 hours of the last fails the `pulumi up` (the disk must then be recreated)"
     )
+
+
+FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def revision_of_another_model(new: dict[str, Record], changed: frozenset[str] | None) -> list[str]:
+    """A new model (`profile` or `weights.model`) with the same pinned commit: a commit of one Hugging Face
+    repository is none of another's, so the download Job's `git checkout` fails and `pulumi up` stops on it
+    (components/weights.py). Told from the renders' setting digests; a branch (`main`) is in every repository."""
+    if changed is None or "weights.model" not in changed or "weights.revision" in changed:
+        return []
+    for urn, record in new.items():
+        env = {
+            item.get("name"): item.get("value")
+            for container in (pod_template(record).get("spec") or {}).get("containers") or []
+            for item in container.get("env") or []
+        }
+        revision, model = env.get("REVISION"), env.get("MODEL")
+        if record["type"] == JOB_TYPE and isinstance(revision, str) and FULL_COMMIT.fullmatch(revision):
+            return [
+                f"{urn}: the model changes to {model} but weights.revision stays the commit {revision}, which is "
+                "a commit of the old model's repository: the download's `git checkout` fails and `pulumi up` stops "
+                f"there; set weights.revision to a commit of {model} (git ls-remote https://huggingface.co/{model})"
+            ]
+    return []
 
 
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:

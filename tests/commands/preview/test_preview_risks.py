@@ -187,3 +187,18 @@ def test_a_cluster_no_longer_declared_says_it_goes_with_its_workloads_and_how_to
     unprotected = preview(changed(base_state(), "gke", "options.protect", False), without)
     (warning,) = [warning for warning in unprotected.warnings if "the GKE cluster 'c' is deleted" in warning]
     assert "every workload on it" in warning and "take it out of the state, not the cloud" in warning
+
+
+def test_a_new_model_with_the_same_pinned_commit_says_the_download_fails() -> None:
+    """A profile change kept the 27B's pinned commit: `git checkout` of it fails in the 35B's repository (a platform
+    review: nothing said so). A branch is in every repository, and a new commit is the user's to check."""
+    commit = "ab" * 20
+    env = [{"name": "MODEL", "value": "Qwen/Qwen3.5-35B-A3B-FP8"}, {"name": "REVISION", "value": commit}]
+    spec = {"template": {"spec": {"containers": [{"name": "download", "env": env}]}}}
+    new = {"urn:job": record("kubernetes:batch/v1:Job", "llm-weights-1-download", {"spec": spec})}
+    (warning,) = risks.revision_of_another_model(new, frozenset({"weights.model", "profile"}))
+    assert f"weights.revision stays the commit {commit}" in warning and "git ls-remote" in warning
+    assert risks.revision_of_another_model(new, frozenset({"weights.model", "weights.revision"})) == []
+    assert risks.revision_of_another_model(new, None) == []
+    env[1]["value"] = "main"
+    assert risks.revision_of_another_model(new, frozenset({"weights.model"})) == []

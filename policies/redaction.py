@@ -116,10 +116,15 @@ class SecretPattern:
         return any(True for _ in self.matches(text))
 
     def _hidden(self, text: str) -> str:
-        if self.confirm is None:
+        """The text with each match hidden; what a pattern's group `kept` holds stays (an option's name)."""
+        if self.confirm is None and "kept" not in self.pattern.groupindex:
             return self.pattern.sub(REDACTED, text)
-        confirm = self.confirm
-        return self.pattern.sub(lambda match: REDACTED if confirm(match.group()) else match.group(), text)
+        confirm = self.confirm or (lambda _: True)
+        kept = "kept" in self.pattern.groupindex
+        return self.pattern.sub(
+            lambda match: ((match["kept"] if kept else "") + REDACTED) if confirm(match.group()) else match.group(),
+            text,
+        )
 
     def _by_lines(self, text: str) -> bool:
         return self.within_a_line and len(text) > LINE_BY_LINE_FROM
@@ -224,8 +229,12 @@ PASSPHRASE_WORDS = ("password", "passwd", "passphrase")
 # once from each `:`).
 QUOTED_PHRASE = r"[ \t]*\\*[\"']" + PLAIN_YAML_VALUE + r"(?=[^\"'\\\n]{0,200}[ \t])[^\"'\\\n]{3,200}\\*[\"']"
 UNQUOTED_PHRASE = r"[ \t]+" + PLAIN_YAML_VALUE + r"[^\s\"'\\]{2,100}(?:[ \t]+[^\s\"'\\]{2,100}){2,20}"
-# The words a long option that takes a secret ends in (`--api-key`, `--hf-token`, `--client-secret`).
-FLAG_WORDS = (*(word for word in KEY_WORDS if "_" not in word), "auth")
+# The words a long option that takes a secret ends in (`--api-key`, `--hf-token`, `--client-secret`); not
+# `secret` alone, the Pulumi CLI's switch.
+OPTION_WORDS = (
+    *(word for word in KEY_WORDS if "_" not in word and word != "secret"),
+    *("auth", "client-secret", "app-secret", "api-secret", "shared-secret"),
+)
 
 
 CURL_OPTION_REACH = 512
@@ -674,15 +683,16 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # a long option that takes a secret with its value after a space, as a command line in a text holds it
     # (`EXTRA_OPTS="--api-key VALUE"`, `--hf-token VALUE`, `--password VALUE`; the `=` form is above): an option
     # whose name ends in a secret word, then a value that is no other option, reference or placeholder and not
-    # letters only. Not `--max-num-batched-tokens 8192`: the name must end in the word.
+    # letters only; the option is kept (`--api-key ***`). Not `--max-num-batched-tokens 8192` (the name must end
+    # in the word), nor the Pulumi CLI's `--secret`, a switch (`pulumi config set --secret KEY`).
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            r"(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}-){0,6}(?i:"
-            + "|".join(FLAG_WORDS)
-            + r")[ \t]+(?!-)"
+            r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}-){0,6}(?i:"
+            + "|".join(OPTION_WORDS)
+            + r")[ \t]+)(?!-)"
             + PLAIN_VALUE
-            + r"(?=[^\s\"'\\]{0,200}[^A-Za-z_.\s\"'\\-])[^\s\"'\\]{4,200}"
+            + r"(?=[^\s\"'`\\]{0,200}[^A-Za-z_.\s\"'`\\-])[^\s\"'`\\]{4,200}"
         ),
         ("--",),
         within_a_line=True,

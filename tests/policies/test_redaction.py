@@ -261,6 +261,8 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         *("--max-num-batched-tokens 8192", "--tokenizer-mode auto2", "--api-key --port 8000"),
         *("--api-key $(VLLM_API_KEY)", '--api-key "${API_KEY}"', "--api-key lettersonly", "note: password: see docs"),
         '"password": "<your password>"',
+        # the Pulumi CLI's --secret switch, and a name that ends in -token without being an option
+        *("`pulumi config set --secret vllmApiKey2 VALUE`", "### llm-hf-token (llm-serving:serving:HuggingFaceToken)"),
         # a tokenizer's special tokens (an engine flag's JSON, --hf-overrides)
         *(
             '{"pad_token": "<pad_1>"}',
@@ -323,7 +325,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         ):
             assert len(text) > LINE_BY_LINE_FROM
             assert pattern.search(text) == (pattern.pattern.search(text) is not None), repr(secret)
-            assert pattern.hide(text) == pattern.pattern.sub(REDACTED, text), repr(secret)
+            assert pattern.hide(text) == pattern._hidden(text), repr(secret)
     assert pattern.search(line_break.join([filler, *secrets, filler]))
 
 
@@ -467,3 +469,7 @@ def test_a_secret_hidden_whole_before_an_escape_leaves_the_rest_of_the_text() ->
 )
 def test_look_alikes_of_config_lines_are_not_secrets(text: str) -> None:
     assert secret_kinds(text) == [] and hide_secrets(text) == text
+
+
+def test_a_secret_option_keeps_its_name_when_its_value_is_hidden() -> None:
+    assert redact_secrets("EXTRA_OPTS=--hf-token Ab12cd34ef --port 8000") == "EXTRA_OPTS=--hf-token *** --port 8000"

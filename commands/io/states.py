@@ -289,6 +289,15 @@ def _compared(old: RenderStates, new: RenderStates) -> Compared:
     ]
     kept = {record["name"] for record in new.converged}
     made_it = sorted(record["name"] for record in new.first_up if record["name"] not in kept)
+    if any(
+        record["type"] == IMAGE_TYPE and record["inputs"].get("deletionPolicy") == "ABANDON" for record in new.first_up
+    ):
+        notes.append(
+            f"if {new.weights_image} was made in this project before (a revision this stack served, then left: its "
+            "image and disks are kept when replaced, deletionPolicy ABANDON), `pulumi up` finds it and downloads "
+            "nothing, and creating the image and disks under their old names fails with 'already exists': delete or "
+            "import them first (docs/weights.md)"
+        )
     outputs = sorted(set(new.outputs_of(FIRST_UP) or {}) - set(new.outputs_of(CONVERGED) or {}))
     if made_it:
         gone = "".join(f"; the {name} output" for name in outputs)

@@ -97,6 +97,8 @@ def test_a_revision_change_deletes_only_the_old_serving_objects(
     (later,) = [note for note in result.notes if note.startswith("the `up` after this one")]
     assert all(name in later for name in scaffolding([change.record for change in result.of("create")]))
     assert "the weightsDownloadLogs output" in later and "no serving pod moves then" in later
+    # dev deletes an old revision's image; prod keeps it (ABANDON), so going back there may clash with it
+    assert not any("was made in this project before" in note for note in result.notes)
 
 
 def test_a_zone_move_replaces_nothing(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:

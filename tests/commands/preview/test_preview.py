@@ -402,6 +402,10 @@ def test_model_revision_creates_new_weights_and_updates_the_deployment(
         change for change in result.of("update") if change.record["type"] == "kubernetes:apps/v1:Deployment"
     ]
     assert any("persistentVolumeClaim.claimName" in entry.path for entry in deployment.inputs)
+    # where old revisions' images are kept (prod), going back to one may meet it (a platform review: no caveat)
+    kept = [note for note in result.notes if "was made in this project before" in note]
+    assert bool(kept) == stack_config(stack).weights_protected, kept
+    assert all("fails with 'already exists'" in note and "docs/weights.md" in note for note in kept)
 
 
 @pytest.mark.parametrize("stack", STACK_FILES)

@@ -88,7 +88,8 @@ def _routing_setting(config: StackConfig) -> str:
     if config.routing.mode is RoutingMode.gateway and not config.serves_per_rank:
         return (
             f"gateway: one `vllm serve` per pod for its {engine.data_parallel_size} data-parallel ranks on port "
-            f"{engine.port} (routing.gateway.endpointPerRank false, the measured layout): one endpoint of the "
+            f"{engine.port} (routing.gateway.endpointPerRank false, the pod layout the write-up measured with Qwen "
+            "3.5 27B): one endpoint of the "
             f"InferencePool per pod, the picker sees one engine in {engine.data_parallel_size}"
         )
     if config.routing.mode is RoutingMode.gateway:
@@ -100,7 +101,7 @@ def _routing_setting(config: StackConfig) -> str:
         )
     return (
         f"clusterip: one `vllm serve` per pod for its {engine.data_parallel_size} data-parallel ranks on port "
-        f"{engine.port}, vLLM balancing between them (the measured layout)"
+        f"{engine.port}, vLLM balancing between them (the layout the write-up measured with Qwen 3.5 27B)"
     )
 
 
@@ -236,6 +237,12 @@ def _monthly(item: Cost) -> str:
     return f"{item.total_per_month_min:,.0f}..{item.total_per_month_max:,.0f}"
 
 
+# workload.concurrencyPerNode is a setting; only the write-up's configuration ran it (2,000 per node).
+CONCURRENCY_NOT_MEASURED = (
+    ", a setting: the clients the stack sends, not a load this configuration was measured to serve (not measured)"
+)
+
+
 def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
     """Expected throughput, latency and cost, every figure with the measurement it rests on or the
     reason it is not given."""
@@ -259,7 +266,8 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
         f"| total tok/s (input + output) | {_number(expected.total_tokens_per_second)} "
         f"| {_throughput_note(expected)} |",
         f"| output tok/s | {_number(expected.output_tokens_per_second)} | {_output_note(expected)} |",
-        f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode |",
+        f"| concurrent requests | {expected.concurrent_requests:,} | {expected.nodes} x workload.concurrencyPerNode"
+        f"{'' if expected.not_measured is None else CONCURRENCY_NOT_MEASURED} |",
         f"| completed req/s | {_number(expected.requests_per_second)} | {_requests_note(expected)} |",
         f"| TPOT median (no p90/p99 measured) | {_ms(expected.tpot_median_ms)} "
         f"| {_latency_note(expected, 'tpot_median_ms')} |",

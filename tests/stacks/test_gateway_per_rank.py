@@ -85,7 +85,7 @@ def test_clusterip_keeps_one_server_on_one_port(stack: str, request: pytest.Fixt
     assert not [arg for arg in container["args"] if arg.startswith("--data-parallel-rank")]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
     assert [e["port"] for e in one(rendered, "PodMonitoring", "qwen-serving")["spec"]["endpoints"]] == [8000]
-    assert "the measured layout" in rendered.plan
+    assert "the layout the write-up measured with Qwen 3.5 27B" in rendered.plan
 
 
 @pytest.mark.parametrize(
@@ -130,7 +130,10 @@ def test_the_gateway_can_keep_the_measured_layout(one_server: RenderedStack) -> 
     endpoints = one(one_server, "PodMonitoring", "qwen-serving")["spec"]["endpoints"]
     assert [endpoint["port"] for endpoint in endpoints] == [8000]
     assert "-c vllm" in one_server.outputs["tailLogs"]
-    assert "routing.gateway.endpointPerRank false, the measured layout" in one_server.plan
+    assert (
+        "routing.gateway.endpointPerRank false, the pod layout the write-up measured with Qwen 3.5 27B"
+        in one_server.plan
+    )
 
 
 def test_the_measured_layout_in_gateway_mode_takes_what_the_per_rank_one_refuses() -> None:

@@ -63,6 +63,8 @@ def test_capacity_json_of_an_unmeasured_stack_has_nulls_with_reasons(
     assert "maxNumSeqs" in expectation["not_measured"]["nearest"][0]
     assert "**Not measured**" in rendered.plan
     assert "| total tok/s (input + output) | not measured |" in rendered.plan
+    # the concurrency is the stack's setting, not a load this configuration was measured to serve (a review)
+    assert "x workload.concurrencyPerNode, a setting: the clients the stack sends" in rendered.plan
     svg = (rendered.directory / "capacity.svg").read_text()
     assert "its throughput is not measured" in svg
 

@@ -27,6 +27,11 @@ def _default(pricing: PricingConfig, name: str) -> bool:
     return bool(getattr(pricing, name) == PricingConfig.model_fields[name].default)
 
 
+def _default_of(name: str) -> float:
+    """A price's default: the derived prices are derived from the defaults, not from a price a stack sets."""
+    return float(PricingConfig.model_fields[name].default)
+
+
 def _own(pricing: PricingConfig, name: str, what: str) -> str:
     key = PricingConfig.model_fields[name].alias or name
     return f"{what} USD {getattr(pricing, name):,.2f}: set by this stack (pricing.{key})"
@@ -53,7 +58,8 @@ def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True, reserved: b
     if _default(pricing, "on_demand_per_node_hour"):
         notes.append(
             f"on-demand-equivalent (a reservation without commitment) USD {on_demand:,.2f} per node-hour: derived, "
-            f"not verified: the write-up's 1-year price divided by (1 - {COMMITTED_1Y_DISCOUNT:.0%}), assuming A4's "
+            f"not verified: the write-up's 1-year price (USD {_default_of('committed_1y_per_node_hour'):,.2f}) divided "
+            f"by (1 - {COMMITTED_1Y_DISCOUNT:.0%}), assuming A4's "
             f"1-year resource-based commitment is {COMMITTED_1Y_DISCOUNT:.0%} off on-demand (the discounts are on "
             f"{cited(CUD_OVERVIEW)}; A4's own rate was not read here); {check}"
         )
@@ -62,7 +68,8 @@ def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True, reserved: b
     if _default(pricing, "committed_3y_per_node_hour"):
         notes.append(
             f"3-year commitment USD {pricing.committed_3y_per_node_hour:,.2f} per node-hour: derived, not verified: "
-            f"the on-demand-equivalent above x (1 - {COMMITTED_3Y_DISCOUNT:.0%}), assuming a "
+            f"the default on-demand-equivalent (USD {_default_of('on_demand_per_node_hour'):,.2f}) x "
+            f"(1 - {COMMITTED_3Y_DISCOUNT:.0%}), assuming a "
             f"{COMMITTED_3Y_DISCOUNT:.0%} 3-year resource-based discount ({cited(CUD_OVERVIEW)}); {check}"
         )
     else:
@@ -70,7 +77,8 @@ def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True, reserved: b
     if _default(pricing, "flex_start_per_node_hour"):
         notes.append(
             f"Flex-start USD {pricing.flex_start_per_node_hour:,.2f} per node-hour: derived, not verified: the "
-            f"on-demand-equivalent above x (1 - {FLEX_START_DISCOUNT:.0%}), the largest ('up to') Flex-start "
+            f"default on-demand-equivalent (USD {_default_of('on_demand_per_node_hour'):,.2f}) x "
+            f"(1 - {FLEX_START_DISCOUNT:.0%}), the largest ('up to') Flex-start "
             f"discount taken as A4's; {cited(FLEX_START)} says only that A4 is billed at a discounted price; {check}"
         )
     else:

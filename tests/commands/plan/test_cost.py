@@ -46,3 +46,12 @@ def test_every_priced_capacity_kind_says_where_its_price_comes_from(kind: Capaci
     default_price = f"USD {getattr(default, kind.price_setting):,.2f}"
     assert [note for note in pricing_notes(default) if default_price in note and "https://" in note]
     assert [note for note in pricing_notes(own) if "USD 12.34" in note and f"(pricing.{key})" in note]
+
+
+def test_a_derived_price_names_the_default_it_comes_from_when_a_stack_sets_its_base() -> None:
+    """onDemandPerNodeHour 100 kept Flex-start's derived 66.35 with "the on-demand-equivalent above x (1 - 53%)",
+    which the plan then showed as 100 (a platform review): the derivation names the default it is made from."""
+    own = PricingConfig().model_copy(update={"on_demand_per_node_hour": 100.0, "committed_1y_per_node_hour": 60.0})
+    (flex,) = [note for note in pricing_notes(own) if note.startswith("Flex-start USD 66.35")]
+    assert "the default on-demand-equivalent (USD 141.16) x (1 - 53%)" in flex
+    assert not [note for note in pricing_notes(own) if "on-demand-equivalent above" in note]

@@ -12,7 +12,7 @@ from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
-from components.capacity import capacity_kind
+from components.capacity import FLEX_START, SPOT, capacity_kind
 from components.hardware import B200_GPUS_PER_NODE
 from stacks.args import serve_arguments
 from stacks.capacity.expectation import output_from_shares
@@ -346,11 +346,19 @@ def _quota_line(config: StackConfig) -> str:
             f"Quota: the stack draws on reservations only, for up to {peak} A4 node(s); their capacity was set when "
             "they were made (what quota a reservation's nodes count against is not checked here)."
         )
+    types = {source.type for source in config.capacity.sources}
+    shared = (
+        " (Spot draws on preemptible quota, and Google's Flex-start docs say Flex-start does too, so one preemptible "
+        "quota of that size may serve both; not verified for A4 here)"
+        if {SPOT.type, FLEX_START.type} <= types
+        else ""
+    )
     return (
         f"Quota: up to {peak * B200_GPUS_PER_NODE:,} B200 GPUs ({peak} A4 node(s) at the most"
         + (f", {held} of them held" if held else "")
-        + f") in {config.region}, for each of {', '.join(unreserved)}: each consumption option needs quota of its "
-        "own, the nodes of a custom ComputeClass count against the project's, and a project starts with little "
+        + f") in {config.region}, from the quota of {', '.join(unreserved)}: each consumption option needs the quota "
+        f"the page's table names for it{shared}, the nodes of a custom ComputeClass count against the project's, "
+        "and a project starts with little "
         f"({CONSUMPTION_OPTIONS_SOURCE}; a reservation's nodes are not counted here, not checked). Check it before "
         "the first `pulumi up`: a request beyond it fails with 'Quota exceeded' and the pods stay Pending."
     )

@@ -335,7 +335,9 @@ def test_the_shipped_example_commit_is_named_before_pulumi_up(prod: RenderedStac
 
 
 def test_the_plan_says_the_accelerator_quota_the_stack_needs(prod: RenderedStack, staging: RenderedStack) -> None:
-    """Each consumption option needs quota of its own and a project starts with little: prod's 12 A4 nodes are
-    96 B200 GPUs; staging's ceiling of 4, 32."""
+    """Each consumption option needs the quota Google names for it and a project starts with little: prod's 12 A4
+    nodes are 96 B200 GPUs; staging's ceiling of 4, 32. Spot and Flex-start may share preemptible quota (a review:
+    the plan said each needed its own)."""
     assert "Quota: up to 96 B200 GPUs (12 A4 node(s) at the most) in us-central1" in prod.plan
+    assert "one preemptible quota of that size may serve both" in " ".join(prod.plan.split())
     assert "Quota: up to 32 B200 GPUs (4 A4 node(s) at the most)" in staging.plan

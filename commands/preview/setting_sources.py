@@ -881,6 +881,29 @@ def name_settings(
     all, it says so."""
     with tracing():
         _name_settings(changes, old, new, changed)
+    if changed:
+        _name_the_sources(changes, _roots(changed))
+
+
+# Settings whose values other settings give when the stack file leaves them out: a profile its checkpoint's
+# weights, engine flags and workload (stacks/config/profiles.py), a goal the node count (the planner).
+DERIVED_FROM = {"profile": ("weights.", "engine.", "workload."), "target.": ("capacity.nodes",)}
+
+
+def _name_the_sources(changes: list[ResourceChange], roots: frozenset[str]) -> None:
+    """A change that names a setting another setting that changed gives (`weights.model` from a new `profile`,
+    `capacity.nodes` from a new goal) names that one too: every changed setting is named by a change."""
+    for source, derived in DERIVED_FROM.items():
+        sources = (
+            {root for root in roots if root == source or root.startswith(source)}
+            if source.endswith(".")
+            else ({source} & roots)
+        )
+        if not sources:
+            continue
+        for change in changes:
+            if any(key.startswith(derived) for key in change.config_keys):
+                change.config_keys.update(sources)
 
 
 def _name_settings(

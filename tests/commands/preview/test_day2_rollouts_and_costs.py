@@ -207,6 +207,8 @@ def test_new_weights_say_the_pods_follow_after_the_download(
     (first,) = [rollout for rollout in result.rollouts if "follow only after the new weights" in rollout.what]
     assert "the download Job (up to its 3h timeout), then the snapshot, the disk image" in first.what
     assert any("serving pods roll" in rollout.what for rollout in result.rollouts)
+    # the profile gives the new model: its changes name it beside weights.model (a review: profile went unnamed)
+    assert any({"profile", "weights.model"} <= change.config_keys for change in result.changes)
 
 
 def test_a_schedule_removed_under_an_hpa_leaves_a_slept_deployment_at_zero(

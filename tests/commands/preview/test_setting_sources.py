@@ -17,10 +17,12 @@ import pytest
 from commands.engine import mocks
 from commands.io.states import STATES_FILE
 from commands.preview.args_of_config import ARGS_OF_CONFIG
+from commands.preview.changes import ResourceChange
 from commands.preview.command import Preview, preview
 from commands.preview.setting_sources import (
     COMPONENT_SETTINGS,
     NO_SETTING_DIFFERS,
+    _name_the_sources,
     composition_settings,
     dotted,
     inputs_fed,
@@ -443,3 +445,14 @@ def test_a_setting_read_on_a_branch_the_presets_leave_off_is_traced(key: str) ->
     """Read only with the KV-cache metric, business hours at a count of their own or the internal load balancer,
     these fed no input in the table, so a change named another setting or none (a day-2 review)."""
     assert any(key in keys for fields in settings_by_component().values() for keys in fields.values())
+
+
+def test_a_setting_another_changed_setting_gives_names_that_one_too() -> None:
+    """A new goal sized the nodes: the changes named capacity.nodes, which the stack file does not hold, and not
+    target.totalTokensPerSecond (a platform review)."""
+    record = {"type": "kubernetes:apps/v1:Deployment", "name": "serving", "inputs": {}, "options": {}}
+    sized = ResourceChange("urn:serving", record, "update", config_keys={"capacity.nodes"})
+    other = ResourceChange("urn:other", record, "update", config_keys={"routing.serviceName"})
+    _name_the_sources([sized, other], frozenset({"target.totalTokensPerSecond", "capacity.nodes"}))
+    assert sized.config_keys == {"capacity.nodes", "target.totalTokensPerSecond"}
+    assert other.config_keys == {"routing.serviceName"}

@@ -127,8 +127,9 @@ def write_preview(result: Preview, out_dir: Path) -> None:
     output.add_files(out_dir, preview_files(result))
 
 
-# ArithmeticError: figures no render writes (10**308 replicas times a planning figure of 1e15 s overflow a float)
-UNREADABLE = (AttributeError, TypeError, KeyError, ValueError, ArithmeticError)
+# ArithmeticError: figures no render writes (10**308 replicas times a planning figure of 1e15 s overflow a float);
+# RecursionError: a chain of parents a thousand records long (a render's is four deep at most)
+UNREADABLE = (AttributeError, TypeError, KeyError, ValueError, ArithmeticError, RecursionError)
 # The search costs a preview per record, each over all records: 0.2-0.45 s for a dev render's 61 records,
 # about 8 s for 300 (measured in review); past that the line names no record.
 UNREADABLE_SEARCH_MAX = 300

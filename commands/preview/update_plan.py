@@ -81,11 +81,15 @@ def index_by_urn(records: list[Record], where: str) -> dict[str, Record]:
     """URN without the stack and project parts: `<parent types $ ... $ type>::<name>`, as the engine builds it."""
     named = _by_name(records)
 
-    def qualified_type(record: Record, seen: frozenset[str] = frozenset()) -> str:
-        parent = named.get(record["parent"]) if record.get("parent") else None
-        if parent is None or parent["name"] in seen:
-            return str(record["type"])
-        return f"{qualified_type(parent, seen | {record['name']})}${record['type']}"
+    def qualified_type(record: Record) -> str:
+        """The types from the root parent down, walked up without recursion (a chain of a thousand parents
+        is no render's, but is read) and stopped at a parent seen already (a cycle)."""
+        types, seen = [str(record["type"])], {record["name"]}
+        while (parent := named.get(record["parent"]) if record.get("parent") else None) and parent["name"] not in seen:
+            types.append(str(parent["type"]))
+            seen.add(parent["name"])
+            record = parent
+        return "$".join(reversed(types))
 
     indexed: dict[str, Record] = {}
     for record in records:

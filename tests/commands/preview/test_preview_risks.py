@@ -202,3 +202,15 @@ def test_a_new_model_with_the_same_pinned_commit_says_the_download_fails() -> No
     assert risks.revision_of_another_model(new, None) == []
     env[1]["value"] = "main"
     assert risks.revision_of_another_model(new, frozenset({"weights.model"})) == []
+
+
+def test_a_parent_chain_a_thousand_records_long_is_read() -> None:
+    """An edited render whose records chain 1,500 parents deep was 'the input is nested too deeply', naming no file
+    (an attacker): the URNs are built without recursion, and a cycle still stops."""
+    chain = [
+        record("llm-serving:x:Y", f"n{index}", {}, parent=f"n{index - 1}" if index else None) for index in range(1500)
+    ]
+    result = preview(base_state(), [*base_state(), *chain])
+    assert len(result.of("create")) == 1500
+    looped = [record("llm-serving:x:Y", "a", {}, parent="b"), record("llm-serving:x:Y", "b", {}, parent="a")]
+    assert len(preview(base_state(), [*base_state(), *looped]).of("create")) == 2

@@ -479,30 +479,30 @@ def _refuse_protected(directory: Path) -> None:
 
 
 def _tree(folder: int, where: str) -> Iterator[tuple[str, os.stat_result]]:
-    """Every entry under the folder (relative path, lstat), walked by descriptor, no link followed."""
+    """Every entry under the folder (relative path, lstat), walked by descriptor, no link followed. One
+    folder is open at a time: a folder is opened from `folder` down when its turn comes, not kept open while
+    its siblings wait (a thousand subfolders ran out of descriptors under `ulimit -n 1024`)."""
     count = 0
-    pending: list[tuple[int, str]] = [(os.dup(folder), "")]
-    try:
-        while pending:
-            descriptor, prefix = pending.pop()
-            try:
-                with os.scandir(descriptor) as entries:
-                    listed = sorted(entries, key=lambda entry: entry.name)
-                for entry in listed:
-                    count += 1
-                    if count > MAX_ENTRIES:
-                        raise OutputError(f"{where}: holds more than {MAX_ENTRIES} entries; not an output folder")
-                    name = f"{prefix}{entry.name}"
-                    info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISDIR(info.st_mode):
-                        pending.append((_open_directory(descriptor, entry.name, f"{where}/{name}"), f"{name}/"))
-                    elif not stat.S_ISREG(info.st_mode):
-                        raise _entry_problem(f"{where}/{name}", info.st_mode)
-                    yield name, info
-            finally:
-                os.close(descriptor)
-    finally:
-        for descriptor, _ in pending:
+    pending: list[tuple[str, ...]] = [()]
+    while pending:
+        parts = pending.pop()
+        prefix = "".join(f"{part}/" for part in parts)
+        descriptor = _descend(folder, parts, where, create=False)
+        try:
+            with os.scandir(descriptor) as entries:
+                listed = sorted(entries, key=lambda entry: entry.name)
+            for entry in listed:
+                count += 1
+                if count > MAX_ENTRIES:
+                    raise OutputError(f"{where}: holds more than {MAX_ENTRIES} entries; not an output folder")
+                name = f"{prefix}{entry.name}"
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append((*parts, entry.name))
+                elif not stat.S_ISREG(info.st_mode):
+                    raise _entry_problem(f"{where}/{name}", info.st_mode)
+                yield name, info
+        finally:
             os.close(descriptor)
 
 

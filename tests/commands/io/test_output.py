@@ -8,6 +8,8 @@ import fcntl
 import json
 import os
 import resource
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -456,3 +458,20 @@ def test_a_replaced_file_needs_room_beside_the_old_one(tmp_path: Path, monkeypat
     with pytest.raises(output.OutputError, match=r"beside the old one and its file system has 0 free"):
         output.replace_file(file, "measurements: [] # more\n")
     assert file.read_text() == "measurements: []\n"
+
+
+def test_a_folder_of_many_subfolders_is_walked_one_descriptor_at_a_time(tmp_path: Path) -> None:
+    """1,000 empty subfolders ran out of descriptors under `ulimit -n 1024` (an attacker): each waited open."""
+    out = tmp_path / "out"
+    output.write_render(out, FILES)
+    for index in range(300):
+        (out / "manifests" / f"d{index}").mkdir()
+    script = (
+        "import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)); "
+        "from commands.io import output; from pathlib import Path\n"
+        "try:\n    output.check_out_dir(Path(sys.argv[1]))\nexcept output.OutputError as error:\n    print(error)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(out)], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")  # empty folders are the output's to remove

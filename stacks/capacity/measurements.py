@@ -324,14 +324,21 @@ class MeasurementsError(ValueError):
     """The measurements file cannot be read; the message is one line naming the file."""
 
 
+UNION_MEMBERS = ("float", "int", "str", "bool")
+
+
 def validation_line(error: ValidationError) -> str:
     first = error.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in first["loc"]) or "the document"
+    # not the member of a union pydantic tried (`gpuMemoryUtilization.float`): no key of the file
+    where = ".".join(str(part) for part in first["loc"] if part not in UNION_MEMBERS) or "the document"
     if first["type"] == "string_pattern_mismatch":
         allowed = allowed_by(str(first.get("ctx", {}).get("pattern", "")))
         return f"{where}: {quote(first.get('input'))} is not allowed; allowed: {allowed}"
     number = first["type"].startswith(("int_", "float_", "finite_number"))  # of another type: say the range
     allowed = allowed_range(MeasurementsFile, first["loc"]) if number else ""
+    if number and not allowed:
+        unknown = any("literal['unknown']" in map(str, other["loc"]) for other in error.errors(include_url=False))
+        allowed = f" (got {quote(first.get('input'))}); allowed: a finite number{' or unknown' if unknown else ''}"
     return f"{where}: {first['msg'].removeprefix('Value error, ')}{allowed}"
 
 

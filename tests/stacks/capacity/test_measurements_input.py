@@ -19,6 +19,7 @@ from stacks.capacity.measurements import (
     Run,
     StartupPhases,
     load,
+    parse,
     source_problem,
 )
 
@@ -219,3 +220,15 @@ def test_a_run_dated_today_anywhere_on_earth_is_accepted(tmp_path: Path) -> None
 def test_a_sources_host_is_ascii(source: str, refused: bool) -> None:
     problem = source_problem(source, "plan.md shows it")
     assert (problem is not None and "letters outside ASCII" in problem) is refused, problem
+
+
+def test_a_number_no_float_reads_names_the_key_and_what_is_allowed() -> None:
+    """`gpuMemoryUtilization: 1e99999` said "...gpuMemoryUtilization.float: Input should be a valid number": a
+    key of no file (the union member pydantic tried) and nothing allowed (an attacker)."""
+    text = MEASUREMENTS_FILE.read_text().replace("gpuMemoryUtilization: 0.", "gpuMemoryUtilization: 1e99999 #", 1)
+    with pytest.raises(MeasurementsError) as error:
+        parse(text, "m.yaml")
+    assert str(error.value) == (
+        "m.yaml: measurements.0.configuration.gpuMemoryUtilization: Input should be a valid number (got '1e99999'); "
+        "allowed: a finite number or unknown"
+    )

@@ -236,6 +236,9 @@ A4_REGIONS = Setting(
 )
 
 
+SHOWN_REGIONS_MAX = 12
+
+
 def _region_of(location: str) -> str:
     """us-central1-b -> us-central1; a region stays itself."""
     head, _, tail = location.rpartition("-")
@@ -244,8 +247,11 @@ def _region_of(location: str) -> str:
 
 def _a4_offered(args: ResourceValidationArgs, report: ReportViolation) -> None:
     regions = set(A4_REGIONS.read(args.get_config()))
-    hint = "check `gcloud compute accelerator-types list --filter=name=nvidia-b200` or choose one of " + ", ".join(
-        sorted(regions)
+    # a message names a dozen of a configured list at most (a list of 120,000 was printed whole)
+    shown = sorted(regions)[:SHOWN_REGIONS_MAX]
+    more = f" and {len(regions) - len(shown):,} more" if len(regions) > len(shown) else ""
+    hint = "check `gcloud compute accelerator-types list --filter=name=nvidia-b200` or choose one of " + (
+        ", ".join(shown) + more
     )
     if args.resource_type == CLUSTER_TYPE:
         location = as_text(args.props.get("location"))

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
+from commands.check_policies.runner import check_records
 from policies.pack import POLICIES
 from policies.settings import Setting
+from tests.policy_stacks import serving_stack
 
 
 def _schemas() -> list[tuple[str, str, dict[str, Any]]]:
@@ -67,3 +69,12 @@ def test_a_number_setting_without_a_range_is_a_declaration_error() -> None:
         Setting("limit", 5, "a limit")
     with pytest.raises(TypeError, match="outside its range"):
         Setting("limit", 50, "a limit", minimum=0, maximum=30)
+
+
+def test_a_long_configured_region_list_is_named_a_dozen_at_a_time() -> None:
+    """A policy config of 120,000 regions was printed whole in each LLM-GPU-004 line (an attacker)."""
+    config = {"LLM-GPU-004": {"a4Regions": [f"region{index}" for index in range(5000)]}}
+    messages = [
+        violation.message for violation in check_records(serving_stack(), config) if violation.policy == "LLM-GPU-004"
+    ]
+    assert messages and all(len(message) < 800 and "and 4,988 more" in message for message in messages)

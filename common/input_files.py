@@ -370,7 +370,7 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
         loader = _LocatingLoader(text)  # its reader refuses a control character here, before any parsing
     except yaml.reader.ReaderError as error:
         raise InputError(f"{where}:{control_character(text, error)}") from None
-    loader.max_nodes = max_values
+    loader.max_nodes = 2 * max_values + 1  # a mapping's keys are nodes too, and no value of their own
     try:
         root = loader.get_single_node()
         if root is None:

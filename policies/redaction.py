@@ -228,12 +228,14 @@ PASSPHRASE_WORDS = ("password", "passwd", "passphrase")
 # A quoted value with a space in it, and three words or more unquoted (each bounded: a hostile line is read
 # once from each `:`).
 QUOTED_PHRASE = r"[ \t]*\\*[\"']" + PLAIN_YAML_VALUE + r"(?=[^\"'\\\n]{0,200}[ \t])[^\"'\\\n]{3,200}\\*[\"']"
-UNQUOTED_PHRASE = r"[ \t]+" + PLAIN_YAML_VALUE + r"[^\s\"'\\]{2,100}(?:[ \t]+[^\s\"'\\]{2,100}){2,20}"
+UNQUOTED_PHRASE = (
+    r"[ \t]+" + PLAIN_YAML_VALUE + r"[^\s\"'\\]{2,100}(?:[ \t]+[^\s\"'\\]{2,100}){2,20}" + f"[^\"'\\\\{LINE_BREAKS}]*+"
+)
 # The words a long option that takes a secret ends in (`--api-key`, `--hf-token`, `--client-secret`); not
 # `secret` alone, the Pulumi CLI's switch.
 OPTION_WORDS = (
-    *(word for word in KEY_WORDS if "_" not in word and word != "secret"),
-    *("auth", "client-secret", "app-secret", "api-secret", "shared-secret"),
+    *(word for word in KEY_WORDS if word not in ("secret", "credential", "credentials", "creds")),
+    *("auth", "client-secret", "client_secret", "app-secret", "api-secret", "shared-secret"),
 )
 
 
@@ -670,29 +672,36 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         # searched over the whole text: it starts at a `:` and reads no further than the line's next space,
         # where a search line by line would cut a render's every `key: value` line out (28x slower)
     ),
-    # a passphrase (`password: correct horse battery staple`, `"password": "Tr0ub4dor&3 x"`): after a password
-    # word's `:`, a quoted value with a space in it, or three words or more unquoted. One word of letters alone
-    # is still no secret (the patterns above), a phrase is: a password field holds no prose.
+    # a passphrase (`password: correct horse battery staple`, `"password": "Tr0ub4dor&3 x"`): after a key that
+    # ends in a password word and starts a line, a value or an object's entry (not prose, `the root password: use
+    # ...`, nor a comment), a quoted value with a space in it, or three words or more unquoted, to the line's end.
+    # One word of letters alone is still no secret (the patterns above), a phrase is: a password field holds no
+    # prose.
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            f":{after_a_key_ending_in(PASSPHRASE_WORDS)}(?:{QUOTED_PHRASE}|{UNQUOTED_PHRASE})",
+            rf"(?:^|(?<=[\"'{{,{LINE_BREAKS}]))[ \t]*\\*[\"']?[A-Za-z0-9_-]{{0,40}}"
+            r"(?i:password|passwd|passphrase)\\*[\"']?[ \t]{0,2}:"
+            f"(?:{QUOTED_PHRASE}|{UNQUOTED_PHRASE})",
         ),
-        (": ", ":\t", ':"', ":'", ":\\"),
+        ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase", "ASSPHRASE"),
+        within_a_line=True,
     ),
     # a long option that takes a secret with its value after a space, as a command line in a text holds it
     # (`EXTRA_OPTS="--api-key VALUE"`, `--hf-token VALUE`, `--password VALUE`; the `=` form is above): an option
     # whose name ends in a secret word, then a value that is no other option, reference or placeholder and not
-    # letters only; the option is kept (`--api-key ***`). Not `--max-num-batched-tokens 8192` (the name must end
-    # in the word), nor the Pulumi CLI's `--secret`, a switch (`pulumi config set --secret KEY`).
+    # letters only, no number (`--eos-token 151645`) and no relative path (`--client-key ~/.kube/admin.key`), of 8
+    # characters or more as an unquoted value after a `:`; quoted or not; the option is kept (`--api-key ***`). Not
+    # `--max-num-batched-tokens 8192` (the name must end in the word), nor the Pulumi CLI's `--secret`, a switch
+    # (`pulumi config set --secret KEY`), nor vLLM's `--allow-credentials` switch.
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}-){0,6}(?i:"
+            r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
             + "|".join(OPTION_WORDS)
-            + r")[ \t]+)(?!-)"
+            + r")[ \t]+[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{1,2}/)"
             + PLAIN_VALUE
-            + r"(?=[^\s\"'`\\]{0,200}[^A-Za-z_.\s\"'`\\-])[^\s\"'`\\]{4,200}"
+            + r"(?=[^\s\"'`\\,;()]{0,200}[^A-Za-z_.\s\"'`\\,;()-])[^\s\"'`\\,;()]{8,200}[^\s\"'`\\,;()]*+"
         ),
         ("--",),
         within_a_line=True,

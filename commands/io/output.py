@@ -55,6 +55,8 @@ TEMPORARY_HEX_BYTES = 8
 # A file only _replace creates: a write killed between creating it and renaming it leaves one behind.
 LEFTOVER = re.compile(rf"^{re.escape(TEMPORARY_PREFIX)}[0-9a-f]{{{2 * TEMPORARY_HEX_BYTES}}}$")
 NAME_MAX = 255  # bytes in one path component (Linux, macOS)
+# How deep an output folder's folders go: a render writes `manifests/` one level down.
+MAX_DEPTH = 16
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -486,6 +488,8 @@ def _tree(folder: int, where: str) -> Iterator[tuple[str, os.stat_result]]:
     pending: list[tuple[str, ...]] = [()]
     while pending:
         parts = pending.pop()
+        if len(parts) > MAX_DEPTH:  # each folder is opened from the top: a deep chain would cost its depth squared
+            raise OutputError(f"{where}: holds folders more than {MAX_DEPTH} deep; not an output folder")
         prefix = "".join(f"{part}/" for part in parts)
         descriptor = _descend(folder, parts, where, create=False)
         try:

@@ -575,7 +575,8 @@ def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[in
     """The pods a new template replaces one round after the other: with a declared count that changes too, only
     those of the old count that stay (the pods added start on the new template at once, the pods cut stop at once:
     Kubernetes' Deployment controller scales the new ReplicaSet within replicas + maxSurge)."""
-    if "spec.replicas" in (new["options"].get("ignoreChanges") or []):
+    owned = ("spec.replicas" in (record["options"].get("ignoreChanges") or []) for record in (old, new))
+    if any(owned):  # the old count was the HPA's or the schedule's, not the one declared
         return running
     kept = min(_replicas(old), running[1])
     return (kept, kept)
@@ -651,7 +652,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         found += _download_first(result, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
     owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or []) and not replaced
-    found += [] if replaced else _schedule_gone(old, new, new[urn], times) + _schedule_new(old, new, times)
+    found += ([] if replaced else _schedule_gone(old, new, new[urn], times)) + _schedule_new(old, new, times)
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)
     elif owned_before:

@@ -199,10 +199,6 @@ FLAG_IN_A_TEXT = re.compile(r"(?<!\S)(-{1,2})([A-Za-z][\w-]*)(?:=|\s+)(?:[\"'](?
 NO_SECRET_VALUE = re.compile(r"[$`<].*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Za-z-]+", re.S)
 
 
-def _holds_a_secret_flag(text: str) -> bool:
-    return any(is_secret_name(match[2]) for match in FLAG_IN_A_TEXT.finditer(text))
-
-
 def _secret_flags_in_texts(resource_type: str, strings: dict[str, str]) -> list[str]:
     """A ConfigMap's entries and containers' variable values that give a secret flag a value (`serve.sh:
     vllm serve --api-key KEY`, VLLM_EXTRA="--api-key KEY"), and a ConfigMap entry named like a secret with a
@@ -250,8 +246,8 @@ def _no_secret_literal(args: ResourceValidationArgs, report: ReportViolation) ->
         if _is_token_payload(args.resource_type, path):
             continue
         kinds = [kind for kind in secret_kinds(text) if kind != HF_TOKEN_KIND]
-        if kinds == [ASSIGNMENT_KIND] and flagged and _holds_a_secret_flag(text):
-            continue  # the secret flag's own report above says it (the text's `--api-key KEY`)
+        if kinds == [ASSIGNMENT_KIND] and flagged and not secret_kinds(FLAG_IN_A_TEXT.sub("", text)):
+            continue  # the secret flag's own report above says it (the text's `--api-key KEY`, and nothing else)
         if kinds:
             report(f"{kinds[0]} at {path}; keep it a Pulumi secret in a Kubernetes Secret (engine.secretEnv)")
             continue

@@ -54,3 +54,9 @@ def test_a_yaml_input_of_too_many_values_stops_composing() -> None:
     with pytest.raises(input_files._TooManyNodesError):
         loader.get_single_node()
     assert loader._composed == 11  # it stopped at the eleventh node, not after the 524,287th
+
+
+def test_a_mapping_of_as_many_pairs_as_values_allowed_is_read() -> None:
+    """A mapping's keys are composed as nodes too: 60,000 pairs under a limit of 100,000 values were refused."""
+    text = "\n".join(f"k{index}: {index}" for index in range(60_000))
+    assert len(parse_yaml(text, "m.yaml", 100_000)) == 60_000

@@ -480,3 +480,17 @@ def test_a_key_given_after_the_equals_sign_is_a_literal_whatever_it_starts_with(
     literal = verdicts(check_records(set_flag(serving_stack(), "--api-key", "-x7Kq" + "9Zw2")), "LLM-SEC-004")
     assert any("--api-key takes a secret" in violation.message for violation in literal)
     assert not verdicts(check_records(set_flag(serving_stack(), "--api-key", "$(VLLM_API_KEY)")), "LLM-SEC-004")
+
+
+def test_a_secret_flag_reported_hides_no_other_secret_of_its_resource() -> None:
+    """The secret flag's report stood for every text with a secret-named flag in the resource: a password in
+    another variable beside a harmless flag went unreported (a diff review)."""
+    records = serving_stack()
+    env = vllm_container(records).setdefault("env", [])
+    env += [
+        {"name": "A_OPTS", "value": "--api-key " + "Zq8hunter2xyz"},
+        {"name": "B_SETUP", "value": "vllm --api-key-file /k --hf-token true && mysql password=" + "Hunter22xy"},
+    ]
+    messages = [violation.message for violation in verdicts(check_records(records), "LLM-SEC-004")]
+    assert any("env[" in message and "--api-key" in message for message in messages)
+    assert any(message.startswith("a password or key assignment at") for message in messages)

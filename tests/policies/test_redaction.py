@@ -170,7 +170,9 @@ SERVICE_ACCOUNT_KEY = (
         *(
             ("EXTRA_OPTS=--api-key Zq8hunter2xyz", "a password or key assignment"),
             ("--hf-token Ab12cd34ef --port 8000", "a password or key assignment"),
-            ("--client-secret s3cr3t!", "a password or key assignment"),
+            ("--client-secret s3cr3t!x", "a password or key assignment"),
+            ("VLLM_EXTRA_OPTS: --api-key 'Zq8hunter2xyz'", "a password or key assignment"),
+            ("--api_key sk1234abcd", "a password or key assignment"),
             ("password: correct horse battery staple", "a password or key assignment"),
             ('{"user": "app", "password": "Tr0ub4dor&3 x"}', "a password or key assignment"),
         ),
@@ -263,6 +265,10 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         '"password": "<your password>"',
         # the Pulumi CLI's --secret switch, and a name that ends in -token without being an option
         *("`pulumi config set --secret vllmApiKey2 VALUE`", "### llm-hf-token (llm-serving:serving:HuggingFaceToken)"),
+        # a switch, relative paths, a token id, prose around an option (a diff review)
+        *("vllm serve --allow-credentials Qwen/Qwen3-8B", "--client-key ~/.kube/admin.key", "--private-key ./id_rsa"),
+        *("--eos-token 151645", "pass --api-key VALUE, or set VLLM_API_KEY", "--api-key (for example, sk-123)"),
+        *("the root password: use the one in Secret Manager", "# password: set it with pulumi config set --secret x"),
         # a tokenizer's special tokens (an engine flag's JSON, --hf-overrides)
         *(
             '{"pad_token": "<pad_1>"}',
@@ -312,6 +318,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "machine example.com login bob password " + "Sup3rS3cretPw",  # a netrc entry
         "https://" + "a1b2c3d4e5f6a1b2c3d4" * 3 + "@dev.azure.com/o",  # a token as a URL's user
         "--api-key " + "Zq8hunter2xyz",  # a secret option and its value after a space
+        "password: " + "correct horse battery staple",  # a passphrase
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:
@@ -325,7 +332,8 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         ):
             assert len(text) > LINE_BY_LINE_FROM
             assert pattern.search(text) == (pattern.pattern.search(text) is not None), repr(secret)
-            assert pattern.hide(text) == pattern._hidden(text), repr(secret)
+            expected = pattern.pattern.sub(lambda match: (match.groupdict().get("kept") or "") + REDACTED, text)
+            assert pattern.hide(text) == expected, repr(secret)
     assert pattern.search(line_break.join([filler, *secrets, filler]))
 
 
@@ -473,3 +481,6 @@ def test_look_alikes_of_config_lines_are_not_secrets(text: str) -> None:
 
 def test_a_secret_option_keeps_its_name_when_its_value_is_hidden() -> None:
     assert redact_secrets("EXTRA_OPTS=--hf-token Ab12cd34ef --port 8000") == "EXTRA_OPTS=--hf-token *** --port 8000"
+    # the whole value, however long, and a passphrase to the line's end (a diff review: their tails showed)
+    assert redact_secrets("--api-key 'Zq8" + "x" * 300 + "' next") == "--api-key '***' next"
+    assert redact_secrets("password: " + " ".join(["word"] * 30) + "\nnext: 1") == "***\nnext: 1"

@@ -84,3 +84,39 @@ def test_a_new_template_with_more_replicas_rolls_only_the_old_count() -> None:
     assert rolled(before, fewer, "spec.template.spec.containers[0].args[0]", "spec.replicas")[0].startswith(
         "the serving pods roll: 8 pod(s), 1 at a time"
     )
+
+
+def test_a_count_the_autoscaler_owned_rolls_as_many_as_run() -> None:
+    """Autoscaling turned off with a new template: the old record's count is only the one it was created with
+    (1) while the HPA owned it, so the roll counts the pods that run (a diff review: "1 pod(s)")."""
+    before = serving(1, ["us-central1-b"])
+    before["options"] = {"ignoreChanges": ["spec.replicas"]}
+    after = copy.deepcopy(serving(4, ["us-central1-b"]))
+    after["inputs"]["spec"]["template"]["spec"]["containers"][0]["args"] = ["--max-num-seqs=4096"]
+    assert rolled(before, after, "spec.template.spec.containers[0].args[0]", "spec.replicas")[0].startswith(
+        "the serving pods roll: 4 pod(s), 1 at a time"
+    )
+
+
+def test_a_schedule_turned_on_is_said_when_the_deployment_is_replaced_too() -> None:
+    sleep = {
+        "spec": {
+            "schedule": "0 19 * * 1-5",
+            "jobTemplate": {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "scale", "command": ["kubectl", "scale", "deployment/qwen", "--replicas=0"]}
+                            ]
+                        }
+                    }
+                }
+            },
+        }
+    }
+    cronjob = {"type": "kubernetes:batch/v1:CronJob", "name": "sleep", "inputs": sleep, "options": {}}
+    old, new = serving(2, ["us-central1-b"]), serving(2, ["us-central1-b"])
+    change = ResourceChange(URN, new, "replace", [InputChange("metadata.name", "a", "b", replaces=True)])
+    found = rollouts({URN: old}, {URN: new, "urn:sleep": cronjob}, Preview([change], 0, [], []), TIMES)
+    assert any(rollout.what.startswith("a scale schedule starts owning the serving replicas") for rollout in found)

@@ -289,6 +289,12 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
                 f"allowed: {', '.join(STACK_FILE_KEYS)}"
             )
     entries = document.get("config")
+    if entries is None and document.get("environment") is None:
+        # the program would refuse its first required setting, naming no file
+        raise _invalid(
+            f"{stack_file}: sets no config (no 'config' and no 'environment'); a stack sets at least "
+            f"{project}:environment and {project}:project"
+        )
     if entries is None:
         entries = {}
     if not isinstance(entries, dict):

@@ -358,3 +358,12 @@ def test_a_pulumi_config_in_the_shell_does_not_reach_the_program(
         write_stack(tmp_path, "shell", {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev"}}), tmp_path / "out"
     )
     assert "from-the-shell" not in json.dumps(stack.resources)
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "encryptionsalt: v1:abc\n"])
+def test_a_stack_file_without_config_names_itself(text: str, tmp_path: Path) -> None:
+    """An empty stack file was refused as "environment: required key is missing", naming no file."""
+    stack_file = tmp_path / "Pulumi.empty.yaml"
+    stack_file.write_text(text)
+    with pytest.raises(InvalidConfig, match=rf"^invalid stack config: {re.escape(str(stack_file))}: sets no config"):
+        stack_settings.load_stack_settings("empty", stack_file)

@@ -274,12 +274,16 @@ def _yaml_problem(root: yaml.Node, max_values: int, max_depth: int) -> str | Non
         open_nodes.discard(id(node))
         values[id(node)] = 1 + sum(values[id(child)] for child in children)
         if values[id(node)] > max_values:
-            return f"more than {max_values:,} values once its aliases and merge keys are expanded"
+            return _too_many_values(max_values)
         is_collection = isinstance(node, (yaml.MappingNode, yaml.SequenceNode))
         depth[id(node)] = is_collection + max((depth[id(child)] for child in children), default=0)
         if depth[id(node)] > max_depth:
             return f"nested deeper than {max_depth} levels"
     return None
+
+
+def _too_many_values(max_values: int) -> str:
+    return f"more than {max_values:,} values once its aliases and merge keys are expanded"
 
 
 class _TooManyNodesError(Exception):
@@ -385,9 +389,7 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
     except InputError:
         raise
     except _TooManyNodesError:
-        raise InputError(
-            f"{where}: more than {max_values:,} values once its aliases and merge keys are expanded"
-        ) from None
+        raise InputError(f"{where}: {_too_many_values(max_values)}") from None
     except RecursionError:  # the composer gives up near 1,000 levels
         raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
     except (yaml.YAMLError, ValueError) as error:

@@ -681,10 +681,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ASSIGNMENT_KIND,
         re.compile(
             rf"(?:^|(?<=[\"'{{,{LINE_BREAKS}]))[ \t]*\\*[\"']?[A-Za-z0-9_-]{{0,40}}"
-            r"(?i:password|passwd|passphrase)\\*[\"']?[ \t]{0,2}:"
+            f"(?i:{'|'.join(PASSPHRASE_WORDS)})"
+            r"\\*[\"']?[ \t]{0,2}:"
             f"(?:{QUOTED_PHRASE}|{UNQUOTED_PHRASE})",
         ),
-        ("assword", "ASSWORD", "asswd", "ASSWD", "assphrase", "ASSPHRASE"),
+        tuple(needle for word in PASSPHRASE_WORDS for needle in (word[1:], word[1:].upper())),
         within_a_line=True,
     ),
     # a long option that takes a secret with its value after a space, as a command line in a text holds it

@@ -44,6 +44,8 @@ SIDE_FILE_LIMIT = 4 * 1024 * 1024
 FIRST_UP = "firstUp"
 CONVERGED = "converged"
 IMAGE_TYPE = "gcp:compute/image:Image"
+JOB_TYPE = "kubernetes:batch/v1:Job"
+COMPONENT_LABEL = "app.kubernetes.io/component"
 # Both states of a render: twice what its resources.json may hold.
 STATES_LIMIT = 2 * RESOURCES_LIMIT
 Record = dict[str, Any]
@@ -53,6 +55,17 @@ def pod_template(record: Record) -> dict[str, Any]:
     """A workload record's pod template (a Deployment's or a Job's `spec.template`), empty when it has none."""
     template: dict[str, Any] = (record["inputs"].get("spec") or {}).get("template") or {}
     return template
+
+
+def pod_labels(record: Record) -> dict[str, Any]:
+    """The labels of a workload record's pods, empty when it has none."""
+    labels: dict[str, Any] = (pod_template(record).get("metadata") or {}).get("labels") or {}
+    return labels
+
+
+def is_job_of(record: Record, component: str) -> bool:
+    """A Job whose pods carry `app.kubernetes.io/component: <component>` (the weights' download, the benchmark)."""
+    return record["type"] == JOB_TYPE and pod_labels(record).get(COMPONENT_LABEL) == component
 
 
 def _records(value: Any, where: str) -> list[Record]:

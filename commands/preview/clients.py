@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from commands.io.states import Record, pod_template
+from commands.io.states import Record, pod_labels, pod_template
 from commands.preview.changes import OutputsDiff, Preview
 from policies.vllm_command import vllm_servers
 
@@ -89,7 +89,7 @@ def _selects(service: Record, deployment: Record | None) -> bool:
     selector = (service["inputs"].get("spec") or {}).get("selector") or {}
     if deployment is None or not selector:
         return False
-    labels = (pod_template(deployment).get("metadata") or {}).get("labels") or {}
+    labels = pod_labels(deployment)
     return all(labels.get(key) == value for key, value in selector.items())
 
 

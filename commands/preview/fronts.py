@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from commands.io.states import Record, pod_template
+from commands.io.states import Record, pod_labels, pod_template
 from commands.preview.changes import Preview
 
 SERVICE_TYPE = "kubernetes:core/v1:Service"
@@ -46,10 +46,9 @@ class Pods:
 
 
 def serving_pods(deployment: Record) -> Pods:
-    template = pod_template(deployment)
-    labels = (template.get("metadata") or {}).get("labels") or {}
+    labels = pod_labels(deployment)
     ports: dict[str, int] = {}
-    for index, container in enumerate((template.get("spec") or {}).get("containers") or []):
+    for index, container in enumerate((pod_template(deployment).get("spec") or {}).get("containers") or []):
         for port in container.get("ports") or []:
             if isinstance(port, dict) and isinstance(port.get("containerPort"), int):
                 ports[str(port.get("name") or f"{index}:{port['containerPort']}")] = port["containerPort"]

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.engine.secrets import CIPHERTEXT
-from commands.io.states import Record, pod_template
+from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
 from policies.graph import environments
@@ -71,7 +71,6 @@ NETWORK_TYPE = "gcp:compute/network:Network"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
-COMPONENT_LABEL = "app.kubernetes.io/component"
 GLOBAL_TYPES = frozenset(
     {NETWORK_TYPE, "gcp:compute/firewall:Firewall", "gcp:compute/image:Image", "gcp:compute/snapshot:Snapshot"}
 )
@@ -572,7 +571,6 @@ def _gateway_api_off_first(old: dict[str, Record], result: Preview) -> list[str]
     ]
 
 
-JOB_TYPE = "kubernetes:batch/v1:Job"
 BENCHMARK_COMPONENT = "benchmark"
 
 
@@ -581,9 +579,8 @@ def _benchmark_runs(change: ResourceChange, serving_before: bool) -> str | None:
     pulumi-kubernetes replaces the Job), runs the whole benchmark at once against them; `pulumi up` does not wait
     for it (skipAwait)."""
     record = change.record
-    labels = (pod_template(record).get("metadata") or {}).get("labels") or {}
     runs = change.action == "replace" or (change.action == "create" and serving_before)
-    if not runs or record["type"] != JOB_TYPE or labels.get(COMPONENT_LABEL) != BENCHMARK_COMPONENT:
+    if not runs or not is_job_of(record, BENCHMARK_COMPONENT):
         return None
     deadline = (record["inputs"].get("spec") or {}).get("activeDeadlineSeconds")
     within = f" for up to {deadline} s (activeDeadlineSeconds)" if isinstance(deadline, int) else ""
@@ -626,13 +623,15 @@ def revision_of_another_model(new: dict[str, Record], changed: frozenset[str] | 
     if changed is None or "weights.model" not in changed or "weights.revision" in changed:
         return []
     for urn, record in new.items():
+        if record["type"] != JOB_TYPE:
+            continue
         env = {
             item.get("name"): item.get("value")
             for container in (pod_template(record).get("spec") or {}).get("containers") or []
             for item in container.get("env") or []
         }
         revision, model = env.get("REVISION"), env.get("MODEL")
-        if record["type"] == JOB_TYPE and isinstance(revision, str) and FULL_COMMIT.fullmatch(revision):
+        if isinstance(revision, str) and FULL_COMMIT.fullmatch(revision):
             return [
                 f"{urn}: the model changes to {model} but weights.revision stays the commit {revision}, which is "
                 "a commit of the old model's repository: the download's `git checkout` fails and `pulumi up` stops "

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commands.engine.property_paths import parse_path
-from commands.io.states import Record, pod_template
+from commands.io.states import Record, is_job_of, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import fronts_ahead
 from components.capacity import FLEX_START_PRIORITY_FIELD
@@ -50,9 +50,7 @@ from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS,
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
-JOB_TYPE = "kubernetes:batch/v1:Job"
 WEIGHTS_COMPONENT = "model-weights"
-COMPONENT_LABEL = "app.kubernetes.io/component"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 PDB_TYPE = "kubernetes:policy/v1:PodDisruptionBudget"
@@ -385,12 +383,7 @@ def _download_first(result: Preview, times: ServeTimes) -> list[Rollout]:
     the download Job (components/weights.py), and pulumi-kubernetes waits for a Job to complete up to its create
     timeout, so the pods follow only after the whole download."""
     for change in result.changes:
-        labels = (pod_template(change.record).get("metadata") or {}).get("labels") or {}
-        if (
-            change.action in ("create", "replace")
-            and change.record["type"] == JOB_TYPE
-            and labels.get(COMPONENT_LABEL) == WEIGHTS_COMPONENT
-        ):
+        if change.action in ("create", "replace") and is_job_of(change.record, WEIGHTS_COMPONENT):
             timeout = (change.record["options"].get("customTimeouts") or {}).get("create")
             bound = f" (up to its {timeout} timeout)" if timeout else ""
             what = (

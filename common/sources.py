@@ -33,8 +33,20 @@ GKE_PRICING = ('"Google Kubernetes Engine pricing"', "https://cloud.google.com/k
 DISK_PRICING = ('"Disk and image pricing" (Compute Engine)', "https://cloud.google.com/compute/disks-image-pricing")
 
 
+# Taking a resource out of a stack's state and not out of the cloud (`pulumi state delete`).
+STATE_DELETE = (
+    '"Removing resources without deleting them" (Pulumi docs)',
+    "https://www.pulumi.com/docs/iac/operations/stack-management/removing-resources-without-deleting-them/",
+)
+# Flex-start VMs draw on preemptible quota (Vertex AI's page; GKE's does not say it).
+FLEX_START_QUOTA = (
+    '"Use Flex-start VMs with inference" (Vertex AI)',
+    "https://docs.cloud.google.com/vertex-ai/docs/predictions/use-flex-start-vms",
+)
+
+
 def cited(page: tuple[str, str]) -> str:
-    """A pricing page as plan.md cites it: its title and its URL."""
+    """A public page as the product cites it: its title and its URL."""
     title, url = page
     return f"{title}, {url}"
 

@@ -56,6 +56,7 @@ from commands.engine.secrets import CIPHERTEXT
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
+from common.sources import STATE_DELETE, cited
 from policies.graph import environments
 from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 
@@ -205,8 +206,8 @@ def _keep_the_cluster(change: ResourceChange) -> str:
     return (
         "; to keep the cluster (cluster.existing uses it, as other teams may), take it out of the state, not the "
         f"cloud: `pulumi state delete --force URN` with the URN of {change.record['name']} (`pulumi stack "
-        "--show-urns`) once nothing in the state depends on it (Pulumi docs 'Removing resources without deleting "
-        "them'), the same for its network, subnet, router, NAT and node service account"
+        f"--show-urns`) once nothing in the state depends on it ({cited(STATE_DELETE)}), the same for its network, "
+        "subnet, router, NAT and node service account"
     )
 
 

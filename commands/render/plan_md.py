@@ -12,6 +12,7 @@ from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
+from common.sources import FLEX_START_QUOTA, cited
 from components.capacity import FLEX_START, SPOT, capacity_kind
 from components.hardware import B200_GPUS_PER_NODE
 from stacks.args import serve_arguments
@@ -348,8 +349,8 @@ def _quota_line(config: StackConfig) -> str:
         )
     types = {source.type for source in config.capacity.sources}
     shared = (
-        " (Spot draws on preemptible quota, and Google's Flex-start docs say Flex-start does too, so one preemptible "
-        "quota of that size may serve both; not verified for A4 here)"
+        f" (Spot draws on preemptible quota, and so does Flex-start by {cited(FLEX_START_QUOTA)}, so one "
+        "preemptible quota of that size may serve both; not verified for A4 on GKE here)"
         if {SPOT.type, FLEX_START.type} <= types
         else ""
     )

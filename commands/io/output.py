@@ -701,7 +701,7 @@ def write_render(directory: Path, files: Mapping[str, str]) -> None:
 def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
     """Replace one existing file the user named (bench-compare --record's measurements file) under the
     same rules as an output folder's files: no symbolic link anywhere on its path, the file itself a
-    regular file, a new file renamed over it (a hard link is unlinked, never written through), and no
+    regular file of this user's, a new file renamed over it (a hard link is unlinked, never written through), and no
     token in the text, nor one of the known `secrets`. Refused in one line (exit status 2), nothing written."""
     if token_leaks({path.name: text}, secrets):
         raise OutputError(
@@ -713,11 +713,17 @@ def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
         if missing:
             raise OutputError(f"{path.parent}: no such folder")
         try:
-            mode = os.stat(path.name, dir_fd=base, follow_symlinks=False).st_mode
+            info = os.stat(path.name, dir_fd=base, follow_symlinks=False)
         except OSError as error:
             raise OutputError(f"{path}: cannot write it ({error.strerror})") from None
+        mode = info.st_mode
         if not stat.S_ISREG(mode):
             raise _entry_problem(str(path), mode)
+        if info.st_uid != os.geteuid():
+            raise OutputError(
+                f"{path}: owned by another user (uid {info.st_uid}), whose file this would replace; nothing was "
+                "written: record into a copy of your own (--measurements FILE)"
+            )
         if not os.access(".", os.W_OK | os.X_OK, dir_fd=base, effective_ids=True):
             raise OutputError(
                 f"{path.parent}: not writable by this user (the file is replaced by a new one beside it); nothing "

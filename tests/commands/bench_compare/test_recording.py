@@ -201,6 +201,18 @@ def test_record_refuses_a_measurements_file_that_is_a_link(tmp_path: Path) -> No
     assert link.is_symlink() and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
 
 
+def test_record_refuses_a_measurements_file_of_another_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output folders of another user are refused; the file --record replaces is too (seen as another user by
+    the process, the copy is someone else's): it stays as it was, theirs."""
+    file = copy_of_the_file(tmp_path)
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)
+    run = record(tmp_path, file)
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"bench-compare: {file}: owned by another user (uid {os.getuid()})")
+    assert len(run.stderr.splitlines()) == 1
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+
+
 @pytest.mark.parametrize("where", ["source", "combine", "extra-env", "stack-name"])
 def test_record_writes_no_token(where: str, tmp_path: Path) -> None:
     """What --record writes (the source, the log's combine note, the stack's name and configuration)

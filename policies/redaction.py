@@ -628,7 +628,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # `api-key` with a hyphen too (an OTLP header, OTEL_EXPORTER_OTLP_HEADERS=api-key=...); a token, HF_TOKEN,
     # right before the `=` (not code's `token = f.read()`) and with a
     # value that is not a number nor starts a query's next parameter), then `=`
-    # and the value on one line; not a reference the pod expands from a secretEnv variable
+    # and the value on one line, also in a shell's ANSI-C quotes (`PASSWORD=$'...'`, bash "QUOTING"); not a
+    # reference the pod expands from a secretEnv variable
     # (`$(DB_PASSWORD)`, `${...}`) or an already hidden ***. `(?=[pscamt])`: the words' first letters, which
     # the engine tests faster than the look-behind (4x on a render).
     SecretPattern(
@@ -637,7 +638,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
-            r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*[\"']?"
+            r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*(?:\$(?='))?[\"']?"
             + PLAIN_VALUE
             + r"[^\s\"'&;,]{4,}"
         ),
@@ -700,7 +701,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(
             r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
             + "|".join(OPTION_WORDS)
-            + r")[ \t]+[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{1,2}/)"
+            + r")[ \t]+(?:\$(?='))?[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{1,2}/)"
             + PLAIN_VALUE
             + r"(?=[^\s\"'`\\,;()]{0,200}[^A-Za-z_.\s\"'`\\,;()-])[^\s\"'`\\,;()]{8,200}[^\s\"'`\\,;()]*+"
         ),

@@ -175,6 +175,9 @@ SERVICE_ACCOUNT_KEY = (
             ("--api_key sk1234abcd", "a password or key assignment"),
             ("password: correct horse battery staple", "a password or key assignment"),
             ('{"user": "app", "password": "Tr0ub4dor&3 x"}', "a password or key assignment"),
+            # in a shell's ANSI-C quotes, $'...' (bash's manual, QUOTING)
+            ("export DB_PASSWORD=$'Sup3rS3cret9'", "a password or key assignment"),
+            ("--api-key $'Zq8hunter2xyz'", "a password or key assignment"),
         ),
     ],
 )

@@ -17,6 +17,14 @@ Each line holds, for one pod, seconds since the pod was created (`metadata.creat
 | engineReadySeconds | the last engine finished its start-up | vLLM log "init engine (profile, ...) took" |
 | readySeconds | the pod passed its readiness probe | condition Ready |
 
+Beside the phases, `imageWasCached` (every engine container found the image on the node) and `waitedForNode`:
+whether the scheduler found no node for the pod first (a FailedScheduling event: kube-scheduler's
+handleSchedulingFailure, pkg/scheduler/schedule_one.go, records it and sets PodScheduled False), so that its
+scheduledSeconds is the wait for a new node; False when the pod was bound at once (a Scheduled event and
+no FailedScheduling: a node that was up, e.g. freed by the pod it replaced or held), null when the pod's
+events are gone (Kubernetes keeps them about an hour). Only a pod that waited for a node and pulled the
+image started cold: bench-compare takes the node, image and pod phases from those alone.
+
 A pod runs its engines in one container (`vllm`) or in one container per data-parallel rank (`vllm-0`,
 `vllm-1`, ...: the Gateway's layout); each phase is the last engine's, over all of them.
 
@@ -108,6 +116,14 @@ def pulled_time(events: list[dict[str, Any]], containers: list[str]) -> tuple[st
     return max((when for when, _ in latest.values()), key=parse_time), all(cached for _, cached in latest.values())
 
 
+def waited_for_node(events: list[dict[str, Any]]) -> bool | None:
+    """Whether the scheduler found no node for the pod before it bound it (see the module's docstring)."""
+    reasons = {event.get("reason") for event in events}
+    if "FailedScheduling" in reasons:
+        return True
+    return False if "Scheduled" in reasons else None
+
+
 def log_times(log: str) -> dict[str, str]:
     """The kubelet timestamp of the latest line of each start-up kind (the last data-parallel engine),
     in one container's log or in the logs of one container per rank, one after the other."""
@@ -147,6 +163,7 @@ def phases(pod: dict[str, Any], events: list[dict[str, Any]], log: str, containe
         "node": pod.get("spec", {}).get("nodeName"),
         "image": statuses[0].get("image") if statuses else None,
         "imageWasCached": cached,
+        "waitedForNode": waited_for_node(events),
         "restarts": sum(item.get("restartCount", 0) for item in statuses),
         "phases": record,
     }

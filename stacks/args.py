@@ -73,6 +73,7 @@ from policies.rules.operations import (
 from stacks.capacity.planner import benchmark_clients, benchmark_concurrency
 from stacks.capacity.time_to_serve import (
     held_planning_seconds,
+    image_pull_seconds,
     led_schedule_steps,
     planning_seconds,
     startup_probe_seconds,
@@ -577,8 +578,8 @@ def scale_down_stabilization_seconds(config: StackConfig) -> int:
 
 def image_pull_allowance(config: StackConfig) -> int:
     """What a pod is given for its image pull: IMAGE_PULL_SECONDS, or the pull timeToServe computes when longer."""
-    size, rate = config.time_to_serve.image_gib, config.time_to_serve.image_pull_mibps
-    return max(IMAGE_PULL_SECONDS, round(size * 1024 / rate) if size is not None and rate is not None else 0)
+    pull = image_pull_seconds(config)
+    return max(IMAGE_PULL_SECONDS, round(pull) if pull is not None else 0)
 
 
 def capacity_wait_seconds(config: StackConfig) -> int:

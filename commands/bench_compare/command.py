@@ -350,7 +350,16 @@ def startup_text(startup: measurement_file.StartupPhases | None) -> str:
         for name in startup_report.PHASES
         if name in startup.median_seconds
     ]
-    return f"start-up of {startup.pods} pod(s), s since created, median/max: " + ", ".join(cells)
+    if startup.cold:
+        pods = (
+            f"{startup.cold_pods} of {startup.pods} pod(s) that started cold (waited for a new node, pulled the image)"
+        )
+        return f"start-up of {pods}, s since created, median/max: " + ", ".join(cells)
+    return (
+        f"start-up of {startup.pods} pod(s), s since created, median/max: {', '.join(cells)}; none waited for a new "
+        "node and pulled the image (bound to a node that was up, the image there, or its events gone after an hour): "
+        "the engine's phases count, not the node, image and pod phases of a new replica"
+    )
 
 
 def result_from_clients(paths: list[Path], served_model: str, model: str) -> dict[str, Any]:

@@ -27,16 +27,24 @@ from stacks.capacity.measurements import (
 from stacks.config.stack import StackConfig
 
 
+def started_cold(record: dict[str, Any]) -> bool:
+    """A pod that waited for a new node and pulled the engine image (components/startup_report.py)."""
+    return record.get("waitedForNode") is True and record.get("imageWasCached") is False
+
+
 def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
-    """The median and largest of each phase over the STARTUP_PHASES records (None without any)."""
+    """The median and largest of each phase over the STARTUP_PHASES records (None without any): over the pods
+    that started cold when there are any (a pod bound at once to a node that was up, or that found the image
+    there, says nothing of a new replica's node and pull), else over all of them."""
     if not records:
         return None
+    cold = [record for record in records if started_cold(record)]
     median: dict[str, float] = {}
     largest: dict[str, float] = {}
     for name in startup_report.PHASES:
         values = sorted(
             float(value)
-            for record in records
+            for record in cold or records
             if isinstance(value := (record.get("phases") or {}).get(name), (int, float)) and not isinstance(value, bool)
         )
         if values:
@@ -44,7 +52,7 @@ def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
             median[name] = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
             largest[name] = values[-1]
     try:
-        return StartupPhases(pods=len(records), median_seconds=median, max_seconds=largest)
+        return StartupPhases(pods=len(records), cold_pods=len(cold), median_seconds=median, max_seconds=largest)
     except ValidationError as error:
         raise MeasurementsError(f"cannot record the start-up report: {validation_line(error)}") from None
 

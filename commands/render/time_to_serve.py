@@ -26,6 +26,7 @@ from stacks.capacity.time_to_serve import (
     held_planning,
     node_phase,
     planning,
+    pod_holding_pull,
     pod_measurement_gap,
     pod_phase,
     recorded_phases,
@@ -288,6 +289,8 @@ def time_to_serve(
     if entry is not None:
         phases = recorded_phases(phases, entry)
         node, pod = phases[0], phases[-1]
+    pod = pod_holding_pull(pod, phases[1].seconds_max)
+    phases = (*phases[:-1], pod)
     cold = total_phase(node, pod, COLD)
     held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
     planning_figure, planning_basis = planning(config, cold, weights)

@@ -209,6 +209,11 @@ class StartupPhases(ConfigModel):
     largest over the pods that reported it."""
 
     pods: Annotated[int, Field(ge=1, le=100_000)] = Field(description="Serving pods the report covered.")
+    cold_pods: Annotated[int | None, Field(ge=0, le=100_000)] = Field(
+        default=None,
+        description="Of them, pods that waited for a new node and pulled the image, whose phases these are when any "
+        "(else, or null, only the engine phase counts).",
+    )
     median_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
         description="Median per phase."
     )
@@ -216,8 +221,15 @@ class StartupPhases(ConfigModel):
         description="Largest per phase."
     )
 
+    @property
+    def cold(self) -> bool:
+        """Whether the phases are those of pods that started cold (see cold_pods)."""
+        return bool(self.cold_pods)
+
     @model_validator(mode="after")
     def _known_phases(self) -> StartupPhases:
+        if self.cold_pods is not None and self.cold_pods > self.pods:
+            raise ValueError(f"startup: coldPods {self.cold_pods} is more than pods {self.pods}")
         for name in (*self.median_seconds, *self.max_seconds):
             if name not in startup_report.PHASES:
                 raise ValueError(f"startup: unknown phase {name!r}; allowed: {', '.join(startup_report.PHASES)}")

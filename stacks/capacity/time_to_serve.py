@@ -164,6 +164,28 @@ def pod_phase(gap: str | None, release: str | None) -> Phase:
     )
 
 
+def image_pull_seconds(config: StackConfig) -> float | None:
+    """The engine image's pull as the stack states it (timeToServe.imageGib over imagePullMibps), or None."""
+    size, rate = config.time_to_serve.image_gib, config.time_to_serve.image_pull_mibps
+    return None if size is None or rate is None else size * MIB_PER_GIB / rate
+
+
+def pod_holding_pull(pod: Phase, pull_seconds: float | None) -> Phase:
+    """The pod phase, which holds the image pull: a computed pull longer than the phase's figure cannot sit in it, so
+    the phase is at least that pull and at most that pull plus all of the phase (the load, compile and graphs after)."""
+    if pull_seconds is None or pod.seconds_max is None or pull_seconds <= pod.seconds_max:
+        return pod
+    return replace(
+        pod,
+        seconds_min=pull_seconds,
+        seconds_max=pull_seconds + pod.seconds_max,
+        basis="assumed" if pod.basis == "assumed" else "computed",
+        source=f"at least the computed image pull ({pull_seconds / 60:,.1f} min), which is longer than the "
+        f"{pod.seconds_max / 60:,.1f} min pod phase that holds it ({pod.basis}: {pod.source}); at most that pull "
+        "plus all of that phase",
+    )
+
+
 def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
     if not (node.known and pod.known):
         unknown = node if not node.known else pod
@@ -194,7 +216,8 @@ def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
 
 def _extra_read_seconds(config: StackConfig, weights: Phase) -> float:
     """How much longer than the recipe's checkpoint this stack's takes to read (0 when not longer or not known)."""
-    recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.weights.throughput_mibps
+    # at the stack's own disk, as its checkpoint's read (weights.targetLoadSeconds sizes that disk, not throughputMibps)
+    recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.serving_throughput_mibps
     return 0.0 if weights.seconds_max is None else max(0.0, weights.seconds_max - recipe_read)
 
 
@@ -272,16 +295,23 @@ def _difference(median: dict[str, float], late: str, early: str | None) -> float
 
 
 def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
-    """The phases with the recorded start-up report's medians where it has them."""
+    """The phases with the recorded start-up report's medians where it has them: the node, image and pod
+    phases only from pods that started cold (a new node, the image pulled), the engine's from any."""
     assert entry.startup is not None
     median = entry.startup.median_seconds
-    spans = {
-        "node": _difference(median, "scheduledSeconds", None),
-        "imagePull": _difference(median, "imagePulledSeconds", "scheduledSeconds"),
-        "engineStart": _difference(median, "engineReadySeconds", "containerStartedSeconds"),
-        "pod": _difference(median, "readySeconds", "scheduledSeconds"),
-    }
-    source = f"recorded measurement {entry.id} ({entry.date}): median of {entry.startup.pods} pod(s)' start-up report"
+    spans = {"engineStart": _difference(median, "engineReadySeconds", "containerStartedSeconds")}
+    if entry.startup.cold:
+        spans |= {
+            "node": _difference(median, "scheduledSeconds", None),
+            "imagePull": _difference(median, "imagePulledSeconds", "scheduledSeconds"),
+            "pod": _difference(median, "readySeconds", "scheduledSeconds"),
+        }
+    pods = (
+        f"{entry.startup.cold_pods} pod(s) that waited for a new node and pulled the image"
+        if entry.startup.cold
+        else f"{entry.startup.pods} pod(s)"
+    )
+    source = f"recorded measurement {entry.id} ({entry.date}): median of {pods}, start-up report"
     return tuple(
         replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
         if spans.get(phase.key) is not None
@@ -298,7 +328,7 @@ def _node_and_pod(config: StackConfig) -> tuple[Phase, Phase]:
     entry = recorded_startup(config)
     if entry is not None:
         node, pod = recorded_phases((node, pod), entry)
-    return node, pod
+    return node, pod_holding_pull(pod, image_pull_seconds(config))
 
 
 def planning_figure(config: StackConfig) -> tuple[int, str]:
@@ -350,7 +380,7 @@ def startup_probe_seconds(config: StackConfig) -> int:
     whichever is longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the
     stack's configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's."""
     startup = getattr(recorded_startup(config), "startup", None)
-    pod = _difference(startup.median_seconds, "readySeconds", "scheduledSeconds") if startup else None
+    pod = _difference(startup.median_seconds, "readySeconds", "scheduledSeconds") if startup and startup.cold else None
     pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
     return max(STARTUP_PROBE_SECONDS, round(3 * (pod + _read_together(config, readers))))
 

@@ -100,6 +100,16 @@ def test_an_image_already_on_the_node_is_said_so() -> None:
     assert record["imageWasCached"] is True and record["phases"]["imagePulledSeconds"] == 331.0
 
 
+def test_a_pod_that_waited_for_a_node_is_told_from_one_bound_at_once() -> None:
+    """kube-scheduler records FailedScheduling when it finds no node (the pod then waits for a new one) and
+    Scheduled when it binds; events older than about an hour are gone, and then it is not known."""
+    scheduled = {"reason": "Scheduled", "message": "Successfully assigned llm-serving/p to gk3-a4-1"}
+    failed = {"reason": "FailedScheduling", "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}
+    assert startup_report.phases(POD, [failed, scheduled, *EVENTS], LOG, "vllm")["waitedForNode"] is True
+    assert startup_report.phases(POD, [scheduled, *EVENTS], LOG, "vllm")["waitedForNode"] is False
+    assert startup_report.phases(POD, [], LOG, "vllm")["waitedForNode"] is None
+
+
 def test_a_pod_with_a_container_per_rank_is_timed_by_its_last_engine() -> None:
     """The Gateway's per-rank pod runs `vllm-0`, `vllm-1`, ...: each phase is the last engine's over all
     of them, whatever order their logs come in."""

@@ -443,9 +443,9 @@ STARTUP_LINES = [
     'STARTUP_PHASES {"image":"vllm/vllm-openai:v0.19.0","node":"n1","phases":{"compiledSeconds":700.0,'
     '"containerStartedSeconds":400.0,"engineReadySeconds":800.0,"graphsCapturedSeconds":780.0,'
     '"imagePulledSeconds":390.0,"readySeconds":830.0,"scheduledSeconds":300.0,"weightsLoadedSeconds":600.0},'
-    '"pod":"a","restarts":0}',
+    '"pod":"a","restarts":0,"imageWasCached":false,"waitedForNode":true}',
     'STARTUP_PHASES {"node":"n2","phases":{"readySeconds":850.0,"scheduledSeconds":320.0,"compiledSeconds":null},'
-    '"pod":"b","restarts":0}',
+    '"pod":"b","restarts":0,"imageWasCached":false,"waitedForNode":true}',
 ]
 
 
@@ -461,9 +461,10 @@ def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path
         bench_compare_main, "seqs", str(log), *common, "--record", "--source", SOURCE, "--date", "2026-11-20"
     )
     assert run.returncode == 0, run.stderr
-    assert "start-up of 2 pod(s), s since created, median/max: scheduledSeconds 310/320" in run.stdout
+    assert "start-up of 2 of 2 pod(s) that started cold" in run.stdout
+    assert "median/max: scheduledSeconds 310/320" in run.stdout
     entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
-    assert entry.startup is not None and entry.startup.pods == 2
+    assert entry.startup is not None and (entry.startup.pods, entry.startup.cold_pods) == (2, 2)
     assert entry.startup.median_seconds["readySeconds"] == 840.0 and entry.startup.max_seconds["readySeconds"] == 850
     assert entry.startup.median_seconds["compiledSeconds"] == 700.0  # a null is not a zero
 
@@ -475,6 +476,45 @@ def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path
     assert (found["pod"].seconds_max, found["pod"].basis) == (530.0, "measured")  # ready - scheduled, medians
     assert found["node"].seconds_max == 310.0 and "seqs-2026-11-20" in found["node"].source
     assert model.cold.seconds_max == 840.0 and model.held.seconds_max == 530.0
+
+
+def test_a_start_up_report_of_pods_that_started_warm_measures_no_node_nor_pod_phase(tmp_path: Path) -> None:
+    """A platform review: pods bound at once to nodes that were up (a rolled pod on the node its predecessor
+    freed, a benchmark re-run) reported scheduledSeconds 28, recorded as a measured 28 s node phase, and the
+    schedule's wake moved 7 min later. Only cold pods (a new node, the image pulled) time a new replica."""
+    from commands.render.time_to_serve import time_to_serve
+
+    warm = 'STARTUP_PHASES {"pod":"w%d","restarts":0,"imageWasCached":true,"waitedForNode":%s,"phases":{' + (
+        '"scheduledSeconds":28.0,"imagePulledSeconds":30.0,"containerStartedSeconds":31.0,'
+        '"engineReadySeconds":520.0,"readySeconds":560.0}}'
+    )
+    cold = STARTUP_LINES[0]
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text() + "\n".join([warm % (1, "false"), warm % (2, "null"), cold]) + "\n")
+    stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file)]
+    run = run_main(
+        bench_compare_main, "seqs", str(log), *common, "--record", "--source", SOURCE, "--date", "2026-11-20"
+    )
+    assert run.returncode == 0, run.stderr
+    assert "start-up of 1 of 3 pod(s) that started cold" in run.stdout and "scheduledSeconds 300/300" in run.stdout
+    config = validate({**yaml_settings(stack)})
+    found = {phase.key: phase for phase in time_to_serve(config, recorded=measurements.load(file).measurements).phases}
+    assert (found["node"].seconds_max, found["pod"].seconds_max) == (300.0, 530.0)  # the cold pod's alone
+
+    log.write_text(JOB_LOG.read_text() + "\n".join([warm % (1, "false"), warm % (2, "null")]) + "\n")
+    (tmp_path / "again").mkdir()
+    again = copy_of_the_file(tmp_path / "again")
+    recording = ["--config-file", str(stack), "--measurements", str(again), "--record", "--source", SOURCE]
+    run = run_main(bench_compare_main, "seqs", str(log), *recording)
+    assert run.returncode == 0, run.stderr
+    assert "none waited for a new node and pulled the image" in run.stdout
+    recorded = measurements.load(again).measurements
+    found = {phase.key: phase for phase in time_to_serve(config, recorded=recorded).phases}
+    assert found["node"].basis == "measured" and "recorded" not in found["node"].source  # the write-up's
+    assert found["pod"].basis == "not measured"
+    assert found["engineStart"].seconds_max == 489.0 and "recorded" in found["engineStart"].source
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,7 @@ def _with_startup_report(config: StackConfig, path: Path) -> Path:
             "runs": [{"nodes": 1, "totalTokensPerSecond": 90000}],
             "startup": {
                 "pods": 1,
+                "coldPods": 1,
                 "medianSeconds": {phase: 100.0 * (index + 1) for index, phase in enumerate(PHASES)},
                 "maxSeconds": {phase: 120.0 * (index + 1) for index, phase in enumerate(PHASES)},
             },

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stacks.args import no_ready_replica_seconds, pod_move_seconds
+from stacks.args import image_pull_allowance, no_ready_replica_seconds, pod_move_seconds
 from stacks.capacity import measurements
 from stacks.capacity.time_to_serve import (
     checkpoint_mib,
@@ -35,9 +35,31 @@ def test_the_planning_figure_is_the_recipes_measured_one_or_assumed_from_it() ->
     assert planning_seconds(variant_config("prod-397b")) > 960  # assumed, plus the larger checkpoint's read
 
 
-def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: float) -> Path:
+def test_a_computed_image_pull_longer_than_the_pod_phase_lengthens_it() -> None:
+    """A platform review: a 41 min pull printed beside a 10 min pod phase that holds it, and the wake led by 16 min.
+    The pod phase is then at least the pull and at most the pull plus the phase; a pull that fits changes nothing."""
+    slow = validate({**BASE, "timeToServe": {"imageGib": 12, "imagePullMibps": 5}})
+    assert image_pull_allowance(slow) == round(12 * 1024 / 5)
+    assert planning_seconds(slow) == round(360 + 12 * 1024 / 5 + 600)
+    assert wake_lead_seconds(slow) == planning_seconds(slow)
+    fits = validate({**BASE, "timeToServe": {"imageGib": 12, "imagePullMibps": 100}})
+    assert planning_seconds(fits) == planning_seconds(validate(BASE)) == 960
+
+
+def test_the_same_disk_gives_the_same_planning_figure_however_it_is_sized() -> None:
+    """A platform review: a disk of 400 MiB/s set as throughputMibps and one sized to it by targetLoadSeconds gave
+    16.0 and 17.0 min ("~62 s more checkpoint to read") for the same checkpoint."""
+    weights = stack_settings("staging").get("weights", {})
+    given = validate({**stack_settings("staging"), "weights": {**weights, "throughputMibps": 400}})
+    sized = validate({**stack_settings("staging"), "weights": {**weights, "targetLoadSeconds": 3600}})
+    assert given.serving_throughput_mibps == sized.serving_throughput_mibps == 400
+    assert planning_seconds(given) == planning_seconds(sized)
+
+
+def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: float, cold_pods: int | None = 1) -> Path:
     """The repository's measurements with a start-up report of `config`'s configuration (as `bench-compare
-    --record` adds one): the node after `scheduled` s, the pod ready `ready` s after the scale-up."""
+    --record` adds one): the node after `scheduled` s, the pod ready `ready` s after the scale-up; `cold_pods`
+    of its one pod started cold (None: recorded before the report told them apart)."""
     document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
     configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
     phases = {"scheduledSeconds": scheduled, "readySeconds": ready}
@@ -49,7 +71,7 @@ def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: floa
             "measuredRelease": configuration["vllmRelease"],
             "configuration": configuration,
             "runs": [{"nodes": 1, "totalTokensPerSecond": 90000}],
-            "startup": {"pods": 1, "medianSeconds": phases, "maxSeconds": phases},
+            "startup": {"pods": 1, "coldPods": cold_pods, "medianSeconds": phases, "maxSeconds": phases},
         }
     )
     path.write_text(yaml.safe_dump(document))
@@ -63,6 +85,10 @@ def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tm
     with measurements.using(_with_startup(config, tmp_path / "measurements.yaml", scheduled=360, ready=2700)):
         assert startup_probe_seconds(config) >= 3 * (2700 - 360) > before[0]
         assert pod_move_seconds(config) == 15 * 60 + 2 * (2700 - 360) > before[1]
+    # a report of pods that did not start cold (or recorded before it said so) times no pod phase
+    for cold_pods in (0, None):
+        with measurements.using(_with_startup(config, tmp_path / "warm.yaml", 360, 2700, cold_pods)):
+            assert (startup_probe_seconds(config), pod_move_seconds(config)) == before
     assert pod_move_seconds(stack_config("prod")) == 35 * 60  # a node, and twice the write-up's ~10 min pod
 
 

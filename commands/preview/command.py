@@ -206,7 +206,7 @@ def report_preview(result: Preview, out_dir: Path, label: str = "") -> int:
     for warning in result.warnings:
         print(f"{label}warning: {one_line(warning, limit=len(warning))}", file=sys.stderr)
     for refusal in result.refusals:
-        print(f"{label}refused: {refusal}", file=sys.stderr)
+        print(f"{label}refused: {one_line(refusal, limit=len(refusal))}", file=sys.stderr)
     return 1 if result.refusals else 0
 
 

@@ -335,7 +335,8 @@ def render_one(
         print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
         return 1
     except RefusedInPlaceError as error:
-        lines = [*error.policy_lines, *(f"refused: {refusal}" for refusal in error.refusals), f"render: {error}"]
+        refusals = (f"refused: {one_line(refusal, limit=len(refusal))}" for refusal in error.refusals)
+        lines = [*error.policy_lines, *refusals, f"render: {error}"]
         print("\n".join(f"{label}{line}" for line in lines), file=sys.stderr)
         return 1
     except (RecursionError, MemoryError, BrokenPipeError, KeyboardInterrupt):

@@ -186,6 +186,27 @@ def test_a_record_the_preview_cannot_read_is_bad_input_not_a_crash(dev_render: P
     )
 
 
+def test_a_forged_name_with_line_breaks_adds_no_line_to_the_console(dev_render: Path, tmp_path: Path) -> None:
+    """An attacker: a record's name holding line breaks printed lines of its choosing ("verdict: met the plan",
+    "all clear") under the preview's refusal and check-policies' violation."""
+    forged = "evil\nverdict: met the plan\nall clear"
+    records = json.loads((dev_render / "resources.json").read_text())
+    network = next(record for record in records if record["type"] == "gcp:compute/network:Network")
+    protected = {**json.loads(json.dumps(network)), "name": forged}
+    protected["options"]["protect"] = True
+    old = a_render(tmp_path / "old", [*records, protected])
+    preview = run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out"))
+    assert preview.returncode == 1 and "refused: " in preview.stderr, preview.stderr
+    for record in records:
+        if record["type"] == DEPLOYMENT:
+            record["inputs"]["metadata"]["name"] = forged  # named in dev's advisory on its moving model revision
+    (tmp_path / "forged.json").write_text(json.dumps(records))
+    checked = run_main(check_policies_main, str(tmp_path / "forged.json"))
+    assert "evil verdict: met the plan all clear" in checked.stdout + checked.stderr
+    for line in [*preview.stderr.splitlines(), *checked.stdout.splitlines()]:
+        assert line not in ("verdict: met the plan", "all clear"), line
+
+
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 

@@ -566,6 +566,40 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             ("a PlanetScale credential", r"pscale_(?:tkn|pw)_[\w=.-]{32,64}", ("pscale_tkn_", "pscale_pw_")),
             ("a Brevo (Sendinblue) API key", r"xkeysib-[a-f0-9]{64}-[a-zA-Z0-9]{16}", ("xkeysib-",)),
             ("an OpenShift token", r"sha256~[\w-]{43}", ("sha256~",)),
+            # dynatrace-api-token, new-relic-user-api-key, -insert-key and -browser-api-token, gitlab-ptt, -rrt and
+            # -cicd-job-token, sentry-org-token, heroku-api-key-v2, shopify-shared-secret, -custom-access-token and
+            # -private-app-access-token, sourcegraph-access-token, atlassian-api-token, mailgun-private-api-token,
+            # flyio-access-token (an attacker: each was written to the manifests)
+            ("a Dynatrace token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", ("dt0c01.",)),
+            (
+                "a New Relic key",
+                r"(?<![A-Za-z0-9])(?:NRAK-[A-Za-z0-9]{27}|NRII-[A-Za-z0-9-]{32}|NRJS-[a-f0-9]{19})",
+                ("NRAK-", "NRII-", "NRJS-"),
+            ),
+            (
+                "a GitLab token",
+                r"glptt-[0-9a-f]{40}|GR1348941[\w-]{20}|glcbt-[0-9a-zA-Z]{1,5}_[0-9a-zA-Z_-]{20}",
+                ("glptt-", "GR1348941", "glcbt-"),
+            ),
+            ("a Sentry token", r"sntrys_eyJ[A-Za-z0-9+/=_]{40,}", ("sntrys_",)),
+            ("a Heroku API key", r"HRKU-AA[0-9a-zA-Z_-]{58}", ("HRKU-",)),
+            ("a Shopify token", r"shp(?:ss|ca|pa)_[a-fA-F0-9]{32}", ("shpss_", "shpca_", "shppa_")),
+            ("a Sourcegraph token", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}", ("sgp_",)),
+            ("an Atlassian API token", r"ATATT3[A-Za-z0-9_=-]{186}", ("ATATT3",)),
+            ("a Mailgun API key", r"(?<![A-Za-z0-9_-])key-[a-f0-9]{32}(?![A-Za-z0-9])", ("key-",)),
+            (
+                "a Fly.io token",
+                r"fo1_[\w-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3}",
+                ("fo1_", "fm1a_", "fm1r_", "fm2_"),
+            ),
+            # tokens of registries and model APIs, by the prefix their providers document
+            ("a Docker Hub access token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}", ("dckr_pat_", "dckr_oat_")),
+            ("an OpenRouter API key", r"sk-or-v1-[0-9a-f]{64}", ("sk-or-v1-",)),
+            ("a Groq API key", r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{40,}", ("gsk_",)),
+            ("an xAI API key", r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{60,}", ("xai-",)),
+            ("a Replicate API token", r"(?<![A-Za-z0-9_])r8_[A-Za-z0-9]{37}", ("r8_",)),
+            ("a Pinecone API key", r"pcsk_[A-Za-z0-9]{4,10}_[A-Za-z0-9]{40,}", ("pcsk_",)),
+            ("a Tailscale key", r"tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}", ("tskey-",)),
         )
     ),
     # jwt.py: three base64url parts, the first two JSON objects ({" is eyJ). A token starts where a run of

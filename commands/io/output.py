@@ -34,7 +34,9 @@ import os
 import re
 import resource
 import secrets
+import signal
 import stat
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -51,6 +53,10 @@ VERIFY_LIMIT = 256 * MIB
 MAX_ENTRIES = 20_000
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 TEMPORARY_PREFIX = ".tmp-"
+# chattr's flags that make a file or folder refuse a rename over it or in it (linux/fs.h FS_IOC_GETFLAGS,
+# FS_IMMUTABLE_FL, FS_APPEND_FL; the ioctl is _IOR('f', 1, long) and the kernel passes an int)
+FS_IOC_GETFLAGS = 0x80086601
+PROTECTING_FLAGS = {0x10: "immutable (chattr +i)", 0x20: "append-only (chattr +a)"}
 TEMPORARY_HEX_BYTES = 8
 # A file only _replace creates: a write killed between creating it and renaming it leaves one behind.
 LEFTOVER = re.compile(rf"^{re.escape(TEMPORARY_PREFIX)}[0-9a-f]{{{2 * TEMPORARY_HEX_BYTES}}}$")
@@ -317,6 +323,8 @@ class OutputFolder:
                 for parent in PurePosixPath(name).parents
                 if str(parent) != "." and str(parent) in self.directories
             }
+        for name in sorted({*directories, *names}) if not self.missing else ():  # a new folder holds no flags
+            _refuse_flagged(self.base, name, self.directory if name == "." else self.directory / name)
         for directory in sorted(directories):
             if not os.access(directory, os.W_OK | os.X_OK, dir_fd=self.base, effective_ids=True):
                 where = self.directory if directory == "." else self.directory / directory
@@ -371,6 +379,32 @@ class OutputFolder:
 
 
 # ---------------------------------------------------------------- descriptors
+
+
+def _inode_flags(folder: int, name: str) -> int:
+    """The chattr flags of `name` in `folder` (0 when it is missing or the system does not tell)."""
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return 0
+    try:
+        return int.from_bytes(fcntl.ioctl(descriptor, FS_IOC_GETFLAGS, bytes(8))[:4], sys.byteorder)
+    except OSError:
+        return 0
+    finally:
+        os.close(descriptor)
+
+
+def _refuse_flagged(folder: int, name: str, where: Path) -> None:
+    """A file the write replaces or removes, or a folder it renames in, that the file system protects: the
+    rename failed half-way through a render (exit 1), or left its new file beside the old."""
+    flags = _inode_flags(folder, name)
+    for flag, kind in PROTECTING_FLAGS.items():
+        if flags & flag:
+            raise OutputError(
+                f"{where}: {kind}, so it cannot be replaced or renamed in; nothing was written: lift the flag "
+                "(chattr -i, chattr -a) or choose another place"
+            )
 
 
 def _refuse_another_owner(where: str, info: os.stat_result) -> None:
@@ -729,11 +763,24 @@ def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
                 f"{path.parent}: not writable by this user (the file is replaced by a new one beside it); nothing "
                 "was written"
             )
+        for name, where in ((path.name, path), (".", path.parent)):
+            _refuse_flagged(base, name, where)
         content = text.encode()
         _check_room_for_one(base, path, len(content))
-        _replace(base, path.name, content, mode)  # a private file (0600) stays private
+        with _interrupts_held():  # an interrupt's os._exit (commands/entry.py) left the new file beside the old
+            _replace(base, path.name, content, mode)  # a private file (0600) stays private
     finally:
         os.close(base)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT held back while the block runs (delivered when it ends): a file and its rename, done as one."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _check_file_size(where: Path, largest: int) -> None:

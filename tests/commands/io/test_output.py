@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import threading
@@ -179,6 +180,49 @@ def test_an_output_folder_of_another_user_is_refused_untouched(tmp_path: Path, m
     empty.mkdir()
     assert "owned by another user" in refused(empty)
     assert snapshot(tmp_path) == {**before, "empty": "dir"}
+
+
+def test_a_file_or_folder_the_file_system_protects_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attacker: an immutable plan.md (chattr +i) stopped a render half-way with exit 1, and an append-only
+    folder (chattr +a) left the new measurements file beside the old. The flags are read before the write (here
+    as the file system would answer; chattr itself needs root)."""
+    output.write_render(tmp_path / "out", FILES)
+    measurements = tmp_path / "measurements.yaml"
+    measurements.write_text("measurements: []\n")
+    before = snapshot(tmp_path)
+    for flagged, flag, kind in (("plan.md", 0x10, "immutable"), (".", 0x20, "append-only")):
+        monkeypatch.setattr(output, "_inode_flags", lambda _, name, f=flagged, v=flag: v if name == f else 0)
+        assert f"{kind} (chattr" in refused(tmp_path / "out", {**FILES, "plan.md": "# new plan\n"})
+    with pytest.raises(output.OutputError, match=r"measurements.yaml: immutable \(chattr \+i\)"):
+        monkeypatch.setattr(output, "_inode_flags", lambda _, name: 0x10 if name == "measurements.yaml" else 0)
+        output.replace_file(measurements, "measurements: [] # new\n")
+    assert snapshot(tmp_path) == before
+
+
+def test_an_interrupt_during_a_replace_waits_for_the_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attacker: Ctrl-C while bench-compare --record replaced the measurements file exited at once (the console
+    script's handler, os._exit) and left the new file, .tmp-..., beside the old for good. The interrupt is held
+    back until the rename is done."""
+    file = tmp_path / "measurements.yaml"
+    file.write_text("old\n")
+    seen: list[str] = []
+    replace = output._replace
+
+    def interrupted_replace(*args: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        replace(*args)  # type: ignore[arg-type]
+        seen.append("renamed")
+
+    monkeypatch.setattr(output, "_replace", interrupted_replace)
+    previous = signal.signal(signal.SIGINT, lambda *_: seen.append("interrupt: " + file.read_text().strip()))
+    try:
+        output.replace_file(file, "new\n")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == ["renamed", "interrupt: new"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["measurements.yaml"]
 
 
 def test_a_file_the_commands_did_not_write_is_refused_even_in_an_output_folder(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ import secrets
 import signal
 import stat
 import sys
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -775,12 +776,20 @@ def replace_file(path: Path, text: str, secrets: Iterable[str] = ()) -> None:
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """SIGINT held back while the block runs (delivered when it ends): a file and its rename, done as one."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    """SIGINT held back while the block runs, then raised again for the handler it had: a file and its rename,
+    done as one. A handler noted, not a signal mask: with other threads in the process, a masked signal is
+    delivered to one of them and Python runs the handler in the main thread all the same."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (and only it runs them)
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _: caught.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _check_file_size(where: Path, largest: int) -> None:

@@ -42,13 +42,21 @@ def _lowest_running(floor: Any) -> tuple[int, ...] | None:
     return (*version[:3], 0, 0)
 
 
+def raises_master_version(old: Any, new: Any) -> bool:
+    """Whether a new minMasterVersion may upgrade the control plane: a floor is set, above every version a control
+    plane that met the old floor can run (else the provider sends no DesiredMasterVersion)."""
+    if not isinstance(new, str) or not new:
+        return False
+    before, after = _lowest_running(old), _version(new)
+    return before is None or after is None or after > before
+
+
 def _master_version(old: Any, new: Any) -> str:
     if not isinstance(new, str) or not new:
         # The update skips an unset floor: 'If set to "", skip this step- any master version satisfies
         # that minimum.' (the same Update function)
         return f"{STATE_ONLY}: without a floor the provider sends no master upgrade; the cluster keeps its version"
-    before, after = _lowest_running(old), _version(new)
-    if before is not None and after is not None and after <= before:
+    if not raises_master_version(old, new):
         return (
             f"{STATE_ONLY}: the control plane already runs {old} or newer (GKE does not downgrade it), and the "
             f"provider upgrades it only to a floor above the version it runs, which {new} is not"

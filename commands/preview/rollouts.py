@@ -45,6 +45,7 @@ from commands.engine.property_paths import parse_path
 from commands.io.states import Record, is_job_of, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import fronts_ahead
+from commands.preview.provider_effects import raises_master_version
 from components.capacity import FLEX_START_PRIORITY_FIELD
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, WRITEUP
 
@@ -576,14 +577,15 @@ def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[in
 
 
 def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout | None:
-    """A new control-plane floor: the nodes follow the control plane, and every serving pod starts again."""
+    """A raised control-plane floor: the nodes follow the control plane, and every serving pod starts again (a lower
+    floor, or none, upgrades nothing: provider_effects.raises_master_version)."""
     version = next(
         (
             entry.new
             for change in result.changes
             if change.action == "update" and change.record["type"] == CLUSTER_TYPE
             for entry in change.inputs
-            if entry.path == "minMasterVersion" and isinstance(entry.new, str)
+            if entry.path == "minMasterVersion" and raises_master_version(entry.old, entry.new)
         ),
         None,
     )

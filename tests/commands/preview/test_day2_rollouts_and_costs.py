@@ -300,6 +300,15 @@ def test_a_control_plane_floor_says_every_pod_starts_again_as_the_nodes_follow(
     # the same floor again is no change, and no pod moves
     again = preview_states(load_states(changed.directory), load_states(changed.directory))
     assert not again.rollouts
+    # nor does a lower floor, or none (a platform review: 1.35 -> 1.34 promised 12 restarts that never come)
+    for floor in ("1.35", None):
+        lower = load_states(changed.directory)
+        for record in [*lower.first_up, *(lower.converged or [])]:
+            if record["type"] == "gcp:container/cluster:Cluster":
+                record["inputs"]["minMasterVersion"] = floor
+        lowered = preview_states(load_states(changed.directory), lower)
+        assert any(change.record["type"] == "gcp:container/cluster:Cluster" for change in lowered.changes)
+        assert not [rollout for rollout in lowered.rollouts if "control plane" in rollout.what], floor
 
 
 def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,18 @@ def _records(value: Any, where: str) -> list[Record]:
 # states.json's note of the settings an ESC environment supplies under `pulumi up`, which the render could not see.
 UNSEEN_SETTINGS_KEY = "unseenSettings"
 UNSEEN_SETTINGS_MAX = 4000
+# The note a render writes there (commands/stackfile/stack_settings.py esc_note), and nothing else: its names are an
+# ESC environment's, a config key's or a placeholder's, so that a hand-edited render's own prose, links or HTML never
+# reach a preview's warnings (an attacker's "Reviewed: this update is safe [details](...)").
+_NAME = r"`[A-Za-z0-9_./:@-]{1,200}`"
+_SOURCE = rf"(?:{_NAME}|the stack file's inline `environment` values)"
+ESC_NOTE = re.compile(
+    rf"Pulumi ESC: the stack imports {_SOURCE}(?:, {_SOURCE})*, which an offline render cannot open\. "
+    rf"(?:Placeholders stand in for {_NAME} \({_NAME}\)(?:, {_NAME} \({_NAME}\))*\. )?"
+    rf"(?:It computes {_NAME}(?:, {_NAME})*\. )?"
+    r"Keys the stack file leaves out take their defaults here; under `pulumi up` the environment's `pulumiConfig` "
+    r"may set them \(the stack file's own values win\)\."
+)
 
 
 @dataclass(frozen=True)
@@ -195,8 +208,11 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
 def _unseen_settings(note: Any, where: str) -> str | None:
     if note is None:
         return None
-    if not isinstance(note, str) or len(note) > UNSEEN_SETTINGS_MAX or not note.isprintable():
-        raise InputError(f"{where}: {UNSEEN_SETTINGS_KEY} must be one line of text of at most {UNSEEN_SETTINGS_MAX}")
+    if not isinstance(note, str) or len(note) > UNSEEN_SETTINGS_MAX or not ESC_NOTE.fullmatch(note):
+        raise InputError(
+            f"{where}: {UNSEEN_SETTINGS_KEY} is not the note a render writes (what its ESC environment may supply, at "
+            f"most {UNSEEN_SETTINGS_MAX} characters)"
+        )
     return note
 
 

@@ -541,14 +541,20 @@ def test_an_edited_render_s_setting_digests_are_refused_without_being_shown(
     assert "hunter2" not in str(error.value)
 
 
-@pytest.mark.parametrize("note", [3, ["a"], "two\nlines", "x" * 5000])
+FORGED_NOTE = (
+    "none. Reviewed: this update is safe, no client breaks, approved by SRE [details](https://attacker.example/approve)"
+)
+
+
+@pytest.mark.parametrize("note", [3, ["a"], "two\nlines", "x" * 5000, FORGED_NOTE])
 def test_an_edited_render_s_unseen_settings_note_is_refused(note: object, dev: RenderedStack, tmp_path: Path) -> None:
+    """Only the note a render writes: an attacker's prose and link had reached the preview's warnings word for word."""
     edited = tmp_path / "dev"
     shutil.copytree(dev.directory, edited)
     states = json.loads((edited / "states.json").read_text())
     states["unseenSettings"] = note
     (edited / "states.json").write_text(json.dumps(states))
-    with pytest.raises(PreviewInputError, match="unseenSettings must be one line of text of at most 4000"):
+    with pytest.raises(PreviewInputError, match="unseenSettings is not the note a render writes"):
         load_states(edited)
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from commands.engine import mocks
-from commands.io.states import load_states
+from commands.io.states import ESC_NOTE, load_states
 from commands.preview.command import preview_states
 from commands.stackfile import stack_settings
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
@@ -102,6 +102,32 @@ def test_a_preview_says_what_the_esc_environment_may_change_unseen(tmp_path: Pat
     assert warning.startswith("the new render could not see what its ESC environment supplies, so `pulumi up` may")
     assert "It computes `engine`." in warning
     assert not [warning for warning in preview_states(load_states(dev.directory), load_states(dev.directory)).warnings]
+
+
+@pytest.mark.parametrize(
+    ("imports", "computed", "placeholders"),
+    [
+        (("myorg/serving-prod",), (), ["gke-b200-serving:project"]),
+        ((), ("gke-b200-serving:engine",), []),
+        (("a", "b/c@3"), ("gke-b200-serving:engine", "gke-b200-serving:routing"), ["gke-b200-serving:project"]),
+    ],
+)
+def test_every_esc_note_a_render_writes_is_one_a_preview_reads(
+    imports: tuple[str, ...], computed: tuple[str, ...], placeholders: list[str]
+) -> None:
+    """A preview reads back only the note a render writes (commands/io/states.py ESC_NOTE): each form of it."""
+    config = {key: stack_settings.ESC_PROJECT_PLACEHOLDER for key in placeholders}
+    settings = stack_settings.StackSettings(
+        "gke-b200-serving",
+        "dev",
+        config,
+        [],
+        [],
+        StackEnvironment(imports=imports, computed_keys=computed),
+        placeholders,
+    )
+    note = stack_settings.esc_note(settings)
+    assert note is not None and ESC_NOTE.fullmatch(note), note
 
 
 def test_without_esc_a_missing_project_is_one_line(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ vllm==0.19.0 wheel), and without it every request is a 401.
 
 After the clients the pod prints the serving pods' start-up phases, one `STARTUP_PHASES` line per
 pod (components/startup_report.py): its service account may only read the namespace's pods, their
-logs and events.
+logs and events, and get nodes (a node's creation time tells a cold start).
 
 A NetworkPolicy lets the pod take no connection and open only DNS, HTTPS (the tokenizer from
 Hugging Face; the API server for the start-up report, whose endpoint is a private address, as for
@@ -174,6 +174,8 @@ class BenchmarkJob(pulumi.ComponentResource):
     service_account: k8s.core.v1.ServiceAccount
     role: k8s.rbac.v1.Role
     role_binding: k8s.rbac.v1.RoleBinding
+    node_reader: k8s.rbac.v1.ClusterRole
+    node_reader_binding: k8s.rbac.v1.ClusterRoleBinding
     job: k8s.batch.v1.Job
     network_policy: k8s.networking.v1.NetworkPolicy
 
@@ -199,6 +201,28 @@ class BenchmarkJob(pulumi.ComponentResource):
             metadata=metadata,
             role_ref=k8s.rbac.v1.RoleRefArgs(
                 api_group="rbac.authorization.k8s.io", kind="Role", name=self.role.metadata.name
+            ),
+            subjects=[
+                k8s.rbac.v1.SubjectArgs(
+                    kind="ServiceAccount", name=self.service_account.metadata.name, namespace=args.namespace
+                )
+            ],
+            opts=child,
+        )
+        # The start-up report reads each serving pod's node, to tell a node made for the pod (a cold start) from one
+        # that was up (components/startup_report.py): nodes are cluster-scoped, so a ClusterRole, named per namespace.
+        nodes = k8s.meta.v1.ObjectMetaArgs(name=f"{args.namespace}-{args.job_name}-nodes", labels=args.labels)
+        self.node_reader = k8s.rbac.v1.ClusterRole(
+            f"{name}-node-reader",
+            metadata=nodes,
+            rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["nodes"], verbs=["get"])],
+            opts=child,
+        )
+        self.node_reader_binding = k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-node-reader-binding",
+            metadata=nodes,
+            role_ref=k8s.rbac.v1.RoleRefArgs(
+                api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=self.node_reader.metadata.name
             ),
             subjects=[
                 k8s.rbac.v1.SubjectArgs(
@@ -270,7 +294,7 @@ class BenchmarkJob(pulumi.ComponentResource):
                     ),
                 ),
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_binding]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_binding, self.node_reader_binding]),
         )
         if args.gateway_address is None:
             endpoint = k8s.networking.v1.NetworkPolicyPeerArgs(

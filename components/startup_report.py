@@ -2,7 +2,7 @@
 
 Standard library only: the benchmark Job runs this very file (`python3 -c <source>`) inside the vLLM
 image, after its clients, with a service account that may read the namespace's pods, their logs and
-events; `bench-compare` imports it to parse what the Job printed.
+events, and get nodes; `bench-compare` imports it to parse what the Job printed.
 
 Each line holds, for one pod, seconds since the pod was created (`metadata.creationTimestamp`):
 
@@ -17,13 +17,14 @@ Each line holds, for one pod, seconds since the pod was created (`metadata.creat
 | engineReadySeconds | the last engine finished its start-up | vLLM log "init engine (profile, ...) took" |
 | readySeconds | the pod passed its readiness probe | condition Ready |
 
-Beside the phases, `imageWasCached` (every engine container found the image on the node) and `waitedForNode`:
-whether the scheduler found no node for the pod first (a FailedScheduling event: kube-scheduler's
-handleSchedulingFailure, pkg/scheduler/schedule_one.go, records it and sets PodScheduled False), so that its
-scheduledSeconds is the wait for a new node; False when the pod was bound at once (a Scheduled event and
-no FailedScheduling: a node that was up, e.g. freed by the pod it replaced or held), null when the pod's
-events are gone (Kubernetes keeps them about an hour). Only a pod that waited for a node and pulled the
-image started cold: bench-compare takes the node, image and pod phases from those alone.
+Beside the phases, `imageWasCached` (every engine container found the image on the node) and
+`nodeCreatedAfterPod`: whether the pod's node was created after the pod (its metadata.creationTimestamp), i.e.
+made for it, so that its scheduledSeconds is a new node's provisioning; False on a node that was up (one the pod
+it replaced freed, as the serving Deployment rolls with maxSurge 0, or a held node); null when the node cannot be
+read (gone, or no permission). Not the scheduler's FailedScheduling nor the autoscaler's TriggeredScaleUp event:
+a rolled pod gets both while its predecessor still holds the GPUs, then binds to the node it frees. Only a pod on
+a node made for it that pulled the image started cold: bench-compare takes the node, image and pod phases from
+those alone.
 
 A pod runs its engines in one container (`vllm`) or in one container per data-parallel rank (`vllm-0`,
 `vllm-1`, ...: the Gateway's layout); each phase is the last engine's, over all of them.
@@ -116,14 +117,6 @@ def pulled_time(events: list[dict[str, Any]], containers: list[str]) -> tuple[st
     return max((when for when, _ in latest.values()), key=parse_time), all(cached for _, cached in latest.values())
 
 
-def waited_for_node(events: list[dict[str, Any]]) -> bool | None:
-    """Whether the scheduler found no node for the pod before it bound it (see the module's docstring)."""
-    reasons = {event.get("reason") for event in events}
-    if "FailedScheduling" in reasons:
-        return True
-    return False if "Scheduled" in reasons else None
-
-
 def log_times(log: str) -> dict[str, str]:
     """The kubelet timestamp of the latest line of each start-up kind (the last data-parallel engine),
     in one container's log or in the logs of one container per rank, one after the other."""
@@ -138,7 +131,9 @@ def log_times(log: str) -> dict[str, str]:
     return times
 
 
-def phases(pod: dict[str, Any], events: list[dict[str, Any]], log: str, container: str) -> dict[str, Any]:
+def phases(
+    pod: dict[str, Any], events: list[dict[str, Any]], log: str, container: str, node_created: str | None = None
+) -> dict[str, Any]:
     """One pod's start-up record (the STARTUP_PHASES line's object): `log` is the engine containers'
     logs (`engine_containers`), one after the other; the last engine container to start times the start."""
     created = parse_time(pod["metadata"]["creationTimestamp"])
@@ -163,7 +158,7 @@ def phases(pod: dict[str, Any], events: list[dict[str, Any]], log: str, containe
         "node": pod.get("spec", {}).get("nodeName"),
         "image": statuses[0].get("image") if statuses else None,
         "imageWasCached": cached,
-        "waitedForNode": waited_for_node(events),
+        "nodeCreatedAfterPod": None if node_created is None else parse_time(node_created) > created,
         "restarts": sum(item.get("restartCount", 0) for item in statuses),
         "phases": record,
     }
@@ -202,6 +197,13 @@ def main(argv: list[str]) -> int:
                 {"fieldSelector": f"involvedObject.kind=Pod,involvedObject.name={name}"},
             )
         )["items"]
+        node_created = None
+        if pod.get("spec", {}).get("nodeName"):
+            try:
+                node = json.loads(_get(f"/api/v1/nodes/{pod['spec']['nodeName']}", {}))
+                node_created = node["metadata"]["creationTimestamp"]
+            except (OSError, KeyError, ValueError):
+                pass
         logs = []
         for engine in engine_containers(pod, container):
             try:
@@ -213,7 +215,7 @@ def main(argv: list[str]) -> int:
                 )
             except OSError:
                 continue
-        print(line(phases(pod, events, "\n".join(logs), container)), flush=True)
+        print(line(phases(pod, events, "\n".join(logs), container, node_created)), flush=True)
     return 0
 
 

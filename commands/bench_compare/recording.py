@@ -28,8 +28,8 @@ from stacks.config.stack import StackConfig
 
 
 def started_cold(record: dict[str, Any]) -> bool:
-    """A pod that waited for a new node and pulled the engine image (components/startup_report.py)."""
-    return record.get("waitedForNode") is True and record.get("imageWasCached") is False
+    """A pod on a node made for it that pulled the engine image (components/startup_report.py)."""
+    return record.get("nodeCreatedAfterPod") is True and record.get("imageWasCached") is False
 
 
 def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:

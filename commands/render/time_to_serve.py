@@ -26,9 +26,9 @@ from stacks.capacity.time_to_serve import (
     held_planning,
     node_phase,
     planning,
-    pod_holding_pull,
     pod_measurement_gap,
     pod_phase,
+    pod_with_pull,
     recorded_phases,
     recorded_startup,
     startup_probe_seconds,
@@ -289,7 +289,7 @@ def time_to_serve(
     if entry is not None:
         phases = recorded_phases(phases, entry)
         node, pod = phases[0], phases[-1]
-    pod = pod_holding_pull(pod, phases[1].seconds_max)
+    pod = pod_with_pull(config, pod, entry)
     phases = (*phases[:-1], pod)
     cold = total_phase(node, pod, COLD)
     held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")

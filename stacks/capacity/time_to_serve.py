@@ -42,6 +42,7 @@ from stacks.config.time_to_serve import (
 Basis = Literal["measured", "assumed", "computed", "not measured", "held"]
 MIB_PER_GIB = 1024
 COLD = "a new replica on a new node"
+RECORDED = "recorded measurement"
 REPORT = "the start-up report the benchmark Job prints (STARTUP_PHASES lines, docs/time-to-serve.md)"
 
 
@@ -170,6 +171,14 @@ def image_pull_seconds(config: StackConfig) -> float | None:
     return None if size is None or rate is None else size * MIB_PER_GIB / rate
 
 
+def pod_with_pull(config: StackConfig, pod: Phase, entry: measurement_file.Measurement | None) -> Phase:
+    """The pod phase held against the pull the stack states (`pod_holding_pull`), unless a recorded cold start
+    measured it, pull and all."""
+    if entry is not None and entry.startup is not None and entry.startup.cold and pod.source.startswith(RECORDED):
+        return pod
+    return pod_holding_pull(pod, image_pull_seconds(config))
+
+
 def pod_holding_pull(pod: Phase, pull_seconds: float | None) -> Phase:
     """The pod phase, which holds the image pull: a computed pull longer than the phase's figure cannot sit in it, so
     the phase is at least that pull and at most that pull plus all of the phase (the load, compile and graphs after)."""
@@ -251,18 +260,8 @@ def held_planning(config: StackConfig, held: Phase, weights: Phase) -> tuple[int
 
 # Fields of a measured configuration that change the load a benchmark puts on the pods, not their start-up.
 LOAD_FIELDS = frozenset(
-    {
-        "dataset",
-        "input_tokens",
-        "output_tokens",
-        "range_ratio",
-        "ignore_eos",
-        "concurrency_per_node",
-        "max_prompt_tokens",
-        "max_output_tokens",
-        "routing",
-        "picker",
-    }
+    {"dataset", "input_tokens", "output_tokens", "range_ratio", "ignore_eos", "concurrency_per_node"}
+    | {"max_prompt_tokens", "max_output_tokens", "routing", "picker"}
 )
 
 
@@ -275,17 +274,18 @@ def recorded_startup(
     config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
 ) -> measurement_file.Measurement | None:
     """The newest measurement holding a start-up report of this stack's engine configuration and routing
-    (the benchmark's load aside), if any."""
+    (the benchmark's load aside) of pods that started cold, else the newest of any, if any."""
     mine = measurement_file.configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
     if measurement_file.UNKNOWN in mine.values():
         return None
     items = recorded if recorded is not None else measurement_file.load().measurements
     found = [
-        (item.date, index, item)
+        (item.startup.cold, item.date, index, item)
         for index, item in enumerate(items)
         if item.startup is not None and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
     ]
-    return max(found, key=lambda entry: entry[:2])[2] if found else None
+    # a cold start first: a later re-run against running pods times only the engine, and would hide it
+    return max(found, key=lambda entry: entry[:3])[3] if found else None
 
 
 def _difference(median: dict[str, float], late: str, early: str | None) -> float | None:
@@ -311,7 +311,7 @@ def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measureme
         if entry.startup.cold
         else f"{entry.startup.pods} pod(s)"
     )
-    source = f"recorded measurement {entry.id} ({entry.date}): median of {pods}, start-up report"
+    source = f"{RECORDED} {entry.id} ({entry.date}): median of {pods}, start-up report"
     return tuple(
         replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
         if spans.get(phase.key) is not None
@@ -328,7 +328,7 @@ def _node_and_pod(config: StackConfig) -> tuple[Phase, Phase]:
     entry = recorded_startup(config)
     if entry is not None:
         node, pod = recorded_phases((node, pod), entry)
-    return node, pod_holding_pull(pod, image_pull_seconds(config))
+    return node, pod_with_pull(config, pod, entry)
 
 
 def planning_figure(config: StackConfig) -> tuple[int, str]:

@@ -115,6 +115,22 @@ def test_the_pod_reports_the_serving_pods_start_up_after_the_clients() -> None:
     assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
 
 
+def test_the_report_may_get_nodes_and_nothing_more_of_the_cluster() -> None:
+    """The report tells a node made for the pod from one that was up by the node's creation time: a ClusterRole
+    that only gets nodes, bound to the Job's service account, named per namespace (cluster-wide names)."""
+    built = build_benchmark()
+    role = has_resource(built, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
+    assert role.inputs["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]
+    assert role.inputs["metadata"]["name"] == "serving-qwen-bench-nodes"
+    binding = has_resource(
+        built,
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        {"roleRef": {"kind": "ClusterRole", "name": "serving-qwen-bench-nodes"}},
+    )
+    assert binding.inputs["subjects"] == [{"kind": "ServiceAccount", "name": "qwen-bench", "namespace": "serving"}]
+    children_are_parented(built, "llm-serving:benchmark:BenchmarkJob", "bench")
+
+
 def test_clients_send_the_engines_api_key_from_its_secret_never_its_value() -> None:
     """vLLM's OpenAI request functions send `Authorization: Bearer $OPENAI_API_KEY`
     (vllm/benchmarks/lib/endpoint_request_func.py _get_headers, vllm 0.19.0)."""

@@ -443,9 +443,9 @@ STARTUP_LINES = [
     'STARTUP_PHASES {"image":"vllm/vllm-openai:v0.19.0","node":"n1","phases":{"compiledSeconds":700.0,'
     '"containerStartedSeconds":400.0,"engineReadySeconds":800.0,"graphsCapturedSeconds":780.0,'
     '"imagePulledSeconds":390.0,"readySeconds":830.0,"scheduledSeconds":300.0,"weightsLoadedSeconds":600.0},'
-    '"pod":"a","restarts":0,"imageWasCached":false,"waitedForNode":true}',
+    '"pod":"a","restarts":0,"imageWasCached":false,"nodeCreatedAfterPod":true}',
     'STARTUP_PHASES {"node":"n2","phases":{"readySeconds":850.0,"scheduledSeconds":320.0,"compiledSeconds":null},'
-    '"pod":"b","restarts":0,"imageWasCached":false,"waitedForNode":true}',
+    '"pod":"b","restarts":0,"imageWasCached":false,"nodeCreatedAfterPod":true}',
 ]
 
 
@@ -484,7 +484,7 @@ def test_a_start_up_report_of_pods_that_started_warm_measures_no_node_nor_pod_ph
     schedule's wake moved 7 min later. Only cold pods (a new node, the image pulled) time a new replica."""
     from commands.render.time_to_serve import time_to_serve
 
-    warm = 'STARTUP_PHASES {"pod":"w%d","restarts":0,"imageWasCached":true,"waitedForNode":%s,"phases":{' + (
+    warm = 'STARTUP_PHASES {"pod":"w%d","restarts":0,"imageWasCached":true,"nodeCreatedAfterPod":%s,"phases":{' + (
         '"scheduledSeconds":28.0,"imagePulledSeconds":30.0,"containerStartedSeconds":31.0,'
         '"engineReadySeconds":520.0,"readySeconds":560.0}}'
     )

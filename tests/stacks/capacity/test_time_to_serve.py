@@ -92,6 +92,32 @@ def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tm
     assert pod_move_seconds(stack_config("prod")) == 35 * 60  # a node, and twice the write-up's ~10 min pod
 
 
+def test_a_later_warm_report_keeps_the_cold_one_and_the_plan_agrees_with_the_stack(tmp_path: Path) -> None:
+    """A diff review: a later re-run against running pods (no cold pod) dropped the cold pod phase and the probe's
+    3x margin; and with a stated image pull, plan.md held the pull against the measured one while the wake lead
+    held it against the stated one. A cold start's measured pod phase stands, in both."""
+    from commands.render.time_to_serve import time_to_serve
+
+    config = validate(
+        {
+            **stack_settings("staging"),
+            **VARIANTS["staging-122b"][1],
+            "timeToServe": {"imageGib": 12, "imagePullMibps": 5},
+        }
+    )
+    cold = _with_startup(config, tmp_path / "cold.yaml", scheduled=360, ready=2700)
+    document = yaml.safe_load(cold.read_text())
+    warm = {**document["measurements"][-1], "id": "warm-rerun", "date": "2026-11-21"}
+    warm["startup"] = {**warm["startup"], "coldPods": 0, "medianSeconds": {"scheduledSeconds": 5, "readySeconds": 600}}
+    document["measurements"].append(warm)
+    (tmp_path / "both.yaml").write_text(yaml.safe_dump(document))
+    for path in (cold, tmp_path / "both.yaml"):
+        with measurements.using(path):
+            assert startup_probe_seconds(config) >= 3 * (2700 - 360)
+            assert planning_seconds(config) == round(360 + 2700 - 360)  # the measured node and pod, no stated pull
+            assert time_to_serve(config).planning_seconds == planning_seconds(config)
+
+
 def _business_hours(settings: dict[str, Any], replicas: int) -> StackConfig:
     return validate(
         {**settings, "schedule": {"businessHours": {"start": "08:00", "end": "19:00", "replicas": replicas}}}

@@ -586,7 +586,12 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             ("a Shopify token", r"shp(?:ss|ca|pa)_[a-fA-F0-9]{32}", ("shpss_", "shpca_", "shppa_")),
             ("a Sourcegraph token", r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}", ("sgp_",)),
             ("an Atlassian API token", r"ATATT3[A-Za-z0-9_=-]{186}", ("ATATT3",)),
-            ("a Mailgun API key", r"(?<![A-Za-z0-9_-])key-[a-f0-9]{32}(?![A-Za-z0-9])", ("key-",)),
+            # with the word mailgun before it, as gitleaks' rule has it (`key-` and 32 hex digits alone is a cache key)
+            (
+                "a Mailgun API key",
+                r"(?i:mailgun)[\w.-]{0,20}[\s'\"]{0,3}[:=][\s'\"=]{0,5}key-[a-f0-9]{32}(?![A-Za-z0-9])",
+                ("ailgun", "AILGUN"),
+            ),
             (
                 "a Fly.io token",
                 r"fo1_[\w-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3}",
@@ -672,9 +677,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
-            r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*(?:\$(?='))?[\"']?"
+            r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
+            # bash's ANSI-C quotes, whose \' is part of the value; else $"...", "...", '...' or none
+            + r"(?:\$'(?:[^'\\\r\n]|\\.){4,}'|(?:\$(?=[\"']))?[\"']?"
             + PLAIN_VALUE
-            + r"[^\s\"'&;,]{4,}"
+            + r"[^\s\"'&;,]{4,})"
         ),
         ("=",),
         within_a_line=True,
@@ -735,7 +742,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(
             r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
             + "|".join(OPTION_WORDS)
-            + r")[ \t]+(?:\$(?='))?[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{1,2}/)"
+            + r")[ \t]+(?:\$(?=[\"']))?[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{1,2}/)"
             + PLAIN_VALUE
             + r"(?=[^\s\"'`\\,;()]{0,200}[^A-Za-z_.\s\"'`\\,;()-])[^\s\"'`\\,;()]{8,200}[^\s\"'`\\,;()]*+"
         ),

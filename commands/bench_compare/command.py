@@ -431,8 +431,9 @@ def _date(text: str) -> str:
 BENCH_COMPARE_EXIT_CODES = {
     0: "compared (and recorded with --record): the run met the plan, or there was no plan figure to judge",
     2: "invalid stack config, stack name or arguments; an unreadable or malformed result or measurements file; "
-    "with --record, a measurements file that is a symbolic link or another user's, would receive a token or would grow "
-    "past the readers' size limit (nothing written)",
+    "with --record, a measurements file that is a symbolic link or another user's, that the file system protects "
+    "(chattr +i, or +a on its folder), would receive a token or would grow past the readers' size limit (nothing "
+    "written)",
     MISSED_THE_PLAN: "the run missed the plan: a failed request, total or output tok/s more than --band below "
     "the expectation, or a TTFT or TPOT median more than --latency-band above the plan's measured one (recorded "
     "all the same with --record)",

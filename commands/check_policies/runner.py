@@ -35,7 +35,7 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from commands.check_policies.pack_config import check_policy_config
 from commands.io.cli import STACK_HELP, command_parser, path_argument, stack_ref
-from commands.io.console import guarded, one_line
+from commands.io.console import folded, guarded
 from commands.io.output import unfinished_write
 from commands.io.records import validated_records
 from common.input_files import MIB, InputError, parse_json, read_json, read_text
@@ -70,8 +70,7 @@ class Violation:
 
     def line(self) -> str:
         """One line, whatever the names in it hold (a forged record's name with line breaks adds no lines)."""
-        text = f"{self.level} {self.policy} {self.resource}: {self.message}"
-        return one_line(text, limit=len(text))
+        return folded(f"{self.level} {self.policy} {self.resource}: {self.message}")
 
 
 def engine_shaped(value: Any) -> Any:

@@ -82,6 +82,11 @@ def shown(value: object) -> str:
     return escaped(str(value))
 
 
+def folded(text: object) -> str:
+    """The text on one line, whole: line breaks and runs of blanks one space, the rest as `printable` makes it."""
+    return printable(" ".join(str(text).split()))
+
+
 def one_line(text: object, limit: int = MESSAGE_MAX) -> str:
     line = printable(" ".join(str(text).split()))
     return line if len(line) <= limit else line[: limit - 3] + "..."

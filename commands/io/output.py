@@ -31,11 +31,13 @@ import fcntl
 import hashlib
 import json
 import os
+import platform
 import re
 import resource
 import secrets
 import signal
 import stat
+import struct
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -55,8 +57,11 @@ MAX_ENTRIES = 20_000
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 TEMPORARY_PREFIX = ".tmp-"
 # chattr's flags that make a file or folder refuse a rename over it or in it (linux/fs.h FS_IOC_GETFLAGS,
-# FS_IMMUTABLE_FL, FS_APPEND_FL; the ioctl is _IOR('f', 1, long) and the kernel passes an int)
-FS_IOC_GETFLAGS = 0x80086601
+# FS_IMMUTABLE_FL, FS_APPEND_FL). The ioctl is _IOR('f', 1, long), and the kernel passes an int: the read
+# direction is bit 31 (asm-generic/ioctl.h), bit 30 on powerpc, mips and sparc (their asm/ioctl.h), and the size
+# is a long's. Where the request is wrong the ioctl fails and nothing is refused here (the rename then fails).
+_READ_BIT = 29 if platform.machine().startswith(("ppc", "powerpc", "mips", "sparc")) else 30
+FS_IOC_GETFLAGS = (2 << _READ_BIT) | (struct.calcsize("l") << 16) | (ord("f") << 8) | 1
 PROTECTING_FLAGS = {0x10: "immutable (chattr +i)", 0x20: "append-only (chattr +a)"}
 TEMPORARY_HEX_BYTES = 8
 # A file only _replace creates: a write killed between creating it and renaming it leaves one behind.
@@ -324,7 +329,7 @@ class OutputFolder:
                 for parent in PurePosixPath(name).parents
                 if str(parent) != "." and str(parent) in self.directories
             }
-        for name in sorted({*directories, *names}) if not self.missing else ():  # a new folder holds no flags
+        for name in sorted({*directories, *names, MARKER}) if not self.missing else ():  # a new folder: no flags
             _refuse_flagged(self.base, name, self.directory if name == "." else self.directory / name)
         for directory in sorted(directories):
             if not os.access(directory, os.W_OK | os.X_OK, dir_fd=self.base, effective_ids=True):
@@ -783,6 +788,9 @@ def _interrupts_held() -> Iterator[None]:
         yield  # only the main thread may set a handler (and only it runs them)
         return
     caught: list[int] = []
+    if signal.getsignal(signal.SIGINT) is None:  # a handler set outside Python: it could not be put back
+        yield
+        return
     previous = signal.signal(signal.SIGINT, lambda signum, _: caught.append(signum))
     try:
         yield

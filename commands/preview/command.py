@@ -25,7 +25,7 @@ from typing import Any
 
 from commands.io import output
 from commands.io.cli import command_parser, output_folder, path_argument
-from commands.io.console import guarded, one_line, shown
+from commands.io.console import folded, guarded, one_line, shown
 from commands.io.render_dir import PreviewInputError, load_render
 from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
@@ -206,7 +206,7 @@ def report_preview(result: Preview, out_dir: Path, label: str = "") -> int:
     for warning in result.warnings:
         print(f"{label}warning: {one_line(warning, limit=len(warning))}", file=sys.stderr)
     for refusal in result.refusals:
-        print(f"{label}refused: {one_line(refusal, limit=len(refusal))}", file=sys.stderr)
+        print(f"{label}refused: {folded(refusal)}", file=sys.stderr)
     return 1 if result.refusals else 0
 
 

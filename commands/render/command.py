@@ -36,7 +36,7 @@ from commands.engine import mocks
 from commands.engine.secrets import secret_digests
 from commands.io import output
 from commands.io.cli import STACK_HELP, command_parser, output_folder, path_argument, stack_ref
-from commands.io.console import guarded, one_line, shown
+from commands.io.console import folded, guarded, one_line, shown
 from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import (
@@ -335,7 +335,7 @@ def render_one(
         print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
         return 1
     except RefusedInPlaceError as error:
-        refusals = (f"refused: {one_line(refusal, limit=len(refusal))}" for refusal in error.refusals)
+        refusals = (f"refused: {folded(refusal)}" for refusal in error.refusals)
         lines = [*error.policy_lines, *refusals, f"render: {error}"]
         print("\n".join(f"{label}{line}" for line in lines), file=sys.stderr)
         return 1

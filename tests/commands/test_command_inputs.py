@@ -207,6 +207,13 @@ def test_a_forged_name_with_line_breaks_adds_no_line_to_the_console(dev_render: 
         assert line not in ("verdict: met the plan", "all clear"), line
 
 
+def test_a_violation_line_keeps_its_message_whatever_the_name_holds() -> None:
+    """A diff review: folded to one line under a length limit taken before the escapes, a name of control
+    characters had cut the violation's message off."""
+    line = runner.Violation("LLM-SEC-001", "evil" + "\x1b" * 30, "mandatory", "holds a token", "t").line()
+    assert line.endswith(": holds a token") and line.isprintable()
+
+
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 

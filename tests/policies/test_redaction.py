@@ -187,7 +187,7 @@ SERVICE_ACCOUNT_KEY = (
             ("shpss_" + "0123456789abcdef" * 2, "a Shopify token"),
             ("sgp_" + "0123456789abcdef_" + "0123456789abcdef" * 2 + "01234567", "a Sourcegraph token"),
             ("ATATT3" + "xFfGF0" * 31, "an Atlassian API token"),
-            ("api: key-" + "0123456789abcdef" * 2, "a Mailgun API key"),
+            ("mailgun_api: key-" + "0123456789abcdef" * 2, "a Mailgun API key"),
             ("fo1_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zB9cD1eF3gH5iJ7kL9m", "a Fly.io token"),
             ("dckr_pat_" + "Ab3dE5gH7jK9mN1pQ3sT5vX7zB9", "a Docker Hub access token"),
             ("sk-or-v1-" + "0123456789abcdef" * 4, "an OpenRouter API key"),
@@ -199,6 +199,9 @@ SERVICE_ACCOUNT_KEY = (
             # in a shell's ANSI-C quotes, $'...' (bash's manual, QUOTING)
             ("export DB_PASSWORD=$'Sup3rS3cret9'", "a password or key assignment"),
             ("--api-key $'Zq8hunter2xyz'", "a password or key assignment"),
+            ("PASSWORD=$'ab\\'cdefghXYZ123' next", "a password or key assignment"),  # its \' is in the value
+            ('PASSWORD=$"s3cr3tPa55" next', "a password or key assignment"),
+            ('--api-key $"Zq8hunter2xyz"', "a password or key assignment"),
         ),
     ],
 )
@@ -274,6 +277,7 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
         "sk_test_x",
         "sha256~abc",
         "api_org_x",
+        *("key-" + "0123456789abcdef" * 2, "--download-dir=/cache/key-" + "0123456789abcdef" * 2),
         *("monkey-" + "0123456789abcdef" * 2, "key-value", "gsk_short", "r8_x", "xai-grok-2", "sgp_local", "NRAK-"),
         # placeholders and references, a port and a path before an `@`, an image's digest, prose
         *("password=$DB_PASSWORD", "password=<password>", "password={db_password}", "password=(see below)"),

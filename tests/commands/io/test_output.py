@@ -192,7 +192,11 @@ def test_a_file_or_folder_the_file_system_protects_is_refused_before_anything_is
     measurements = tmp_path / "measurements.yaml"
     measurements.write_text("measurements: []\n")
     before = snapshot(tmp_path)
-    for flagged, flag, kind in (("plan.md", 0x10, "immutable"), (".", 0x20, "append-only")):
+    for flagged, flag, kind in (
+        ("plan.md", 0x10, "immutable"),
+        (".", 0x20, "append-only"),
+        (output.MARKER, 0x10, "immutable"),
+    ):
         monkeypatch.setattr(output, "_inode_flags", lambda _, name, f=flagged, v=flag: v if name == f else 0)
         assert f"{kind} (chattr" in refused(tmp_path / "out", {**FILES, "plan.md": "# new plan\n"})
     with pytest.raises(output.OutputError, match=r"measurements.yaml: immutable \(chattr \+i\)"):

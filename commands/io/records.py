@@ -7,6 +7,7 @@ policy or the preview's planner.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from common.input_files import InputError
@@ -21,6 +22,12 @@ RECORD_FIELDS: dict[str, tuple[type, str]] = {
 # What a render writes in place of a secret value (resources.json, outputs.json, states.json).
 RENDER_SECRET_MARK = "[secret]"
 OPTIONAL_NAMES = ("parent", "provider")
+# A type token or logical name as the program makes them (Pulumi tokens, names from Kubernetes- and GCP-style
+# settings): no blank, quote, bracket, backtick, pipe or markup sign, so that a hand-edited render's name puts no
+# text, link or table cell of its own in a preview (an attacker's "evil` **no refusals** [x](...)").
+# A token in a name is read back hidden, hf_*** (policies/redaction.py): the mark is allowed where it stands for one.
+NAME = re.compile(r"(?:[A-Za-z0-9._:/$@+=~-]|\*\*\*){1,1000}")
+NAME_ALLOWED = "letters, digits, . _ : / $ @ + = ~ - and a hidden secret's ***"
 NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "aliases")
 FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
 
@@ -97,9 +104,13 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
     for key, (kind, described) in RECORD_FIELDS.items():
         if not isinstance(record.get(key), kind):
             raise InputError(f"{where}: {label} lacks '{key}' ({described})")
+    for key in ("type", "name"):
+        if not NAME.fullmatch(record[key]):
+            raise InputError(f"{where}: {label}: '{key}' is not a name the program makes ({NAME_ALLOWED})")
     for key in OPTIONAL_NAMES:
-        if record.get(key) is not None and not isinstance(record[key], str):
-            raise InputError(f"{where}: {label}: '{key}' must be a logical name or null")
+        value = record.get(key)
+        if value is not None and not (isinstance(value, str) and (value == "" or NAME.fullmatch(value))):
+            raise InputError(f"{where}: {label}: '{key}' must be a logical name ({NAME_ALLOWED}) or null")
     options = record["options"]
     for key in NAME_LISTS:
         value = options.get(key)
@@ -108,7 +119,14 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
     for key in FLAGS:
         if options.get(key) is not None and not isinstance(options[key], bool):
             raise InputError(f"{where}: {label}: options.{key} must be true, false or null")
-    if options.get("deletedWith") is not None and not isinstance(options["deletedWith"], str):
+    for item in options.get("dependsOn") or ():
+        if not NAME.fullmatch(item):
+            raise InputError(
+                f"{where}: {label}: options.dependsOn holds {item[:40]!r}, not a logical name ({NAME_ALLOWED})"
+            )
+    if options.get("deletedWith") is not None and not (
+        isinstance(options["deletedWith"], str) and NAME.fullmatch(options["deletedWith"])
+    ):
         raise InputError(f"{where}: {label}: options.deletedWith must be a logical name or null")
     timeouts = options.get("customTimeouts")
     if timeouts is not None and not (

@@ -81,6 +81,8 @@ def _records(value: Any, where: str) -> list[Record]:
 # states.json's note of the settings an ESC environment supplies under `pulumi up`, which the render could not see.
 UNSEEN_SETTINGS_KEY = "unseenSettings"
 UNSEEN_SETTINGS_MAX = 4000
+# A Compute Engine image's name (the images API: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters).
+IMAGE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
 # The note a render writes there (commands/stackfile/stack_settings.py esc_note), and nothing else: its names are an
 # ESC environment's, a config key's or a placeholder's, so that a hand-edited render's own prose, links or HTML never
 # reach a preview's warnings (an attacker's "Reviewed: this update is safe [details](...)").
@@ -187,8 +189,10 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
     if not isinstance(document, dict):
         raise InputError(f"{where}: expected an object with {FIRST_UP} and {CONVERGED}")
     image = document.get("weightsImage")
-    if image is not None and not isinstance(image, str):
-        raise InputError(f"{where}: weightsImage must be a name or null")
+    if image is not None and not (isinstance(image, str) and IMAGE_NAME.fullmatch(image)):
+        raise InputError(
+            f"{where}: weightsImage must be a Compute Engine image name (RFC 1035, 1-63 characters) or null"
+        )
     outputs = document.get("outputs")
     if outputs is not None and not (
         isinstance(outputs, dict) and all(isinstance(outputs.get(state), dict) for state in (FIRST_UP, CONVERGED))

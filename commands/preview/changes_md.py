@@ -25,6 +25,24 @@ def _lines(value: Any) -> list[str]:
     return json.dumps(value, indent=2, sort_keys=True).splitlines()
 
 
+def _code(text: str) -> str:
+    """An inline code span of the text, whatever backticks it holds (CommonMark: a longer run of backticks
+    around it, and a space inside where it starts or ends with one), so that a value of a hand-edited render
+    closes no span early and adds no markup of its own."""
+    longest = max((len(run) for run in BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+# What a text in a table cell may not hold as it is: a cell's end, and the signs of links, HTML and emphasis.
+CELL_SIGNS = re.compile(r"([\\|`*_\[\]<>!])")
+
+
+def _cell(text: str) -> str:
+    return CELL_SIGNS.sub(r"\\\1", text)
+
+
 def _fence(texts: list[str]) -> str:
     longest = max((len(run) for text in texts for run in BACKTICKS.findall(text)), default=0)
     return "`" * max(3, longest + 1)
@@ -52,7 +70,7 @@ def _input_lines(change: InputChange) -> list[str]:
     fence = _fence(body)
     effect = [f"    - the provider: {change.effect.says} ({change.effect.source})"] if change.effect else []
     return [
-        f"  - `{change.path}`{marker}",
+        f"  - {_code(change.path)}{marker}",
         *effect,
         f"    {fence}diff",
         *(f"    {line}" for line in body),
@@ -78,7 +96,7 @@ def _outputs_lines(outputs: OutputsDiff | None) -> list[str]:
             f"+ {line}" for line in _lines(new) if new is not MISSING
         ]
         fence = _fence(body)
-        lines += [f"- `{key}` ({what})", f"  {fence}diff", *(f"  {line}" for line in body), f"  {fence}"]
+        lines += [f"- {_code(key)} ({what})", f"  {fence}diff", *(f"  {line}" for line in body), f"  {fence}"]
     return [*lines, ""]
 
 
@@ -115,7 +133,8 @@ def _cost_lines(result: Preview) -> list[str]:
     for cost in result.costs:
         delta = None if cost.old is None or cost.new is None else (cost.new[0] - cost.old[0], cost.new[1] - cost.old[1])
         lines.append(
-            f"| {cost.source} | {cost.pricing} | {_usd(cost.old)} | {_usd(cost.new)} | {_usd(delta, signed=True)} |"
+            f"| {_cell(cost.source)} | {_cell(cost.pricing)} | {_usd(cost.old)} | {_usd(cost.new)} | "
+            f"{_usd(delta, signed=True)} |"
         )
     old, new = cost_span(result.costs, new=False), cost_span(result.costs, new=True)
     if old is not None and new is not None:
@@ -160,7 +179,7 @@ def changes_markdown(result: Preview) -> str:
         for kept in result.kept:
             body = [f"  {line}" for line in _lines(kept.old)]
             fence = _fence(body)
-            lines += [f"- `{kept.urn}` `{kept.path}` ({kept.source})", f"  {fence}json", *body, f"  {fence}"]
+            lines += [f"- {_code(kept.urn)} {_code(kept.path)} ({kept.source})", f"  {fence}json", *body, f"  {fence}"]
         lines.append("")
     lines += _outputs_lines(result.outputs) + _rollout_lines(result) + _cost_lines(result)
     for action in ACTIONS:
@@ -175,7 +194,7 @@ def changes_markdown(result: Preview) -> str:
             if change.no_rule:
                 flags.append("no rule")
             suffix = f" [{', '.join(flags)}]" if flags else ""
-            lines.append(f"- `{change.urn}`{suffix}")
+            lines.append(f"- {_code(change.urn)}{suffix}")
             if action == "replace":
                 lines.append(f"  - because: {'; '.join(change.replaced_because)}")
                 if change.delete_first_by:

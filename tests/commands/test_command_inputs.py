@@ -11,6 +11,7 @@ import io
 import json
 import os
 import runpy
+import shutil
 import sys
 import tomllib
 from collections.abc import Callable
@@ -196,7 +197,7 @@ def test_a_forged_name_with_line_breaks_adds_no_line_to_the_console(dev_render: 
     protected["options"]["protect"] = True
     old = a_render(tmp_path / "old", [*records, protected])
     preview = run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out"))
-    assert preview.returncode == 1 and "refused: " in preview.stderr, preview.stderr
+    one_line_refusal(preview, "'name' is not a name the program makes")  # no name the program makes holds one
     for record in records:
         if record["type"] == DEPLOYMENT:
             record["inputs"]["metadata"]["name"] = forged  # named in dev's advisory on its moving model revision
@@ -212,6 +213,29 @@ def test_a_violation_line_keeps_its_message_whatever_the_name_holds() -> None:
     characters had cut the violation's message off."""
     line = runner.Violation("LLM-SEC-001", "evil" + "\x1b" * 30, "mandatory", "holds a token", "t").line()
     assert line.endswith(": holds a token") and line.isprintable()
+
+
+def test_a_hand_edited_render_adds_no_markup_of_its_own_to_changes_md(dev_render: Path, tmp_path: Path) -> None:
+    """An attacker: an OLD render's output key closed its code span and added a heading and a link, a cost label
+    added table cells and an image, and a record's name and the weights image wrote links into changes.md."""
+    old = tmp_path / "old"
+    shutil.copytree(dev_render, old)
+    states = json.loads((old / "states.json").read_text())
+    states["outputs"]["converged"]["x` ## Approved <b>LGTM</b> [link](https://attacker.example) `"] = "v"
+    (old / "states.json").write_text(json.dumps(states))
+    capacity = json.loads((old / "capacity.json").read_text())
+    capacity["sources"][0]["costs"][0]["label"] = 'Spot | 1 | 1 | +0 | <img src="https://attacker.example/p.png"> |'
+    (old / "capacity.json").write_text(json.dumps(capacity))
+    run = run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "out" / "changes.md").read_text()
+    assert "- `` x` ## Approved <b>LGTM</b> [link](https://attacker.example) ` `` (removed)" in text
+    assert "Spot \\| 1 \\| 1 \\| +0 \\| \\<img" in text and "<img" not in text.replace("\\<img", "")
+    for field, value in (("weightsImage", "x](https://attacker.example) **image verified**"),):
+        forged = json.loads((old / "states.json").read_text())
+        forged[field] = value
+        (old / "states.json").write_text(json.dumps(forged))
+        one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "o2")), field)
 
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"

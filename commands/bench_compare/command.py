@@ -331,9 +331,10 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
                 allowed = ", ".join(startup_report.PHASES)
                 raise InputError(f"{where}:{number}: unknown phase {json.dumps(name)[:40]}; allowed: {allowed}")
             number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
-            if value is not None and not (number_ok and value >= 0):
+            if value is not None and not (number_ok and 0 <= value <= measurement_file.MAX_SECONDS):
                 raise InputError(
-                    f"{where}:{number}: phase '{name}' is {json.dumps(value)[:40]}; allowed: seconds >= 0 or null"
+                    f"{where}:{number}: phase '{name}' is {json.dumps(value)[:40]}; allowed: seconds from 0 to "
+                    f"{measurement_file.MAX_SECONDS:,.0f}, or null"
                 )
         by_pod[record["pod"]] = record
     return startup_phases(list(by_pod.values()))
@@ -350,14 +351,14 @@ def startup_text(startup: measurement_file.StartupPhases | None) -> str:
         for name in startup_report.PHASES
         if name in startup.median_seconds
     ]
-    if startup.cold:
+    if startup.cold_pods:
         pods = (
-            f"{startup.cold_pods} of {startup.pods} pod(s) that started cold (waited for a new node, pulled the image)"
+            f"{startup.cold_pods} of {startup.pods} pod(s) that started cold (on a node made for it, the image pulled)"
         )
         return f"start-up of {pods}, s since created, median/max: " + ", ".join(cells)
     return (
-        f"start-up of {startup.pods} pod(s), s since created, median/max: {', '.join(cells)}; none waited for a new "
-        "node and pulled the image (bound to a node that was up, the image there, or its events gone after an hour): "
+        f"start-up of {startup.pods} pod(s), s since created, median/max: {', '.join(cells)}; none was on a node made "
+        "for it with the image pulled (a node that was up, the image there, or the node not readable): "
         "the engine's phases count, not the node, image and pod phases of a new replica"
     )
 

@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import datetime
 import functools
+import math
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -210,9 +211,7 @@ class StartupPhases(ConfigModel):
 
     pods: Annotated[int, Field(ge=1, le=100_000)] = Field(description="Serving pods the report covered.")
     cold_pods: Annotated[int | None, Field(ge=0, le=100_000)] = Field(
-        default=None,
-        description="Of them, pods that waited for a new node and pulled the image, whose phases these are when any "
-        "(else, or null, only the engine phase counts).",
+        default=None, description="Of them, pods that started cold, on a node made for them with the image pulled."
     )
     median_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
         description="Median per phase."
@@ -221,11 +220,6 @@ class StartupPhases(ConfigModel):
         description="Largest per phase."
     )
 
-    @property
-    def cold(self) -> bool:
-        """Whether the phases are those of pods that started cold (see cold_pods)."""
-        return bool(self.cold_pods)
-
     @model_validator(mode="after")
     def _known_phases(self) -> StartupPhases:
         if self.cold_pods is not None and self.cold_pods > self.pods:
@@ -233,6 +227,8 @@ class StartupPhases(ConfigModel):
         for name in (*self.median_seconds, *self.max_seconds):
             if name not in startup_report.PHASES:
                 raise ValueError(f"startup: unknown phase {name!r}; allowed: {', '.join(startup_report.PHASES)}")
+            if self.median_seconds.get(name, 0) > self.max_seconds.get(name, math.inf):
+                raise ValueError(f"startup: the median of {name} is above its largest value; allowed: at most it")
         return self
 
 

@@ -187,8 +187,7 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
             f"({routing.value} routing gives {_shown(_achieved(goal, best))} {GOAL_UNITS[goal]} there as "
             f"sized, {_shown(best.total_tokens_per_second)} total tok/s, {best.concurrent_requests:,} concurrent "
-            "requests); "
-            "raise target.maxNodes or lower the goal"
+            "requests); raise target.maxNodes or lower the goal"
         )
     nodes = met.nodes
     within: tuple[str, ...] = ()

@@ -172,11 +172,9 @@ def image_pull_seconds(config: StackConfig) -> float | None:
 
 
 def pod_with_pull(config: StackConfig, pod: Phase, entry: measurement_file.Measurement | None) -> Phase:
-    """The pod phase held against the pull the stack states (`pod_holding_pull`), unless a recorded cold start
-    measured it, pull and all."""
-    if entry is not None and entry.startup is not None and entry.startup.cold and pod.source.startswith(RECORDED):
-        return pod
-    return pod_holding_pull(pod, image_pull_seconds(config))
+    """The pod phase held against the stated pull (`pod_holding_pull`), unless a cold start measured it, pull too."""
+    measured = entry is not None and entry.startup is not None and entry.startup.cold_pods
+    return pod if measured and pod.source.startswith(RECORDED) else pod_holding_pull(pod, image_pull_seconds(config))
 
 
 def pod_holding_pull(pod: Phase, pull_seconds: float | None) -> Phase:
@@ -225,7 +223,6 @@ def total_phase(node: Phase, pod: Phase, label: str) -> Phase:
 
 def _extra_read_seconds(config: StackConfig, weights: Phase) -> float:
     """How much longer than the recipe's checkpoint this stack's takes to read (0 when not longer or not known)."""
-    # at the stack's own disk, as its checkpoint's read (weights.targetLoadSeconds sizes that disk, not throughputMibps)
     recipe_read = profile_of(DEFAULT_PROFILE).checkpoint.size_gib * MIB_PER_GIB / config.serving_throughput_mibps
     return 0.0 if weights.seconds_max is None else max(0.0, weights.seconds_max - recipe_read)
 
@@ -280,7 +277,7 @@ def recorded_startup(
         return None
     items = recorded if recorded is not None else measurement_file.load().measurements
     found = [
-        (item.startup.cold, item.date, index, item)
+        (bool(item.startup.cold_pods), item.date, index, item)
         for index, item in enumerate(items)
         if item.startup is not None and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
     ]
@@ -300,17 +297,14 @@ def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measureme
     assert entry.startup is not None
     median = entry.startup.median_seconds
     spans = {"engineStart": _difference(median, "engineReadySeconds", "containerStartedSeconds")}
-    if entry.startup.cold:
+    if entry.startup.cold_pods:
         spans |= {
             "node": _difference(median, "scheduledSeconds", None),
             "imagePull": _difference(median, "imagePulledSeconds", "scheduledSeconds"),
             "pod": _difference(median, "readySeconds", "scheduledSeconds"),
         }
-    pods = (
-        f"{entry.startup.cold_pods} pod(s) that waited for a new node and pulled the image"
-        if entry.startup.cold
-        else f"{entry.startup.pods} pod(s)"
-    )
+    cold = entry.startup.cold_pods
+    pods = f"{cold} pod(s) on a node made for it, the image pulled" if cold else f"{entry.startup.pods} pod(s)"
     source = f"{RECORDED} {entry.id} ({entry.date}): median of {pods}, start-up report"
     return tuple(
         replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
@@ -380,7 +374,8 @@ def startup_probe_seconds(config: StackConfig) -> int:
     whichever is longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the
     stack's configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's."""
     startup = getattr(recorded_startup(config), "startup", None)
-    pod = _difference(startup.median_seconds, "readySeconds", "scheduledSeconds") if startup and startup.cold else None
+    cold = startup.median_seconds if startup and startup.cold_pods else {}
+    pod = _difference(cold, "readySeconds", "scheduledSeconds")
     pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
     return max(STARTUP_PROBE_SECONDS, round(3 * (pod + _read_together(config, readers))))
 

@@ -132,8 +132,7 @@ class CapacityConfig(ConfigModel):
             "Where A4 nodes come from, in order of preference: each entry is one priority of the "
             "ComputeClass, GKE falls back to the next when one has no capacity. Entries: `{type: "
             "spot}`, `{type: flexStart, ...}`, `{type: reservation, name, project}`; 1-8, no repeats. "
-            "Default Flex-start then Spot; the presets set Spot in dev and staging, Flex-start then "
-            "Spot in prod."
+            "Default Flex-start then Spot; the presets set Spot in dev and staging, Flex-start then Spot in prod."
         ),
     )
     # A ComputeClass is a Kubernetes object (an RFC 1123 name would do); GKE's own rules for the class

@@ -212,8 +212,7 @@ class EngineConfig(ConfigModel):
         default=MambaCacheMode.align,
         description=(
             "`--mamba-cache-mode`: none, align or all; null omits the flag. Recipe: align, which Qwen "
-            "3.5 (a hybrid model) needs or it re-processes whole prompts; `all` is refused for Qwen "
-            "3.5."
+            "3.5 (a hybrid model) needs or it re-processes whole prompts; `all` is refused for Qwen 3.5."
         ),
     )
     mamba_block_size: Annotated[int | None, Field(ge=8, le=4096)] = Field(

@@ -60,8 +60,7 @@ class AutoscalingConfig(SwitchedGroup):
         default=AutoscalingMetric.waiting_requests,
         description=(
             "What the autoscaler tracks per pod: `waitingRequests` (vllm:num_requests_waiting) or "
-            "`kvCacheUsage` (vllm:kv_cache_usage_perc), read through the Custom Metrics Stackdriver "
-            "Adapter."
+            "`kvCacheUsage` (vllm:kv_cache_usage_perc), read through the Custom Metrics Stackdriver Adapter."
         ),
     )
     target_waiting_requests_per_pod: Annotated[int, Field(ge=1, le=65536)] = Field(

@@ -253,8 +253,7 @@ def mtp_problem(model: str, speculative: SpeculativeConfig | None, image: str) -
         first = min(loads, key=version_key)
         return (
             f"vLLM {release} cannot load the BF16 MTP branch of {model} "
-            "(https://github.com/vllm-project/vllm/pull/38832); "
-            f"use a v{first} image or set engine.speculative: null"
+            f"(https://github.com/vllm-project/vllm/pull/38832); use a v{first} image or set engine.speculative: null"
         )
     return ""
 

@@ -86,8 +86,7 @@ class GatewayConfig(ConfigModel):
     epp_cpu: Quantity = Field(
         default="10",
         description="CPU request of each picker pod (10: what held at 8K connections in the write-up). No CPU limit is "
-        "set, as in "
-        "llm-d-router's chart: a quota would throttle the one active picker.",
+        "set, as in llm-d-router's chart: a quota would throttle the one active picker.",
     )
     epp_memory: Quantity = Field(
         default="24Gi",

@@ -223,8 +223,7 @@ class StackConfig(ConfigModel):
                 "cluster.minMasterVersion: warmCapacity needs GKE "
                 f">= {CAPACITY_BUFFER_MIN_GKE_VERSION} (active CapacityBuffers); allowed: a minor newer than "
                 f"{'.'.join(CAPACITY_BUFFER_MIN_GKE_VERSION.split('.')[:2])} (a channel may give that minor an older "
-                "patch), or a full version "
-                f"from {CAPACITY_BUFFER_MIN_GKE_VERSION} on"
+                f"patch), or a full version from {CAPACITY_BUFFER_MIN_GKE_VERSION} on"
             )
         return self
 

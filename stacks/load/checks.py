@@ -42,6 +42,7 @@ from schemas.vllm_args import check_serve_args, extra_arg_values, flag_name
 from schemas.vllm_reasoning_parsers import registered as registered_reasoning_parsers
 from schemas.vllm_releases import image_release
 from stacks.args import engine_flags, flex_start_recycling_seconds, serve_arguments
+from stacks.capacity.time_to_serve import wake_lead_seconds
 from stacks.config.capacity import FlexStartSource
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX
 from stacks.config.profiles import profile_for_model
@@ -574,9 +575,8 @@ def _ranges_fit(config: StackConfig) -> str | None:
     return None
 
 
-# An A4 node (a4-highgpu-8g): 224 vCPU, 3,968 GB of memory, 12 TiB of local SSD (Compute Engine
-# "Accelerator-optimized machine family", A4). Autopilot rejects a pod larger than the node can hold
-# (GKE "Resource requests in Autopilot"); the exact allocatable after system pods was not verified.
+# An A4 node (a4-highgpu-8g): 224 vCPU, 3,968 GB, 12 TiB local SSD (Compute Engine "Accelerator-optimized machine
+# family"); Autopilot rejects a larger pod (GKE "Resource requests in Autopilot"); the allocatable is not verified.
 A4_NODE_CAPACITY = {"cpu": "224", "memory": "3968G", "ephemeralStorage": "12Ti"}
 
 
@@ -587,6 +587,21 @@ def _pod_fits_node(config: StackConfig) -> str | None:
         if amount is not None and node is not None and amount > node:
             return f"engine.{key}: {quote(value)} is more than an A4 node has; at most {A4_NODE_CAPACITY[key]}"
     return None
+
+
+def _wake_after_the_sleep(config: StackConfig) -> str | None:
+    """A wake led by the time to serve (a recorded start-up report's, unbounded) fires after the previous sleep."""
+    hours, schedule = config.schedule.business_hours, config.schedule
+    if not schedule.enabled or hours is None or schedule.entries or schedule.wake_lead_seconds is not None:
+        return None
+    (start_h, start_m), (end_h, end_m) = (map(int, clock.split(":")) for clock in (hours.start, hours.end))
+    lead, off = wake_lead_seconds(config), 86_400 - 3600 * (end_h - start_h) - 60 * (end_m - start_m)
+    if lead < off:
+        return None
+    return (
+        f"schedule.businessHours: the wake would lead by the time to serve, {lead:,} s (plan.md's planning figure), no "
+        f"less than the {off:,} s from sleep to wake; set schedule.wakeLeadSeconds (0-7200) or check the measurement"
+    )
 
 
 CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
@@ -604,6 +619,7 @@ CHECKS: tuple[Callable[[StackConfig], str | None], ...] = (
     _flex_start_recycling_spreads,
     _ranges_fit,
     _pod_fits_node,
+    _wake_after_the_sleep,
 )
 
 

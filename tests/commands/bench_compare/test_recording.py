@@ -509,7 +509,7 @@ def test_a_start_up_report_of_pods_that_started_warm_measures_no_node_nor_pod_ph
     recording = ["--config-file", str(stack), "--measurements", str(again), "--record", "--source", SOURCE]
     run = run_main(bench_compare_main, "seqs", str(log), *recording)
     assert run.returncode == 0, run.stderr
-    assert "none waited for a new node and pulled the image" in run.stdout
+    assert "none was on a node made for it with the image pulled" in run.stdout
     recorded = measurements.load(again).measurements
     found = {phase.key: phase for phase in time_to_serve(config, recorded=recorded).phases}
     assert found["node"].basis == "measured" and "recorded" not in found["node"].source  # the write-up's
@@ -522,6 +522,7 @@ def test_a_start_up_report_of_pods_that_started_warm_measures_no_node_nor_pod_ph
     [
         ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":-1}}', "phase 'readySeconds' is -1"),
         ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":"soon"}}', "phase 'readySeconds' is \"soon\""),
+        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":1e8}}', "job.log:"),  # named by line, not on record
         ('STARTUP_PHASES {"pod":"a","phases":{"lunchSeconds":1}}', 'unknown phase "lunchSeconds"'),
         ('STARTUP_PHASES {"phases":{}}', "naming its 'pod'"),
         ("STARTUP_PHASES [1", "job.log"),

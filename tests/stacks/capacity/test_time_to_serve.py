@@ -118,6 +118,23 @@ def test_a_later_warm_report_keeps_the_cold_one_and_the_plan_agrees_with_the_sta
             assert time_to_serve(config).planning_seconds == planning_seconds(config)
 
 
+def test_a_wake_led_past_the_sleep_before_it_is_refused(tmp_path: Path) -> None:
+    """An attacker: a recorded pod phase of 15 h led dev's 08:00 wake to 16:55 the day before, two hours before the
+    19:00 sleep, and plan.md said the pods serve at opening. A lead set by hand is bounded (0-7200); the derived one
+    must fit the 13 h from sleep to wake."""
+    config = stack_config("dev")
+    with measurements.using(_with_startup(config, tmp_path / "slow.yaml", scheduled=300, ready=54_300)):
+        with pytest.raises(InvalidConfig, match=r"schedule.businessHours: the wake would lead by the time to serve"):
+            validate(stack_settings("dev"))
+        assert validate({**stack_settings("dev"), "schedule": {"wakeLeadSeconds": 3600}}).schedule.wake_lead_seconds
+    with measurements.using(_with_startup(config, tmp_path / "odd.yaml", scheduled=300, ready=600)):
+        document = yaml.safe_load((tmp_path / "odd.yaml").read_text())
+        document["measurements"][-1]["startup"]["maxSeconds"] = {"readySeconds": 0}
+        (tmp_path / "odd.yaml").write_text(yaml.safe_dump(document))
+        with pytest.raises(measurements.MeasurementsError, match="the median of readySeconds is above its largest"):
+            measurements.load(tmp_path / "odd.yaml")
+
+
 def _business_hours(settings: dict[str, Any], replicas: int) -> StackConfig:
     return validate(
         {**settings, "schedule": {"businessHours": {"start": "08:00", "end": "19:00", "replicas": replicas}}}

@@ -79,6 +79,20 @@ class Effect:
 UPDATE_EFFECTS: tuple[Effect, ...] = (
     # only a floor above master_version sends DesiredMasterVersion
     Effect("gcp:container/cluster:Cluster", "minMasterVersion", f"{_CLUSTER}:4916-4956", _master_version),
+    # sent as DesiredDefaultEnablePrivateNodes, which the GKE API gives as "whether future created nodes have private
+    # IP addresses only" (ClusterUpdate, GKE API reference): the nodes that run keep their addresses
+    Effect(
+        "gcp:container/cluster:Cluster",
+        "privateClusterConfig.enablePrivateNodes",
+        f"{_CLUSTER}:4122-4136; GKE API ClusterUpdate.desiredDefaultEnablePrivateNodes",
+        lambda old, new: (
+            "sets the cluster's default for nodes created from then on (UpdateCluster "
+            "DesiredDefaultEnablePrivateNodes, 'whether future created nodes have private IP addresses only'): the "
+            "running A4 nodes keep "
+            f"{'internal addresses only' if old else 'their external addresses'} until they are replaced (a Spot "
+            "preemption, a Flex-start recycling, an upgrade); whether GKE recreates them sooner is not verified here"
+        ),
+    ),
     # a provider-side guard, read only by Delete
     Effect("gcp:container/cluster:Cluster", "deletionProtection", f"{_CLUSTER}:344,5889", lambda old, new: STATE_ONLY),
     # clientSideFields: an update that changes deletion_policy alone cancels the API call

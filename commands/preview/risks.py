@@ -662,6 +662,15 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             )
         if (delete_first := _global_delete_first(change)) is not None:
             found.append(delete_first)
+        if (
+            change.action == "update"
+            and old[change.urn]["options"].get("protect")
+            and not change.options.get("protect")
+        ):
+            found.append(
+                f"{change.urn}: no longer protected (Pulumi's protect option is off after this `up`): a later "
+                "`pulumi destroy`, or an update that replaces it, deletes it"
+            )
         if change.action == "delete" and record["type"] == CLUSTER_TYPE and not change.options.get("protect"):
             name = record["inputs"].get("name")
             found.append(

@@ -147,9 +147,9 @@ RRULE_DAYS = {"mon": "MO", "tue": "TU", "wed": "WE", "thu": "TH", "fri": "FR", "
 
 
 class MaintenanceWindow(ConfigModel):
-    """When GKE may upgrade the control plane and the nodes (the cluster's recurring maintenance
-    window): outside it GKE starts no automatic upgrade, so a serving A4 node is not replaced
-    mid-week for one."""
+    """When GKE may upgrade the control plane and the nodes (the recurring maintenance window): auto-upgrades wait for
+    it; GKE keeps emergency upgrades outside it, and GPU host maintenance, Spot preemption and Flex-start recycling
+    ignore it (GKE "Maintenance windows and exclusions")."""
 
     days: Annotated[list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]], Field(min_length=1)] = Field(
         default=["sat", "sun"], description="Days the window opens (UTC), each listed once."
@@ -219,8 +219,8 @@ class ClusterConfig(ConfigModel):
     )
     maintenance_window: MaintenanceWindow = Field(
         default=MaintenanceWindow(),
-        description="The recurring window GKE upgrades in (default Saturday and Sunday 00:00-06:00 UTC): no "
-        "automatic upgrade replaces a serving A4 node outside it.",
+        description="The recurring window GKE auto-upgrades in (default Saturday and Sunday 00:00-06:00 UTC); not "
+        "emergency upgrades, GPU host maintenance, Spot preemption nor Flex-start recycling.",
     )
     deletion_protection: bool | None = Field(
         default=None, description="Defaults to the environment preset: on in prod, off elsewhere."

@@ -131,6 +131,10 @@ def test_private_nodes_off_is_an_update_the_provider_acts_on(
         ("privateClusterConfig.enablePrivateNodes", True, False)
     ]
     assert result.refusals == [] and result.kept == []
+    # a platform review: the GKE API sets the default for future nodes; the running ones keep their addresses
+    effect = change.inputs[0].effect
+    assert effect is not None and "nodes created from then on" in effect.says
+    assert "the running A4 nodes keep internal addresses only until they are replaced" in effect.says
 
 
 def test_dropping_authorized_networks_is_no_change_and_says_what_to_do(

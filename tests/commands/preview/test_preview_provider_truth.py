@@ -111,6 +111,15 @@ def test_a_lower_version_floor_changes_only_the_state_and_a_higher_one_may_upgra
     assert lower.effect is not None and lower.effect.says.startswith(STATE_ONLY)
 
 
+def test_a_cluster_whose_protect_goes_off_says_so() -> None:
+    """A platform review: prod's deletionProtection set false (the documented destroy path) also drops Pulumi's
+    protect, and only the [protect] tag went away."""
+    old = changed(changed(base_state(), "gke", "options.protect", True), "gke", "inputs.deletionProtection", True)
+    new = changed(changed(old, "gke", "options.protect", False), "gke", "inputs.deletionProtection", False)
+    assert any("no longer protected" in warning for warning in preview(old, new).warnings)
+    assert not any("no longer protected" in warning for warning in preview(old, old).warnings)
+
+
 def test_guards_and_deletion_policies_are_state_only_and_say_so_in_both_files() -> None:
     old = changed(base_state(), "disk", "inputs.deletionPolicy", "DELETE")
     result = preview(old, changed(old, "disk", "inputs.deletionPolicy", "ABANDON"))

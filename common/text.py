@@ -4,6 +4,7 @@ the same in the program's messages (stacks/) and the commands' output (commands/
 from __future__ import annotations
 
 import math
+import re
 
 # The longest one-line message a command or the program prints (longer ones are cut).
 MESSAGE_MAX = 400
@@ -30,6 +31,16 @@ def kind_of_value(value: object) -> str:
     if isinstance(value, str):
         return "a string"
     return "true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "null"
+
+
+def code_span(text: str) -> str:
+    """A markdown inline code span of the text, whatever backticks it holds (CommonMark: a longer run of backticks
+    around it, and a space inside where it starts or ends with one), so that a value from a file closes no span
+    early and adds no markup of its own."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def escaped(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from commands.preview import json_values
 from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown, cost_span
-from common.text import escaped
+from common.text import code_span, escaped
 
 BACKTICKS = re.compile(r"`+")
 
@@ -23,16 +23,6 @@ def _lines(value: Any) -> list[str]:
     if isinstance(value, str):
         return value.splitlines() or [""]
     return json.dumps(value, indent=2, sort_keys=True).splitlines()
-
-
-def _code(text: str) -> str:
-    """An inline code span of the text, whatever backticks it holds (CommonMark: a longer run of backticks
-    around it, and a space inside where it starts or ends with one), so that a value of a hand-edited render
-    closes no span early and adds no markup of its own."""
-    longest = max((len(run) for run in BACKTICKS.findall(text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 # What a text in a table cell may not hold as it is: a cell's end, and the signs of links, HTML and emphasis.
@@ -70,7 +60,7 @@ def _input_lines(change: InputChange) -> list[str]:
     fence = _fence(body)
     effect = [f"    - the provider: {change.effect.says} ({change.effect.source})"] if change.effect else []
     return [
-        f"  - {_code(change.path)}{marker}",
+        f"  - {code_span(change.path)}{marker}",
         *effect,
         f"    {fence}diff",
         *(f"    {line}" for line in body),
@@ -96,7 +86,7 @@ def _outputs_lines(outputs: OutputsDiff | None) -> list[str]:
             f"+ {line}" for line in _lines(new) if new is not MISSING
         ]
         fence = _fence(body)
-        lines += [f"- {_code(key)} ({what})", f"  {fence}diff", *(f"  {line}" for line in body), f"  {fence}"]
+        lines += [f"- {code_span(key)} ({what})", f"  {fence}diff", *(f"  {line}" for line in body), f"  {fence}"]
     return [*lines, ""]
 
 
@@ -179,7 +169,12 @@ def changes_markdown(result: Preview) -> str:
         for kept in result.kept:
             body = [f"  {line}" for line in _lines(kept.old)]
             fence = _fence(body)
-            lines += [f"- {_code(kept.urn)} {_code(kept.path)} ({kept.source})", f"  {fence}json", *body, f"  {fence}"]
+            lines += [
+                f"- {code_span(kept.urn)} {code_span(kept.path)} ({kept.source})",
+                f"  {fence}json",
+                *body,
+                f"  {fence}",
+            ]
         lines.append("")
     lines += _outputs_lines(result.outputs) + _rollout_lines(result) + _cost_lines(result)
     for action in ACTIONS:
@@ -194,7 +189,7 @@ def changes_markdown(result: Preview) -> str:
             if change.no_rule:
                 flags.append("no rule")
             suffix = f" [{', '.join(flags)}]" if flags else ""
-            lines.append(f"- {_code(change.urn)}{suffix}")
+            lines.append(f"- {code_span(change.urn)}{suffix}")
             if action == "replace":
                 lines.append(f"  - because: {'; '.join(change.replaced_because)}")
                 if change.delete_first_by:

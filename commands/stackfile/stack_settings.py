@@ -24,6 +24,7 @@ from typing import Any
 from commands.io.console import hide_known_secrets
 from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
+from common.text import code_span
 from stacks.load.loader import (
     HF_TOKEN_KEY,
     PROVIDER_DEFAULTS,
@@ -241,7 +242,7 @@ def engine_notes(settings: StackSettings) -> list[str]:
     if isinstance(tags, dict) and tags:
         notes.append(
             "Stack tags (`pulumi:tags`; the CLI sets them on the stack in Pulumi Cloud, they label no resource): "
-            + ", ".join(f"`{name}={value}`" for name, value in sorted(tags.items()))
+            + ", ".join(code_span(f"{name}={value}") for name, value in sorted(tags.items()))
         )
     disabled = settings.value(stackfile.DISABLE_DEFAULT_PROVIDERS_KEY)
     if isinstance(disabled, list) and disabled:

@@ -585,14 +585,24 @@ def test_a_source_with_an_invisible_character_is_refused_on_record_and_in_the_fi
     source = f"Team run, see https://example.com/report{hidden}fdp.exe"
     file = copy_of_the_file(tmp_path)
     run = record(tmp_path, file, "--date", "2026-11-23", "--source", source)
-    assert run.returncode == 2 and f"invisible character U+{ord(hidden):04X}" in run.stderr, run.stderr
+    assert run.returncode == 2 and f"character U+{ord(hidden):04X}" in run.stderr, run.stderr
     assert hidden not in run.stderr
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
     document = yaml.safe_load(file.read_text())
     document["measurements"][0]["source"] = source
     file.write_text(yaml.safe_dump(document, allow_unicode=True))
-    with pytest.raises(measurements.MeasurementsError, match=f"invisible character U\\+{ord(hidden):04X}"):
+    with pytest.raises(measurements.MeasurementsError, match=f"character U\\+{ord(hidden):04X}"):
         measurements.load(file)
+
+
+def test_a_source_with_markup_is_refused(tmp_path: Path) -> None:
+    """An attacker: plan.md prints the source as it is, so a link, an image or table cells of its own showed the
+    reader another source than the file holds."""
+    source = "Google Cloud official benchmark](https://attacker.example/a) <img src=x> | **verified**"
+    file = copy_of_the_file(tmp_path)
+    run = record(tmp_path, file, "--date", "2026-11-23", "--source", source)
+    assert run.returncode == 2 and "character U+005D (RIGHT SQUARE BRACKET)" in run.stderr, run.stderr
+    assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
 
 
 def test_a_record_without_a_source_is_refused(tmp_path: Path) -> None:

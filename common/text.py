@@ -43,6 +43,24 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+BACKTICK_RUN = re.compile(r"`+")
+LINK_OR_HTML = re.compile(r"([\[<])")
+
+
+def inert(text: str) -> str:
+    """Markdown prose whose `[` and `<` outside its code spans are escaped (CommonMark: a run of backticks opens a
+    span that the next run of the same length closes, else it is text), so that a value from a file in it opens no
+    link, image or HTML; what the code spans hold, and the rest, stay as they are."""
+    pieces, at = [], 0
+    while (opening := BACKTICK_RUN.search(text, at)) is not None:
+        pieces.append(LINK_OR_HTML.sub(r"\\\1", text[at : opening.start()]))
+        width = len(opening.group())
+        closing = next((run for run in BACKTICK_RUN.finditer(text, opening.end()) if len(run.group()) == width), None)
+        at = closing.end() if closing is not None else opening.end()
+        pieces.append(text[opening.start() : at])
+    return "".join([*pieces, LINK_OR_HTML.sub(r"\\\1", text[at:])])
+
+
 def escaped(text: str) -> str:
     """The text with every character that is not printable (a line break too) escaped as Python spells it."""
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)

@@ -589,8 +589,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             # with the word mailgun before it, as gitleaks' rule has it (`key-` and 32 hex digits alone is a cache key)
             (
                 "a Mailgun API key",
-                r"(?i:mailgun)[\w.-]{0,20}[\s'\"]{0,3}[:=][\s'\"=]{0,5}key-[a-f0-9]{32}(?![A-Za-z0-9])",
-                ("ailgun", "AILGUN"),
+                r"(?i:mailgun)[ \t\w.-]{0,20}[\s'\"]{0,3}[:=][\s'\"=]{0,5}key-[a-f0-9]{32}(?![A-Za-z0-9])",
+                ("ailgun", "AILGUN", "ailGun", "AILgun"),
             ),
             (
                 "a Fly.io token",
@@ -730,6 +730,18 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         tuple(needle for word in PASSPHRASE_WORDS for needle in (word[1:], word[1:].upper())),
         within_a_line=True,
     ),
+    # the same option with its value in bash's ANSI-C quotes, whose \' is part of it (`--api-key $'ab\'cd...'`): the
+    # quoted value whole (the pattern after this one would stop at the \' and show the rest)
+    SecretPattern(
+        ASSIGNMENT_KIND,
+        re.compile(
+            r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
+            + "|".join(OPTION_WORDS)
+            + r")[ \t]+)\$'(?:[^'\\\r\n]|\\.){4,200}'"
+        ),
+        ("--",),
+        within_a_line=True,
+    ),
     # a long option that takes a secret with its value after a space, as a command line in a text holds it
     # (`EXTRA_OPTS="--api-key VALUE"`, `--hf-token VALUE`, `--password VALUE`; the `=` form is above): an option
     # whose name ends in a secret word, then a value that is no other option, reference or placeholder and not
@@ -862,10 +874,22 @@ def unescaped(text: str) -> str | None:
     return urllib.parse.unquote(JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text))
 
 
+# How many layers of escapes are read through: a value escaped again (`ghp%255F...`, a URL in another URL's query)
+# decodes to the secret after two (an attacker wrote a GitHub token so).
+ESCAPE_LAYERS = 3
+
+
 def _escaped_kinds(text: str) -> list[str]:
-    """The kinds of secret behind the text's JSON or URL escapes (none when it has no escape)."""
+    """The kinds of secret behind the text's JSON or URL escapes, up to ESCAPE_LAYERS deep (none without an escape)."""
     decoded = unescaped(text)
-    return _kinds(decoded, decoded=True) if decoded is not None else []
+    for _ in range(ESCAPE_LAYERS):
+        if decoded is None:
+            return []
+        kinds = _kinds(decoded, decoded=True)
+        if kinds:
+            return kinds
+        decoded = unescaped(decoded)
+    return []
 
 
 def secret_kinds(text: str) -> list[str]:

@@ -80,13 +80,15 @@ def _records(value: Any, where: str) -> list[Record]:
 
 # states.json's note of the settings an ESC environment supplies under `pulumi up`, which the render could not see.
 UNSEEN_SETTINGS_KEY = "unseenSettings"
-UNSEEN_SETTINGS_MAX = 4000
+# 50 imports of ESC references of up to 302 characters, and the placeholders (commands/stackfile/esc.py)
+UNSEEN_SETTINGS_MAX = 65_536
 # A Compute Engine image's name (the images API: `[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters).
 IMAGE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
-# The note a render writes there (commands/stackfile/stack_settings.py esc_note), and nothing else: its names are an
-# ESC environment's, a config key's or a placeholder's, so that a hand-edited render's own prose, links or HTML never
-# reach a preview's warnings (an attacker's "Reviewed: this update is safe [details](...)").
-_NAME = r"`[A-Za-z0-9_./:@-]{1,200}`"
+# The note a render writes there (commands/stackfile/stack_settings.py esc_note), and nothing else: its fixed words, and
+# an ESC environment's, a config key's or a placeholder's name in a code span (where markup is text), so that a
+# hand-edited render's own prose, links or HTML never reach a preview's warnings (an attacker's "Reviewed: this
+# update is safe [details](...)").
+_NAME = r"`[^`\n]{1,400}`"
 _SOURCE = rf"(?:{_NAME}|the stack file's inline `environment` values)"
 ESC_NOTE = re.compile(
     rf"Pulumi ESC: the stack imports {_SOURCE}(?:, {_SOURCE})*, which an offline render cannot open\. "

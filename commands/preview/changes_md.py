@@ -9,7 +9,7 @@ from typing import Any
 
 from commands.preview import json_values
 from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown, cost_span
-from common.text import code_span, escaped
+from common.text import code_span, escaped, inert
 
 BACKTICKS = re.compile(r"`+")
 
@@ -58,7 +58,7 @@ def _input_lines(change: InputChange) -> list[str]:
     else:
         body = [f"- {line}" for line in _lines(change.old)] + [f"+ {line}" for line in _lines(change.new)]
     fence = _fence(body)
-    effect = [f"    - the provider: {change.effect.says} ({change.effect.source})"] if change.effect else []
+    effect = [inert(f"    - the provider: {change.effect.says} ({change.effect.source})")] if change.effect else []
     return [
         f"  - {code_span(change.path)}{marker}",
         *effect,
@@ -94,9 +94,9 @@ def _rollout_lines(result: Preview) -> list[str]:
     if not result.rollouts:
         return []
     lines = ["## Serving pods: when they follow, pods x time to serve", ""]
-    lines += [f"- {rollout.what} ({rollout.when})" for rollout in result.rollouts]
+    lines += [inert(f"- {rollout.what} ({rollout.when})") for rollout in result.rollouts]
     source = result.rollouts[0].source
-    return [*lines, "", f"Time to serve per pod: {source}.", ""]
+    return [*lines, "", inert(f"Time to serve per pod: {source}."), ""]
 
 
 def _usd(value: tuple[float, float] | None, signed: bool = False) -> str:
@@ -158,19 +158,23 @@ def changes_markdown(result: Preview) -> str:
         ", ".join(f"{counts[action]} to {action}" for action in ACTIONS) + f", {counts['same']} unchanged.",
         "",
     ]
+    # Prose that may quote values of the renders compared: inert, so that a hand-edited render's value opens no link
+    # or HTML of its own (an attacker: a minMasterVersion and an input's name with a link reached changes.md).
     if result.notes:
-        lines += ["## What is compared", ""] + [f"- {line}" for line in result.notes] + [""]
+        lines += ["## What is compared", ""] + [inert(f"- {line}") for line in result.notes] + [""]
     if result.refusals:
-        lines += ["## The engine would refuse this update", ""] + [f"- {line}" for line in result.refusals] + [""]
+        lines += (
+            ["## The engine would refuse this update", ""] + [inert(f"- {line}") for line in result.refusals] + [""]
+        )
     if result.warnings:
-        lines += ["## Warnings", ""] + [f"- {line}" for line in result.warnings] + [""]
+        lines += ["## Warnings", ""] + [inert(f"- {line}") for line in result.warnings] + [""]
     if result.kept:
         lines += ["## No change: the old value stays", ""]
         for kept in result.kept:
             body = [f"  {line}" for line in _lines(kept.old)]
             fence = _fence(body)
             lines += [
-                f"- {code_span(kept.urn)} {code_span(kept.path)} ({kept.source})",
+                f"- {code_span(kept.urn)} {code_span(kept.path)} ({inert(kept.source)})",
                 f"  {fence}json",
                 *body,
                 f"  {fence}",
@@ -191,15 +195,15 @@ def changes_markdown(result: Preview) -> str:
             suffix = f" [{', '.join(flags)}]" if flags else ""
             lines.append(f"- {code_span(change.urn)}{suffix}")
             if action == "replace":
-                lines.append(f"  - because: {'; '.join(change.replaced_because)}")
+                lines.append(inert(f"  - because: {'; '.join(change.replaced_because)}"))
                 if change.delete_first_by:
-                    lines.append(f"  - deleted first by {change.delete_first_by}")
+                    lines.append(inert(f"  - deleted first by {change.delete_first_by}"))
             if change.config_keys:
-                lines.append(f"  - stack setting: {', '.join(sorted(change.config_keys))}")
+                lines.append(inert(f"  - stack setting: {', '.join(sorted(change.config_keys))}"))
             elif change.no_config_keys:
-                lines.append(f"  - stack setting: none ({change.no_config_keys})")
+                lines.append(inert(f"  - stack setting: none ({change.no_config_keys})"))
             if change.effect:
-                lines.append(f"  - the provider: {change.effect.says} ({change.effect.source})")
+                lines.append(inert(f"  - the provider: {change.effect.says} ({change.effect.source})"))
             if action in ("update", "replace"):
                 for input_change in change.inputs:
                     lines += _input_lines(input_change)

@@ -289,7 +289,7 @@ def time_to_serve(
     if entry is not None:
         phases = recorded_phases(phases, entry)
         node, pod = phases[0], phases[-1]
-    pod = pod_with_pull(config, pod, entry)
+    pod = pod_with_pull(config, pod)
     phases = (*phases[:-1], pod)
     cold = total_phase(node, pod, COLD)
     held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")

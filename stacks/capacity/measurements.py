@@ -243,12 +243,12 @@ def source_problem(source: str, shown_in: str) -> str | None:
     kinds = secret_kinds(source)
     if kinds:
         return f"holds {kinds[0]}, which {shown_in}; say who measured it and where it is published"
-    hidden = next((char for char in source if unicodedata.category(char) in ("Cc", "Cf") or char in "`<>|[]"), None)
+    hidden = next((char for char in source if unicodedata.category(char) in ("Cc", "Cf") or char in "`<>["), None)
     if hidden is not None:
-        # a bidirectional override, a zero-width character or markdown (plan.md prints it) shows another text
+        # a bidirectional override, a zero-width character or markup (plan.md prints it) shows another text
         return (
             f"holds the character U+{ord(hidden):04X} ({unicodedata.name(hidden, 'a control character')}), which shows "
-            "a reader another text than it holds; allowed: printable text without ` < > | [ ]"
+            "a reader another text than it holds (a code span, HTML, a link); allowed: printable text without ` < > ["
         )
     found = uncitable(source)
     if found:

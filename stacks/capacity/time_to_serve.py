@@ -42,7 +42,6 @@ from stacks.config.time_to_serve import (
 Basis = Literal["measured", "assumed", "computed", "not measured", "held"]
 MIB_PER_GIB = 1024
 COLD = "a new replica on a new node"
-RECORDED = "recorded measurement"
 REPORT = "the start-up report the benchmark Job prints (STARTUP_PHASES lines, docs/time-to-serve.md)"
 
 
@@ -171,15 +170,14 @@ def image_pull_seconds(config: StackConfig) -> float | None:
     return None if size is None or rate is None else size * MIB_PER_GIB / rate
 
 
-def pod_with_pull(config: StackConfig, pod: Phase, entry: measurement_file.Measurement | None) -> Phase:
-    """The pod phase held against the stated pull (`pod_holding_pull`), unless a cold start measured it, pull too."""
-    measured = entry is not None and entry.startup is not None and entry.startup.cold_pods
-    return pod if measured and pod.source.startswith(RECORDED) else pod_holding_pull(pod, image_pull_seconds(config))
+def pod_with_pull(config: StackConfig, pod: Phase) -> Phase:
+    """The pod phase held against the stated pull, unless a recorded cold start (`recorded_phases`) measured it."""
+    measured = pod.source.startswith("recorded measurement")
+    return pod if measured else pod_holding_pull(pod, image_pull_seconds(config))
 
 
 def pod_holding_pull(pod: Phase, pull_seconds: float | None) -> Phase:
-    """The pod phase, which holds the image pull: a computed pull longer than the phase's figure cannot sit in it, so
-    the phase is at least that pull and at most that pull plus all of the phase (the load, compile and graphs after)."""
+    """The pod phase, which holds the image pull: a longer stated pull makes it [pull, pull + the phase's figure]."""
     if pull_seconds is None or pod.seconds_max is None or pull_seconds <= pod.seconds_max:
         return pod
     return replace(
@@ -270,8 +268,7 @@ STARTUP_AGNOSTIC_FIELDS = LOAD_FIELDS - {"routing"}
 def recorded_startup(
     config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
 ) -> measurement_file.Measurement | None:
-    """The newest measurement holding a start-up report of this stack's engine configuration and routing
-    (the benchmark's load aside) of pods that started cold, else the newest of any, if any."""
+    """The newest start-up report of this stack's engine and routing (load aside) of cold pods, else of any, or None."""
     mine = measurement_file.configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
     if measurement_file.UNKNOWN in mine.values():
         return None
@@ -292,8 +289,7 @@ def _difference(median: dict[str, float], late: str, early: str | None) -> float
 
 
 def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
-    """The phases with the recorded start-up report's medians where it has them: the node, image and pod
-    phases only from pods that started cold (a new node, the image pulled), the engine's from any."""
+    """The phases with a recorded start-up report's medians: node, image and pod from cold pods, engine from any."""
     assert entry.startup is not None
     median = entry.startup.median_seconds
     spans = {"engineStart": _difference(median, "engineReadySeconds", "containerStartedSeconds")}
@@ -305,7 +301,7 @@ def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measureme
         }
     cold = entry.startup.cold_pods
     pods = f"{cold} pod(s) on a node made for it, the image pulled" if cold else f"{entry.startup.pods} pod(s)"
-    source = f"{RECORDED} {entry.id} ({entry.date}): median of {pods}, start-up report"
+    source = f"recorded measurement {entry.id} ({entry.date}): median of {pods}, start-up report"
     return tuple(
         replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
         if spans.get(phase.key) is not None
@@ -322,7 +318,7 @@ def _node_and_pod(config: StackConfig) -> tuple[Phase, Phase]:
     entry = recorded_startup(config)
     if entry is not None:
         node, pod = recorded_phases((node, pod), entry)
-    return node, pod_with_pull(config, pod, entry)
+    return node, pod_with_pull(config, pod)
 
 
 def planning_figure(config: StackConfig) -> tuple[int, str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from common.checkpoints import checkpoint_gib
 from common.code_loading_env import CODE_LOADING_ENV, loads_code
+from common.cron import WEEKDAYS
 from common.quantities import quantity_value
 from components.autoscaling import ADAPTER_NAMESPACE
 from components.benchmark import benchmark_job_name
@@ -590,17 +591,20 @@ def _pod_fits_node(config: StackConfig) -> str | None:
 
 
 def _wake_after_the_sleep(config: StackConfig) -> str | None:
-    """A wake led by the time to serve (a recorded start-up report's, unbounded) fires after the previous sleep."""
+    """A led wake (wakeLeadSeconds, or the wake's time to serve, unbounded) fires after the sleep it follows."""
     hours, schedule = config.schedule.business_hours, config.schedule
-    if not schedule.enabled or hours is None or schedule.entries or schedule.wake_lead_seconds is not None:
+    if not schedule.enabled or hours is None or schedule.entries:
         return None
+    days = sorted(WEEKDAYS.index(day) for day in hours.days)
+    apart = min((day - before) % 7 or 7 for day, before in zip(days, days[-1:] + days[:-1], strict=True))
     (start_h, start_m), (end_h, end_m) = (map(int, clock.split(":")) for clock in (hours.start, hours.end))
-    lead, off = wake_lead_seconds(config), 86_400 - 3600 * (end_h - start_h) - 60 * (end_m - start_m)
-    if lead < off:
-        return None
+    off = min(86_400 * apart - 3600 * (end_h - start_h) - 60 * (end_m - start_m), 86_400)  # led_cron: within a day
+    lead = wake_lead_seconds(config)
     return (
-        f"schedule.businessHours: the wake would lead by the time to serve, {lead:,} s (plan.md's planning figure), no "
-        f"less than the {off:,} s from sleep to wake; set schedule.wakeLeadSeconds (0-7200) or check the measurement"
+        f"schedule: the wake step, led by {lead:,} s (wakeLeadSeconds, else the wake's time to serve: plan.md), must "
+        f"fire after the sleep it follows and within a day: at most {off - 1:,} s; shorten the lead or the hours"
+        if lead >= off
+        else None
     )
 
 

@@ -175,6 +175,8 @@ SERVICE_ACCOUNT_KEY = (
             ("--api_key sk1234abcd", "a password or key assignment"),
             ("password: correct horse battery staple", "a password or key assignment"),
             ('{"user": "app", "password": "Tr0ub4dor&3 x"}', "a password or key assignment"),
+            # a token escaped twice (an attacker: `%255F` decodes to `%5F`, then to `_`)
+            ("ghp%255F" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2", "a GitHub token"),
             # tokens of a fixed prefix (an attacker: each was written to the manifests)
             ("dt0c01.ABCDEFGHIJKLMNOPQRSTUVWX." + "a1B2c3D4" * 8, "a Dynatrace token"),
             ("NRAK-ABCDEFGHIJ0123456789KLMNOPQ", "a New Relic key"),
@@ -202,12 +204,19 @@ SERVICE_ACCOUNT_KEY = (
             ("PASSWORD=$'ab\\'cdefghXYZ123' next", "a password or key assignment"),  # its \' is in the value
             ('PASSWORD=$"s3cr3tPa55" next', "a password or key assignment"),
             ('--api-key $"Zq8hunter2xyz"', "a password or key assignment"),
+            ("--api-key $'abcdefgh\\'ijklmnop' --port 1", "a password or key assignment"),
+            ("mailgun api key: key-" + "0123456789abcdef" * 2, "a Mailgun API key"),
         ),
     ],
 )
 def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str) -> None:
     assert any(found.startswith(kind) for found in secret_kinds(text))
     assert "***" in redact_secrets(text)
+
+
+def test_an_option_s_value_in_ansi_c_quotes_is_hidden_whole() -> None:
+    """A diff review: `--api-key $'s3cr3tV4lu3\\'x'` was hidden up to the \\' and showed the rest."""
+    assert redact_secrets("serve --api-key $'s3cr3tV4lu3\\'x' --port 1") == "serve --api-key *** --port 1"
 
 
 @pytest.mark.parametrize(
@@ -348,6 +357,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "https://" + "a1b2c3d4e5f6a1b2c3d4" * 3 + "@dev.azure.com/o",  # a token as a URL's user
         "--api-key " + "Zq8hunter2xyz",  # a secret option and its value after a space
         "password: " + "correct horse battery staple",  # a passphrase
+        "--api-key $'" + "ab\\'cdefgh1'",  # the same in bash's ANSI-C quotes
     ]
     filler = "x = 1 " * (LINE_BY_LINE_FROM // 6)
     for secret in secrets:

@@ -598,11 +598,14 @@ def test_a_source_with_an_invisible_character_is_refused_on_record_and_in_the_fi
 def test_a_source_with_markup_is_refused(tmp_path: Path) -> None:
     """An attacker: plan.md prints the source as it is, so a link, an image or table cells of its own showed the
     reader another source than the file holds."""
-    source = "Google Cloud official benchmark](https://attacker.example/a) <img src=x> | **verified**"
+    source = "Google Cloud official benchmark <img src=x> | **verified**"
     file = copy_of_the_file(tmp_path)
     run = record(tmp_path, file, "--date", "2026-11-23", "--source", source)
-    assert run.returncode == 2 and "character U+005D (RIGHT SQUARE BRACKET)" in run.stderr, run.stderr
+    assert run.returncode == 2 and "character U+003C (LESS-THAN SIGN)" in run.stderr, run.stderr
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
+    # a title's `|` and a `]` are text (a diff review: "... | Google Cloud Blog" is a common title)
+    titled = record(tmp_path, file, "--date", "2026-11-23", "--source", "Serving at scale | Google Cloud Blog, ok]")
+    assert titled.returncode == 0, titled.stderr
 
 
 def test_a_record_without_a_source_is_refused(tmp_path: Path) -> None:

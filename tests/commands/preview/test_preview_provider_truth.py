@@ -111,6 +111,16 @@ def test_a_lower_version_floor_changes_only_the_state_and_a_higher_one_may_upgra
     assert lower.effect is not None and lower.effect.says.startswith(STATE_ONLY)
 
 
+def test_a_value_quoted_in_changes_md_prose_opens_no_link_nor_html() -> None:
+    """A diff review: a hand-edited render's minMasterVersion reached the provider's line and the rollout's as
+    markdown, with a link of its own; in prose, outside code spans, `[` and `<` are escaped."""
+    forged = "1.99 **Reviewed by SRE** [details](https://attacker.example/approve) <img src=x>"
+    text = changes_markdown(preview(base_state(), changed(base_state(), "gke", "inputs.minMasterVersion", forged)))
+    assert "upgrades the control plane to 1.99 **Reviewed by SRE** \\[details](https" in text
+    prose = [line for line in text.splitlines() if not line.startswith(("    + ", "    - "))]  # the diff is fenced
+    assert not [line for line in prose if "[details](" in line.replace("\\[details](", "") or " <img" in line]
+
+
 def test_a_cluster_whose_protect_goes_off_says_so() -> None:
     """A platform review: prod's deletionProtection set false (the documented destroy path) also drops Pulumi's
     protect, and only the [protect] tag went away."""

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from commands.engine import mocks
-from commands.io.states import ESC_NOTE, load_states
+from commands.io.states import ESC_NOTE, UNSEEN_SETTINGS_MAX, load_states
 from commands.preview.command import preview_states
 from commands.stackfile import stack_settings
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
@@ -110,13 +110,20 @@ def test_a_preview_says_what_the_esc_environment_may_change_unseen(tmp_path: Pat
         (("myorg/serving-prod",), (), ["gke-b200-serving:project"]),
         ((), ("gke-b200-serving:engine",), []),
         (("a", "b/c@3"), ("gke-b200-serving:engine", "gke-b200-serving:routing"), ["gke-b200-serving:project"]),
+        # a diff review: a secret ESC supplies stands in as [unset secret:... from ESC]; references 302 long, 50 of them
+        ((f"{'o' * 100}/{'e' * 100}@{'v' * 100}",) * 50, (), ["gke-b200-serving:wandbApiKey"]),
     ],
 )
 def test_every_esc_note_a_render_writes_is_one_a_preview_reads(
     imports: tuple[str, ...], computed: tuple[str, ...], placeholders: list[str]
 ) -> None:
     """A preview reads back only the note a render writes (commands/io/states.py ESC_NOTE): each form of it."""
-    config = {key: stack_settings.ESC_PROJECT_PLACEHOLDER for key in placeholders}
+    config = {
+        key: stack_settings.ESC_PROJECT_PLACEHOLDER
+        if key.endswith(":project")
+        else f"{stack_settings.UNSET_PLACEHOLDER}{key} from ESC]"
+        for key in placeholders
+    }
     settings = stack_settings.StackSettings(
         "gke-b200-serving",
         "dev",
@@ -127,7 +134,7 @@ def test_every_esc_note_a_render_writes_is_one_a_preview_reads(
         placeholders,
     )
     note = stack_settings.esc_note(settings)
-    assert note is not None and ESC_NOTE.fullmatch(note), note
+    assert note is not None and ESC_NOTE.fullmatch(note) and len(note) <= UNSEEN_SETTINGS_MAX, note
 
 
 def test_without_esc_a_missing_project_is_one_line(tmp_path: Path) -> None:

@@ -44,21 +44,27 @@ def code_span(text: str) -> str:
 
 
 BACKTICK_RUN = re.compile(r"`+")
-LINK_OR_HTML = re.compile(r"([\[<])")
+# What opens a link or image (a `[` whose `]` is followed by `(`, `[` or `:`), HTML or an autolink (`<` and a letter,
+# `/`, `!` or `?`), or takes a backslash escape (a backslash before ASCII punctuation, which would un-escape what
+# follows): escaped, and nothing else, so that prose such as `labels["x"]` or `addresses[0]` reads as it is.
+LINK_OR_HTML = re.compile(r"(\[(?=[^\]]*\][(\[:])|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~]))")
 
 
 def inert(text: str) -> str:
-    """Markdown prose whose `[` and `<` outside its code spans are escaped (CommonMark: a run of backticks opens a
-    span that the next run of the same length closes, else it is text), so that a value from a file in it opens no
-    link, image or HTML; what the code spans hold, and the rest, stay as they are."""
-    pieces, at = [], 0
+    """Markdown prose with what would open a link, an image or HTML outside its code spans escaped (CommonMark: a
+    run of backticks opens a span that the next run of the same length closes, else it is text), so that a value
+    from a file in it adds no markup of its own; what the code spans hold, and the rest, stay as they are."""
+    spans, at = [], 0
     while (opening := BACKTICK_RUN.search(text, at)) is not None:
-        pieces.append(LINK_OR_HTML.sub(r"\\\1", text[at : opening.start()]))
         width = len(opening.group())
         closing = next((run for run in BACKTICK_RUN.finditer(text, opening.end()) if len(run.group()) == width), None)
+        if closing is not None:
+            spans.append((opening.end(), closing.start()))
         at = closing.end() if closing is not None else opening.end()
-        pieces.append(text[opening.start() : at])
-    return "".join([*pieces, LINK_OR_HTML.sub(r"\\\1", text[at:])])
+    return LINK_OR_HTML.sub(
+        lambda sign: sign.group() if any(start <= sign.start() < end for start, end in spans) else "\\" + sign.group(),
+        text,
+    )
 
 
 def escaped(text: str) -> str:

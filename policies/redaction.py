@@ -731,13 +731,16 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         within_a_line=True,
     ),
     # the same option with its value in bash's ANSI-C quotes, whose \' is part of it (`--api-key $'ab\'cd...'`): the
-    # quoted value whole (the pattern after this one would stop at the \' and show the rest)
+    # quoted value whole (the pattern after this one would stop at the \' and show the rest), with that pattern's
+    # exceptions (a placeholder or reference, a number, letters only)
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
             r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
             + "|".join(OPTION_WORDS)
-            + r")[ \t]+)\$'(?:[^'\\\r\n]|\\.){4,200}'"
+            + r")[ \t]+)\$'(?![0-9]+')"
+            + PLAIN_VALUE
+            + r"(?=(?:[^'\\\r\n]|\\.){0,200}[^A-Za-z_.\s'\\-])(?:[^'\\\r\n]|\\.){8,200}'"
         ),
         ("--",),
         within_a_line=True,

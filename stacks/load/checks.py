@@ -599,11 +599,11 @@ def _wake_after_the_sleep(config: StackConfig) -> str | None:
     apart = min((day - before) % 7 or 7 for day, before in zip(days, days[-1:] + days[:-1], strict=True))
     (start_h, start_m), (end_h, end_m) = (map(int, clock.split(":")) for clock in (hours.start, hours.end))
     off = min(86_400 * apart - 3600 * (end_h - start_h) - 60 * (end_m - start_m), 86_400)  # led_cron: within a day
-    lead = wake_lead_seconds(config)
+    lead = wake_lead_seconds(config)  # led_cron leads by whole minutes, rounded up
     return (
         f"schedule: the wake step, led by {lead:,} s (wakeLeadSeconds, else the wake's time to serve: plan.md), must "
-        f"fire after the sleep it follows and within a day: at most {off - 1:,} s; shorten the lead or the hours"
-        if lead >= off
+        f"fire after the sleep it follows and within a day: at most {off - 60:,} s; shorten the lead or the hours"
+        if 60 * math.ceil(lead / 60) >= off
         else None
     )
 

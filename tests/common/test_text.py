@@ -1,4 +1,6 @@
-from common.text import escaped, human_duration, shown_number
+import pytest
+
+from common.text import escaped, human_duration, inert, shown_number
 
 
 def test_durations_are_human_readable() -> None:
@@ -16,3 +18,20 @@ def test_numbers_read_as_a_stack_file_spells_them() -> None:
 
 def test_what_is_not_printable_is_escaped() -> None:
     assert escaped("a\nb\x1b]0;x\x07\u202e") == "a\\nb\\x1b]0;x\\x07\\u202e"
+
+
+@pytest.mark.parametrize(
+    ("prose", "expected"),
+    [
+        ("plain [x](y) <b> <= 3", "plain \\[x](y) \\<b> <= 3"),
+        ("a `[x](y)` b [c](d)", "a `[x](y)` b \\[c](d)"),  # a code span's text is text already
+        ('labels["llm/env"] changed, addresses[0].value', 'labels["llm/env"] changed, addresses[0].value'),
+        # a diff review: a value's own backslash had un-escaped the escape, or made a backtick text and a link live
+        ("\\[r](https://a) \\<img src=x>", "\\\\\\[r](https://a) \\\\\\<img src=x>"),
+        ("\\`[two](https://b)`", "\\\\`[two](https://b)`"),
+        ("`` x` [l](u) ` `` after [z](w)", "`` x` [l](u) ` `` after \\[z](w)"),
+        ("[x]: https://attacker.example", "\\[x]: https://attacker.example"),  # a link reference definition
+    ],
+)
+def test_inert_prose_opens_no_link_nor_html(prose: str, expected: str) -> None:
+    assert inert(prose) == expected

@@ -204,7 +204,7 @@ SERVICE_ACCOUNT_KEY = (
             ("PASSWORD=$'ab\\'cdefghXYZ123' next", "a password or key assignment"),  # its \' is in the value
             ('PASSWORD=$"s3cr3tPa55" next', "a password or key assignment"),
             ('--api-key $"Zq8hunter2xyz"', "a password or key assignment"),
-            ("--api-key $'abcdefgh\\'ijklmnop' --port 1", "a password or key assignment"),
+            ("--api-key $'abcd3fgh\\'ijklmnop' --port 1", "a password or key assignment"),
             ("mailgun api key: key-" + "0123456789abcdef" * 2, "a Mailgun API key"),
         ),
     ],
@@ -287,6 +287,8 @@ def test_an_option_s_value_in_ansi_c_quotes_is_hidden_whole() -> None:
         "sha256~abc",
         "api_org_x",
         *("key-" + "0123456789abcdef" * 2, "--download-dir=/cache/key-" + "0123456789abcdef" * 2),
+        # placeholders and numbers in ANSI-C quotes, as in every other quoting (a diff review)
+        *("--api-key $'<your-api-key>'", "--api-key $'${VLLM_API_KEY}'", "--api-key $'none'", "--eos-token $'</s>'"),
         *("monkey-" + "0123456789abcdef" * 2, "key-value", "gsk_short", "r8_x", "xai-grok-2", "sgp_local", "NRAK-"),
         # placeholders and references, a port and a path before an `@`, an image's digest, prose
         *("password=$DB_PASSWORD", "password=<password>", "password={db_password}", "password=(see below)"),

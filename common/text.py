@@ -3,6 +3,7 @@ the same in the program's messages (stacks/) and the commands' output (commands/
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 
@@ -44,10 +45,11 @@ def code_span(text: str) -> str:
 
 
 BACKTICK_RUN = re.compile(r"`+")
-# What opens a link or image (a `[` whose `]` is followed by `(`, `[` or `:`), HTML or an autolink (`<` and a letter,
-# `/`, `!` or `?`), or takes a backslash escape (a backslash before ASCII punctuation, which would un-escape what
-# follows): escaped, and nothing else, so that prose such as `labels["x"]` or `addresses[0]` reads as it is.
-LINK_OR_HTML = re.compile(r"(\[(?=[^\]]*\][(\[:])|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~]))")
+# What may open a link or image (`[`, when a `](`, `][` or `]:` follows anywhere: link texts may nest brackets), HTML
+# or an autolink (`<` and a letter, `/`, `!` or `?`), or take a backslash escape (a backslash before ASCII
+# punctuation, which would un-escape what follows): escaped, and nothing else, so that prose such as `labels["x"]`
+# or `addresses[0]` reads as it is.
+MARKUP_SIGN = re.compile(r"\[|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~])")
 
 
 def inert(text: str) -> str:
@@ -61,10 +63,19 @@ def inert(text: str) -> str:
         if closing is not None:
             spans.append((opening.end(), closing.start()))
         at = closing.end() if closing is not None else opening.end()
-    return LINK_OR_HTML.sub(
-        lambda sign: sign.group() if any(start <= sign.start() < end for start, end in spans) else "\\" + sign.group(),
-        text,
-    )
+    link_end = max(text.rfind("]("), text.rfind("]["), text.rfind("]:"))
+
+    starts = [
+        start for start, _ in spans
+    ]  # in order, and apart: the span a sign may be in is the last that starts before
+
+    def escape(sign: re.Match[str]) -> str:
+        index = bisect.bisect_right(starts, sign.start()) - 1
+        inside = index >= 0 and sign.start() < spans[index][1]
+        plain = sign.group() == "[" and sign.start() > link_end
+        return sign.group() if inside or plain else "\\" + sign.group()
+
+    return MARKUP_SIGN.sub(escape, text)
 
 
 def escaped(text: str) -> str:

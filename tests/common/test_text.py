@@ -31,7 +31,17 @@ def test_what_is_not_printable_is_escaped() -> None:
         ("\\`[two](https://b)`", "\\\\`[two](https://b)`"),
         ("`` x` [l](u) ` `` after [z](w)", "`` x` [l](u) ` `` after \\[z](w)"),
         ("[x]: https://attacker.example", "\\[x]: https://attacker.example"),  # a link reference definition
+        ("[a[b]](https://attacker.example)", "\\[a\\[b]](https://attacker.example)"),  # a link text with brackets
     ],
 )
 def test_inert_prose_opens_no_link_nor_html(prose: str, expected: str) -> None:
     assert inert(prose) == expected
+
+
+@pytest.mark.timeout(120)  # a hang guard: linear, well under a second; a sign checked against every span, minutes
+@pytest.mark.parametrize("unit", ["`a`[", "[", "` ", "\\["])
+def test_inert_reads_a_long_hostile_line_once(unit: str) -> None:
+    """A value of a hand-edited render may be long: every sign was checked against every code span (100 KB of
+    "`a`[": 24 s)."""
+    text = unit * (400_000 // len(unit)) + "](x)"
+    assert len(inert(text)) >= len(text)

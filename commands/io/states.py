@@ -89,11 +89,12 @@ IMAGE_NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?")
 # hand-edited render's own prose, links or HTML never reach a preview's warnings (an attacker's "Reviewed: this
 # update is safe [details](...)").
 _NAME = r"`[^`\n]{1,400}`"
+_MORE = r"(?:, and [0-9,]+ more)?"
 _SOURCE = rf"(?:{_NAME}|the stack file's inline `environment` values)"
 ESC_NOTE = re.compile(
     rf"Pulumi ESC: the stack imports {_SOURCE}(?:, {_SOURCE})*, which an offline render cannot open\. "
-    rf"(?:Placeholders stand in for {_NAME} \({_NAME}\)(?:, {_NAME} \({_NAME}\))*\. )?"
-    rf"(?:It computes {_NAME}(?:, {_NAME})*\. )?"
+    rf"(?:Placeholders stand in for {_NAME} \({_NAME}\)(?:, {_NAME} \({_NAME}\))*{_MORE}\. )?"
+    rf"(?:It computes {_NAME}(?:, {_NAME})*{_MORE}\. )?"
     r"Keys the stack file leaves out take their defaults here; under `pulumi up` the environment's `pulumiConfig` "
     r"may set them \(the stack file's own values win\)\."
 )

@@ -192,13 +192,30 @@ def _esc_placeholders(project: str, config: dict[str, str], environment: StackEn
 EXAMPLE_REVISION = "0123456789abcdef0123456789abcdef01234567"
 
 
+# How many keys, and how much of each, the note lists: a preview reads it back only in that form (commands/io/states.py
+# ESC_NOTE: names in code spans of at most 400 characters, no backtick or line break).
+NOTE_KEYS_MAX = 100
+NOTE_KEY_CHARS = 400
+
+
+def _noted(name: str) -> str:
+    return "`" + (name.replace("`", "'").replace("\n", " ")[:NOTE_KEY_CHARS] or "(empty)") + "`"
+
+
+def _listed(items: list[str]) -> str:
+    more = len(items) - NOTE_KEYS_MAX
+    return ", ".join(items[:NOTE_KEYS_MAX]) + (f", and {more:,} more" if more > 0 else "")
+
+
 def esc_note(settings: StackSettings) -> str | None:
     """What the offline run could not see of the stack's ESC environment (None: nothing)."""
     environment = settings.environment
     if not environment.opaque:
         return None
-    stand_ins = ", ".join(f"`{key.partition(':')[2]}` (`{settings.config[key]}`)" for key in settings.esc_placeholders)
-    computed = ", ".join(f"`{key.partition(':')[2]}`" for key in environment.computed_keys)
+    stand_ins = _listed(
+        [f"{_noted(key.partition(':')[2])} ({_noted(settings.config[key])})" for key in settings.esc_placeholders]
+    )
+    computed = _listed([_noted(key.partition(":")[2]) for key in environment.computed_keys])
     return (
         f"Pulumi ESC: the stack imports {environment.sources}, which an offline render cannot open. "
         + (f"Placeholders stand in for {stand_ins}. " if stand_ins else "")

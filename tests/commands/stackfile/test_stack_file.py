@@ -112,6 +112,9 @@ def test_a_preview_says_what_the_esc_environment_may_change_unseen(tmp_path: Pat
         (("a", "b/c@3"), ("gke-b200-serving:engine", "gke-b200-serving:routing"), ["gke-b200-serving:project"]),
         # a diff review: a secret ESC supplies stands in as [unset secret:... from ESC]; references 302 long, 50 of them
         ((f"{'o' * 100}/{'e' * 100}@{'v' * 100}",) * 50, (), ["gke-b200-serving:wandbApiKey"]),
+        # a third diff review: keys of another namespace the program does not check, odd and many
+        ((), ("kubernetes:we`ird", "kubernetes:a\nb", "kubernetes:" + "k" * 420, "kubernetes:"), []),
+        ((), tuple(f"kubernetes:key{index}" for index in range(150)), []),
     ],
 )
 def test_every_esc_note_a_render_writes_is_one_a_preview_reads(

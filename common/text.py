@@ -34,17 +34,19 @@ def kind_of_value(value: object) -> str:
     return "true or false" if isinstance(value, bool) else "a number" if isinstance(value, int | float) else "null"
 
 
+BACKTICK_RUN = re.compile(r"`+")
+
+
 def code_span(text: str) -> str:
     """A markdown inline code span of the text, whatever backticks it holds (CommonMark: a longer run of backticks
     around it, and a space inside where it starts or ends with one), so that a value from a file closes no span
     early and adds no markup of its own."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = max((len(run) for run in BACKTICK_RUN.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-BACKTICK_RUN = re.compile(r"`+")
 # What may open a link or image (`[`, when a `](`, `][` or `]:` follows anywhere: link texts may nest brackets), HTML
 # or an autolink (`<` and a letter, `/`, `!` or `?`), or take a backslash escape (a backslash before ASCII
 # punctuation, which would un-escape what follows): escaped, and nothing else, so that prose such as `labels["x"]`

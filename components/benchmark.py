@@ -196,17 +196,16 @@ class BenchmarkJob(pulumi.ComponentResource):
             ],
             opts=child,
         )
+        job_account = k8s.rbac.v1.SubjectArgs(
+            kind="ServiceAccount", name=self.service_account.metadata.name, namespace=args.namespace
+        )
         self.role_binding = k8s.rbac.v1.RoleBinding(
             f"{name}-binding",
             metadata=metadata,
             role_ref=k8s.rbac.v1.RoleRefArgs(
                 api_group="rbac.authorization.k8s.io", kind="Role", name=self.role.metadata.name
             ),
-            subjects=[
-                k8s.rbac.v1.SubjectArgs(
-                    kind="ServiceAccount", name=self.service_account.metadata.name, namespace=args.namespace
-                )
-            ],
+            subjects=[job_account],
             opts=child,
         )
         # The start-up report reads each serving pod's node, to tell a node made for the pod (a cold start) from one
@@ -224,11 +223,7 @@ class BenchmarkJob(pulumi.ComponentResource):
             role_ref=k8s.rbac.v1.RoleRefArgs(
                 api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=self.node_reader.metadata.name
             ),
-            subjects=[
-                k8s.rbac.v1.SubjectArgs(
-                    kind="ServiceAccount", name=self.service_account.metadata.name, namespace=args.namespace
-                )
-            ],
+            subjects=[job_account],
             opts=child,
         )
         self.job = k8s.batch.v1.Job(

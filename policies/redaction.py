@@ -237,6 +237,10 @@ OPTION_WORDS = (
     *(word for word in KEY_WORDS if word not in ("secret", "credential", "credentials", "creds")),
     *("auth", "client-secret", "client_secret", "app-secret", "api-secret", "shared-secret"),
 )
+# A long option whose name ends in one of them (`--api-key`, `--hf-token`), and the blanks before its value.
+SECRET_OPTION = r"(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:" + "|".join(OPTION_WORDS) + r")[ \t]+"
+# One character of a value in bash's ANSI-C quotes (`$'...'`), where `\'` is one.
+ANSI_C_CHARACTER = r"(?:[^'\\\r\n]|\\.)"
 
 
 CURL_OPTION_REACH = 512
@@ -679,7 +683,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
             # bash's ANSI-C quotes, whose \' is part of the value; else $"...", "...", '...' or none
-            + r"(?:\$'(?:[^'\\\r\n]|\\.){4,}'|(?:\$(?=[\"']))?[\"']?"
+            + rf"(?:\$'{ANSI_C_CHARACTER}{{4,}}'|(?:\$(?=[\"']))?[\"']?"
             + PLAIN_VALUE
             + r"[^\s\"'&;,]{4,})"
         ),
@@ -736,11 +740,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
-            + "|".join(OPTION_WORDS)
-            + r")[ \t]+)\$'(?![0-9]+')"
+            rf"(?P<kept>{SECRET_OPTION})\$'(?![0-9]+')"
             + PLAIN_VALUE
-            + r"(?=(?:[^'\\\r\n]|\\.){0,200}[^A-Za-z_.\s'\\-])(?:[^'\\\r\n]|\\.){8,200}'"
+            + rf"(?={ANSI_C_CHARACTER}{{0,200}}[^A-Za-z_.\s'\\-]){ANSI_C_CHARACTER}{{8,200}}'"
         ),
         ("--",),
         within_a_line=True,
@@ -755,9 +757,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            r"(?P<kept>(?<![A-Za-z0-9_-])--(?:[A-Za-z0-9]{1,30}[-_]){0,6}(?i:"
-            + "|".join(OPTION_WORDS)
-            + r")[ \t]+(?:\$(?=[\"']))?[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{1,2}/)"
+            rf"(?P<kept>{SECRET_OPTION}(?:\$(?=[\"']))?[\"']?)(?!-|[0-9]+(?![^\s\"'`\\,;()])|~/|\.{{1,2}}/)"
             + PLAIN_VALUE
             + r"(?=[^\s\"'`\\,;()]{0,200}[^A-Za-z_.\s\"'`\\,;()-])[^\s\"'`\\,;()]{8,200}[^\s\"'`\\,;()]*+"
         ),

@@ -88,7 +88,7 @@ def folded(text: object) -> str:
 
 
 def one_line(text: object, limit: int = MESSAGE_MAX) -> str:
-    line = printable(" ".join(str(text).split()))
+    line = folded(text)
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 

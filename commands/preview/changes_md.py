@@ -9,9 +9,7 @@ from typing import Any
 
 from commands.preview import json_values
 from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown, cost_span
-from common.text import code_span, escaped, inert
-
-BACKTICKS = re.compile(r"`+")
+from common.text import BACKTICK_RUN, code_span, escaped, inert
 
 
 def _lines(value: Any) -> list[str]:
@@ -34,7 +32,7 @@ def _cell(text: str) -> str:
 
 
 def _fence(texts: list[str]) -> str:
-    longest = max((len(run) for text in texts for run in BACKTICKS.findall(text)), default=0)
+    longest = max((len(run) for text in texts for run in BACKTICK_RUN.findall(text)), default=0)
     return "`" * max(3, longest + 1)
 
 

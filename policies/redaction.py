@@ -15,8 +15,10 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+import hashlib
 import json
 import re
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -898,7 +900,32 @@ def _escaped_kinds(text: str) -> list[str]:
 def secret_kinds(text: str) -> list[str]:
     """What kinds of secret the text holds ("a Hugging Face token", "an AWS access key id", ...), first
     found first, also behind JSON and URL escapes; empty when none."""
-    return _kinds(text) or _escaped_kinds(text)
+    if len(text) <= KEPT_TEXT_LENGTH:
+        return list(_short_text_kinds(text))
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _long_text_lock:
+        kinds = _long_text_kinds.get(key)
+    if kinds is None:
+        kinds = _text_kinds(text)
+        with _long_text_lock:
+            if len(_long_text_kinds) >= KEPT_LONG_TEXTS:
+                del _long_text_kinds[next(iter(_long_text_kinds))]
+            _long_text_kinds[key] = kinds
+    return list(kinds)
+
+
+def _text_kinds(text: str) -> tuple[str, ...]:
+    return tuple(_kinds(text) or _escaped_kinds(text))
+
+
+# A text is often scanned again: a render's files by the render and then by the writer every command writes
+# through, the files of one render in the next, a record's strings by each no-secret policy. Its kinds are kept:
+# a short text's by the text, a long one's by its digest (so that what is kept stays small).
+KEPT_TEXT_LENGTH = 1024
+KEPT_LONG_TEXTS = 4096
+_short_text_kinds = functools.lru_cache(maxsize=16384)(_text_kinds)
+_long_text_kinds: dict[bytes, tuple[str, ...]] = {}
+_long_text_lock = threading.Lock()
 
 
 # A name that ends so holds where a secret is, not the secret (HF_TOKEN_FILE, --ssl-keyfile, TOKEN_PATH,

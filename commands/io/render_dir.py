@@ -198,7 +198,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
     """A document of a render folder with every secret hidden (the module's docstring says which);
     `secret_object`: `value` is a Kubernetes Secret's inputs."""
     if isinstance(value, str):
-        return _json_text_hidden(_line_flags_hidden(_hidden_text(value)))
+        return _hidden_short_string(value) if len(value) <= CACHED_TEXT_LENGTH else _string_hidden(value)
     if isinstance(value, list):
         return [without_secrets(item) for item in _flag_values_hidden(value)]
     if not isinstance(value, dict):
@@ -222,6 +222,13 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
         _hidden_text(key): _hidden_entry(key, item, secret_object, secret_record and key == "inputs")
         for key, item in value.items()
     }
+
+
+def _string_hidden(text: str) -> str:
+    return _json_text_hidden(_line_flags_hidden(_hidden_text(text)))
+
+
+_hidden_short_string = functools.lru_cache(maxsize=16384)(_string_hidden)
 
 
 def _json_text_hidden(text: str) -> str:

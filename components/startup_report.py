@@ -9,7 +9,7 @@ Each line holds, for one pod, seconds since the pod was created (`metadata.creat
 | key | when | from |
 |---|---|---|
 | scheduledSeconds | bound to a node (a scale-from-zero waits here for the node) | condition PodScheduled |
-| imagePulledSeconds | the engine image pulled (0 when already on the node) | event Pulled of the container |
+| imagePulledSeconds | the engine image on the node at the first start (pulled, or found there) | event Pulled |
 | containerStartedSeconds | the (last) engine container started | containerStatuses[].state.running.startedAt |
 | weightsLoadedSeconds | the last engine loaded its weights | vLLM log "Model loading took" |
 | compiledSeconds | the last engine finished torch.compile | vLLM log "torch.compile took" |
@@ -99,22 +99,24 @@ def engine_containers(pod: dict[str, Any], container: str) -> list[str]:
 
 
 def pulled_time(events: list[dict[str, Any]], containers: list[str]) -> tuple[str | None, bool]:
-    """When the engine containers had their image (each one's latest Pulled event; the last of them) and
-    whether it was already on the node for every one (a rank that finds the image another rank pulled
-    is no cached start)."""
-    latest: dict[str, tuple[str, bool]] = {}
+    """When the engine containers had their image at their first start (each one's first Pulled event; the last of
+    them) and whether it was already on the node for every one (a rank that finds the image another rank pulled
+    is no cached start). A container that restarts gets a Pulled "already present" event at each start (the kubelet
+    counts them into one event, its firstTimestamp the first): a pod that pulled the image, then restarted, still
+    started cold."""
+    first: dict[str, tuple[str, bool]] = {}
     for event in events:
         # spec.containers{NAME}; an event without a field path is the pod's own
         field_path = event.get("involvedObject", {}).get("fieldPath", "")
         name = field_path.rpartition("{")[2].rstrip("}") if field_path else containers[0]
-        when = event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
+        when = event.get("firstTimestamp") or event.get("eventTime") or event.get("lastTimestamp")
         if event.get("reason") != "Pulled" or name not in containers or not when:
             continue
-        if name not in latest or parse_time(when) >= parse_time(latest[name][0]):
-            latest[name] = (str(when), "already present" in event.get("message", ""))
-    if not latest:
+        if name not in first or parse_time(when) < parse_time(first[name][0]):
+            first[name] = (str(when), "already present" in event.get("message", ""))
+    if not first:
         return None, False
-    return max((when for when, _ in latest.values()), key=parse_time), all(cached for _, cached in latest.values())
+    return max((when for when, _ in first.values()), key=parse_time), all(cached for _, cached in first.values())
 
 
 def log_times(log: str) -> dict[str, str]:

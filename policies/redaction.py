@@ -16,6 +16,7 @@ import base64
 import contextlib
 import functools
 import hashlib
+import html
 import json
 import re
 import threading
@@ -787,12 +788,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # options, CURL_OPTS=-u ...; -su, -ualice:..., a quoted user:password): the password after the user's
     # colon; not a reference ($PASS, ${...}); not past the curl command (`| sh && docker run -u 1000:1000`). The
     # option within CURL_OPTION_REACH characters of `curl`: an unbounded reach made a line of many `curl`s
-    # quadratic (40 KB: 7 s).
+    # quadratic (40 KB: 7 s). The user's option is the cluster's first u (curl takes the rest as its value): any u
+    # had let `curl -uuu...` end the cluster at each one and read the rest again (32 KB: 1.5 s).
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
             f"(?i)(?<![A-Za-z0-9])curl(?![A-Za-z0-9])[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
-            + r"(?<![\w-])(?:-[A-Za-z]*u[ \t]*|--user(?:[ \t]+|=))[\"']?"
+            + r"(?<![\w-])(?:-[A-TV-Za-tv-z]*u[ \t]*|--user(?:[ \t]+|=))[\"']?"
             + PLAIN_VALUE
             + r"[^\s:'\"]+:"
             + PLAIN_VALUE
@@ -866,17 +868,25 @@ def _kinds(text: str, decoded: bool = False) -> list[str]:
     return kinds
 
 
-# JSON's `\u0068` and a URL's `%68`: a program that reads the value (vLLM's JSON flags, an OTLP header)
-# decodes them back into the secret.
-ESCAPE = re.compile(r"\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}")
+# JSON's `\u0068`, `\/` and `\t` and a URL's `%68`: a program that reads the value (vLLM's JSON flags, an OTLP
+# header, a JSON config in a variable) decodes them back into the secret (`https:\/\/hooks.slack.com\/...`). And
+# HTML's character references (`&#95;`, `&lowbar;`), which a Markdown page (changes.md on a pull request) shows as the
+# character. Not JSON's `\"` nor `\\`: every JSON text of a render holds them, and no secret needs them.
+ESCAPE_SHAPE = (
+    r"\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}|\\[/t]|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+)
+ESCAPE = re.compile(ESCAPE_SHAPE)
 JSON_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+JSON_SHORT_ESCAPE = re.compile(r"\\([/t])")
 
 
 def unescaped(text: str) -> str | None:
-    """The text with its JSON `\\uXXXX` and URL `%XX` escapes decoded; None when it has none."""
+    """The text with its JSON (`\\uXXXX`, `\\/`, `\\t`), HTML and URL escapes decoded; None when it has none."""
     if ESCAPE.search(text) is None:
         return None
-    return urllib.parse.unquote(JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text))
+    text = JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text)
+    text = JSON_SHORT_ESCAPE.sub(lambda match: "/" if match[1] == "/" else "\t", text)
+    return urllib.parse.unquote(html.unescape(text))
 
 
 # How many layers of escapes are read through: a value escaped again (`ghp%255F...`, a URL in another URL's query)
@@ -987,11 +997,7 @@ def _hide_patterns(text: str) -> str:
 
 
 # A hidden span against an escape: the match may have stopped at it, the secret going on behind it.
-HIDDEN_AT_AN_ESCAPE = re.compile(
-    re.escape(REDACTED)
-    + r"(?:\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})|(?:\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2})"
-    + re.escape(REDACTED)
-)
+HIDDEN_AT_AN_ESCAPE = re.compile(f"{re.escape(REDACTED)}(?:{ESCAPE_SHAPE})|(?:{ESCAPE_SHAPE}){re.escape(REDACTED)}")
 
 
 # How much of a secret's end shows that the rest of it was left behind an escape (a shorter rest shows no more).
@@ -1027,8 +1033,14 @@ def redact_secrets(text: str) -> str:
 
 
 # `user:password@host` without a scheme (a gateway address, a proxy as curl's -x takes it): in a message quoting a
-# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is).
-USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']+@(?!sha[0-9]+:)")
+# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is). The password is
+# at most PASSWORD_REACH characters: unbounded, each `=` of a long run of `x:=` read the rest of it again (80 KB: 3 s).
+PASSWORD_REACH = 256
+USER_PASSWORD = re.compile(
+    r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']{1,"
+    + str(PASSWORD_REACH)
+    + r"}@(?!sha[0-9]+:)"
+)
 
 
 def redact_quoted(text: str) -> str:

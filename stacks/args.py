@@ -194,9 +194,8 @@ def flex_start_recycling_seconds(config: StackConfig) -> int:
 
 
 def capacity_sources(sources: Sequence[CapacitySourceConfig], recycling_seconds: int) -> list[CapacitySource]:
-    """The stack's capacity fallback order as the capacity component's own source types (an unknown
-    kind is an error: components/capacity.py CAPACITY_KINDS; a Flex-start recycling lead left null
-    is `recycling_seconds`)."""
+    """The stack's capacity fallback order as the capacity component's own source types (an unknown kind is an error:
+    components/capacity.py CAPACITY_KINDS; a Flex-start recycling lead left null is `recycling_seconds`)."""
     return [capacity_source(source.type, source_settings(source, recycling_seconds)) for source in sources]
 
 

@@ -34,9 +34,8 @@ class OperatorCommands:
 
 def _log_streams(config: StackConfig) -> str:
     """Which containers `kubectl logs` follows, and how many streams it may open (kubectl refuses more than
-    --max-log-requests, 5 by default): in the per-rank layout a pod runs one server per data-parallel rank
-    (vllm-0, vllm-1, ...), so every container, and one more per pod for GKE's injected Cloud Storage FUSE
-    sidecar."""
+    --max-log-requests, 5 by default): in the per-rank layout a pod runs one server per data-parallel rank (vllm-0,
+    vllm-1, ...), so every container, and one more per pod for GKE's injected Cloud Storage FUSE sidecar."""
     if not config.serves_per_rank:
         return f"-c {CONTAINER_NAME} --prefix --max-log-requests=64"
     streams = config.max_replicas * (config.engine.data_parallel_size + 1)

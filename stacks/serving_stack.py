@@ -1,14 +1,13 @@
-"""The stack as components other Pulumi programs declare: `ServingStack` (everything, the cluster
-included unless `cluster.existing`) and `ServingLayer` (the serving layer in an existing Autopilot
-cluster). From Python: `from stacks.serving_stack import ServingStack`; from any other language
-through the component provider in provider/ (`pulumi package add`), whose schema the SDK's
-analyzer derives from the type annotations here (pulumi/provider/experimental/analyzer.py: Args
-are the `args` parameter's TypedDict, outputs the class's `pulumi.Output` annotations, descriptions
-the string after each annotation).
+"""The stack as components other Pulumi programs declare: `ServingStack` (everything, the cluster included unless
+`cluster.existing`) and `ServingLayer` (the serving layer in an existing Autopilot cluster). From Python: `from
+stacks.serving_stack import ServingStack`; from any other language through the component provider in provider/ (`pulumi
+package add`), whose schema the SDK's analyzer derives from the type annotations here
+(pulumi/provider/experimental/analyzer.py: Args are the `args` parameter's TypedDict, outputs the class's
+`pulumi.Output` annotations, descriptions the string after each annotation).
 
-The settings are the stack file's, under the same names, validated by the same typed config
-(stacks/config); a group (`capacity`, `engine`...) is an object of the stack file's camelCase keys.
-The children are what the stack declares, each named from the component's name and parented to it.
+The settings are the stack file's, under the same names, validated by the same typed config (stacks/config); a group
+(`capacity`, `engine`...) is an object of the stack file's camelCase keys. The children are what the stack declares,
+each named from the component's name and parented to it.
 
 No `from __future__ import annotations` here: the analyzer reads the annotations as types.
 """
@@ -95,8 +94,7 @@ class ServingStackArgs(TypedDict):
 
 
 class ServingLayerArgs(TypedDict):
-    """The serving layer's settings: the stack file's, with the existing cluster named instead of a
-    cluster group."""
+    """The serving layer's settings: the stack file's, with the existing cluster named instead of a cluster group."""
 
     cluster_name: str
     """The existing Autopilot cluster, in `region`, to deploy into."""
@@ -255,9 +253,8 @@ class ServingStack(_Serving):
 
 
 class ServingLayer(_Serving):
-    """The serving layer (capacity class, weights, token Secret, vLLM, routing, operations) in an
-    existing GKE Autopilot cluster, whose Autopilot mode, version, Workload Identity and Managed
-    Prometheus are checked on its look-up."""
+    """The serving layer (capacity class, weights, token Secret, vLLM, routing, operations) in an existing GKE
+    Autopilot cluster, whose Autopilot mode, version, Workload Identity and Managed Prometheus its look-up checks."""
 
     cluster_name: pulumi.Output[str]
     """The cluster serving the model."""

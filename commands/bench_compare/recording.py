@@ -22,6 +22,7 @@ from stacks.capacity.measurements import (
     configuration_of,
     parse,
     read,
+    startup_conditions,
     validation_line,
 )
 from stacks.config.stack import StackConfig
@@ -106,7 +107,7 @@ def new_measurement(
             f"{measured.get('combine', '')}",
             configuration=configuration,
             runs=[run],
-            startup=startup,
+            startup=startup and startup.model_copy(update={"conditions": startup_conditions(config)}),
         )
     except ValidationError as error:  # a figure a run cannot hold, e.g. 0 tok/s
         first = error.errors(include_url=False)[0]

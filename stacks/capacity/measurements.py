@@ -29,6 +29,7 @@ from common import input_files
 from common.model_ranges import allowed_range
 from common.sources import lookalike_host, uncitable
 from components import startup_report
+from components.capacity import CAPACITY_KINDS
 from components.vllm import ENGINE_FIELDS, EngineFlags
 from policies.redaction import secret_kinds
 from schemas.vllm_releases import image_release
@@ -204,6 +205,23 @@ class Run(ConfigModel):
         return self
 
 
+class StartupConditions(ConfigModel):
+    """What decides a new replica's start-up besides the configuration: a report stands for a stack of the same."""
+
+    capacity_sources: Annotated[
+        list[Annotated[str, Field(pattern=f"^({'|'.join(CAPACITY_KINDS)})$")]], Field(min_length=1, max_length=8)
+    ] = Field(description="capacity.sources' types, in order (the node's provisioning).")
+    compile_cache: bool = Field(description="startup.compileCache.enabled (torch.compile read, not run).")
+    image_mirror: bool = Field(description="startup.imageMirror.enabled (the image pull).")
+    weights_read_mibps: Annotated[int, Field(ge=1, le=10**7)] = Field(description="Each serving disk's MiB/s.")
+
+
+def startup_conditions(config: StackConfig) -> StartupConditions:
+    cache, mirror = config.startup.compile_cache.enabled, config.startup.image_mirror.enabled
+    kinds, read = [str(source.type) for source in config.capacity.sources], config.serving_throughput_mibps
+    return StartupConditions(capacity_sources=kinds, compile_cache=cache, image_mirror=mirror, weights_read_mibps=read)
+
+
 class StartupPhases(ConfigModel):
     """The serving pods' start-up as the benchmark Job's start-up report gave it (STARTUP_PHASES lines,
     components/startup_report.py): per phase, seconds since each pod was created, the median and the
@@ -218,6 +236,9 @@ class StartupPhases(ConfigModel):
     )
     max_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
         description="Largest per phase."
+    )
+    conditions: StartupConditions | None = Field(
+        default=None, description="What they started under (none: no stack's)."
     )
 
     @model_validator(mode="after")

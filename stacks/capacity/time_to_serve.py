@@ -268,7 +268,7 @@ STARTUP_AGNOSTIC_FIELDS = LOAD_FIELDS - {"routing"}
 def recorded_startup(
     config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
 ) -> measurement_file.Measurement | None:
-    """The newest start-up report of this stack's engine and routing (load aside) of cold pods, else of any, or None."""
+    """The newest start-up report of this stack's engine, routing and start-up conditions (load aside), cold first."""
     mine = measurement_file.configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
     if measurement_file.UNKNOWN in mine.values():
         return None
@@ -276,7 +276,9 @@ def recorded_startup(
     found = [
         (bool(item.startup.cold_pods), item.date, index, item)
         for index, item in enumerate(items)
-        if item.startup is not None and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
+        if item.startup is not None
+        and item.startup.conditions == measurement_file.startup_conditions(config)
+        and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
     ]
     # a cold start first: a later re-run against running pods times only the engine, and would hide it
     return max(found, key=lambda entry: entry[:3])[3] if found else None

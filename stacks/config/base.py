@@ -59,8 +59,7 @@ class ConfigModel(BaseModel):
 
 
 class SwitchedGroup(ConfigModel):
-    """A group with an `enabled` switch: on as soon as the group sets any other key, unless it says
-    `enabled: false`."""
+    """A group with an `enabled` switch: on as soon as the group sets any other key, unless it says `enabled: false`."""
 
     @model_validator(mode="before")
     @classmethod

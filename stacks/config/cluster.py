@@ -23,23 +23,21 @@ from stacks.config.base import ConfigModel
 from stacks.config.grammars import DNS_1123_LABEL, ipv4_network
 from stacks.config.quoting import quote
 
-# Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own
-# Namespace object (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster
-# already has is refused too, `default` included: pulumi-kubernetes creates objects client-side since
-# v4.29.0 (https://github.com/pulumi/pulumi-kubernetes/pull/2926), so creating an existing namespace
-# fails with AlreadyExists, and the API server's
-# NamespaceLifecycle admission refuses to delete default, kube-system and kube-public.
-# - Kubernetes: the initial namespaces default, kube-system, kube-public, kube-node-lease, and "avoid
-#   creating namespaces with the prefix kube-, it is reserved for Kubernetes system namespaces"
-#   (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/).
-# - GKE: its managed namespaces are gke-* (gke-gmp-system, gke-managed-*, gke-connect, ...); Autopilot's
-#   GKE Warden denies writes there ("denied by managed-namespaces-limitation: the namespace
-#   gke-gmp-system is managed", seen in tailscale/tailscale#9475 and gitlab-org/charts/gitlab#5007 for
-#   kube-system). Managed Service for Prometheus runs in gmp-system and gmp-public on Standard clusters;
-#   Config Sync, Policy Controller and Config Connector install config-management-system,
-#   config-management-monitoring, resource-group-system, gatekeeper-system and cnrm-system.
-#   The full list of GKE-managed namespaces was not found in one GKE document; this list is from those
-#   product docs and the errors above (read 2026-11).
+# Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own Namespace object
+# (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster already has is refused too,
+# `default` included: pulumi-kubernetes creates objects client-side since v4.29.0
+# (https://github.com/pulumi/pulumi-kubernetes/pull/2926), so creating an existing namespace fails with AlreadyExists,
+# and the API server's NamespaceLifecycle admission refuses to delete default, kube-system and kube-public. -
+# Kubernetes: the initial namespaces default, kube-system, kube-public, kube-node-lease, and "avoid   creating
+# namespaces with the prefix kube-, it is reserved for Kubernetes system namespaces"
+# (kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/). - GKE: its managed namespaces are gke-*
+# (gke-gmp-system, gke-managed-*, gke-connect, ...); Autopilot's   GKE Warden denies writes there ("denied by
+# managed-namespaces-limitation: the namespace   gke-gmp-system is managed", seen in tailscale/tailscale#9475 and
+# gitlab-org/charts/gitlab#5007 for   kube-system). Managed Service for Prometheus runs in gmp-system and gmp-public on
+# Standard clusters;   Config Sync, Policy Controller and Config Connector install config-management-system,
+# config-management-monitoring, resource-group-system, gatekeeper-system and cnrm-system.   The full list of GKE-managed
+# namespaces was not found in one GKE document; this list is from those   product docs and the errors above (read
+# 2026-11).
 RESERVED_NAMESPACES = frozenset(
     {
         "default",

@@ -30,15 +30,13 @@ class MambaCacheMode(StrEnum):
     all = "all"
 
 
-# vLLM's CUDA-graph capture grid (vllm@v0.19.0 and v0.33.0 vllm/config/vllm.py `_set_cudagraph_sizes`):
-# 1, 2, 4, then multiples of 8 below 256, then multiples of 16 up to the largest size. A batch larger
-# than the largest captured size runs without a CUDA graph, so a size matched to a workload is rounded
-# up to the grid.
+# vLLM's CUDA-graph capture grid (vllm@v0.19.0 and v0.33.0 vllm/config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then
+# multiples of 8 below 256, then multiples of 16 up to the largest size. A batch larger than the largest captured size
+# runs without a CUDA graph, so a size matched to a workload is rounded up to the grid.
 CAPTURE_GRID_FINE_BELOW = 256
-# 0.19.0's default largest size: min(max_num_seqs x tokens per decode step x 2, 512), at most
-# max_num_batched_tokens (the same function). 0.33.0 raises the cap to 1024 on Blackwell
-# (`is_device_capability_family(100)`) and adds the uniform decode sizes of speculative decoding, so
-# there an explicit size is never the same as the default.
+# 0.19.0's default largest size: min(max_num_seqs x tokens per decode step x 2, 512), at most max_num_batched_tokens
+# (the same function). 0.33.0 raises the cap to 1024 on Blackwell (`is_device_capability_family(100)`) and adds the
+# uniform decode sizes of speculative decoding, so there an explicit size is never the same as the default.
 V0_19_DEFAULT_CAPTURE_CAP = 512
 WORKLOAD = "workload"
 
@@ -291,12 +289,11 @@ class EngineConfig(ConfigModel):
         "secret). The values go into the Kubernetes Secret `<routing.serviceName>-engine-env` as Pulumi secrets "
         "and reach the pod through `valueFrom.secretKeyRef`, never a manifest, plan.md or the state in plain text.",
     )
-    # Autopilot bills a GPU pod for its whole node (node-based billing of accelerator Pods: the
-    # a4-highgpu-8g price plus the Autopilot premium), so requests below the node cost the same:
-    # take most of the 224 vCPU (8 API servers, tokenization and 8 engine cores) and half the
-    # 3,968 GB (host memory and page cache), leaving room for system reservations and DaemonSets.
-    # The per-GPU-type maximums of "Resource requests in Autopilot" could not be read here; these
-    # stay below the node's allocatable.
+    # Autopilot bills a GPU pod for its whole node (node-based billing of accelerator Pods: the a4-highgpu-8g price plus
+    # the Autopilot premium), so requests below the node cost the same: take most of the 224 vCPU (8 API servers,
+    # tokenization and 8 engine cores) and half the 3,968 GB (host memory and page cache), leaving room for system
+    # reservations and DaemonSets. The per-GPU-type maximums of "Resource requests in Autopilot" could not be read here;
+    # these stay below the node's allocatable.
     cpu: Annotated[
         Quantity, Field(description="CPU request and limit of each serving pod (an A4 node has 224 vCPU).")
     ] = "200"

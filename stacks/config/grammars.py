@@ -37,12 +37,11 @@ _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}
 OCI_REFERENCE = re.compile(rf"^(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$")
 OCI_NAME_MAX = 255
 
-# Kubernetes object names (k8s.io/apimachinery pkg/util/validation/validation.go): an RFC 1123 label
-# (IsDNS1123Label) is at most 63 of [-a-z0-9], alphanumeric at both ends; an RFC 1035 label
-# (IsDNS1035Label) also starts with a letter. A Namespace is an RFC 1123 label (apimachinery
-# pkg/api/validation/generic.go: ValidateNamespaceName = NameIsDNSLabel), a Service an RFC 1035 label
-# (kubernetes pkg/apis/core/validation/validation.go: ValidateServiceName = NameIsDNS1035Label;
-# https://kubernetes.io/docs/concepts/overview/working-with-objects/names/). Compute Engine resource
+# Kubernetes object names (k8s.io/apimachinery pkg/util/validation/validation.go): an RFC 1123 label (IsDNS1123Label) is
+# at most 63 of [-a-z0-9], alphanumeric at both ends; an RFC 1035 label (IsDNS1035Label) also starts with a letter. A
+# Namespace is an RFC 1123 label (apimachinery pkg/api/validation/generic.go: ValidateNamespaceName = NameIsDNSLabel), a
+# Service an RFC 1035 label (kubernetes pkg/apis/core/validation/validation.go: ValidateServiceName =
+# NameIsDNS1035Label; https://kubernetes.io/docs/concepts/overview/working-with-objects/names/). Compute Engine resource
 # names have the RFC 1035 grammar too (`[a-z]([-a-z0-9]*[a-z0-9])?`, at most 63 characters).
 DNS_1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_1035_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"

@@ -90,9 +90,8 @@ class PricingConfig(ConfigModel):
         default=ReservationBilling.commit_1y,
         description="How a reservation source is billed when sizing against a budget: onDemand, commit1y or commit3y.",
     )
-    # GKE pricing ("Autopilot mode", node-based billing of accelerator Pods): Compute Engine price
-    # plus an Autopilot premium. The premium per SKU could not be verified here: 10% is an
-    # estimate; set it from the GKE pricing page.
+    # GKE pricing ("Autopilot mode", node-based billing of accelerator Pods): Compute Engine price plus an Autopilot
+    # premium. The premium per SKU could not be verified here: 10% is an estimate; set it from the GKE pricing page.
     autopilot_premium_fraction: Annotated[float, Field(ge=0, le=1)] = Field(
         default=0.10,
         description=(

@@ -1,8 +1,7 @@
-"""Quoting a bad value in a one-line message: a short, escaped prefix with any token hidden, never the
-whole value.
+"""Quoting a bad value in a one-line message: a short, escaped prefix with any token hidden, never the whole value.
 
-A number or a boolean is shown as the stack file spells it (4096.5, true), never as a string: a
-message that says "got '4096.5'" reads as if the value had been quoted in the file."""
+A number or a boolean is shown as the stack file spells it (4096.5, true), never as a string: a message that says "got
+'4096.5'" reads as if the value had been quoted in the file."""
 
 from __future__ import annotations
 

@@ -406,9 +406,8 @@ class StackConfig(ConfigModel):
 
     @property
     def serving_throughput_mibps(self) -> int:
-        """Each serving disk's provisioned throughput: weights.throughputMibps, or sized from
-        weights.targetLoadSeconds so that nodes_per_disk nodes read the checkpoint in that time, within
-        Hyperdisk ML's per-volume limits."""
+        """Each serving disk's provisioned throughput: weights.throughputMibps, or sized from weights.targetLoadSeconds
+        so that nodes_per_disk nodes read the checkpoint in that time, within Hyperdisk ML's per-volume limits."""
         weights = self.weights
         if weights.target_load_seconds is None or weights.checkpoint_gib is None:
             return weights.throughput_mibps

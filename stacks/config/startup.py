@@ -1,16 +1,14 @@
 """How fast a new serving pod starts: the image mirror and the compile cache.
 
-Neither changes an engine argument or what the engine computes: the pod pulls the same image bytes
-(by digest) from a mirror in its region, and reads the compiled kernels an earlier pod of the same
-configuration wrote instead of compiling them again. The recipe's throughput measurement therefore
-stands with them on or off.
+Neither changes an engine argument or what the engine computes: the pod pulls the same image bytes (by digest) from a
+mirror in its region, and reads the compiled kernels an earlier pod of the same configuration wrote instead of compiling
+them again. The recipe's throughput measurement therefore stands with them on or off.
 
-Defaults: the mirror is on (the container is byte for byte the recipe's: the same manifest digest from
-another address). The compile cache is off: it moves the engine's compile and autotune caches onto a
-Cloud Storage FUSE mount, a file system the recipe never ran on and this project has not yet run vLLM
-on (renames, locks and concurrent writers behave differently there than on a local disk); turn it on
-per stack (`startup.compileCache.enabled: true`) and keep it once a pod of the configuration has
-started from it.
+Defaults: the mirror is on (the container is byte for byte the recipe's: the same manifest digest from another address).
+The compile cache is off: it moves the engine's compile and autotune caches onto a Cloud Storage FUSE mount, a file
+system the recipe never ran on and this project has not yet run vLLM on (renames, locks and concurrent writers behave
+differently there than on a local disk); turn it on per stack (`startup.compileCache.enabled: true`) and keep it once a
+pod of the configuration has started from it.
 """
 
 from __future__ import annotations

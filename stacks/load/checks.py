@@ -1,8 +1,7 @@
 """Cross-field and derived-value checks, run on the typed config before anything is declared.
 
-The names and flags come from the components' own pure functions, so a check cannot drift from
-what the program declares. Each check returns one line (the key, what is wrong, what is allowed)
-or None.
+The names and flags come from the components' own pure functions, so a check cannot drift from what the program
+declares. Each check returns one line (the key, what is wrong, what is allowed) or None.
 """
 
 from __future__ import annotations
@@ -62,13 +61,12 @@ OBJECT_NAME = re.compile(DNS_1123_LABEL)
 SERVICE_ACCOUNT_ID = re.compile(rf"^[a-z][-a-z0-9]{{4,{SERVICE_ACCOUNT_ID_MAX - 2}}}[a-z0-9]$")
 
 # --- vLLM flags -------------------------------------------------------------------------------
-# vllm@v0.19.0 vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args: underscores in a
-# flag name become dashes (`--max_model_len` == `--max-model-len`), `-O3`, `-O=3` and `-O 3` mean
-# `--optimization-level 3`, `--json-arg.key value` sets one key of a JSON flag, `--model` is moved
-# to the positional model, `--config FILE` reads more flags from a file. argparse expands a unique
-# prefix of a long flag (allow_abbrev is left on). vllm/engine/arg_utils.py adds -tp, -dp, -pp, -q.
-# Flags the stack owns although it does not always pass them: they would move the model, the
-# listening address or the GPU layout away from what the Deployment, probes and routing expect.
+# vllm@v0.19.0 vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args: underscores in a flag name become dashes
+# (`--max_model_len` == `--max-model-len`), `-O3`, `-O=3` and `-O 3` mean `--optimization-level 3`, `--json-arg.key
+# value` sets one key of a JSON flag, `--model` is moved to the positional model, `--config FILE` reads more flags from
+# a file. argparse expands a unique prefix of a long flag (allow_abbrev is left on). vllm/engine/arg_utils.py adds -tp,
+# -dp, -pp, -q. Flags the stack owns although it does not always pass them: they would move the model, the listening
+# address or the GPU layout away from what the Deployment, probes and routing expect.
 RESERVED_FLAGS = {
     "model": "weights.model",
     "config": "the typed engine keys (a config file is not part of the stack)",
@@ -121,9 +119,8 @@ FLAG_KEYS = {
 }
 
 # --- environment ------------------------------------------------------------------------------
-# Variables the stack relies on besides those engine_env() sets: a Service named vllm injects
-# VLLM_PORT (vLLM then fails to start), the token must stay in its Secret, GPU visibility is the
-# device plugin's.
+# Variables the stack relies on besides those engine_env() sets: a Service named vllm injects VLLM_PORT (vLLM then fails
+# to start), the token must stay in its Secret, GPU visibility is the device plugin's.
 RESERVED_ENV = {
     "VLLM_PORT": "a Service-style VLLM_PORT breaks vLLM's port parsing",
     "VLLM_HOST_IP": "the pod address is set by Kubernetes",
@@ -391,13 +388,11 @@ def _namespace_free(config: StackConfig) -> str | None:
     return None
 
 
-# vLLM turns DeepGEMM off for Qwen 3.5 on Blackwell because its E8M0 scales degrade accuracy
-# (vllm v0.19.0 wheel: vllm/utils/deep_gemm.py:26-42 `_DEEPGEMM_BLACKWELL_EXCLUDED_MODEL_TYPES`,
-# vllm/config/vllm.py:705-722 "Auto-disabled DeepGemm ... on Blackwell";
-# https://github.com/vllm-project/vllm/pull/38083). Setting
-# VLLM_USE_DEEP_GEMM at all picks DeepGEMM for the FP8 MoE layers again (v0.19.0
-# vllm/model_executor/layers/fused_moe/oracle/fp8.py:349-361; v0.33.0 same file :484-503, where the
-# auto-disable runs only when the variable is unset).
+# vLLM turns DeepGEMM off for Qwen 3.5 on Blackwell because its E8M0 scales degrade accuracy (vllm v0.19.0 wheel:
+# vllm/utils/deep_gemm.py:26-42 `_DEEPGEMM_BLACKWELL_EXCLUDED_MODEL_TYPES`, vllm/config/vllm.py:705-722 "Auto-disabled
+# DeepGemm ... on Blackwell"; https://github.com/vllm-project/vllm/pull/38083). Setting VLLM_USE_DEEP_GEMM at all picks
+# DeepGEMM for the FP8 MoE layers again (v0.19.0 vllm/model_executor/layers/fused_moe/oracle/fp8.py:349-361; v0.33.0
+# same file :484-503, where the auto-disable runs only when the variable is unset).
 DEEP_GEMM_ENV = "VLLM_USE_DEEP_GEMM"
 
 

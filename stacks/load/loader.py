@@ -120,11 +120,11 @@ def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
 
 
 def raw_project_config(project: str) -> dict[str, Any]:
-    """All `<project>:<key>` settings of the running stack, objects decoded, the secrets left out (the
-    token and the keys engine.secretEnv names); `project` and `region` from `gcp:project` and
-    `gcp:region` when the stack does not set them. Any other secret key is refused: the program reads
-    settings as plain text, so a secret setting (`pulumi config set --secret engine ...`, an ESC
-    `fn::secret` value) would reach the pod spec and the state decrypted."""
+    """All `<project>:<key>` settings of the running stack, objects decoded, the secrets left out (the token and the
+    keys engine.secretEnv names); `project` and `region` from `gcp:project` and `gcp:region` when the stack does not
+    set them. Any other secret key is refused: the program reads settings as plain text, so a secret setting
+    (`pulumi config set --secret engine ...`, an ESC `fn::secret` value) would reach the pod spec and the state
+    decrypted."""
     prefix = f"{project}:"
     settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     secrets = {HF_TOKEN_KEY, *secret_env_keys(settings, prefix)}
@@ -335,10 +335,9 @@ def validate(raw: dict[str, Any]) -> StackConfig:
     profile's settings lie under the preset's and the stack's own; a `target` is resolved to
     `capacity.nodes` by the planner before the derived checks.
 
-    Validation goes through JSON in strict mode: a number is never read from a string or a bool
-    (`nodes: true` is not 1, `nodes: "12"` is not 12); infinities and NaN are refused. The CLI
-    hands top-level values to the program as strings and objects as JSON, so every typed number
-    or bool of the model sits inside an object and keeps its YAML type.
+    Validation goes through JSON in strict mode: a number is never read from a string or a bool (`nodes: true` is not 1,
+    `nodes: "12"` is not 12); infinities and NaN are refused. The CLI hands top-level values to the program as strings
+    and objects as JSON, so every typed number or bool of the model sits inside an object and keeps its YAML type.
     """
     problem = plaintext_secret_problem(raw) or _existing_cluster_problem(raw)
     if problem:

@@ -100,6 +100,26 @@ def test_an_image_already_on_the_node_is_said_so() -> None:
     assert record["imageWasCached"] is True and record["phases"]["imagePulledSeconds"] == 331.0
 
 
+def test_a_pod_that_pulled_the_image_then_restarted_started_cold() -> None:
+    """A platform review: a restarted container gets a Pulled "already present" event at each start, and the latest
+    had made the pod's first start a cached one, so the slowest cold starts (a probe or an OOM restarting them) left
+    the medians. The first Pulled event of each container tells how the pod started."""
+    pulled: dict[str, Any] = {**EVENTS[1], "firstTimestamp": "2026-11-25T08:08:50Z"}
+    restarted: dict[str, Any] = {
+        "reason": "Pulled",
+        "involvedObject": {"fieldPath": "spec.containers{vllm}"},
+        "message": 'Container image "vllm/vllm-openai:v0.19.0" already present on machine',
+        "firstTimestamp": "2026-11-25T08:38:00Z",
+        "lastTimestamp": "2026-11-25T09:08:00Z",  # counted: the second restart
+        "count": 2,
+    }
+    for events in ([pulled, restarted], [restarted, pulled]):
+        record = startup_report.phases(POD, events, LOG, "vllm")
+        assert record["imageWasCached"] is False and record["phases"]["imagePulledSeconds"] == 530.0
+    # a pod that found the image at its first start is a cached one, whatever came after
+    assert startup_report.phases(POD, [restarted], LOG, "vllm")["imageWasCached"] is True
+
+
 def test_a_pod_on_a_node_made_for_it_is_told_from_one_on_a_node_that_was_up() -> None:
     """A diff review: a rolled pod (maxSurge 0) gets FailedScheduling while its predecessor still holds the GPUs,
     then binds to the node it frees, so the events cannot tell; the node's creation time can. Not readable: null."""

@@ -16,11 +16,13 @@ from policies.redaction import (
     SecretPattern,
     _as_trie,
     hide_secrets,
+    redact_quoted,
     redact_secrets,
     secret_kinds,
 )
 
 # Assembled at run time: this file holds no complete secret-shaped literal.
+GITHUB_TOKEN_BODY = "A1b2C3d4E5f6G7h8I9j0" + "K1l2M3n4O5p6Q7r8"
 WANDB_V1 = "wandb" + "_v1_" + "E7z65cs8PnYoE4OoqnlUlABzZbZ_fJS2hyxPvtioe666B37gxopqxFPQFkSiyk7n4mxLtfB2Pa6tq"
 WANDB_LOCAL = "local" + "-" + "0c" * 20
 HF_TOKEN = "hf" + "_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -402,21 +404,45 @@ def test_a_run_of_token_prefixes_is_no_token_and_a_key_after_one_still_is() -> N
     assert secret_kinds("sk-" * 100 + "a" * 20 + "T3BlbkFJ" + "b" * 20) == ["an OpenAI API key"]
 
 
-@pytest.mark.timeout(120)  # a hang guard: linear, well under a second; quadratic, about 100 minutes
-@pytest.mark.timeout(120)  # a hang guard: bounded, well under a second each; unbounded, tens of minutes
+@pytest.mark.timeout(120)  # a hang guard: bounded or linear, well under a second each; else minutes to hours
 @pytest.mark.parametrize(
     "text",
     [
         "Authorization: " + "a" * 200_000,  # a scheme that never ends
         "x" * 200_000 + "-ingest",  # a long word before a key's name
         "https://a:b" * 20_000,  # URLs and passwords with no @
+        "curl -" + "u" * 200_000,  # curl's user option, a u at a time (an attacker: 1 MiB, about an hour)
+        "x:=" * 70_000,  # a user and a password with no host (an attacker: 80 KB, 3 s)
     ],
 )
 def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
     """Bounded repeats: a 256 KiB stack file's line is read once from each start, not again from each letter (a
-    review: 13 s for 20,000 letters after `Authorization: `, minutes for a line of URLs)."""
+    review: 13 s for 20,000 letters after `Authorization: `, minutes for a line of URLs; an attacker: a
+    measurements source of `curl -uuu...`, a bad value of `x:=x:=...`, which a message quotes)."""
     assert secret_kinds(text) == []
     assert redact_secrets(text) == text
+    assert redact_quoted(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            '{"alerts": "https:\\/\\/hooks.slack.com\\/services\\/T0123ABCD\\/' + "B0123ABCD\\/abc" + "d" * 21 + '"}',
+            "a Slack token",
+        ),
+        ('{"db": "postgres:\\/\\/app:' + 'Hunter2x9q@db:5432\\/x"}', "a password in a URL"),
+        ('"Authorization": "Bearer\\t' + "abcdefghijklmnopqrstuvwxyz0123456789" + '"', "a bearer token"),
+        *(("ghp" + escape + GITHUB_TOKEN_BODY, "a GitHub token") for escape in ("&#95;", "&lowbar;", "&#x5F;")),
+    ],
+)
+def test_a_secret_behind_json_short_escapes_or_html_references_is_found_and_hidden(text: str, kind: str) -> None:
+    """An attacker: a JSON config in a variable with `\\/` (a reader makes the URL whole again) reached the manifests,
+    and `&#95;` in a forged render or a measurements source showed a live token once changes.md or plan.md was
+    rendered (GitHub decodes HTML character references outside code spans)."""
+    assert kind in secret_kinds(text)
+    assert hide_secrets(text) == REDACTED
+    assert secret_kinds("AT&amp;T and Google Cloud &amp; NVIDIA, C:\\temp, a\\/b") == []
 
 
 def test_a_line_that_repeats_a_query_parameter_is_scanned_once() -> None:

@@ -469,6 +469,7 @@ def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path
     assert entry.startup.median_seconds["compiledSeconds"] == 700.0  # a null is not a zero
 
     config = validate({**yaml_settings(stack)})
+    assert entry.startup.conditions == measurements.startup_conditions(config)  # what the pods started under
     before = time_to_serve(config, recorded=measurements.load(measurements.MEASUREMENTS_FILE).measurements)
     assert {phase.key: phase.basis for phase in before.phases}["pod"] == "not measured"
     model = time_to_serve(config, recorded=measurements.load(file).measurements)

@@ -125,6 +125,7 @@ def _with_startup_report(config: StackConfig, path: Path) -> Path:
                 "coldPods": 1,
                 "medianSeconds": {phase: 100.0 * (index + 1) for index, phase in enumerate(PHASES)},
                 "maxSeconds": {phase: 120.0 * (index + 1) for index, phase in enumerate(PHASES)},
+                "conditions": measurements.startup_conditions(config).model_dump(mode="json", by_alias=True),
             },
         }
     )

@@ -120,6 +120,8 @@ def test_every_figure_the_planner_computes_with_is_bounded_on_both_sides(model: 
         members = _members(info.annotation)
         if get_origin(info.annotation) is dict:  # seconds per phase: the bounds are on the values
             members = _members(get_args(info.annotation)[1])
+        if any(isinstance(member, type) and issubclass(member, BaseModel) for member, _ in members):
+            continue  # no figure: what the start-up report's pods started under
         metadata = [*info.metadata, *(item for member, more in members if member is not type(None) for item in more)]
         bounds = {
             bound for item in metadata for bound in ("ge", "gt", "le", "lt") if getattr(item, bound, None) is not None

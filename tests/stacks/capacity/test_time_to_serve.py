@@ -15,6 +15,7 @@ from stacks.capacity import measurements
 from stacks.capacity.time_to_serve import (
     checkpoint_mib,
     planning_seconds,
+    recorded_startup,
     startup_probe_seconds,
     wake_lead_seconds,
 )
@@ -63,6 +64,7 @@ def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: floa
     document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
     configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
     phases = {"scheduledSeconds": scheduled, "readySeconds": ready}
+    conditions = measurements.startup_conditions(config).model_dump(mode="json", by_alias=True)
     document["measurements"].append(
         {
             "id": "slow-startup",
@@ -71,7 +73,13 @@ def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: floa
             "measuredRelease": configuration["vllmRelease"],
             "configuration": configuration,
             "runs": [{"nodes": 1, "totalTokensPerSecond": 90000}],
-            "startup": {"pods": 1, "coldPods": cold_pods, "medianSeconds": phases, "maxSeconds": phases},
+            "startup": {
+                "pods": 1,
+                "coldPods": cold_pods,
+                "medianSeconds": phases,
+                "maxSeconds": phases,
+                "conditions": conditions,
+            },
         }
     )
     path.write_text(yaml.safe_dump(document))
@@ -90,6 +98,38 @@ def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tm
         with measurements.using(_with_startup(config, tmp_path / "warm.yaml", 360, 2700, cold_pods)):
             assert (startup_probe_seconds(config), pod_move_seconds(config)) == before
     assert pod_move_seconds(stack_config("prod")) == 35 * 60  # a node, and twice the write-up's ~10 min pod
+
+
+@pytest.mark.parametrize(
+    ("setting", "other"),
+    [
+        ("startup", {"compileCache": {"enabled": True}}),
+        ("startup", {"imageMirror": {"enabled": False}}),
+        ("capacity", {"sources": [{"type": "flexStart"}, {"type": "spot"}]}),
+        ("weights", {"throughputMibps": 4800}),
+    ],
+)
+def test_a_start_up_report_stands_only_for_the_conditions_it_was_taken_under(
+    tmp_path: Path, setting: str, other: dict[str, Any]
+) -> None:
+    """A platform review: a report of a dev pod that read its compiled kernels from the shared cache timed 2.8 min and
+    was read as measured for a stack without the cache, and for prod's Flex-start nodes (its wake, its no-ready
+    alert and its nodes' recycling lead followed)."""
+    config = stack_config("dev")
+    changed = validate({**stack_settings("dev"), setting: {**stack_settings("dev").get(setting, {}), **other}})
+    assert measurements.startup_conditions(changed) != measurements.startup_conditions(config)
+    recorded = _with_startup(config, tmp_path / "m.yaml", scheduled=200, ready=368)
+    with measurements.using(recorded):
+        assert recorded_startup(config) is not None and recorded_startup(changed) is None
+        assert planning_seconds(config) == 368
+    with measurements.using(_with_startup(changed, tmp_path / "changed.yaml", scheduled=200, ready=368)):
+        assert recorded_startup(changed) is not None and recorded_startup(config) is None
+    # a report recorded before it held its conditions stands for no stack
+    document = yaml.safe_load(recorded.read_text())
+    del document["measurements"][-1]["startup"]["conditions"]
+    (tmp_path / "older.yaml").write_text(yaml.safe_dump(document))
+    with measurements.using(tmp_path / "older.yaml"):
+        assert recorded_startup(config) is None
 
 
 def test_a_later_warm_report_keeps_the_cold_one_and_the_plan_agrees_with_the_stack(tmp_path: Path) -> None:

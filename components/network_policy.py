@@ -1,12 +1,16 @@
 """NetworkPolicies of the serving namespace: who may reach the vLLM pods, and where the weight
 download Job may go.
 
-- vLLM pods accept connections on the serving port only from pods of their own namespace (the
-  clients the stack runs there, the EPP that scrapes them), from the Google Managed Prometheus
-  collectors and from the VPC ranges the routing admits: in gateway mode the load balancer's
-  proxy-only subnet and Google's health checkers, in clusterip mode with the internal load balancer
-  its client ranges (the Service's loadBalancerSourceRanges; externalTrafficPolicy Local keeps the
-  client address, components/routing.py). Nothing else in the cluster or the VPC reaches them.
+- vLLM pods accept connections on the serving ports only from pods of their own namespace (the
+  clients the stack runs there, the EPP that scrapes them) and from the Google Managed Prometheus
+  collectors (`<name>-ingress`), and from the VPC ranges the routing admits, each group in a policy of
+  its own: in gateway mode the load balancer's proxy-only subnet and Google's health checkers
+  (`<name>-ingress-gateway`), in clusterip mode with the internal load balancer its client ranges (the
+  Service's loadBalancerSourceRanges; externalTrafficPolicy Local keeps the client address,
+  components/routing.py; `<name>-ingress-load-balancer`). NetworkPolicies that select a pod add up
+  (Kubernetes "Network Policies": "Network policies do not conflict; they are additive"), so a routing
+  switch admits both fronts until the old one is deleted at the end of the update. Nothing else in the
+  cluster or the VPC reaches them.
 - The download Job (it holds the Hugging Face token) may only resolve names and open HTTPS
   connections outside the private ranges: Hugging Face and its LFS CDN, nothing inside the VPC.
 
@@ -41,9 +45,13 @@ class ServingNetworkPoliciesArgs:
     # The vLLM servers' ports: engine.port, or one per data-parallel rank (consecutive) in gateway mode.
     serving_ports: tuple[int, ...]
     download_selector: dict[str, str]
-    # VPC ranges admitted to the serving port: the gateway's proxies and health checkers, or the
-    # internal load balancer's clients; empty with plain ClusterIP routing.
-    vpc_source_ranges: tuple[str, ...] = ()
+    # VPC ranges admitted to the serving ports, each group in a NetworkPolicy of its own (NetworkPolicies add up): the
+    # gateway's proxies and health checkers (gateway mode), the internal load balancer's clients (clusterip mode with
+    # one). A routing switch creates the new group's policy at once and deletes the old one at the end of the update,
+    # with the load balancer it admits (the engine deletes last): one policy whose sources changed had shut the old
+    # front's traffic out at once, for the whole roll.
+    gateway_source_ranges: tuple[str, ...] = ()
+    load_balancer_source_ranges: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -78,6 +86,7 @@ def dns_and_https_egress(https_except: tuple[str, ...]) -> list[k8s.networking.v
 class ServingNetworkPolicies(pulumi.ComponentResource):
     TYPE = "llm-serving:serving:NetworkPolicies"
     serving: k8s.networking.v1.NetworkPolicy
+    vpc_sources: list[k8s.networking.v1.NetworkPolicy]
     download: k8s.networking.v1.NetworkPolicy
 
     def __init__(self, name: str, args: ServingNetworkPoliciesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -87,7 +96,42 @@ class ServingNetworkPolicies(pulumi.ComponentResource):
         def metadata(object_name: str) -> k8s.meta.v1.ObjectMetaArgs:
             return k8s.meta.v1.ObjectMetaArgs(name=object_name, namespace=args.namespace, labels=args.labels)
 
-        sources = [
+        def ingress(
+            resource: str,
+            object_name: str,
+            peers: list[k8s.networking.v1.NetworkPolicyPeerArgs],
+            options: pulumi.ResourceOptions,
+        ) -> k8s.networking.v1.NetworkPolicy:
+            return k8s.networking.v1.NetworkPolicy(
+                resource,
+                metadata=metadata(object_name),
+                spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                    pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.serving_selector),
+                    policy_types=["Ingress"],
+                    ingress=[
+                        k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                            from_=peers, ports=[port_range(args.serving_ports)]
+                        )
+                    ],
+                ),
+                opts=options,
+            )
+
+        groups = {"gateway": args.gateway_source_ranges, "load-balancer": args.load_balancer_source_ranges}
+        self.vpc_sources = [
+            ingress(
+                f"{name}-{group}",
+                f"{args.name}-ingress-{group}",
+                [
+                    k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=cidr))
+                    for cidr in ranges
+                ],
+                child,
+            )
+            for group, ranges in groups.items()
+            if ranges
+        ]
+        in_cluster = [
             k8s.networking.v1.NetworkPolicyPeerArgs(pod_selector=k8s.meta.v1.LabelSelectorArgs()),
             k8s.networking.v1.NetworkPolicyPeerArgs(
                 namespace_selector=k8s.meta.v1.LabelSelectorArgs(
@@ -98,25 +142,13 @@ class ServingNetworkPolicies(pulumi.ComponentResource):
                     ]
                 )
             ),
-            *(
-                k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=cidr))
-                for cidr in args.vpc_source_ranges
-            ),
         ]
-        self.serving = k8s.networking.v1.NetworkPolicy(
+        # after the VPC sources' policies: a stack that had them in this one admits them throughout the update
+        self.serving = ingress(
             f"{name}-serving",
-            metadata=metadata(f"{args.name}-ingress"),
-            spec=k8s.networking.v1.NetworkPolicySpecArgs(
-                pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=args.serving_selector),
-                policy_types=["Ingress"],
-                ingress=[
-                    k8s.networking.v1.NetworkPolicyIngressRuleArgs(
-                        from_=sources,
-                        ports=[port_range(args.serving_ports)],
-                    )
-                ],
-            ),
-            opts=child,
+            f"{args.name}-ingress",
+            in_cluster,
+            pulumi.ResourceOptions(parent=self, depends_on=self.vpc_sources),
         )
         self.download = k8s.networking.v1.NetworkPolicy(
             f"{name}-download",

@@ -458,9 +458,8 @@ def network_policies_args(
         serving_selector=serving_selector(config),
         serving_ports=serving_port_list(config),
         download_selector=DOWNLOAD_SELECTOR,
-        vpc_source_ranges=(
-            (subnet.cidr, *HEALTH_CHECK_RANGES) if gateway_mode(config) else internal_load_balancer_ranges(config)
-        ),
+        gateway_source_ranges=(subnet.cidr, *HEALTH_CHECK_RANGES) if gateway_mode(config) else (),
+        load_balancer_source_ranges=() if gateway_mode(config) else internal_load_balancer_ranges(config),
         labels=kubernetes_labels(config),
     )
 

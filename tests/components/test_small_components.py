@@ -35,7 +35,7 @@ def test_token_secret_keeps_the_token_secret() -> None:
     children_are_parented(records, "llm-serving:serving:HuggingFaceToken", "tok")
 
 
-def network_policies(gateway_ranges: tuple[str, ...] = ()) -> Built:
+def network_policies(gateway_ranges: tuple[str, ...] = (), load_balancer_ranges: tuple[str, ...] = ()) -> Built:
     return build(
         lambda: ServingNetworkPolicies(
             "net",
@@ -45,7 +45,8 @@ def network_policies(gateway_ranges: tuple[str, ...] = ()) -> Built:
                 serving_selector={"app": "qwen"},
                 serving_ports=(8000,),
                 download_selector={"job": "download"},
-                vpc_source_ranges=gateway_ranges,
+                gateway_source_ranges=gateway_ranges,
+                load_balancer_source_ranges=load_balancer_ranges,
             ),
         )
     )
@@ -76,8 +77,10 @@ def test_gateway_ranges_are_let_in_and_the_download_reaches_only_public_https() 
         record.inputs["metadata"]["name"]: record
         for record in of_type(records, "kubernetes:networking.k8s.io/v1:NetworkPolicy")
     }
-    peers = policies["qwen-ingress"].inputs["spec"]["ingress"][0]["from"]
-    assert [peer["ipBlock"]["cidr"] for peer in peers if "ipBlock" in peer] == ["10.129.0.0/23", "35.191.0.0/16"]
+    peers = policies["qwen-ingress-gateway"].inputs["spec"]["ingress"][0]["from"]
+    assert [peer["ipBlock"]["cidr"] for peer in peers] == ["10.129.0.0/23", "35.191.0.0/16"]
+    assert policies["qwen-ingress-gateway"].inputs["spec"]["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert not [peer for peer in policies["qwen-ingress"].inputs["spec"]["ingress"][0]["from"] if "ipBlock" in peer]
     download = policies["qwen-weights-download"].inputs["spec"]
     assert download["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in download
     https = [rule for rule in download["egress"] if any(port["port"] == 443 for port in rule["ports"])]
@@ -87,3 +90,27 @@ def test_gateway_ranges_are_let_in_and_the_download_reaches_only_public_https() 
             "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]}}],
         }
     ]
+
+
+def test_each_front_s_ranges_have_a_policy_of_their_own_that_the_in_cluster_one_waits_for() -> None:
+    """A platform review: one policy whose sources followed routing.mode dropped the gateway's proxies (or the internal
+    load balancer's clients) at the start of a routing switch, for the whole roll, while the old front still served.
+    NetworkPolicies add up (Kubernetes "Network Policies"): each front's ranges in a policy of its own is created
+    with it and deleted at the end of the update, with it; the in-cluster policy waits for them (a stack that had the
+    ranges in it keeps them admitted while it loses them)."""
+    for gateway, load_balancer, expected in (
+        ((), (), set()),
+        (("10.129.0.0/23",), (), {"qwen-ingress-gateway"}),
+        ((), ("10.0.0.0/20",), {"qwen-ingress-load-balancer"}),
+    ):
+        records = network_policies(gateway, load_balancer).records
+        names = {record["name"]: record for record in records if record["type"].endswith("NetworkPolicy")}
+        ranges = {
+            record["inputs"]["metadata"]["name"]
+            for record in names.values()
+            if any("ipBlock" in peer for peer in record["inputs"]["spec"].get("ingress", [{}])[0].get("from", []))
+        }
+        assert ranges == expected
+        assert sorted(names["net-serving"]["options"].get("dependsOn", [])) == sorted(
+            name for name, record in names.items() if record["inputs"]["metadata"]["name"] in expected
+        )

@@ -47,7 +47,7 @@ def test_serving_pods_admit_only_known_sources(stack: RenderedStack) -> None:
     # One port per data-parallel rank in gateway mode, the one serving port otherwise.
     ports = {"port": ENGINE_PORT, "endPort": ENGINE_PORT + 7} if gateway else {"port": ENGINE_PORT}
     assert rule["ports"] == [{"protocol": "TCP", **ports}]
-    namespace_clients, collectors, *load_balancer = rule["from"]
+    namespace_clients, collectors = rule["from"]
     assert namespace_clients == {"podSelector": {}}, "any pod of the serving namespace"
     assert collectors == {
         "namespaceSelector": {
@@ -56,9 +56,16 @@ def test_serving_pods_admit_only_known_sources(stack: RenderedStack) -> None:
             ]
         }
     }
-    gateway = bool(stack.kind("Gateway"))
-    expected = [{"ipBlock": {"cidr": cidr}} for cidr in (PROXY_SUBNET_CIDR, *HEALTH_CHECK_RANGES)] if gateway else []
-    assert load_balancer == expected
+    # the gateway's proxies and health checkers on the same ports, in a policy of its own (deleted with the Gateway)
+    proxies = [item for item in stack.kind("NetworkPolicy") if item["metadata"]["name"].endswith("-ingress-gateway")]
+    if not stack.kind("Gateway"):
+        assert proxies == []
+        return
+    (own,) = proxies
+    assert own["spec"]["podSelector"] == serving["spec"]["podSelector"] and own["spec"]["policyTypes"] == ["Ingress"]
+    (proxy_rule,) = own["spec"]["ingress"]
+    assert proxy_rule["ports"] == rule["ports"]
+    assert proxy_rule["from"] == [{"ipBlock": {"cidr": cidr}} for cidr in (PROXY_SUBNET_CIDR, *HEALTH_CHECK_RANGES)]
 
 
 def test_download_job_reaches_only_dns_and_public_https(stack: RenderedStack) -> None:

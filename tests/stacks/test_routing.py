@@ -86,13 +86,17 @@ def test_internal_load_balancer_serves_the_vpc(internal_lb: RenderedStack) -> No
 
 
 def test_internal_clients_pass_the_serving_network_policy(internal_lb: RenderedStack, dev: RenderedStack) -> None:
-    def admitted(stack: RenderedStack) -> list[str]:
-        (policy,) = [item for item in stack.kind("NetworkPolicy") if item["metadata"]["name"] == "qwen-serving-ingress"]
-        (rule,) = policy["spec"]["ingress"]
-        return [peer["ipBlock"]["cidr"] for peer in rule["from"] if "ipBlock" in peer]
+    def admitted(stack: RenderedStack) -> dict[str, list[str]]:
+        return {
+            policy["metadata"]["name"]: [peer["ipBlock"]["cidr"] for peer in rule["from"] if "ipBlock" in peer]
+            for policy in stack.kind("NetworkPolicy")
+            if policy["metadata"]["name"].startswith("qwen-serving-ingress")
+            for rule in policy["spec"]["ingress"]
+        }
 
-    assert admitted(internal_lb) == [SUBNET]
-    assert admitted(dev) == []
+    # a policy of its own, deleted with the load balancer at the end of an update that switches it off
+    assert admitted(internal_lb) == {"qwen-serving-ingress": [], "qwen-serving-ingress-load-balancer": [SUBNET]}
+    assert admitted(dev) == {"qwen-serving-ingress": []}
 
 
 def test_internal_address_is_an_output(internal_lb: RenderedStack) -> None:
@@ -114,9 +118,14 @@ def test_no_internal_load_balancer_by_default(dev: RenderedStack, prod: Rendered
 def test_only_the_load_balancer_is_added(internal_lb: RenderedStack, dev: RenderedStack) -> None:
     before = {record["name"]: record for record in dev.resources}
     after = {record["name"]: record for record in internal_lb.resources}
-    assert set(after) - set(before) == {"llm-routing-internal-service"}
+    assert set(after) - set(before) == {"llm-routing-internal-service", "llm-network-policies-load-balancer"}
     changed = {name for name in before if before[name] != after[name]}
     assert changed == {"llm-network-policies-serving"}
+    serving = "llm-network-policies-serving"
+    assert before[serving]["inputs"] == after[serving]["inputs"], "it waits for the load balancer's policy, no more"
+    assert set(after[serving]["options"]["dependsOn"]) - set(before[serving]["options"]["dependsOn"]) == {
+        "llm-network-policies-load-balancer"
+    }
 
 
 ROUTING_ARGS = ClusterIpRoutingArgs(

@@ -71,7 +71,7 @@ def test_each_args_field_names_the_settings_it_is_built_from() -> None:
     assert {"capacity.nodes", "autoscaling.enabled"} <= fed[VllmEngine.TYPE]["replicas"]
     assert fed[InferenceGateway.TYPE]["epp_replicas"] == {"routing.gateway.eppReplicas"}
     # a setting read on one branch only: the Gateway's proxy-only subnet opens the network policies
-    assert "routing.gateway.proxySubnetCidr" in fed["llm-serving:serving:NetworkPolicies"]["vpc_source_ranges"]
+    assert "routing.gateway.proxySubnetCidr" in fed["llm-serving:serving:NetworkPolicies"]["gateway_source_ranges"]
     assert fed["pulumi:providers:gcp"]["project"] == {"project"}
     # the switches of the composition itself
     assert {"routing.mode", "benchmark.enabled", "cluster.existing", "autoscaling.enabled"} <= composition_settings()

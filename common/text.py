@@ -49,9 +49,12 @@ def code_span(text: str) -> str:
 
 # What may open a link or image (`[`, when a `](`, `][` or `]:` follows anywhere: link texts may nest brackets), HTML
 # or an autolink (`<` and a letter, `/`, `!` or `?`), or take a backslash escape (a backslash before ASCII
-# punctuation, which would un-escape what follows): escaped, and nothing else, so that prose such as `labels["x"]`
-# or `addresses[0]` reads as it is.
-MARKUP_SIGN = re.compile(r"\[|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~])")
+# punctuation, which would un-escape what follows), and what GitHub's extended autolinks start at (GFM spec,
+# "Autolinks (extension)": a scheme's `://`, `www.`, an address's `@`): escaped, and nothing else, so that prose
+# such as `labels["x"]` or `addresses[0]` reads as it is.
+MARKUP_SIGN = re.compile(
+    r"\[|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~])|:(?=//)|(?<=(?<![A-Za-z0-9_.-])www)\.|(?<=[A-Za-z0-9._+-])@(?=[A-Za-z0-9])"
+)
 
 
 def inert(text: str) -> str:

@@ -671,7 +671,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # `aws_secret_access_key=...`): the word on its own or as the last part of a name (after `_`; the password
     # words after any letters too, libpq's PGPASSWORD; `pwd` on its own only, `work_pwd` is a folder, but
     # MySQL's MYSQL_PWD, redis-cli's REDISCLI_AUTH, an Azure connection string's SharedAccessKey and AccountKey;
-    # `api-key` with a hyphen too (an OTLP header, OTEL_EXPORTER_OTLP_HEADERS=api-key=...); a token, HF_TOKEN,
+    # `api-key` with a hyphen too (an OTLP header, OTEL_EXPORTER_OTLP_HEADERS=api-key=...); the key words of the
+    # `:` patterns below as a name's last part (DB_PASS, PRIVATE_KEY, SIGNING_KEY, CREDENTIALS: an attacker's
+    # `APP_ENV_LINE: "DB_PASS=... PRIVATE_KEY=..."` reached the manifests); a token, HF_TOKEN,
     # right before the `=` (not code's `token = f.read()`) and with a
     # value that is not a number nor starts a query's next parameter), then `=`
     # and the value on one line, also in a shell's ANSI-C quotes (`PASSWORD=$'...'`, bash "QUOTING"); not a
@@ -683,6 +685,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(
             r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
+            # `pass` is also a step (SKIP_PASS=false, NUM_PASS=2): not before a switch or a number
+            r"|(?<![A-Za-z0-9])(?:pass(?![\"']?[ \t]*=[ \t]*[\"']?(?:true|false|yes|no|on|off|[0-9]+)(?![^\s\"'&;,]))"
+            r"|creds|credentials?|(?:private|client|auth|service|app|account|signing|master)[_-]?key)"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
             # bash's ANSI-C quotes, whose \' is part of the value; else $"...", "...", '...' or none

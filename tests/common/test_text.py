@@ -27,11 +27,17 @@ def test_what_is_not_printable_is_escaped() -> None:
         ("a `[x](y)` b [c](d)", "a `[x](y)` b \\[c](d)"),  # a code span's text is text already
         ('labels["llm/env"] changed, addresses[0].value', 'labels["llm/env"] changed, addresses[0].value'),
         # a diff review: a value's own backslash had un-escaped the escape, or made a backtick text and a link live
-        ("\\[r](https://a) \\<img src=x>", "\\\\\\[r](https://a) \\\\\\<img src=x>"),
-        ("\\`[two](https://b)`", "\\\\`[two](https://b)`"),
+        ("\\[r](https://a) \\<img src=x>", "\\\\\\[r](https\\://a) \\\\\\<img src=x>"),
+        ("\\`[two](https://b)`", "\\\\`[two](https://b)`"),  # in a code span: as it is
         ("`` x` [l](u) ` `` after [z](w)", "`` x` [l](u) ` `` after \\[z](w)"),
-        ("[x]: https://attacker.example", "\\[x]: https://attacker.example"),  # a link reference definition
-        ("[a[b]](https://attacker.example)", "\\[a\\[b]](https://attacker.example)"),  # a link text with brackets
+        ("[x]: https://attacker.example", "\\[x]: https\\://attacker.example"),  # a link reference definition
+        ("[a[b]](https://attacker.example)", "\\[a\\[b]](https\\://attacker.example)"),  # a link text with brackets
+        # an attacker: GitHub's extended autolinks (a bare URL, www., an e-mail address) linked a forged value
+        (
+            "go https://evil.example/x www.evil.example a@evil.example",
+            "go https\\://evil.example/x www\\.evil.example a\\@evil.example",
+        ),
+        ("swww.x, user@ 2@3 `https://k` vllm:num", "swww.x, user@ 2\\@3 `https://k` vllm:num"),
     ],
 )
 def test_inert_prose_opens_no_link_nor_html(prose: str, expected: str) -> None:

@@ -551,3 +551,25 @@ def test_a_secret_option_keeps_its_name_when_its_value_is_hidden() -> None:
     # the whole value, however long, and a passphrase to the line's end (a diff review: their tails showed)
     assert redact_secrets("--api-key 'Zq8" + "x" * 300 + "' next") == "--api-key '***' next"
     assert redact_secrets("password: " + " ".join(["word"] * 30) + "\nnext: 1") == "***\nnext: 1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASS=Hunter2x9qZ",
+        "export REDIS_PASS=Hunter2x9qZ",
+        "PRIVATE_KEY=Kq7vXw2ZpL",
+        "signing-key=Kq7vXw2ZpL",
+        "MASTER_KEY=Kq7vXw2ZpL",
+        "client_key=Kq7vXw2ZpL",
+        "CREDENTIALS=Kq7vXw2ZpL",
+        "creds=Kq7vXw2ZpL",
+    ],
+)
+def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str) -> None:
+    """An attacker: `APP_ENV_LINE: "DB_PASS=... PRIVATE_KEY=..."` rendered, while those names are refused as names
+    (is_secret_name) and after a `:`. Not a pass that is a step: a switch or a number after it."""
+    assert secret_kinds(text) == ["a password or key assignment"]
+    assert hide_secrets(f"x {text} y").count(REDACTED) == 1
+    for step in ("SKIP_PASS=false", "NUM_PASS=2", "FIRST_PASS='true'", "bypass=true1234", "compass=north123"):
+        assert secret_kinds(step) == []

@@ -244,8 +244,9 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
             f"startup probe: {probe / 60:,.0f} min for /health, where the recipe's is {STARTUP_PROBE_SECONDS // 60} "
             "min (3x its measured ~10 min pod phase): 3x the stack's pod phase (a recorded start-up report of its "
             "configuration, else the write-up's) plus what this checkpoint adds to a simultaneous wake's read with "
-            "every pod on one zone's disk (computed), so that a slow start is not restarted half-way; "
-            "the Deployment's progress deadline and `pulumi up`'s wait grow as much"
+            "every pod on one zone's disk (computed), rounded up to whole half hours (each new value rolls every pod), "
+            "so that a slow start is not restarted half-way; the Deployment's progress deadline and `pulumi up`'s wait "
+            "grow as much"
         )
     return tuple(notes)
 

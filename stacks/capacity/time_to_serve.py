@@ -366,16 +366,17 @@ def wake_lead_seconds(config: StackConfig) -> int:
 
 
 def startup_probe_seconds(config: StackConfig) -> int:
-    """How long a pod may take to answer /health: the recipe's 30 min (3x its measured ~10 min pod phase), or 3x
-    the stack's pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its
-    zone's disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them),
-    whichever is longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the
-    stack's configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's."""
+    """How long a pod may take to answer /health: the recipe's 30 min (3x its measured ~10 min pod phase), or 3x the
+    stack's pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its zone's
+    disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them), whichever is
+    longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the stack's
+    configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's. In whole
+    half hours: each new value rolls every pod (a node added to 12 had rolled them all, 2-3 h)."""
     startup = getattr(recorded_startup(config), "startup", None)
     cold = startup.median_seconds if startup and startup.cold_pods else {}
     pod = _difference(cold, "readySeconds", "scheduledSeconds")
     pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
-    return max(STARTUP_PROBE_SECONDS, round(3 * (pod + _read_together(config, readers))))
+    return STARTUP_PROBE_SECONDS * (math.ceil(3 * (pod + _read_together(config, readers)) / STARTUP_PROBE_SECONDS) or 1)
 
 
 def led_schedule_steps(config: StackConfig) -> list[tuple[str, str, int]]:

@@ -15,7 +15,7 @@ Each line holds, for one pod, seconds since the pod was created (`metadata.creat
 | compiledSeconds | the last engine finished torch.compile | vLLM log "torch.compile took" |
 | graphsCapturedSeconds | the last engine captured its CUDA graphs | vLLM log "Graph capturing finished" |
 | engineReadySeconds | the last engine finished its start-up | vLLM log "init engine (profile, ...) took" |
-| readySeconds | the pod passed its readiness probe | condition Ready |
+| readySeconds | the pod passed its readiness probe (null when it failed it since) | condition Ready |
 
 Beside the phases, `imageWasCached` (every engine container found the image on the node) and
 `nodeCreatedAfterPod`: whether the pod's node was created after the pod (its metadata.creationTimestamp), i.e.
@@ -90,6 +90,22 @@ def condition_time(pod: dict[str, Any], kind: str) -> str | None:
     return None
 
 
+def readiness_flapped(events: list[dict[str, Any]], ready: str | None) -> bool:
+    """Whether the pod's readiness probe failed before the time its Ready condition holds: that condition's
+    lastTransitionTime is then a later return to Ready (under the benchmark's load, which runs before this report),
+    not the start. The engine's readiness probe runs only once its startup probe passed (Kubernetes "Configure
+    Liveness, Readiness and Startup Probes"), so a failure of it is no part of a start."""
+    if ready is None:
+        return False
+    return any(
+        event.get("reason") == "Unhealthy"
+        and str(event.get("message", "")).startswith(("Readiness probe failed", "Readiness probe errored"))
+        and (when := event.get("firstTimestamp") or event.get("eventTime") or event.get("lastTimestamp"))
+        and parse_time(str(when)) <= parse_time(ready)
+        for event in events
+    )
+
+
 def engine_containers(pod: dict[str, Any], container: str) -> list[str]:
     """The pod's engine containers: `container` (every data-parallel engine in one container), or one
     per rank, `container-0`, `container-1`, ... (the Gateway's per-rank layout, components/vllm.py)."""
@@ -148,12 +164,13 @@ def phases(
     started = [str(when) for item in statuses if (when := item.get("state", {}).get("running", {}).get("startedAt"))]
     pulled, cached = pulled_time(events, containers)
     found = log_times(log)
+    ready = condition_time(pod, "Ready")
     record = {
         "scheduledSeconds": since(condition_time(pod, "PodScheduled")),
         "imagePulledSeconds": since(pulled),
         "containerStartedSeconds": since(max(started, key=parse_time)) if started else None,
         **{key: since(found.get(key)) for key in LOG_LINES},
-        "readySeconds": since(condition_time(pod, "Ready")),
+        "readySeconds": None if readiness_flapped(events, ready) else since(ready),
     }
     return {
         "pod": pod["metadata"]["name"],

@@ -169,3 +169,19 @@ def test_a_pod_with_a_container_per_rank_is_timed_by_its_last_engine() -> None:
     # a Pulled event of another container of the pod is not the engine's
     other = [{**EVENTS[1], "involvedObject": {"fieldPath": "spec.containers{vllm-bench}"}}]
     assert startup_report.phases(pod, other, "", "vllm")["phases"]["imagePulledSeconds"] is None
+
+
+def test_a_pod_whose_readiness_failed_since_has_no_ready_time() -> None:
+    """A platform review: the Ready condition's lastTransitionTime is its latest change, and the report runs after the
+    benchmark's load: a pod that went unready under it and came back reported that return as its start. Its readiness
+    probe runs only after the startup probe passed, so a failure of it before that time says the time is a later one."""
+    unready: dict[str, Any] = {
+        "reason": "Unhealthy",
+        "involvedObject": {"fieldPath": "spec.containers{vllm}"},
+        "message": 'Readiness probe failed: Get "http://10.0.0.5:8000/health": context deadline exceeded',
+        "firstTimestamp": "2026-11-25T08:10:00Z",  # before the Ready time the condition holds (08:15): a return
+    }
+    assert startup_report.phases(POD, [*EVENTS, unready], LOG, "vllm")["phases"]["readySeconds"] is None
+    later = {**unready, "firstTimestamp": "2026-11-25T08:30:00Z"}  # after it, and Ready since 08:15: its start stands
+    assert startup_report.phases(POD, [*EVENTS, later], LOG, "vllm")["phases"]["readySeconds"] == 900.0
+    assert startup_report.phases(POD, EVENTS, LOG, "vllm")["phases"]["readySeconds"] == 900.0

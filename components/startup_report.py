@@ -93,8 +93,9 @@ def condition_time(pod: dict[str, Any], kind: str) -> str | None:
 def readiness_flapped(events: list[dict[str, Any]], ready: str | None) -> bool:
     """Whether the pod's readiness probe failed before the time its Ready condition holds: that condition's
     lastTransitionTime is then a later return to Ready (under the benchmark's load, which runs before this report),
-    not the start. The engine's readiness probe runs only once its startup probe passed (Kubernetes "Configure
-    Liveness, Readiness and Startup Probes"), so a failure of it is no part of a start."""
+    not the start. The engine's readiness probe runs only once its startup probe passed (Kubernetes "Liveness,
+    Readiness, and Startup Probes": a startup probe "disables liveness and readiness checks until it succeeds"), so a
+    failure of it is no part of a start."""
     if ready is None:
         return False
     return any(

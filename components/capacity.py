@@ -103,6 +103,8 @@ RESERVATION = CapacityKind(
     "reservation", ReservationCapacity, preemptible=False, price_setting=None, label="reservation"
 )
 CAPACITY_KINDS: dict[str, CapacityKind] = {kind.type: kind for kind in (SPOT, FLEX_START, RESERVATION)}
+# A kind's type as a pattern (a measurements file's start-up conditions name them).
+CAPACITY_KIND_PATTERN = f"^({'|'.join(CAPACITY_KINDS)})$"
 
 
 def capacity_kind(kind: str) -> CapacityKind:

@@ -1038,19 +1038,17 @@ def redact_secrets(text: str) -> str:
 
 
 # `user:password@host` without a scheme (a gateway address, a proxy as curl's -x takes it): in a message quoting a
-# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is). The password is
-# at most PASSWORD_REACH characters: unbounded, each `=` of a long run of `x:=` read the rest of it again (80 KB: 3 s).
-PASSWORD_REACH = 256
-USER_PASSWORD = re.compile(
-    r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']{1,"
-    + str(PASSWORD_REACH)
-    + r"}@(?!sha[0-9]+:)"
-)
+# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is). Looked for only
+# in a run of characters a password may hold that an `@` ends (each run read once): searched over the whole text,
+# each `=` of a long run of `x:=` read the rest of it again (80 KB: 3 s), and a bound on the password left a longer one
+# shown.
+RUN_TO_AN_AT = re.compile(r"(?<![^\s@/\"'])[^\s@/\"']++@(?!sha[0-9]+:)")
+USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']+@")
 
 
 def redact_quoted(text: str) -> str:
     """redact_secrets, and a password before a host's `@` hidden: for a bad value a message quotes."""
-    return USER_PASSWORD.sub(r"\1:***@", redact_secrets(text))
+    return RUN_TO_AN_AT.sub(lambda run: USER_PASSWORD.sub(r"\1:***@", run.group()), redact_secrets(text))
 
 
 def hide_secrets(text: str) -> str:

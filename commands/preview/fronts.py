@@ -130,6 +130,45 @@ REACH = {
 }
 
 
+def _policy_ranges(inputs: dict[str, Any], pods: Pods) -> set[str]:
+    """The address ranges (ipBlock peers) a NetworkPolicy that selects the pods admits to them."""
+    spec = inputs.get("spec") or {}
+    if not _selects((spec.get("podSelector") or {}).get("matchLabels"), pods):
+        return set()
+    return {
+        str(peer["ipBlock"].get("cidr"))
+        for rule in spec.get("ingress") or []
+        for peer in rule.get("from") or []
+        if isinstance(peer, dict) and isinstance(peer.get("ipBlock"), dict)
+    }
+
+
+def _sources_dropped_at_once(result: Preview, old: dict[str, Record], pods: Pods) -> list[str]:
+    """Address ranges a NetworkPolicy update stops admitting to the old pods at once that no other policy admits while
+    they roll (one kept, created at once, or deleted only at the end): NetworkPolicies add up, so the clients from
+    there (a load balancer's proxies, health checkers or clients) reach no old pod until the roll ends. A stack
+    deployed by a release that kept a front's ranges in the in-cluster policy, whose update switches routing.mode."""
+    changed = {change.urn: change for change in result.changes if change.record["type"] == NETWORK_POLICY_TYPE}
+    present = {urn: record for urn, record in old.items() if record["type"] == NETWORK_POLICY_TYPE}
+    present |= {urn: change.record for urn, change in changed.items() if change.action in ("create", "update")}
+    found = []
+    for urn, change in changed.items():
+        if change.action != "update" or urn not in old:
+            continue
+        dropped = _policy_ranges(old[urn]["inputs"], pods) - _policy_ranges(change.record["inputs"], pods)
+        elsewhere = set().union(
+            *(_policy_ranges(record["inputs"], pods) for key, record in present.items() if key != urn)
+        )
+        if lost := dropped - elsewhere:
+            found.append(
+                f"{_name(change.record)} (update): it stops admitting {', '.join(sorted(lost))} to the old pods at "
+                "once and no other NetworkPolicy admits them meanwhile: what connects from there (a load balancer's "
+                "proxies, health checks or clients) reaches no old pod until it is replaced. A stack deployed before "
+                "each front had a policy of its own: first run one `pulumi up` of this release that changes no routing"
+            )
+    return found
+
+
 def _ports(ports: set[int]) -> str:
     return ", ".join(map(str, sorted(ports))) or "none"
 
@@ -208,4 +247,4 @@ def fronts_ahead(result: Preview, old: dict[str, Record], deployment: Record, ne
         elif change.action == "delete":
             effects.append(_left_behind(change.record, new_pods))
         found += [effect for effect in effects if effect]
-    return found
+    return found + _sources_dropped_at_once(result, old, old_pods)

@@ -59,6 +59,7 @@ from commands.preview.command import (
 )
 from commands.render.capacity_report import capacity_files
 from commands.render.plan_md import plan_markdown
+from commands.render.time_to_serve import unconditioned_reports_note
 from commands.stackfile import stack_settings
 from common.input_files import InputError
 from policies.rules.security import NO_TOKEN_LITERAL
@@ -206,7 +207,7 @@ def render(
     config = validate(raw_project_config(settings.project))
     out_dir = out or stack_settings.ROOT / "build" / stack
     output.check_out_dir(out_dir)
-    notes = stack_settings.stack_file_notes(settings)
+    notes = [*stack_settings.stack_file_notes(settings), *filter(None, [unconditioned_reports_note(config)])]
     progress("running the program")
     first_up = mocks.run_program(settings)
     # The `up` after the one that made the image: the program's own image look-up finds it

@@ -16,11 +16,13 @@ from typing import Any
 from components.capacity import FLEX_START
 from components.vllm import STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
-from stacks.capacity.measurements import Measurement
+from stacks.capacity.measurements import Measurement, configuration_of
+from stacks.capacity.measurements import load as load_measurements
 from stacks.capacity.time_to_serve import (
     COLD,
     MIB_PER_GIB,
     REPORT,
+    STARTUP_AGNOSTIC_FIELDS,
     Phase,
     checkpoint_mib,
     held_planning,
@@ -200,6 +202,29 @@ def wake_read(config: StackConfig) -> WakeRead | None:
         bound_seconds=bound,
         sized_from_target=target,
         warning=warning,
+    )
+
+
+def unconditioned_reports_note(config: StackConfig, recorded: Sequence[Measurement] | None = None) -> str | None:
+    """The start-up reports of this configuration that hold no start-up conditions (recorded before bench-compare
+    kept them), which no stack reads (`recorded_startup`), or None: the probe, the wake lead and the alerts then take
+    the write-up's figures or another report's, and a measured start longer than those restarts at the probe."""
+    mine = configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
+    items = recorded if recorded is not None else load_measurements().measurements
+    found = [
+        item.id
+        for item in items
+        if item.startup is not None
+        and item.startup.conditions is None
+        and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
+    ]
+    if not found:
+        return None
+    return (
+        f"start-up report(s) {', '.join(found)} of this configuration hold no start-up conditions (recorded before "
+        "bench-compare --record kept them) and are not read: the startup probe, the wake lead and the alerts take the "
+        "write-up's figures or another report's instead. Record the run again with bench-compare --record (its log: "
+        'kubectl logs job/NAME) to use it; docs/time-to-serve.md, "Measuring it"'
     )
 
 

@@ -29,7 +29,7 @@ from common import input_files
 from common.model_ranges import allowed_range
 from common.sources import lookalike_host, uncitable
 from components import startup_report
-from components.capacity import CAPACITY_KINDS
+from components.capacity import CAPACITY_KIND_PATTERN
 from components.vllm import ENGINE_FIELDS, EngineFlags
 from policies.redaction import secret_kinds
 from schemas.vllm_releases import image_release
@@ -209,17 +209,22 @@ class StartupConditions(ConfigModel):
     """What decides a new replica's start-up besides the configuration: a report stands for a stack of the same."""
 
     capacity_sources: Annotated[
-        list[Annotated[str, Field(pattern=f"^({'|'.join(CAPACITY_KINDS)})$")]], Field(min_length=1, max_length=8)
+        list[Annotated[str, Field(pattern=CAPACITY_KIND_PATTERN)]], Field(min_length=1, max_length=8)
     ] = Field(description="capacity.sources' types, in order (the node's provisioning).")
     compile_cache: bool = Field(description="startup.compileCache.enabled (torch.compile read, not run).")
     image_mirror: bool = Field(description="startup.imageMirror.enabled (the image pull).")
-    weights_read_mibps: Annotated[int, Field(ge=1, le=10**7)] = Field(description="Each serving disk's MiB/s.")
+    weights_read: Annotated[str, Field(pattern=r"^\d{1,7} (s|MiB/s)$")] = Field(
+        description="weights.targetLoadSeconds (`60 s`: each node reads in it), else each serving disk's `2400 MiB/s`."
+    )
 
 
 def startup_conditions(config: StackConfig) -> StartupConditions:
     cache, mirror = config.startup.compile_cache.enabled, config.startup.image_mirror.enabled
-    kinds, read = [str(source.type) for source in config.capacity.sources], config.serving_throughput_mibps
-    return StartupConditions(capacity_sources=kinds, compile_cache=cache, image_mirror=mirror, weights_read_mibps=read)
+    kinds, weights = [str(source.type) for source in config.capacity.sources], config.weights
+    # a disk sized by targetLoadSeconds grows with the nodes that read it: each reads in the same time
+    sized = weights.target_load_seconds is not None and weights.checkpoint_gib is not None
+    read = f"{weights.target_load_seconds} s" if sized else f"{config.serving_throughput_mibps} MiB/s"
+    return StartupConditions(capacity_sources=kinds, compile_cache=cache, image_mirror=mirror, weights_read=read)
 
 
 class StartupPhases(ConfigModel):

@@ -31,12 +31,7 @@ from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import capture_setting
 from stacks.config.profiles import DEFAULT_PROFILE, profile_of
 from stacks.config.stack import StackConfig
-from stacks.config.time_to_serve import (
-    RECIPE_NODE_SECONDS,
-    RECIPE_NODE_SECONDS_MIN,
-    RECIPE_POD_SECONDS,
-    WRITEUP,
-)
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_NODE_SECONDS_MIN, RECIPE_POD_SECONDS, WRITEUP
 
 # "assumed": measured on another vLLM release than the stack's, and carried over to it.
 Basis = Literal["measured", "assumed", "computed", "not measured", "held"]

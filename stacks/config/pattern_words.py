@@ -4,6 +4,7 @@ pattern of the model has its words here)."""
 
 from __future__ import annotations
 
+from components.capacity import CAPACITY_KIND_PATTERN, CAPACITY_KINDS
 from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL
 from stacks.config.operations import CLOCK_TIME
 from stacks.config.routing import PROXY_SUBNET_REFERENCE
@@ -40,6 +41,8 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[a-z0-9][a-z0-9-]{0,62}$": "1-63 lower-case letters, digits and hyphens, a letter or digit first",
     r"^\d{4}-\d{2}(-\d{2})?$": "a date YYYY-MM or YYYY-MM-DD",
     r"^\d+\.\d+\.\d+$": "a vLLM release like 0.19.0 (the version its image tag names)",
+    CAPACITY_KIND_PATTERN: f"a capacity source type: {', '.join(CAPACITY_KINDS)}",
+    r"^\d{1,7} (s|MiB/s)$": "seconds (`60 s`) or a throughput (`2400 MiB/s`), as bench-compare --record writes it",
 }
 
 

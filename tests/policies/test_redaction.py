@@ -422,6 +422,15 @@ def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
     assert secret_kinds(text) == []
     assert redact_secrets(text) == text
     assert redact_quoted(text) == text
+    redact_quoted(text + "@")  # an `@` at the end makes it a user and a password: one run, read once
+
+
+def test_a_long_password_before_a_host_is_hidden_in_a_message() -> None:
+    """A diff review: the password's bound that made the search linear left a longer one (a JWT as a password)
+    shown; the search now reads each run that an `@` ends once."""
+    password = "Zq9" * 90
+    assert redact_quoted(f"proxy x:{password}@host") == "proxy x:***@host"
+    assert redact_quoted("vllm/vllm-openai:v0.19.0@sha256:" + "ab" * 32).endswith("@sha256:" + "ab" * 32)
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any
 
+import pytest
+
 from commands.preview.changes import Preview, ResourceChange
+from commands.preview.command import load_states, preview_states
 from commands.preview.fronts import (
     FIREWALL_TYPE,
     NETWORK_POLICY_TYPE,
@@ -13,6 +18,9 @@ from commands.preview.fronts import (
     fronts_ahead,
     serving_pods,
 )
+from tests.commands.preview.test_preview import render_with
+from tests.conftest import RenderStack
+from tests.rendered import RenderedStack
 
 LABELS = {"app": "qwen-serving"}
 
@@ -151,3 +159,32 @@ def test_a_replaced_front_is_a_new_one_now_and_the_old_one_at_the_end() -> None:
     (left,) = ahead(PER_RANK, ONE_SERVER, ("replace", pool(8000), pool(*range(8000, 8008))))
     assert left.startswith("the InferencePool qwen-serving (deleted at the end of the update): until then the gateway")
     assert "port(s) 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the new pods, which serve none there" in left
+
+
+def test_a_policy_that_drops_a_front_s_ranges_no_other_admits_is_said_to_shut_them_out(
+    staging: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A diff review: a stack deployed by a release that kept the gateway's ranges in the in-cluster policy, updated
+    with a routing switch in the same `up`, loses them at once while no policy of its own admits them yet (the
+    Gateway dark for the roll); the preview said only what the ports do. Deployed with each front's own policy, the
+    same switch keeps them until the end, and says nothing of it."""
+    clusterip = render_with(render_stack, tmp_path_factory, "staging", "routing", {"routing": {"mode": "clusterip"}})
+    current = load_states(staging.directory)
+
+    def before_own_policies(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records as the release before deployed them: the gateway's ranges in the in-cluster policy."""
+        records = copy.deepcopy(records)
+        (own,) = [record for record in records if record["name"] == "llm-network-policies-gateway"]
+        (serving,) = [record for record in records if record["name"] == "llm-network-policies-serving"]
+        serving["inputs"]["spec"]["ingress"][0]["from"] += own["inputs"]["spec"]["ingress"][0]["from"]
+        return [record for record in records if record is not own]
+
+    assert current.converged is not None
+    older = dataclasses.replace(
+        current, first_up=before_own_policies(current.first_up), converged=before_own_policies(current.converged)
+    )
+    new = load_states(clusterip.directory)
+    (shut,) = [rollout.what for rollout in preview_states(older, new).rollouts if "stops admitting" in rollout.what]
+    assert "10.129.0.0/23, 130.211.0.0/22, 35.191.0.0/16 to the old pods at once" in shut
+    assert "changes no routing" in shut
+    assert not [rollout for rollout in preview_states(current, new).rollouts if "stops admitting" in rollout.what]

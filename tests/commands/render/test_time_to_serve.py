@@ -4,13 +4,17 @@ the simultaneous wake and the disk throughput sized for it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from commands.render.command import render
 from commands.render.time_to_serve import goal_sources, time_to_serve
 from commands.render.time_to_serve_md import section
 from common.sources import WRITEUP_VLLM_RELEASE
+from stacks.capacity import measurements
 from stacks.capacity.time_to_serve import (
     COLD,
     node_phase,
@@ -21,6 +25,7 @@ from stacks.capacity.time_to_serve import (
 )
 from stacks.config.time_to_serve import HYPERDISK_ML_MAX_MIBPS
 from stacks.load.loader import validate
+from tests.stacks.capacity.test_time_to_serve import _with_startup
 from tests.variants import stack_config, variant_config
 
 BASE: dict[str, Any] = {
@@ -227,3 +232,20 @@ def test_a_wake_over_several_zones_also_gives_the_read_with_every_pod_in_one() -
     assert "up to 6 node(s) read one zone's disk" in text
     assert "all 12 on one zone's disk read it in ~" in text and "which nothing makes them do" in text
     assert "which nothing makes them do" not in "\n".join(section(config))
+
+
+def test_a_report_without_conditions_is_said_to_be_unread(tmp_path: Path) -> None:
+    """A diff review: upgrading dropped a report recorded by the release before (no conditions) in silence, and the
+    probe, the deadlines, the wake and the alerts fell back to the write-up's figures; the render now says so."""
+    config = stack_config("dev")
+    recorded = _with_startup(config, tmp_path / "m.yaml", scheduled=200, ready=2700)
+    document = yaml.safe_load(recorded.read_text())
+    del document["measurements"][-1]["startup"]["conditions"]
+    (tmp_path / "older.yaml").write_text(yaml.safe_dump(document))
+    with measurements.using(tmp_path / "older.yaml"):
+        rendered = render("dev", out=tmp_path / "out")
+    (note,) = [note for note in rendered.notes if note.startswith("start-up report(s) slow-startup")]
+    assert "not read" in note and "bench-compare --record" in note
+    assert "slow-startup" in (tmp_path / "out" / "plan.md").read_text()
+    with measurements.using(recorded):
+        assert not [note for note in render("dev", out=tmp_path / "out2").notes if "start-up report(s)" in note]

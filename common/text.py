@@ -50,11 +50,13 @@ def code_span(text: str) -> str:
 # What may open a link or image (`[`, when a `](`, `][` or `]:` follows anywhere: link texts may nest brackets), HTML
 # or an autolink (`<` and a letter, `/`, `!` or `?`), or take a backslash escape (a backslash before ASCII
 # punctuation, which would un-escape what follows), and what GitHub's extended autolinks start at (GFM spec,
-# "Autolinks (extension)": a scheme's `://`, `www.`, an address's `@`): escaped, and nothing else, so that prose
-# such as `labels["x"]` or `addresses[0]` reads as it is.
-MARKUP_SIGN = re.compile(
-    r"\[|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~])|:(?=//)|(?<=(?<![A-Za-z0-9_.-])www)\.|(?<=[A-Za-z0-9._+-])@(?=[A-Za-z0-9])"
-)
+# "Autolinks (extension)": a scheme's `://`, `www.` at a word's start or after `_`): escaped, and nothing else, so that
+# prose such as `labels["x"]` or `addresses[0]` reads as it is.
+MARKUP_SIGN = r"\[|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~])|:(?=//)|(?<=(?<![A-Za-z0-9.-])www)\."
+# A word with an `@` (an e-mail address): GFM links those after the text is parsed, escapes or not (cmark-gfm links
+# `a\@b.com` and `a&#64;b.com`, an attacker's check), so such a word is shown as a code span instead.
+ADDRESS_LIKE = r"(?<![^\s`])[^\s`@]*+@[^\s`]*"  # from a word's start only: each word read once
+INERT_SIGNS = re.compile(f"{ADDRESS_LIKE}|{MARKUP_SIGN}")
 
 
 def inert(text: str) -> str:
@@ -77,10 +79,14 @@ def inert(text: str) -> str:
     def escape(sign: re.Match[str]) -> str:
         index = bisect.bisect_right(starts, sign.start()) - 1
         inside = index >= 0 and sign.start() < spans[index][1]
+        if inside:
+            return sign.group()
+        if "@" in sign.group():
+            return code_span(sign.group())
         plain = sign.group() == "[" and sign.start() > link_end
-        return sign.group() if inside or plain else "\\" + sign.group()
+        return sign.group() if plain else "\\" + sign.group()
 
-    return MARKUP_SIGN.sub(escape, text)
+    return INERT_SIGNS.sub(escape, text)
 
 
 def escaped(text: str) -> str:

@@ -685,9 +685,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         re.compile(
             r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
-            # `pass` is also a step (SKIP_PASS=false, NUM_PASS=2): not before a switch or a number
-            r"|(?<![A-Za-z0-9])(?:pass(?![\"']?[ \t]*=[ \t]*[\"']?(?:true|false|yes|no|on|off|[0-9]+)(?![^\s\"'&;,]))"
-            r"|creds|credentials?|(?:private|client|auth|service|app|account|signing|master)[_-]?key)"
+            # these words also name what is no secret (SKIP_PASS=false, PASS=on-demand, SERVICE_KEY=my-service,
+            # --private-key=file.pem): not before a switch or a name of lower-case words
+            r"|(?<![A-Za-z0-9])(?:pass|creds|credentials?|(?:private|client|auth|service|app|account|signing|master)"
+            r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?(?:(?i:true|false|yes|no|on|off)"
+            r"|(?-i:[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*))(?![^\s\"'&;,]))"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
             # bash's ANSI-C quotes, whose \' is part of the value; else $"...", "...", '...' or none
@@ -886,17 +888,20 @@ JSON_SHORT_ESCAPE = re.compile(r"\\([/t])")
 
 
 def unescaped(text: str) -> str | None:
-    """The text with its JSON (`\\uXXXX`, `\\/`, `\\t`), HTML and URL escapes decoded; None when it has none."""
-    if ESCAPE.search(text) is None:
+    """The text with its JSON (`\\uXXXX`, `\\/`, `\\t`), HTML and URL escapes decoded; None when it has none. HTML's
+    are whatever `html.unescape` reads (`&#0095;`, `&#95` without its `;`: an attacker's token passed a narrower
+    shape), so the text is decoded when it holds an `&` at all."""
+    if "&" not in text and ESCAPE.search(text) is None:
         return None
-    text = JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text)
-    text = JSON_SHORT_ESCAPE.sub(lambda match: "/" if match[1] == "/" else "\t", text)
-    return urllib.parse.unquote(html.unescape(text))
+    decoded = JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text)
+    decoded = JSON_SHORT_ESCAPE.sub(lambda match: "/" if match[1] == "/" else "\t", decoded)
+    decoded = urllib.parse.unquote(html.unescape(decoded))
+    return None if decoded == text else decoded
 
 
 # How many layers of escapes are read through: a value escaped again (`ghp%255F...`, a URL in another URL's query)
-# decodes to the secret after two (an attacker wrote a GitHub token so).
-ESCAPE_LAYERS = 3
+# decodes to the secret after two (an attacker wrote a GitHub token so, then one in four layers).
+ESCAPE_LAYERS = 8
 
 
 def _escaped_kinds(text: str) -> list[str]:

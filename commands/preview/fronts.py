@@ -31,6 +31,8 @@ NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 FIREWALL_TYPE = "gcp:compute/firewall:Firewall"
 POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
 FRONT_TYPES = frozenset({SERVICE_TYPE, NETWORK_POLICY_TYPE, FIREWALL_TYPE, POOL_TYPE})
+# What a front that reaches no port of the old pods any more does while they roll.
+OUTAGE_THROUGH = "an outage through it for the pods not yet replaced"
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ def _effect(record: Record, before_record: Record | None, pods: Pods, label: str
         kept = f"{len(after)} of the {len(before)}" if after else "none of the"
         effects.append(
             f"it stops reaching port(s) {_ports(lost)} of the old pods at once: each old pod gets traffic through it "
-            f"on {kept} port(s) it had{'' if after else ' (an outage through it for the pods not yet replaced)'}"
+            f"on {kept} port(s) it had{'' if after else f' ({OUTAGE_THROUGH})'}"
         )
     return f"{_name(record)} ({label}): {'; '.join(effects)}" if effects else None
 

@@ -220,8 +220,9 @@ def unconditioned_reports_note(config: StackConfig, recorded: Sequence[Measureme
     ]
     if not found:
         return None
+    named = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
     return (
-        f"start-up report(s) {', '.join(found)} of this configuration hold no start-up conditions (recorded before "
+        f"start-up report(s) {named} of this configuration hold no start-up conditions (recorded before "
         "bench-compare --record kept them) and are not read: the startup probe, the wake lead and the alerts take the "
         "write-up's figures or another report's instead. Record the run again with bench-compare --record (its log: "
         'kubectl logs job/NAME) to use it; docs/time-to-serve.md, "Measuring it"'

@@ -213,7 +213,7 @@ class StartupConditions(ConfigModel):
     ] = Field(description="capacity.sources' types, in order (the node's provisioning).")
     compile_cache: bool = Field(description="startup.compileCache.enabled (torch.compile read, not run).")
     image_mirror: bool = Field(description="startup.imageMirror.enabled (the image pull).")
-    weights_read: Annotated[str, Field(pattern=r"^\d{1,7} (s|MiB/s)$")] = Field(
+    weights_read: Annotated[str, Field(pattern=r"^[0-9]{1,7} (s|MiB/s)$")] = Field(
         description="weights.targetLoadSeconds (`60 s`: each node reads in it), else each serving disk's `2400 MiB/s`."
     )
 

@@ -42,7 +42,7 @@ PATTERN_WORDS: dict[str, str] = {
     r"^\d{4}-\d{2}(-\d{2})?$": "a date YYYY-MM or YYYY-MM-DD",
     r"^\d+\.\d+\.\d+$": "a vLLM release like 0.19.0 (the version its image tag names)",
     CAPACITY_KIND_PATTERN: f"a capacity source type: {', '.join(CAPACITY_KINDS)}",
-    r"^\d{1,7} (s|MiB/s)$": "seconds (`60 s`) or a throughput (`2400 MiB/s`), as bench-compare --record writes it",
+    r"^[0-9]{1,7} (s|MiB/s)$": "seconds (`60 s`) or a throughput (`2400 MiB/s`), as bench-compare --record writes it",
 }
 
 

@@ -32,12 +32,13 @@ def test_what_is_not_printable_is_escaped() -> None:
         ("`` x` [l](u) ` `` after [z](w)", "`` x` [l](u) ` `` after \\[z](w)"),
         ("[x]: https://attacker.example", "\\[x]: https\\://attacker.example"),  # a link reference definition
         ("[a[b]](https://attacker.example)", "\\[a\\[b]](https\\://attacker.example)"),  # a link text with brackets
-        # an attacker: GitHub's extended autolinks (a bare URL, www., an e-mail address) linked a forged value
+        # an attacker: GitHub's extended autolinks (a bare URL, www., an e-mail address) linked a forged value; GFM
+        # links an address after the text is parsed, escaped or not: a word with an @ is a code span
         (
-            "go https://evil.example/x www.evil.example a@evil.example",
-            "go https\\://evil.example/x www\\.evil.example a\\@evil.example",
+            "go https://evil.example/x www.evil.example a@evil.example _www.e.com",
+            "go https\\://evil.example/x www\\.evil.example `a@evil.example` _www\\.e.com",
         ),
-        ("swww.x, user@ 2@3 `https://k` vllm:num", "swww.x, user@ 2\\@3 `https://k` vllm:num"),
+        ("swww.x, user@ mailto:a@b.com `https://k` vllm:num", "swww.x, `user@` `mailto:a@b.com` `https://k` vllm:num"),
     ],
 )
 def test_inert_prose_opens_no_link_nor_html(prose: str, expected: str) -> None:
@@ -45,7 +46,7 @@ def test_inert_prose_opens_no_link_nor_html(prose: str, expected: str) -> None:
 
 
 @pytest.mark.timeout(120)  # a hang guard: linear, well under a second; a sign checked against every span, minutes
-@pytest.mark.parametrize("unit", ["`a`[", "[", "` ", "\\["])
+@pytest.mark.parametrize("unit", ["`a`[", "[", "` ", "\\[", "a", "a@", "www."])
 def test_inert_reads_a_long_hostile_line_once(unit: str) -> None:
     """A value of a hand-edited render may be long: every sign was checked against every code span (100 KB of
     "`a`[": 24 s)."""

@@ -443,6 +443,11 @@ def test_a_long_password_before_a_host_is_hidden_in_a_message() -> None:
         ('{"db": "postgres:\\/\\/app:' + 'Hunter2x9q@db:5432\\/x"}', "a password in a URL"),
         ('"Authorization": "Bearer\\t' + "abcdefghijklmnopqrstuvwxyz0123456789" + '"', "a bearer token"),
         *(("ghp" + escape + GITHUB_TOKEN_BODY, "a GitHub token") for escape in ("&#95;", "&lowbar;", "&#x5F;")),
+        # a second attacker: what html.unescape reads past a narrower shape, and a fourth layer
+        *(
+            ("ghp" + escape + GITHUB_TOKEN_BODY, "a GitHub token")
+            for escape in ("&#0000000095;", "&#x0000005F;", "&#95", "&amp;amp;amp;#95;", "%2525255F")
+        ),
     ],
 )
 def test_a_secret_behind_json_short_escapes_or_html_references_is_found_and_hidden(text: str, kind: str) -> None:
@@ -573,12 +578,14 @@ def test_a_secret_option_keeps_its_name_when_its_value_is_hidden() -> None:
         "client_key=Kq7vXw2ZpL",
         "CREDENTIALS=Kq7vXw2ZpL",
         "creds=Kq7vXw2ZpL",
+        "DB_PASS=83719274",
     ],
 )
 def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str) -> None:
     """An attacker: `APP_ENV_LINE: "DB_PASS=... PRIVATE_KEY=..."` rendered, while those names are refused as names
-    (is_secret_name) and after a `:`. Not a pass that is a step: a switch or a number after it."""
+    (is_secret_name) and after a `:`. Not a switch nor a name of lower-case words after one (a second attacker)."""
     assert secret_kinds(text) == ["a password or key assignment"]
     assert hide_secrets(f"x {text} y").count(REDACTED) == 1
-    for step in ("SKIP_PASS=false", "NUM_PASS=2", "FIRST_PASS='true'", "bypass=true1234", "compass=north123"):
-        assert secret_kinds(step) == []
+    names = ("PASS=on-demand", "VLLM_COMPILE_PASS=inductor", "SERVICE_KEY=my-service", "--private-key=file.pem")
+    for step in ("SKIP_PASS=false", "NUM_PASS=2", "FIRST_PASS='true'", "bypass=true1234", "compass=north123", *names):
+        assert secret_kinds(step) == [], step

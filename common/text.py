@@ -53,9 +53,10 @@ def code_span(text: str) -> str:
 # "Autolinks (extension)": a scheme's `://`, `www.` at a word's start or after `_`): escaped, and nothing else, so that
 # prose such as `labels["x"]` or `addresses[0]` reads as it is.
 MARKUP_SIGN = r"\[|<(?=[A-Za-z/!?])|\\(?=[!-/:-@\[-`{-~])|:(?=//)|(?<=(?<![A-Za-z0-9.-])www)\."
-# A word with an `@` (an e-mail address): GFM links those after the text is parsed, escapes or not (cmark-gfm links
-# `a\@b.com` and `a&#64;b.com`, an attacker's check), so such a word is shown as a code span instead.
-ADDRESS_LIKE = r"(?<![^\s`])[^\s`@]*+@[^\s`]*"  # from a word's start only: each word read once
+# An e-mail address as GFM links it (a local part, `@`, a domain with a `.`; also after `mailto:`): GFM links those
+# after the text is parsed, escapes or not (cmark-gfm links `a\@b.com` and `a&#64;b.com`, an attacker's check), so
+# it is shown as a code span instead. The local part starts where its characters do (each read once).
+ADDRESS_LIKE = r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+"
 INERT_SIGNS = re.compile(f"{ADDRESS_LIKE}|{MARKUP_SIGN}")
 
 
@@ -81,8 +82,10 @@ def inert(text: str) -> str:
         inside = index >= 0 and sign.start() < spans[index][1]
         if inside:
             return sign.group()
-        if "@" in sign.group():
-            return code_span(sign.group())
+        if "@" in sign.group():  # a space apart from a code span it touches, which would otherwise run into it
+            before = " " if sign.start() > 0 and text[sign.start() - 1] == "`" else ""
+            after = " " if text.startswith("`", sign.end()) else ""
+            return before + code_span(sign.group()) + after
         plain = sign.group() == "[" and sign.start() > link_end
         return sign.group() if plain else "\\" + sign.group()
 

@@ -686,10 +686,10 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
             # these words also name what is no secret (SKIP_PASS=false, PASS=on-demand, SERVICE_KEY=my-service,
-            # --private-key=file.pem): not before a switch or a name of lower-case words
+            # --private-key=file.pem): not before a value of letters, `_`, `.` and `-` only, as the `:` patterns below
+            # (gitleaks' generic-api-key allowlist); a narrower guard had let `DB_PASS=hunter2`-like values through
             r"|(?<![A-Za-z0-9])(?:pass|creds|credentials?|(?:private|client|auth|service|app|account|signing|master)"
-            r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?(?:(?i:true|false|yes|no|on|off)"
-            r"|(?-i:[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*))(?![^\s\"'&;,]))"
+            r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?[A-Za-z_.-]+(?![^\s\"'&;,]))"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
             # bash's ANSI-C quotes, whose \' is part of the value; else $"...", "...", '...' or none
@@ -885,6 +885,8 @@ ESCAPE_SHAPE = (
 ESCAPE = re.compile(ESCAPE_SHAPE)
 JSON_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
 JSON_SHORT_ESCAPE = re.compile(r"\\([/t])")
+HUGE_REFERENCE = re.compile(r"&#0*+[0-9]{8,};?|&#[xX]0*+[0-9A-Fa-f]{7,};?")
+LEADING_ZEROS = re.compile(r"(&#[xX]?)0++(?=[0-9A-Fa-f])")
 
 
 def unescaped(text: str) -> str | None:
@@ -895,6 +897,8 @@ def unescaped(text: str) -> str | None:
         return None
     decoded = JSON_ESCAPE.sub(lambda match: chr(int(match[1], 16)), text)
     decoded = JSON_SHORT_ESCAPE.sub(lambda match: "/" if match[1] == "/" else "\t", decoded)
+    # a reference past U+10FFFF is U+FFFD to html.unescape, but past 4,300 digits Python refuses to read its number
+    decoded = HUGE_REFERENCE.sub("\ufffd", LEADING_ZEROS.sub(r"\1", decoded))
     decoded = urllib.parse.unquote(html.unescape(decoded))
     return None if decoded == text else decoded
 

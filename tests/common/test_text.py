@@ -38,7 +38,9 @@ def test_what_is_not_printable_is_escaped() -> None:
             "go https://evil.example/x www.evil.example a@evil.example _www.e.com",
             "go https\\://evil.example/x www\\.evil.example `a@evil.example` _www\\.e.com",
         ),
-        ("swww.x, user@ mailto:a@b.com `https://k` vllm:num", "swww.x, `user@` `mailto:a@b.com` `https://k` vllm:num"),
+        ("swww.x, user@ mailto:a@b.com `https://k` vllm:num", "swww.x, user@ mailto:`a@b.com` `https://k` vllm:num"),
+        # a diff review: a span made beside a code span ran into it
+        ("`a`b@c.com (`x`/y@z:path.go) x@_b.com", "`a` `b@c.com` (`x`/y@z:path.go) `x@_b.com`"),
     ],
 )
 def test_inert_prose_opens_no_link_nor_html(prose: str, expected: str) -> None:

@@ -425,6 +425,15 @@ def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
     redact_quoted(text + "@")  # an `@` at the end makes it a user and a password: one run, read once
 
 
+def test_a_numeric_reference_past_python_s_digit_limit_is_read_as_none() -> None:
+    """A diff review: html.unescape raised ValueError on `&#` and 4,301 digits (Python's limit on reading an integer
+    from a text), and a render stopped with exit 1; a token beside one is still found."""
+    for huge in ("&#" + "1" * 5000, "&#" + "0" * 5000 + "95;", "&#x" + "f" * 5000):
+        assert secret_kinds(huge) == [] and hide_secrets(huge) == huge and redact_quoted(huge) == huge
+        assert secret_kinds("ghp&#95;" + GITHUB_TOKEN_BODY + " " + huge) == ["a GitHub token"]
+    assert secret_kinds("ghp&#" + "0" * 5000 + "95;" + GITHUB_TOKEN_BODY) == ["a GitHub token"]
+
+
 def test_a_long_password_before_a_host_is_hidden_in_a_message() -> None:
     """A diff review: the password's bound that made the search linear left a longer one (a JWT as a password)
     shown; the search now reads each run that an `@` ends once."""
@@ -579,6 +588,9 @@ def test_a_secret_option_keeps_its_name_when_its_value_is_hidden() -> None:
         "CREDENTIALS=Kq7vXw2ZpL",
         "creds=Kq7vXw2ZpL",
         "DB_PASS=83719274",
+        "DB_PASS=hunter2",  # a diff review: a guard for lower-case names had let these through
+        "REDIS_PASS=s3cr3tpa55w0rd",
+        "creds=qwerty123",
     ],
 )
 def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str) -> None:

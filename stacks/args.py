@@ -15,13 +15,7 @@ import pulumi
 from components.autoscaling import MetricsAdapterArgs, ServingAutoscalerArgs
 from components.benchmark import CONTAINER_NAME as BENCHMARK_CONTAINER
 from components.benchmark import BenchmarkJobArgs, benchmark_job_name
-from components.capacity import (
-    FLEX_START,
-    B200CapacityArgs,
-    CapacitySource,
-    capacity_kind,
-    capacity_source,
-)
+from components.capacity import FLEX_START, B200CapacityArgs, CapacitySource, capacity_kind, capacity_source
 from components.cluster import AuthorizedNetwork, ClusterArgs
 from components.compile_cache import API as CLOUD_STORAGE_API
 from components.compile_cache import CacheMount, CompileCacheArgs
@@ -60,11 +54,7 @@ from components.vllm import (
     serving_ports,
 )
 from components.warm_capacity import WarmCapacityArgs
-from components.weights import (
-    DownloaderArgs,
-    ModelWeightsArgs,
-    local_model_path,
-)
+from components.weights import DownloaderArgs, ModelWeightsArgs, local_model_path
 from policies.rules.operations import (
     HELD_TIME_TO_SERVE_ANNOTATION,
     TIME_TO_SERVE_ANNOTATION,

@@ -20,6 +20,7 @@ stand behind the new fronts, and the new pods behind the fronts deleted at the e
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,10 @@ NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 FIREWALL_TYPE = "gcp:compute/firewall:Firewall"
 POOL_TYPE = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
 FRONT_TYPES = frozenset({SERVICE_TYPE, NETWORK_POLICY_TYPE, FIREWALL_TYPE, POOL_TYPE})
-# What a front that reaches no port of the old pods any more does while they roll.
+# What a front that reaches no port of the old pods any more does while they roll, and a NetworkPolicy that stops
+# admitting a range no other admits.
 OUTAGE_THROUGH = "an outage through it for the pods not yet replaced"
+SHUT_OUT = "no other NetworkPolicy admits them meanwhile"
 
 
 @dataclass(frozen=True)
@@ -140,9 +143,43 @@ def _policy_ranges(inputs: dict[str, Any], pods: Pods) -> set[str]:
     return {
         str(peer["ipBlock"].get("cidr"))
         for rule in spec.get("ingress") or []
+        if isinstance(rule, dict)
         for peer in rule.get("from") or []
         if isinstance(peer, dict) and isinstance(peer.get("ipBlock"), dict)
     }
+
+
+def _network(cidr: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    try:
+        return ipaddress.ip_network(str(cidr), strict=False)
+    except ValueError:
+        return None
+
+
+def _admits(inputs: dict[str, Any], pods: Pods, cidr: str) -> bool:
+    """Whether a NetworkPolicy that selects the pods admits the whole range: a rule from any source (no `from`), or an
+    ipBlock that holds it and excepts none of it."""
+    spec = inputs.get("spec") or {}
+    if not _selects((spec.get("podSelector") or {}).get("matchLabels"), pods):
+        return False
+    wanted = _network(cidr)
+    for rule in spec.get("ingress") or []:
+        if isinstance(rule, dict) and not rule.get("from"):
+            return True
+        for peer in (rule.get("from") if isinstance(rule, dict) else None) or []:
+            block = peer.get("ipBlock") if isinstance(peer, dict) else None
+            if not isinstance(block, dict):
+                continue
+            held, excepted = _network(block.get("cidr")), [_network(item) for item in block.get("except") or []]
+            if str(block.get("cidr")) == cidr or (
+                wanted is not None
+                and held is not None
+                and wanted.version == held.version
+                and wanted.subnet_of(held)  # type: ignore[arg-type]
+                and not any(item is not None and item.overlaps(wanted) for item in excepted)  # type: ignore[arg-type]
+            ):
+                return True
+    return False
 
 
 def _sources_dropped_at_once(result: Preview, old: dict[str, Record], pods: Pods) -> list[str]:
@@ -158,13 +195,11 @@ def _sources_dropped_at_once(result: Preview, old: dict[str, Record], pods: Pods
         if change.action != "update" or urn not in old:
             continue
         dropped = _policy_ranges(old[urn]["inputs"], pods) - _policy_ranges(change.record["inputs"], pods)
-        elsewhere = set().union(
-            *(_policy_ranges(record["inputs"], pods) for key, record in present.items() if key != urn)
-        )
-        if lost := dropped - elsewhere:
+        others = [record["inputs"] for key, record in present.items() if key != urn] + [change.record["inputs"]]
+        if lost := {cidr for cidr in dropped if not any(_admits(inputs, pods, cidr) for inputs in others)}:
             found.append(
                 f"{_name(change.record)} (update): it stops admitting {', '.join(sorted(lost))} to the old pods at "
-                "once and no other NetworkPolicy admits them meanwhile: what connects from there (a load balancer's "
+                f"once and {SHUT_OUT}: what connects from there (a load balancer's "
                 "proxies, health checks or clients) reaches no old pod until it is replaced. A stack deployed before "
                 "each front had a policy of its own: first run one `pulumi up` of this release that changes no routing"
             )

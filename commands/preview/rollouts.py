@@ -45,7 +45,7 @@ from typing import Any
 from commands.engine.property_paths import parse_path
 from commands.io.states import Record, is_job_of, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
-from commands.preview.fronts import OUTAGE_THROUGH, fronts_ahead
+from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
 from commands.preview.provider_effects import raises_master_version
 from components.capacity import FLEX_START_PRIORITY_FIELD
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, WRITEUP
@@ -642,7 +642,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         )
     ):
         fronts = _fronts_ahead(result, old, record, new[urn], rolled, times)
-        if fronts and OUTAGE_THROUGH in fronts[0].what:
+        if fronts and (OUTAGE_THROUGH in fronts[0].what or SHUT_OUT in fronts[0].what):
             # a platform review: "11 of 12 serve meanwhile" where a front that changes at once reached no old pod
             reached = " run meanwhile, but through a front that changes at once none of the old ones is reached (below)"
             rolled = dataclasses.replace(rolled, what=rolled.what.replace(" serve meanwhile", reached))

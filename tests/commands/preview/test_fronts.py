@@ -188,3 +188,27 @@ def test_a_policy_that_drops_a_front_s_ranges_no_other_admits_is_said_to_shut_th
     assert "10.129.0.0/23, 130.211.0.0/22, 35.191.0.0/16 to the old pods at once" in shut
     assert "changes no routing" in shut
     assert not [rollout for rollout in preview_states(current, new).rollouts if "stops admitting" in rollout.what]
+
+
+def test_a_range_another_policy_holds_or_a_policy_from_any_source_is_no_range_shut_out() -> None:
+    """A final diff review: ranges were compared as texts, so a range inside a wider one of another policy, or another
+    policy whose rule has no `from` (any source), still read as shut out."""
+
+    def ranged(name: str, *cidrs: str, any_source: bool = False) -> dict[str, Any]:
+        rule: dict[str, Any] = {"ports": [{"port": 8000}]}
+        if not any_source:
+            rule["from"] = [{"podSelector": {}}, *({"ipBlock": {"cidr": cidr}} for cidr in cidrs)]
+        spec = {"podSelector": {"matchLabels": LABELS}, "policyTypes": ["Ingress"], "ingress": [rule]}
+        return record(NETWORK_POLICY_TYPE, name, {"spec": spec})
+
+    before, after = ranged("qwen-serving-ingress", "10.129.0.0/23"), ranged("qwen-serving-ingress")
+    changes = [ResourceChange("urn:in-cluster", after, "update")]
+    for other, shut in (
+        (None, True),
+        (ranged("wider", "10.128.0.0/9"), False),
+        (ranged("any", any_source=True), False),
+        (ranged("narrower", "10.129.0.0/24"), True),
+    ):
+        old = {"urn:in-cluster": before, **({"urn:other": other} if other else {})}
+        found = fronts_ahead(Preview(changes, 0, [], []), old, ONE_SERVER, ONE_SERVER)
+        assert any("stops admitting 10.129.0.0/23" in line for line in found) == shut, other

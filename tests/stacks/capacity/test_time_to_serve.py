@@ -226,3 +226,15 @@ def test_hostile_settings_are_refused_in_one_line(settings: dict[str, Any], mess
         validate({**BASE, **settings})
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_a_report_as_bench_compare_first_wrote_its_read_stands() -> None:
+    """A diff review: `weightsReadMibps: N` (the key --record wrote before the read became a target or a throughput)
+    was refused as an extra key; it is N MiB/s."""
+    config = stack_config("dev")
+    conditions = measurements.startup_conditions(config).model_dump(mode="json", by_alias=True)
+    mibps = int(conditions.pop("weightsRead").removesuffix(" MiB/s"))
+    first = measurements.StartupConditions.model_validate(
+        {**conditions, "weightsReadMibps": mibps}, by_alias=True, by_name=False
+    )
+    assert first == measurements.startup_conditions(config)

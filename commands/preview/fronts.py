@@ -247,7 +247,27 @@ def _effect(record: Record, before_record: Record | None, pods: Pods, label: str
             f"it stops reaching port(s) {_ports(lost)} of the old pods at once: each old pod gets traffic through it "
             f"on {kept} port(s) it had{'' if after else f' ({OUTAGE_THROUGH})'}"
         )
+    if effects and kind == NETWORK_POLICY_TYPE and (admitted := _admitted(record["inputs"])):
+        effects.append(f"what it admits: {admitted}")
     return f"{_name(record)} ({label}): {'; '.join(effects)}" if effects else None
+
+
+def _admitted(inputs: dict[str, Any]) -> str:
+    """Who a NetworkPolicy admits, in words (a day-2 review: the in-cluster policy's narrowing was read as client
+    traffic, where it cuts the namespace's clients and the metric scrapes, the picker's and the autoscaler's)."""
+    kinds = []
+    for rule in (inputs.get("spec") or {}).get("ingress") or []:
+        for entry in (rule.get("from") if isinstance(rule, dict) else None) or [{}]:
+            peer = entry if isinstance(entry, dict) else {}
+            if "ipBlock" in peer:
+                kinds.append("address ranges (a load balancer's proxies, health checks or clients)")
+            elif "namespaceSelector" in peer:
+                kinds.append("pods of the namespaces it names (the metric collectors' scrapes)")
+            elif "podSelector" in peer:
+                kinds.append("pods of its namespace (clients there, the picker's scrapes)")
+            else:
+                kinds.append("any source")
+    return ", ".join(dict.fromkeys(kinds))
 
 
 def _left_behind(record: Record, pods: Pods) -> str | None:

@@ -126,6 +126,10 @@ def test_a_new_engine_port_shuts_the_old_pods_out_at_once(
         "the NetworkPolicy qwen-serving-ingress (update): it stops reaching port(s) 8000 of the old pods at once: each "
         "old pod gets traffic through it on none of the port(s) it had (an outage through it"
     ) in fronts(result)
+    # a day-2 review: the in-cluster policy's clients are the namespace's and the scrapes, not the load balancer's
+    assert "what it admits: pods of its namespace (clients there, the picker's scrapes), pods of the namespaces" in (
+        fronts(result)
+    )
     # a platform review: the roll's own line still said "N-1 of N serve meanwhile"
     (roll,) = [rollout.what for rollout in result.rollouts if rollout.what.startswith("the serving pods roll")]
     assert "serve meanwhile" not in roll

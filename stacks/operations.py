@@ -14,13 +14,7 @@ from components.monitoring import ServingMonitoring
 from components.schedule import ScaleSchedule
 from components.vllm import CONTAINER_NAME
 from components.warm_capacity import WarmCapacity
-from stacks.args import (
-    autoscaler_args,
-    metrics_adapter_args,
-    monitoring_args,
-    schedule_args,
-    warm_capacity_args,
-)
+from stacks.args import autoscaler_args, metrics_adapter_args, monitoring_args, schedule_args, warm_capacity_args
 from stacks.config.operations import MetricsAdapterSource
 from stacks.config.stack import StackConfig
 

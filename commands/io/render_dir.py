@@ -225,7 +225,7 @@ def without_secrets(value: Any, secret_object: bool = False) -> Any:
 
 
 def _string_hidden(text: str) -> str:
-    return _json_text_hidden(_line_flags_hidden(_hidden_text(text)))
+    return _json_text_hidden(_line_flags_hidden(hide_secrets(text)))
 
 
 _hidden_short_string = functools.lru_cache(maxsize=16384)(_string_hidden)

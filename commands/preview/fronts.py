@@ -21,6 +21,7 @@ stand behind the new fronts, and the new pods behind the fronts deleted at the e
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,18 +136,15 @@ REACH = {
 }
 
 
-def _policy_ranges(inputs: dict[str, Any], pods: Pods) -> set[str]:
-    """The address ranges (ipBlock peers) a NetworkPolicy that selects the pods admits to them."""
-    spec = inputs.get("spec") or {}
-    if not _selects((spec.get("podSelector") or {}).get("matchLabels"), pods):
-        return set()
-    return {
-        str(peer["ipBlock"].get("cidr"))
-        for rule in spec.get("ingress") or []
-        if isinstance(rule, dict)
-        for peer in rule.get("from") or []
-        if isinstance(peer, dict) and isinstance(peer.get("ipBlock"), dict)
-    }
+def _ingress_peers(inputs: dict[str, Any]) -> Iterator[dict[str, Any] | None]:
+    """Each peer of a NetworkPolicy's ingress rules; None for a rule without `from` (any source)."""
+    for rule in (inputs.get("spec") or {}).get("ingress") or []:
+        peers = rule.get("from") if isinstance(rule, dict) else None
+        yield from ((peer if isinstance(peer, dict) else {}) for peer in peers) if peers else [None]
+
+
+def _selects_pods(inputs: dict[str, Any], pods: Pods) -> bool:
+    return _selects(((inputs.get("spec") or {}).get("podSelector") or {}).get("matchLabels"), pods)
 
 
 def _network(cidr: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -159,26 +157,24 @@ def _network(cidr: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
 def _admits(inputs: dict[str, Any], pods: Pods, cidr: str) -> bool:
     """Whether a NetworkPolicy that selects the pods admits the whole range: a rule from any source (no `from`), or an
     ipBlock that holds it and excepts none of it."""
-    spec = inputs.get("spec") or {}
-    if not _selects((spec.get("podSelector") or {}).get("matchLabels"), pods):
+    if not _selects_pods(inputs, pods):
         return False
     wanted = _network(cidr)
-    for rule in spec.get("ingress") or []:
-        if isinstance(rule, dict) and not rule.get("from"):
+    for peer in _ingress_peers(inputs):
+        if peer is None:
             return True
-        for peer in (rule.get("from") if isinstance(rule, dict) else None) or []:
-            block = peer.get("ipBlock") if isinstance(peer, dict) else None
-            if not isinstance(block, dict):
-                continue
-            held, excepted = _network(block.get("cidr")), [_network(item) for item in block.get("except") or []]
-            if str(block.get("cidr")) == cidr or (
-                wanted is not None
-                and held is not None
-                and wanted.version == held.version
-                and wanted.subnet_of(held)  # type: ignore[arg-type]
-                and not any(item is not None and item.overlaps(wanted) for item in excepted)  # type: ignore[arg-type]
-            ):
-                return True
+        block = peer.get("ipBlock")
+        if not isinstance(block, dict):
+            continue
+        held, excepted = _network(block.get("cidr")), [_network(item) for item in block.get("except") or []]
+        if str(block.get("cidr")) == cidr or (
+            wanted is not None
+            and held is not None
+            and wanted.version == held.version
+            and wanted.subnet_of(held)  # type: ignore[arg-type]
+            and not any(item is not None and item.overlaps(wanted) for item in excepted)  # type: ignore[arg-type]
+        ):
+            return True
     return False
 
 
@@ -194,9 +190,11 @@ def _sources_dropped_at_once(result: Preview, old: dict[str, Record], pods: Pods
     for urn, change in changed.items():
         if change.action != "update" or urn not in old:
             continue
-        dropped = _policy_ranges(old[urn]["inputs"], pods) - _policy_ranges(change.record["inputs"], pods)
+        # the ranges it admitted that no policy present while the pods roll admits, its own new inputs included
+        had = [] if not _selects_pods(old[urn]["inputs"], pods) else _ingress_peers(old[urn]["inputs"])
+        ranges = {str(peer["ipBlock"].get("cidr")) for peer in had if peer and isinstance(peer.get("ipBlock"), dict)}
         others = [record["inputs"] for key, record in present.items() if key != urn] + [change.record["inputs"]]
-        if lost := {cidr for cidr in dropped if not any(_admits(inputs, pods, cidr) for inputs in others)}:
+        if lost := {cidr for cidr in ranges if not any(_admits(inputs, pods, cidr) for inputs in others)}:
             found.append(
                 f"{_name(change.record)} (update): it stops admitting {', '.join(sorted(lost))} to the old pods at "
                 f"once and {SHUT_OUT}: what connects from there (a load balancer's "
@@ -256,17 +254,15 @@ def _admitted(inputs: dict[str, Any]) -> str:
     """Who a NetworkPolicy admits, in words (a day-2 review: the in-cluster policy's narrowing was read as client
     traffic, where it cuts the namespace's clients and the metric scrapes, the picker's and the autoscaler's)."""
     kinds = []
-    for rule in (inputs.get("spec") or {}).get("ingress") or []:
-        for entry in (rule.get("from") if isinstance(rule, dict) else None) or [{}]:
-            peer = entry if isinstance(entry, dict) else {}
-            if "ipBlock" in peer:
-                kinds.append("address ranges (a load balancer's proxies, health checks or clients)")
-            elif "namespaceSelector" in peer:
-                kinds.append("pods of the namespaces it names (the metric collectors' scrapes)")
-            elif "podSelector" in peer:
-                kinds.append("pods of its namespace (clients there, the picker's scrapes)")
-            else:
-                kinds.append("any source")
+    for peer in _ingress_peers(inputs):
+        if peer is not None and "ipBlock" in peer:
+            kinds.append("address ranges (a load balancer's proxies, health checks or clients)")
+        elif peer is not None and "namespaceSelector" in peer:
+            kinds.append("pods of the namespaces it names (the metric collectors' scrapes)")
+        elif peer is not None and "podSelector" in peer:
+            kinds.append("pods of its namespace (clients there, the picker's scrapes)")
+        else:
+            kinds.append("any source")
     return ", ".join(dict.fromkeys(kinds))
 
 

@@ -16,13 +16,11 @@ from typing import Any
 from components.capacity import FLEX_START
 from components.vllm import STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
-from stacks.capacity.measurements import Measurement, configuration_of
-from stacks.capacity.measurements import load as load_measurements
+from stacks.capacity.measurements import Measurement
 from stacks.capacity.time_to_serve import (
     COLD,
     MIB_PER_GIB,
     REPORT,
-    STARTUP_AGNOSTIC_FIELDS,
     Phase,
     checkpoint_mib,
     held_planning,
@@ -34,6 +32,7 @@ from stacks.capacity.time_to_serve import (
     recorded_phases,
     recorded_startup,
     startup_probe_seconds,
+    startup_reports,
     total_phase,
     weights_phase,
 )
@@ -209,15 +208,7 @@ def unconditioned_reports_note(config: StackConfig, recorded: Sequence[Measureme
     """The start-up reports of this configuration that hold no start-up conditions (recorded before bench-compare
     kept them), which no stack reads (`recorded_startup`), or None: the probe, the wake lead and the alerts then take
     the write-up's figures or another report's, and a measured start longer than those restarts at the probe."""
-    mine = configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
-    items = recorded if recorded is not None else load_measurements().measurements
-    found = [
-        item.id
-        for item in items
-        if item.startup is not None
-        and item.startup.conditions is None
-        and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
-    ]
+    found = [item.id for item, startup in startup_reports(config, recorded) if startup.conditions is None]
     if not found:
         return None
     named = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")

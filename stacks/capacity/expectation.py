@@ -13,14 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from stacks.capacity.measurements import (
-    Configuration,
-    Match,
-    Measurement,
-    Run,
-    configuration_of,
-    matching,
-)
+from stacks.capacity.measurements import Configuration, Match, Measurement, Run, configuration_of, matching
 from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 

@@ -260,20 +260,28 @@ LOAD_FIELDS = frozenset(
 STARTUP_AGNOSTIC_FIELDS = LOAD_FIELDS - {"routing"}
 
 
+def startup_reports(
+    config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
+) -> list[tuple[measurement_file.Measurement, measurement_file.StartupPhases]]:
+    """The measurements with a start-up report of this stack's engine and routing (load aside), whatever its
+    conditions, in the file's order; none when the stack's configuration is not wholly known."""
+    mine = measurement_file.configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
+    if measurement_file.UNKNOWN in mine.values():
+        return []
+    items = recorded if recorded is not None else measurement_file.load().measurements
+    same = (item for item in items if item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine)
+    return [(item, item.startup) for item in same if item.startup is not None]
+
+
 def recorded_startup(
     config: StackConfig, recorded: Sequence[measurement_file.Measurement] | None = None
 ) -> measurement_file.Measurement | None:
     """The newest start-up report of this stack's engine, routing and start-up conditions (load aside), cold first."""
-    mine = measurement_file.configuration_of(config).model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS))
-    if measurement_file.UNKNOWN in mine.values():
-        return None
-    items = recorded if recorded is not None else measurement_file.load().measurements
+    conditions = measurement_file.startup_conditions(config)
     found = [
-        (bool(item.startup.cold_pods), item.date, index, item)
-        for index, item in enumerate(items)
-        if item.startup is not None
-        and item.startup.conditions == measurement_file.startup_conditions(config)
-        and item.configuration.model_dump(exclude=set(STARTUP_AGNOSTIC_FIELDS)) == mine
+        (bool(startup.cold_pods), item.date, index, item)
+        for index, (item, startup) in enumerate(startup_reports(config, recorded))
+        if startup.conditions == conditions
     ]
     # a cold start first: a later re-run against running pods times only the engine, and would hide it
     return max(found, key=lambda entry: entry[:3])[3] if found else None

@@ -650,6 +650,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # parts user and password (RFC 3986 section 3.2.1: the port follows the host), so digits alone are a
     # password too; braces and a single quote may be in one. Not a reference the pod or ESC expands in
     # its place (`$(DB_PASSWORD)`, `${db.password}`, `{{ .password }}`); a double quote ends the URL (JSON).
+    # The password runs to the last `@` before the path, as the URL Standard's parser reads the authority (an
+    # `@` seen again is percent-encoded into the user info) and Python's urllib.parse (`rpartition('@')`):
+    # `https://admin:p@ss@db` hid `p@` only and showed `ss`.
     # a token as a URL's user, with no password (an Azure DevOps personal access token, 52 characters or more, in
     # `https://TOKEN@dev.azure.com/...`): 40 letters and digits or more with a digit, longer than a user's or an
     # organization's name (`https://fabrikam-engineering-2024@dev.azure.com`) and than a Sentry DSN's public key
@@ -662,7 +665,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "a password in a URL",
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]{1,256}@"),
+        re.compile(
+            r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]{1,256}+(?:@[^\s@\"/?#]{1,256}+)*@"
+        ),
         ("://",),
         within_a_line=True,
     ),
@@ -1047,12 +1052,13 @@ def redact_secrets(text: str) -> str:
 
 
 # `user:password@host` without a scheme (a gateway address, a proxy as curl's -x takes it): in a message quoting a
-# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is). Looked for only
-# in a run of characters a password may hold that an `@` ends (each run read once): searched over the whole text,
-# each `=` of a long run of `x:=` read the rest of it again (80 KB: 3 s), and a bound on the password left a longer one
-# shown.
-RUN_TO_AN_AT = re.compile(r"(?<![^\s@/\"'])[^\s@/\"']++@(?!sha[0-9]+:)")
-USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+-]+):(?!\$[({])[^\s@/\"']+@")
+# bad value only, where hiding more costs nothing (an image's `name:tag@sha256:...` is left as it is). The password
+# runs to the last `@` of its run, as a URL's parsers read it (Python's urllib.parse: `rpartition('@')`): one that
+# holds an `@` (`admin:p@ssw0rd@proxy`) had its end shown. Looked for only in a run of characters a password may hold,
+# up to its last `@` (each run read once): searched over the whole text, each `=` of a long run of `x:=` read the rest
+# of it again (80 KB: 3 s), and a bound on the password left a longer one shown.
+RUN_TO_AN_AT = re.compile(r"(?<![^\s/\"'])[^\s/\"']*@(?!sha[0-9]+:)")
+USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+@-]+):(?!\$[({])[^\s/\"']+@")
 
 
 def redact_quoted(text: str) -> str:

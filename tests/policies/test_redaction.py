@@ -443,6 +443,24 @@ def test_a_long_password_before_a_host_is_hidden_in_a_message() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("proxy admin:p@ssw0rd99@proxy:3128", "proxy admin:***@proxy:3128"),
+        ("proxy admin@corp.example:S3cr@t-99@proxy", "proxy admin@corp.example:***@proxy"),
+        ("db https://admin:p@ss@w0rd-9@db.internal/app", "db ***db.internal/app"),
+        ("cache redis://:s3@cr@t@cache:6379", "cache ***cache:6379"),
+        ("api https://u:s3cret-9@api.example/path?mail=a@b.example", "api ***api.example/path?mail=a@b.example"),
+    ],
+)
+def test_a_password_holding_an_at_is_hidden_to_the_last_at_of_its_authority(text: str, shown: str) -> None:
+    """An attacker-minded review: a password's `@` ended it, and the rest showed (`admin:***@ssw0rd99@proxy`). The
+    user info runs to the last `@` before the path, as URL parsers read it; an `@` after the path is the path's."""
+    assert redact_quoted(text) == shown
+    if "://" in text:
+        assert hide_secrets(text) == shown and secret_kinds(text) == ["a password in a URL"]
+
+
+@pytest.mark.parametrize(
     ("text", "kind"),
     [
         (

@@ -25,6 +25,7 @@ import yaml
 
 if TYPE_CHECKING:
     from commands.engine import mocks
+    from commands.io.states import RenderStates
     from commands.stackfile import stack_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,6 +127,14 @@ class RenderedStack:
     def outputs(self) -> dict[str, Any]:
         outputs: dict[str, Any] = json.loads((self.directory / "outputs.json").read_text())
         return outputs
+
+    @cached_property
+    def states(self) -> RenderStates:
+        """Its states as `preview` reads them (`commands.io.states.load_states`), read once: a preview
+        reads them and changes nothing."""
+        from commands.io.states import load_states
+
+        return load_states(self.directory)
 
     @cached_property
     def plan(self) -> str:

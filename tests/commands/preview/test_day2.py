@@ -37,7 +37,7 @@ def day2(
 ) -> tuple[RenderedStack, RenderedStack, Any]:
     base = render_stack(stack)
     changed = render_with(render_stack, tmp_path_factory, stack, label, settings)
-    return base, changed, preview_states(load_states(base.directory), load_states(changed.directory))
+    return base, changed, preview_states(base.states, changed.states)
 
 
 def converged(stack: RenderedStack) -> list[dict[str, Any]]:
@@ -114,7 +114,7 @@ def test_a_render_without_states_is_compared_as_rendered_and_says_so(
     old.mkdir()
     (old / "resources.json").write_text((dev.directory / "resources.json").read_text())
     new = render_with(render_stack, tmp_path_factory, "dev", "same", {})
-    result = preview_states(load_states(old), load_states(new.directory))
+    result = preview_states(load_states(old), new.states)
     assert any(STATES_FILE in note for note in result.notes)
 
 
@@ -163,7 +163,7 @@ def test_a_new_token_replaces_the_secret_delete_first_without_showing_it(
     ciphertext = "v1:Zm9yLXRlc3RzLW9ubHk=:not-a-real-ciphertext"
     first = render_with(render_stack, tmp_path_factory, "dev", "token-a", {"hfToken": {"secure": ciphertext}})
     second = render_with(render_stack, tmp_path_factory, "dev", "token-b", {"hfToken": {"secure": ciphertext + "x"}})
-    result = preview_states(load_states(first.directory), load_states(second.directory))
+    result = preview_states(first.states, second.states)
     (change,) = result.changes
     assert change.record["type"] == SECRET and change.action == "replace"
     assert change.delete_before_replace and "same name" in change.delete_first_by
@@ -244,7 +244,7 @@ def test_leaving_gateway_mode_warns_that_the_gateway_api_goes_off_before_the_gat
         render_stack, tmp_path_factory, "dev", "routing", {"routing": {"mode": "gateway"}}
     )
     assert not any("CHANNEL_DISABLED" in warning for warning in to_gateway.warnings)
-    back = preview_states(load_states(gateway.directory), load_states(clusterip.directory))
+    back = preview_states(gateway.states, clusterip.states)
     (warning,) = [warning for warning in back.warnings if "CHANNEL_DISABLED" in warning]
     assert warning.startswith("llm-serving:gke:Cluster$gcp:container/cluster:Cluster::llm-gke: ")
     assert "not verified here" in warning and "--target-dependents" in warning

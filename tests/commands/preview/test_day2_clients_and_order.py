@@ -14,8 +14,8 @@ import pytest
 
 from commands.preview.changes import OutputsDiff, Preview
 from commands.preview.clients import _ROLLING, _ranges_shut_out, client_breaks
-from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
+from commands.preview.command import preview_states
 from tests.commands.preview.test_day2 import day2
 from tests.commands.preview.test_preview import preview_of, render_with, stack_file_with
 from tests.conftest import RenderStack
@@ -139,8 +139,8 @@ def test_a_deleted_gateway_breaks_clients_even_where_no_output_says_so(
     """Leaving gateway mode deletes the Gateway clients call; renders without outputs (made before them, or
     hand-made) still show it."""
     gateway = render_with(render_stack, tmp_path_factory, "dev", "routing", GATEWAY)
-    old = dataclasses.replace(load_states(gateway.directory), outputs=None, state_outputs=None)
-    new = dataclasses.replace(load_states(render_stack("dev").directory), outputs=None, state_outputs=None)
+    old = dataclasses.replace(gateway.states, outputs=None, state_outputs=None)
+    new = dataclasses.replace(render_stack("dev").states, outputs=None, state_outputs=None)
     (warning,) = [warning for warning in preview_states(old, new).warnings if warning.startswith("clients break:")]
     assert "the Gateway 'qwen-serving' in namespace 'llm-serving' that clients call is deleted" in warning
 
@@ -176,7 +176,7 @@ def test_the_outputs_compared_are_those_of_the_states_compared(
 ) -> None:
     """OLD's converged state has no download-logs output; NEW's first `up` of a new revision has one."""
     old = converged_render("dev", tmp_path / "old")
-    same = preview_states(load_states(old.directory), load_states(render_stack("dev").directory))
+    same = preview_states(old.states, render_stack("dev").states)
     assert same.outputs is not None and not same.outputs
     revision = {"weights": {"revision": "fedcba9876543210fedcba9876543210fedcba98"}}
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "revision", revision)
@@ -196,7 +196,7 @@ def test_a_region_move_deletes_everything_on_the_cluster_first_and_refuses_the_i
     is replaced (storageLocations) from a snapshot the converged state no longer holds: refused."""
     old = converged_render("dev", tmp_path / "old")
     moved = render_with(render_stack, tmp_path_factory, "dev", "cluster-region", REGION_MOVE)
-    result = preview_states(load_states(old.directory), load_states(moved.directory))
+    result = preview_states(old.states, moved.states)
     on_cluster = [change for change in result.of("replace") if change.record["provider"] == "llm-k8s"]
     assert len(on_cluster) > 10
     subnet = next(change for change in result.of("replace") if change.record["name"] == "llm-subnet")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from commands.preview.command import Preview, load_states, preview_states
+from commands.preview.command import Preview, preview_states
 from commands.preview.provider_effects import STATE_ONLY
 from tests.commands.preview.test_day2 import day2
 from tests.commands.preview.test_preview import render_with
@@ -21,7 +21,7 @@ def back_to_shipped(
 ) -> Preview:
     """The preview from the stack file with `settings` laid over it back to the shipped stack file."""
     before = render_with(render_stack, factory, stack, label, settings)
-    return preview_states(load_states(before.directory), load_states(render_stack(stack).directory))
+    return preview_states(before.states, render_stack(stack).states)
 
 
 def named(result: Preview, name: str) -> Any:

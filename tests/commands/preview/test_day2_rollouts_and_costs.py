@@ -49,7 +49,7 @@ def test_a_new_autoscaler_says_what_it_does_with_the_running_pods(
     """An HPA created over running pods keeps them only while the load needs them (a day-2 review: turning it on
     for prod's 12 pods said nothing, and the HPA took them down to its floor)."""
     autoscaled = autoscaled_dev(render_stack, tmp_path_factory, "hpa-new", minReplicas=1, maxReplicas=2)
-    result = preview_states(load_states(dev.directory), load_states(autoscaled.directory))
+    result = preview_states(dev.states, autoscaled.states)
     (taken,) = [rollout for rollout in result.rollouts if rollout.what.startswith("an autoscaler (HPA, 1..2")]
     assert "takes over the 1 running serving pod(s): with less load than they serve it removes pods down to 1" in (
         taken.what
@@ -105,7 +105,7 @@ def test_pool_ports_that_change_while_the_pods_roll_say_what_the_old_pods_serve(
     do not listen on (a day-2 review: both previewed only as a rolling update)."""
     one_port = {"routing": {"mode": "gateway", "gateway": {"endpointPerRank": False}}}
     per_rank, single, narrowed = day2(render_stack, tmp_path_factory, "staging", "one-port", one_port)
-    widened = preview_states(load_states(single.directory), load_states(per_rank.directory))
+    widened = preview_states(single.states, per_rank.states)
     lost = "it stops reaching port(s) 8001, 8002, 8003, 8004, 8005, 8006, 8007 of the old pods at once: each old pod "
     for front in ("the InferencePool qwen-serving (update)", "the NetworkPolicy qwen-serving-ingress (update)"):
         assert f"{front}: {lost}gets traffic through it on 1 of the 8 port(s) it had" in fronts(narrowed)
@@ -153,7 +153,7 @@ def test_replicas_taken_back_from_the_schedule_or_the_hpa_may_conflict_or_stay(
     assert "the pods stay at the count the writer left (0 after a sleep step)" in taken
     prod = render_stack("prod")
     autoscaled = render_with(render_stack, tmp_path_factory, "prod", "hpa", {"autoscaling": {"enabled": True}})
-    result = preview_states(load_states(autoscaled.directory), load_states(prod.directory))
+    result = preview_states(autoscaled.states, prod.states)
     assert "after the HPA (kube-controller-manager) wrote them" in warned(result, "the program sets the serving")
     assert not [rollout for rollout in result.rollouts if "more serving pod(s), all at once" in rollout.what]
 
@@ -189,11 +189,11 @@ def test_a_replaced_benchmark_job_says_it_runs_again(
     after = render_with(
         render_stack, tmp_path_factory, "prod", "benchmark-13", {**benchmark, "capacity": {"nodes": 13}}
     )
-    result = preview_states(load_states(before.directory), load_states(after.directory))
+    result = preview_states(before.states, after.states)
     (again,) = [warning for warning in result.warnings if "the benchmark Job is replaced" in warning]
     assert "runs again as soon as it is created for up to 14400 s (activeDeadlineSeconds)" in again
     # turned on beside serving pods, its first run is as much load (a day-2 review: 7 plain creates, no warning)
-    turned_on = preview_states(load_states(render_stack("prod").directory), load_states(before.directory))
+    turned_on = preview_states(render_stack("prod").states, before.states)
     (first,) = [warning for warning in turned_on.warnings if "the benchmark Job is created" in warning]
     assert "the benchmark runs as soon as it is created for up to 14400 s" in first and "while they serve" in first
 
@@ -237,7 +237,7 @@ def test_a_schedule_turned_on_says_when_nothing_serves(
     base, unscheduled, _ = day2(
         render_stack, tmp_path_factory, "staging", "no-schedule", {"schedule": {"enabled": False}}
     )
-    result = preview_states(load_states(unscheduled.directory), load_states(base.directory))
+    result = preview_states(unscheduled.states, base.states)
     starts = warned(result, "a scale schedule starts owning the serving replicas")
     assert "serving-schedule-sleep at '0 19 * * 1,2,3,4,5' (UTC) scales to 0" in starts
     assert "nothing serves from each step to 0 until the next scale-up step" in starts
@@ -262,11 +262,11 @@ def test_new_hpa_bounds_say_when_the_autoscaler_moves_the_pods(
 ) -> None:
     base = autoscaled_dev(render_stack, tmp_path_factory, "hpa")
     wider = autoscaled_dev(render_stack, tmp_path_factory, "hpa-wider", minReplicas=2, maxReplicas=4)
-    result = preview_states(load_states(base.directory), load_states(wider.directory))
+    result = preview_states(base.states, wider.states)
     (bounds,) = [rollout for rollout in result.rollouts if "HPA's bounds" in rollout.what]
     assert "1..2 to 2..4" in bounds.what and bounds.pods == 1 and "next sync" in bounds.when
     assert "up to 1 more pod(s)" in bounds.what and "down to it" not in bounds.what  # the maximum rose
-    back = preview_states(load_states(wider.directory), load_states(base.directory))
+    back = preview_states(wider.states, base.states)
     (narrower,) = [rollout for rollout in back.rollouts if "HPA's bounds" in rollout.what]
     assert "2..4 to 1..2" in narrower.what and narrower.pods == 0
     assert "scales one above 2 down to it" in narrower.what and "more pod" not in narrower.what
@@ -306,7 +306,7 @@ def test_a_control_plane_floor_says_every_pod_starts_again_as_the_nodes_follow(
     assert "short-lived upgrades" in upgrade.what  # prod's nodes come from Flex-start first
     assert "## Serving pods" in changes_markdown(result)
     # the same floor again is no change, and no pod moves
-    again = preview_states(load_states(changed.directory), load_states(changed.directory))
+    again = preview_states(changed.states, changed.states)
     assert not again.rollouts
     # nor does a lower floor, or none (a platform review: 1.35 -> 1.34 promised 12 restarts that never come)
     for floor in ("1.35", None):
@@ -314,7 +314,7 @@ def test_a_control_plane_floor_says_every_pod_starts_again_as_the_nodes_follow(
         for record in [*lower.first_up, *(lower.converged or [])]:
             if record["type"] == "gcp:container/cluster:Cluster":
                 record["inputs"]["minMasterVersion"] = floor
-        lowered = preview_states(load_states(changed.directory), lower)
+        lowered = preview_states(changed.states, lower)
         assert any(change.record["type"] == "gcp:container/cluster:Cluster" for change in lowered.changes)
         assert not [rollout for rollout in lowered.rollouts if "control plane" in rollout.what], floor
 
@@ -328,7 +328,7 @@ def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(
     upgraded = render_with(
         render_stack, tmp_path_factory, "dev", "hpa-1-4-floor", {**settings, "cluster": {"minMasterVersion": "1.36"}}
     )
-    result = preview_states(load_states(base.directory), load_states(upgraded.directory))
+    result = preview_states(base.states, upgraded.states)
     (upgrade,) = [rollout for rollout in result.rollouts if "control plane" in rollout.what]
     assert "the 1..4 running serving pod(s) start again" in upgrade.what and upgrade.pods == 4
     assert "short-lived" not in upgrade.what  # dev's nodes are Spot
@@ -341,7 +341,7 @@ def test_an_engine_flag_under_the_autoscaler_rolls_the_pods_it_may_run(
     base = autoscaled_dev(render_stack, tmp_path_factory, "hpa-1-4", maxReplicas=4)
     settings = {"autoscaling": {**AUTOSCALED["autoscaling"], "maxReplicas": 4}, "engine": {"maxNumSeqs": 4096}}
     flag = render_with(render_stack, tmp_path_factory, "dev", "hpa-1-4-flag", settings)
-    result = preview_states(load_states(base.directory), load_states(flag.directory))
+    result = preview_states(base.states, flag.states)
     (rollout,) = result.rollouts
     assert rollout.pods == 4 and "4 pod(s) at most (the 1..4 running), 1 at a time" in rollout.what
     assert "3 of 4 serve meanwhile" in rollout.what
@@ -359,16 +359,16 @@ def test_held_nodes_on_a_schedule_start_at_its_next_step_and_say_what_a_pod_wait
     """dev scales on a schedule: the buffer is created holding none (ignoreChanges spec.replicas), the wake sets it."""
     base = render_with(render_stack, tmp_path_factory, "dev", "floor-1.36", HELD_FLOOR)
     held = render_with(render_stack, tmp_path_factory, "dev", "held-2", {**HELD_FLOOR, "warmCapacity": {"nodes": 2}})
-    result = preview_states(load_states(base.directory), load_states(held.directory))
+    result = preview_states(base.states, held.states)
     (rollout,) = [rollout for rollout in result.rollouts if "held nodes" in rollout.what]
     assert "go from 0 to 2 at the schedule's next step" in rollout.what and "serving-schedule-wake" in rollout.what
     assert "creates the CapacityBuffer holding none" in rollout.what and "waits for a node" in rollout.what
     assert rollout.when == "at the schedule's next step"
     more = render_with(render_stack, tmp_path_factory, "dev", "held-3", {**HELD_FLOOR, "warmCapacity": {"nodes": 3}})
-    (grown,) = [r for r in preview_states(load_states(held.directory), load_states(more.directory)).rollouts]
+    (grown,) = [r for r in preview_states(held.states, more.states).rollouts]
     assert "from 2 to 3" in grown.what and "leaves the buffer's count to the schedule" in grown.what
     assert "until then it holds 2" in grown.what
-    (gone,) = preview_states(load_states(held.directory), load_states(base.directory)).rollouts
+    (gone,) = preview_states(held.states, base.states).rollouts
     assert "the CapacityBuffer goes, and its 2 held node(s) with it" in gone.what
 
 
@@ -380,7 +380,7 @@ def test_held_nodes_without_a_schedule_follow_the_update(
     held = render_with(
         render_stack, tmp_path_factory, "dev", "unscheduled-held", {**settings, "warmCapacity": {"nodes": 1}}
     )
-    (rollout,) = preview_states(load_states(base.directory), load_states(held.directory)).rollouts
+    (rollout,) = preview_states(base.states, held.states).rollouts
     assert "go from 0 to 1: GKE provisions the new ones after `pulumi up`" in rollout.what
     assert rollout.when == "after `pulumi up`"
 
@@ -452,7 +452,7 @@ def test_json_paths_diff_keys_indexes_and_whole_documents() -> None:
 
 
 def test_a_preview_of_two_stacks_warns(render_stack: RenderStack) -> None:
-    result = preview_states(load_states(render_stack("dev").directory), load_states(render_stack("staging").directory))
+    result = preview_states(render_stack("dev").states, render_stack("staging").states)
     (warning,) = [warning for warning in result.warnings if warning.startswith("OLD and NEW are renders of different")]
     assert "stack 'dev' -> 'staging'" in warning and "GCP project" in warning
 
@@ -529,9 +529,9 @@ def test_of_the_settings_that_could_move_an_input_only_those_that_changed_are_na
     without the digests (made before them) name both, as the update alone cannot tell."""
     base = autoscaled_dev(render_stack, tmp_path_factory, "hpa")
     more = autoscaled_dev(render_stack, tmp_path_factory, "hpa-max-3", maxReplicas=3)
-    result = preview_states(load_states(base.directory), load_states(more.directory))
+    result = preview_states(base.states, more.states)
     assert _hpa_settings(result) == [{"autoscaling.maxReplicas"}]
-    old, new = (dataclasses.replace(load_states(stack.directory), setting_digests=None) for stack in (base, more))
+    old, new = (dataclasses.replace(stack.states, setting_digests=None) for stack in (base, more))
     assert _hpa_settings(preview_states(old, new)) == [{"autoscaling.maxReplicas", "capacity.nodes"}]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from commands.preview.changes import Preview, ResourceChange
-from commands.preview.command import load_states, preview_states
+from commands.preview.command import preview_states
 from commands.preview.fronts import (
     FIREWALL_TYPE,
     NETWORK_POLICY_TYPE,
@@ -169,7 +169,7 @@ def test_a_policy_that_drops_a_front_s_ranges_no_other_admits_is_said_to_shut_th
     Gateway dark for the roll); the preview said only what the ports do. Deployed with each front's own policy, the
     same switch keeps them until the end, and says nothing of it."""
     clusterip = render_with(render_stack, tmp_path_factory, "staging", "routing", {"routing": {"mode": "clusterip"}})
-    current = load_states(staging.directory)
+    current = staging.states
 
     def before_own_policies(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The records as the release before deployed them: the gateway's ranges in the in-cluster policy."""
@@ -183,7 +183,7 @@ def test_a_policy_that_drops_a_front_s_ranges_no_other_admits_is_said_to_shut_th
     older = dataclasses.replace(
         current, first_up=before_own_policies(current.first_up), converged=before_own_policies(current.converged)
     )
-    new = load_states(clusterip.directory)
+    new = clusterip.states
     (shut,) = [rollout.what for rollout in preview_states(older, new).rollouts if "stops admitting" in rollout.what]
     assert "10.129.0.0/23, 130.211.0.0/22, 35.191.0.0/16 to the old pods at once" in shut
     assert "changes no routing" in shut

@@ -15,7 +15,7 @@ import yaml
 
 from commands.io import output
 from commands.io.output import MARKER
-from commands.preview.command import Preview, changes_markdown, load_states, preview, preview_states
+from commands.preview.command import Preview, changes_markdown, preview, preview_states
 from commands.preview.command import main as preview_main
 from commands.preview.update_plan import BY_GCP_BRIDGE
 from stacks.config.routing import RoutingMode
@@ -341,7 +341,7 @@ def render_with(
 
 def preview_of(old: RenderedStack, new: RenderedStack) -> Preview:
     """What `preview OLD NEW` compares: the converged states (`commands/io/states.py`)."""
-    return preview_states(load_states(old.directory), load_states(new.directory))
+    return preview_states(old.states, new.states)
 
 
 def converged(stack: RenderedStack) -> list[dict[str, Any]]:
@@ -482,7 +482,7 @@ def test_routing_mode_round_trip_adds_and_removes_gateway_objects_only(
     )
     for old, new in ((base, toggled), (toggled, base)):
         # the endpoint changes (clients break: refused in production unless acknowledged, test_day2_clients_and_order)
-        result = preview_states(load_states(old.directory), load_states(new.directory), accept_client_break=True)
+        result = preview_states(old.states, new.states, accept_client_break=True)
         assert result.refusals == []
         assert result.of("replace") == [], [change.urn for change in result.of("replace")]
         for change in result.of("create") + result.of("delete"):

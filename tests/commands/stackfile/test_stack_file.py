@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from commands.engine import mocks
-from commands.io.states import ESC_NOTE, UNSEEN_SETTINGS_MAX, load_states
+from commands.io.states import ESC_NOTE, UNSEEN_SETTINGS_MAX
 from commands.preview.command import preview_states
 from commands.stackfile import stack_settings
 from commands.stackfile.esc import EnvironmentBlockError, StackEnvironment, merged_config, read_environment
@@ -97,11 +97,11 @@ def test_a_preview_says_what_the_esc_environment_may_change_unseen(tmp_path: Pat
     document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     document["environment"] = {"values": {"seqs": 4096, "pulumiConfig": {"engine": {"maxNumSeqs": "${seqs}"}}}}
     rendered, _ = render_file(write_stack(tmp_path, "dev", document), tmp_path / "out")
-    result = preview_states(load_states(dev.directory), load_states(rendered.directory))
+    result = preview_states(dev.states, rendered.states)
     (warning,) = [warning for warning in result.warnings if "ESC environment supplies" in warning]
     assert warning.startswith("the new render could not see what its ESC environment supplies, so `pulumi up` may")
     assert "It computes `engine`." in warning
-    assert not [warning for warning in preview_states(load_states(dev.directory), load_states(dev.directory)).warnings]
+    assert not [warning for warning in preview_states(dev.states, dev.states).warnings]
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,6 @@
 """The composition of the stack: typed config in, components declared, outputs out.
 
-`__main__.py` calls `deploy()` under `pulumi up`; the offline render runs that same file under the
-SDK's mocks.
+`__main__.py` calls `deploy()` under `pulumi up`; the offline render runs that same file under the SDK's mocks.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Measured throughput: the one file every figure of the planner comes from, and how a stack finds its own.
 
-`stacks/capacity/measurements.yaml` holds the measurements: the published write-up's runs and every
-result a user records with `bench-compare --record`. Each names its source and the configuration
-it was measured at (`Configuration`: profile, checkpoint, vLLM release, every engine setting that
-changes throughput, the load shape, the routing). A stack gets a figure only from the entries whose
-configuration equals its own, field for field; an entry with a field its source does not give
-(`unknown`) is kept as a record and never matches.
+`stacks/capacity/measurements.yaml` holds the measurements: the published write-up's runs and every result a user
+records with `bench-compare --record`. Each names its source and the configuration it was measured at
+(`Configuration`: profile, checkpoint, vLLM release, every engine setting that changes throughput, the load shape, the
+routing). A stack gets a figure only from the entries whose configuration equals its own, field for field; an entry
+with a field its source does not give (`unknown`) is kept as a record and never matches.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """Capacity planner: sizing from a goal, and the hourly cost a budget is compared with.
 
-Pure Python (no cloud, no Pulumi): `stacks.load.loader` uses `size()` to turn a `target` into
-`capacity.nodes`; the plan `render` and `plan STACK` show (a month's cost for the hours the
-schedule and autoscaler keep the nodes up, per million tokens) is built on these figures in
-`commands/plan/capacity_plan.py`.
+Pure Python (no cloud, no Pulumi): `stacks.load.loader` uses `size()` to turn a `target` into `capacity.nodes`; the plan
+`render` and `plan STACK` show (a month's cost for the hours the schedule and autoscaler keep the nodes up, per million
+tokens) is built on these figures in `commands/plan/capacity_plan.py`.
 
-Every throughput, request and latency figure comes from the measurements of the stack's own
-configuration (`stacks/capacity/measurements.yaml`, `stacks/capacity/expectation.py`); a stack
-whose configuration was never measured gets None and the reason.
+Every throughput, request and latency figure comes from the measurements of the stack's own configuration
+(`stacks/capacity/measurements.yaml`, `stacks/capacity/expectation.py`); a stack whose configuration was never measured
+gets None and the reason.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
-"""Time to serve: how long a new serving replica takes from scale-up to ready, per stack (its
-profile, checkpoint, disks and node count): the phases its planning figure rests on, each with the
-basis of its figure, and the schedule's wake led by it. The report of every phase, a simultaneous
-wake and the goal (plan.md, capacity.json) is commands/render/time_to_serve.py.
+"""Time to serve: how long a new serving replica takes from scale-up to ready, per stack (its profile, checkpoint,
+disks and node count): the phases its planning figure rests on, each with the basis of its figure, and the schedule's
+wake led by it. The report of every phase, a simultaneous wake and the goal (plan.md, capacity.json) is
+commands/render/time_to_serve.py.
 
 A figure is one of:
-- measured: a published or recorded measurement of this configuration (today: the write-up's node
-  ~5-6 min and pod ~10 min, for the recipe profile at the recipe's engine settings only);
-- computed: arithmetic on the stack's own settings, its formula stated (checkpoint bytes over the
-  disk throughput a node gets; image bytes over a pull rate the stack states);
-- not measured: no figure, and how to measure it (the start-up report of the benchmark Job,
-  docs/time-to-serve.md).
+- measured: a published or recorded measurement of this configuration (today: the write-up's node ~5-6 min and pod
+  ~10 min, for the recipe profile at the recipe's engine settings only);
+- computed: arithmetic on the stack's own settings, its formula stated (checkpoint bytes over the disk throughput a
+  node gets; image bytes over a pull rate the stack states);
+- not measured: no figure, and how to measure it (the start-up report of the benchmark Job, docs/time-to-serve.md).
 
-Where a number is still needed (alert durations, the schedule's lead, the scale-down window, the
-policy's bound) the model gives a planning figure: the measured one, or else the recipe's measured
-figures plus the computed extra read time of a larger checkpoint, labelled "assumed".
+Where a number is still needed (alert durations, the schedule's lead, the scale-down window, the policy's bound) the
+model gives a planning figure: the measured one, or else the recipe's measured figures plus the computed extra read
+time of a larger checkpoint, labelled "assumed".
 """
 
 from __future__ import annotations

@@ -1,14 +1,13 @@
 """Secrets in plain-text settings: refused before anything is declared.
 
-Every stack setting is plain text in what the stack writes and keeps: the Deployment's pod spec, the
-Pulumi state, the rendered manifests, resources.json, states.json, plan.md, a preview's changes.md and
-changes.json (which CI posts to a pull request) and the measurements file. A secret has one way in: a
-secret config key (`pulumi config set --secret KEY VALUE`, or an ESC secret), the Hugging Face token as
-`hfToken`, any other as a key `engine.secretEnv` names, which reaches the pod through a Kubernetes Secret
-(`valueFrom.secretKeyRef`). So a value shaped like a secret anywhere in the settings (policies/redaction.py:
-the patterns of detect-secrets and the providers' token formats), an engine variable or flag named like
-one (`*_API_KEY`, `*_PASSWORD`, `--api-key`), and a `secure:` value nested inside a setting are refused,
-with the way to pass it properly.
+Every stack setting is plain text in what the stack writes and keeps: the Deployment's pod spec, the Pulumi state, the
+rendered manifests, resources.json, states.json, plan.md, a preview's changes.md and changes.json (which CI posts to a
+pull request) and the measurements file. A secret has one way in: a secret config key
+(`pulumi config set --secret KEY VALUE`, or an ESC secret), the Hugging Face token as `hfToken`, any other as a key
+`engine.secretEnv` names, which reaches the pod through a Kubernetes Secret (`valueFrom.secretKeyRef`). So a value
+shaped like a secret anywhere in the settings (policies/redaction.py: the patterns of detect-secrets and the providers'
+token formats), an engine variable or flag named like one (`*_API_KEY`, `*_PASSWORD`, `--api-key`), and a `secure:`
+value nested inside a setting are refused, with the way to pass it properly.
 """
 
 from __future__ import annotations

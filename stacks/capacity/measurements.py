@@ -159,6 +159,8 @@ MAX_SECONDS = 1e7
 
 # PyYAML reads YAML 1.2's `9.5e4` as text, which the strict model refused as "not a valid number".
 YAML_NUMBER = BeforeValidator(input_files.yaml_12_number)
+# Seconds of a pod's start-up (a phase's time since its creation, or a span of it).
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]
 
 
 class Run(ConfigModel):
@@ -236,20 +238,29 @@ def startup_conditions(config: StackConfig) -> StartupConditions:
     return StartupConditions(capacity_sources=kinds, compile_cache=cache, image_mirror=mirror, weights_read=read)
 
 
+# The planner's phases a pod's own span times: the report's phase that ends it and the one it starts from (None: the
+# pod's creation); a pod lacking either end is left out of the span's median, and a span below 0 counts as 0.
+SPANS: dict[str, tuple[str, str | None]] = {
+    "node": ("scheduledSeconds", None),
+    "imagePull": ("imagePulledSeconds", "scheduledSeconds"),
+    "engineStart": ("engineReadySeconds", "containerStartedSeconds"),
+    "pod": ("readySeconds", "scheduledSeconds"),
+}
+
+
 class StartupPhases(ConfigModel):
     """The serving pods' start-up as the benchmark Job's start-up report gave it (STARTUP_PHASES lines,
-    components/startup_report.py): per phase, seconds since each pod was created, the median and the
-    largest over the pods that reported it."""
+    components/startup_report.py): per phase, seconds since each pod was created, the median and the largest over the
+    pods that reported it; per planner phase (`SPANS`), the median of each pod's own span."""
 
     pods: Annotated[int, Field(ge=1, le=100_000)] = Field(description="Serving pods the report covered.")
     cold_pods: Annotated[int | None, Field(ge=0, le=100_000)] = Field(
         default=None, description="Of them, pods that started cold, on a node made for them with the image pulled."
     )
-    median_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
-        description="Median per phase."
-    )
-    max_seconds: dict[str, Annotated[float, Field(ge=0, le=MAX_SECONDS), YAML_NUMBER]] = Field(
-        description="Largest per phase."
+    median_seconds: dict[str, Seconds] = Field(description="Median per phase.")
+    max_seconds: dict[str, Seconds] = Field(description="Largest per phase.")
+    median_span_seconds: dict[str, Seconds] | None = Field(
+        default=None, description="Median of each pod's own span per phase of SPANS (none: recorded before spans)."
     )
     conditions: StartupConditions | None = Field(
         default=None, description="What they started under (none: no stack's)."
@@ -264,6 +275,9 @@ class StartupPhases(ConfigModel):
                 raise ValueError(f"startup: unknown phase {name!r}; allowed: {', '.join(startup_report.PHASES)}")
             if self.median_seconds.get(name, 0) > self.max_seconds.get(name, math.inf):
                 raise ValueError(f"startup: the median of {name} is above its largest value; allowed: at most it")
+        for name in self.median_span_seconds or {}:
+            if name not in SPANS:
+                raise ValueError(f"startup: unknown span {name!r} in medianSpanSeconds; allowed: {', '.join(SPANS)}")
         return self
 
 

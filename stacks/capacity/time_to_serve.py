@@ -27,7 +27,7 @@ from common.sources import WRITEUP_VLLM_RELEASE
 from components.vllm import PROFILE_ENGINE_FIELDS, STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
 from stacks.capacity import measurements as measurement_file
-from stacks.capacity.measurements import capture_setting
+from stacks.capacity.measurements import SPANS, capture_setting
 from stacks.config.profiles import DEFAULT_PROFILE, profile_of
 from stacks.config.stack import StackConfig
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_NODE_SECONDS_MIN, RECIPE_POD_SECONDS, WRITEUP
@@ -292,20 +292,23 @@ def _difference(median: dict[str, float], late: str, early: str | None) -> float
     return max(0.0, median[late] - (median[early] if early is not None else 0.0))
 
 
+def recorded_spans(startup: measurement_file.StartupPhases) -> tuple[dict[str, float | None], str]:
+    """Each planner phase's figure in a start-up report and how it was taken: the median of each pod's own span, or in
+    a report recorded before spans were kept, the difference of the phases' medians (not the median of any pod's)."""
+    if startup.median_span_seconds is not None:
+        return {key: startup.median_span_seconds.get(key) for key in SPANS}, "median of each pod's span"
+    differences = {key: _difference(startup.median_seconds, *ends) for key, ends in SPANS.items()}
+    return differences, "difference of the phases' medians (recorded before spans were kept)"
+
+
 def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
-    """The phases with a recorded start-up report's medians: node, image and pod from cold pods, engine from any."""
+    """The phases with a recorded start-up report's figures: node, image and pod from cold pods, engine from any."""
     assert entry.startup is not None
-    median = entry.startup.median_seconds
-    spans = {"engineStart": _difference(median, "engineReadySeconds", "containerStartedSeconds")}
-    if entry.startup.cold_pods:
-        spans |= {
-            "node": _difference(median, "scheduledSeconds", None),
-            "imagePull": _difference(median, "imagePulledSeconds", "scheduledSeconds"),
-            "pod": _difference(median, "readySeconds", "scheduledSeconds"),
-        }
+    spans, how = recorded_spans(entry.startup)
     cold = entry.startup.cold_pods
+    spans = spans if cold else {"engineStart": spans["engineStart"]}
     pods = f"{cold} pod(s) on a node made for it, the image pulled" if cold else f"{entry.startup.pods} pod(s)"
-    source = f"recorded measurement {entry.id} ({entry.date}): median of {pods}, start-up report"
+    source = f"recorded measurement {entry.id} ({entry.date}), start-up report of {pods}: {how}"
     return tuple(
         replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
         if spans.get(phase.key) is not None
@@ -375,8 +378,7 @@ def startup_probe_seconds(config: StackConfig) -> int:
     configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's. In whole
     half hours: each new value rolls every pod (a node added to 12 had rolled them all, 2-3 h)."""
     startup = getattr(recorded_startup(config), "startup", None)
-    cold = startup.median_seconds if startup and startup.cold_pods else {}
-    pod = _difference(cold, "readySeconds", "scheduledSeconds")
+    pod = recorded_spans(startup)[0]["pod"] if startup and startup.cold_pods else None
     pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
     return STARTUP_PROBE_SECONDS * (math.ceil(3 * (pod + _read_together(config, readers)) / STARTUP_PROBE_SECONDS) or 1)
 

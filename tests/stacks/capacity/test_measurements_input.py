@@ -118,8 +118,9 @@ def test_deep_nesting_names_the_limit_not_the_parser(tmp_path: Path, depth: int)
 def test_every_figure_the_planner_computes_with_is_bounded_on_both_sides(model: type[BaseModel]) -> None:
     for name, info in model.model_fields.items():
         members = _members(info.annotation)
-        if get_origin(info.annotation) is dict:  # seconds per phase: the bounds are on the values
-            members = _members(get_args(info.annotation)[1])
+        per_phase = [member for member, _ in members if get_origin(member) is dict]
+        if per_phase:  # seconds per phase or span (also where it may be missing): the bounds are on the values
+            members = _members(get_args(per_phase[0])[1])
         if any(isinstance(member, type) and issubclass(member, BaseModel) for member, _ in members):
             continue  # no figure: what the start-up report's pods started under
         metadata = [*info.metadata, *(item for member, more in members if member is not type(None) for item in more)]
@@ -172,6 +173,37 @@ def test_a_figure_no_run_comes_near_is_refused_naming_the_file(
     with pytest.raises(MeasurementsError, match=f"^{path}: .*{bound}") as error:
         load(path)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("spans", "refusal"),
+    [
+        ({"pod": -5}, "startup.medianSpanSeconds.pod: Input should be greater than or equal to 0"),
+        ({"pod": 1e8}, "startup.medianSpanSeconds.pod: Input should be less than or equal to 10000000"),
+        ({"pod": "soon"}, "startup.medianSpanSeconds.pod: Input should be a valid number (got 'soon'); allowed: "),
+        (
+            {"lunch": 5},
+            "startup: unknown span 'lunch' in medianSpanSeconds; allowed: node, imagePull, engineStart, pod",
+        ),
+    ],
+)
+def test_a_span_no_pod_can_have_or_of_no_phase_is_refused_in_one_line(
+    tmp_path: Path, spans: dict[str, object], refusal: str
+) -> None:
+    """Each pod's span feeds the planner like the phases: bounded, and known keys only (node, imagePull, engineStart,
+    pod); a report without spans (recorded before they were kept) reads."""
+    document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
+    startup = {"pods": 1, "coldPods": 1, "medianSeconds": {"readySeconds": 9}, "maxSeconds": {"readySeconds": 9}}
+    document["measurements"][0]["startup"] = startup
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump(document))
+    read = load(path).measurements[0].startup
+    assert read is not None and read.median_span_seconds is None
+    document["measurements"][0]["startup"] = {**startup, "medianSpanSeconds": spans}
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(MeasurementsError, match=f"^{path}: measurements.0.") as error:
+        load(path)
+    assert refusal in str(error.value) and "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize(

@@ -57,10 +57,18 @@ def test_the_same_disk_gives_the_same_planning_figure_however_it_is_sized() -> N
     assert planning_seconds(given) == planning_seconds(sized)
 
 
-def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: float, cold_pods: int | None = 1) -> Path:
+def _with_startup(
+    config: StackConfig,
+    path: Path,
+    scheduled: float,
+    ready: float,
+    cold_pods: int | None = 1,
+    spans: dict[str, float] | None = None,
+) -> Path:
     """The repository's measurements with a start-up report of `config`'s configuration (as `bench-compare
     --record` adds one): the node after `scheduled` s, the pod ready `ready` s after the scale-up; `cold_pods`
-    of its one pod started cold (None: recorded before the report told them apart)."""
+    of its one pod started cold (None: recorded before the report told them apart); `spans`, the median of each
+    pod's own span (None: recorded before spans were kept)."""
     document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
     configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
     phases = {"scheduledSeconds": scheduled, "readySeconds": ready}
@@ -79,6 +87,7 @@ def _with_startup(config: StackConfig, path: Path, scheduled: float, ready: floa
                 "medianSeconds": phases,
                 "maxSeconds": phases,
                 "conditions": conditions,
+                **({} if spans is None else {"medianSpanSeconds": spans}),
             },
         }
     )
@@ -98,6 +107,30 @@ def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tm
         with measurements.using(_with_startup(config, tmp_path / "warm.yaml", 360, 2700, cold_pods)):
             assert (startup_probe_seconds(config), pod_move_seconds(config)) == before
     assert pod_move_seconds(stack_config("prod")) == 35 * 60  # a node, and twice the write-up's ~10 min pod
+
+
+def test_a_phase_is_the_median_of_each_pods_span_and_an_older_report_says_it_is_a_difference(tmp_path: Path) -> None:
+    """Pods scheduled at 300/400/500 s and ready at 1,100/900/1,000 s: each pod's span is 800/500/500 s, median 500;
+    the difference of the medians (1,000 - 400) says 600, no pod's. The planning figure, the wake lead and the probe
+    take the recorded span; a report recorded before spans were kept still reads, as that difference, and says so."""
+    from commands.render.time_to_serve import time_to_serve
+
+    config = stack_config("dev")
+    kept = _with_startup(config, tmp_path / "spans.yaml", 400, 1000, spans={"node": 400, "pod": 500})
+    with measurements.using(kept):
+        pod = {phase.key: phase for phase in time_to_serve(config).phases}["pod"]
+        assert (pod.seconds_max, pod.basis) == (500, "measured") and pod.source.endswith(": median of each pod's span")
+        assert planning_seconds(config) == wake_lead_seconds(config) == 400 + 500
+    with measurements.using(_with_startup(config, tmp_path / "older.yaml", 400, 1000)):
+        pod = {phase.key: phase for phase in time_to_serve(config).phases}["pod"]
+        assert (pod.seconds_max, pod.basis) == (600, "measured")
+        assert pod.source.endswith(": difference of the phases' medians (recorded before spans were kept)")
+        assert planning_seconds(config) == wake_lead_seconds(config) == 400 + 600
+    # the probe (3x the pod phase, in half hours): a span of 590 s where the medians' difference is 2,340 s
+    with measurements.using(_with_startup(config, tmp_path / "probe.yaml", 360, 2700, spans={"pod": 590})):
+        assert startup_probe_seconds(config) == 1800
+    with measurements.using(_with_startup(config, tmp_path / "probe-older.yaml", 360, 2700)):
+        assert startup_probe_seconds(config) == 4 * 1800  # 3 x 2,340 s, up to whole half hours
 
 
 @pytest.mark.parametrize(

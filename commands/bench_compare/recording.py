@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from components import startup_report
 from stacks.capacity.measurements import (
     MAX_MEASUREMENTS_BYTES,
+    SPANS,
     Measurement,
     MeasurementsError,
     Run,
@@ -33,27 +34,52 @@ def started_cold(record: dict[str, Any]) -> bool:
     return record.get("nodeCreatedAfterPod") is True and record.get("imageWasCached") is False
 
 
+def _seconds(record: dict[str, Any], name: str) -> float | None:
+    """A phase of one pod's record, None when it lacks it (null, or not a number)."""
+    value = (record.get("phases") or {}).get(name)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def pod_span(record: dict[str, Any], late: str, early: str | None) -> float | None:
+    """One pod's own span from its `early` phase (its creation when None) to its `late` one, None when it lacks
+    either end; a span below 0 counts as 0, as the planner's difference of medians does."""
+    end, start = _seconds(record, late), 0.0 if early is None else _seconds(record, early)
+    return None if end is None or start is None else max(0.0, end - start)
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered, middle = sorted(values), len(values) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
-    """The median and largest of each phase over the STARTUP_PHASES records (None without any): over the pods
-    that started cold when there are any (a pod bound at once to a node that was up, or that found the image
+    """The median and largest of each phase over the STARTUP_PHASES records (None without any), and the median of
+    each pod's own span per planner phase (`SPANS`: not the difference of two medians, which is no pod's span): over
+    the pods that started cold when there are any (a pod bound at once to a node that was up, or that found the image
     there, says nothing of a new replica's node and pull), else over all of them."""
     if not records:
         return None
     cold = [record for record in records if started_cold(record)]
+    pods = cold or records
     median: dict[str, float] = {}
     largest: dict[str, float] = {}
     for name in startup_report.PHASES:
-        values = sorted(
-            float(value)
-            for record in cold or records
-            if isinstance(value := (record.get("phases") or {}).get(name), (int, float)) and not isinstance(value, bool)
-        )
+        values = [value for record in pods if (value := _seconds(record, name)) is not None]
         if values:
-            middle = len(values) // 2
-            median[name] = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-            largest[name] = values[-1]
+            median[name], largest[name] = _median(values), max(values)
+    spans: dict[str, float] = {}
+    for key, (late, early) in SPANS.items():
+        values = [span for record in pods if (span := pod_span(record, late, early)) is not None]
+        if values:
+            spans[key] = _median(values)
     try:
-        return StartupPhases(pods=len(records), cold_pods=len(cold), median_seconds=median, max_seconds=largest)
+        return StartupPhases(
+            pods=len(records),
+            cold_pods=len(cold),
+            median_seconds=median,
+            max_seconds=largest,
+            median_span_seconds=spans,
+        )
     except ValidationError as error:
         raise MeasurementsError(f"cannot record the start-up report: {validation_line(error)}") from None
 

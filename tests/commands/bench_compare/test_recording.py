@@ -474,7 +474,7 @@ def test_record_keeps_the_start_up_report_and_the_time_to_serve_uses_it(tmp_path
     assert {phase.key: phase.basis for phase in before.phases}["pod"] == "not measured"
     model = time_to_serve(config, recorded=measurements.load(file).measurements)
     found = {phase.key: phase for phase in model.phases}
-    assert (found["pod"].seconds_max, found["pod"].basis) == (530.0, "measured")  # ready - scheduled, medians
+    assert (found["pod"].seconds_max, found["pod"].basis) == (530.0, "measured")  # ready - scheduled, each pod's 530
     assert found["node"].seconds_max == 310.0 and "seqs-2026-11-20" in found["node"].source
     assert model.cold.seconds_max == 840.0 and model.held.seconds_max == 530.0
 
@@ -516,6 +516,36 @@ def test_a_start_up_report_of_pods_that_started_warm_measures_no_node_nor_pod_ph
     assert found["node"].basis == "measured" and "recorded" not in found["node"].source  # the write-up's
     assert found["pod"].basis == "not measured"
     assert found["engineStart"].seconds_max == 489.0 and "recorded" in found["engineStart"].source
+
+
+def test_a_phase_is_the_median_of_each_pods_own_span_not_a_difference_of_medians(tmp_path: Path) -> None:
+    """Pods scheduled at 300/400/500 s and ready at 1,100/900/1,000 s took 800/500/500 s from scheduled to ready: the
+    median pod took 500 s, where the difference of the medians (1,000 - 400) says 600, a span no pod had. A pod that
+    lacks either end of a span is left out of it; a span below 0 counts as 0."""
+    from commands.render.time_to_serve import time_to_serve
+
+    line = (
+        'STARTUP_PHASES {"pod":"p%d","restarts":0,"imageWasCached":false,"nodeCreatedAfterPod":true,"phases":{'
+        '"scheduledSeconds":%s,"imagePulledSeconds":%s,"readySeconds":%s}}'
+    )
+    pods = [line % (1, 300, 290, 1100), line % (2, 400, "null", 900), line % (3, 500, 530, 1000)]
+    file = copy_of_the_file(tmp_path)
+    log = tmp_path / "job.log"
+    log.write_text(JOB_LOG.read_text() + "\n".join(pods) + "\n")
+    stack = stack_file(tmp_path, "seqs", engine={"maxNumSeqs": 4096})
+    common = ["--config-file", str(stack), "--measurements", str(file), "--date", "2026-11-20"]
+    run = run_main(bench_compare_main, "seqs", str(log), *common, "--record", "--source", SOURCE)
+    assert run.returncode == 0, run.stderr
+    assert "readySeconds 1,000/1,100; each pod's own span, median: node 400, imagePull 15, pod 500" in run.stdout
+    entry = next(item for item in measurements.load(file).measurements if item.id == "seqs-2026-11-20")
+    assert entry.startup is not None and entry.startup.median_seconds["readySeconds"] == 1000
+    # imagePull: p1's -10 s counts as 0, p2 has no pull, p3's 30 s: the median of 0 and 30
+    assert entry.startup.median_span_seconds == {"node": 400.0, "imagePull": 15.0, "pod": 500.0}
+    found = {phase.key: phase for phase in time_to_serve(validate({**yaml_settings(stack)}), recorded=[entry]).phases}
+    assert (found["pod"].seconds_max, found["node"].seconds_max) == (500.0, 400.0)
+    assert found["pod"].source.endswith(
+        "start-up report of 3 pod(s) on a node made for it, the image pulled: median of each pod's span"
+    )
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable
 
 import pytest
 
 from policies.redaction import (
+    ENCODED_BEGIN,
+    ENCODED_SECRETS,
     LINE_BY_LINE_FROM,
     REDACTED,
     SECRET_PATTERNS,
     SecretPattern,
     _as_trie,
+    encoded_needles,
     hide_secrets,
     redact_quoted,
     redact_secrets,
@@ -403,6 +407,11 @@ def test_a_run_of_token_prefixes_is_no_token_and_a_key_after_one_still_is() -> N
     assert secret_kinds("sk-" * 1000) == []
     assert secret_kinds("eyJ" * 1000) == []
     assert secret_kinds("sk-" * 100 + "a" * 20 + "T3BlbkFJ" + "b" * 20) == ["an OpenAI API key"]
+    # the same base64-encoded: the run decodes to the same text, read by the same patterns
+    assert secret_kinds(base64.b64encode(b"sk-" * 1000).decode()) == []
+    assert secret_kinds(base64.b64encode(b"eyJ" * 1000).decode()) == []
+    encoded_key = base64.b64encode(b"sk-" * 100 + b"a" * 20 + b"T3BlbkFJ" + b"b" * 20).decode()
+    assert secret_kinds(encoded_key) == ["an encoded OpenAI API key"]
 
 
 @pytest.mark.timeout(120)  # a hang guard: bounded or linear, well under a second each; else minutes to hours
@@ -414,6 +423,14 @@ def test_a_run_of_token_prefixes_is_no_token_and_a_key_after_one_still_is() -> N
         "https://a:b" * 20_000,  # URLs and passwords with no @
         "curl -" + "u" * 200_000,  # curl's user option, a u at a time (an attacker: 1 MiB, about an hour)
         "x:=" * 70_000,  # a user and a password with no host (an attacker: 80 KB, 3 s)
+        # runs that hold encoded needles everywhere, each decoded from its first four characters: one run of one
+        # needle, the base64 of a run of prefixes, every needle of every kind, the base64 of URLs with no @, and
+        # many distinct short runs (none kept from another)
+        "c2st" * 50_000,
+        base64.b64encode(b"sk-" * 70_000).decode(),
+        "".join(ENCODED_SECRETS.needles) * (200_000 // len("".join(ENCODED_SECRETS.needles))),
+        base64.b64encode(b"https://a:b" * 20_000).decode(),
+        " ".join(base64.b64encode(f"sk-{number:020}".encode()).decode() for number in range(7_000)),
     ],
 )
 def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
@@ -504,6 +521,118 @@ def test_an_encoded_private_key_is_found_wherever_a_line_break_cuts_its_header(w
     wrapped = "\n".join(encoded[start : start + width] for start in range(0, len(encoded), width))
     assert "an encoded private key" in secret_kinds(wrapped)
     assert hide_secrets(wrapped) == "***"
+
+
+# A secret of each kind the encoded rule reads that KNOWN_SHAPES has only behind escapes or not at all (assembled at
+# run time, as every literal of this file).
+ENCODED_RULE_SHAPES = [
+    ("AK" + "IA" + "Z7QX3M5K2W9R4T6Y", "an AWS access key id"),
+    ("AI" + "za" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6q", "a Google API key"),
+    ("sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2", "an OpenAI API key"),
+    ("sk-" + "ant-api03-" + "A1b2C3d4E5f6G7h8I9j0K1l2", "an Anthropic API key"),
+    ("gh" + "p_" + GITHUB_TOKEN_BODY, "a GitHub token"),
+    ("xo" + "xb-" + "1234567890-1234567890123-" + "A1b2C3d4E5f6G7h8", "a Slack token"),
+    (JWT, "a JSON web token"),
+]
+
+
+def _sample_of(kind: str) -> str:
+    """A text that the kind's own patterns find a secret in, in the clear."""
+    patterns = ENCODED_SECRETS.patterns[kind]
+    return next(
+        text
+        for text, named in [*ENCODED_RULE_SHAPES, *KNOWN_SHAPES]
+        if kind.startswith(named) and any(pattern.search(text) for pattern in patterns)
+    )
+
+
+# A sample of each kind, and a fine-grained GitHub token beside the classic one.
+ENCODED_RULE_CASES = [
+    *(pytest.param(kind, _sample_of(kind), id=kind) for kind in ENCODED_SECRETS.patterns),
+    pytest.param("a GitHub token", "github" + "_pat_" + GITHUB_TOKEN_BODY, id="a fine-grained GitHub token"),
+]
+
+
+def _encoded_kind(kind: str) -> str:
+    return "an encoded " + kind.split(" ", 1)[1]
+
+
+def test_the_encoded_needles_are_the_hand_written_ones_where_there_are() -> None:
+    """The needles of `-----BEGIN` and of `hf_` come out of encoded_needles as the private key's and the Hugging
+    Face rule's were written; every literal's needles are in its encoding at each place, in both alphabets."""
+    assert encoded_needles("-----BEGIN") == ENCODED_BEGIN
+    assert encoded_needles("hf_") == ("aGZf", "hmX", "oZl")
+    for literal in ENCODED_SECRETS.kinds_of_literal:
+        for lead, needle in enumerate(encoded_needles(literal)):
+            for before, after in (("", ""), ("\xff\xfe", "\x00"), ("ab", "z" * 5)):
+                data = ("x" * ((lead - len(before)) % 3) + before + literal + after).encode("latin-1")
+                assert needle in base64.b64encode(data).decode(), (literal, lead)
+                assert needle.replace("+", "-").replace("/", "_") in base64.urlsafe_b64encode(data).decode()
+
+
+def test_every_kind_the_encoded_rule_reads_has_a_sample() -> None:
+    """A kind added to SECRET_PATTERNS with long enough needles is read encoded too, and tested below."""
+    assert len(ENCODED_SECRETS.patterns) > 50
+    assert {case.values[0] for case in ENCODED_RULE_CASES} == set(ENCODED_SECRETS.patterns)
+    assert not {"a password or key assignment", "a Twilio key", "a private key"} & set(ENCODED_SECRETS.patterns)
+
+
+# `lead`, before the secret so that it starts at each place in a 3-byte group, is a separator: the plain rules take
+# no token glued to a word (`xgsk_...`)
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode], ids=["base64", "base64url"])
+@pytest.mark.parametrize("lead", ["", "=", "x="], ids=["group-start", "byte-1", "byte-2"])
+@pytest.mark.parametrize(("kind", "text"), ENCODED_RULE_CASES)
+def test_a_secret_of_each_kind_base64_encoded_is_found_and_hidden(
+    kind: str, text: str, lead: str, encode: Callable[[bytes], bytes]
+) -> None:
+    """A secret of another kind than a Hugging Face token, base64- or base64url-encoded (a Secret's `data` value in a
+    variable), at each of the three places it may start in a 3-byte group, padded or not, alone, inside a line or
+    glued to a word, had passed unseen."""
+    encoded = encode((lead + text).encode()).decode()
+    for run in (encoded, encoded.rstrip("=")):
+        assert _encoded_kind(kind) in secret_kinds(run)
+        assert hide_secrets(run) == REDACTED and redact_secrets(run) == REDACTED
+        assert hide_secrets(f"TOKEN_B64: {run} # pasted") == f"TOKEN_B64: {REDACTED} # pasted"
+        assert _encoded_kind(kind) in secret_kinds("B64" + run)  # glued to a word
+
+
+def test_a_token_inside_an_encoded_file_is_found_and_hidden() -> None:
+    """A `.env` file and a Docker config with a token in them, each base64-encoded whole; the Docker config's auth is
+    itself base64 (user:token)."""
+    token = "gh" + "p_" + GITHUB_TOKEN_BODY
+    env_file = base64.b64encode(f"REGION=us-central1\nGITHUB={token}\nDEBUG=0\n".encode()).decode()
+    auth = base64.b64encode(f"ci:{token}".encode()).decode()
+    docker = base64.b64encode(('{"auths": {"ghcr.io": {"au' + 'th": "' + auth + '"}}}').encode()).decode()
+    assert secret_kinds(env_file) == ["an encoded GitHub token"]
+    assert secret_kinds(docker) == ["an encoded registry credential (a Docker config auth)"]
+    assert hide_secrets(f"data:\n  env: {env_file}\n  config: {docker}\n") == "data:\n  env: ***\n  config: ***\n"
+
+
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode], ids=["base64", "base64url"])
+@pytest.mark.parametrize("lead", ["", "x", "xy"], ids=["group-start", "byte-1", "byte-2"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Keys start with sk- and the project's name; sk-proj- keys are longer. See the docs.",
+        "gh" + "p_",
+        "gh" + "p_" + "A1b2C3d4E5f6",  # cut short
+        "AK" + "IA is the prefix of an access key id, ASIA of a temporary one",
+        "xo" + "xb- tokens are Slack's bot tokens, xapp- its app tokens",
+        "see https://example.com/docs?page=2 and redis://cache:6379/0",
+        "Authorization: Bearer <token>",
+        '{"auths": {"registry.example": {"au' + 'th": ""}}, "credsStore": "desktop"}',
+        "glpat-, nvapi-, pul-, hvs., dapi and sk-ant- are prefixes",
+        # every literal of the kinds the rule reads, one after another
+        " ".join(ENCODED_SECRETS.kinds_of_literal),
+    ],
+)
+def test_base64_of_a_text_with_only_a_token_s_prefix_is_no_secret(
+    text: str, lead: str, encode: Callable[[bytes], bytes]
+) -> None:
+    """The run holds the prefix's encoding (the needle), and what it decodes to holds no token by the plain rules."""
+    encoded = encode((lead + text).encode()).decode()
+    assert ENCODED_SECRETS.any_needle.search(encoded.replace("-", "+").replace("_", "/"))
+    assert secret_kinds(encoded) == [] and hide_secrets(encoded) == encoded
 
 
 @pytest.mark.parametrize(

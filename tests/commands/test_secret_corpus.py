@@ -1,10 +1,10 @@
 """Hostile corpus of secrets: every kind of secret in every input path; no output file or stream shows it.
 
 Kinds: an AWS access key id and secret key, a GCP service account key (JSON), a PEM private key (also
-both base64-encoded), OpenAI,
-GitHub and Slack tokens, a W&B key (a legacy one is 40 hex digits, known only by its variable's name; the
-wandb_v1_ keys by their shape), a password, a password inside a connection string or in JSON, HTTP Basic
-credentials, a Docker config's auth, and a credential known by its variable's name. Paths:
+both base64-encoded), OpenAI, GitHub and Slack tokens (a GitHub token, and an OpenAI key in an .env file, also
+base64url-encoded), a W&B key (a legacy one is 40 hex digits, known only by its variable's name; the wandb_v1_
+keys by their shape), a password, a password inside a connection string or in JSON, HTTP Basic credentials, a
+Docker config's auth, and a credential known by its variable's name. Paths:
 `engine.extraEnv` (under a neutral name and under the variable's own name), `engine.extraArgs` (as a flag's
 value and as the value of a secret flag), a literal of the stack file's inline ESC environment, another
 setting, the stack's tags, `bench-compare --record --source`, and an old render a preview reads. Config paths are
@@ -36,6 +36,13 @@ def encoded_with_canary(text: str) -> str:
     to the text with those bytes in it, and shows CANARY wherever the encoding is copied."""
     data = text.encode()
     return base64.b64encode(data[:30]).decode() + CANARY + base64.b64encode(data[30:]).decode()
+
+
+def canary_after_encoding(text: str) -> str:
+    """`text` base64url-encoded in whole 3-byte groups (spaces after it to the group's end), CANARY after it: it
+    decodes to the text and 6 bytes more, and shows CANARY wherever the encoding is copied."""
+    data = text.encode()
+    return base64.urlsafe_b64encode(data + b" " * (-len(data) % 3)).decode() + CANARY
 
 
 KINDS: dict[str, tuple[str, str]] = {
@@ -104,6 +111,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "azure-ad-client-secret": ("AZURE_CLIENT_SECRET", "abc8Q~" + CANARY * 4 + "x"),
     "stripe-test": ("STRIPE_KEY", "sk_" + "test_" + CANARY * 3),
     "grafana-cloud": ("GRAFANA_TOKEN", "glc_" + CANARY * 5),
+    # tokens of other kinds than Hugging Face's base64-encoded (a Secret's data value, an .env file encoded whole)
+    "encoded-github": ("GITHUB_TOKEN_B64", canary_after_encoding("gh" + "p_" + "abcdefghijklmnopqrstuvwxyz0123456789")),
+    "encoded-env-file": (
+        "APP_ENV_B64",
+        canary_after_encoding("REGION=us-central1\nOPENAI=sk-" + "proj-" + "abcdefghijklmnopqrstuvwxyz01\n"),
+    ),
     # a Google credential file's content, known by its variable's name only
     "google-credentials": ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "anything-long-enough-" + CANARY),
 }
@@ -130,6 +143,8 @@ SHAPED = (
     "azure-ad-client-secret",
     "stripe-test",
     "grafana-cloud",
+    "encoded-github",
+    "encoded-env-file",
 )
 PROJECT = "gke-b200-serving"
 

@@ -694,9 +694,7 @@ def schedule_args(config: StackConfig) -> ScaleScheduleArgs:
 
 
 def monitoring_args(
-    config: StackConfig,
-    download_job_name: pulumi.Input[str] | None,
-    requires: Sequence[pulumi.Resource],
+    config: StackConfig, download_job_name: pulumi.Input[str] | None, requires: Sequence[pulumi.Resource]
 ) -> ServingMonitoringArgs:
     alerts = config.monitoring.alerts
     speculative = config.engine.speculative is not None
@@ -708,10 +706,7 @@ def monitoring_args(
         queries=queries,
         charts=[
             *serving_charts(
-                queries,
-                speculative=speculative,
-                gateway=gateway_mode(config),
-                autoscaling=config.autoscaling.enabled,
+                queries, speculative=speculative, gateway=gateway_mode(config), autoscaling=config.autoscaling.enabled
             ),
             *([time_to_ready.chart()] if time_to_ready is not None else []),
         ]

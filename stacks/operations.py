@@ -93,8 +93,7 @@ def build_operations(
         # An output invoke that waits for the APIs: on an empty project Resource Manager is enabled
         # by this same `up` (pulumi InvokeOutputOptions.depends_on).
         project_number = gcp.organizations.get_project_output(
-            project_id=config.project,
-            opts=pulumi.InvokeOutputOptions(provider=gcp_provider, depends_on=list(gcp_apis)),
+            project_id=config.project, opts=pulumi.InvokeOutputOptions(provider=gcp_provider, depends_on=list(gcp_apis))
         ).number
         adapter = MetricsAdapter(
             f"{prefix}-metrics-adapter",

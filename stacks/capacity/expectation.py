@@ -165,10 +165,7 @@ def throughput_of(
     config: StackConfig, measurements: Sequence[Measurement], routing: RoutingMode | None = None
 ) -> Throughput:
     configuration = configuration_of(config, routing, config.capacity.nodes)
-    return Throughput(
-        configuration=configuration,
-        match=matching(configuration, measurements),
-    )
+    return Throughput(configuration=configuration, match=matching(configuration, measurements))
 
 
 def expect(

@@ -124,10 +124,7 @@ class CapacityConfig(ConfigModel):
         default=None, description="A4 node count; exclusive with `target` (the planner then picks it)."
     )
     sources: Annotated[list[CapacitySource], Field(min_length=1, max_length=8)] = Field(
-        default=[
-            FlexStartSource(type="flexStart"),
-            SpotSource(type="spot"),
-        ],
+        default=[FlexStartSource(type="flexStart"), SpotSource(type="spot")],
         description=(
             "Where A4 nodes come from, in order of preference: each entry is one priority of the "
             "ComputeClass, GKE falls back to the next when one has no capacity. Entries: `{type: "

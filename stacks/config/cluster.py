@@ -100,11 +100,7 @@ class NetworkConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _no_overlap(self) -> NetworkConfig:
-        ranges = {
-            "subnetCidr": self.subnet_cidr,
-            "podsCidr": self.pods_cidr,
-            "servicesCidr": self.services_cidr,
-        }
+        ranges = {"subnetCidr": self.subnet_cidr, "podsCidr": self.pods_cidr, "servicesCidr": self.services_cidr}
         items = list(ranges.items())
         for index, (key, cidr) in enumerate(items):
             for other_key, other in items[index + 1 :]:

@@ -100,13 +100,7 @@ class BusinessHours(ConfigModel):
     """Serve from `start` to `end` on `days` (local time of schedule.timeZone); scale to zero outside."""
 
     days: Annotated[list[Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]], Field(min_length=1)] = Field(
-        default=[
-            "mon",
-            "tue",
-            "wed",
-            "thu",
-            "fri",
-        ],
+        default=["mon", "tue", "wed", "thu", "fri"],
         description="Days of the week to serve (`mon`..`sun`, each once).",
     )
     start: Annotated[str, Field(pattern=CLOCK_TIME)] = Field(
@@ -233,8 +227,7 @@ class AlertsConfig(ConfigModel):
         return None if value is None else checked_printable(value)
 
     queue_waiting_threshold: Annotated[int, Field(ge=1, le=MAX_WAITING_REQUESTS)] = Field(
-        default=200,
-        description="Waiting requests (all pods) above which a growing queue alerts.",
+        default=200, description="Waiting requests (all pods) above which a growing queue alerts."
     )
     kv_cache_usage_threshold: Annotated[float, Field(gt=0.0, le=1.0)] = Field(
         default=0.9, description="A pod's mean KV-cache usage (0-1] above which an alert fires."

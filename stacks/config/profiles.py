@@ -135,11 +135,7 @@ class ServingProfile(ConfigModel):
         weights: dict[str, Any] = {"model": self.checkpoint.model}
         if stack_model in (None, self.checkpoint.model):
             weights |= {"checkpointGib": self.checkpoint.size_gib, "sizeGib": self.disk_gib}
-        return {
-            "weights": weights,
-            "engine": engine,
-            "workload": self.workload.model_dump(mode="json", by_alias=True),
-        }
+        return {"weights": weights, "engine": engine, "workload": self.workload.model_dump(mode="json", by_alias=True)}
 
     def foreign_checkpoint_keys(self, stack_engine: dict[str, Any]) -> list[str]:
         """The checkpoint-specific engine keys the profile sets (to anything but off) that a stack

@@ -351,17 +351,22 @@ def startup_text(startup: measurement_file.StartupPhases | None) -> str:
         for name in startup_report.PHASES
         if name in startup.median_seconds
     ]
-    spans = ", ".join(f"{key} {value:,.0f}" for key, value in (startup.median_span_seconds or {}).items())
-    figures = ", ".join(cells) + (f"; each pod's own span, median: {spans}" if spans else "")
+    figures = ", ".join(cells) or "no phase reported"
+    spans = [
+        f"{key} ({early or 'created'} to {late}) {value:,.0f}"
+        for key, value in (startup.median_span_seconds or {}).items()
+        for late, early in [measurement_file.SPANS[key]]
+    ]
+    span_line = f"\nstart-up spans, s, the median of each pod's own: {', '.join(spans)}" if spans else ""
     if startup.cold_pods:
         pods = (
             f"{startup.cold_pods} of {startup.pods} pod(s) that started cold (on a node made for it, the image pulled)"
         )
-        return f"start-up of {pods}, s since created, median/max: {figures}"
+        return f"start-up of {pods}, s since created, median/max: {figures}{span_line}"
     return (
         f"start-up of {startup.pods} pod(s), s since created, median/max: {figures}; none was on a node made "
         "for it with the image pulled (a node that was up, the image there, or the node not readable): "
-        "the engine's phases count, not the node, image and pod phases of a new replica"
+        f"the engine's phases count, not the node, image and pod phases of a new replica{span_line}"
     )
 
 

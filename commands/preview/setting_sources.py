@@ -759,6 +759,26 @@ NO_SETTING_DIFFERS = (
     "declares it otherwise (another version of it)"
 )
 
+# capacity.json's figures that come from the measurements file, and what each is called in a preview line
+MEASURED_FIGURES = {"timeToServe": "the time to serve", "expectation": "the expected throughput"}
+NO_SETTING_BUT_MEASUREMENTS = (
+    "no stack setting differs between the two renders (their settingDigests agree), but their capacity.json holds "
+    "other figures for {figures}: a measurement behind them changed (a benchmark or start-up report recorded into "
+    "the measurements file), and what is sized from them with it (the startup probe, the progress deadline, the "
+    "wake, the alerts), or another version of the program computes them otherwise"
+)
+
+
+def name_changed_measurements(changes: list[ResourceChange], old: object, new: object) -> None:
+    """Where no stack setting differs, the changes say so and name the capacity plan's measured figures that do
+    (`old` and `new`: the two renders' capacity.json, or None)."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return
+    differ = [name for key, name in MEASURED_FIGURES.items() if old.get(key) != new.get(key)]
+    for change in changes:
+        if differ and change.no_config_keys == NO_SETTING_DIFFERS:
+            change.no_config_keys = NO_SETTING_BUT_MEASUREMENTS.format(figures=" and ".join(differ))
+
 
 SECRET_CIPHERTEXT_CHANGED = (
     "a secret config key behind it was set again (hfToken, or a key engine.secretEnv names): its `secure:` "

@@ -18,11 +18,11 @@ from components.vllm import STARTUP_PROBE_SECONDS
 from schemas.vllm_releases import image_release
 from stacks.capacity.measurements import Measurement
 from stacks.capacity.time_to_serve import (
-    COLD,
     MIB_PER_GIB,
     REPORT,
     Phase,
     checkpoint_mib,
+    cold_total,
     held_planning,
     node_phase,
     planning,
@@ -309,7 +309,7 @@ def time_to_serve(
         node, pod = phases[0], phases[-1]
     pod = pod_with_pull(config, pod)
     phases = (*phases[:-1], pod)
-    cold = total_phase(node, pod, COLD)
+    cold = cold_total(node, pod, entry)
     held = total_phase(node_phase(config, held=True), pod, "a new replica on a held node")
     planning_figure, planning_basis = planning(config, cold, weights)
     held_figure, held_basis = held_planning(config, held, weights)

@@ -275,9 +275,11 @@ class StartupPhases(ConfigModel):
                 raise ValueError(f"startup: unknown phase {name!r}; allowed: {', '.join(startup_report.PHASES)}")
             if self.median_seconds.get(name, 0) > self.max_seconds.get(name, math.inf):
                 raise ValueError(f"startup: the median of {name} is above its largest value; allowed: at most it")
-        for name in self.median_span_seconds or {}:
+        for name, seconds in (self.median_span_seconds or {}).items():
             if name not in SPANS:
                 raise ValueError(f"startup: unknown span {name!r} in medianSpanSeconds; allowed: {', '.join(SPANS)}")
+            if seconds > self.max_seconds.get(SPANS[name][0], math.inf):  # no pod's span is longer than its end
+                raise ValueError(f"startup: the {name} span is above the largest {SPANS[name][0]}; allowed: at most it")
         return self
 
 

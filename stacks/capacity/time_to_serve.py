@@ -164,9 +164,12 @@ def image_pull_seconds(config: StackConfig) -> float | None:
     return None if size is None or rate is None else size * MIB_PER_GIB / rate
 
 
+RECORDED = "recorded measurement"
+
+
 def pod_with_pull(config: StackConfig, pod: Phase) -> Phase:
     """The pod phase held against the stated pull, unless a recorded cold start (`recorded_phases`) measured it."""
-    measured = pod.source.startswith("recorded measurement")
+    measured = pod.source.startswith(RECORDED)
     return pod if measured else pod_holding_pull(pod, image_pull_seconds(config))
 
 
@@ -292,29 +295,54 @@ def _difference(median: dict[str, float], late: str, early: str | None) -> float
     return max(0.0, median[late] - (median[early] if early is not None else 0.0))
 
 
-def recorded_spans(startup: measurement_file.StartupPhases) -> tuple[dict[str, float | None], str]:
-    """Each planner phase's figure in a start-up report and how it was taken: the median of each pod's own span, or in
-    a report recorded before spans were kept, the difference of the phases' medians (not the median of any pod's)."""
-    if startup.median_span_seconds is not None:
-        return {key: startup.median_span_seconds.get(key) for key in SPANS}, "median of each pod's span"
-    differences = {key: _difference(startup.median_seconds, *ends) for key, ends in SPANS.items()}
-    return differences, "difference of the phases' medians (recorded before spans were kept)"
+SPAN_OF_EACH_POD = "median of each pod's span"
+NO_SPAN = "difference of the phases' medians (no pod's own span recorded)"
+
+
+def recorded_spans(startup: measurement_file.StartupPhases) -> dict[str, tuple[float | None, str]]:
+    """Each planner phase's figure in a start-up report and how it was taken: the median of each pod's own span, else
+    (a report recorded before spans were kept, or none of its pods had both ends) the difference of the medians."""
+    spans = startup.median_span_seconds or {}
+    return {
+        key: (spans[key], SPAN_OF_EACH_POD) if key in spans else (_difference(startup.median_seconds, *ends), NO_SPAN)
+        for key, ends in SPANS.items()
+    }
+
+
+def _report_source(entry: measurement_file.Measurement) -> str:
+    assert entry.startup is not None
+    cold = entry.startup.cold_pods
+    pods = f"{cold} pod(s) on a node made for it, the image pulled" if cold else f"{entry.startup.pods} pod(s)"
+    return f"{RECORDED} {entry.id} ({entry.date}), start-up report of {pods}"
 
 
 def recorded_phases(phases: tuple[Phase, ...], entry: measurement_file.Measurement) -> tuple[Phase, ...]:
-    """The phases with a recorded start-up report's figures: node, image and pod from cold pods, engine from any."""
+    """The phases with a recorded start-up report's figures: node, image and pod from cold pods, engine from them too
+    where there are any, else from every pod."""
     assert entry.startup is not None
-    spans, how = recorded_spans(entry.startup)
-    cold = entry.startup.cold_pods
-    spans = spans if cold else {"engineStart": spans["engineStart"]}
-    pods = f"{cold} pod(s) on a node made for it, the image pulled" if cold else f"{entry.startup.pods} pod(s)"
-    source = f"recorded measurement {entry.id} ({entry.date}), start-up report of {pods}: {how}"
-    return tuple(
-        replace(phase, seconds_min=spans[phase.key], seconds_max=spans[phase.key], basis="measured", source=source)
-        if spans.get(phase.key) is not None
-        else phase
-        for phase in phases
-    )
+    spans = recorded_spans(entry.startup)
+    spans = spans if entry.startup.cold_pods else {"engineStart": spans["engineStart"]}
+    source = _report_source(entry)
+
+    def measured(phase: Phase) -> Phase:
+        seconds, how = spans.get(phase.key, (None, ""))
+        if seconds is None:
+            return phase
+        return replace(phase, seconds_min=seconds, seconds_max=seconds, basis="measured", source=f"{source}: {how}")
+
+    return tuple(map(measured, phases))
+
+
+def cold_total(node: Phase, pod: Phase, entry: measurement_file.Measurement | None) -> Phase:
+    """A new replica's cold total: where a recorded report measured both its phases, the median of each cold pod's
+    time from its creation to ready (a sum of two medians is no pod's: pods ready at 1100, 900 and 1000 s, bound at
+    300, 400 and 500, make 400 + 500), else the sum of the phases (`total_phase`)."""
+    startup = entry.startup if entry is not None else None
+    ready = startup.median_seconds.get("readySeconds") if startup and startup.cold_pods else None
+    if entry is None or ready is None or not (node.source.startswith(RECORDED) and pod.source.startswith(RECORDED)):
+        return total_phase(node, pod, COLD)
+    source = f"{_report_source(entry)}: median of each pod's time from its creation to ready"
+    return Phase("total", COLD, ready, ready, "measured", source)
 
 
 def _node_and_pod(config: StackConfig) -> tuple[Phase, Phase]:
@@ -333,7 +361,7 @@ def planning_figure(config: StackConfig) -> tuple[int, str]:
     scale-down window) and its basis: from a recorded start-up report of its configuration first, else
     the write-up's figures where they apply (the report of every phase: commands/render/time_to_serve.py)."""
     node, pod = _node_and_pod(config)
-    return planning(config, total_phase(node, pod, COLD), weights_phase(config))
+    return planning(config, cold_total(node, pod, recorded_startup(config)), weights_phase(config))
 
 
 def planning_seconds(config: StackConfig) -> int:
@@ -375,12 +403,16 @@ def startup_probe_seconds(config: StackConfig) -> int:
     stack's pod phase plus what a larger checkpoint adds to a simultaneous wake's read (every node reading its zone's
     disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them), whichever is
     longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the stack's
-    configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's. In whole
-    half hours: each new value rolls every pod (a node added to 12 had rolled them all, 2-3 h)."""
-    startup = getattr(recorded_startup(config), "startup", None)
-    pod = recorded_spans(startup)[0]["pod"] if startup and startup.cold_pods else None
+    configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's; never less
+    than its slowest pod's time from creation to ready (which holds the probe's, from the container's start). In
+    whole half hours: each new value rolls every pod (a node added to 12 had rolled them all, 2-3 h)."""
+    entry = recorded_startup(config)
+    startup = entry.startup if entry is not None and entry.startup is not None and entry.startup.cold_pods else None
+    pod = recorded_spans(startup)["pod"][0] if startup is not None else None
+    slowest = startup.max_seconds.get("readySeconds", 0.0) if startup is not None and pod is not None else 0.0
     pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
-    return STARTUP_PROBE_SECONDS * (math.ceil(3 * (pod + _read_together(config, readers)) / STARTUP_PROBE_SECONDS) or 1)
+    read = _read_together(config, readers)
+    return STARTUP_PROBE_SECONDS * (math.ceil(max(3 * (pod + read), slowest + read) / STARTUP_PROBE_SECONDS) or 1)
 
 
 def led_schedule_steps(config: StackConfig) -> list[tuple[str, str, int]]:

@@ -249,3 +249,22 @@ def test_a_report_without_conditions_is_said_to_be_unread(tmp_path: Path) -> Non
     assert "slow-startup" in (tmp_path / "out" / "plan.md").read_text()
     with measurements.using(recorded):
         assert not [note for note in render("dev", out=tmp_path / "out2").notes if "start-up report(s)" in note]
+
+
+def test_a_new_start_up_report_is_named_as_what_moves_the_probe(tmp_path: Path) -> None:
+    """A platform review: a start-up report recorded again (each pod's span kept) moved the probe, the progress
+    deadline, the wake and the alerts, and the preview said that the program itself declares them otherwise
+    (another version of it), where a measurement changed."""
+    from commands.io.states import load_states
+    from commands.preview.command import preview_states
+
+    config = stack_config("dev")
+    with measurements.using(_with_startup(config, tmp_path / "old.yaml", 360, 2700)):
+        render("dev", out=tmp_path / "old")
+    with measurements.using(_with_startup(config, tmp_path / "new.yaml", 360, 2700, spans={"pod": 590})):
+        render("dev", out=tmp_path / "new")
+    changes = preview_states(load_states(tmp_path / "old"), load_states(tmp_path / "new")).changes
+    (deployment,) = [change for change in changes if change.record["type"] == "kubernetes:apps/v1:Deployment"]
+    assert "failureThreshold" in str([entry.path for entry in deployment.inputs])
+    assert "capacity.json holds other figures for the time to serve" in deployment.no_config_keys
+    assert not [change for change in changes if "another version of it" in change.no_config_keys]

@@ -64,11 +64,12 @@ def _with_startup(
     ready: float,
     cold_pods: int | None = 1,
     spans: dict[str, float] | None = None,
+    slowest: float | None = None,
 ) -> Path:
     """The repository's measurements with a start-up report of `config`'s configuration (as `bench-compare
     --record` adds one): the node after `scheduled` s, the pod ready `ready` s after the scale-up; `cold_pods`
     of its one pod started cold (None: recorded before the report told them apart); `spans`, the median of each
-    pod's own span (None: recorded before spans were kept)."""
+    pod's own span (None: recorded before spans were kept); `slowest`, the largest readySeconds (else `ready`)."""
     document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
     configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
     phases = {"scheduledSeconds": scheduled, "readySeconds": ready}
@@ -85,7 +86,7 @@ def _with_startup(
                 "pods": 1,
                 "coldPods": cold_pods,
                 "medianSeconds": phases,
-                "maxSeconds": phases,
+                "maxSeconds": {**phases, "readySeconds": ready if slowest is None else slowest},
                 "conditions": conditions,
                 **({} if spans is None else {"medianSpanSeconds": spans}),
             },
@@ -111,26 +112,42 @@ def test_a_recorded_slow_start_gives_the_probe_and_a_flex_start_move_its_time(tm
 
 def test_a_phase_is_the_median_of_each_pods_span_and_an_older_report_says_it_is_a_difference(tmp_path: Path) -> None:
     """Pods scheduled at 300/400/500 s and ready at 1,100/900/1,000 s: each pod's span is 800/500/500 s, median 500;
-    the difference of the medians (1,000 - 400) says 600, no pod's. The planning figure, the wake lead and the probe
-    take the recorded span; a report recorded before spans were kept still reads, as that difference, and says so."""
+    the difference of the medians (1,000 - 400) says 600, no pod's. The phase takes the recorded span; a report
+    recorded before spans were kept (or a span none of its pods had both ends of) still reads, as that difference,
+    and says so. The cold total, the planning figure and the wake lead are the median pod's time to ready (1,000 s):
+    a platform review found them the sum of two medians (400 + 500), ready before two of the three pods."""
     from commands.render.time_to_serve import time_to_serve
 
     config = stack_config("dev")
-    kept = _with_startup(config, tmp_path / "spans.yaml", 400, 1000, spans={"node": 400, "pod": 500})
+    kept = _with_startup(config, tmp_path / "spans.yaml", 400, 1000, spans={"node": 400, "pod": 500}, slowest=1100)
     with measurements.using(kept):
-        pod = {phase.key: phase for phase in time_to_serve(config).phases}["pod"]
+        report = time_to_serve(config)
+        pod = {phase.key: phase for phase in report.phases}["pod"]
         assert (pod.seconds_max, pod.basis) == (500, "measured") and pod.source.endswith(": median of each pod's span")
-        assert planning_seconds(config) == wake_lead_seconds(config) == 400 + 500
-    with measurements.using(_with_startup(config, tmp_path / "older.yaml", 400, 1000)):
-        pod = {phase.key: phase for phase in time_to_serve(config).phases}["pod"]
-        assert (pod.seconds_max, pod.basis) == (600, "measured")
-        assert pod.source.endswith(": difference of the phases' medians (recorded before spans were kept)")
-        assert planning_seconds(config) == wake_lead_seconds(config) == 400 + 600
-    # the probe (3x the pod phase, in half hours): a span of 590 s where the medians' difference is 2,340 s
-    with measurements.using(_with_startup(config, tmp_path / "probe.yaml", 360, 2700, spans={"pod": 590})):
+        assert (report.cold.seconds_max, report.cold.basis) == (1000, "measured")
+        assert report.cold.source.endswith(": median of each pod's time from its creation to ready")
+        assert planning_seconds(config) == wake_lead_seconds(config) == 1000
+    fallbacks: list[tuple[str, dict[str, float] | None]] = [("older", None), ("empty", {}), ("partial", {"node": 400})]
+    for label, spans in fallbacks:
+        with measurements.using(_with_startup(config, tmp_path / f"{label}.yaml", 400, 1000, spans=spans)):
+            pod = {phase.key: phase for phase in time_to_serve(config).phases}["pod"]
+            assert (pod.seconds_max, pod.basis) == (600, "measured"), label
+            assert pod.source.endswith(": difference of the phases' medians (no pod's own span recorded)"), label
+            assert planning_seconds(config) == wake_lead_seconds(config) == 1000, label
+
+
+def test_the_probe_is_three_pod_phases_and_never_shorter_than_the_slowest_pod(tmp_path: Path) -> None:
+    """The probe is 3x the pod phase, in half hours: a span of 590 s where the medians' difference is 1,340 s. A
+    platform review: one pod of three ready 2,100 s after its creation (1,950 s after its container started) beside a
+    median span of 600 s had a probe of 1,800 s, which restarts that pod's load every time: the slowest pod's time to
+    ready (which holds its time from the container's start, the probe's clock) is its floor."""
+    config = stack_config("dev")
+    with measurements.using(_with_startup(config, tmp_path / "probe.yaml", 360, 1700, spans={"pod": 590})):
         assert startup_probe_seconds(config) == 1800
-    with measurements.using(_with_startup(config, tmp_path / "probe-older.yaml", 360, 2700)):
-        assert startup_probe_seconds(config) == 4 * 1800  # 3 x 2,340 s, up to whole half hours
+    with measurements.using(_with_startup(config, tmp_path / "probe-older.yaml", 360, 1700)):
+        assert startup_probe_seconds(config) == 3 * 1800  # 3 x 1,340 s, up to whole half hours
+    with measurements.using(_with_startup(config, tmp_path / "slow.yaml", 300, 900, spans={"pod": 600}, slowest=2100)):
+        assert startup_probe_seconds(config) == 2 * 1800
 
 
 @pytest.mark.parametrize(

@@ -385,12 +385,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("a Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}"), ("AIza",)),
     # openai.py; project, service account and admin keys carry a prefix. What may come before the 20
     # characters and T3BlbkFJ is bounded (a key is under 200 characters): unbounded, the engine walked back
-    # through the rest of a run of key characters from every `sk-` in it (200 KB of `sk-sk-...`: 168 s).
+    # through the rest of a run of key characters from every `sk-` in it (200 KB of `sk-sk-...`: 168 s). A prefixed
+    # key starts a word, as gitleaks' openai-api-key (`\b(sk-(?:proj|svcacct|admin)-...`) reads it: a name such as
+    # `task-proj-management-board-2024` (an attacker) is none.
     SecretPattern(
         "an OpenAI API key",
         re.compile(
             r"sk-[A-Za-z0-9_-]{0,200}[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9_-]{20,}"
-            r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
+            r"|(?<![A-Za-z0-9])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"
         ),
         ("sk-",),
     ),
@@ -666,7 +668,7 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "a password in a URL",
         re.compile(
-            r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]{1,256}+(?:@[^\s@\"/?#]{1,256}+)*@"
+            r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"]*:(?!\$[({]|\{\{|[0-9]*/)[^\s@\"]{1,256}+(?:@[^\s@\"/]{1,256}+)*@"
         ),
         ("://",),
         within_a_line=True,
@@ -908,8 +910,24 @@ def _encodable_kinds(patterns: tuple[SecretPattern, ...]) -> dict[str, tuple[Sec
         for kind, group in by_kind.items()
         if not kind.startswith("an encoded ")
         and f"an encoded {_noun(kind)}" not in by_kind
-        and all(len(needle) >= ENCODED_LITERAL_LENGTH for pattern in group for needle in pattern.needles)
+        and (
+            kind in ENCODED_LITERALS_OF_KIND
+            or all(len(needle) >= ENCODED_LITERAL_LENGTH for pattern in group for needle in pattern.needles)
+        )
     }
+
+
+# A kind whose needles are too short to look for encoded (an assignment's `=` or `: `), looked for by the words its
+# patterns need before them instead, as written in a file: an encoded `.env` with `DB_PASSWORD=...` (an attacker:
+# likelier in a variable than an encoded token) had passed. Its patterns then read the decoded text, their own
+# exceptions with them (a placeholder, a value of letters only).
+ENCODED_LITERALS_OF_KIND = {
+    ASSIGNMENT_KIND: tuple(
+        cased
+        for word in ("password", "passwd", "passphrase", "secret", "token", "credential", "creds", "_key", "-key")
+        for cased in dict.fromkeys((word, word.upper(), word.title()))
+    )
+}
 
 
 # A secret of those kinds base64- or base64url-encoded (RFC 4648 sections 4 and 5: a Kubernetes Secret's `data`
@@ -934,6 +952,15 @@ URL_SAFE_AS_STANDARD = str.maketrans("-_", "+/")
 KEPT_RUN_LENGTH = 1024
 
 
+# An encoding wrapped (`base64`'s 76 columns, PEM's 64), then folded into spaces by a YAML plain or quoted scalar, or
+# kept as JSON's `\n`: a decoder that skips what is not base64 (Python's b64decode by default) reads it whole, and a
+# token whose encoding a break cut had passed. A run of whole 4-character groups (16 characters or more) goes on past
+# such a break when the next line ends as a run does (not a YAML key's `name:`); the breaks are dropped to decode.
+WRAP = re.compile(r"(?:\r?\n|\\r\\n|\\n|[ \t])[ \t]*(?=[A-Za-z0-9+/_-])")
+WRAP_ENDS = frozenset(" \t\r\n=\"'\\")
+WRAP_BREAK = re.compile(r"\s+|\\r|\\n")
+
+
 class EncodedSecrets:
     """The secrets of the encodable kinds of `patterns`, base64- or base64url-encoded."""
 
@@ -941,9 +968,10 @@ class EncodedSecrets:
         self.patterns = _encodable_kinds(patterns)
         literals: dict[str, set[str]] = {}
         for kind, group in self.patterns.items():
-            for pattern in group:
-                for literal in pattern.needles:
-                    literals.setdefault(literal, set()).add(kind)
+            for literal in ENCODED_LITERALS_OF_KIND.get(kind) or [
+                needle for pattern in group for needle in pattern.needles
+            ]:
+                literals.setdefault(literal, set()).add(kind)
         # every literal's encoded needles, in the standard alphabet (a run is read with base64url's - and _ as + and
         # /), in one search
         self.needles = tuple(sorted({needle for literal in literals for needle in encoded_needles(literal)}))
@@ -960,6 +988,7 @@ class EncodedSecrets:
     def _decoded_run_kinds(self, run: str) -> tuple[str, ...]:
         """The kinds of secret the run decodes to, as "an encoded <kind>" in the patterns' order; none without
         a needle."""
+        run = WRAP_BREAK.sub("", run)
         if self.any_needle.search(run.translate(URL_SAFE_AS_STANDARD)) is None:
             return ()
         body = run.rstrip("=")
@@ -990,6 +1019,13 @@ class EncodedSecrets:
         while at >= 0:
             end = classes.find(b" ", at + ENCODED_RUN_LENGTH)
             end = len(text) if end < 0 else end
+            segment = at
+            while (end - segment) % 4 == 0 and end - segment >= 16 and (wrap := WRAP.match(text, end)) is not None:
+                found = classes.find(b" ", wrap.end())
+                found = len(text) if found < 0 else found
+                if found < len(text) and text[found] not in WRAP_ENDS:  # a YAML key's name, `name:`, is no line of it
+                    break
+                segment, end = wrap.end(), found
             end += 2 if text.startswith("==", end) else 1 if text.startswith("=", end) else 0
             yield at, end
             at = classes.find(LONG_RUN, end)
@@ -1209,8 +1245,8 @@ def redact_secrets(text: str) -> str:
 # holds an `@` (`admin:p@ssw0rd@proxy`) had its end shown. Looked for only in a run of characters a password may hold,
 # up to its last `@` (each run read once): searched over the whole text, each `=` of a long run of `x:=` read the rest
 # of it again (80 KB: 3 s), and a bound on the password left a longer one shown.
-RUN_TO_AN_AT = re.compile(r"(?<![^\s/\"'])[^\s/\"']*@(?!sha[0-9]+:)")
-USER_PASSWORD = re.compile(r"(?<![^\s\"'=,;(])(?!mailto:)([A-Za-z0-9._%+@-]+):(?!\$[({])[^\s/\"']+@")
+RUN_TO_AN_AT = re.compile(r"(?<![^\s\"'])[^\s\"']*@(?!sha[0-9]+:)")
+USER_PASSWORD = re.compile(r"(?<![A-Za-z0-9._%+@-])(?!mailto:)([A-Za-z0-9._%+@-]+):(?!\$[({])[^\s\"']+@")
 
 
 def redact_quoted(text: str) -> str:

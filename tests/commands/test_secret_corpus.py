@@ -45,6 +45,14 @@ def canary_after_encoding(text: str) -> str:
     return base64.urlsafe_b64encode(data + b" " * (-len(data) % 3)).decode() + CANARY
 
 
+WRAPPED_ENV_FILE = "REGION=us-central1\nLOG_LEVEL=info\nGITHUB=gh" + "p_" + "a1" * 18
+
+
+def wrapped_at_76(encoded: str) -> str:
+    """`encoded` in lines of 76 characters, as `base64` writes it, that a YAML scalar folded into spaces."""
+    return " ".join(encoded[at : at + 76] for at in range(0, len(encoded), 76))
+
+
 KINDS: dict[str, tuple[str, str]] = {
     # kind: (variable it belongs in, value)
     "aws-access-key-id": ("AWS_ACCESS_KEY_ID", "AKIA" + "Z7QX3M5K" + CANARY.upper()),
@@ -117,6 +125,8 @@ KINDS: dict[str, tuple[str, str]] = {
         "APP_ENV_B64",
         canary_after_encoding("REGION=us-central1\nOPENAI=sk-" + "proj-" + "abcdefghijklmnopqrstuvwxyz01\n"),
     ),
+    # the same wrapped at 76 columns (`base64 .env`) and folded into spaces, the token across a break (an attacker)
+    "wrapped-env-file": ("APP_ENV_B64", wrapped_at_76(canary_after_encoding(WRAPPED_ENV_FILE))),
     # a Google credential file's content, known by its variable's name only
     "google-credentials": ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "anything-long-enough-" + CANARY),
 }
@@ -145,6 +155,7 @@ SHAPED = (
     "grafana-cloud",
     "encoded-github",
     "encoded-env-file",
+    "wrapped-env-file",
 )
 PROJECT = "gke-b200-serving"
 

@@ -155,8 +155,8 @@ KNOWN_SHAPES: list[tuple[str, str]] = [
     ("x-honeycomb-team=hcaik_01j03qe0exnn2jxpj2vdkqb7w6", "a password or key assignment"),
     ("signoz-ingestion-key=abcd1234efgh5678", "a password or key assignment"),
     # a password with a `/` (SQLAlchemy and libpq take one), a token as a URL's user
-    ("postgresql://app:aB3/xY9+zQ==@db:5432/app", "a password in a URL"),
-    ("redis://:Zm9v/YmF6@redis:6379", "a password in a URL"),
+    ("postgresql://app:" + "aB3/xY9+zQ==@db:5432/app", "a password in a URL"),
+    ("redis://:" + "Zm9v/YmF6@redis:6379", "a password in a URL"),
     ("https://" + "a1b2c3d4e5f6g7h8" * 3 + "abcd@dev.azure.com/org/project/_git/repo", "a token in a URL"),
     # values that start with a sign of a placeholder but are none
     ("host=db user=app password=$3cr3tPass99 sslmode=require", "a password or key assignment"),
@@ -184,7 +184,7 @@ KNOWN_SHAPES: list[tuple[str, str]] = [
         ("ghp%255F" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2", "a GitHub token"),
         # tokens of a fixed prefix (an attacker: each was written to the manifests)
         ("dt0c01.ABCDEFGHIJKLMNOPQRSTUVWX." + "a1B2c3D4" * 8, "a Dynatrace token"),
-        ("NRAK-ABCDEFGHIJ0123456789KLMNOPQ", "a New Relic key"),
+        ("NR" + "AK-ABCDEFGHIJ0123456789KLMNOPQ", "a New Relic key"),
         ("NRII-" + "a1b2c3d4" * 4, "a New Relic key"),
         ("glptt-" + "0123456789abcdef" * 2 + "01234567", "a GitLab token"),
         ("GR1348941" + "aB3_dE5-gH7jK9mN1pQ3", "a GitLab token"),
@@ -463,11 +463,11 @@ def test_a_long_password_before_a_host_is_hidden_in_a_message() -> None:
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
-        ("proxy admin:p@ssw0rd99@proxy:3128", "proxy admin:***@proxy:3128"),
-        ("proxy admin@corp.example:S3cr@t-99@proxy", "proxy admin@corp.example:***@proxy"),
-        ("db https://admin:p@ss@w0rd-9@db.internal/app", "db ***db.internal/app"),
-        ("cache redis://:s3@cr@t@cache:6379", "cache ***cache:6379"),
-        ("api https://u:s3cret-9@api.example/path?mail=a@b.example", "api ***api.example/path?mail=a@b.example"),
+        ("proxy admin:" + "p@ssw0rd99@proxy:3128", "proxy admin:***@proxy:3128"),
+        ("proxy admin@corp.example:" + "S3cr@t-99@proxy", "proxy admin@corp.example:***@proxy"),
+        ("db https://admin:" + "p@ss@w0rd-9@db.internal/app", "db ***db.internal/app"),
+        ("cache redis://:" + "s3@cr@t@cache:6379", "cache ***cache:6379"),
+        ("api https://u:" + "s3cret-9@api.example/path?mail=a@b.example", "api ***api.example/path?mail=a@b.example"),
     ],
 )
 def test_a_password_holding_an_at_is_hidden_to_the_last_at_of_its_authority(text: str, shown: str) -> None:
@@ -476,6 +476,73 @@ def test_a_password_holding_an_at_is_hidden_to_the_last_at_of_its_authority(text
     assert redact_quoted(text) == shown
     if "://" in text:
         assert hide_secrets(text) == shown and secret_kinds(text) == ["a password in a URL"]
+
+
+def test_a_password_with_a_fragment_or_query_sign_after_an_at_is_hidden_whole() -> None:
+    """An attacker: `#` or `?` after an `@` ended the password and showed its tail (`***ss#w0rd99@db`); a URL parser
+    would read a fragment there, but a password is what the user meant. An `@` in the query is hidden with it."""
+    for sign in "#?":
+        assert hide_secrets("postgres://admin:" + f"P@ss{sign}w0rd99@db:5432/app") == "***db:5432/app"
+
+
+def test_a_name_that_holds_a_key_prefix_inside_a_word_is_no_key() -> None:
+    """An attacker: `task-proj-management-board-2024` read as an OpenAI project key and refused the render; a key
+    starts a word, glued to nothing before it, as the key after `=` or a space."""
+    assert secret_kinds("task-proj-management-board-2024") == []
+    assert secret_kinds("openai sk-" + "proj-management-board-2024") == ["an OpenAI API key"]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("admin:" + "p@ss/w0rd99@proxy", "admin:***@proxy"),
+        ("admin:" + "Zq8+x/Y9w@gw.example.com", "admin:***@gw.example.com"),
+        ("[admin:" + "s3cr3t99@gw]", "[admin:***@gw]"),
+        ("`admin:" + "s3cr3t99@gw`", "`admin:***@gw`"),
+    ],
+)
+def test_a_quoted_password_with_a_slash_or_in_brackets_is_hidden(text: str, shown: str) -> None:
+    """An attacker: a password of `openssl rand -base64` (a `/` in it) showed whole or its tail in the message that
+    quotes a bad value (`monitoring.alerts.email`), and one in brackets or backticks whole."""
+    assert redact_quoted(text) == shown
+
+
+def _wrapped(encoded: str, width: int, joint: str) -> str:
+    return joint.join(encoded[at : at + width] for at in range(0, len(encoded), width))
+
+
+@pytest.mark.parametrize(
+    ("assignment", "found"),
+    [
+        ("DB_PASSWORD=Hunter2x9qZ", True),
+        ("AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", True),
+        ("password: correct horse battery staple", True),
+        ("Api-Key: 0a1b2c3d4e5f6a7b", True),
+        ("DB_PASSWORD=${DB_PASSWORD}", False),  # a reference, as in the clear
+        ("SKIP_PASS=false", False),
+    ],
+)
+def test_an_assignment_in_an_encoded_env_file_is_found_as_in_the_clear(assignment: str, found: bool) -> None:
+    """An attacker: an encoded `.env` with `DB_PASSWORD=...`, likelier in a variable than an encoded token, passed: an
+    assignment's `=` or `: ` is too short to look for encoded, and its words before it are looked for instead."""
+    encoded = base64.b64encode(f"REGION=us-central1\n{assignment}\nDEBUG=0\n".encode()).decode()
+    assert bool(secret_kinds(f"REGION=us-central1\n{assignment}\n")) is found
+    assert secret_kinds(encoded) == (["an encoded password or key assignment"] if found else [])
+    assert hide_secrets(f"APP_ENV_B64: {encoded}") == ("APP_ENV_B64: ***" if found else f"APP_ENV_B64: {encoded}")
+
+
+@pytest.mark.parametrize("joint", [" ", "\n", "\n  ", "\r\n", "\\n", "\\r\\n"], ids=repr)
+@pytest.mark.parametrize("width", [76, 64])
+def test_a_wrapped_encoding_is_read_across_its_breaks(width: int, joint: str) -> None:
+    """An attacker: a token in a base64-encoded `.env`, wrapped at 76 columns (`base64`) and then folded into spaces
+    by a YAML scalar or kept as JSON's `\\n`, passed in 39 of 57 places; the render wrote it with exit 0. Each place of
+    the token in the file, at both widths; a YAML key after the encoding is not read as a line of it."""
+    token = "gh" + "p_" + GITHUB_TOKEN_BODY
+    for padding in range(57):
+        env_file = f"REGION=us-central1\nLOG_LEVEL={'x' * padding}\nGITHUB_TOKEN={token}\nDEBUG=0\n"
+        wrapped = _wrapped(base64.b64encode(env_file.encode()).decode(), width, joint)
+        assert "an encoded GitHub token" in secret_kinds(wrapped), padding
+        assert hide_secrets(f"APP_ENV_B64: {wrapped}\nname: qwen\n") == "APP_ENV_B64: ***\nname: qwen\n", padding
 
 
 @pytest.mark.parametrize(
@@ -574,7 +641,8 @@ def test_every_kind_the_encoded_rule_reads_has_a_sample() -> None:
     """A kind added to SECRET_PATTERNS with long enough needles is read encoded too, and tested below."""
     assert len(ENCODED_SECRETS.patterns) > 50
     assert {case.values[0] for case in ENCODED_RULE_CASES} == set(ENCODED_SECRETS.patterns)
-    assert not {"a password or key assignment", "a Twilio key", "a private key"} & set(ENCODED_SECRETS.patterns)
+    assert not {"a Twilio key", "a private key"} & set(ENCODED_SECRETS.patterns)
+    assert "a password or key assignment" in ENCODED_SECRETS.patterns  # by the words before its `=` or `:`
 
 
 # `lead`, before the secret so that it starts at each place in a 3-byte group, is a separator: the plain rules take
@@ -622,8 +690,8 @@ def test_a_token_inside_an_encoded_file_is_found_and_hidden() -> None:
         "Authorization: Bearer <token>",
         '{"auths": {"registry.example": {"au' + 'th": ""}}, "credsStore": "desktop"}',
         "glpat-, nvapi-, pul-, hvs., dapi and sk-ant- are prefixes",
-        # every literal of the kinds the rule reads, one after another
-        " ".join(ENCODED_SECRETS.kinds_of_literal),
+        # every literal of the kinds the rule reads, one after another (apart: `password passwd passphrase` is one)
+        " x ".join(ENCODED_SECRETS.kinds_of_literal),
     ],
 )
 def test_base64_of_a_text_with_only_a_token_s_prefix_is_no_secret(
@@ -667,9 +735,9 @@ def test_a_message_hides_what_may_be_a_token_and_keeps_a_folders_name(line: str,
         "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=" + "abcDEF123abcDEF123abc=",
         "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=" + "abcDEF123abcDEF123abcDEF123==",
         "machine example.com login bob password " + "Sup3rS3cretPw",
-        '{"comment": "\\u0068f_AbCdEfGhIjKlMnOpQrStUvWxYz01234567"}',  # JSON escapes vLLM decodes
-        '{"gh": "\\u0067hp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}',
-        "%68%66%5F%41%62%43%64%45%66%47%68%49%6A%4B%6C%4D%6E%4F%70%51%72%53%74%55%76%57%78%59%7A%30%31",
+        '{"comment": "\\u0068f_' + 'AbCdEfGhIjKlMnOpQrStUvWxYz01234567"}',  # JSON escapes vLLM decodes
+        '{"gh": "\\u0067hp_' + 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}',
+        "%68%66%5F" + "%41%62%43%64%45%66%47%68%49%6A%4B%6C%4D%6E%4F%70%51%72%53%74%55%76%57%78%59%7A%30%31",
     ],
 )
 def test_a_secret_in_a_config_line_or_behind_escapes_is_found_and_hidden(text: str) -> None:

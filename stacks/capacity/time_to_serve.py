@@ -342,6 +342,7 @@ def cold_total(node: Phase, pod: Phase, entry: measurement_file.Measurement | No
     if entry is None or ready is None or not (node.source.startswith(RECORDED) and pod.source.startswith(RECORDED)):
         return total_phase(node, pod, COLD)
     source = f"{_report_source(entry)}: median of each pod's time from its creation to ready"
+    ready = max(ready, pod.seconds_max or 0.0)  # the pods timed from scheduled may be others than those from creation
     return Phase("total", COLD, ready, ready, "measured", source)
 
 
@@ -404,12 +405,12 @@ def startup_probe_seconds(config: StackConfig) -> int:
     disk at once, as after a fleet restart; all of them on one zone's disk, as nothing spreads them), whichever is
     longer: a probe that gives up restarts the load. The pod phase is a recorded start-up report of the stack's
     configuration, whose pod read its checkpoint itself (the others' reads are added), else the write-up's; never less
-    than its slowest pod's time from creation to ready (which holds the probe's, from the container's start). In
+    than its slowest pod's time from scheduled to ready (which holds the probe's, from the container's start). In
     whole half hours: each new value rolls every pod (a node added to 12 had rolled them all, 2-3 h)."""
     entry = recorded_startup(config)
     startup = entry.startup if entry is not None and entry.startup is not None and entry.startup.cold_pods else None
     pod = recorded_spans(startup)["pod"][0] if startup is not None else None
-    slowest = startup.max_seconds.get("readySeconds", 0.0) if startup is not None and pod is not None else 0.0
+    slowest = (startup.max_span_seconds or {}).get("pod", 0.0) if startup is not None and pod is not None else 0.0
     pod, readers = (RECIPE_POD_SECONDS, config.max_replicas) if pod is None else (pod, config.max_replicas - 1)
     read = _read_together(config, readers)
     return STARTUP_PROBE_SECONDS * (math.ceil(max(3 * (pod + read), slowest + read) / STARTUP_PROBE_SECONDS) or 1)

@@ -499,6 +499,14 @@ def test_a_name_that_holds_a_key_prefix_inside_a_word_is_no_key() -> None:
         ("admin:" + "Zq8+x/Y9w@gw.example.com", "admin:***@gw.example.com"),
         ("[admin:" + "s3cr3t99@gw]", "[admin:***@gw]"),
         ("`admin:" + "s3cr3t99@gw`", "`admin:***@gw`"),
+        # a URL with an `@` in its path has no password there (a diff review: `https:***@main`)
+        ("gs://bucket/path/model@v1", "gs://bucket/path/model@v1"),
+        ("git+https://github.com/vllm-project/vllm.git@v0.6.3", "git+https://github.com/vllm-project/vllm.git@v0.6.3"),
+        ("https://huggingface.co/Qwen/Qwen3-8B@main", "https://huggingface.co/Qwen/Qwen3-8B@main"),
+        ("https://mastodon.social/@alice", "https://mastodon.social/@alice"),
+        ("ssh://git@github.com:22/org/repo", "ssh://git@github.com:22/org/repo"),
+        ("https://host:8443/path@v1", "https://host:8443/path@v1"),
+        ("host:8080/path@v1", "host:8080/path@v1"),
     ],
 )
 def test_a_quoted_password_with_a_slash_or_in_brackets_is_hidden(text: str, shown: str) -> None:
@@ -518,6 +526,13 @@ def _wrapped(encoded: str, width: int, joint: str) -> str:
         ("AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", True),
         ("password: correct horse battery staple", True),
         ("Api-Key: 0a1b2c3d4e5f6a7b", True),
+        # a diff review: the stems, a camel-case key and the patterns' own longer needles
+        ("DB_PASS=Hunter2x9qZ", True),
+        ("MYSQL_PWD=Hunter2x9qZ", True),
+        ("REDISCLI_AUTH=Hunter2x9qZ", True),
+        ('{"apiKey": "a1b2c3d4e5f6"}', True),
+        ("x-honeycomb-team=" + "hcaik_01j03qe0exnn2jxpj2vdkqb7w6", True),
+        ("curl -u admin:" + "S3cr3t99 https://example.com", True),
         ("DB_PASSWORD=${DB_PASSWORD}", False),  # a reference, as in the clear
         ("SKIP_PASS=false", False),
     ],

@@ -543,6 +543,7 @@ def test_a_phase_is_the_median_of_each_pods_own_span_not_a_difference_of_medians
     assert entry.startup is not None and entry.startup.median_seconds["readySeconds"] == 1000
     # imagePull: p1's -10 s counts as 0, p2 has no pull, p3's 30 s: the median of 0 and 30
     assert entry.startup.median_span_seconds == {"node": 400.0, "imagePull": 15.0, "pod": 500.0}
+    assert entry.startup.max_span_seconds == {"node": 500.0, "imagePull": 30.0, "pod": 800.0}
     found = {phase.key: phase for phase in time_to_serve(validate({**yaml_settings(stack)}), recorded=[entry]).phases}
     assert (found["pod"].seconds_max, found["node"].seconds_max) == (500.0, 400.0)
     assert found["pod"].source.endswith(

@@ -65,11 +65,13 @@ def _with_startup(
     cold_pods: int | None = 1,
     spans: dict[str, float] | None = None,
     slowest: float | None = None,
+    longest: dict[str, float] | None = None,
 ) -> Path:
     """The repository's measurements with a start-up report of `config`'s configuration (as `bench-compare
     --record` adds one): the node after `scheduled` s, the pod ready `ready` s after the scale-up; `cold_pods`
     of its one pod started cold (None: recorded before the report told them apart); `spans`, the median of each
-    pod's own span (None: recorded before spans were kept); `slowest`, the largest readySeconds (else `ready`)."""
+    pod's own span (None: recorded before spans were kept); `slowest`, the largest readySeconds (else `ready`);
+    `longest`, the largest of each pod's own span."""
     document = yaml.safe_load(measurements.MEASUREMENTS_FILE.read_text())
     configuration = measurements.configuration_of(config).model_dump(mode="json", by_alias=True)
     phases = {"scheduledSeconds": scheduled, "readySeconds": ready}
@@ -89,6 +91,7 @@ def _with_startup(
                 "maxSeconds": {**phases, "readySeconds": ready if slowest is None else slowest},
                 "conditions": conditions,
                 **({} if spans is None else {"medianSpanSeconds": spans}),
+                **({} if longest is None else {"maxSpanSeconds": longest}),
             },
         }
     )
@@ -138,16 +141,37 @@ def test_a_phase_is_the_median_of_each_pods_span_and_an_older_report_says_it_is_
 
 def test_the_probe_is_three_pod_phases_and_never_shorter_than_the_slowest_pod(tmp_path: Path) -> None:
     """The probe is 3x the pod phase, in half hours: a span of 590 s where the medians' difference is 1,340 s. A
-    platform review: one pod of three ready 2,100 s after its creation (1,950 s after its container started) beside a
-    median span of 600 s had a probe of 1,800 s, which restarts that pod's load every time: the slowest pod's time to
-    ready (which holds its time from the container's start, the probe's clock) is its floor."""
+    platform review: one pod of three that took 1,950 s from scheduled to ready beside a median span of 600 s had a
+    probe of 1,800 s, which restarts that pod's load every time: the slowest pod's span is its floor. Not its time
+    from creation (a diff review): a pod that waited 2,400 s for Flex-start capacity and then took 560 s would have
+    doubled the probe and rolled every pod, and the probe's clock starts with the container."""
     config = stack_config("dev")
     with measurements.using(_with_startup(config, tmp_path / "probe.yaml", 360, 1700, spans={"pod": 590})):
         assert startup_probe_seconds(config) == 1800
     with measurements.using(_with_startup(config, tmp_path / "probe-older.yaml", 360, 1700)):
         assert startup_probe_seconds(config) == 3 * 1800  # 3 x 1,340 s, up to whole half hours
-    with measurements.using(_with_startup(config, tmp_path / "slow.yaml", 300, 900, spans={"pod": 600}, slowest=2100)):
+    slow = _with_startup(
+        config, tmp_path / "slow.yaml", 300, 900, spans={"pod": 600}, slowest=2100, longest={"pod": 1950}
+    )
+    with measurements.using(slow):
         assert startup_probe_seconds(config) == 2 * 1800
+    waited = _with_startup(
+        config, tmp_path / "waited.yaml", 300, 900, spans={"pod": 600}, slowest=2960, longest={"pod": 600}
+    )
+    with measurements.using(waited):
+        assert startup_probe_seconds(config) == 1800
+
+
+def test_the_cold_total_is_never_shorter_than_the_pod_phase(tmp_path: Path) -> None:
+    """A diff review: readySeconds' median counts every cold pod that has it, the pod span only those that have both
+    ends; pods ready at 1,000, 300 and 350 s, one of them with its scheduled time, made a cold total of 350 s beside a
+    pod phase of 950 s."""
+    from commands.render.time_to_serve import time_to_serve
+
+    config = stack_config("dev")
+    with measurements.using(_with_startup(config, tmp_path / "m.yaml", 50, 350, spans={"pod": 950}, slowest=1000)):
+        report = time_to_serve(config)
+        assert report.cold.seconds_max == 950 and report.held.seconds_max == 950 == planning_seconds(config)
 
 
 @pytest.mark.parametrize(

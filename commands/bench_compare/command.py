@@ -352,12 +352,13 @@ def startup_text(startup: measurement_file.StartupPhases | None) -> str:
         if name in startup.median_seconds
     ]
     figures = ", ".join(cells) or "no phase reported"
+    longest = startup.max_span_seconds or {}
     spans = [
-        f"{key} ({early or 'created'} to {late}) {value:,.0f}"
+        f"{key} ({early or 'created'} to {late}) {value:,.0f}" + (f"/{longest[key]:,.0f}" if key in longest else "")
         for key, value in (startup.median_span_seconds or {}).items()
         for late, early in [measurement_file.SPANS[key]]
     ]
-    span_line = f"\nstart-up spans, s, the median of each pod's own: {', '.join(spans)}" if spans else ""
+    span_line = f"\nstart-up spans of each pod, s, median/max: {', '.join(spans)}" if spans else ""
     if startup.cold_pods:
         pods = (
             f"{startup.cold_pods} of {startup.pods} pod(s) that started cold (on a node made for it, the image pulled)"

@@ -305,9 +305,21 @@ PRIVATE_KEY = re.compile(
     r"|PuTTY-User-Key-File-\d",
     re.DOTALL,
 )
-# `-----BEGIN` base64-encoded at each of the three places it may start in a 3-byte group: the characters
-# that its bytes alone decide (the same in base64url: none is + or /)
-ENCODED_BEGIN = ("LS0tLS1CRUdJT", "0tLS0tQkVHSU", "tLS0tLUJFR0lO")
+
+
+def encoded_needles(literal: str) -> tuple[str, ...]:
+    """The base64 encoding of `literal` at each of the three places it may start in a 3-byte group, each cut to
+    the characters that its bytes alone decide: from a 4-character group's first character, its third, its fourth
+    (the same in base64url where none is + or /). For `hf_`: aGZf, hmX and oZl, the encoded Hugging Face rule's."""
+    data = literal.encode("latin-1")
+    return tuple(
+        base64.b64encode(bytes(lead) + data).decode("ascii")[(8 * lead + 5) // 6 : 8 * (lead + len(data)) // 6]
+        for lead in range(3)
+    )
+
+
+# `-----BEGIN` base64-encoded (LS0tLS1CRUdJT, 0tLS0tQkVHSU, tLS0tLUJFR0lO)
+ENCODED_BEGIN = encoded_needles("-----BEGIN")
 LINE_BREAKS_IN_A_RUN = re.compile(r"\\r|\\n|[\r\n]")
 # What every encoded `-----BEGIN` holds wherever a line break cuts it: the encoding of its dashes.
 ENCODED_DASHES = ("LS0t", "0tLS", "tLS0")
@@ -873,18 +885,6 @@ ANY_NEEDLE = re.compile("|".join(re.escape(needle) for pattern in SECRET_PATTERN
 
 
 # ---------------------------------------------------------------- the kinds above base64-encoded
-
-
-def encoded_needles(literal: str) -> tuple[str, ...]:
-    """The base64 encoding of `literal` at each of the three places it may start in a 3-byte group, each cut to
-    the characters that its bytes alone decide: from a 4-character group's first character, its third, its fourth
-    (the same in base64url where none is + or /). For `-----BEGIN` that is ENCODED_BEGIN; for `hf_` aGZf, hmX and
-    oZl, the encoded Hugging Face rule's."""
-    data = literal.encode("latin-1")
-    return tuple(
-        base64.b64encode(bytes(lead) + data).decode("ascii")[(8 * lead + 5) // 6 : 8 * (lead + len(data)) // 6]
-        for lead in range(3)
-    )
 
 
 # A literal of two bytes decides two characters of its encoding at two of the three places, a pair every text

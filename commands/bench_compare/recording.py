@@ -5,6 +5,7 @@ text with it appended (the format and the reader are stacks/capacity/measurement
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,6 @@ def pod_span(record: dict[str, Any], late: str, early: str | None) -> float | No
     return None if end is None or start is None else max(0.0, end - start)
 
 
-def _median(values: Sequence[float]) -> float:
-    ordered, middle = sorted(values), len(values) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
     """The median and largest of each phase over the STARTUP_PHASES records (None without any), and the median and
     largest of each pod's own span per planner phase (`SPANS`: not the difference of two medians, which is no pod's
@@ -67,13 +63,13 @@ def startup_phases(records: Sequence[dict[str, Any]]) -> StartupPhases | None:
     for name in startup_report.PHASES:
         values = [value for record in pods if (value := _seconds(record, name)) is not None]
         if values:
-            median[name], largest[name] = _median(values), max(values)
+            median[name], largest[name] = statistics.median(values), max(values)
     spans: dict[str, float] = {}
     longest: dict[str, float] = {}
     for key, (late, early) in SPANS.items():
         values = [span for record in pods if (span := pod_span(record, late, early)) is not None]
         if values:
-            spans[key], longest[key] = _median(values), max(values)
+            spans[key], longest[key] = statistics.median(values), max(values)
     try:
         return StartupPhases(
             pods=len(records),

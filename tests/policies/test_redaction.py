@@ -642,7 +642,7 @@ def _encoded_kind(kind: str) -> str:
 def test_the_encoded_needles_are_the_hand_written_ones_where_there_are() -> None:
     """The needles of `-----BEGIN` and of `hf_` come out of encoded_needles as the private key's and the Hugging
     Face rule's were written; every literal's needles are in its encoding at each place, in both alphabets."""
-    assert encoded_needles("-----BEGIN") == ENCODED_BEGIN
+    assert encoded_needles("-----BEGIN") == ENCODED_BEGIN == ("LS0tLS1CRUdJT", "0tLS0tQkVHSU", "tLS0tLUJFR0lO")
     assert encoded_needles("hf_") == ("aGZf", "hmX", "oZl")
     for literal in ENCODED_SECRETS.kinds_of_literal:
         for lead, needle in enumerate(encoded_needles(literal)):

@@ -3,7 +3,8 @@
 Each test's CPU (its process's, and its subprocesses' apart), and every run of a program under the SDK's
 mocks (`commands.engine.mocks.run_under_mocks`: a render runs the stack's program twice, the preview's
 setting tracer declares one component at a time, a component test declares its one component), sorted
-by who asked for it. Under pytest-xdist each worker writes its own file into $SUITE_TIME_DIR;
+by who asked for it; and every in-process render whole (`commands.render.command.render`: its runs, the policy
+check, the secret scan, the files), which bounds what the suite would cost were every render free. Under pytest-xdist each worker writes its own file into $SUITE_TIME_DIR;
 `summary` reads them all.
 """
 
@@ -43,6 +44,21 @@ class SuiteTime:
         self.child_cpu: defaultdict[str, float] = defaultdict(float)
         self.runs: Counter[str] = Counter()
         self.run_cpu: defaultdict[str, float] = defaultdict(float)
+        self.renders = 0
+        self.render_cpu = 0.0
+
+    def counted_render(self, render: Callable[..., Any]) -> Callable[..., Any]:
+        """`render` whole: its program runs plus the policy check, the secret scan, plan.md and the files."""
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return render(*args, **kwargs)
+            finally:
+                self.renders += 1
+                self.render_cpu += time.process_time() - start
+
+        return counted
 
     def counted(self, run: Callable[..., Any]) -> Callable[..., Any]:
         def counted_run(*args: Any, **kwargs: Any) -> Any:
@@ -68,7 +84,14 @@ class SuiteTime:
 
     def pytest_sessionfinish(self) -> None:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        document = {"testCpu": self.test_cpu, "childCpu": self.child_cpu, "runs": self.runs, "runCpu": self.run_cpu}
+        document = {
+            "testCpu": self.test_cpu,
+            "childCpu": self.child_cpu,
+            "runs": self.runs,
+            "runCpu": self.run_cpu,
+            "renders": self.renders,
+            "renderCpu": self.render_cpu,
+        }
         (self.directory / f"{worker}.json").write_text(json.dumps(document))
 
 
@@ -78,9 +101,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if not directory or controller:
         return  # not asked for, or the pytest-xdist controller (its workers run the tests)
     from commands.engine import mocks
+    from commands.render import command
 
     plugin = SuiteTime(Path(directory))
     mocks.run_under_mocks = plugin.counted(mocks.run_under_mocks)  # type: ignore[method-assign]
+    command.render = plugin.counted_render(command.render)  # type: ignore[method-assign]
     config.pluginmanager.register(plugin, "suite_time.counting")
 
 
@@ -94,8 +119,10 @@ def summary(directory: Path, cores: int) -> list[str]:
     child_cpu: defaultdict[str, float] = defaultdict(float)
     runs: defaultdict[str, float] = defaultdict(float)
     run_cpu: defaultdict[str, float] = defaultdict(float)
+    renders, render_cpu = 0, 0.0
     for path in sorted(directory.glob("*.json")):
         document = json.loads(path.read_text())
+        renders, render_cpu = renders + document["renders"], render_cpu + document["renderCpu"]
         for total, key in ((test_cpu, "testCpu"), (child_cpu, "childCpu"), (runs, "runs"), (run_cpu, "runCpu")):
             for name, value in document[key].items():
                 total[name] += value
@@ -111,6 +138,12 @@ def summary(directory: Path, cores: int) -> list[str]:
     lines.append(
         f"  the tests' CPU outside those runs (their subprocesses' included): {outside:.0f} s, so at least "
         f"{outside / cores:.0f} s on {cores} cores were every program run in a test free"
+    )
+    without_renders = sum(test_cpu.values()) + sum(child_cpu.values()) - render_cpu
+    lines.append(
+        f"  in-process renders (`render` whole: its two program runs, the policy check, the secret scan, the "
+        f"files): {renders}, {render_cpu:.0f} s; the tests' CPU outside them {without_renders:.0f} s, so at least "
+        f"{without_renders / cores:.0f} s on {cores} cores were every render free"
     )
     lines.append("  the heaviest test files (CPU with their subprocesses'):")
     with_children = {name: test_cpu[name] + child_cpu[name] for name in test_cpu}

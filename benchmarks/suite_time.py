@@ -3,9 +3,9 @@
 Each test's CPU (its process's, and its subprocesses' apart), and every run of a program under the SDK's
 mocks (`commands.engine.mocks.run_under_mocks`: a render runs the stack's program twice, the preview's
 setting tracer declares one component at a time, a component test declares its one component), sorted
-by who asked for it; and every in-process render whole (`commands.render.command.render`: its runs, the policy
-check, the secret scan, the files), which bounds what the suite would cost were every render free. Under pytest-xdist each worker writes its own file into $SUITE_TIME_DIR;
-`summary` reads them all.
+by who asked for it; and every in-process render whole (`commands.render.command.render`: its runs, the
+policy check, the secret scan, the files), which bounds what the suite would cost were every render free.
+Under pytest-xdist each worker writes its own file into $SUITE_TIME_DIR; `summary` reads them all.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ CUD_OVERVIEW = (
     '"Resource-based committed use discounts" (Compute Engine)',
     "https://cloud.google.com/compute/docs/instances/signing-up-committed-use-discounts",
 )
-FLEX_START = ('"About Flex-start VMs"', "https://cloud.google.com/compute/docs/instances/about-flex-start-vms")
+ABOUT_FLEX_START = ('"About Flex-start VMs"', "https://cloud.google.com/compute/docs/instances/about-flex-start-vms")
 GKE_PRICING = ('"Google Kubernetes Engine pricing"', "https://cloud.google.com/kubernetes-engine/pricing")
 DISK_PRICING = ('"Disk and image pricing" (Compute Engine)', "https://cloud.google.com/compute/disks-image-pricing")
 

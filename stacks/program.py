@@ -227,6 +227,6 @@ def build_serving(
 
 
 def deploy() -> None:
-    config, hf_token = loader.load()
+    config, hf_token = loader.load_stack()
     for key, value in build(config, hf_token).items():
         pulumi.export(key, value)

@@ -22,7 +22,7 @@ import pulumi
 
 from stacks.config.quoting import quote
 from stacks.config.stack import Environment
-from stacks.load.loader import PLAIN_KEY, InvalidConfig, validate
+from stacks.load.loader import PLAIN_KEY_PATH, InvalidConfig, validate
 from stacks.program import build
 
 PACKAGE_NAME = "gke-b200-serving"
@@ -169,7 +169,7 @@ def checked_args(args: Any, schema: type) -> Mapping[str, Any]:
         snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", str(key)).lower()
         near = difflib.get_close_matches(snake, allowed, n=1, cutoff=0.6)
         hint = f"did you mean '{near[0]}'?" if near else f"allowed keys here: {', '.join(allowed)}"
-        shown = key if isinstance(key, str) and PLAIN_KEY.fullmatch(key) else quote(key)
+        shown = key if isinstance(key, str) and PLAIN_KEY_PATH.fullmatch(key) else quote(key)
         raise InvalidConfig(f"invalid stack config: {shown}: unknown key; {hint}")
     for key in sorted(schema.__required_keys__):  # type: ignore[attr-defined]
         if key not in args:

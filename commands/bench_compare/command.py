@@ -29,7 +29,7 @@ from commands.io import output
 from commands.io.cli import command_parser, path_argument
 from commands.io.console import guarded, shown
 from commands.plan.assumptions import ExplainedExpectation, is_the_repositorys
-from commands.plan.capacity_plan import plan
+from commands.plan.capacity_plan import capacity_plan
 from commands.plan.command import figure, measurements_from
 from commands.stackfile import stack_settings
 from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
@@ -570,7 +570,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         startup = startup_from_log(text, where)
     nodes = run_nodes(config, args.nodes) if args.record or args.nodes is not None else config.nodes
     with measurement_file.using(args.measurements):  # the figures, and the file they cite, from that file
-        expected = plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
+        expected = capacity_plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
     text = comparison_text(stack.name, measured, expected)
     missed, verdict_line = verdict(measured, expected, args.band, args.latency_band)
     if not args.results:

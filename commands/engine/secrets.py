@@ -58,6 +58,6 @@ def secret_digests(inputs: Any, path: tuple[Segment, ...] = (), secret: bool = F
     return found
 
 
-def shown(digest: str | None) -> str:
+def secret_shown(digest: str | None) -> str:
     """How a redacted secret appears in a preview: its digest, never its value."""
     return f"[secret, {digest}]" if digest else RENDER_SECRET_MARK

@@ -148,7 +148,7 @@ class CapacityPlan:
         return asdict(self)
 
 
-def plan(
+def capacity_plan(
     stack: str, config: StackConfig, nodes: int | None = None, measurements: Sequence[Measurement] | None = None
 ) -> CapacityPlan:
     runs = known(measurements)

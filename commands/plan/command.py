@@ -13,7 +13,7 @@ from commands.io.cli import command_parser, path_argument
 from commands.io.console import guarded
 from commands.io.output import json_text
 from commands.plan.assumptions import ExplainedExpectation, node_counts
-from commands.plan.capacity_plan import CapacityPlan, plan
+from commands.plan.capacity_plan import CapacityPlan, capacity_plan
 from commands.plan.figures import measured_on
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.time_to_serve import planning_figure
@@ -140,7 +140,7 @@ def plan_main(argv: list[str] | None = None) -> int:
         measurements = measurements_from(args.measurements)
         stack = stack_of(args)
         config = load_config(stack, "plan")
-        capacity = plan(stack.name, config, measurements=measurements)
+        capacity = capacity_plan(stack.name, config, measurements=measurements)
         seconds, basis = planning_figure(config)
     if args.json:
         print(json_text({**capacity.to_json(), "timeToServe": {"planning_seconds": seconds, "planning_basis": basis}}))

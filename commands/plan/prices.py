@@ -5,9 +5,9 @@ sets itself (pricing.*) is named as the stack's; one left at its default says wh
 from __future__ import annotations
 
 from common.sources import (
+    ABOUT_FLEX_START,
     CUD_OVERVIEW,
     DISK_PRICING,
-    FLEX_START,
     GKE_PRICING,
     GPU_PRICING,
     RESERVATIONS,
@@ -79,7 +79,8 @@ def pricing_notes(pricing: PricingConfig, owns_cluster: bool = True, reserved: b
             f"Flex-start USD {pricing.flex_start_per_node_hour:,.2f} per node-hour: derived, not verified: the "
             f"default on-demand-equivalent (USD {_default_of('on_demand_per_node_hour'):,.2f}) x "
             f"(1 - {FLEX_START_DISCOUNT:.0%}), the largest ('up to') Flex-start "
-            f"discount taken as A4's; {cited(FLEX_START)} says only that A4 is billed at a discounted price; {check}"
+            f"discount taken as A4's; {cited(ABOUT_FLEX_START)} says only that A4 is billed at a discounted "
+            f"price; {check}"
         )
     else:
         notes.append(_own(pricing, "flex_start_per_node_hour", "Flex-start per node-hour"))

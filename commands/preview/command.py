@@ -32,7 +32,7 @@ from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
 from commands.preview.changes_md import changes_markdown
 from commands.preview.setting_sources import name_changed_measurements
-from commands.preview.update_plan import index_by_urn, plan
+from commands.preview.update_plan import index_by_urn, update_plan
 
 __all__ = [
     "Preview",
@@ -64,7 +64,7 @@ def _preview(
     month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
     changed = changed_settings(*sides) if sides else None
-    planned = plan(old, new, changed)
+    planned = update_plan(old, new, changed)
     if sides:
         name_changed_measurements(planned.changes, sides[0].capacity, sides[1].capacity)
     outputs = clients.outputs_diff(*compared_outputs) if compared_outputs else None

@@ -48,7 +48,7 @@ from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
 from commands.preview.provider_effects import raises_master_version
 from components.capacity import FLEX_START_PRIORITY_FIELD
-from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, WRITEUP
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, THE_WRITEUP
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
@@ -63,7 +63,7 @@ AUTOPILOT_UPGRADES = (
     "GKE docs 'Autopilot cluster upgrades', https://cloud.google.com/kubernetes-engine/docs/concepts/"
     "cluster-upgrades-autopilot"
 )
-RECIPE_SOURCE = f"the recipe's node ~6 min and pod ~10 min ({WRITEUP}); the render has no timeToServe"
+RECIPE_SOURCE = f"the recipe's node ~6 min and pod ~10 min ({THE_WRITEUP}); the render has no timeToServe"
 REPLICAS_FLAG = "--replicas="
 # template paths that put the pods on other nodes
 NODE_PATHS = ("nodeSelector", "affinity", "tolerations")

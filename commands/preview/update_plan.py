@@ -43,7 +43,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, format_path, parse_path, path_touches
-from commands.engine.secrets import shown
+from commands.engine.secrets import secret_shown
 from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import Record
@@ -226,14 +226,14 @@ class UpdatePlanner:
             found.append(
                 (
                     path,
-                    shown(old_digests.get(path)) if path in old_digests else old_value,
-                    shown(new_digests.get(path)) if path in new_digests else new_value,
+                    secret_shown(old_digests.get(path)) if path in old_digests else old_value,
+                    secret_shown(new_digests.get(path)) if path in new_digests else new_value,
                 )
             )
         for path in sorted(set(old_digests) & set(new_digests)):
             unchanged_redaction = value_at(old["inputs"], parse_path(path)) == value_at(new["inputs"], parse_path(path))
             if old_digests[path] != new_digests[path] and unchanged_redaction:
-                found.append((path, shown(old_digests[path]), shown(new_digests[path])))
+                found.append((path, secret_shown(old_digests[path]), secret_shown(new_digests[path])))
         return found
 
     def _kept(self, urn: str, new: Record, path: str, old_value: Any, new_value: Any) -> bool:
@@ -424,7 +424,7 @@ class UpdatePlanner:
         return BY_KUBERNETES if same else ""
 
 
-def plan(old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None = None) -> Preview:
+def update_plan(old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None = None) -> Preview:
     """The changes alone (refusals and warnings are `commands.preview.risks`); `changed`: the settings
     whose digests differ between the two renders, when both have them (`commands.io.states`)."""
     planner = UpdatePlanner(old, new, changed)

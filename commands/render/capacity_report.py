@@ -21,7 +21,7 @@ from typing import Any
 
 from commands.io.output import json_document
 from commands.io.states import CAPACITY_FILE
-from commands.plan.capacity_plan import CapacityPlan, cost, plan
+from commands.plan.capacity_plan import CapacityPlan, capacity_plan, cost
 from commands.plan.hours import running_hours
 from commands.render.time_to_serve import time_to_serve
 from schemas.vllm_releases import image_release
@@ -346,7 +346,7 @@ def _broken(points: list[tuple[int, float]], low: int, high: int) -> list[tuple[
 
 def capacity_files(stack: str, config: StackConfig) -> dict[str, str]:
     """`capacity.json` and the chart of a render, by file name (the render writes them)."""
-    capacity = plan(stack, config)
+    capacity = capacity_plan(stack, config)
     series = chart_series(config, capacity.nodes)
     document = {**capacity.to_json(), "chart": series, "timeToServe": time_to_serve(config).to_json()}
     return {

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from commands.plan.assumptions import COMPLETION_GAP, ExplainedExpectation, node_counts
-from commands.plan.capacity_plan import CapacityPlan, Cost, plan
+from commands.plan.capacity_plan import CapacityPlan, Cost, capacity_plan
 from commands.plan.figures import measured_on
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
@@ -432,7 +432,7 @@ def plan_markdown(
         "",
         "## Capacity and cost",
         "",
-        *capacity_section(plan(stack, config), CHART_FILE),
+        *capacity_section(capacity_plan(stack, config), CHART_FILE),
         "",
         _quota_line(config),
     ]

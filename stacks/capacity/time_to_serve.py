@@ -30,7 +30,7 @@ from stacks.capacity import measurements as measurement_file
 from stacks.capacity.measurements import SPANS, capture_setting
 from stacks.config.profiles import DEFAULT_PROFILE, profile_of
 from stacks.config.stack import StackConfig
-from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_NODE_SECONDS_MIN, RECIPE_POD_SECONDS, WRITEUP
+from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_NODE_SECONDS_MIN, RECIPE_POD_SECONDS, THE_WRITEUP
 
 # "assumed": measured on another vLLM release than the stack's, and carried over to it.
 Basis = Literal["measured", "assumed", "computed", "not measured", "held"]
@@ -132,7 +132,7 @@ def node_phase(config: StackConfig, held: bool = False) -> Phase:
         RECIPE_NODE_SECONDS_MIN,
         RECIPE_NODE_SECONDS,
         "measured",
-        f"{WRITEUP}: ~5-6 min on Autopilot{served}, on capacity of a kind it does not name; a Spot or Flex-start "
+        f"{THE_WRITEUP}: ~5-6 min on Autopilot{served}, on capacity of a kind it does not name; a Spot or Flex-start "
         "request waits longer when the zone has none free, not measured",
     )
 
@@ -151,7 +151,7 @@ def pod_phase(gap: str | None, release: str | None) -> Phase:
             RECIPE_POD_SECONDS,
             RECIPE_POD_SECONDS,
             "measured" if measured else "assumed",
-            f"{WRITEUP}: ~10 min for image pull, model load, compile and CUDA graph capture{carried}",
+            f"{THE_WRITEUP}: ~10 min for image pull, model load, compile and CUDA graph capture{carried}",
         )
     return Phase(
         "pod", "pod: scheduled to ready", None, None, "not measured", f"{gap}; measure with {REPORT} (readySeconds)"
@@ -235,7 +235,7 @@ def planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str
     extra = _extra_read_seconds(config, weights)
     seconds = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS + round(extra)
     return seconds, (
-        f"assumed, not measured: the recipe's measured node ~6 min + pod ~10 min ({WRITEUP}){_more_to_read(extra)}"
+        f"assumed, not measured: the recipe's measured node ~6 min + pod ~10 min ({THE_WRITEUP}){_more_to_read(extra)}"
     )
 
 
@@ -247,7 +247,7 @@ def held_planning(config: StackConfig, held: Phase, weights: Phase) -> tuple[int
         return round(held.seconds_max), f"{held.basis} ({held.source})"
     extra = _extra_read_seconds(config, weights)
     seconds = RECIPE_POD_SECONDS + round(extra)
-    return seconds, f"assumed, not measured: the recipe's measured pod ~10 min ({WRITEUP}){_more_to_read(extra)}"
+    return seconds, f"assumed, not measured: the recipe's measured pod ~10 min ({THE_WRITEUP}){_more_to_read(extra)}"
 
 
 # Fields of a measured configuration that change the load a benchmark puts on the pods, not their start-up.

@@ -21,7 +21,7 @@ RECIPE_NODE_SECONDS_MIN = 300
 RECIPE_NODE_SECONDS = 360
 RECIPE_POD_SECONDS = 600
 # Cited by title and link wherever a phase rests on it (plan.md, capacity.json).
-WRITEUP = f"the write-up {WRITEUP_CITATION}"
+THE_WRITEUP = f"the write-up {WRITEUP_CITATION}"
 # The goal the stack states: a new replica's pod phase (scheduled to ready) within 3 min, and a
 # replica on a held node ready within 3 min. Peers cut the largest part of it: Google's fast-start
 # inference reference architecture (GoogleCloudPlatform/accelerated-platforms, read at its version of

@@ -39,7 +39,7 @@ MISSING_KEY_HINTS = {
     "or in an ESC environment it imports",
 }
 ALLOWED_KEYS_SHOWN = 200
-PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
+PLAIN_KEY_PATH = re.compile(r"[A-Za-z0-9_.\[\]-]{1,80}")
 # The deepest setting of the model is 4 levels (capacity.sources[].type); anything far deeper is a mistake.
 MAX_CONFIG_DEPTH = 16
 CAPACITY_TAGS = tuple(CAPACITY_KINDS)  # the tags of the capacity-source union
@@ -97,7 +97,7 @@ def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
         return set()
     settings_of_the_model = {field.alias or name for name, field in StackConfig.model_fields.items()}
     for name, value in secret_env.items():
-        variable = name if isinstance(name, str) and PLAIN_KEY.fullmatch(name) else quote(name, 80)
+        variable = name if isinstance(name, str) and PLAIN_KEY_PATH.fullmatch(name) else quote(name, 80)
         if not isinstance(value, str):
             # `pulumi config set --secret --path engine.secretEnv.X VALUE` writes the secret itself here
             raise InvalidConfig(
@@ -255,7 +255,7 @@ def _shown_input(loc: tuple[int | str, ...], value: Any) -> str:
 
 def _shown_key(loc: tuple[int | str, ...]) -> str:
     key = _location(loc)
-    return key if not key or PLAIN_KEY.fullmatch(key) else quote(key, 80)
+    return key if not key or PLAIN_KEY_PATH.fullmatch(key) else quote(key, 80)
 
 
 def _union_member(part: int | str) -> bool:
@@ -389,7 +389,7 @@ def secret_env_problem(config: StackConfig, project: str) -> str | None:
     return None
 
 
-def load() -> tuple[StackConfig, pulumi.Output[str]]:
+def load_stack() -> tuple[StackConfig, pulumi.Output[str]]:
     """The validated stack config and the Hugging Face token (a secret Output)."""
     project = pulumi.get_project()
     config = validate(raw_project_config(project))

@@ -552,12 +552,14 @@ def test_the_warm_up_is_priced_by_the_stacks_own_sources_and_prices() -> None:
     )
     line = warm_up_cost(config, 1800)
     assert "nothing more on reservation `r1` (billed used or not, see Prices); USD 24.00 on Spot" in line
-    from commands.plan.capacity_plan import plan
+    from commands.plan.capacity_plan import capacity_plan
 
-    (billed,) = [note for note in plan("dev", config).pricing_notes if note.startswith("a reservation is billed")]
+    (billed,) = [
+        note for note in capacity_plan("dev", config).pricing_notes if note.startswith("a reservation is billed")
+    ]
     assert "used or not" in billed and "https://cloud.google.com/compute/docs/instances/reservations-overview" in billed
     spot_only = validate({**BASE, "capacity": {"sources": [{"type": "spot"}]}})
-    assert not any(note.startswith("a reservation") for note in plan("dev", spot_only).pricing_notes)
+    assert not any(note.startswith("a reservation") for note in capacity_plan("dev", spot_only).pricing_notes)
     assert "Autopilot premium of 20%" in line
     assert "committed" not in line
 

@@ -103,10 +103,10 @@ def test_a_median_the_plan_has_none_for_is_named_not_judged() -> None:
     from dataclasses import replace
 
     from commands.bench_compare.command import verdict
-    from commands.plan.capacity_plan import plan
+    from commands.plan.capacity_plan import capacity_plan
     from stacks.load.loader import validate
 
-    expected = plan("dev", validate({"environment": "dev", "project": "my-llm-dev"})).expectation
+    expected = capacity_plan("dev", validate({"environment": "dev", "project": "my-llm-dev"})).expectation
     line = next(line for line in JOB_LOG.read_text().splitlines() if line.startswith("BENCH_RESULT "))
     measured = json.loads(line.removeprefix("BENCH_RESULT ")) | {"median_ttft_ms": 1e6, "median_tpot_ms": 1e6}
     missed, text = verdict(measured, replace(expected, ttft_median_ms=None, tpot_median_ms=None), 10)

@@ -17,7 +17,7 @@ import yaml
 
 from commands.bench_compare.command import bench_compare_main
 from commands.io import output
-from commands.plan.capacity_plan import plan
+from commands.plan.capacity_plan import capacity_plan
 from commands.plan.command import plan_main
 from commands.render.plan_md import capacity_section
 from stacks.capacity import measurements
@@ -311,11 +311,15 @@ def test_output_read_from_a_recorded_run_says_so_not_that_it_is_the_totals_share
     share); once a run that reports it is recorded, the figure at another node count reads that run."""
     file = copy_of_the_file(tmp_path)
     prod = validate(stack_settings("prod"))
-    derived = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
+    derived = "\n".join(
+        capacity_section(capacity_plan("prod", prod, measurements=measurements.load(file).measurements), "c")
+    )
     assert "| output tok/s | 367,980 | the total x the load's mean output share (see Assumptions) |" in derived
     record = [str(JOB_LOG), "--measurements", str(file), "--record", "--source", SOURCE, "--date", "2026-11-20"]
     assert run_main(bench_compare_main, "dev", *record).returncode == 0
-    read = "\n".join(capacity_section(plan("prod", prod, measurements=measurements.load(file).measurements), "c"))
+    read = "\n".join(
+        capacity_section(capacity_plan("prod", prod, measurements=measurements.load(file).measurements), "c")
+    )
     # the total at 12 nodes (1,103,941: the write-up's scaling) x the recorded run's output share
     # (31,650 of 94,901); 12 x its per-node output (379,805) claimed no loss from 1 to 12 nodes
     assert (

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from commands.plan.assumptions import explain
-from commands.plan.capacity_plan import plan
+from commands.plan.capacity_plan import capacity_plan
 from commands.render.plan_md import capacity_section
 from components.endpoint_picker import EPP_IMAGE
 from stacks.config.routing import RoutingMode
@@ -101,7 +101,7 @@ def test_a_recorded_run_on_the_stacks_release_is_measured_where_its_figures_are_
     measurements = [*RUNS, _recorded_at(nodes)]
     expected = explain(config_of(stack), nodes, measurements)
     assert expected.figure_releases == expected.latency_releases == ("0.19.0",)
-    section = capacity_section(plan(stack, config_of(stack), nodes, measurements), "capacity.svg")
+    section = capacity_section(capacity_plan(stack, config_of(stack), nodes, measurements), "capacity.svg")
     rows = [line for line in section if line.startswith(("| total tok/s", "| TPOT", "| TTFT"))]
     assert len(rows) == 3 and not any("carried over" in row for row in rows), rows
     # no run at 12 nodes counted requests: that count is still the write-up's at 8 nodes, carried over
@@ -135,7 +135,7 @@ def test_the_completion_caveat_reads_the_runs_the_figure_reads() -> None:
     assert one == "completed req/s as the benchmark counted them at 1 node(s)"
     row = next(
         line
-        for line in capacity_section(plan("dev", config_of("dev"), 1, measurements), "capacity.svg")
+        for line in capacity_section(capacity_plan("dev", config_of("dev"), 1, measurements), "capacity.svg")
         if line.startswith("| completed req/s")
     )
     assert "as the benchmark counted completions" in row and "what this load completes" not in row, row
@@ -191,9 +191,9 @@ def test_a_configuration_never_run_names_the_setting_it_differs_in(engine: dict[
 def test_sizing_says_what_its_count_rests_on(settings: dict[str, Any], nodes: int, notes: tuple[str, ...]) -> None:
     """An extrapolated figure and the completion caveat go with the sized count (plan.md: 'Caveat: ...')."""
     config = config_of("dev", **settings)
-    sizing = plan("dev", config).sizing
+    sizing = capacity_plan("dev", config).sizing
     assert sizing is not None
     assert (sizing.nodes, sizing.notes) == (nodes, notes)
     assert "ceiling" in sizing.sized
     if notes:
-        assert f"Caveat: {notes[-1]}." in capacity_section(plan("dev", config), "capacity.svg")
+        assert f"Caveat: {notes[-1]}." in capacity_section(capacity_plan("dev", config), "capacity.svg")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from commands.plan import hours as hours_module
-from commands.plan.capacity_plan import plan
+from commands.plan.capacity_plan import capacity_plan
 from commands.plan.hours import running_hours
 from tests.stacks.capacity.test_planner import config_of
 from tests.variants import stack_config, variant_config
@@ -20,7 +20,7 @@ def test_dev_pays_for_its_business_hours_only() -> None:
     week = 5 * (11 + 16 / 60)  # Mon-Fri 08:00-19:00 woken 16 min early (the time to serve), one node
     assert hours.node_hours_per_week_max == pytest.approx(week)
     assert hours.node_hours_per_month_max == pytest.approx(week * 730 / 168)
-    (spot,) = plan("dev", config).sources[0].costs
+    (spot,) = capacity_plan("dev", config).sources[0].costs
     fixed = spot.disk_capacity_per_hour + spot.disk_throughput_per_hour + spot.image_per_hour
     fixed += spot.cluster_fee_per_hour
     expected = fixed * 730 + 32.61 * 1.1 * week * 730 / 168
@@ -29,7 +29,7 @@ def test_dev_pays_for_its_business_hours_only() -> None:
 
 
 def test_staging_shows_the_autoscalers_range_within_its_hours() -> None:
-    capacity = plan("staging", stack_config("staging"))
+    capacity = capacity_plan("staging", stack_config("staging"))
     week = 5 * (11 + 16 / 60)
     assert capacity.running.node_hours_per_week_min == pytest.approx(week)
     assert capacity.running.node_hours_per_week_max == pytest.approx(4 * week)
@@ -118,5 +118,5 @@ def test_held_nodes_are_node_hours_of_the_serving_windows_in_every_monthly_cost(
     assert held.node_hours_per_week_max == pytest.approx(plain.node_hours_per_week_max + 2 * week)
     assert held.node_hours_per_month_min == pytest.approx(plain.node_hours_per_month_min + 2 * week * 730 / 168)
     assert "2 held node(s)" in held.basis
-    (before,), (after,) = plan("dev", config).sources[0].costs, plan("dev", warm).sources[0].costs
+    (before,), (after,) = capacity_plan("dev", config).sources[0].costs, capacity_plan("dev", warm).sources[0].costs
     assert after.total_per_month - before.total_per_month == pytest.approx(32.61 * 1.1 * 2 * week * 730 / 168)

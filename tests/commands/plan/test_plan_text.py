@@ -64,7 +64,7 @@ def test_a_budget_only_a_fallback_meets_says_so() -> None:
 def test_an_autoscaler_ceiling_above_the_node_count_is_the_plans_ceiling() -> None:
     """maxReplicas 6 over capacity.nodes 4: plan.md said "4 at most ... the autoscaler runs 1-6 pods" and priced
     "the autoscaler's ceiling (4 pods)"."""
-    from commands.plan.capacity_plan import plan
+    from commands.plan.capacity_plan import capacity_plan
     from commands.render.plan_md import _nodes_setting
     from stacks.load.loader import validate
 
@@ -72,4 +72,4 @@ def test_an_autoscaler_ceiling_above_the_node_count_is_the_plans_ceiling() -> No
     config = validate({**raw, "autoscaling": {**raw.get("autoscaling", {}), "enabled": True, "maxReplicas": 6}})
     assert config.nodes == 4 and config.max_replicas == 6
     assert _nodes_setting(config).startswith("6 at most (autoscaling.maxReplicas; capacity.nodes 4)")
-    assert plan("staging", config).nodes == 6
+    assert capacity_plan("staging", config).nodes == 6

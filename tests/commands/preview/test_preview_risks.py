@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from commands.preview import risks
 from commands.preview.command import preview
-from commands.preview.update_plan import index_by_urn, plan
+from commands.preview.update_plan import index_by_urn, update_plan
 from tests.commands.preview.test_preview import base_state, changed, one, record
 
 
@@ -109,7 +109,9 @@ def test_a_global_name_is_replaced_delete_first_and_says_so() -> None:
 def test_a_create_first_replacement_under_the_same_global_name_is_refused() -> None:
     """Only possible when something overrides the bridge (the engine honors an explicit option)."""
     state = [*base_state(), record("gcp:compute/firewall:Firewall", "fw", {"name": "f", "project": "p"})]
-    planned = plan(index_by_urn(state, "old"), index_by_urn(changed(state, "fw", "inputs.direction", "EGRESS"), "new"))
+    planned = update_plan(
+        index_by_urn(state, "old"), index_by_urn(changed(state, "fw", "inputs.direction", "EGRESS"), "new")
+    )
     (change,) = planned.changes
     change.delete_before_replace, change.delete_first_by = False, ""
     (refusal,) = risks.risk_refusals(index_by_urn(state, "old"), {}, planned)[:1]

@@ -30,7 +30,7 @@ from commands.preview.setting_sources import (
     settings_by_component,
     trace_inputs_fed,
 )
-from commands.preview.update_plan import index_by_urn, plan
+from commands.preview.update_plan import index_by_urn, update_plan
 from commands.render.command import resource_records
 from components.crd_readiness import CrdReadiness
 from components.gateway import InferenceGateway
@@ -341,11 +341,11 @@ def test_a_change_between_renders_of_the_same_settings_says_no_setting_differs(d
     edited = copy.deepcopy(records)
     deployment = next(record for record in edited if record["name"] == "llm-vllm-deployment")
     deployment["inputs"]["spec"]["revisionHistoryLimit"] = 99
-    result = plan(index_by_urn(records, "old"), index_by_urn(edited, "new"), frozenset())
+    result = update_plan(index_by_urn(records, "old"), index_by_urn(edited, "new"), frozenset())
     (change,) = result.changes
     assert change.no_config_keys == NO_SETTING_DIFFERS and not change.config_keys
     # renders made before the digests: the settings that feed the input, as the tracer follows them
-    (change,) = plan(index_by_urn(records, "old"), index_by_urn(edited, "new"), None).changes
+    (change,) = update_plan(index_by_urn(records, "old"), index_by_urn(edited, "new"), None).changes
     assert change.config_keys and not change.no_config_keys
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from commands.plan.capacity_plan import plan
+from commands.plan.capacity_plan import capacity_plan
 from commands.render.plan_md import capacity_section
 from common.sources import WRITEUP_URL
 from stacks.capacity import measurements
@@ -133,7 +133,7 @@ NOT_MEASURED: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("change", sorted(NOT_MEASURED))
 def test_a_stack_off_the_measured_configuration_gets_no_figure(change: str) -> None:
     config = config_of("dev", **NOT_MEASURED[change])
-    capacity = plan("dev", config)
+    capacity = capacity_plan("dev", config)
     expectation = capacity.expectation
     figures = (
         expectation.total_tokens_per_second,
@@ -169,7 +169,7 @@ def test_the_write_ups_other_rows_count_where_they_match() -> None:
 
 def test_a_reservation_is_priced_on_demand_and_with_both_commitments() -> None:
     config = config_of("prod", capacity={"sources": [{"type": "reservation", "name": "a4"}, {"type": "spot"}]})
-    sources = plan("prod", config).sources
+    sources = capacity_plan("prod", config).sources
     assert [cost_.pricing for cost_ in sources[0].costs] == ["onDemand", "commit1y", "commit3y"]
     assert [cost_.pricing for cost_ in sources[1].costs] == ["spot"]
     on_demand, one_year, three_year = (cost_.node_per_hour for cost_ in sources[0].costs)
@@ -178,7 +178,7 @@ def test_a_reservation_is_priced_on_demand_and_with_both_commitments() -> None:
 
 def test_free_tier_credit_offsets_the_cluster_fee() -> None:
     config = config_of("dev", pricing={"clusterFreeTier": True})
-    assert plan("dev", config).sources[0].costs[0].cluster_fee_per_hour == 0
+    assert capacity_plan("dev", config).sources[0].costs[0].cluster_fee_per_hour == 0
 
 
 # ---------------------------------------------------------------- the cost of what runs
@@ -319,7 +319,7 @@ def test_a_goal_replaces_the_presets_node_count() -> None:
 
 def test_an_extrapolated_figure_claims_no_scaling_efficiency() -> None:
     section = capacity_section(
-        plan(
+        capacity_plan(
             "dev", config_of("dev", capacity={"nodes": 3}, engine={"speculative": None, "gpuMemoryUtilization": 0.95})
         ),
         "c",
@@ -344,25 +344,25 @@ def test_goal_sized_stack_deploys_the_planned_node_count(
 
 def test_a_goal_is_answered_in_its_own_unit() -> None:
     config = config_of("dev", target={"requestsPerSecond": 500})
-    section = "\n".join(capacity_section(plan("dev", config), "capacity.svg"))
+    section = "\n".join(capacity_section(capacity_plan("dev", config), "capacity.svg"))
     assert "Sized from target.requestsPerSecond 500 req/s: 9 node(s), the smallest count within target.maxNodes" in (
         section
     )
     assert "(541 req/s expected there)" in section
     tokens = config_of("dev", target={"totalTokensPerSecond": 500_000})
     assert re.search(
-        r"\(5\d\d,\d{3} total tok/s expected there\)", "\n".join(capacity_section(plan("dev", tokens), "c"))
+        r"\(5\d\d,\d{3} total tok/s expected there\)", "\n".join(capacity_section(capacity_plan("dev", tokens), "c"))
     )
 
 
 def test_an_existing_cluster_pays_no_cluster_fee() -> None:
     existing = config_of("dev", cluster={"existing": True, "name": "platform-autopilot"})
-    planned = plan("dev", existing)
+    planned = capacity_plan("dev", existing)
     assert {item.cluster_fee_per_hour for source in planned.sources for item in source.costs} == {0.0}
     assert any("no cluster fee" in note for note in planned.pricing_notes)
     # and the line that says what a month adds up does not name the fee it just left out
     assert not any("cluster fee for all" in note for note in planned.pricing_notes)
-    own = plan("dev", config_of("dev"))
+    own = capacity_plan("dev", config_of("dev"))
     assert {item.cluster_fee_per_hour for source in own.sources for item in source.costs} == {0.10}
     assert any("cluster fee for all" in note for note in own.pricing_notes)
 
@@ -370,7 +370,7 @@ def test_an_existing_cluster_pays_no_cluster_fee() -> None:
 def test_cost_is_given_per_million_total_and_output_tokens(dev: RenderedStack) -> None:
     assert "per M total tokens (input + output), nodes only" in dev.plan
     assert "per M output tokens, all in" in dev.plan
-    planned = plan("dev", config_of("dev"))
+    planned = capacity_plan("dev", config_of("dev"))
     (spot,) = planned.sources[0].costs
     assert spot.usd_per_million_tokens_full_load is not None and spot.usd_per_million_output_tokens_full_load
     assert spot.usd_per_million_output_tokens_full_load == pytest.approx(3 * spot.usd_per_million_tokens_full_load)
@@ -405,7 +405,7 @@ def test_a_row_measured_on_another_release_says_it_is_carried_over(dev: Rendered
 @pytest.mark.parametrize("nodes", [3, 16])
 def test_every_row_off_a_measured_node_count_says_how_it_was_got(nodes: int) -> None:
     config = config_of("dev", capacity={"nodes": nodes})
-    section = "\n".join(capacity_section(plan("dev", config), "c.svg"))
+    section = "\n".join(capacity_section(capacity_plan("dev", config), "c.svg"))
     basis = "interpolated" if nodes == 3 else "extrapolated"
     rows = [line for line in section.splitlines() if line.startswith(("| total tok/s", "| TPOT", "| TTFT"))]
     assert all(basis in row for row in rows), rows
@@ -417,13 +417,15 @@ def test_every_row_off_a_measured_node_count_says_how_it_was_got(nodes: int) -> 
 def test_every_price_cites_a_public_page_and_a_derived_one_says_how() -> None:
     """Each price note names where it comes from by title and URL; a derived price says from what and
     how (x (1 - discount)); a price the stack sets is named as the stack's, not as the write-up's."""
-    notes = plan("dev", config_of("dev")).pricing_notes
+    notes = capacity_plan("dev", config_of("dev")).pricing_notes
     for note in notes[:-1]:
         assert "https://" in note or note.startswith("no cluster fee"), note
     derived = [note for note in notes if "derived, not verified" in note]
     assert len(derived) == 3
     assert all("(1 - " in note and "cloud.google.com" in note for note in derived), derived
-    own = plan("dev", config_of("dev", pricing={"spotPerNodeHour": 40.0, "flexStartPerNodeHour": 50.0})).pricing_notes
+    own = capacity_plan(
+        "dev", config_of("dev", pricing={"spotPerNodeHour": 40.0, "flexStartPerNodeHour": 50.0})
+    ).pricing_notes
     assert "Spot per A4 node-hour USD 40.00: set by this stack (pricing.spotPerNodeHour)" in own
     assert "Flex-start per node-hour USD 50.00: set by this stack (pricing.flexStartPerNodeHour)" in own
     assert not any("write-up" in note and note.startswith("Spot") for note in own)

@@ -24,7 +24,6 @@ format"); PromQL in Cloud Monitoring uses the Prometheus names.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -98,21 +97,6 @@ KNOWN: dict[str, Metric] = _table(
 
 # The kube state metrics packages (cluster monitoring_config.enable_components) the queries need.
 KUBE_STATE_COMPONENTS = ("POD", "DEPLOYMENT", "HPA")
-
-_SERIES = re.compile(r"\b([A-Za-z_][A-Za-z0-9_:]*)\{")
-
-
-def series_names(query: str) -> set[str]:
-    """The metric names a PromQL expression selects (every selector here carries a `{...}`)."""
-    return set(_SERIES.findall(query))
-
-
-def known_series(metric: Metric) -> set[str]:
-    """The PromQL names under which a known metric can be selected."""
-    if metric.type is MetricType.histogram:
-        return {f"{metric.name}_bucket", f"{metric.name}_sum", f"{metric.name}_count"}
-    return {metric.exposed_name}
-
 
 # A Deployment's pods are named <deployment>-<pod-template-hash>-<5 random characters>. The hash is
 # rand.SafeEncodeString of the decimal FNV-32a of the pod template (kubernetes pkg/controller

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 from commands.io.output import json_document
@@ -107,10 +106,6 @@ def chart_series(config: StackConfig, nodes: int, measurements: list[Measurement
             ],
         }
     return series
-
-
-def write_chart(path: Path, config: StackConfig, capacity: CapacityPlan) -> None:
-    path.write_text(chart_svg(config, capacity), encoding="utf-8")
 
 
 def chart_svg(config: StackConfig, capacity: CapacityPlan) -> str:

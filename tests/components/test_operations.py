@@ -12,10 +12,9 @@ from components.metrics import (
     MetricType,
     ServingQueries,
     deployment_pod_pattern,
-    known_series,
-    series_names,
 )
 from components.monitoring import AlertThresholds, serving_alerts, serving_charts
+from tests.promql import KNOWN_SERIES, series_names
 
 SERVING = "qwen-serving"
 NAMESPACE = "llm-serving"
@@ -23,9 +22,6 @@ QUERIES = ServingQueries(namespace=NAMESPACE, deployment=SERVING, served_model_n
 THRESHOLDS = AlertThresholds(
     queue_waiting=200, kv_cache_usage=0.9, min_mtp_acceptance=0.5, pending_seconds=720, cold_start_seconds=1320
 )
-
-
-KNOWN_SERIES = set().union(*(known_series(metric) for metric in KNOWN.values()))
 
 
 def test_managed_prometheus_names() -> None:

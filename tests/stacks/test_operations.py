@@ -17,16 +17,14 @@ from commands.render.operations_md import surge_reaction
 from components.autoscaling import ADAPTER_NAME, ADAPTER_NAMESPACE, ADAPTER_ROLE
 from components.crd_readiness import KUBECTL_IMAGE
 from components.metrics import (
-    KNOWN,
     KUBE_STATE_COMPONENTS,
-    known_series,
-    series_names,
 )
 from stacks.config.operations import NODE_PROVISIONING_SECONDS
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS
 from stacks.load.loader import validate
 from stacks.operations import operator_commands
 from tests.conftest import RenderStack
+from tests.promql import KNOWN_SERIES, series_names
 from tests.rendered import ROOT, RenderedStack
 from tests.variants import render_variant, stack_config, variant_config
 
@@ -36,7 +34,6 @@ DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
 IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
 SERVING = "qwen-serving"
 NAMESPACE = "llm-serving"
-KNOWN_SERIES = set().union(*(known_series(metric) for metric in KNOWN.values()))
 
 
 @pytest.fixture(scope="module")

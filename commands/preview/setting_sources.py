@@ -29,6 +29,7 @@ import functools
 import gc
 import inspect
 import logging
+import re
 import string
 import threading
 import types
@@ -234,7 +235,11 @@ def other_values(value: Any) -> list[Any]:  # noqa: PLR0911 (one answer per kind
             return [type(value)(["x-other"]), None]
         return [type(value)(value[:-1]), type(value)(value[1:]), type(value)(_other_item(item) for item in value)]
     if isinstance(value, dict):
-        return [{**value, "x-other": "x"}]
+        # a key added, and every value changed: an input one value feeds (a label) moves with the field too
+        return [
+            {**value, "x-other": "x"},
+            *([{key: _other_item(item) for key, item in value.items()}] if value else []),
+        ]
     return [OTHER, 1, "x-other"]
 
 
@@ -312,9 +317,24 @@ class _Seen:
         return getattr(self._model, name)
 
 
+# An Args field's item by its key (`alerts[pods-pending]`): a list of items that name themselves.
+ITEM_FIELD = re.compile(r"(\w+)\[(.+)\]")
+
+
+def _keyed_items(value: Any) -> bool:
+    """A list of dataclasses each with a `key` of its own (the alerts): one Args field per item."""
+    keys = [getattr(item, "key", None) for item in value] if isinstance(value, (list, tuple)) else []
+    return (
+        bool(keys)
+        and all(isinstance(key, str) and dataclasses.is_dataclass(item) for key, item in zip(keys, value, strict=True))
+        and len(set(keys)) == len(keys)
+    )
+
+
 def _fields(args: object) -> dict[str, Any]:
     """An Args' fields by name; a field that is itself a dataclass (the engine flags) field by field
-    (`engine.max_num_seqs`), so that a change names the one setting behind it."""
+    (`engine.max_num_seqs`), and a list of keyed items item by item (`alerts[pods-pending]`), so that a
+    change names the one setting behind it."""
     if isinstance(args, dict):
         return dict(args)
     if not dataclasses.is_dataclass(args) or isinstance(args, type):
@@ -324,6 +344,8 @@ def _fields(args: object) -> dict[str, Any]:
         value = getattr(args, field.name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             found |= {f"{field.name}.{inner.name}": getattr(value, inner.name) for inner in dataclasses.fields(value)}
+        elif _keyed_items(value):
+            found |= {f"{field.name}[{item.key}]": item for item in value}
         else:
             found[field.name] = value
     return found
@@ -611,7 +633,24 @@ def _declared(component: type[pulumi.ComponentResource], name: str, args: object
 
 
 def _other_args(args: Any, field: str) -> list[Any]:
-    """The component's Args with one field (`engine.max_num_seqs`: one field of a field) changed."""
+    """The component's Args with one field (`engine.max_num_seqs`: one field of a field) changed; an item
+    (`alerts[pods-pending]`): every field of it but its key, and the list without it."""
+    keyed = ITEM_FIELD.fullmatch(field)
+    if keyed:
+        items, key = getattr(args, keyed[1]), keyed[2]
+        (item,) = [item for item in items if item.key == key]
+        changed = dataclasses.replace(
+            item,
+            **{
+                part.name: other_values(getattr(item, part.name))[0]
+                for part in dataclasses.fields(item)
+                if part.name != "key"
+            },
+        )
+        return [
+            dataclasses.replace(args, **{keyed[1]: type(items)(changed if one is item else one for one in items)}),
+            dataclasses.replace(args, **{keyed[1]: type(items)(one for one in items if one is not item)}),
+        ]
     outer, _, inner = field.partition(".")
     if inner:
         value = getattr(args, outer)
@@ -678,7 +717,7 @@ def trace_inputs_fed(component_type: str, name: str, field: str) -> Touched:
                 continue
             found = _touched(base, changed)
             touched |= found
-            if found and not _is_collection(_field_value(args, field)):
+            if found and not _is_collection(_field_value(args, field)) and not ITEM_FIELD.fullmatch(field):
                 break  # another value of a single value moves the same inputs; a list's may move each item
     return frozenset(touched)
 
@@ -695,6 +734,9 @@ def _touched(base: dict[tuple[str, str], Any], changed: dict[tuple[str, str], An
 
 
 def _field_value(args: Any, field: str) -> Any:
+    keyed = ITEM_FIELD.fullmatch(field)
+    if keyed:
+        return next(item for item in getattr(args, keyed[1]) if item.key == keyed[2])
     value = args
     for part in field.split("."):
         value = getattr(value, part)

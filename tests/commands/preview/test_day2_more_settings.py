@@ -130,3 +130,31 @@ def test_flex_start_in_gateway_mode_gives_the_picker_the_pools_longer_grace(
     (entry,) = picker.inputs
     assert (entry.path, entry.old, entry.new) == ("spec.template.spec.terminationGracePeriodSeconds", 130, 600)
     assert picker.config_keys == {"capacity.sources"}
+
+
+def test_two_alert_settings_each_name_only_the_alert_they_feed(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: the alerts are one Args field, so each policy named both settings; each alert is now
+    an Args field of its own (`alerts[pods-pending]`)."""
+    settings = {"monitoring": {"alerts": {"pendingSeconds": 600, "minMtpAcceptance": 0.6}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "two-alerts", settings)
+    assert {change.record["name"]: change.config_keys for change in result.changes} == {
+        "llm-monitoring-pods-pending": {"monitoring.alerts.pendingSeconds"},
+        "llm-monitoring-mtp-acceptance-collapsed": {"monitoring.alerts.minMtpAcceptance"},
+    }
+
+
+def test_a_label_a_setting_feeds_names_that_setting_not_another_of_the_component(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: a label's value was not followed (the tracer only added a label), so a renamed
+    service's PodDisruptionBudget named the engine flag changed with it, and an environment's label on the
+    ComputeClass named capacity.nodes."""
+    settings = {"engine": {"maxNumSeqs": 4096}, "routing": {"serviceName": "qwen-b"}}
+    _, _, renamed = day2(render_stack, tmp_path_factory, "dev", "renamed-and-flag", settings)
+    keys = {change.record["name"]: change.config_keys for change in renamed.changes}
+    assert keys["llm-vllm-pdb"] == keys["llm-vllm-pod-monitoring"] == {"routing.serviceName"}
+    assert keys["llm-vllm-deployment"] == {"engine.maxNumSeqs", "routing.serviceName"}
+    _, _, moved = day2(render_stack, tmp_path_factory, "dev", "environment", {"environment": "staging"})
+    assert named(moved, "llm-capacity-compute-class").config_keys == {"environment"}

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
-from stacks.config.grammars import image_problem, quantity_problem
+from common.grammars import image_problem, quantity_problem
 from stacks.config.quoting import quote
 
 EXTRA_ARGS_MAX = 64

@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from common.grammars import DNS_1035_LABEL, project_id_problem
 from common.text import human_duration
 from components.capacity import SPOT
 from stacks.config.base import ConfigModel, checked
-from stacks.config.grammars import DNS_1035_LABEL, project_id_problem
 from stacks.config.quoting import quote
 
 FLEX_START_MAX_RUN_SECONDS = 7 * 24 * 3600

@@ -18,10 +18,10 @@ from common.gke_versions import (
     INFERENCE_POOL_MIN_GKE_VERSION,
     satisfies_gke_minimum,
 )
+from common.grammars import DNS_1123_LABEL
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel
-from stacks.config.grammars import DNS_1123_LABEL, ipv4_network
-from stacks.config.quoting import quote
+from stacks.config.quoting import ipv4_network, quote
 
 # Namespaces the stack may not create for itself. The stack declares `cluster.namespace` as its own Namespace object
 # (created by `pulumi up`, deleted by `pulumi destroy`), so a namespace every cluster already has is refused too,

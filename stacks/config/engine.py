@@ -8,10 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from common.grammars import image_problem
 from components.hardware import B200_GPUS_PER_NODE
 from schemas.vllm_releases import MEASURED_RELEASE, RELEASES, release_problem
 from stacks.config.base import EXTRA_ARGS_MAX, ConfigModel, Quantity, checked, checked_printable
-from stacks.config.grammars import image_problem
 from stacks.config.quoting import quote
 
 

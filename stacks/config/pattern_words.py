@@ -4,8 +4,8 @@ pattern of the model has its words here)."""
 
 from __future__ import annotations
 
+from common.grammars import DNS_1035_LABEL, DNS_1123_LABEL
 from components.capacity import CAPACITY_KIND_PATTERN, CAPACITY_KINDS
-from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL
 from stacks.config.operations import CLOCK_TIME
 from stacks.config.routing import PROXY_SUBNET_REFERENCE
 from stacks.config.stack import GCP_REGION

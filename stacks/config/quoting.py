@@ -5,6 +5,8 @@ A number or a boolean is shown as the stack file spells it (4096.5, true), never
 
 from __future__ import annotations
 
+import ipaddress
+
 from common.text import escaped, shown_number
 from policies.redaction import redact_quoted
 
@@ -30,3 +32,12 @@ def without_value(error: Exception, value: str) -> str:
     """A library's error text with the value it quotes replaced by 'it': the message quotes the value
     once, cut and escaped (`quote`), never a second time in full."""
     return str(error).replace(repr(value), "it").replace(value, "it") if value else str(error)
+
+
+def ipv4_network(value: str, example: str = "") -> ipaddress.IPv4Network:
+    """The IPv4 CIDR block `value`, or a one-line ValueError (naming `example` as one that is)."""
+    try:
+        return ipaddress.IPv4Network(value)
+    except ValueError as error:
+        like = f" like {example}" if example else ""
+        raise ValueError(f"{quote(value)} is not an IPv4 CIDR block{like} ({without_value(error, value)})") from None

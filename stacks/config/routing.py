@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
+from common.grammars import DNS_1035_LABEL
 from common.quantities import quantity_value
 from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
 from stacks.config.base import ConfigModel, Image, Quantity
-from stacks.config.grammars import DNS_1035_LABEL, ipv4_network
-from stacks.config.quoting import quote
+from stacks.config.quoting import ipv4_network, quote
 
 PROXY_SUBNET_REFERENCE = (
     r"^(https://www\.googleapis\.com/compute/v1/)?(projects/[a-z][-a-z0-9]+/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/)?"

@@ -20,12 +20,12 @@ from common.gke_versions import (
     gke_version_key,
     satisfies_gke_minimum,
 )
+from common.grammars import project_id_problem
 from stacks.config.base import ConfigModel, checked
 from stacks.config.benchmark import BenchmarkConfig, BenchmarkTarget
 from stacks.config.capacity import CapacityConfig, TargetConfig
 from stacks.config.cluster import ClusterConfig
 from stacks.config.engine import EngineConfig, WorkloadConfig
-from stacks.config.grammars import project_id_problem
 from stacks.config.operations import AutoscalingConfig, MonitoringConfig, ScheduleConfig
 from stacks.config.pricing import PricingConfig
 from stacks.config.profiles import DEFAULT_PROFILE, ProfileName, ServingProfile, mtp_problem, profile_of

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from common.grammars import hf_repo_problem, mount_path_problem, revision_problem
 from stacks.config.base import ConfigModel, Image, Quantity, checked
-from stacks.config.grammars import hf_repo_problem, mount_path_problem, revision_problem
 
 # alpine/git: git and git-lfs preinstalled (alpine-docker/git Dockerfile: `apk add git git-lfs`),
 # published for linux/amd64 and linux/arm64 (C4A). The digest is the one a public project pins

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from common.checkpoints import checkpoint_gib
 from common.code_loading_env import CODE_LOADING_ENV, loads_code
 from common.cron import WEEKDAYS
+from common.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX
 from common.quantities import quantity_value
 from components.autoscaling import ADAPTER_NAMESPACE
 from components.benchmark import benchmark_job_name
@@ -44,7 +45,6 @@ from schemas.vllm_releases import image_release
 from stacks.args import engine_flags, flex_start_recycling_seconds, serve_arguments
 from stacks.capacity.time_to_serve import wake_lead_seconds
 from stacks.config.capacity import FlexStartSource
-from stacks.config.grammars import DNS_1035_LABEL, DNS_1123_LABEL, DNS_LABEL_MAX
 from stacks.config.profiles import profile_for_model
 from stacks.config.quoting import quote
 from stacks.config.routing import RoutingMode
@@ -52,7 +52,7 @@ from stacks.config.stack import StackConfig
 from stacks.config.weights import MAX_DISK_GIB
 
 # Compute Engine names and Kubernetes Services: RFC 1035 labels; Jobs and volumes: RFC 1123 labels
-# (stacks/config/grammars.py says where each rule comes from).
+# (common/grammars.py says where each rule comes from).
 GCE_NAME = re.compile(DNS_1035_LABEL)
 GCE_NAME_MAX = 63
 SERVICE_NAME = re.compile(DNS_1035_LABEL)

@@ -6,12 +6,10 @@ can report it in one line.
 
 from __future__ import annotations
 
-import ipaddress
 import posixpath
 import re
 
 from common.quantities import QUANTITY_MAX, quantity_value
-from stacks.config.quoting import quote, without_value
 
 # huggingface_hub utils/_validators.py validate_repo_id: REPO_ID_REGEX, no "--" or "..", no ".git" end.
 # The stack needs the `org/name` form: the checkpoint path and the clone URL are built from it.
@@ -118,12 +116,3 @@ def mount_path_problem(value: str) -> str:
     if not re.fullmatch(r"/|(/[A-Za-z0-9_.-]+)+", value):
         return "may only contain letters, digits, '_', '-', '.' and '/'"
     return ""
-
-
-def ipv4_network(value: str, example: str = "") -> ipaddress.IPv4Network:
-    """The IPv4 CIDR block `value`, or a one-line ValueError (naming `example` as one that is)."""
-    try:
-        return ipaddress.IPv4Network(value)
-    except ValueError as error:
-        like = f" like {example}" if example else ""
-        raise ValueError(f"{quote(value)} is not an IPv4 CIDR block{like} ({without_value(error, value)})") from None

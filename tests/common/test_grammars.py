@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stacks.config.grammars import (
+from common.grammars import (
     hf_repo_problem,
     image_problem,
     mount_path_problem,

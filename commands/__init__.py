@@ -1,2 +1,3 @@
-"""The console commands (render, preview, plan, bench-compare, check-policies) and what only they use:
-the program under the SDK's mocks, stack files, and the output-folder contract. `pulumi up` runs none of it."""
+"""The console commands (one subpackage each; `[project.scripts]` in pyproject.toml lists them) and what
+only they use: the program under the SDK's mocks, stack files, and the output-folder contract. `pulumi up`
+runs none of it."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -117,6 +117,16 @@ class ReservationSource(ConfigModel):
 CapacitySource = Annotated[SpotSource | FlexStartSource | ReservationSource, Field(discriminator="type")]
 
 
+def _entry(model: type[ConfigModel]) -> str:
+    """How a stack file writes one source of a model: its type, its required fields, `...` for the optional ones."""
+    (kind,) = model.model_fields["type"].annotation.__args__  # type: ignore[union-attr]
+    fields = [field.alias or name for name, field in model.model_fields.items() if name != "type"]
+    required = [
+        field.alias or name for name, field in model.model_fields.items() if field.is_required() and name != "type"
+    ]
+    return "`{" + ", ".join([f"type: {kind}", *required, *(["..."] if len(fields) > len(required) else [])]) + "}`"
+
+
 class CapacityConfig(ConfigModel):
     """A4 (8x B200) nodes; one serving pod per node. A4 has no on-demand capacity."""
 
@@ -127,8 +137,8 @@ class CapacityConfig(ConfigModel):
         default=[FlexStartSource(type="flexStart"), SpotSource(type="spot")],
         description=(
             "Where A4 nodes come from, in order of preference: each entry is one priority of the "
-            "ComputeClass, GKE falls back to the next when one has no capacity. Entries: `{type: "
-            "spot}`, `{type: flexStart, ...}`, `{type: reservation, name, project}`; 1-8, no repeats. "
+            "ComputeClass, GKE falls back to the next when one has no capacity. Entries: "
+            f"{', '.join(map(_entry, get_args(get_args(CapacitySource)[0])))}; 1-8, no repeats. "
             "Default Flex-start then Spot; the presets set Spot in dev and staging, Flex-start then Spot in prod."
         ),
     )

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from commands.render.time_to_serve import startup_notes
-from components.capacity import COMPUTE_CLASS_SELECTOR, compute_class_spec
-from stacks.args import capacity_args, no_ready_replica_seconds, pending_alert_seconds
+from components.capacity import CAPACITY_KINDS, COMPUTE_CLASS_SELECTOR, compute_class_spec
+from stacks.args import (
+    capacity_args,
+    capacity_sources,
+    flex_start_recycling_seconds,
+    no_ready_replica_seconds,
+    pending_alert_seconds,
+)
 from stacks.load.loader import validate
 from tests.conftest import RenderStack
 from tests.manifest_schemas import validate_custom
-from tests.rendered import RenderedStack
-from tests.variants import render_variant, stack_config, stack_settings, variant_config
+from tests.rendered import STACK_FILES, RenderedStack
+from tests.variants import VARIANTS, render_variant, stack_config, stack_settings, variant_config
 
 A4_NODE = {"machineType": "a4-highgpu-8g", "gpu": {"type": "nvidia-b200", "count": 8, "driverVersion": "latest"}}
 POD_CAPACITY_SELECTORS = (
@@ -138,3 +145,31 @@ def test_compute_class_and_pod_monitoring_wait_for_their_crds(stack: RenderedSta
     pod_monitoring = stack.named("llm-vllm-pod-monitoring")
     for record in (compute_class, pod_monitoring):
         assert job_record["name"] in record["options"]["dependsOn"], record["name"]
+
+
+def _renders_using(kind: str) -> list[str]:
+    """The shipped stack files, then the variants of tests/variants.py, whose capacity sources use `kind`."""
+    configs = {
+        **{stack: stack_config(stack) for stack in STACK_FILES},
+        **{name: variant_config(name) for name in VARIANTS},
+    }
+    return [name for name, config in configs.items() if any(source.type == kind for source in config.capacity.sources)]
+
+
+@pytest.mark.parametrize("kind", sorted(CAPACITY_KINDS))
+def test_every_capacity_kind_is_rendered_policy_clean_with_its_priority(
+    kind: str, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A new kind in components/capacity.py CAPACITY_KINDS needs a stack file or a variant that uses it: its render
+    exits 0 (a priority LLM-GPU-002 reads as on-demand stops it) and its ComputeClass holds each source's priority as
+    the component declares it."""
+    users = _renders_using(kind)
+    assert users, f"no stack file or variant of tests/variants.py uses the capacity source type {kind!r}"
+    name = users[0]
+    rendered = render_stack(name) if name in STACK_FILES else render_variant(name, render_stack, tmp_path_factory)
+    config = stack_config(name) if name in STACK_FILES else variant_config(name)
+    policy = json.loads((rendered.directory / "policy.json").read_text())
+    assert policy["mandatory"] == 0, policy["violations"]
+    sources = capacity_sources(config.capacity.sources, flex_start_recycling_seconds(config))
+    priorities = compute_class(rendered)["spec"]["priorities"]
+    assert [provisioning(priority) for priority in priorities] == [source.priority_fields() for source in sources]

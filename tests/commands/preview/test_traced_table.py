@@ -3,9 +3,11 @@ never read once the files it came from change."""
 
 from __future__ import annotations
 
+import ast
 import errno
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import os
 import shutil
@@ -13,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
@@ -37,6 +40,7 @@ from components.crd_readiness import CrdReadiness
 from components.schedule import ScaleSchedule
 from components.startup_report import PHASES
 from components.vllm import VllmEngine
+from stacks import operations, program
 from stacks.capacity import measurements
 from stacks.config.stack import StackConfig
 
@@ -335,3 +339,18 @@ def test_a_table_that_is_no_regular_file_of_its_size_is_not_read(
         with path.open("ab") as table:
             table.write(b" " * traced_table.MAX_TABLE_BYTES)
     assert traced_table.stored_table() is None
+
+
+def test_every_component_the_composition_declares_has_its_args_of_config() -> None:
+    """A component the composition declares but `ARGS_OF_CONFIG` leaves out names no setting in any preview ("declared
+    by no component that stacks/args.py builds"): every component class the composition's modules call is there."""
+    called: set[type] = set()
+    for module in (program, operations):
+        tree = ast.parse(inspect.getsource(module))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                value = getattr(module, node.func.id, None)
+                if isinstance(value, type) and issubclass(value, pulumi.ComponentResource):
+                    called.add(value)
+    assert len(called) >= 15, called
+    assert called - set(ARGS_OF_CONFIG) == set()

@@ -12,11 +12,14 @@ import pytest
 from pydantic import BaseModel
 
 from common.model_ranges import _members, numeric_ranges
+from components.capacity import CAPACITY_KINDS
 from stacks.config.pricing import PricingConfig
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig, validate
 
 BASE = {"environment": "dev", "project": "my-llm-dev", "region": "us-central1", "zones": ["us-central1-b"]}
+# The registered capacity kinds as a refusal names them ('spot', 'flexStart' or 'reservation').
+KINDS_IN_WORDS = ", ".join(f"'{kind}'" for kind in list(CAPACITY_KINDS)[:-1]) + f" or '{list(CAPACITY_KINDS)[-1]}'"
 REFUSED = ["x", 10**40, -(10**6), 1e308, math.nan, math.inf, 2.5e9]
 
 
@@ -139,7 +142,7 @@ def test_a_capacity_source_setting_names_its_range() -> None:
         (
             {"capacity": {"sources": []}},
             "capacity.sources",
-            "a list of 1 to 8 items, each with type 'spot', 'flexStart' or 'reservation'",
+            "a list of 1 to 8 items, each with type " + KINDS_IN_WORDS,
         ),
         ({"zones": [f"us-central1-{zone}" for zone in "abcdf"]}, "zones", "a list of 1 to 4 items"),
         (

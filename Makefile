@@ -80,7 +80,7 @@ crds: $(RUNTIME)
 # (a test fails when one is stale).
 docs: $(RUNTIME)
 	$(VENV)/bin/python -m commands.settings_reference > docs/settings.md.tmp && mv docs/settings.md.tmp docs/settings.md
-	$(VENV)/bin/python -m policies.docs
+	$(VENV)/bin/python -m commands.policies_reference
 	$(VENV)/bin/python -m commands.preview.trace_refresh
 
 # make vllm-args VERSION=0.33.0 VLLM_PYTHON=/path/to/venv/bin/python: regenerate schemas/vllm/vllm-VERSION.json

@@ -1,4 +1,4 @@
-"""The files around the policy pack: the generated rule list, the pack's pins, the pull-request workflow."""
+"""The files around the policy pack: the pack's pins, the pull-request workflow."""
 
 from __future__ import annotations
 
@@ -6,16 +6,7 @@ import tomllib
 
 import yaml
 
-from policies import docs
-from policies.pack import POLICIES
 from tests.rendered import ROOT
-
-
-def test_docs_list_every_rule() -> None:
-    readme = (ROOT / "docs" / "policies.md").read_text()
-    assert docs.with_rules(readme) == readme, "run `python -m policies.docs`"
-    for policy in POLICIES:
-        assert f"| {policy.name} | {policy.enforcement_level.value} |" in readme
 
 
 def test_pack_files_pin_the_locked_versions() -> None:

@@ -280,6 +280,22 @@ def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str 
     )
 
 
+def _proxy_only_deleted(new: dict[str, Record], change: ResourceChange) -> str | None:
+    """The stack's proxy-only subnet deleted while the Gateway stays (`routing.gateway.existingProxySubnet` set): the
+    load balancers' proxies take their addresses from the region's one ACTIVE proxy-only subnet."""
+    if change.action != "delete" or not _is_proxy_only(change.record):
+        return None
+    if not any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in new.values()):
+        return None
+    return (
+        f"{change.urn}: the stack's proxy-only subnet is deleted while the Gateway stays. Its load balancers' proxies "
+        "take their addresses from the one ACTIVE proxy-only subnet of the region and network: run this update only "
+        f"once the subnet routing.gateway.existingProxySubnet names is ACTIVE and this one BACKUP ({PROXY_ONLY_DOCS}); "
+        "while this one is ACTIVE the Gateway loses its proxies' addresses, or GCP refuses the delete (which of the "
+        f"two is not verified here){_keys(change)}"
+    )
+
+
 def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange, result: Preview) -> str | None:
     """A disk replaced delete-first that an old PersistentVolume serves from."""
     if change.action != "replace" or change.record["type"] != DISK_TYPE or not change.delete_before_replace:
@@ -684,6 +700,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             warning
             for warning in (
                 _disk_deleted_under_volume(old, change, result),
+                _proxy_only_deleted(new, change),
                 _benchmark_runs(change, serving_before),
                 _hyperdisk_performance(change),
             )

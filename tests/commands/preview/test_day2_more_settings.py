@@ -158,3 +158,17 @@ def test_a_label_a_setting_feeds_names_that_setting_not_another_of_the_component
     assert keys["llm-vllm-deployment"] == {"engine.maxNumSeqs", "routing.serviceName"}
     _, _, moved = day2(render_stack, tmp_path_factory, "dev", "environment", {"environment": "staging"})
     assert named(moved, "llm-capacity-compute-class").config_keys == {"environment"}
+
+
+def test_the_stacks_own_proxy_only_subnet_deleted_under_the_gateway_says_to_promote_the_named_one_first(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: naming an existing proxy-only subnet deleted the stack's own while the Gateway stayed,
+    with no warning; it is safe only once the named one is ACTIVE and the stack's BACKUP."""
+    settings = {"routing": {"gateway": {"existingProxySubnet": "shared-proxy"}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "existing-proxy", settings)
+    assert named(result, "llm-gateway-proxy-subnet").action == "delete"
+    (warning,) = [warning for warning in result.warnings if "proxy-only subnet is deleted" in warning]
+    assert "existingProxySubnet names is ACTIVE and this one BACKUP" in warning
+    assert "(stack setting: routing.gateway.existingProxySubnet)" in warning
+    assert not result.refusals

@@ -709,28 +709,55 @@ def _fronts_ahead(
 
 
 def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> list[Rollout]:
-    """A scale step whose time moves: an update after the new time of a day the old one has not fired yet skips that
-    day's step (kubernetes pkg/controller/cronjob: a missed run starts only within startingDeadlineSeconds of it)."""
+    """A scale step whose time moves (its schedule or its time zone), or steps replaced by others: an update after the
+    new time of a day the old one has not fired yet skips that day's step (kubernetes pkg/controller/cronjob: a missed
+    run starts only within startingDeadlineSeconds of it; a CronJob created after its time first runs at the next)."""
     found = []
     for change in result.of("update"):
         if change.record["type"] != CRONJOB_TYPE or change.urn not in old:
             continue
         before, after = ((record["inputs"].get("spec") or {}) for record in (old[change.urn], change.record))
-        if before.get("schedule") == after.get("schedule"):
+        was, now = ((spec.get("schedule"), spec.get("timeZone") or "UTC") for spec in (before, after))
+        if was == now:
             continue
         name = (change.record["inputs"].get("metadata") or {}).get("name") or change.record["name"]
         deadline = after.get("startingDeadlineSeconds")
         within = f"{deadline} s after " if isinstance(deadline, int) else ""
         found.append(
             Rollout(
-                f"the scale step {name} moves from {before.get('schedule')!r} to {after.get('schedule')!r} "
-                f"({after.get('timeZone') or 'UTC'}): a `pulumi up` later than {within}the new time, on a day the "
-                "old time has not come yet, skips that day's step (the CronJob controller starts a missed run only "
-                "within startingDeadlineSeconds); scale by hand that day (`scaleByHand`)",
+                f"the scale step {name} moves from {was[0]!r}{f' ({was[1]})' if was[1] != now[1] else ''} to "
+                f"{now[0]!r} ({now[1]}): a `pulumi up` later "
+                f"than {within}the new time, on a day the old time has not come yet, skips that day's step (the "
+                "CronJob controller starts a missed run only within startingDeadlineSeconds); scale by hand that day "
+                "(`scaleByHand`)",
                 0,
                 times.new_node,
                 None,
                 "at the step's next time after `pulumi up`",
+                times.source,
+            )
+        )
+    created, deleted = (
+        {change.urn: change.record for change in result.of(action) if change.record["type"] == CRONJOB_TYPE}
+        for action in ("create", "delete")
+    )
+    made, gone = (
+        _scale_steps(records) + _buffer_steps(records) for records in (created, {urn: old[urn] for urn in deleted})
+    )
+    if made and gone:
+        listed = (
+            "; ".join(f"{name} at {schedule!r} ({zone})" for name, schedule, zone, _ in steps) for steps in (made, gone)
+        )
+        found.append(
+            Rollout(
+                f"the scale steps are replaced (new: {next(listed)}; deleted: {next(listed)}): a new step created "
+                "after its time first runs at its next time, and a deleted one does not run again, so on the day of "
+                "`pulumi up` the replicas stay as the last step that ran set them until the next new step; scale by "
+                "hand that day (`scaleByHand`)",
+                0,
+                times.new_node,
+                None,
+                "at the new steps' next times after `pulumi up`",
                 times.source,
             )
         )

@@ -644,3 +644,20 @@ def test_a_capacity_file_with_figures_no_render_writes_is_refused(
     run = run_main(preview_main, str(render_stack("dev").directory), str(new), "--out", str(tmp_path / "changes"))
     assert run.returncode == 2 and run.stderr.count("\n") == 1
     assert f"'{'.'.join(path)}' is " in run.stderr and "allowed: a figure from 0 to" in run.stderr
+
+
+def test_a_new_time_zone_or_steps_that_replace_others_say_that_day_s_step_may_not_run(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Held-out day-2 checks: a new `schedule.timeZone` moves every step in absolute time, and cron entries that
+    replace the business hours create steps after their time and delete the old ones: no rollout said either."""
+    _, _, zoned = day2(render_stack, tmp_path_factory, "dev", "time-zone", {"schedule": {"timeZone": "Europe/Berlin"}})
+    moved = [rollout.what for rollout in zoned.rollouts if rollout.what.startswith("the scale step ")]
+    assert len(moved) == 2 and all("(UTC) to " in what and "(Europe/Berlin)" in what for what in moved), moved
+    entries = [
+        {"name": "morning", "cron": "0 7 * * 1-5", "replicas": 2},
+        {"name": "night", "cron": "0 20 * * 1-5", "replicas": 0},
+    ]
+    _, _, replaced = day2(render_stack, tmp_path_factory, "staging", "entries", {"schedule": {"entries": entries}})
+    (note,) = [rollout.what for rollout in replaced.rollouts if rollout.what.startswith("the scale steps are replaced")]
+    assert "morning at '0 7 * * 1-5'" in note and "deleted: " in note and "scaleByHand" in note

@@ -349,18 +349,25 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
         when = "; ".join(
             f"{name} at '{schedule}' ({zone}) scales to {replicas}" for name, schedule, zone, replicas in steps
         )
+        # the pods a scale-up step starts are its own count (a step may set fewer than the program declares)
+        was = max((replicas for *_, replicas in _scale_steps(old) if replicas > 0), default=before)
+        more = max(0, max(replicas for *_, replicas in steps) - was)
+        then = (
+            f"{more} more pod(s) then, each a new A4 node and a model load (about {_span(*times.new_node)}, all at "
+            "once), or now by hand with the stack's scaleByHand output"
+            if more
+            else "no more pods than before then (the step scales to the count it did)"
+        )
         what = (
             f"the scale schedule owns the replicas ({before} -> {after} in the program): `pulumi up` leaves the "
-            f"running pods alone; they follow at the schedule's next scale-up step ({when}), "
-            f"{max(0, after - before)} more pod(s) then, each a new A4 node and a model load (about "
-            f"{_span(*times.new_node)}, all at once), or now by hand with the stack's scaleByHand output"
+            f"running pods alone; they follow at the schedule's next scale-up step ({when}), {then}"
         )
         found.append(
             Rollout(
                 what,
-                max(0, after - before),
+                more,
                 times.new_node,
-                times.new_node if after > before else None,
+                times.new_node if more else None,
                 "at the schedule's next scale-up step",
                 times.source,
             )

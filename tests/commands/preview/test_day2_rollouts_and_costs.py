@@ -661,3 +661,18 @@ def test_a_new_time_zone_or_steps_that_replace_others_say_that_day_s_step_may_no
     _, _, replaced = day2(render_stack, tmp_path_factory, "staging", "entries", {"schedule": {"entries": entries}})
     (note,) = [rollout.what for rollout in replaced.rollouts if rollout.what.startswith("the scale steps are replaced")]
     assert "morning at '0 7 * * 1-5'" in note and "deleted: " in note and "scaleByHand" in note
+
+
+def test_more_nodes_under_a_schedule_whose_step_sets_its_own_count_start_no_pod(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: the wake step scales to businessHours.replicas, not to the node count; the rollout
+    counted the program's replicas (1 -> 2) as a pod the step would start."""
+    settings = {"capacity": {"nodes": 2}, "schedule": {"businessHours": {"replicas": 1}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "step-count", settings)
+    (owned,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the scale schedule owns")]
+    assert "scales to 1" in owned.what and "no more pods than before then" in owned.what
+    assert owned.pods == 0
+    _, _, grown = day2(render_stack, tmp_path_factory, "dev", "step-grown", {"capacity": {"nodes": 2}})
+    (owned,) = [rollout for rollout in grown.rollouts if rollout.what.startswith("the scale schedule owns")]
+    assert "scales to 2" in owned.what and "1 more pod(s) then" in owned.what and owned.pods == 1

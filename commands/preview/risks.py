@@ -280,6 +280,26 @@ def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str 
     )
 
 
+# pulumi-gcp's own verification of default labels: a default label removed showed a diff on the provider and on the
+# labelled resources, one added showed it on the provider only (https://github.com/pulumi/pulumi-gcp/issues/1275).
+DEFAULT_LABELS_SOURCE = "https://github.com/pulumi/pulumi-gcp/issues/1275"
+
+
+def _default_labels_changed(change: ResourceChange) -> str | None:
+    """The gcp provider's default labels changed: the preview shows the provider's update only."""
+    if change.record["type"] != "pulumi:providers:gcp" or change.action != "update":
+        return None
+    if not any(entry.path.startswith("defaultLabels") for entry in change.inputs):
+        return None
+    return (
+        f"{change.urn}: the provider's default labels change. pulumi-gcp merges them into the labels of every GCP "
+        "resource that carries labels (the disks, the image, the cluster...), and whether `pulumi up` then also "
+        "updates those resources in place depends on the provider's version: its own verification saw a removed "
+        f"default label reach the resources and an added one not ({DEFAULT_LABELS_SOURCE}). This preview shows the "
+        f"provider's update only: check with `pulumi preview --diff`{_keys(change)}"
+    )
+
+
 def _proxy_only_deleted(new: dict[str, Record], change: ResourceChange) -> str | None:
     """The stack's proxy-only subnet deleted while the Gateway stays (`routing.gateway.existingProxySubnet` set): the
     load balancers' proxies take their addresses from the region's one ACTIVE proxy-only subnet."""
@@ -701,6 +721,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             for warning in (
                 _disk_deleted_under_volume(old, change, result),
                 _proxy_only_deleted(new, change),
+                _default_labels_changed(change),
                 _benchmark_runs(change, serving_before),
                 _hyperdisk_performance(change),
             )

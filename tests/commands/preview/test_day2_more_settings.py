@@ -172,3 +172,13 @@ def test_the_stacks_own_proxy_only_subnet_deleted_under_the_gateway_says_to_prom
     assert "existingProxySubnet names is ACTIVE and this one BACKUP" in warning
     assert "(stack setting: routing.gateway.existingProxySubnet)" in warning
     assert not result.refusals
+
+
+def test_new_default_labels_say_the_labelled_resources_may_follow(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: another environment changes the gcp provider's default labels; the preview showed the
+    provider's update and every labelled GCP resource as the same, with no word on them."""
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "labels", {"environment": "staging"})
+    (warning,) = [warning for warning in result.warnings if "default labels change" in warning]
+    assert "pulumi-gcp/issues/1275" in warning and "(stack setting: environment)" in warning

@@ -17,7 +17,7 @@ import yaml
 
 from tests.rendered import RenderedStack
 
-CHART = Path(__file__).parents[1] / "data" / "llm-d-router-gateway-v0.10.0-gke.yaml"
+CHART = Path(__file__).parents[2] / "data" / "llm-d-router-gateway-v0.10.0-gke.yaml"
 
 
 FieldPath = tuple[str | int, ...]

@@ -266,7 +266,7 @@ def test_switching_prod_to_gateway_changes_only_routing(prod: RenderedStack, pro
         if name in ("llm-network-policies-serving", "llm-vllm-pod-monitoring"):
             continue  # the ranks' ports; the proxy-only subnet and health checkers in gateway mode: see below
         if name == "llm-vllm-deployment":
-            continue  # one container per data-parallel rank in gateway mode: tests/stacks/test_gateway_per_rank.py
+            continue  # one container per data-parallel rank in gateway mode: test_gateway_per_rank.py
         # Allowed: the cluster's Gateway API channel (standard / disabled), and waiting for the Network
         # Services API.
         switched = {

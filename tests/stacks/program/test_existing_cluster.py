@@ -74,7 +74,7 @@ def test_the_gateway_uses_the_clusters_network_and_pod_range(existing: RenderedS
         assert firewall["inputs"]["network"] == network
         assert firewall["inputs"]["destinationRanges"] == [mocks.STAND_IN_PODS_CIDR]
     # The stand-in VPC has its proxy-only subnet already: reused, none declared
-    # (tests/stacks/test_existing_cluster_shared.py).
+    # (tests/stacks/program/test_existing_cluster_shared.py).
     assert existing.of_type("gcp:compute/subnetwork:Subnetwork") == []
 
 

@@ -317,8 +317,9 @@ class _Seen:
         return getattr(self._model, name)
 
 
-# An Args field's item by its key (`alerts[pods-pending]`): a list of items that name themselves.
-ITEM_FIELD = re.compile(r"(\w+)\[(.+)\]")
+# An Args field's item by its key, of a list of items that name themselves: its values (`alerts[pods-pending]`), or
+# its being in the list at all (`alerts[pods-pending]?`), which another setting may decide (`engine.speculative`).
+ITEM_FIELD = re.compile(r"(\w+)\[(.+?)\](\??)")
 
 
 def _keyed_items(value: Any) -> bool:
@@ -346,6 +347,7 @@ def _fields(args: object) -> dict[str, Any]:
             found |= {f"{field.name}.{inner.name}": getattr(value, inner.name) for inner in dataclasses.fields(value)}
         elif _keyed_items(value):
             found |= {f"{field.name}[{item.key}]": item for item in value}
+            found |= {f"{field.name}[{item.key}]?": True for item in value}
         else:
             found[field.name] = value
     return found
@@ -360,8 +362,17 @@ def _differs(one: Any, other: Any) -> bool:
 
 def _field_differs(base: dict[str, Any], changed: dict[str, Any], name: str) -> bool:
     """A field differs in the changed Args, or is gone from them: a dataclass field set or unset (the
-    compile cache's mount) is a field of its own on one side and field by field on the other."""
-    return name not in changed or _differs(base[name], changed[name])
+    compile cache's mount) is a field of its own on one side and field by field on the other. An item gone
+    from its list is its existence field's (`alerts[pods-pending]?`), not its values'."""
+    if name not in changed:
+        keyed = ITEM_FIELD.fullmatch(name)
+        return keyed is None or bool(keyed[3])
+    return _differs(base[name], changed[name])
+
+
+def _items_added(base: dict[str, Any], changed: dict[str, Any]) -> set[str]:
+    """The existence fields of items only the changed Args hold (an alert another setting value adds)."""
+    return {name for name in changed.keys() - base.keys() if (keyed := ITEM_FIELD.fullmatch(name)) and keyed[3]}
 
 
 def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str, set[str]]:
@@ -378,18 +389,18 @@ def fields_fed(build: Callable[[Any], object], config: StackConfig) -> dict[str,
             except Exception:
                 continue
             touched = (touched or set()) | {name for name in base if _field_differs(base, changed, name)}
+            touched |= _items_added(base, changed)
         if touched is None:  # no other value builds: the setting may feed any field
             touched = set(base)
         for name in touched:
-            fed[name].add(key)
+            fed.setdefault(name, set()).add(key)
     for key in recorder.groups:  # a group that may be null (`engine.speculative: null`)
         try:
             changed = _fields(build(_Seen(config, "", _Recorder(changed=key, other=None))))
         except Exception:
             continue
-        for name in base:
-            if _field_differs(base, changed, name):
-                fed[name].add(key)
+        for name in {name for name in base if _field_differs(base, changed, name)} | _items_added(base, changed):
+            fed.setdefault(name, set()).add(key)
     return fed
 
 
@@ -633,12 +644,17 @@ def _declared(component: type[pulumi.ComponentResource], name: str, args: object
 
 
 def _other_args(args: Any, field: str) -> list[Any]:
-    """The component's Args with one field (`engine.max_num_seqs`: one field of a field) changed; an item
-    (`alerts[pods-pending]`): every field of it but its key, and the list without it."""
+    """The component's Args with one field (`engine.max_num_seqs`: one field of a field) changed; an item's values
+    (`alerts[pods-pending]`): every field of it but its key; its existence (`alerts[pods-pending]?`): the list without
+    it. None for an item this config's Args do not hold."""
     keyed = ITEM_FIELD.fullmatch(field)
     if keyed:
         items, key = getattr(args, keyed[1]), keyed[2]
-        (item,) = [item for item in items if item.key == key]
+        item = next((item for item in items if item.key == key), None)
+        if item is None:
+            return []
+        if keyed[3]:
+            return [dataclasses.replace(args, **{keyed[1]: type(items)(one for one in items if one is not item)})]
         changed = dataclasses.replace(
             item,
             **{
@@ -647,10 +663,7 @@ def _other_args(args: Any, field: str) -> list[Any]:
                 if part.name != "key"
             },
         )
-        return [
-            dataclasses.replace(args, **{keyed[1]: type(items)(changed if one is item else one for one in items)}),
-            dataclasses.replace(args, **{keyed[1]: type(items)(one for one in items if one is not item)}),
-        ]
+        return [dataclasses.replace(args, **{keyed[1]: type(items)(changed if one is item else one for one in items)})]
     outer, _, inner = field.partition(".")
     if inner:
         value = getattr(args, outer)
@@ -736,7 +749,7 @@ def _touched(base: dict[tuple[str, str], Any], changed: dict[tuple[str, str], An
 def _field_value(args: Any, field: str) -> Any:
     keyed = ITEM_FIELD.fullmatch(field)
     if keyed:
-        return next(item for item in getattr(args, keyed[1]) if item.key == keyed[2])
+        return next((item for item in getattr(args, keyed[1]) if item.key == keyed[2]), None)
     value = args
     for part in field.split("."):
         value = getattr(value, part)

@@ -34,7 +34,7 @@ from common import input_files
 from stacks.capacity import measurements
 
 TABLE_FILE = Path(__file__).resolve().with_name("traced_settings.json")
-# The table is about 270 KiB; read bounded, as every input (a FIFO or a device is refused, not read).
+# The table is about 370 KiB; read bounded, as every input (a FIFO or a device is refused, not read).
 MAX_TABLE_BYTES = 16 * input_files.MIB
 # The folder that holds the project's packages: the repository, or an installed wheel's
 # `gke_b200_serving/` (hatch_build.py).

@@ -182,3 +182,22 @@ def test_new_default_labels_say_the_labelled_resources_may_follow(
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "labels", {"environment": "staging"})
     (warning,) = [warning for warning in result.warnings if "default labels change" in warning]
     assert "pulumi-gcp/issues/1275" in warning and "(stack setting: environment)" in warning
+
+
+def test_an_alert_that_comes_or_goes_names_the_switch_not_the_settings_of_its_values(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: an alert's existence was attributed to every setting that feeds its values, so the MTP alert
+    created with MTP named only the namespace changed with it, and deleted alerts named their thresholds."""
+    without_mtp = render_with(render_stack, tmp_path_factory, "dev", "no-mtp", {"engine": {"speculative": None}})
+    with_mtp = render_with(render_stack, tmp_path_factory, "dev", "mtp-ns", {"cluster": {"namespace": "serving-b"}})
+    created = preview_states(without_mtp.states, with_mtp.states)
+    assert named(created, "llm-monitoring-mtp-acceptance-collapsed").action == "create"
+    assert named(created, "llm-monitoring-mtp-acceptance-collapsed").config_keys == {"engine.speculative"}
+    settings = {"engine": {"speculative": None}, "monitoring": {"alerts": {"minMtpAcceptance": 0.6}}}
+    _, _, dropped = day2(render_stack, tmp_path_factory, "dev", "no-mtp-threshold", settings)
+    assert named(dropped, "llm-monitoring-mtp-acceptance-collapsed").config_keys == {"engine.speculative"}
+    settings = {"monitoring": {"alerts": {"enabled": False, "pendingSeconds": 600}}}
+    _, _, off = day2(render_stack, tmp_path_factory, "dev", "alerts-off", settings)
+    assert named(off, "llm-monitoring-pods-pending").action == "delete"
+    assert named(off, "llm-monitoring-pods-pending").config_keys == {"monitoring.alerts.enabled"}

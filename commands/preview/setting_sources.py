@@ -625,7 +625,8 @@ def _differences(old: Any, new: Any, path: tuple[Segment, ...] = ()) -> list[tup
 def closeness(fed: Anchor, changed: Anchor) -> tuple[int, int] | None:
     """How closely an input an Args field feeds matches a changed one, or None when they are apart:
     (the depth both reach, the parts that are the same there). Objects of another name are taken for
-    the same place (`containers[vllm]` and `containers[vllm-3]`), but count for less than the same name."""
+    the same place (`containers[vllm]` and `containers[vllm-3]`), but count for less than the same name; so is an
+    item a field adds to a list without a name or a flag of its own (`engine.extraArgs`' items), any item there."""
     if changed == IDENTITY:
         return (0, 0) if fed == IDENTITY or fed in IDENTITY_ANCHORS else None
     depth = min(len(fed), len(changed))
@@ -633,7 +634,9 @@ def closeness(fed: Anchor, changed: Anchor) -> tuple[int, int] | None:
     for one, other in zip(fed[:depth], changed[:depth], strict=True):
         if one == other:
             same += 1
-        elif not (isinstance(one, Item) and isinstance(other, Item) and one.kind == other.kind == NAMED):
+        elif not (
+            isinstance(one, Item) and isinstance(other, Item) and (one.kind == other.kind == NAMED or one.kind == ANY)
+        ):
             return None
     return depth, same
 
@@ -910,9 +913,10 @@ class _Attribution:
         if one_group_fields:
             fed = {field: keys for field, keys in fed.items() if len({key.rpartition(".")[0] for key in keys}) == 1}
         same_name = (record["type"], record["name"]) in traced_children(component_type, name)
-        # field -> how closely it feeds the anchor (an input the field feeds itself is closer than a
-        # whole list that holds it; another resource altogether is the loosest tie)
-        closest_of: dict[str, tuple[int, int]] = {}
+        # anchor -> field -> how closely the field feeds it (an input the field feeds itself is closer than a
+        # whole list that holds it; another resource altogether is the loosest tie): each changed place of the
+        # input names the fields closest to it (a list's changed flag its setting, an added one extraArgs)
+        closest_of: dict[Anchor, dict[str, tuple[int, int]]] = {anchor: {} for anchor in anchors}
         for field, keys in fed.items():
             if not keys & candidates:
                 continue
@@ -921,12 +925,13 @@ class _Attribution:
                     continue
                 for anchor in anchors:
                     found = closeness(fed_anchor, anchor)
-                    if found is not None and found > closest_of.get(field, (-1, -1)):
-                        closest_of[field] = found
-        if not closest_of:
-            return set()
-        closest = max(closest_of.values())
-        return {key for field, found in closest_of.items() if found == closest for key in fed[field] & candidates}
+                    if found is not None and found > closest_of[anchor].get(field, (-1, -1)):
+                        closest_of[anchor][field] = found
+        named: set[str] = set()
+        for fields in closest_of.values():
+            closest = max(fields.values(), default=None)
+            named |= {key for field, found in fields.items() if found == closest for key in fed[field] & candidates}
+        return named
 
 
 def name_settings(
@@ -970,7 +975,8 @@ def _name_the_sources(changes: list[ResourceChange], roots: frozenset[str]) -> N
     `capacity.nodes` from a new goal) names that one too: every changed setting is named by a change."""
     for source, derived in DERIVED_FROM.items():
         sources = (
-            {root for root in roots if root == source or root.startswith(source)}
+            # a group's fields, or the group set from null (a `target` where `capacity.nodes` was)
+            {root for root in roots if root.startswith(source) or root == source.removesuffix(".")}
             if source.endswith(".")
             else ({source} & roots)
         )

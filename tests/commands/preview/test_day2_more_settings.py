@@ -201,3 +201,26 @@ def test_an_alert_that_comes_or_goes_names_the_switch_not_the_settings_of_its_va
     _, _, off = day2(render_stack, tmp_path_factory, "dev", "alerts-off", settings)
     assert named(off, "llm-monitoring-pods-pending").action == "delete"
     assert named(off, "llm-monitoring-pods-pending").config_keys == {"monitoring.alerts.enabled"}
+
+
+def test_a_goal_instead_of_a_node_count_names_the_goal(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: a `target` where `capacity.nodes` was sized the Deployment, which named only
+    capacity.nodes (the group set from null was not read as the source of the count)."""
+    settings = {"capacity": {"nodes": None}, "target": {"totalTokensPerSecond": 700_000}}
+    _, _, result = day2(render_stack, tmp_path_factory, "prod", "goal", settings)
+    assert {"target", "capacity.nodes"} <= named(result, "llm-vllm-deployment").config_keys
+
+
+def test_extra_args_and_env_are_named_beside_another_engine_setting(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: the whole args list (or env) changed for two settings named only the one whose flag
+    the traced configs hold; each changed place of an input now names the fields closest to it."""
+    settings = {"engine": {"maxNumSeqs": 4096, "extraArgs": ["--max-log-len=100"]}}
+    _, _, flags = day2(render_stack, tmp_path_factory, "dev", "flag-and-extra", settings)
+    assert named(flags, "llm-vllm-deployment").config_keys == {"engine.maxNumSeqs", "engine.extraArgs"}
+    settings = {"engine": {"estimateCudagraphs": False, "extraEnv": {"NCCL_DEBUG": "WARN"}}}
+    _, _, env = day2(render_stack, tmp_path_factory, "dev", "env-and-extra", settings)
+    assert {"engine.estimateCudagraphs", "engine.extraEnv"} <= named(env, "llm-vllm-deployment").config_keys

@@ -143,6 +143,7 @@ _K8S_KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "apiregistration.k8s.io/v1:APIService": (),
     "keda.sh/v1alpha1:ScaledObject": (),
     "keda.sh/v1alpha1:TriggerAuthentication": (),
+    "autoscaling.x-k8s.io/v1beta1:CapacityBuffer": (),
 }
 
 _GCP_RULES = (
@@ -338,6 +339,13 @@ _GCP_RULES = (
         "gcp:monitoring/notificationChannel:NotificationChannel",
         ("project",),
         _tf("monitoring", "monitoring_notification_channel"),
+    ),
+    # `name` is not immutable: the update writes to the new name (risks.py: the old metric stays)
+    ReplacementRule(
+        "gcp:logging/metric:Metric",
+        ("project", "metricDescriptor.labels"),
+        "GoogleCloudPlatform/magic-modules@068cc456:mmv1/products/logging/Metric.yaml (which generates "
+        "resource_logging_metric.go): immutable a label's key and value type, and the project of the base URL",
     ),
 )
 

@@ -300,6 +300,27 @@ def _default_labels_changed(change: ResourceChange) -> str | None:
     )
 
 
+LOG_METRIC_TYPE = "gcp:logging/metric:Metric"
+# The provider updates a metric at its self link, projects/P/metrics/NAME (magic-modules mmv1/products/logging/
+# Metric.yaml), and the Logging API's projects.metrics.update creates a metric that does not exist.
+LOG_METRIC_UPDATE = "https://cloud.google.com/logging/docs/reference/v2/rest/v2/projects.metrics/update"
+
+
+def _log_metric_renamed(old: dict[str, Record], change: ResourceChange) -> str | None:
+    """A log-based metric's name changed: an update in place, which writes the metric under the new name."""
+    if change.record["type"] != LOG_METRIC_TYPE or change.action != "update":
+        return None
+    if not any(entry.path == "name" for entry in change.inputs):
+        return None
+    before = old[change.urn]["inputs"].get("name")
+    project = old[change.urn]["inputs"].get("project") or "PROJECT"
+    return (
+        f"{change.urn}: the log-based metric is renamed in place: the provider writes it under the new name, which "
+        f"the Logging API creates as a new metric ({LOG_METRIC_UPDATE}); the old one, {before!r}, stays and keeps "
+        f"counting until deleted by hand (`gcloud logging metrics delete {before} --project {project}`){_keys(change)}"
+    )
+
+
 def _proxy_only_deleted(new: dict[str, Record], change: ResourceChange) -> str | None:
     """The stack's proxy-only subnet deleted while the Gateway stays (`routing.gateway.existingProxySubnet` set): the
     load balancers' proxies take their addresses from the region's one ACTIVE proxy-only subnet."""
@@ -722,6 +743,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
                 _disk_deleted_under_volume(old, change, result),
                 _proxy_only_deleted(new, change),
                 _default_labels_changed(change),
+                _log_metric_renamed(old, change),
                 _benchmark_runs(change, serving_before),
                 _hyperdisk_performance(change),
             )

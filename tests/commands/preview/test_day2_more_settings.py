@@ -224,3 +224,20 @@ def test_extra_args_and_env_are_named_beside_another_engine_setting(
     settings = {"engine": {"estimateCudagraphs": False, "extraEnv": {"NCCL_DEBUG": "WARN"}}}
     _, _, env = day2(render_stack, tmp_path_factory, "dev", "env-and-extra", settings)
     assert {"engine.estimateCudagraphs", "engine.extraEnv"} <= named(env, "llm-vllm-deployment").config_keys
+
+
+def test_a_renamed_log_metric_says_the_old_one_stays(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: another namespace renames the time-to-ready log metric, an update in place that
+    writes a new metric (the Logging API creates one that does not exist): the old one stays, unsaid until now."""
+    benchmark = {"benchmark": {"enabled": True, "gatewayAddress": "10.0.0.50"}}
+    old = render_with(render_stack, tmp_path_factory, "staging", "bench", benchmark)
+    new = render_with(
+        render_stack, tmp_path_factory, "staging", "bench-ns", {**benchmark, "cluster": {"namespace": "llm-serving-b"}}
+    )
+    result = preview_states(old.states, new.states)
+    (metric,) = [change for change in result.changes if change.record["type"] == "gcp:logging/metric:Metric"]
+    assert metric.action == "update" and not metric.no_rule
+    (warning,) = [warning for warning in result.warnings if "log-based metric is renamed" in warning]
+    assert "gcloud logging metrics delete" in warning and "stays" in warning

@@ -679,10 +679,12 @@ def _other_args(args: Any, field: str) -> list[Any]:
 
 def _others(holder: Any, name: str) -> list[Any]:
     """Other values of one field of an Args dataclass; None too when the field is optional and set (the
-    internal load balancer's ranges: a child that only a set value declares)."""
+    internal load balancer's ranges, the download Job's name: a child that only a set value declares), by its
+    default or by its type (`... | None`)."""
     value = getattr(holder, name)
-    default = next(field.default for field in dataclasses.fields(holder) if field.name == name)
-    return [*other_values(value), *([None] if value is not None and default is None else [])]
+    field = next(field for field in dataclasses.fields(holder) if field.name == name)
+    optional = field.default is None or str(field.type).replace(" ", "").endswith("|None")
+    return [*other_values(value), *([None] if value is not None and optional else [])]
 
 
 def _recorded(component_type: str, name: str) -> dict[str, Any] | None:
@@ -726,15 +728,19 @@ def trace_inputs_fed(component_type: str, name: str, field: str) -> Touched:
             others = _other_args(args, field)
         except (AttributeError, TypeError):  # a field of a field that is null in this config
             continue
+        single = not _is_collection(_field_value(args, field)) and not ITEM_FIELD.fullmatch(field)
+        moved = False
         for other_args in others:
+            if moved and single and _field_value(other_args, field) is not None:
+                continue  # another value of a single value moves the same inputs (a list's may move each item); unset
+                # (None) may leave a child out
             try:
                 changed = _declared(component, name, other_args)
             except Exception:
                 continue
             found = _touched(base, changed)
             touched |= found
-            if found and not _is_collection(_field_value(args, field)) and not ITEM_FIELD.fullmatch(field):
-                break  # another value of a single value moves the same inputs; a list's may move each item
+            moved = moved or bool(found)
     return frozenset(touched)
 
 

@@ -241,3 +241,15 @@ def test_a_renamed_log_metric_says_the_old_one_stays(
     assert metric.action == "update" and not metric.no_rule
     (warning,) = [warning for warning in result.warnings if "log-based metric is renamed" in warning]
     assert "gcloud logging metrics delete" in warning and "stays" in warning
+
+
+def test_the_download_alert_of_a_new_revision_names_the_revision(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: the download-failed alert exists while a download Job does; its creation named the
+    downloader's retries changed in the same update, as the tracer never unset the Job's name (an optional field
+    without a default of None) and so never saw the alert go."""
+    settings = {"weights": {"revision": "89abcdef" * 5, "downloader": {"retries": 3}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "revision-retries", settings)
+    assert named(result, "llm-monitoring-download-failed").action == "create"
+    assert named(result, "llm-monitoring-download-failed").config_keys == {"weights.revision"}

@@ -771,25 +771,33 @@ def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> 
     return found
 
 
+# A priority's parts that say where and on what a node runs, not which capacity source it comes from.
+NOT_A_SOURCE = (".location", ".gpu", ".machineType", ".nodeRecycling")
+
+
 def _new_priorities(result: Preview, times: ServeTimes, rolls_now: bool) -> Rollout | None:
-    """A ComputeClass whose priorities change in place: GKE uses them for new nodes; the running pods keep theirs,
-    as the class asks for no active migration (vendored CRD: `activeMigration.optimizeRulePriority`, default false)."""
+    """A ComputeClass whose capacity sources, their order or its GPU driver change in place: GKE uses them for new
+    nodes; the running pods keep theirs, as the class asks for no active migration (vendored CRD:
+    `activeMigration.optimizeRulePriority`, default false). A zone moved is not one: the pods roll to the new zones."""
     for change in result.of("update"):
-        if change.record["type"] != COMPUTE_CLASS_TYPE or not any(
-            entry.path.startswith("spec.priorities") and ".nodeRecycling" not in entry.path for entry in change.inputs
-        ):
+        if change.record["type"] != COMPUTE_CLASS_TYPE:
+            continue
+        paths = [entry.path for entry in change.inputs if entry.path.startswith("spec.priorities")]
+        sources = [path for path in paths if not any(part in path for part in NOT_A_SOURCE)]
+        driver = any(".gpu.driverVersion" in path for path in paths)
+        if not sources and not driver:
             continue
         running = (
-            "the pods this update rolls most likely land on the nodes the old pods free (of the old sources) and "
-            "keep them"
+            "the pods this update rolls most likely land on the nodes the old pods free and keep them"
             if rolls_now
             else "the running pods keep their nodes"
         )
+        what = "capacity sources and order apply" if sources else "GPU driver version applies"
         return Rollout(
-            f"the ComputeClass's new capacity sources and order apply to new nodes only: {running} (the class sets "
+            f"the ComputeClass's new {what} to new nodes only: {running} (the class sets "
             "no activeMigration, whose optimizeRulePriority defaults to false in the vendored CRD) and move, each a "
-            "new node and a model load, as those are replaced (a Spot preemption, Flex-start recycling, a scale-up); "
-            "a reservation added is billed from its creation, used or not",
+            "new node and a model load, as those are replaced (a Spot preemption, Flex-start recycling, a scale-up)"
+            + ("; a reservation added is billed from its creation, used or not" if sources else ""),
             0,
             times.new_node,
             None,

@@ -676,3 +676,17 @@ def test_more_nodes_under_a_schedule_whose_step_sets_its_own_count_start_no_pod(
     _, _, grown = day2(render_stack, tmp_path_factory, "dev", "step-grown", {"capacity": {"nodes": 2}})
     (owned,) = [rollout for rollout in grown.rollouts if rollout.what.startswith("the scale schedule owns")]
     assert "scales to 2" in owned.what and "1 more pod(s) then" in owned.what and owned.pods == 1
+
+
+def test_a_zone_move_says_the_pods_roll_not_that_new_sources_apply_to_new_nodes(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: a zone move rolls every pod to the new zone, and a second line said the ComputeClass's
+    'new capacity sources and order' apply to new nodes only, which no source or order change backed; a new GPU
+    driver says it is the driver."""
+    _, _, moved = day2(render_stack, tmp_path_factory, "prod", "zone-a", {"zones": ["us-central1-a"]})
+    assert not [rollout for rollout in moved.rollouts if "capacity sources and order" in rollout.what]
+    driver = {"capacity": {"gpuDriverVersion": "default"}}
+    _, _, new_driver = day2(render_stack, tmp_path_factory, "prod", "driver", driver)
+    (rollout,) = [rollout for rollout in new_driver.rollouts if "ComputeClass's new" in rollout.what]
+    assert rollout.what.startswith("the ComputeClass's new GPU driver version applies to new nodes only")

@@ -567,9 +567,11 @@ def _running_pods(new: dict[str, Record], urn: str) -> tuple[int, int]:
     if "spec.replicas" not in (new[urn]["options"].get("ignoreChanges") or []):
         return (declared, declared)
     hpa = _hpa(new)
-    if hpa is not None:
-        return _bounds(hpa)
     steps = [replicas for *_, replicas in _scale_steps(new)]
+    if hpa is not None:
+        # a schedule beside the HPA may set 0, which the HPA leaves alone (horizontal.go reconcileAutoscaler)
+        low, high = _bounds(hpa)
+        return (min([low, *steps]), max([high, *steps]))
     return (min([declared, *steps]), max([declared, *steps]))
 
 

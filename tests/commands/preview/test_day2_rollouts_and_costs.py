@@ -322,7 +322,8 @@ def test_a_control_plane_floor_says_every_pod_starts_again_as_the_nodes_follow(
 def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """With the HPA owning the replicas, the declared count is its minimum: the upgrade restarts what runs."""
+    """With the HPA owning the replicas, the declared count is its minimum: the upgrade restarts what runs, from
+    none (the schedule's sleep step sets 0, which the HPA leaves alone: a held-out check read 1..4) to its maximum."""
     base = autoscaled_dev(render_stack, tmp_path_factory, "hpa-1-4", maxReplicas=4)
     settings = {**AUTOSCALED, "autoscaling": {**AUTOSCALED["autoscaling"], "maxReplicas": 4}}
     upgraded = render_with(
@@ -330,7 +331,7 @@ def test_a_control_plane_floor_counts_the_pods_the_autoscaler_may_run(
     )
     result = preview_states(base.states, upgraded.states)
     (upgrade,) = [rollout for rollout in result.rollouts if "control plane" in rollout.what]
-    assert "the 1..4 running serving pod(s) start again" in upgrade.what and upgrade.pods == 4
+    assert "the 0..4 running serving pod(s) start again" in upgrade.what and upgrade.pods == 4
     assert "short-lived" not in upgrade.what  # dev's nodes are Spot
 
 
@@ -343,7 +344,7 @@ def test_an_engine_flag_under_the_autoscaler_rolls_the_pods_it_may_run(
     flag = render_with(render_stack, tmp_path_factory, "dev", "hpa-1-4-flag", settings)
     result = preview_states(base.states, flag.states)
     (rollout,) = result.rollouts
-    assert rollout.pods == 4 and "4 pod(s) at most (the 1..4 running), 1 at a time" in rollout.what
+    assert rollout.pods == 4 and "4 pod(s) at most (the 0..4 running), 1 at a time" in rollout.what
     assert "3 of 4 serve meanwhile" in rollout.what
     # at the autoscaler's floor the one pod rolls too: nothing serves meanwhile
     assert "(0 of 1 at the 1 running at the least: an outage)" in rollout.what

@@ -172,11 +172,11 @@ def _old_nodes_still_match(old: Record, new: Record) -> bool:
 
 
 def _template_rollout(
-    change: ResourceChange, old: Record, running: tuple[int, int], times: ServeTimes
+    change: ResourceChange, old: Record, running: tuple[int, int], times: ServeTimes, floor: int
 ) -> Rollout | None:
     """A new pod template: the pods that run (`running`, low..high where the HPA or the schedule owns the
     replicas, counted at the most) roll; to new nodes when the old ones no longer match the pods' node
-    constraints."""
+    constraints. `floor`: the fewest that run while any does (a schedule's 0 rolls nothing)."""
     template = [entry.path for entry in change.inputs if entry.path.startswith("spec.template.")]
     low, pods = running
     if not template or pods == 0:
@@ -198,9 +198,10 @@ def _template_rollout(
     )
     total = (rounds * per_pod[0], rounds * per_pod[1])
     what = f"{what}; {_still_serving(pods, step)} serve meanwhile, for about {_span(*total)}"
-    if 0 < low < pods:
+    if 0 < floor < pods:
         # the autoscaler's or the schedule's floor: a roll there takes down as large a share of the pods
-        what += f" ({_still_serving(low, step)} at the {low} running at the least{'' if low > step else ': an outage'})"
+        least = f"{floor} running at the least" if floor == low else f"{floor} running at the least while any does"
+        what += f" ({_still_serving(floor, step)} at the {least}{'' if floor > step else ': an outage'})"
     warning = (
         f"{change.urn}: {what}; each round needs an A4 node the new way (capacity that may not be there: the rollout "
         "then stalls with the others serving)"
@@ -575,6 +576,16 @@ def _running_pods(new: dict[str, Record], urn: str) -> tuple[int, int]:
     return (min([declared, *steps]), max([declared, *steps]))
 
 
+def _serving_floor(new: dict[str, Record], urn: str) -> int:
+    """The fewest serving pods that run while any does: the HPA's minimum or the declared count, and the schedule's
+    steps other than 0."""
+    hpa = _hpa(new)
+    counts = [_bounds(hpa)[0] if hpa is not None else _replicas(new[urn])]
+    if "spec.replicas" in (new[urn]["options"].get("ignoreChanges") or []):
+        counts += [replicas for *_, replicas in _scale_steps(new)]
+    return min((count for count in counts if count > 0), default=0)
+
+
 def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[int, int]:
     """The pods a new template replaces one round after the other: with a declared count that changes too, only
     those of the old count that stay (the pods added start on the new template at once, the pods cut stop at once:
@@ -647,7 +658,13 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         change is not None
         and change.action == "update"
         and (
-            rolled := _template_rollout(change, record, _rolled_pods(record, new[urn], _running_pods(new, urn)), times)
+            rolled := _template_rollout(
+                change,
+                record,
+                _rolled_pods(record, new[urn], _running_pods(new, urn)),
+                times,
+                _serving_floor(new, urn),
+            )
         )
     ):
         fronts = _fronts_ahead(result, old, record, new[urn], rolled, times)

@@ -280,8 +280,8 @@ def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str 
     )
 
 
-# pulumi-gcp's own verification of default labels: a default label removed showed a diff on the provider and on the
-# labelled resources, one added showed it on the provider only (https://github.com/pulumi/pulumi-gcp/issues/1275).
+# pulumi-gcp's verification of default labels, closed as fixed: a default label added had at first reached only the
+# provider, not the resources (https://github.com/pulumi/pulumi-gcp/issues/1275).
 DEFAULT_LABELS_SOURCE = "https://github.com/pulumi/pulumi-gcp/issues/1275"
 
 
@@ -293,10 +293,10 @@ def _default_labels_changed(change: ResourceChange) -> str | None:
         return None
     return (
         f"{change.urn}: the provider's default labels change. pulumi-gcp merges them into the labels of every GCP "
-        "resource that carries labels (the disks, the image, the cluster...), and whether `pulumi up` then also "
-        "updates those resources in place depends on the provider's version: its own verification saw a removed "
-        f"default label reach the resources and an added one not ({DEFAULT_LABELS_SOURCE}). This preview shows the "
-        f"provider's update only: check with `pulumi preview --diff`{_keys(change)}"
+        "resource that carries labels, so `pulumi up` may also update in place those that take their labels from "
+        "the provider alone (the disks, the image, the cluster...), which this preview shows unchanged (a resource "
+        "that sets the labels itself shows its own update); how far a changed default label reaches has varied "
+        f"with pulumi-gcp's version ({DEFAULT_LABELS_SOURCE}, fixed): check with `pulumi preview --diff`{_keys(change)}"
     )
 
 

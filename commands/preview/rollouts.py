@@ -353,10 +353,13 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
         # the pods a scale-up step starts are its own count (a step may set fewer than the program declares)
         was = max((replicas for *_, replicas in _scale_steps(old) if replicas > 0), default=before)
         more = max(0, max(replicas for *_, replicas in steps) - was)
+        fewer = max(0, was - max(replicas for *_, replicas in steps))
         then = (
             f"{more} more pod(s) then, each a new A4 node and a model load (about {_span(*times.new_node)}, all at "
             "once), or now by hand with the stack's scaleByHand output"
             if more
+            else f"{fewer} fewer pod(s) at that step than it set before"
+            if fewer
             else "no more pods than before then (the step scales to the count it did)"
         )
         what = (

@@ -692,3 +692,26 @@ def test_a_zone_move_says_the_pods_roll_not_that_new_sources_apply_to_new_nodes(
     _, _, new_driver = day2(render_stack, tmp_path_factory, "prod", "driver", driver)
     (rollout,) = [rollout for rollout in new_driver.rollouts if "ComputeClass's new" in rollout.what]
     assert rollout.what.startswith("the ComputeClass's new GPU driver version applies to new nodes only")
+
+
+def test_a_step_that_sets_fewer_pods_than_before_says_fewer(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: 3 -> 4 nodes with the wake step going from 3 to 2 said 'no more pods than before'."""
+    old = render_with(
+        render_stack,
+        tmp_path_factory,
+        "dev",
+        "step-3",
+        {"capacity": {"nodes": 3}, "schedule": {"businessHours": {"replicas": 3}}},
+    )
+    new = render_with(
+        render_stack,
+        tmp_path_factory,
+        "dev",
+        "step-2",
+        {"capacity": {"nodes": 4}, "schedule": {"businessHours": {"replicas": 2}}},
+    )
+    result = preview_states(old.states, new.states)
+    (owned,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the scale schedule owns")]
+    assert "1 fewer pod(s) at that step than it set before" in owned.what and owned.pods == 0

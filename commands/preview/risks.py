@@ -240,6 +240,11 @@ def _name_clash(old: dict[str, Record], change: ResourceChange) -> Iterator[str]
         )
 
 
+def _load_balanced(records: dict[str, Record]) -> bool:
+    """The records hold the Gateway's load-balanced objects (the proxies that use the proxy-only subnet)."""
+    return any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in records.values())
+
+
 def _is_proxy_only(record: Record) -> bool:
     return record["type"] == SUBNETWORK_TYPE and record["inputs"].get("purpose") in PROXY_ONLY_PURPOSES
 
@@ -262,7 +267,7 @@ def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str 
     """A proxy-only subnet replaced while the Gateway that uses it stays: no order of the update keeps it serving."""
     if change.action != "replace" or not _is_proxy_only(change.record):
         return None
-    if not any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in new.values()):
+    if not _load_balanced(new):
         return None
     order = (
         "deleted before its replacement exists"
@@ -326,7 +331,7 @@ def _proxy_only_deleted(new: dict[str, Record], change: ResourceChange) -> str |
     load balancers' proxies take their addresses from the region's one ACTIVE proxy-only subnet."""
     if change.action != "delete" or not _is_proxy_only(change.record):
         return None
-    if not any(record["type"].startswith(LOAD_BALANCED_TYPES) for record in new.values()):
+    if not _load_balanced(new):
         return None
     return (
         f"{change.urn}: the stack's proxy-only subnet is deleted while the Gateway stays. Its load balancers' proxies "

@@ -352,8 +352,8 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
         )
         # the pods a scale-up step starts are its own count (a step may set fewer than the program declares)
         was = max((replicas for *_, replicas in _scale_steps(old) if replicas > 0), default=before)
-        more = max(0, max(replicas for *_, replicas in steps) - was)
-        fewer = max(0, was - max(replicas for *_, replicas in steps))
+        highest = max(replicas for *_, replicas in steps)
+        more, fewer = max(0, highest - was), max(0, was - highest)
         then = (
             f"{more} more pod(s) then, each a new A4 node and a model load (about {_span(*times.new_node)}, all at "
             "once), or now by hand with the stack's scaleByHand output"
@@ -565,28 +565,25 @@ def _flex_start(records: dict[str, Record]) -> bool:
     )
 
 
-def _running_pods(new: dict[str, Record], urn: str) -> tuple[int, int]:
-    """How many serving pods may run (low, high): the declared replicas, or what owns them decides."""
-    declared = _replicas(new[urn])
+def _pod_counts(new: dict[str, Record], urn: str) -> list[int]:
+    """The serving pod counts that may run: the declared replicas, or what owns them decides (the HPA's bounds, the
+    schedule's steps; a step may set 0, which the HPA leaves alone: horizontal.go reconcileAutoscaler)."""
     if "spec.replicas" not in (new[urn]["options"].get("ignoreChanges") or []):
-        return (declared, declared)
+        return [_replicas(new[urn])]
     hpa = _hpa(new)
-    steps = [replicas for *_, replicas in _scale_steps(new)]
-    if hpa is not None:
-        # a schedule beside the HPA may set 0, which the HPA leaves alone (horizontal.go reconcileAutoscaler)
-        low, high = _bounds(hpa)
-        return (min([low, *steps]), max([high, *steps]))
-    return (min([declared, *steps]), max([declared, *steps]))
+    owned = list(_bounds(hpa)) if hpa is not None else [_replicas(new[urn])]
+    return [*owned, *(replicas for *_, replicas in _scale_steps(new))]
+
+
+def _running_pods(new: dict[str, Record], urn: str) -> tuple[int, int]:
+    """How many serving pods may run (low, high)."""
+    counts = _pod_counts(new, urn)
+    return (min(counts), max(counts))
 
 
 def _serving_floor(new: dict[str, Record], urn: str) -> int:
-    """The fewest serving pods that run while any does: the HPA's minimum or the declared count, and the schedule's
-    steps other than 0."""
-    hpa = _hpa(new)
-    counts = [_bounds(hpa)[0] if hpa is not None else _replicas(new[urn])]
-    if "spec.replicas" in (new[urn]["options"].get("ignoreChanges") or []):
-        counts += [replicas for *_, replicas in _scale_steps(new)]
-    return min((count for count in counts if count > 0), default=0)
+    """The fewest serving pods that run while any does (0 when none ever does)."""
+    return min((count for count in _pod_counts(new, urn) if count > 0), default=0)
 
 
 def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[int, int]:
@@ -774,12 +771,12 @@ def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> 
         _scale_steps(records) + _buffer_steps(records) for records in (created, {urn: old[urn] for urn in deleted})
     )
     if made and gone:
-        listed = (
+        new_steps, deleted_steps = (
             "; ".join(f"{name} at {schedule!r} ({zone})" for name, schedule, zone, _ in steps) for steps in (made, gone)
         )
         found.append(
             Rollout(
-                f"the scale steps are replaced (new: {next(listed)}; deleted: {next(listed)}): a new step created "
+                f"the scale steps are replaced (new: {new_steps}; deleted: {deleted_steps}): a new step created "
                 "after its time first runs at its next time, and a deleted one does not run again, so on the day of "
                 "`pulumi up` the replicas stay as the last step that ran set them until the next new step; scale by "
                 "hand that day (`scaleByHand`)",

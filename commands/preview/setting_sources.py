@@ -652,8 +652,7 @@ def _other_args(args: Any, field: str) -> list[Any]:
     it. None for an item this config's Args do not hold."""
     keyed = ITEM_FIELD.fullmatch(field)
     if keyed:
-        items, key = getattr(args, keyed[1]), keyed[2]
-        item = next((item for item in items if item.key == key), None)
+        items, item = getattr(args, keyed[1]), _field_value(args, field)
         if item is None:
             return []
         if keyed[3]:

@@ -57,6 +57,7 @@ from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
 from common.sources import STATE_DELETE, cited
+from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
 from policies.graph import environments
 from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 
@@ -340,6 +341,39 @@ def _proxy_only_deleted(new: dict[str, Record], change: ResourceChange) -> str |
         "while this one is ACTIVE the Gateway loses its proxies' addresses, or GCP refuses the delete (which of the "
         f"two is not verified here){_keys(change)}"
     )
+
+
+def _proxy_only_created_beside_reused(old: dict[str, Record], change: ResourceChange) -> str | None:
+    """The stack's own ACTIVE proxy-only subnet created where the Gateway used another (`existingProxySubnet` unset
+    again): the region and network hold one ACTIVE proxy-only subnet, and the reused one is not the stack's to
+    delete."""
+    if (
+        change.action != "create"
+        or not _is_proxy_only(change.record)
+        or change.record["inputs"].get("role") != "ACTIVE"
+    ):
+        return None
+    reused = sorted(
+        {
+            str(annotations[REUSED_PROXY_SUBNET_ANNOTATION])
+            for record in old.values()
+            if REUSED_PROXY_SUBNET_ANNOTATION in (annotations := _annotations(record))
+        }
+    )
+    if not reused:
+        return None
+    return (
+        f"{change.urn}: the stack creates its own ACTIVE proxy-only subnet where the Gateway used {', '.join(reused)}. "
+        f"A region and network hold one ACTIVE proxy-only subnet ({PROXY_ONLY_DOCS}): while that one is ACTIVE the "
+        "create fails and `pulumi up` ends in an error. Run this update once that subnet is no longer ACTIVE (the page "
+        f"above: drained and deleted, or BACKUP); the stack never managed it and changes nothing of it{_keys(change)}"
+    )
+
+
+def _annotations(record: Record) -> dict[str, Any]:
+    metadata = record["inputs"].get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else {}
 
 
 def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange, result: Preview) -> str | None:
@@ -747,6 +781,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             for warning in (
                 _disk_deleted_under_volume(old, change, result),
                 _proxy_only_deleted(new, change),
+                _proxy_only_created_beside_reused(old, change),
                 _default_labels_changed(change),
                 _log_metric_renamed(old, change),
                 _benchmark_runs(change, serving_before),

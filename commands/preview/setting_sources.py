@@ -33,6 +33,7 @@ import re
 import string
 import threading
 import types
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, ParamSpec, TypeVar
 
@@ -679,11 +680,22 @@ def _other_args(args: Any, field: str) -> list[Any]:
 def _others(holder: Any, name: str) -> list[Any]:
     """Other values of one field of an Args dataclass; None too when the field is optional and set (the
     internal load balancer's ranges, the download Job's name: a child that only a set value declares), by its
-    default or by its type (`... | None`)."""
+    default or by its type (`X | None`, `Optional[X]`)."""
     value = getattr(holder, name)
-    field = next(field for field in dataclasses.fields(holder) if field.name == name)
-    optional = field.default is None or str(field.type).replace(" ", "").endswith("|None")
-    return [*other_values(value), *([None] if value is not None and optional else [])]
+    args_type: Any = type(holder)
+    return [*other_values(value), *([None] if value is not None and name in _optional_fields(args_type) else [])]
+
+
+@functools.cache
+def _optional_fields(args_type: Any) -> frozenset[str]:
+    """The fields of an Args dataclass that may be None: by their default, or by their resolved type."""
+    # pulumi.Input is a Union naming "Output[T]", which resolves in the module that defines it
+    hints = typing.get_type_hints(args_type, localns=vars(pulumi.output))
+    return frozenset(
+        field.name
+        for field in dataclasses.fields(args_type)
+        if field.default is None or type(None) in typing.get_args(hints[field.name])
+    )
 
 
 def _recorded(component_type: str, name: str) -> dict[str, Any] | None:

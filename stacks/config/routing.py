@@ -55,8 +55,9 @@ class GatewayConfig(ConfigModel):
     )
     proxy_subnet_cidr: str = Field(
         default="10.129.0.0/23",
-        description="Range of the proxy-only subnet: the one created, or that of existingProxySubnet. "
-        "The firewall rule to the serving pods allows it.",
+        description="Range of the proxy-only subnet: the one created, or that of existingProxySubnet (then "
+        "required: the default is the created subnet's range). The firewall rules to the serving pods and the picker "
+        "allow it.",
     )
     existing_proxy_subnet: Annotated[str | None, Field(pattern=PROXY_SUBNET_REFERENCE)] = Field(
         default=None,
@@ -136,6 +137,19 @@ class GatewayConfig(ConfigModel):
                 f"allowed: an llm-d-router picker such as {EPP_IMAGE.partition('@')[0]}"
             )
         return value
+
+    @model_validator(mode="after")
+    def _reused_subnet_has_its_range(self) -> GatewayConfig:
+        # The firewall rules admit proxySubnetCidr: left at the default of the subnet the stack would
+        # create, they would keep admitting that range (deleted, or never this VPC's proxies) and not
+        # the named subnet's, and the Gateway's traffic would stop at the firewall.
+        if self.existing_proxy_subnet is not None and "proxy_subnet_cidr" not in self.model_fields_set:
+            raise ValueError(
+                f"existingProxySubnet {quote(self.existing_proxy_subnet)} needs proxySubnetCidr, that subnet's range "
+                "(`gcloud compute networks subnets describe NAME --region REGION --format 'value(ipCidrRange)'`): "
+                "the firewall rules admit it; the default is the range of the subnet the stack creates"
+            )
+        return self
 
     @model_validator(mode="after")
     def _picker_fits_a_c4_shape(self) -> GatewayConfig:

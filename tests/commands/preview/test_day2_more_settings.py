@@ -165,13 +165,29 @@ def test_the_stacks_own_proxy_only_subnet_deleted_under_the_gateway_says_to_prom
 ) -> None:
     """A held-out day-2 check: naming an existing proxy-only subnet deleted the stack's own while the Gateway stayed,
     with no warning; it is safe only once the named one is ACTIVE and the stack's BACKUP."""
-    settings = {"routing": {"gateway": {"existingProxySubnet": "shared-proxy"}}}
+    settings = {"routing": {"gateway": {"existingProxySubnet": "shared-proxy", "proxySubnetCidr": "10.130.0.0/23"}}}
     _, _, result = day2(render_stack, tmp_path_factory, "staging", "existing-proxy", settings)
     assert named(result, "llm-gateway-proxy-subnet").action == "delete"
     (warning,) = [warning for warning in result.warnings if "proxy-only subnet is deleted" in warning]
     assert "existingProxySubnet names is ACTIVE and this one BACKUP" in warning
     assert "(stack setting: routing.gateway.existingProxySubnet)" in warning
     assert not result.refusals
+
+
+def test_the_stacks_own_proxy_only_subnet_created_again_says_the_reused_one_must_not_be_active(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: unsetting existingProxySubnet created a second ACTIVE proxy-only subnet beside the one the Gateway
+    used, with no warning; GCP holds one ACTIVE per region and network, so that create fails."""
+    settings = {"routing": {"gateway": {"existingProxySubnet": "shared-proxy", "proxySubnetCidr": "10.130.0.0/23"}}}
+    own, reusing, _ = day2(render_stack, tmp_path_factory, "staging", "existing-proxy", settings)
+    result = preview_states(reusing.states, own.states)
+    assert named(result, "llm-gateway-proxy-subnet").action == "create"
+    (warning,) = [warning for warning in result.warnings if "creates its own ACTIVE proxy-only subnet" in warning]
+    assert "where the Gateway used shared-proxy" in warning and "the create fails" in warning
+    assert "(stack setting: routing.gateway.existingProxySubnet)" in warning
+    forward = preview_states(own.states, reusing.states)
+    assert not [warning for warning in forward.warnings if "creates its own ACTIVE" in warning]
 
 
 def test_new_default_labels_say_the_labelled_resources_may_follow(

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import gc
 import json
 import logging
-from typing import Any
+from typing import Any, Optional, Union
 
+import pulumi
 import pytest
 
 from commands.engine import mocks
@@ -23,6 +25,7 @@ from commands.preview.setting_sources import (
     COMPONENT_SETTINGS,
     NO_SETTING_DIFFERS,
     _name_the_sources,
+    _optional_fields,
     composition_settings,
     dotted,
     inputs_fed,
@@ -456,3 +459,19 @@ def test_a_setting_another_changed_setting_gives_names_that_one_too() -> None:
     _name_the_sources([sized, other], frozenset({"target.totalTokensPerSecond", "capacity.nodes"}))
     assert sized.config_keys == {"capacity.nodes", "target.totalTokensPerSecond"}
     assert other.config_keys == {"routing.serviceName"}
+
+
+@dataclasses.dataclass(frozen=True)
+class _SpelledArgs:
+    required: str
+    new_style: str | None
+    old_style: Optional[str]  # noqa: UP045 (the spelling under test)
+    union: Union[int, None]  # noqa: UP007 (the spelling under test)
+    an_input: pulumi.Input[str] | None
+    by_default: Any = None
+    set_default: str = "x"
+
+
+def test_an_optional_field_is_known_by_its_resolved_type_whichever_way_it_is_spelled() -> None:
+    """A review: `Optional[X]` was missed (the annotation's text was read), so that field was never followed unset."""
+    assert _optional_fields(_SpelledArgs) == {"new_style", "old_style", "union", "an_input", "by_default"}

@@ -319,6 +319,11 @@ INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
         "reads an EndpointPickerConfig of inference.networking.x-k8s.io/v1alpha1",
     ),
     ("proxy-subnet-not-a-name", {"gateway": {"existingProxySubnet": "Proxy Subnet"}}, "existingProxySubnet"),
+    (
+        "reused-subnet-without-its-range",
+        {"gateway": {"existingProxySubnet": "shared-proxy"}},
+        "routing.gateway: existingProxySubnet 'shared-proxy' needs proxySubnetCidr, that subnet's range",
+    ),
     ("pool-name-too-long", {"serviceName": "q" * 41}, "templates cut it to 40 characters"),
     (
         "picker-thinner-than-c4",

@@ -344,7 +344,7 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
         )
     before, after = _replicas(old[urn]), _replicas(new[urn])
     if before == after:
-        return found
+        return found + _recounted_steps(old, new, after_hpa, times)
     steps = [step for step in _scale_steps(new) if step[3] > 0]
     if steps:
         when = "; ".join(
@@ -385,6 +385,42 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
                 (0, 0),
                 None,
                 "not at `pulumi up`",
+                times.source,
+            )
+        )
+    return found
+
+
+def _recounted_steps(
+    old: dict[str, Record], new: dict[str, Record], hpa: Record | None, times: ServeTimes
+) -> list[Rollout]:
+    """Scale steps that set another count at the same time (the program's replicas unchanged): `pulumi up` only
+    changes the CronJobs; the pods follow when each step runs next (`kubectl scale`, components/schedule.py)."""
+    was = {name: replicas for name, *_, replicas in _scale_steps(old)}
+    found = []
+    for name, schedule, zone, replicas in _scale_steps(new):
+        if name not in was or was[name] == replicas:
+            continue
+        more, fewer = max(0, replicas - was[name]), max(0, was[name] - replicas)
+        then = (
+            f"{more} more pod(s) than before then, all at once, each a new A4 node and a model load (about "
+            f"{_span(*times.new_node)})"
+            if more
+            else f"{fewer} fewer pod(s) than before stop then"
+        )
+        owner = (
+            f"; the HPA ({'..'.join(map(str, _bounds(hpa)))}) then moves the count within its bounds by load"
+            if hpa is not None and replicas > 0
+            else ""
+        )
+        found.append(
+            Rollout(
+                f"the scale step {name} at '{schedule}' ({zone}) sets {replicas} pod(s) instead of {was[name]}: "
+                f"`pulumi up` leaves the running pods alone; at the step's next run, {then}{owner}",
+                more,
+                times.new_node,
+                times.new_node if more else None,
+                "at the step's next run after `pulumi up`",
                 times.source,
             )
         )

@@ -715,3 +715,16 @@ def test_a_step_that_sets_fewer_pods_than_before_says_fewer(
     result = preview_states(old.states, new.states)
     (owned,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the scale schedule owns")]
     assert "1 fewer pod(s) at that step than it set before" in owned.what and owned.pods == 0
+
+
+def test_a_step_that_sets_another_count_alone_says_when_the_pods_follow(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: a wake step's count changed with the program's replicas unchanged gave no rollout note, though the
+    next wake starts a pod more."""
+    settings = {"schedule": {"businessHours": {"replicas": 2}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "wake-two", settings)
+    (step,) = [rollout for rollout in result.rollouts if "sets 2 pod(s) instead of 1" in rollout.what]
+    assert "`pulumi up` leaves the running pods alone; at the step's next run, 1 more pod(s) than before" in step.what
+    assert "the HPA (1..4) then moves the count within its bounds" in step.what
+    assert step.pods == 1 and step.when == "at the step's next run after `pulumi up`"

@@ -48,6 +48,7 @@ from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
 from commands.preview.provider_effects import raises_master_version
 from components.capacity import FLEX_START_PRIORITY_FIELD
+from components.endpoint_picker import EndpointPicker
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, THE_WRITEUP
 
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
@@ -427,6 +428,44 @@ def _recounted_steps(
     return found
 
 
+# The Gateway API Inference Extension's API reference, EndpointPickerFailureMode: FailOpen forwards a request
+# the picker does not answer to an endpoint the proxy picks itself.
+FAIL_OPEN_SPEC = "https://gateway-api-inference-extension.sigs.k8s.io/reference/spec"
+
+
+def _picker_restarts(result: Preview, new: dict[str, Record]) -> Rollout | None:
+    """The Endpoint Picker's pods start again (a new pod template, or the Deployment replaced): under its Recreate
+    strategy every old pod stops before a new one starts (components/endpoint_picker.py), and meanwhile the
+    InferencePool's failureMode FailOpen has the proxies send requests on without it."""
+    kinds = {record["name"]: record["type"] for record in new.values()}
+    for change in result.changes:
+        record = change.record
+        if record["type"] != DEPLOYMENT_TYPE or kinds.get(record.get("parent") or "") != EndpointPicker.TYPE:
+            continue
+        spec = record["inputs"].get("spec") or {}
+        recreated = (spec.get("strategy") or {}).get("type") == "Recreate" and any(
+            entry.path.startswith("spec.template.") for entry in change.inputs
+        )
+        if not (change.action == "replace" or (change.action == "update" and recreated)):
+            continue
+        replicas = spec.get("replicas")
+        pods = f"{replicas} pod(s)" if isinstance(replicas, int) else "pods"
+        how = "the Deployment is replaced" if change.action == "replace" else "its strategy is Recreate"
+        return Rollout(
+            f"the Endpoint Picker's {pods} stop together, then new ones start ({how}: no old picker runs beside a "
+            "new one). Until one is ready (it may first need a node of its own; not measured), the InferencePool's "
+            f"failureMode FailOpen has the proxies send each request to a serving pod of their own choosing "
+            f"({FAIL_OPEN_SPEC}, EndpointPickerFailureMode): requests are served, without the picker's queue- and "
+            "cache-aware choice",
+            0,
+            (0, 0),
+            None,
+            "during `pulumi up`",
+            "not measured: how long a new picker pod takes to be ready",
+        )
+    return None
+
+
 def _download_first(result: Preview, times: ServeTimes) -> list[Rollout]:
     """New weights: the serving Deployment depends on the claim, the volume, the disks, the image, the snapshot and
     the download Job (components/weights.py), and pulumi-kubernetes waits for a Job to complete up to its create
@@ -741,6 +780,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
             _held_nodes(old, new, times),
             _node_upgrade(result, new, urn, times),
             _new_priorities(result, times, rolls_now),
+            _picker_restarts(result, new),
         )
         if rollout
     ]

@@ -44,7 +44,7 @@ from pydantic.alias_generators import to_camel
 
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
-from commands.engine.secrets import CIPHERTEXT
+from commands.engine.secrets import CIPHERTEXT, UNSET
 from commands.io.states import Record
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange
@@ -855,17 +855,28 @@ def name_changed_measurements(changes: list[ResourceChange], old: object, new: o
             change.no_config_keys = NO_SETTING_BUT_MEASUREMENTS.format(figures=" and ".join(differ))
 
 
-SECRET_CIPHERTEXT_CHANGED = (
-    "a secret config key behind it was set again (hfToken, or a key engine.secretEnv names): its `secure:` "
-    "ciphertext changed; settingDigests leave secret keys out, so which one is not named here"
+SECRET_KEY_CHANGED = (
+    "a secret config key behind it was {how} (hfToken, or a key engine.secretEnv names); settingDigests leave "
+    "secret keys out, so which one is not named here"
 )
+SECRET_CHANGES = {
+    (CIPHERTEXT, CIPHERTEXT): "set again: its `secure:` ciphertext changed",
+    (UNSET, CIPHERTEXT): "set (the old render left it unset)",
+    (CIPHERTEXT, UNSET): "unset (the old render had a `secure:` value)",
+}
 
 
-def _ciphertext_changed(old: object, new: object) -> bool:
-    """Both sides of an input are a `secure:` value's digest (commands/engine/secrets.py), and they differ."""
-    return old != new and all(
-        isinstance(side, str) and side.startswith(f"[secret, {CIPHERTEXT}") for side in (old, new)
-    )
+def _secret_change(old: object, new: object) -> str | None:
+    """How a `secure:` config value behind an input changed, when both sides are its digests
+    (commands/engine/secrets.py: a ciphertext's, or `unset`) and they differ."""
+    return None if old == new else SECRET_CHANGES.get((_secret_kind(old), _secret_kind(new)))
+
+
+def _secret_kind(side: object) -> str:
+    """`ciphertext` or `unset` of a secret's digest as a preview shows it (`[secret, unset]`), else ''."""
+    if not isinstance(side, str) or not side.startswith("[secret, "):
+        return ""
+    return side.removeprefix("[secret, ").split(" ", 1)[0].removesuffix("]")
 
 
 class _Attribution:
@@ -1017,8 +1028,10 @@ def _name_settings(
     # inputs' traced keys: for a component declared on one side only, those that feed its existence)
     pending: list[tuple[ResourceChange, str | None, set[str], list[set[str]]]] = []
     for change in changes:
-        if change.inputs and all(_ciphertext_changed(entry.old, entry.new) for entry in change.inputs):
-            change.no_config_keys = SECRET_CIPHERTEXT_CHANGED
+        secret_changes = [_secret_change(entry.old, entry.new) for entry in change.inputs]
+        hows = sorted({how for how in secret_changes if how is not None})
+        if change.inputs and None not in secret_changes:
+            change.no_config_keys = SECRET_KEY_CHANGED.format(how=" or ".join(hows))
             continue
         component = attribution.component_of(change.record)
         if component is None:

@@ -361,11 +361,11 @@ class UpdatePlanner:
                         change.replaced_with.add(dependency_urn)
                     continue
                 change.inputs.append(InputChange(path, value, Unknown(dependency), replaces))
+                change.config_keys |= source.config_keys  # an update it follows comes from the same settings
                 grew = True
                 if replaces:
                     change.replaced_because.append(f"{path} depends on {dependency}, which is replaced")
                     change.replaced_with.add(dependency_urn)
-                    change.config_keys |= source.config_keys
         if grew:
             change.action = "replace" if change.replaced_because else "update"
         return grew

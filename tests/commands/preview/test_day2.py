@@ -249,3 +249,17 @@ def test_leaving_gateway_mode_warns_that_the_gateway_api_goes_off_before_the_gat
     assert warning.startswith("llm-serving:gke:Cluster$gcp:container/cluster:Cluster::llm-gke: ")
     assert "not verified here" in warning and "--target-dependents" in warning
     assert any("kubernetes:gateway.networking.k8s.io/v1:Gateway" in change.urn for change in back.of("delete"))
+
+
+def test_a_secure_value_set_for_the_first_time_says_so_not_that_the_program_changed(
+    dev: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: hfToken set where the stack file had none replaced the Secret with "no stack setting
+    differs ... the program itself declares it otherwise"; and unset again, the same."""
+    ciphertext = "v1:Zm9yLXRlc3RzLW9ubHk=:not-a-real-ciphertext"
+    token = render_with(render_stack, tmp_path_factory, "dev", "token-a", {"hfToken": {"secure": ciphertext}})
+    for old, new, how in ((dev, token, "set (the old render left it unset)"), (token, dev, "unset (the old")):
+        changes = preview_states(old.states, new.states).changes
+        (secret,) = [change for change in changes if change.record["name"] == "llm-hf-token-secret"]
+        assert f"a secret config key behind it was {how}" in secret.no_config_keys
+        assert not secret.config_keys

@@ -269,3 +269,17 @@ def test_the_download_alert_of_a_new_revision_names_the_revision(
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "revision-retries", settings)
     assert named(result, "llm-monitoring-download-failed").action == "create"
     assert named(result, "llm-monitoring-download-failed").config_keys == {"weights.revision"}
+
+
+def test_an_update_that_follows_a_replacement_names_the_replacements_setting(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: a subnet narrowed back to /20 is replaced, and the Cloud NAT that lists it is updated to
+    the new one; the NAT's update said no setting changed it ("follows the replacement ... names no setting") while
+    the subnet's replacement named cluster.network.subnetCidr."""
+    settings = {"cluster": {"network": {"subnetCidr": "10.0.0.0/19"}}}
+    dev, wider, _ = day2(render_stack, tmp_path_factory, "dev", "wider-subnet", settings)
+    result = preview_states(wider.states, dev.states)
+    assert named(result, "llm-subnet").action == "replace"
+    nat = named(result, "llm-nat")
+    assert nat.action == "update" and nat.config_keys == {"cluster.network.subnetCidr"}, nat.no_config_keys

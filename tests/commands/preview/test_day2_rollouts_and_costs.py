@@ -728,3 +728,17 @@ def test_a_step_that_sets_another_count_alone_says_when_the_pods_follow(
     assert "`pulumi up` leaves the running pods alone; at the step's next run, 1 more pod(s) than before" in step.what
     assert "the HPA (1..4) then moves the count within its bounds" in step.what
     assert step.pods == 1 and step.when == "at the step's next run after `pulumi up`"
+
+
+def test_a_new_picker_template_says_its_pods_stop_together_and_requests_go_on_without_it(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A held-out day-2 check: new picker resources updated its Deployment with no rollout note, though under Recreate
+    every picker pod stops before a new one starts, and the pool's FailOpen routes without it meanwhile."""
+    settings = {"routing": {"gateway": {"eppCpu": "12", "eppMemory": "32Gi"}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "picker-cpu", settings)
+    (picker,) = [rollout for rollout in result.rollouts if "Endpoint Picker" in rollout.what]
+    assert "the Endpoint Picker's 2 pod(s) stop together, then new ones start (its strategy is Recreate" in picker.what
+    assert "failureMode FailOpen" in picker.what and picker.pods == 0 and picker.source.startswith("not measured")
+    _, _, engine_only = day2(render_stack, tmp_path_factory, "staging", "seqs", {"engine": {"maxNumSeqs": 64}})
+    assert not [rollout for rollout in engine_only.rollouts if "Endpoint Picker" in rollout.what]

@@ -554,11 +554,15 @@ def _descend(folder: int, parts: Iterable[str], where: str, create: bool) -> int
     """A descriptor of the directory `parts` lead to below `folder`, one component at a time (no
     links followed); `create`: making the missing ones."""
     current = os.dup(folder)
+    # (descriptor of the parent, name) of each folder this call made: removed again when a later step
+    # fails, so that a refused path leaves nothing behind (a name too long made its parents first)
+    made: list[tuple[int, str]] = []
     try:
         for part in parts:
             if create:
                 try:
                     os.mkdir(part, dir_fd=current)
+                    made.append((os.dup(current), part))
                 except FileExistsError:
                     pass
                 except OSError as error:  # a file system that takes no folder (/proc, /sys), a full one
@@ -571,7 +575,13 @@ def _descend(folder: int, parts: Iterable[str], where: str, create: bool) -> int
             current = child
     except BaseException:
         os.close(current)
+        for parent, part in reversed(made):
+            with contextlib.suppress(OSError):
+                os.rmdir(part, dir_fd=parent)
         raise
+    finally:
+        for parent, _ in made:
+            os.close(parent)
     return current
 
 

@@ -330,7 +330,10 @@ def render_one(
             policy_config,
         )
     except (InvalidConfig, InputError) as error:
-        print(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}", file=sys.stderr)
+        print(
+            one_line(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}"),
+            file=sys.stderr,
+        )
         return 2
     except output.SecretInOutputError as error:
         print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
@@ -355,7 +358,8 @@ def render_one(
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
         print(
-            f"{label}render: {mandatory} mandatory policy violation(s); see {out_dir / 'policy.json'}", file=sys.stderr
+            f"{label}render: {mandatory} mandatory policy violation(s); see {shown(out_dir / 'policy.json')}",
+            file=sys.stderr,
         )
         return 1
     return refused
@@ -417,14 +421,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         policy_config = read_policy_config(args.policy_config) if args.policy_config else None
     except (PolicyConfigError, InputError) as error:
-        print(f"render: {error}", file=sys.stderr)
+        print(f"render: {one_line(error)}", file=sys.stderr)
         return 2
     refs = [stack_ref(target) for target in args.stacks]
     try:
         for ref in refs:
             stack_settings.check_project(ref.project)
     except InvalidConfig as error:
-        print(f"render: {error}", file=sys.stderr)
+        print(f"render: {one_line(error)}", file=sys.stderr)
         return 2
     targets = [(ref.name, ref.file) for ref in refs]
     names = [name for name, _ in targets]
@@ -443,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         try:  # read before rendering: OLD_DIR may be the output directory the render replaces
             earlier[name] = load_states(args.against / name if several else args.against) if args.against else None
         except PreviewInputError as error:
-            print(f"preview: {error}", file=sys.stderr)
+            print(f"preview: {one_line(error)}", file=sys.stderr)
             return 2
     with measurements.using(args.measurements):
         statuses = [

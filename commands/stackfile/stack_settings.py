@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from commands.io.console import hide_known_secrets
+from commands.io.console import hide_known_secrets, shown
 from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
 from common.text import code_span
@@ -199,7 +199,8 @@ NOTE_KEY_CHARS = 400
 
 
 def _noted(name: str) -> str:
-    return "`" + (name.replace("`", "'").replace("\n", " ")[:NOTE_KEY_CHARS] or "(empty)") + "`"
+    """A name in a code span of one line, its control characters escaped (a key may hold an ESC byte)."""
+    return "`" + (shown(name.replace("`", "'"))[:NOTE_KEY_CHARS] or "(empty)") + "`"
 
 
 def _listed(items: list[str]) -> str:
@@ -245,7 +246,7 @@ def stack_file_notes(settings: StackSettings) -> list[str]:
     if ignored:
         notes.append(
             "Provider settings not applied: "
-            + ", ".join(f"`{key}`" for key in sorted(ignored))
+            + ", ".join(_noted(key) for key in sorted(ignored))
             + " are read by default providers only, and every resource of this stack uses an explicit one "
             "(its project and region come from the stack's own keys)."
         )

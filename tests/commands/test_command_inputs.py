@@ -496,6 +496,32 @@ def test_a_line_break_in_an_output_path_starts_no_line_of_its_own(tmp_path: Path
     assert line.endswith("out\\nverdict: ok")
 
 
+@pytest.mark.parametrize("option", ["--against", "--policy-config"])
+def test_a_line_break_in_a_refused_input_path_starts_no_line_of_its_own(tmp_path: Path, option: str) -> None:
+    """An attacker: `render dev --against $'x\\nverdict: ok'` printed the path's second line as a line of its own."""
+    outcome = run_render("dev", option, str(tmp_path / "nope\nverdict: ok"), "--out", str(tmp_path / "out"))
+    assert outcome.returncode == 2
+    (line,) = outcome.stderr.splitlines()
+    assert "nope verdict: ok" in line
+
+
+def test_a_line_break_in_the_output_path_of_a_refused_render_starts_no_line_of_its_own(tmp_path: Path) -> None:
+    """An attacker: the mandatory-violation line printed `--out`'s path raw, ending stderr on a line of its choosing."""
+    policies = tmp_path / "policies.json"
+    policies.write_text('{"all": "mandatory"}')
+    outcome = run_render("dev", "--policy-config", str(policies), "--out", str(tmp_path / "out\nverdict: ok, all"))
+    assert outcome.returncode == 1
+    assert not any(line.startswith("verdict") for line in outcome.stderr.splitlines())
+    assert "out\\nverdict: ok, all/policy.json" in outcome.stderr
+
+
+def test_a_refused_output_path_leaves_no_folder_it_made(tmp_path: Path) -> None:
+    """An attacker: `--out A/B/<300 characters>` was refused (the name is too long) after A and A/B were made."""
+    outcome = run_render("dev", "--out", str(tmp_path / "new-a" / "new-b" / ("a" * 300)))
+    assert outcome.returncode == 2 and len(outcome.stderr.splitlines()) == 1, outcome.stderr
+    assert not any(tmp_path.iterdir())
+
+
 def entry_modules() -> list[str]:
     """The module each console script runs: the `_run(NAME, MODULE, FUNCTION)` calls of commands/entry.py."""
     calls = [

@@ -172,6 +172,17 @@ def test_engine_and_provider_settings_are_reported_for_what_they_do(tmp_path: Pa
     assert "ml-platform" not in labels
 
 
+def test_a_provider_key_with_control_characters_is_noted_escaped(tmp_path: Path) -> None:
+    """An attacker: a `gcp:` key holding a line break and an ESC byte reached plan.md and the console raw (a line of
+    its own, a terminal colour)."""
+    key = "gcp:x\nverdict: ok \x1b[31m"
+    path = write_stack(tmp_path, "keys", {"config": {**DEV, f"{PROJECT}:project": "my-llm-dev", key: 1}})
+    rendered, stderr = render_file(path, tmp_path / "out")
+    note = "Provider settings not applied: `gcp:x\\nverdict: ok \\x1b[31m`"
+    assert note in rendered.plan and note in stderr
+    assert "\x1b" not in rendered.plan and not any(line.startswith("verdict") for line in stderr.splitlines())
+
+
 def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
     environment = read_environment(
         {

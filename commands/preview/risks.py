@@ -364,9 +364,12 @@ def _proxy_only_created_beside_reused(old: dict[str, Record], change: ResourceCh
         return None
     return (
         f"{change.urn}: the stack creates its own ACTIVE proxy-only subnet where the Gateway used {', '.join(reused)}. "
-        f"A region and network hold one ACTIVE proxy-only subnet ({PROXY_ONLY_DOCS}): while that one is ACTIVE the "
-        "create fails and `pulumi up` ends in an error. Run this update once that subnet is no longer ACTIVE (the page "
-        f"above: drained and deleted, or BACKUP); the stack never managed it and changes nothing of it{_keys(change)}"
+        f"A region and network hold one ACTIVE REGIONAL_MANAGED_PROXY subnet ({PROXY_ONLY_DOCS}): while that one is "
+        "ACTIVE the create fails and `pulumi up` ends in an error; where the range changes too, the firewall rules and "
+        "NetworkPolicies, which do not wait for the subnet, have moved to the new one by then, shutting out the "
+        "proxies still on the old one. The page's order: create this subnet by hand as BACKUP with this range, "
+        "promote it, `pulumi import` it, and drain the old one; the stack never managed that one and changes nothing "
+        f"of it{_keys(change)}"
     )
 
 

@@ -398,16 +398,23 @@ def _recounted_steps(
     """Scale steps that set another count at the same time (the program's replicas unchanged): `pulumi up` only
     changes the CronJobs; the pods follow when each step runs next (`kubectl scale`, components/schedule.py)."""
     was = {name: replicas for name, *_, replicas in _scale_steps(old)}
+    steps = _scale_steps(new)
+    # with one step that starts pods (business hours' wake after its sleep), what runs before it is 0 either way;
+    # with several, what runs when a step fires is the step before it, which a cron table does not order here
+    alone = sum(replicas > 0 for *_, replicas in steps) <= 1
     found = []
-    for name, schedule, zone, replicas in _scale_steps(new):
+    for name, schedule, zone, replicas in steps:
         if name not in was or was[name] == replicas:
             continue
-        more, fewer = max(0, replicas - was[name]), max(0, was[name] - replicas)
+        more, fewer = (max(0, replicas - was[name]), max(0, was[name] - replicas)) if alone else (0, 0)
         then = (
             f"{more} more pod(s) than before then, all at once, each a new A4 node and a model load (about "
             f"{_span(*times.new_node)})"
             if more
             else f"{fewer} fewer pod(s) than before stop then"
+            if fewer
+            else f"the Deployment is scaled to {replicas}: how many pods that starts or stops depends on the step "
+            "that ran before it"
         )
         owner = (
             f"; the HPA ({'..'.join(map(str, _bounds(hpa)))}) then moves the count within its bounds by load"
@@ -433,10 +440,11 @@ def _recounted_steps(
 FAIL_OPEN_SPEC = "https://gateway-api-inference-extension.sigs.k8s.io/reference/spec"
 
 
-def _picker_restarts(result: Preview, new: dict[str, Record]) -> Rollout | None:
+def _picker_restarts(result: Preview, old: dict[str, Record], new: dict[str, Record]) -> Rollout | None:
     """The Endpoint Picker's pods start again (a new pod template, or the Deployment replaced): under its Recreate
-    strategy every old pod stops before a new one starts (components/endpoint_picker.py), and meanwhile the
-    InferencePool's failureMode FailOpen has the proxies send requests on without it."""
+    strategy, or a replacement that deletes first, every old pod stops before a new one starts
+    (components/endpoint_picker.py), and meanwhile the InferencePool's failureMode FailOpen has the proxies send
+    requests on without it."""
     kinds = {record["name"]: record["type"] for record in new.values()}
     for change in result.changes:
         record = change.record
@@ -446,17 +454,27 @@ def _picker_restarts(result: Preview, new: dict[str, Record]) -> Rollout | None:
         recreated = (spec.get("strategy") or {}).get("type") == "Recreate" and any(
             entry.path.startswith("spec.template.") for entry in change.inputs
         )
+        before = old.get(change.urn)
+        stopping = ((before or {}).get("inputs") or {}).get("spec", {}).get("replicas")
+        pods = f"{stopping} pod(s)" if isinstance(stopping, int) else "pods"
+        if change.action == "replace" and not change.delete_before_replace:
+            return Rollout(
+                "the Endpoint Picker's Deployment is replaced create-first: the new picker's pods start beside the old "
+                f"ones, whose {pods} stop at the end of the update",
+                0,
+                (0, 0),
+                None,
+                "during `pulumi up`",
+                "not measured: how long a new picker pod takes to be ready",
+            )
         if not (change.action == "replace" or (change.action == "update" and recreated)):
             continue
-        replicas = spec.get("replicas")
-        pods = f"{replicas} pod(s)" if isinstance(replicas, int) else "pods"
-        how = "the Deployment is replaced" if change.action == "replace" else "its strategy is Recreate"
+        how = "the Deployment is replaced delete-first" if change.action == "replace" else "its strategy is Recreate"
         return Rollout(
             f"the Endpoint Picker's {pods} stop together, then new ones start ({how}: no old picker runs beside a "
             "new one). Until one is ready (it may first need a node of its own; not measured), the InferencePool's "
-            f"failureMode FailOpen has the proxies send each request to a serving pod of their own choosing "
-            f"({FAIL_OPEN_SPEC}, EndpointPickerFailureMode): requests are served, without the picker's queue- and "
-            "cache-aware choice",
+            "failureMode FailOpen has the proxies forward each request to an endpoint of their own picking "
+            f"({FAIL_OPEN_SPEC}, EndpointPickerFailureMode), without the picker's queue- and cache-aware choice",
             0,
             (0, 0),
             None,
@@ -780,7 +798,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
             _held_nodes(old, new, times),
             _node_upgrade(result, new, urn, times),
             _new_priorities(result, times, rolls_now),
-            _picker_restarts(result, new),
+            _picker_restarts(result, old, new),
         )
         if rollout
     ]

@@ -1031,7 +1031,7 @@ def _name_settings(
         secret_changes = [_secret_change(entry.old, entry.new) for entry in change.inputs]
         hows = sorted({how for how in secret_changes if how is not None})
         if change.inputs and None not in secret_changes:
-            change.no_config_keys = SECRET_KEY_CHANGED.format(how=" or ".join(hows))
+            change.no_config_keys = SECRET_KEY_CHANGED.format(how=" and ".join(hows))
             continue
         component = attribution.component_of(change.record)
         if component is None:

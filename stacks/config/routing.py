@@ -139,19 +139,6 @@ class GatewayConfig(ConfigModel):
         return value
 
     @model_validator(mode="after")
-    def _reused_subnet_has_its_range(self) -> GatewayConfig:
-        # The firewall rules admit proxySubnetCidr: left at the default of the subnet the stack would
-        # create, they would keep admitting that range (deleted, or never this VPC's proxies) and not
-        # the named subnet's, and the Gateway's traffic would stop at the firewall.
-        if self.existing_proxy_subnet is not None and "proxy_subnet_cidr" not in self.model_fields_set:
-            raise ValueError(
-                f"existingProxySubnet {quote(self.existing_proxy_subnet)} needs proxySubnetCidr, that subnet's range "
-                "(`gcloud compute networks subnets describe NAME --region REGION --format 'value(ipCidrRange)'`): "
-                "the firewall rules admit it; the default is the range of the subnet the stack creates"
-            )
-        return self
-
-    @model_validator(mode="after")
     def _picker_fits_a_c4_shape(self) -> GatewayConfig:
         cpu, memory = quantity_value(self.epp_cpu), quantity_value(self.epp_memory)
         if cpu is None or memory is None:
@@ -220,6 +207,22 @@ class RoutingConfig(ConfigModel):
         "(GKE's firewall rule) and the serving NetworkPolicy. Defaults to cluster.network.subnetCidr; required with "
         "cluster.existing (that default is not the existing cluster's VPC).",
     )
+
+    @model_validator(mode="after")
+    def _reused_subnet_has_its_range(self) -> RoutingConfig:
+        # The firewall rules admit proxySubnetCidr: left at the default of the subnet the stack would
+        # create, they would keep admitting that range (deleted, or never this VPC's proxies) and not
+        # the named subnet's, and the Gateway's traffic would stop at the firewall.
+        gateway = self.gateway
+        named = gateway.existing_proxy_subnet
+        given = "proxy_subnet_cidr" in gateway.model_fields_set
+        if self.mode is RoutingMode.gateway and named is not None and not given:
+            raise ValueError(
+                f"gateway.existingProxySubnet {quote(named)} needs gateway.proxySubnetCidr, that subnet's range "
+                "(`gcloud compute networks subnets describe NAME --region REGION --format 'value(ipCidrRange)'`): "
+                "the firewall rules admit it; the default is the range of the subnet the stack creates"
+            )
+        return self
 
     @field_validator("internal_load_balancer_source_ranges")
     @classmethod

@@ -742,3 +742,20 @@ def test_a_new_picker_template_says_its_pods_stop_together_and_requests_go_on_wi
     assert "failureMode FailOpen" in picker.what and picker.pods == 0 and picker.source.startswith("not measured")
     _, _, engine_only = day2(render_stack, tmp_path_factory, "staging", "seqs", {"engine": {"maxNumSeqs": 64}})
     assert not [rollout for rollout in engine_only.rollouts if "Endpoint Picker" in rollout.what]
+
+
+def test_a_picker_count_or_a_create_first_replacement_says_how_many_stop_and_when(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: fewer picker replicas said the new count stopped (1 of 2), and a picker replaced create-first (a
+    renamed service) was said to stop before the new one starts."""
+    _, _, fewer = day2(
+        render_stack, tmp_path_factory, "staging", "one-picker", {"routing": {"gateway": {"eppReplicas": 1}}}
+    )
+    (picker,) = [rollout for rollout in fewer.rollouts if "Endpoint Picker" in rollout.what]
+    assert picker.what.startswith("the Endpoint Picker's 2 pod(s) stop together")
+    _, _, renamed = day2(render_stack, tmp_path_factory, "staging", "renamed", {"routing": {"serviceName": "qwen-two"}})
+    (replaced,) = [rollout for rollout in renamed.rollouts if "Endpoint Picker" in rollout.what]
+    assert replaced.what.startswith("the Endpoint Picker's Deployment is replaced create-first") and (
+        "whose 2 pod(s) stop at the end of the update" in replaced.what
+    )

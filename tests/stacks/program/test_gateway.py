@@ -322,7 +322,7 @@ INVALID_GATEWAY_SETTINGS: list[tuple[str, dict[str, Any], str]] = [
     (
         "reused-subnet-without-its-range",
         {"gateway": {"existingProxySubnet": "shared-proxy"}},
-        "routing.gateway: existingProxySubnet 'shared-proxy' needs proxySubnetCidr, that subnet's range",
+        "routing: gateway.existingProxySubnet 'shared-proxy' needs gateway.proxySubnetCidr, that subnet's range",
     ),
     ("pool-name-too-long", {"serviceName": "q" * 41}, "templates cut it to 40 characters"),
     (
@@ -448,3 +448,9 @@ def test_external_gateway_needs_the_allow(render_stack: RenderStack, tmp_path_fa
 
 def test_internal_gateway_carries_no_allow(gateway_stack: RenderedStack) -> None:
     assert ALLOW_EXTERNAL_GATEWAY_ANNOTATION not in one_kind(gateway_stack, "Gateway")["metadata"]["annotations"]
+
+
+def test_a_reused_subnet_without_its_range_is_refused_only_in_gateway_mode() -> None:
+    """A review: the range is needed only where the firewall rules admit it; a leftover in clusterip mode is not."""
+    routing = {"mode": "clusterip", "gateway": {"existingProxySubnet": "shared-proxy"}}
+    validate({"environment": "staging", "project": "my-llm-staging", "routing": routing})

@@ -759,3 +759,25 @@ def test_a_picker_count_or_a_create_first_replacement_says_how_many_stop_and_whe
     assert replaced.what.startswith("the Endpoint Picker's Deployment is replaced create-first") and (
         "whose 2 pod(s) stop at the end of the update" in replaced.what
     )
+
+
+def test_steps_among_several_say_the_count_they_set_not_pods_more_or_fewer(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: with several cron entries a step's new count was compared with its own old one ("3 more pods, each a
+    new node"), though what runs when it fires is the step before it."""
+
+    def entries(morning: int, lunch: int) -> dict[str, Any]:
+        steps = [
+            {"name": "morning", "cron": "0 8 * * 1-5", "replicas": morning},
+            {"name": "lunch", "cron": "0 12 * * 1-5", "replicas": lunch},
+            {"name": "night", "cron": "0 20 * * 1-5", "replicas": 0},
+        ]
+        return {"schedule": {"entries": steps}}
+
+    before = render_with(render_stack, tmp_path_factory, "staging", "steps-before", entries(1, 1))
+    after = render_with(render_stack, tmp_path_factory, "staging", "steps-after", entries(2, 3))
+    result = preview_states(before.states, after.states)
+    (lunch,) = [rollout for rollout in result.rollouts if "scale step serving-schedule-lunch" in rollout.what]
+    assert "sets 3 pod(s) instead of 1" in lunch.what and "depends on the step that ran before it" in lunch.what
+    assert lunch.pods == 0 and "more pod(s)" not in lunch.what

@@ -61,3 +61,10 @@ def secret_digests(inputs: Any, path: tuple[Segment, ...] = (), secret: bool = F
 def secret_shown(digest: str | None) -> str:
     """How a redacted secret appears in a preview: its digest, never its value."""
     return f"[secret, {digest}]" if digest else RENDER_SECRET_MARK
+
+
+def shown_kind(shown: object) -> str:
+    """What `secret_shown` showed: `ciphertext`, `unset` or `value` (`digest_of`); '' for anything else."""
+    if not isinstance(shown, str) or not shown.startswith("[secret, "):
+        return ""
+    return shown.removeprefix("[secret, ").split(" ", 1)[0].removesuffix("]")

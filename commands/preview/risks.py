@@ -52,7 +52,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from commands.engine.secrets import CIPHERTEXT
+from commands.engine.secrets import CIPHERTEXT, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
@@ -595,7 +595,7 @@ def _secret_readers(new: dict[str, Record], secret: str) -> list[str]:
 
 def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterator[str]:
     for entry in change.inputs:
-        if all(isinstance(side, str) and f"[secret, {CIPHERTEXT}" in side for side in (entry.old, entry.new)):
+        if shown_kind(entry.old) == shown_kind(entry.new) == CIPHERTEXT:
             order = "deleted, then created" if change.delete_before_replace else "replaced"
             name = str((change.record["inputs"].get("metadata") or {}).get("name", ""))
             readers = _secret_readers(new, name)

@@ -454,9 +454,7 @@ def _picker_restarts(result: Preview, old: dict[str, Record], new: dict[str, Rec
         recreated = (spec.get("strategy") or {}).get("type") == "Recreate" and any(
             entry.path.startswith("spec.template.") for entry in change.inputs
         )
-        before = old.get(change.urn)
-        stopping = ((before or {}).get("inputs") or {}).get("spec", {}).get("replicas")
-        pods = f"{stopping} pod(s)" if isinstance(stopping, int) else "pods"
+        pods = f"{_replicas(old[change.urn])} pod(s)" if change.urn in old else "pods"
         if change.action == "replace" and not change.delete_before_replace:
             return Rollout(
                 "the Endpoint Picker's Deployment is replaced create-first: the new picker's pods start beside the old "

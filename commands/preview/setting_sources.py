@@ -44,7 +44,7 @@ from pydantic.alias_generators import to_camel
 
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
-from commands.engine.secrets import CIPHERTEXT, UNSET
+from commands.engine.secrets import CIPHERTEXT, UNSET, shown_kind
 from commands.io.states import Record
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange
@@ -869,14 +869,7 @@ SECRET_CHANGES = {
 def _secret_change(old: object, new: object) -> str | None:
     """How a `secure:` config value behind an input changed, when both sides are its digests
     (commands/engine/secrets.py: a ciphertext's, or `unset`) and they differ."""
-    return None if old == new else SECRET_CHANGES.get((_secret_kind(old), _secret_kind(new)))
-
-
-def _secret_kind(side: object) -> str:
-    """`ciphertext` or `unset` of a secret's digest as a preview shows it (`[secret, unset]`), else ''."""
-    if not isinstance(side, str) or not side.startswith("[secret, "):
-        return ""
-    return side.removeprefix("[secret, ").split(" ", 1)[0].removesuffix("]")
+    return None if old == new else SECRET_CHANGES.get((shown_kind(old), shown_kind(new)))
 
 
 class _Attribution:

@@ -311,10 +311,17 @@ def encoded_needles(literal: str) -> tuple[str, ...]:
     """The base64 encoding of `literal` at each of the three places it may start in a 3-byte group, each cut to
     the characters that its bytes alone decide: from a 4-character group's first character, its third, its fourth
     (the same in base64url where none is + or /). For `hf_`: aGZf, hmX and oZl, the encoded Hugging Face rule's."""
-    data = literal.encode("latin-1")
+    return aligned_encodings(literal.encode("latin-1"), 3, base64.b64encode)
+
+
+def aligned_encodings(data: bytes, group: int, encode: Callable[[bytes], bytes]) -> tuple[str, ...]:
+    """The encodings of `data` at each place it may start in one of the encoding's byte groups (base64: 3 bytes to
+    4 characters; base32: 5 to 8), each cut to the characters that its bytes alone decide: what a text that holds
+    `data` anywhere holds once encoded whole."""
+    bits = 8 * group // len(encode(bytes(group)))
     return tuple(
-        base64.b64encode(bytes(lead) + data).decode("ascii")[(8 * lead + 5) // 6 : 8 * (lead + len(data)) // 6]
-        for lead in range(3)
+        encode(bytes(lead) + data).decode("ascii")[(8 * lead + bits - 1) // bits : 8 * (lead + len(data)) // bits]
+        for lead in range(group)
     )
 
 
@@ -1277,9 +1284,64 @@ def hide_secrets(text: str) -> str:
 def known_secret_texts(secrets: Iterable[str]) -> set[str]:
     """The texts that show a known secret value: the value and its JSON-escaped form (a JSON file holds
     that). As the Pulumi CLI's filter of secrets (pulumi/pulumi sdk/go/common/util/logging/log.go
-    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those."""
+    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those.
+    A value of KNOWN_ENCODED_MIN characters or more is also found encoded (`known_encodings`)."""
     texts: set[str] = set()
     for secret in secrets:
         if len(secret) >= 3 and secret.lower() not in ("true", "false"):
             texts |= {secret, json.dumps(secret)[1:-1]}
+            if len(secret) >= KNOWN_ENCODED_MIN:
+                texts |= known_encodings(secret)
     return texts
+
+
+# A known value shorter than this is not looked for encoded: the few characters its bytes alone decide in an
+# encoding (a 3-character value: 2 to 4) are in many texts, and would be refused or hidden there.
+KNOWN_ENCODED_MIN = 8
+
+
+def _base64_forms(data: bytes) -> set[str]:
+    standard = aligned_encodings(data, 3, base64.b64encode)
+    return {*standard, *(needle.translate(STANDARD_AS_URL_SAFE) for needle in standard)}
+
+
+STANDARD_AS_URL_SAFE = str.maketrans("+/", "-_")
+
+
+def known_encodings(secret: str) -> set[str]:
+    """A known secret value as the encodings a program or a pod decodes put it into a text: hex (either case),
+    base64 and base64url (RFC 4648 sections 4 and 5) alone or inside what is encoded, that base64 encoded again
+    (a Secret's `data` value of a file that holds one), base32 (section 6, either case), and base64 of its UTF-16
+    (PowerShell's `-EncodedCommand`). Escapes (JSON, HTML, URL) are read through where it is looked for
+    (`holds_known_secret`), so they need no form of their own here. A compressed value is not found."""
+    data = secret.encode("utf-8", "surrogatepass")
+    base64_forms = _base64_forms(data)
+    base32_forms = aligned_encodings(data, 5, base64.b32encode)
+    return {
+        data.hex(),
+        data.hex().upper(),
+        *base64_forms,
+        *(twice for once in base64_forms for twice in _base64_forms(once.encode("ascii"))),
+        *base32_forms,
+        *(form.lower() for form in base32_forms),
+        *(
+            form
+            for codec in ("utf-16-le", "utf-16-be")
+            for form in _base64_forms(secret.encode(codec, "surrogatepass"))
+        ),
+    }
+
+
+def holds_known_secret(text: str, known: set[str]) -> bool:
+    """Whether the text shows one of the `known_secret_texts`, as written or behind its JSON, HTML or URL escapes
+    (up to ESCAPE_LAYERS deep: `%2F`, `\\u002f` and `&#47;` are each a `/` to what reads them)."""
+    if not known:
+        return False
+    decoded: str | None = text
+    for _ in range(ESCAPE_LAYERS + 1):
+        if decoded is None:
+            return False
+        if any(secret in decoded for secret in known):
+            return True
+        decoded = unescaped(decoded)
+    return False

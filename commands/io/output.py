@@ -46,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from common.input_files import MIB, InputError, kind_of, parse_json, read_json
-from policies.redaction import known_secret_texts, secret_kinds, token_candidates
+from policies.redaction import holds_known_secret, known_secret_texts, secret_kinds, token_candidates
 
 MARKER = ".render-files.json"
 MANIFEST_VERSION = 2
@@ -103,7 +103,7 @@ def token_leaks(files: Mapping[str, str], secrets: Iterable[str] = ()) -> list[s
     """The files whose text holds something that looks like a secret (a Hugging Face token, a cloud or
     API key, a private key: policies/redaction.py) or a known secret value."""
     known = known_secret_texts(secrets)
-    return sorted(name for name, text in files.items() if secret_kinds(text) or any(secret in text for secret in known))
+    return sorted(name for name, text in files.items() if secret_kinds(text) or holds_known_secret(text, known))
 
 
 def leaked_kind(files: Mapping[str, str]) -> str:

@@ -4,6 +4,7 @@ is exit 2 and one line, with nothing touched."""
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -407,6 +409,54 @@ def test_a_known_secret_is_found_as_written_and_json_escaped() -> None:
     files = {"a.json": json.dumps({"x": 'pa"ss\\word'}), "b.yaml": "ok: true\nzone: b\n"}
     assert output.token_leaks(files, ['pa"ss\\word']) == ["a.json"]
     assert output.token_leaks(files, ["b", "ok", "true", ""]) == []
+
+
+KNOWN = "Zebra-Horse/Battery+77"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        base64.b64encode(f"KEY={KNOWN}".encode()).decode(),
+        base64.urlsafe_b64encode(f"A{KNOWN}\n".encode()).decode(),
+        base64.b64encode(base64.b64encode(f"password: {KNOWN}".encode())).decode(),
+        base64.b32encode(f"xy{KNOWN}".encode()).decode(),
+        base64.b32encode(f"xyz{KNOWN}".encode()).decode().lower(),
+        f"pre{KNOWN}".encode().hex(),
+        f"{KNOWN}!".encode().hex().upper(),
+        base64.b64encode(f"$env:X='{KNOWN}'".encode("utf-16-le")).decode(),
+        urllib.parse.quote(f"u={KNOWN}", safe=""),
+        urllib.parse.quote(urllib.parse.quote(KNOWN, safe=""), safe=""),
+        KNOWN.replace("/", "\\u002f"),
+        KNOWN.replace("/", "&#47;").replace("+", "&plus;"),
+    ],
+    ids=[
+        "base64",
+        "base64url",
+        "base64-twice",
+        "base32",
+        "base32-lower",
+        "hex",
+        "hex-upper",
+        "utf16-base64",
+        "url",
+        "url-twice",
+        "json-u-escape",
+        "html-entities",
+    ],
+)
+def test_a_known_secret_is_found_encoded_as_a_reader_decodes_it(text: str) -> None:
+    """What a pod or program decodes back to the value (an encoding anywhere in what is encoded whole, an escape
+    of any character) holds the secret as much as the value written plainly does."""
+    assert output.token_leaks({"f.yaml": f"value: {text}\n"}, [KNOWN]) == ["f.yaml"]
+    assert output.token_leaks({"f.yaml": f"value: {text}\n"}, ["Zebra-Hoarse/Battery+77"]) == []
+
+
+def test_a_short_known_secret_is_looked_for_as_written_only() -> None:
+    """A value under KNOWN_ENCODED_MIN characters decides too few characters of an encoding to tell it from others."""
+    short = "Fox-77"
+    assert output.token_leaks({"f": base64.b64encode(short.encode()).decode()}, [short]) == []
+    assert output.token_leaks({"f": f"x {short}"}, [short]) == ["f"]
 
 
 # ---------------------------------------------------------------- preview under the same contract

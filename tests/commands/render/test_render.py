@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from pathlib import Path
@@ -185,8 +186,17 @@ ESC_SECRET = "Zebra-Horse-Battery-77"
             {"openai": {"fn::secret": ESC_SECRET}, "pulumiConfig": {"openaiKey": "${openai}"}},
             {"extraEnv": {"MY_NOTE": f"run {ESC_SECRET} today"}},
         ),
+        # encoded inside a longer value, as a pod decodes it: base64, and URL escapes
+        (
+            {"pulumiConfig": {"openaiKey": {"fn::secret": ESC_SECRET}}},
+            {"extraEnv": {"MY_BLOB": base64.b64encode(f"key={ESC_SECRET}\n".encode()).decode()}},
+        ),
+        (
+            {"pulumiConfig": {"openaiKey": {"fn::secret": ESC_SECRET}}},
+            {"extraEnv": {"MY_URL": "https://example.com/?k=" + ESC_SECRET.replace("-", "%2D")}},
+        ),
     ],
-    ids=["whole-value", "inside-a-value"],
+    ids=["whole-value", "inside-a-value", "base64", "url-escaped"],
 )
 def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
     values: dict[str, Any], engine: dict[str, Any], tmp_path: Path

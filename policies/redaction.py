@@ -1006,28 +1006,37 @@ class EncodedSecrets:
         }
         self._kept_run_kinds = functools.lru_cache(maxsize=16384)(self._decoded_run_kinds)
 
-    def _decoded_run_kinds(self, run: str) -> tuple[str, ...]:
-        """The kinds of secret the run decodes to, as "an encoded <kind>" in the patterns' order; none without
-        a needle."""
+    def _decoded_run_kinds(self, run: str, layer: int = 1) -> tuple[str, ...]:
+        """The kinds of secret the run decodes to, as "an encoded <kind>": of the kinds of `patterns` where it
+        holds one of their needles, in the patterns' order; then, up to ENCODING_LAYERS deep, any kind in what it
+        decodes to read again as a text (`_layer_kinds`)."""
         run = WRAP_BREAK.sub("", run)
-        if self.any_needle.search(run.translate(URL_SAFE_AS_STANDARD)) is None:
-            return ()
+        needled = self.any_needle.search(run.translate(URL_SAFE_AS_STANDARD)) is not None
         body = run.rstrip("=")
         found: set[str] = set()
+        inner: list[str] = []
+        texts = [bytes.fromhex(run).decode("latin-1")] if HEX_RUN.fullmatch(run) else []
         for start in range(4):
             groups = body[start:]
             groups = groups[:-1] if len(groups) % 4 == 1 else groups  # a last character alone is no byte
             # its own padding dropped and the whole groups' put back: a token's last bytes are in the last group
-            for decoded in dict.fromkeys(_decoded(groups + "=" * (-len(groups) % 4))):
+            texts += _decoded(groups + "=" * (-len(groups) % 4))
+        for decoded in dict.fromkeys(texts):
+            if needled:
                 literals = set(self.literal_starts.findall(decoded))
                 candidates = {kind for literal in literals for kind in self.kinds_of_literal[literal]} - found
                 found |= {
                     kind for kind in candidates if any(pattern.search(decoded) for pattern in self.patterns[kind])
                 }
-        return tuple(f"an encoded {_noun(kind)}" for kind in self.patterns if kind in found)
+            if layer < ENCODING_LAYERS:
+                inner += [kind for kind in _layer_kinds(decoded, layer + 1) if kind not in inner]
+        own = tuple(f"an encoded {_noun(kind)}" for kind in self.patterns if kind in found)
+        return own + tuple(kind for kind in inner if kind not in own)
 
-    def run_kinds(self, run: str) -> tuple[str, ...]:
-        return self._kept_run_kinds(run) if len(run) <= KEPT_RUN_LENGTH else self._decoded_run_kinds(run)
+    def run_kinds(self, run: str, layer: int = 1) -> tuple[str, ...]:
+        if len(run) <= KEPT_RUN_LENGTH:
+            return self._kept_run_kinds(run, layer)
+        return self._decoded_run_kinds(run, layer)
 
     @staticmethod
     def runs(text: str) -> Iterator[tuple[int, int]]:
@@ -1051,11 +1060,11 @@ class EncodedSecrets:
             yield at, end
             at = classes.find(LONG_RUN, end)
 
-    def kinds(self, text: str) -> list[str]:
+    def kinds(self, text: str, layer: int = 1) -> list[str]:
         """The kinds of secret the text's runs decode to, first found first."""
         found: list[str] = []
         for run in dict.fromkeys(text[start:end] for start, end in self.runs(text)):  # each once: names repeat
-            found += [kind for kind in self.run_kinds(run) if kind not in found]
+            found += [kind for kind in self.run_kinds(run, layer) if kind not in found]
         return found
 
     def matches(self, text: str) -> Iterator[str]:
@@ -1074,15 +1083,36 @@ class EncodedSecrets:
 
 ENCODED_SECRETS = EncodedSecrets(SECRET_PATTERNS)
 
+# How many encodings inside one another a run is read through: a text base64-encoded whole that holds an encoded
+# secret (a Secret manifest's `data` pasted base64-encoded, a token encoded twice) had passed, as had one encoded
+# once of a kind without needles long enough to look for (a Twilio key), hex of any kind but Hugging Face's (that
+# has a rule of its own), and base64 of UTF-16. Every run of ENCODED_RUN_LENGTH characters or more is decoded (a
+# render of three stacks holds about 150 distinct ones, all decoded in about 2 ms) and what it decodes to read as a
+# text; garbage holds no run that long, so a deeper layer is read only where there is one.
+ENCODING_LAYERS = 3
+# A run of hex digits that decodes to bytes (40 or more: 20 bytes, the shortest of the encodable tokens)
+HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){20,}")
 
-def _kinds(text: str, decoded: bool = False) -> list[str]:
-    """`decoded`: the text behind escapes, where only a real-looking token counts (not a whole value that
-    merely starts with hf_, as `hf%5Ftransfer_enabled` decodes to)."""
+
+def _layer_kinds(decoded: str, layer: int) -> list[str]:
+    """What a run's decoding holds, read as a text (its UTF-16, the NUL bytes between ASCII characters dropped),
+    each as "an encoded <kind>"."""
+    text = decoded.replace("\x00", "") if decoded.count("\x00") * 3 >= len(decoded) > 0 else decoded
+    return [
+        kind if kind.startswith("an encoded ") else f"an encoded {_noun(kind)}"
+        for kind in _kinds(text, decoded=True, layer=layer)
+    ]
+
+
+def _kinds(text: str, decoded: bool = False, layer: int = 1) -> list[str]:
+    """`decoded`: the text behind escapes or an encoding, where only a real-looking token counts (not a whole
+    value that merely starts with hf_, as `hf%5Ftransfer_enabled` decodes to); `layer`: how many encodings deep
+    the text is."""
     tokens = _real_token(text) if decoded else any(True for _ in token_candidates(text))
     kinds = ["a Hugging Face token"] if tokens else []
     if ANY_NEEDLE.search(text) is not None:
         kinds += [pattern.kind for pattern in SECRET_PATTERNS if pattern.search(text)]
-    return kinds + ENCODED_SECRETS.kinds(text)
+    return kinds + ENCODED_SECRETS.kinds(text, layer)
 
 
 # JSON's `\u0068`, `\/` and `\t` and a URL's `%68`: a program that reads the value (vLLM's JSON flags, an OTLP

@@ -5,6 +5,7 @@ hex digits a legacy W&B key has) is not a secret by its value."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
 from collections.abc import Callable
 
@@ -687,8 +688,53 @@ def test_a_token_inside_an_encoded_file_is_found_and_hidden() -> None:
     auth = base64.b64encode(f"ci:{token}".encode()).decode()
     docker = base64.b64encode(('{"auths": {"ghcr.io": {"au' + 'th": "' + auth + '"}}}').encode()).decode()
     assert secret_kinds(env_file) == ["an encoded GitHub token"]
-    assert secret_kinds(docker) == ["an encoded registry credential (a Docker config auth)"]
+    # the auth, base64 inside what is base64, is read through too
+    assert secret_kinds(docker) == ["an encoded registry credential (a Docker config auth)", "an encoded GitHub token"]
     assert hide_secrets(f"data:\n  env: {env_file}\n  config: {docker}\n") == "data:\n  env: ***\n  config: ***\n"
+
+
+def _twice(text: str) -> str:
+    return base64.b64encode(base64.b64encode(text.encode())).decode()
+
+
+@pytest.mark.parametrize(
+    ("encoded", "kind"),
+    [
+        (lambda token: _twice(f"GITHUB={token}\n"), "an encoded GitHub token"),
+        (lambda token: base64.b64encode(_twice(token).encode()).decode(), "an encoded GitHub token"),
+        (
+            lambda token: base64.b64encode(
+                f"kind: Secret\ndata:\n  x: {base64.b64encode(token.encode()).decode()}\n".encode()
+            ).decode(),
+            "an encoded GitHub token",
+        ),
+        (lambda token: f"x={token}".encode().hex(), "an encoded GitHub token"),
+        (lambda token: f"{token}".encode().hex().upper(), "an encoded GitHub token"),
+        (lambda token: base64.b64encode(f"$t='{token}'".encode("utf-16-le")).decode(), "an encoded GitHub token"),
+        (lambda _: base64.b64encode(("key SK" + "0123456789abcdef" * 2).encode()).decode(), "an encoded Twilio key"),
+    ],
+    ids=["base64-twice", "base64-thrice", "secret-manifest", "hex", "hex-upper", "utf16-base64", "twilio"],
+)
+def test_a_secret_behind_layers_of_encoding_is_found_and_hidden(encoded: Callable[[str], str], kind: str) -> None:
+    """What is encoded again inside what is encoded (up to ENCODING_LAYERS), hex of any kind, base64 of UTF-16, and a
+    kind whose needles are too short to look for encoded: each run is decoded and read again as a text."""
+    text = encoded("gh" + "p_" + GITHUB_TOKEN_BODY)
+    assert kind in secret_kinds(f"value: {text}\n")
+    assert hide_secrets(f"value: {text}\n") == "value: ***\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sha256:" + hashlib.sha256(b"weights").hexdigest(),
+        base64.b64encode(hashlib.sha512(b"x").digest()).decode(),
+        _twice("a long note with nothing secret in it at all, only words"),
+        (GITHUB_TOKEN_BODY + "x").encode().hex(),
+    ],
+    ids=["digest", "base64-of-bytes", "twice-encoded-prose", "hex-of-a-body-without-prefix"],
+)
+def test_decoded_runs_without_a_secret_pass(text: str) -> None:
+    assert secret_kinds(f"value: {text}\n") == []
 
 
 @pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode], ids=["base64", "base64url"])

@@ -419,7 +419,7 @@ KNOWN = "Zebra-Horse/Battery+77"
     [
         base64.b64encode(f"KEY={KNOWN}".encode()).decode(),
         base64.urlsafe_b64encode(f"A{KNOWN}\n".encode()).decode(),
-        base64.b64encode(base64.b64encode(f"password: {KNOWN}".encode())).decode(),
+        base64.b64encode(base64.b64encode(f"note: {KNOWN}".encode())).decode(),
         base64.b32encode(f"xy{KNOWN}".encode()).decode(),
         base64.b32encode(f"xyz{KNOWN}".encode()).decode().lower(),
         f"pre{KNOWN}".encode().hex(),

@@ -28,14 +28,16 @@ from commands.stackfile import stack_settings
 DIGEST_HEX = 12
 UNSET = "unset"
 CIPHERTEXT = "ciphertext"
+# a secret the stack file leaves to its ESC environment: what ESC makes of it is not read offline
+FROM_ESC = "esc"
 
 
 def digest_of(plaintext: Any) -> str:
-    """`ciphertext <hex>` for an offline `secure:` placeholder, `unset` for a secret the stack file
-    does not set, `value sha256:<hex>` for anything else."""
+    """`ciphertext <hex>` for an offline `secure:` placeholder, `esc` for a secret the stack file leaves to its
+    ESC environment, `unset` for one it does not set at all, `value sha256:<hex>` for anything else."""
     text = plaintext if isinstance(plaintext, str) else json.dumps(plaintext, sort_keys=True)
     if text.startswith(stack_settings.UNSET_PLACEHOLDER):
-        return UNSET
+        return FROM_ESC if text.endswith(stack_settings.FROM_ESC) else UNSET
     if text.startswith(stack_settings.SECURE_PLACEHOLDER):
         return f"{CIPHERTEXT} sha256:{text.rsplit(' ', 1)[-1].rstrip(']')}"
     return "value sha256:" + hashlib.sha256(b"llm-serving render secret\0" + text.encode()).hexdigest()[:DIGEST_HEX]
@@ -64,7 +66,7 @@ def secret_shown(digest: str | None) -> str:
 
 
 def shown_kind(shown: object) -> str:
-    """What `secret_shown` showed: `ciphertext`, `unset` or `value` (`digest_of`); '' for anything else."""
+    """What `secret_shown` showed: `ciphertext`, `esc`, `unset` or `value` (`digest_of`); '' for anything else."""
     if not isinstance(shown, str) or not shown.startswith("[secret, "):
         return ""
     return shown.removeprefix("[secret, ").split(" ", 1)[0].removesuffix("]")

@@ -35,7 +35,7 @@ SECRET_KIND = "Secret"
 SECRET_PAYLOADS = frozenset({"data", "stringData", "binaryData"})
 DIGESTS_KEY = "secretDigests"
 # A digest as a render writes it (commands/engine/secrets.py `digest_of`).
-SECRET_DIGEST = re.compile(r"unset|(?:ciphertext|value) sha256:[0-9a-f]{12}")
+SECRET_DIGEST = re.compile(r"unset|esc|(?:ciphertext|value) sha256:[0-9a-f]{12}")
 # The digests of the stack settings a render was made from (states.json, `commands.io.states.setting_digests`).
 SETTING_DIGESTS_KEY = "settingDigests"
 SETTING_DIGEST = re.compile(r"sha256:[0-9a-f]{16}")

@@ -44,7 +44,7 @@ from pydantic.alias_generators import to_camel
 
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
-from commands.engine.secrets import CIPHERTEXT, UNSET, shown_kind
+from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import Record
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange
@@ -863,6 +863,16 @@ SECRET_CHANGES = {
     (CIPHERTEXT, CIPHERTEXT): "set again: its `secure:` ciphertext changed",
     (UNSET, CIPHERTEXT): "set (the old render left it unset)",
     (CIPHERTEXT, UNSET): "unset (the old render had a `secure:` value)",
+    (CIPHERTEXT, FROM_ESC): (
+        "moved from a `secure:` value into the stack's ESC environment, whose value an offline render does not read "
+        "(it may be the same)"
+    ),
+    (FROM_ESC, CIPHERTEXT): (
+        "moved from the stack's ESC environment into a `secure:` value (an offline render reads neither value: it "
+        "may be the same)"
+    ),
+    (UNSET, FROM_ESC): "left to the stack's ESC environment (the old render left it unset)",
+    (FROM_ESC, UNSET): "unset (the old render left it to the stack's ESC environment)",
 }
 
 

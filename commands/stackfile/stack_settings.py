@@ -41,6 +41,8 @@ ESC_PROJECT_PLACEHOLDER = "project-from-esc"
 ENVIRONMENT_KEY = "environment"
 SECURE_PLACEHOLDER = "[secure:"
 UNSET_PLACEHOLDER = "[unset secret:"
+# Ends the placeholder of a secret the stack file leaves to its ESC environment (an `fn::secret`, an import).
+FROM_ESC = " from ESC]"
 PROJECT_KEY = "project"
 
 
@@ -129,7 +131,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
         if isinstance(spec, dict) and spec.get("secret"):
             secret_keys.append(full_key)
             if full_key not in config:
-                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}]"
+                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}{FROM_ESC if environment.opaque else ']'}"
                 placeholders.append(full_key)
     _check_computed_keys(project, config, environment, set(stack_file.entries))
     esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
@@ -138,7 +140,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
         for key in sorted(secret_env_keys(config, f"{project}:")):
             full_key = f"{project}:{key}"
             if full_key not in config:
-                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key} from ESC]"
+                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}{FROM_ESC}"
                 secret_keys.append(full_key)
                 placeholders.append(full_key)
                 esc_placeholders.append(full_key)

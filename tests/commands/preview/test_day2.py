@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from commands.io.states import STATES_FILE
 from commands.preview.command import load_states, preview_states
 from commands.preview.command import main as preview_main
 from tests.commands.preview.test_preview import render_with, stack_file_with
 from tests.conftest import RenderStack
-from tests.rendered import RenderedStack, run_main, run_render
+from tests.rendered import ROOT, RenderedStack, run_main, run_render
 
 CLUSTER = "gcp:container/cluster:Cluster"
 SECRET = "kubernetes:core/v1:Secret"
@@ -263,3 +264,26 @@ def test_a_secure_value_set_for_the_first_time_says_so_not_that_the_program_chan
         (secret,) = [change for change in changes if change.record["name"] == "llm-hf-token-secret"]
         assert f"a secret config key behind it was {how}" in secret.no_config_keys
         assert not secret.config_keys
+
+
+def test_a_secure_value_moved_into_the_esc_environment_says_so_not_unset(
+    dev: RenderedStack, render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: hfToken moved from a `secure:` value into the stack file's inline ESC environment read "unset (the
+    old render had a `secure:` value)", though `pulumi up` still has a token (maybe the same one)."""
+    ciphertext = "v1:Zm9yLXRlc3RzLW9ubHk=:not-a-real-ciphertext"
+    token = render_with(render_stack, tmp_path_factory, "dev", "token-a", {"hfToken": {"secure": ciphertext}})
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["environment"] = {"values": {"pulumiConfig": {"hfToken": {"fn::secret": "hf_" + "Q" * 34}}}}
+    esc_file = tmp_path_factory.mktemp("esc") / "Pulumi.dev.yaml"
+    esc_file.write_text(yaml.safe_dump(document))
+    esc = render_stack("dev", esc_file)
+    for old, new, how in (
+        (token, esc, "moved from a `secure:` value into the stack's ESC environment"),
+        (esc, token, "moved from the stack's ESC environment into a `secure:` value"),
+        (dev, esc, "left to the stack's ESC environment (the old render left it unset)"),
+        (esc, dev, "unset (the old render left it to the stack's ESC environment)"),
+    ):
+        changes = preview_states(old.states, new.states).changes
+        (secret,) = [change for change in changes if change.record["name"] == "llm-hf-token-secret"]
+        assert f"a secret config key behind it was {how}" in secret.no_config_keys

@@ -21,7 +21,7 @@ from commands.engine.secrets import digest_of
 from commands.io.render_dir import SECRET_DIGEST, without_secrets
 from commands.io.states import CONVERGED, FIRST_UP
 from commands.preview.command import main as preview_main
-from commands.stackfile.stack_settings import SECURE_PLACEHOLDER, UNSET_PLACEHOLDER
+from commands.stackfile.stack_settings import FROM_ESC, SECURE_PLACEHOLDER, UNSET_PLACEHOLDER
 from policies.redaction import REDACTED
 from tests.rendered import RenderedStack, run_main
 
@@ -286,7 +286,14 @@ def test_what_is_hidden(document: dict[str, Any], expected: dict[str, Any]) -> N
 
 
 @pytest.mark.parametrize(
-    "plaintext", [f"{UNSET_PLACEHOLDER}p:hfToken]", f"{SECURE_PLACEHOLDER}p:k ciphertext 0123456789ab]", "x", {"a": 1}]
+    "plaintext",
+    [
+        f"{UNSET_PLACEHOLDER}p:hfToken]",
+        f"{UNSET_PLACEHOLDER}p:hfToken{FROM_ESC}",
+        f"{SECURE_PLACEHOLDER}p:k ciphertext 0123456789ab]",
+        "x",
+        {"a": 1},
+    ],
 )
 def test_every_digest_a_render_writes_is_kept(plaintext: Any) -> None:
     assert SECRET_DIGEST.fullmatch(digest_of(plaintext))

@@ -43,8 +43,9 @@ def secret_flag_of(flag: str) -> str:
 
 
 def config_key_for(name: str) -> str:
-    """A config key name for an environment variable: OPENAI_API_KEY -> openaiApiKey."""
-    parts = [part for part in name.lower().split("_") if part]
+    """A config key name for an environment variable: OPENAI_API_KEY -> openaiApiKey (any run of characters other
+    than letters and digits separates words: `DB PASSWORD` -> dbPassword, one word as the CLI takes it)."""
+    parts = [part for part in re.split(r"[^a-z0-9]+", name.lower()) if part]
     return (parts[0] + "".join(part.capitalize() for part in parts[1:])) if parts else "engineSecret"
 
 

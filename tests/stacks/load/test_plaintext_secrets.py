@@ -9,7 +9,7 @@ import pytest
 
 from policies.redaction import is_secret_name
 from stacks.load.loader import InvalidConfig, validate
-from stacks.load.plaintext_secrets import plaintext_secret_problem
+from stacks.load.plaintext_secrets import config_key_for, plaintext_secret_problem
 
 VALUE = "Canary4horse"
 
@@ -135,3 +135,16 @@ def test_a_secret_pasted_where_secret_env_names_a_key_is_not_quoted(value: Any) 
     message = str(refused.value)
     assert message.startswith("invalid stack config: engine.secretEnv.REDISCLI_AUTH: ")
     assert VALUE not in message and "31415926" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "key"), [("OPENAI_API_KEY", "openaiApiKey"), ("DB PASSWORD", "dbPassword"), ("db-password", "dbPassword")]
+)
+def test_the_hint_names_a_config_key_the_cli_takes_as_one_word(name: str, key: str) -> None:
+    """An attacker: `DB PASSWORD` was hinted as `pulumi config set --secret db password VALUE` (two arguments)."""
+    problem = plaintext_secret_problem({"engine": {"extraEnv": {name: VALUE}}})
+    assert problem is not None and f"pulumi config set --secret {key} VALUE" in problem
+
+
+def test_a_name_of_separators_only_gets_a_key_of_its_own() -> None:
+    assert config_key_for("__") == "engineSecret"

@@ -872,10 +872,15 @@ SECRET_NAME_WORDS = re.compile(
     r"|key_?pass|pass|[a-z0-9]*(?:password|passwd|passphrase)s?|pwd|secret[eo]?|contrase(?:n|ñ)a|token|auth_?token"
     r"|rediscli_auth"
     r"|access_?token|api_?token|authorization|credentials?|creds|api_?keys"
+    r"|passcodes?|pin_?codes?|mnemonics?|(?:t?otp|mfa)_?seeds?"
     r")(?:_|$)"
     # a key under its use's or vendor's name, as the name's last word (SESSION_KEY, not SESSION_KEY_HEADER)
-    r"|(?:^|_)(?:license|master|signing|encryption|jwt|session|sa|hmac|ingest|ingestion|integration|openai|anthropic"
-    r"|gemini|cohere|mistral|groq|openrouter|pinecone|langsmith|langfuse|honeycomb|wandb|hf)_?key$"
+    r"|(?:^|_)(?:license|master|signing|encryption|decryption|jwt|session|sa|hmac|ingest|ingestion|integration"
+    r"|openai|anthropic|gemini|cohere|mistral|groq|openrouter|pinecone|langsmith|langfuse|honeycomb|wandb|hf|ngc"
+    r"|nvidia|ssh|aes|gpg|pgp|cipher)_?key$"
+    # a credential that is the name's last word: a password's abbreviation (DB_PW), a JSON web token, a bearer
+    # token, a session cookie (not JWT_ISSUER, COOKIE_SECURE)
+    r"|(?:^|_)(?:pw|jwt|bearer|cookie)s?$"
 )
 # A webhook's URL is its credential: whoever holds it posts (Teams, PagerDuty, Mattermost, Zapier): a name that
 # ends in the webhook or its URL (TEAMS_WEBHOOK_URL, SLACK_WEBHOOK; not WEBHOOK_URL_FILE nor WEBHOOK_ENABLED).
@@ -1314,10 +1319,12 @@ def hide_secrets(text: str) -> str:
 def known_secret_texts(secrets: Iterable[str]) -> set[str]:
     """The texts that show a known secret value: the value and its JSON-escaped form (a JSON file holds
     that). As the Pulumi CLI's filter of secrets (pulumi/pulumi sdk/go/common/util/logging/log.go
-    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those.
-    A value of KNOWN_ENCODED_MIN characters or more is also found encoded (`known_encodings`)."""
+    `CreateFilter`), not a value shorter than three characters nor true or false: every file holds those;
+    each also without its leading and trailing blanks. A value of KNOWN_ENCODED_MIN characters or more is also
+    found encoded (`known_encodings`)."""
     texts: set[str] = set()
-    for secret in secrets:
+    # also without the blanks around it: a YAML block scalar (`|`) keeps the value's last line break
+    for secret in {form for value in secrets for form in (value, value.strip())}:
         if len(secret) >= 3 and secret.lower() not in ("true", "false"):
             texts |= {secret, json.dumps(secret)[1:-1]}
             if len(secret) >= KNOWN_ENCODED_MIN:

@@ -28,7 +28,7 @@ from typing import Any, NoReturn, Protocol, TextIO
 from common.input_files import InputError
 from common.text import MESSAGE_MAX, escaped
 from policies.redaction import REDACTED, known_secret_texts, redact_secrets
-from stacks.config.quoting import quote
+from stacks.config.quoting import QUOTE_LIMIT, quote
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILURE = 1
@@ -59,8 +59,11 @@ def hide_known_secrets(secrets: Iterable[str]) -> None:
     _KNOWN_SECRETS.set(tuple(sorted(texts, key=len, reverse=True)))
 
 
-# The shortest first part of a known secret hidden where a quote cuts a value short (`...`).
+# The shortest first part of a known secret hidden where a quote cuts a value short (`...`), and the longest: a quote
+# shows QUOTE_LIMIT characters, each escaped to at most ten (`\U0001f600`). Unbounded, a 250,000-character ESC
+# secret took minutes to hide from one refusal (an attacker).
 CUT_SECRET_MIN = 4
+CUT_SECRET_MAX = 10 * QUOTE_LIMIT
 
 
 def printable(text: str) -> str:
@@ -70,7 +73,7 @@ def printable(text: str) -> str:
     for secret in _KNOWN_SECRETS.get() or ():
         text = text.replace(secret, REDACTED)
         if "..." in text:
-            for length in range(len(secret) - 1, CUT_SECRET_MIN - 1, -1):
+            for length in range(min(len(secret) - 1, CUT_SECRET_MAX), CUT_SECRET_MIN - 1, -1):
                 text = text.replace(secret[:length] + "...", REDACTED + "...")
     return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
 

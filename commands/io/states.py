@@ -36,6 +36,7 @@ from commands.io.render_dir import (
     without_secrets,
 )
 from common.input_files import InputError, read_json
+from policies.redaction import REDACTED, holds_known_secret, known_secret_texts
 
 STATES_FILE = "states.json"
 OUTPUTS_FILE = "outputs.json"
@@ -124,6 +125,33 @@ class RenderStates:
         if self.state_outputs is not None and isinstance(self.state_outputs.get(state), dict):
             return self.state_outputs[state]
         return self.outputs
+
+
+def without_known_secrets(states: RenderStates, secrets: list[str]) -> RenderStates:
+    """The states with every text that shows one of the stack's own secret values (`known_secret_texts`, also behind
+    escapes) hidden whole, keys included: a render made while the value sat in a plain setting holds it, and the
+    preview of the update that makes it a secret must not write it into changes.md."""
+    known = known_secret_texts(secrets)
+    if not known:
+        return states
+
+    def hidden(value: Any) -> Any:
+        if isinstance(value, str):
+            return REDACTED if holds_known_secret(value, known) else value
+        if isinstance(value, list):
+            return [hidden(item) for item in value]
+        if isinstance(value, dict):
+            return {hidden(key): hidden(item) for key, item in value.items()}
+        return value
+
+    return replace(
+        states,
+        first_up=hidden(states.first_up),
+        converged=hidden(states.converged),
+        outputs=hidden(states.outputs),
+        capacity=hidden(states.capacity),
+        state_outputs=hidden(states.state_outputs),
+    )
 
 
 def states_document(

@@ -49,6 +49,7 @@ from commands.io.states import (
     setting_digests,
     states_document,
     states_of_document,
+    without_known_secrets,
 )
 from commands.preview.command import (
     Preview,
@@ -255,16 +256,12 @@ def render(
             }
         ),
     }
-    leaks = output.token_leaks(files, settings.known_secret_values())
+    known = settings.known_secret_values()
+    leaks = output.token_leaks(files, known)
     if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
         # The policy saw a token literal the file scan's shape test may miss (short, unusual): same verdict.
         leaks = sorted(files)
-    if leaks:
-        raise output.SecretInOutputError(
-            f"{output.leaked_kind(files)} would be written to {', '.join(leaks[:3])}; nothing was written "
-            "(keep secrets in `pulumi config set --secret` keys only: hfToken, or a key engine.secretEnv names)",
-            [violation.line() for violation in violations],
-        )
+    _refuse_leaks(files, leaks, violations)
     changes = None
     if earlier is not None:
         # the states as states.json holds them, as a later `preview OLD NEW` would read them
@@ -273,12 +270,26 @@ def render(
             outputs=json.loads(files["outputs.json"]),
             capacity=json.loads(files[CAPACITY_FILE]),
         )
-        changes = preview_of_states(earlier, new, "the --against render", accept_client_break)
+        # OLD may hold a value this stack file now keeps secret (moved from a plain setting into ESC)
+        changes = preview_of_states(
+            without_known_secrets(earlier, known), new, "the --against render", accept_client_break
+        )
         if changes.refusals and _same_folder(Path(earlier.where), out_dir):
             raise RefusedInPlaceError(changes.refusals, [violation.line() for violation in violations], out_dir)
-        files.update(preview_files(changes))
+        previews = preview_files(changes)
+        _refuse_leaks(previews, output.token_leaks(previews, known), violations)
+        files.update(previews)
     output.write_render(out_dir, files)
     return Rendered(config, records, out_dir, violations, changes, notes)
+
+
+def _refuse_leaks(files: dict[str, str], leaks: list[str], violations: list[Violation]) -> None:
+    if leaks:
+        raise output.SecretInOutputError(
+            f"{output.leaked_kind(files)} would be written to {', '.join(leaks[:3])}; nothing was written "
+            "(keep secrets in `pulumi config set --secret` keys only: hfToken, or a key engine.secretEnv names)",
+            [violation.line() for violation in violations],
+        )
 
 
 class RefusedInPlaceError(Exception):

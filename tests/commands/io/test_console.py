@@ -50,3 +50,18 @@ def test_secrets_learned_outside_a_command_are_not_kept() -> None:
     for a later command in the same thread to hide."""
     hide_known_secrets([SECRET])
     assert printable(SECRET) == SECRET
+
+
+def test_a_long_known_secret_cut_by_a_quote_is_hidden(capsys: pytest.CaptureFixture[str]) -> None:
+    """A quote shows a value's first 40 characters: the part of a long secret that shows is hidden, looked for only
+    as long as a quote can show (an attacker's 250,000-character ESC secret took minutes)."""
+    secret = "".join(f"Zebra{index}Horse" for index in range(2000))
+
+    @guarded("probe")
+    def main(argv: list[str] | None = None) -> int:
+        hide_known_secrets([secret])
+        print(f"region: {quote('a' * 30 + secret)} is not allowed")
+        return 0
+
+    assert main([]) == 0
+    assert capsys.readouterr().out == f"region: '{'a' * 30}***...' is not allowed\n"

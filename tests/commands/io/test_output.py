@@ -452,6 +452,13 @@ def test_a_known_secret_is_found_encoded_as_a_reader_decodes_it(text: str) -> No
     assert output.token_leaks({"f.yaml": f"value: {text}\n"}, ["Zebra-Hoarse/Battery+77"]) == []
 
 
+def test_a_known_secret_with_blanks_around_it_is_found_without_them() -> None:
+    """An attacker: an ESC `fn::secret: |` block keeps the value's last line break, and the value pasted inside a
+    setting without it passed."""
+    assert output.token_leaks({"f": f"x-{KNOWN}-y"}, [f"{KNOWN}\n"]) == ["f"]
+    assert output.token_leaks({"f": f"x-{KNOWN}-y"}, [f"  {KNOWN} "]) == ["f"]
+
+
 def test_a_short_known_secret_is_looked_for_as_written_only() -> None:
     """A value under KNOWN_ENCODED_MIN characters decides too few characters of an encoding to tell it from others."""
     short = "Fox-77"

@@ -217,6 +217,28 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
     assert not out.exists()
 
 
+def test_a_setting_made_an_esc_secret_is_hidden_in_the_preview_from_the_render_that_held_it(tmp_path: Path) -> None:
+    """An attacker: a value under a neutral setting (no secret's shape, so rendered), then moved into the stack
+    file's ESC environment as docs/security.md says; `render --against` the old render wrote it into changes.md
+    and changes.json (the scan of the stack's own secrets ran before the preview's files were added)."""
+    old_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    old_doc["config"]["gke-b200-serving:engine"] = {"extraEnv": {"MY_SETTING": ESC_SECRET}}
+    new_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    new_doc["environment"] = {"values": {"pulumiConfig": {"mySetting": {"fn::secret": ESC_SECRET}}}}
+    new_doc["config"]["gke-b200-serving:engine"] = {"secretEnv": {"MY_SETTING": "mySetting"}}
+    (tmp_path / "Pulumi.old.yaml").write_text(yaml.safe_dump(old_doc))
+    (tmp_path / "Pulumi.new.yaml").write_text(yaml.safe_dump(new_doc))
+    old, new = tmp_path / "old", tmp_path / "new"
+    assert run_render("dev", "--config-file", str(tmp_path / "Pulumi.old.yaml"), "--out", str(old)).returncode == 0
+    run = run_render(
+        "dev", "--config-file", str(tmp_path / "Pulumi.new.yaml"), "--out", str(new), "--against", str(old)
+    )
+    assert run.returncode == 0, run.stderr
+    changes = (new / "changes.md").read_text()
+    assert "- ***" in changes and "MY_SETTING" in changes
+    assert not [path.name for path in new.rglob("*") if path.is_file() and ESC_SECRET in path.read_text()]
+
+
 def dev_with_esc_secret(secret: str) -> dict[str, Any]:
     """The dev stack file's document with an inline ESC environment that holds `secret` as an fn::secret, in a key
     engine.secretEnv names."""

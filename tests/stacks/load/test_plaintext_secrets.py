@@ -42,6 +42,10 @@ VALUE = "Canary4horse"
         # keys under a vendor's or a use's name, a webhook's URL
         *("NEW_RELIC_LICENSE_KEY", "LITELLM_MASTER_KEY", "OPENAI_KEY", "LANGSMITH_KEY", "SIGNING_KEY"),
         *("ENCRYPTION_KEY", "JWT_KEY", "SESSION_KEY", "GCP_SA_KEY", "TEAMS_WEBHOOK_URL", "slackWebhook"),
+        # an attacker's names: a vendor's (NVIDIA's NGC) or a cipher's key, a password's abbreviation, a credential
+        # as the last word, a passcode, a wallet's mnemonic, an authenticator's seed
+        *("NGC_KEY", "SSH_KEY", "AES_KEY", "GPG_KEY", "PGP_KEY", "CIPHER_KEY", "DB_PW", "JWT", "BEARER"),
+        *("SESSION_COOKIE", "PASSCODE", "PIN_CODE", "MNEMONIC", "TOTP_SEED"),
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -57,6 +61,8 @@ def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
         *("speculative-config.num_speculative_tokens", "SECRETS", "TOKENS", "app.kubernetes.io/name"),
         # numbers about tokens: vLLM's integer flags, limits and lengths
         *("long-prefill-token-threshold", "dbo-decode-token-threshold", "MAX_TOKEN_LENGTH", "API_KEY_TIMEOUT"),
+        # the new last words elsewhere in a name
+        *("JWT_ISSUER", "COOKIE_SECURE", "PIN_MEMORY", "PW_MODE", "enable_pw_login", "SSH_KEY_TYPE"),
     ],
 )
 def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:

@@ -900,7 +900,8 @@ ANY_NEEDLE = re.compile("|".join(re.escape(needle) for pattern in SECRET_PATTERN
 
 
 # A literal of two bytes decides two characters of its encoding at two of the three places, a pair every text
-# holds: a kind with a needle that short (Twilio's AC, a URL query's ?, an assignment's =) is not read encoded.
+# holds: a kind with a needle that short (Twilio's AC, a URL query's ?, an assignment's =) is not looked for by its
+# needles; a run that holds one is still decoded and read as a text (ENCODING_LAYERS).
 ENCODED_LITERAL_LENGTH = 3
 
 
@@ -1013,32 +1014,29 @@ class EncodedSecrets:
 
     def _decoded_run_kinds(self, run: str, layer: int = 1) -> tuple[str, ...]:
         """The kinds of secret the run decodes to, as "an encoded <kind>": of the kinds of `patterns` where it
-        holds one of their needles, in the patterns' order; then, up to ENCODING_LAYERS deep, any kind in what it
-        decodes to read again as a text (`_layer_kinds`)."""
+        holds one of their needles, in the patterns' order; then, for a run ENCODING_LAYERS encodings deep or less,
+        any kind in what it decodes to read again as a text (`_layer_kinds`)."""
         run = WRAP_BREAK.sub("", run)
         needled = self.any_needle.search(run.translate(URL_SAFE_AS_STANDARD)) is not None
-        body = run.rstrip("=")
         found: set[str] = set()
         inner: list[str] = []
-        texts = [bytes.fromhex(run).decode("latin-1")] if HEX_RUN.fullmatch(run) else []
-        for start in range(4):
-            groups = body[start:]
-            groups = groups[:-1] if len(groups) % 4 == 1 else groups  # a last character alone is no byte
-            # its own padding dropped and the whole groups' put back: a token's last bytes are in the last group
-            texts += _decoded(groups + "=" * (-len(groups) % 4))
-        for decoded in dict.fromkeys(texts):
+        for decoded in _run_decodings(run):
             if needled:
-                literals = set(self.literal_starts.findall(decoded))
-                candidates = {kind for literal in literals for kind in self.kinds_of_literal[literal]} - found
-                found |= {
-                    kind for kind in candidates if any(pattern.search(decoded) for pattern in self.patterns[kind])
-                }
-            if layer < ENCODING_LAYERS:
+                found |= self._needle_kinds(decoded, found)
+            if layer <= ENCODING_LAYERS:
                 inner += [kind for kind in _layer_kinds(decoded, layer + 1) if kind not in inner]
         own = tuple(f"an encoded {_noun(kind)}" for kind in self.patterns if kind in found)
         return own + tuple(kind for kind in inner if kind not in own)
 
+    def _needle_kinds(self, decoded: str, found: set[str]) -> set[str]:
+        """The kinds not yet `found` whose literal the decoded text holds and whose own patterns find a secret there."""
+        literals = set(self.literal_starts.findall(decoded))
+        candidates = {kind for literal in literals for kind in self.kinds_of_literal[literal]} - found
+        return {kind for kind in candidates if any(pattern.search(decoded) for pattern in self.patterns[kind])}
+
     def run_kinds(self, run: str, layer: int = 1) -> tuple[str, ...]:
+        """The kinds of secret a run decodes to (`_decoded_run_kinds`), kept for a run that is not long; `layer`:
+        how many encodings deep the run is."""
         if len(run) <= KEPT_RUN_LENGTH:
             return self._kept_run_kinds(run, layer)
         return self._decoded_run_kinds(run, layer)
@@ -1095,8 +1093,27 @@ ENCODED_SECRETS = EncodedSecrets(SECRET_PATTERNS)
 # render of three stacks holds about 150 distinct ones, all decoded in about 2 ms) and what it decodes to read as a
 # text; garbage holds no run that long, so a deeper layer is read only where there is one.
 ENCODING_LAYERS = 3
-# A run of hex digits that decodes to bytes (40 or more: 20 bytes, the shortest of the encodable tokens)
-HEX_RUN = re.compile(r"(?:[0-9A-Fa-f]{2}){20,}")
+# Hex digits that may decode to a secret (40 or more: 20 bytes, the shortest of the encodable tokens), also after a
+# prefix glued to them in the run (`0x`, `val_`)
+HEX_STRETCH = re.compile(r"[0-9A-Fa-f]{40,}")
+
+
+def _run_decodings(run: str) -> list[str]:
+    """What a run (its line breaks dropped) may decode to, each once: its hex stretches, from either of their first
+    two digits (a hex letter of a prefix may start one), and its base64 and base64url from each of its first four
+    characters (the encoding may start after a word glued to it)."""
+    texts = [
+        bytes.fromhex(digits[: len(digits) // 2 * 2]).decode("latin-1")
+        for stretch in HEX_STRETCH.findall(run)
+        for digits in (stretch, stretch[1:])
+    ]
+    body = run.rstrip("=")
+    for start in range(4):
+        groups = body[start:]
+        groups = groups[:-1] if len(groups) % 4 == 1 else groups  # a last character alone is no byte
+        # its own padding dropped and the whole groups' put back: a token's last bytes are in the last group
+        texts += _decoded(groups + "=" * (-len(groups) % 4))
+    return list(dict.fromkeys(texts))
 
 
 def _layer_kinds(decoded: str, layer: int) -> list[str]:
@@ -1117,7 +1134,7 @@ def _kinds(text: str, decoded: bool = False, layer: int = 1) -> list[str]:
     kinds = ["a Hugging Face token"] if tokens else []
     if ANY_NEEDLE.search(text) is not None:
         kinds += [pattern.kind for pattern in SECRET_PATTERNS if pattern.search(text)]
-    return kinds + ENCODED_SECRETS.kinds(text, layer)
+    return list(dict.fromkeys(kinds + ENCODED_SECRETS.kinds(text, layer)))
 
 
 # JSON's `\u0068`, `\/` and `\t` and a URL's `%68`: a program that reads the value (vLLM's JSON flags, an OTLP
@@ -1378,7 +1395,19 @@ def holds_known_secret(text: str, known: set[str]) -> bool:
     for _ in range(ESCAPE_LAYERS + 1):
         if decoded is None:
             return False
-        if any(secret in decoded for secret in known):
+        if any(secret in decoded for secret in known) or _in_a_wrapped_run(decoded, known):
             return True
         decoded = unescaped(decoded)
+    return False
+
+
+def _in_a_wrapped_run(text: str, known: set[str]) -> bool:
+    """Whether an encoding wrapped onto lines (`base64`'s 76 columns, folded into spaces by a YAML scalar) holds one
+    of the texts once its breaks are dropped, as a decoder reads it."""
+    for start, end in EncodedSecrets.runs(text):
+        run = text[start:end]
+        if WRAP_BREAK.search(run) is not None:
+            joined = WRAP_BREAK.sub("", run)
+            if any(secret in joined for secret in known):
+                return True
     return False

@@ -23,7 +23,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NoReturn, Protocol, TextIO
+from typing import Any, NamedTuple, NoReturn, Protocol, TextIO
 
 from common.input_files import InputError
 from common.text import MESSAGE_MAX, escaped
@@ -40,10 +40,18 @@ class Main(Protocol):
     def __call__(self, argv: list[str] | None = None) -> int: ...
 
 
-# The texts of the stack's own secret values that the running command knows, longest first. Per context:
-# a command runs in its own (the tests run several at once, each in a thread of its own).
+class _Known(NamedTuple):
+    """The texts of the stack's own secret values that the running command knows (`known_secret_texts`, longest
+    first), and of those the values as written and as a quote shows them, whose first part is also hidden where a
+    quote cuts them short (not their encodings: a quote shows a value as written)."""
+
+    texts: tuple[str, ...] = ()
+    quotable: tuple[str, ...] = ()
+
+
+# Per context: a command runs in its own (the tests run several at once, each in a thread of its own).
 # None outside a command (a library call, a test): nothing to hide, and nothing learned outlives the call.
-_KNOWN_SECRETS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("known_secrets", default=None)
+_KNOWN_SECRETS: contextvars.ContextVar[_Known | None] = contextvars.ContextVar("known_secrets", default=None)
 
 
 def hide_known_secrets(secrets: Iterable[str]) -> None:
@@ -55,8 +63,13 @@ def hide_known_secrets(secrets: Iterable[str]) -> None:
         return
     values = [value for value in secrets if known_secret_texts([value])]
     shown = {quote(form)[1:-1].removesuffix("...") for value in values for form in (value, " ".join(value.split()))}
-    texts = known_secret_texts([*values, *shown]) | set(known)
-    _KNOWN_SECRETS.set(tuple(sorted(texts, key=len, reverse=True)))
+    texts = known_secret_texts([*values, *shown]) | set(known.texts)
+    quotable = {*values, *shown, *known.quotable}
+    _KNOWN_SECRETS.set(_Known(_longest_first(texts), _longest_first(quotable)))
+
+
+def _longest_first(texts: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(texts, key=len, reverse=True))
 
 
 # The shortest first part of a known secret hidden where a quote cuts a value short (`...`), and the longest: a quote
@@ -70,9 +83,11 @@ def printable(text: str) -> str:
     """Control characters, lone surrogates (undecodable argument bytes), tokens and the stack's known
     secret values made harmless: also a secret's first part where a quote of a longer value cuts it
     short (`'aaa...aaaZebra-Hor...'`: `quote` shows a value's first 40 characters)."""
-    for secret in _KNOWN_SECRETS.get() or ():
+    known = _KNOWN_SECRETS.get() or _Known()
+    for secret in known.texts:
         text = text.replace(secret, REDACTED)
-        if "..." in text:
+    if "..." in text:
+        for secret in known.quotable:
             for length in range(min(len(secret) - 1, CUT_SECRET_MAX), CUT_SECRET_MIN - 1, -1):
                 text = text.replace(secret[:length] + "...", REDACTED + "...")
     return "".join(char if char.isprintable() or char in "\n\t" else repr(char)[1:-1] for char in redact_secrets(text))
@@ -196,7 +211,7 @@ def guarded(
     def decorate(main: Main) -> Main:
         @functools.wraps(main)
         def run(argv: list[str] | None = None) -> int:
-            scope = _KNOWN_SECRETS.set(())  # the secrets a command learns are hidden until it ends
+            scope = _KNOWN_SECRETS.set(_Known())  # the secrets a command learns are hidden until it ends
             try:
                 with _clean_console():
                     return main(argv)

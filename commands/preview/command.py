@@ -23,10 +23,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from commands.engine.secrets import FROM_ESC, UNSET
 from commands.io import output
 from commands.io.cli import command_parser, output_folder, path_argument
 from commands.io.console import folded, guarded, one_line, shown
-from commands.io.render_dir import PreviewInputError, load_render
+from commands.io.render_dir import DIGESTS_KEY, PreviewInputError, load_render
 from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
@@ -107,7 +108,7 @@ def preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]]
 def preview_states(old: RenderStates, new: RenderStates, accept_client_break: bool = False) -> Preview:
     """The update between two renders' converged states (`commands/io/states.py`), with their stack
     outputs; `accept_client_break`: a change that breaks clients is not refused in production."""
-    view = compared(old, new)
+    view = compared(_with_the_esc_label(old, new), new)
     return _preview(
         view.old,
         view.new,
@@ -115,6 +116,32 @@ def preview_states(old: RenderStates, new: RenderStates, accept_client_break: bo
         (old, new),
         accept_client_break,
         (view.old_outputs, view.new_outputs),
+    )
+
+
+def _with_the_esc_label(old: RenderStates, new: RenderStates) -> RenderStates:
+    """OLD with a secret digest `unset` read as `esc` where NEW labels the same input `esc` and OLD was made with an ESC
+    environment it could not open: a render made before the `esc` label wrote `unset` there, and a label alone is no
+    change (one whose environment computed other keys only and that a later import leaves the key to reads as no
+    change too; the preview warns that ESC may change more than it shows)."""
+    if old.unseen_settings is None:
+        return old
+    left_to_esc = {
+        (record["name"], path)
+        for record in [*new.first_up, *(new.converged or [])]
+        for path, digest in record.get(DIGESTS_KEY, {}).items()
+        if digest == FROM_ESC
+    }
+
+    def relabelled(record: Record) -> Record:
+        digests = record.get(DIGESTS_KEY, {})
+        moved = {path for path, digest in digests.items() if digest == UNSET and (record["name"], path) in left_to_esc}
+        return {**record, DIGESTS_KEY: {**digests, **dict.fromkeys(moved, FROM_ESC)}} if moved else record
+
+    return dataclasses.replace(
+        old,
+        first_up=[relabelled(record) for record in old.first_up],
+        converged=None if old.converged is None else [relabelled(record) for record in old.converged],
     )
 
 

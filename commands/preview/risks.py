@@ -52,7 +52,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from commands.engine.secrets import CIPHERTEXT, shown_kind
+from commands.engine.secrets import CIPHERTEXT, FROM_ESC, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
@@ -593,9 +593,15 @@ def _secret_readers(new: dict[str, Record], secret: str) -> list[str]:
     )
 
 
+# a `secure:` ciphertext set again, or a value moved between one and the stack's ESC environment: what the value is
+# now, an offline render cannot read on either side
+UNREADABLE_SECRET_CHANGES = frozenset({(CIPHERTEXT, CIPHERTEXT), (CIPHERTEXT, FROM_ESC), (FROM_ESC, CIPHERTEXT)})
+
+
 def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterator[str]:
     for entry in change.inputs:
-        if shown_kind(entry.old) == shown_kind(entry.new) == CIPHERTEXT:
+        kinds = (shown_kind(entry.old), shown_kind(entry.new))
+        if kinds in UNREADABLE_SECRET_CHANGES:
             order = "deleted, then created" if change.delete_before_replace else "replaced"
             name = str((change.record["inputs"].get("metadata") or {}).get("name", ""))
             readers = _secret_readers(new, name)
@@ -616,10 +622,15 @@ def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterat
                     "no pod of this stack reads it now: the next one that does (a new download Job) gets the new value"
                 )
             # the path is said after the words (`...-secret: stringData.token: ...` reads as a key assignment)
+            what = (
+                f"the `secure:` ciphertext of {entry.path} changed; the preview cannot decrypt it"
+                if kinds == (CIPHERTEXT, CIPHERTEXT)
+                else f"{entry.path} moved between a `secure:` value and the stack's ESC environment; the preview reads "
+                "neither value"
+            )
             yield (
-                f"{change.urn}: the `secure:` ciphertext of {entry.path} changed; the preview cannot decrypt it. If "
-                f"the value is the same (set again), `pulumi up` changes nothing; if it changed, the object is "
-                f"{order}: {who}"
+                f"{change.urn}: {what}. If the value is the same, `pulumi up` changes nothing; if it changed, the "
+                f"object is {order}: {who}"
             )
 
 

@@ -864,14 +864,17 @@ SECRET_CHANGES = {
     (UNSET, CIPHERTEXT): "set (the old render left it unset)",
     (CIPHERTEXT, UNSET): "unset (the old render had a `secure:` value)",
     (CIPHERTEXT, FROM_ESC): (
-        "moved from a `secure:` value into the stack's ESC environment, whose value an offline render does not read "
-        "(it may be the same)"
+        "moved from a `secure:` value to the stack's ESC environment, which an offline render cannot open (it may set "
+        "the same value, another, or none)"
     ),
     (FROM_ESC, CIPHERTEXT): (
-        "moved from the stack's ESC environment into a `secure:` value (an offline render reads neither value: it "
-        "may be the same)"
+        "moved from the stack's ESC environment to a `secure:` value (an offline render reads neither: it may be the "
+        "same value)"
     ),
-    (UNSET, FROM_ESC): "left to the stack's ESC environment (the old render left it unset)",
+    (UNSET, FROM_ESC): (
+        "left to the stack's ESC environment, which an offline render cannot open (the old render left it unset; ESC "
+        "may set it or not)"
+    ),
     (FROM_ESC, UNSET): "unset (the old render left it to the stack's ESC environment)",
 }
 

@@ -131,7 +131,9 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
         if isinstance(spec, dict) and spec.get("secret"):
             secret_keys.append(full_key)
             if full_key not in config:
-                config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}{FROM_ESC if environment.opaque else ']'}"
+                config[full_key] = (
+                    f"{UNSET_PLACEHOLDER}{full_key}{FROM_ESC if _left_to_esc(environment, full_key) else ']'}"
+                )
                 placeholders.append(full_key)
     _check_computed_keys(project, config, environment, set(stack_file.entries))
     esc_placeholders = _esc_placeholders(project, config, environment) if environment.opaque else []
@@ -139,7 +141,7 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
         # A secret engine.secretEnv names and the file leaves to ESC (an `fn::secret` value or an import).
         for key in sorted(secret_env_keys(config, f"{project}:")):
             full_key = f"{project}:{key}"
-            if full_key not in config:
+            if full_key not in config and _left_to_esc(environment, full_key):
                 config[full_key] = f"{UNSET_PLACEHOLDER}{full_key}{FROM_ESC}"
                 secret_keys.append(full_key)
                 placeholders.append(full_key)
@@ -149,6 +151,12 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
     )
     hide_known_secrets(settings.known_secret_values())
     return settings
+
+
+def _left_to_esc(environment: StackEnvironment, full_key: str) -> bool:
+    """Whether ESC may supply a key the stack file does not set: an imported environment may, and the inline one
+    does where its `pulumiConfig` computes the key (an `fn::secret`, an interpolation)."""
+    return bool(environment.imports) or full_key in environment.computed_keys
 
 
 def _check_computed_keys(

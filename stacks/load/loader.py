@@ -28,9 +28,8 @@ from stacks.config.profiles import apply_profile, foreign_checkpoint_problem
 from stacks.config.quoting import quote
 from stacks.config.stack import StackConfig
 from stacks.load.checks import derived_problem
-from stacks.load.plaintext_secrets import plaintext_secret_problem
+from stacks.load.plaintext_secrets import HF_TOKEN_KEY, plaintext_secret_problem
 
-HF_TOKEN_KEY = "hfToken"
 # Stack keys a provider setting stands in for when the stack leaves them out: any Pulumi team's
 # stack file sets `gcp:project`; the stack's own gcp provider is explicit, so the key is read here.
 PROVIDER_DEFAULTS = {"project": "gcp:project", "region": "gcp:region"}

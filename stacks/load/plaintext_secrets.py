@@ -23,6 +23,8 @@ SECURE_KEY = "secure"
 # What vLLM reads from the environment in place of a secret flag (vllm/envs.py: VLLM_API_KEY; the
 # OpenAI server takes `args.api_key or envs.VLLM_API_KEY`, vllm/entrypoints/openai/api_server.py).
 FLAG_ENVIRONMENT = {"api-key": "VLLM_API_KEY"}
+# The stack's own secret config key: the Hugging Face token (the download Job's Secret)
+HF_TOKEN_KEY = "hfToken"
 
 
 def secret_flag_of(flag: str) -> str:
@@ -44,7 +46,7 @@ def secret_flag_of(flag: str) -> str:
 
 def config_key_for(name: str) -> str:
     """A config key name for an environment variable: OPENAI_API_KEY -> openaiApiKey (any run of characters other
-    than letters and digits separates words: `DB PASSWORD` -> dbPassword, one word as the CLI takes it)."""
+    than ASCII letters and digits separates words: `DB PASSWORD` -> dbPassword, one word as the CLI takes it)."""
     parts = [part for part in re.split(r"[^a-z0-9]+", name.lower()) if part]
     return (parts[0] + "".join(part.capitalize() for part in parts[1:])) if parts else "engineSecret"
 
@@ -86,7 +88,7 @@ HF_TOKEN_HINT = (
 
 
 def _env_hint(name: str) -> str:
-    if name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+    if name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN") or config_key_for(name) == HF_TOKEN_KEY:
         return HF_TOKEN_HINT
     if secret_kinds(name):  # a key made of the name would show it again, in another case
         name, key = "VARIABLE", "KEY"

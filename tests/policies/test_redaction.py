@@ -712,8 +712,15 @@ def _twice(text: str) -> str:
         (lambda token: f"{token}".encode().hex().upper(), "an encoded GitHub token"),
         (lambda token: base64.b64encode(f"$t='{token}'".encode("utf-16-le")).decode(), "an encoded GitHub token"),
         (lambda _: base64.b64encode(("key SK" + "0123456789abcdef" * 2).encode()).decode(), "an encoded Twilio key"),
+        # a kind without needles, three encodings deep; hex after a prefix glued to it
+        (lambda _: _twice(base64.b64encode(("key SK" + "0a1b2c3d" * 4).encode()).decode()), "an encoded Twilio key"),
+        (lambda token: "0x" + token.encode().hex(), "an encoded GitHub token"),
+        (lambda token: "val_" + token.encode().hex(), "an encoded GitHub token"),
     ],
-    ids=["base64-twice", "base64-thrice", "secret-manifest", "hex", "hex-upper", "utf16-base64", "twilio"],
+    ids=[
+        *("base64-twice", "base64-thrice", "secret-manifest", "hex", "hex-upper", "utf16-base64", "twilio"),
+        *("twilio-thrice", "hex-0x", "hex-after-a-word"),
+    ],
 )
 def test_a_secret_behind_layers_of_encoding_is_found_and_hidden(encoded: Callable[[str], str], kind: str) -> None:
     """What is encoded again inside what is encoded (up to ENCODING_LAYERS), hex of any kind, base64 of UTF-16, and a
@@ -735,6 +742,12 @@ def test_a_secret_behind_layers_of_encoding_is_found_and_hidden(encoded: Callabl
 )
 def test_decoded_runs_without_a_secret_pass(text: str) -> None:
     assert secret_kinds(f"value: {text}\n") == []
+
+
+def test_a_kind_found_twice_is_named_once() -> None:
+    """A review: the base64 of a token read both by its needles and as a decoded text named its kind twice."""
+    kinds = secret_kinds(base64.b64encode(("gh" + "p_" + GITHUB_TOKEN_BODY).encode()).decode())
+    assert kinds == ["an encoded GitHub token"]
 
 
 @pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode], ids=["base64", "base64url"])

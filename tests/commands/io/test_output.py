@@ -452,6 +452,14 @@ def test_a_known_secret_is_found_encoded_as_a_reader_decodes_it(text: str) -> No
     assert output.token_leaks({"f.yaml": f"value: {text}\n"}, ["Zebra-Hoarse/Battery+77"]) == []
 
 
+@pytest.mark.parametrize("pad", range(0, 60, 7))
+def test_a_known_secret_in_a_wrapped_encoding_is_found(pad: int) -> None:
+    """A review: base64's 76 columns folded into spaces by a YAML scalar hid the encoding where a break cut it."""
+    blob = base64.b64encode(f"KEY={'x' * pad}\nVAL={KNOWN}\n".encode()).decode()
+    wrapped = " ".join(blob[start : start + 76] for start in range(0, len(blob), 76))
+    assert output.token_leaks({"f": f"MY_BLOB: {wrapped}\n"}, [KNOWN]) == ["f"]
+
+
 def test_a_known_secret_with_blanks_around_it_is_found_without_them() -> None:
     """An attacker: an ESC `fn::secret: |` block keeps the value's last line break, and the value pasted inside a
     setting without it passed."""

@@ -4,6 +4,7 @@ turned off that the provider keeps, a new token, renamed workloads, and what `ch
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -279,11 +280,34 @@ def test_a_secure_value_moved_into_the_esc_environment_says_so_not_unset(
     esc_file.write_text(yaml.safe_dump(document))
     esc = render_stack("dev", esc_file)
     for old, new, how in (
-        (token, esc, "moved from a `secure:` value into the stack's ESC environment"),
-        (esc, token, "moved from the stack's ESC environment into a `secure:` value"),
-        (dev, esc, "left to the stack's ESC environment (the old render left it unset)"),
+        (token, esc, "moved from a `secure:` value to the stack's ESC environment"),
+        (esc, token, "moved from the stack's ESC environment to a `secure:` value"),
+        (dev, esc, "left to the stack's ESC environment"),
         (esc, dev, "unset (the old render left it to the stack's ESC environment)"),
     ):
-        changes = preview_states(old.states, new.states).changes
-        (secret,) = [change for change in changes if change.record["name"] == "llm-hf-token-secret"]
+        preview = preview_states(old.states, new.states)
+        (secret,) = [change for change in preview.changes if change.record["name"] == "llm-hf-token-secret"]
         assert f"a secret config key behind it was {how}" in secret.no_config_keys
+        moved = "stringData.token moved between a `secure:` value and the stack's ESC environment"
+        # which pods read the Secret, as for a ciphertext set again: the preview reads neither value
+        assert any(moved in warning for warning in preview.warnings) == (dev not in (old, new))
+
+    # a render made before the `esc` label wrote `unset` for a secret left to ESC: the label alone is no change
+    def labelled_unset(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {**record, "secretDigests": {path: "unset" for path in record["secretDigests"]}}
+            if record["name"] == "llm-hf-token-secret"
+            else record
+            for record in records
+        ]
+
+    older = dataclasses.replace(
+        esc.states, first_up=labelled_unset(esc.states.first_up), converged=labelled_unset(esc.states.converged or [])
+    )
+    assert older.unseen_settings is not None
+    names = [change.record["name"] for change in preview_states(older, esc.states).changes]
+    assert "llm-hf-token-secret" not in names
+    without_esc = dataclasses.replace(older, unseen_settings=None)
+    assert "llm-hf-token-secret" in [
+        change.record["name"] for change in preview_states(without_esc, esc.states).changes
+    ]

@@ -414,3 +414,23 @@ def test_a_stack_file_without_config_names_itself(text: str, tmp_path: Path) -> 
     stack_file.write_text(text)
     with pytest.raises(InvalidConfig, match=rf"^invalid stack config: {re.escape(str(stack_file))}: sets no config"):
         stack_settings.load_stack_settings("empty", stack_file)
+
+
+@pytest.mark.parametrize(
+    ("values", "imports", "left_to_esc"),
+    [
+        ({"r": "us-central1", "pulumiConfig": {"region": "${r}"}}, None, False),  # computes another key only
+        ({"pulumiConfig": {"hfToken": {"fn::secret": "hf_" + "Q" * 34}}}, None, True),
+        ({}, ["myorg/llm-secrets"], True),  # an import may set it
+    ],
+    ids=["computes-another-key", "computes-it", "imports"],
+)
+def test_a_secret_key_the_file_leaves_out_is_left_to_esc_only_where_esc_may_set_it(
+    values: dict[str, Any], imports: list[str] | None, left_to_esc: bool, tmp_path: Path
+) -> None:
+    """A review: an inline environment that computes `region` labelled an unset hfToken `from ESC` (`[secret, esc]` in
+    a preview), though nothing under `pulumi up` sets it."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    document["environment"] = {**({"values": values} if values else {}), **({"imports": imports} if imports else {})}
+    settings = stack_settings.load_stack_settings("dev", write_stack(tmp_path, "dev", document))
+    assert settings.config["gke-b200-serving:hfToken"].endswith(stack_settings.FROM_ESC) == left_to_esc

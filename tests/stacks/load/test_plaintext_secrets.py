@@ -152,5 +152,13 @@ def test_the_hint_names_a_config_key_the_cli_takes_as_one_word(name: str, key: s
     assert problem is not None and f"pulumi config set --secret {key} VALUE" in problem
 
 
+@pytest.mark.parametrize("name", ["HF-TOKEN", "hf.token", "HF TOKEN"])
+def test_a_name_that_makes_the_hf_token_key_gets_the_hf_token_hint(name: str) -> None:
+    """A review: `HF-TOKEN` was hinted as `pulumi config set --secret hfToken VALUE` (the stack's own token,
+    overwritten) and `engine.secretEnv.HF-TOKEN: hfToken`, which the loader refuses."""
+    problem = plaintext_secret_problem({"engine": {"extraEnv": {name: VALUE}}})
+    assert problem is not None and "secretEnv" not in problem and "the token is the stack's secret hfToken" in problem
+
+
 def test_a_name_of_separators_only_gets_a_key_of_its_own() -> None:
     assert config_key_for("__") == "engineSecret"

@@ -52,7 +52,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from commands.engine.secrets import CIPHERTEXT, FROM_ESC, shown_kind
+from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
@@ -531,6 +531,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
             found.append(moved)
         if unsourced := _image_without_snapshot(old, new, change):
             found.append(unsourced)
+        found += _secret_left_unset(change)
     found += _subnet_listed_by_nat(old, result)
     names = {record["name"] for record in new.values()}
     old_names = {record["name"] for record in old.values()}
@@ -596,12 +597,14 @@ def _secret_readers(new: dict[str, Record], secret: str) -> list[str]:
 # a `secure:` ciphertext set again, or a value moved between one and the stack's ESC environment: what the value is
 # now, an offline render cannot read on either side
 UNREADABLE_SECRET_CHANGES = frozenset({(CIPHERTEXT, CIPHERTEXT), (CIPHERTEXT, FROM_ESC), (FROM_ESC, CIPHERTEXT)})
+# a secret set where the old render had none
+FIRST_SET_SECRET_CHANGES = frozenset({(UNSET, CIPHERTEXT), (UNSET, FROM_ESC)})
 
 
 def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterator[str]:
     for entry in change.inputs:
         kinds = (shown_kind(entry.old), shown_kind(entry.new))
-        if kinds in UNREADABLE_SECRET_CHANGES:
+        if kinds in UNREADABLE_SECRET_CHANGES | FIRST_SET_SECRET_CHANGES:
             order = "deleted, then created" if change.delete_before_replace else "replaced"
             name = str((change.record["inputs"].get("metadata") or {}).get("name", ""))
             readers = _secret_readers(new, name)
@@ -622,6 +625,9 @@ def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterat
                     "no pod of this stack reads it now: the next one that does (a new download Job) gets the new value"
                 )
             # the path is said after the words (`...-secret: stringData.token: ...` reads as a key assignment)
+            if kinds in FIRST_SET_SECRET_CHANGES:
+                yield f"{change.urn}: {entry.path} is set where the old render had none; the object is {order}: {who}"
+                continue
             what = (
                 f"the `secure:` ciphertext of {entry.path} changed; the preview cannot decrypt it"
                 if kinds == (CIPHERTEXT, CIPHERTEXT)
@@ -632,6 +638,20 @@ def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterat
                 f"{change.urn}: {what}. If the value is the same, `pulumi up` changes nothing; if it changed, the "
                 f"object is {order}: {who}"
             )
+
+
+def _secret_left_unset(change: ResourceChange) -> list[str]:
+    """A secret that had a value and now has none: a render of a stack file that sets a secret key no more (an unset
+    key engine.secretEnv names is refused before anything is declared, so only one Pulumi.yaml declares without a
+    default, hfToken, reaches a render unset), and the Pulumi CLI stops on it (pulumi/pulumi sdk/go/common/workspace,
+    `missingStackConfigurationKeysError`)."""
+    return [
+        f"the Pulumi CLI would stop `pulumi up` before any step: the secret config key behind {change.urn} "
+        f"{entry.path} is no longer set (\"Stack '...' is missing configuration value 'hfToken'\": Pulumi.yaml "
+        "declares it without a default); set it again (`pulumi config set --secret hfToken VALUE`)"
+        for entry in change.inputs
+        if shown_kind(entry.new) == UNSET and shown_kind(entry.old) not in ("", UNSET)
+    ]
 
 
 def _network_in_use(old: dict[str, Record], result: Preview) -> list[str]:

@@ -208,7 +208,11 @@ def render(
     config = validate(raw_project_config(settings.project))
     out_dir = out or stack_settings.ROOT / "build" / stack
     output.check_out_dir(out_dir)
-    notes = [*stack_settings.stack_file_notes(settings), *filter(None, [unconditioned_reports_note(config)])]
+    notes = [
+        *stack_settings.unset_secret_notes(settings),
+        *stack_settings.stack_file_notes(settings),
+        *filter(None, [unconditioned_reports_note(config)]),
+    ]
     progress("running the program")
     first_up = mocks.run_program(settings)
     # The `up` after the one that made the image: the program's own image look-up finds it
@@ -237,7 +241,7 @@ def render(
             records,
             outputs,
             sorted(manifests),
-            settings.placeholders,
+            [key for key in settings.placeholders if key not in settings.unset_secret_keys()],
             policy,
             [*notes, *stack_settings.engine_notes(settings)],
         ),

@@ -26,13 +26,13 @@ from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
 from common.text import code_span
 from stacks.load.loader import (
-    HF_TOKEN_KEY,
     PROVIDER_DEFAULTS,
     InvalidConfig,
     secret_env_keys,
     secret_setting_problem,
     unknown_setting_problem,
 )
+from stacks.load.plaintext_secrets import HF_TOKEN_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the offline run stands in for a key only ESC would supply. A project id of the right shape
@@ -78,6 +78,11 @@ class StackSettings:
         placeholders, but the file holds the values). `secure:` values cannot be decrypted: not known."""
         keys = [self.config[key] for key in self.secret_keys if key in self.config and key not in self.placeholders]
         return [*keys, *self.environment.secret_literals]
+
+    def unset_secret_keys(self) -> list[str]:
+        """The secret keys Pulumi.yaml declares without a default that the stack file leaves unset and no ESC
+        environment may set: the Pulumi CLI stops `pulumi up` on them before any step."""
+        return [key for key in self.placeholders if self.config.get(key) == f"{UNSET_PLACEHOLDER}{key}]"]
 
     def namespace(self, namespace: str) -> dict[str, Any]:
         prefix = f"{namespace}:"
@@ -261,6 +266,16 @@ def stack_file_notes(settings: StackSettings) -> list[str]:
             "(its project and region come from the stack's own keys)."
         )
     return notes
+
+
+def unset_secret_notes(settings: StackSettings) -> list[str]:
+    """What `pulumi up` would stop on before any step (`StackSettings.unset_secret_keys`), for a render."""
+    return [
+        f"`{name}` is not set: `pulumi up` stops before any step (\"Stack '{settings.stack}' is missing configuration "
+        f"value '{name}'\": Pulumi.yaml declares it without a default); set it with "
+        f"`pulumi config set --secret {name} VALUE`"
+        for name in (key.partition(":")[2] for key in settings.unset_secret_keys())
+    ]
 
 
 def engine_notes(settings: StackSettings) -> list[str]:

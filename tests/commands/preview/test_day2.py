@@ -261,10 +261,16 @@ def test_a_secure_value_set_for_the_first_time_says_so_not_that_the_program_chan
     ciphertext = "v1:Zm9yLXRlc3RzLW9ubHk=:not-a-real-ciphertext"
     token = render_with(render_stack, tmp_path_factory, "dev", "token-a", {"hfToken": {"secure": ciphertext}})
     for old, new, how in ((dev, token, "set (the old render left it unset)"), (token, dev, "unset (the old")):
-        changes = preview_states(old.states, new.states).changes
-        (secret,) = [change for change in changes if change.record["name"] == "llm-hf-token-secret"]
+        preview = preview_states(old.states, new.states)
+        (secret,) = [change for change in preview.changes if change.record["name"] == "llm-hf-token-secret"]
         assert f"a secret config key behind it was {how}" in secret.no_config_keys
         assert not secret.config_keys
+        # a day-2 tester: unset, the Pulumi CLI stops `pulumi up` (Pulumi.yaml declares hfToken without a default);
+        # set for the first time, the note on who reads the Secret, as for a token set again
+        stops = [refusal for refusal in preview.refusals if "missing configuration value 'hfToken'" in refusal]
+        assert bool(stops) == (new is dev)
+        first_set = [warning for warning in preview.warnings if "is set where the old render had none" in warning]
+        assert bool(first_set) == (old is dev)
 
 
 def test_a_secure_value_moved_into_the_esc_environment_says_so_not_unset(

@@ -89,7 +89,8 @@ def test_several_stacks_exit_with_the_worst_status(tmp_path: Path) -> None:
     run = run_render("prod", str(invalid), "--out", str(tmp_path / "out"))
     assert run.returncode == 2
     # prod's one line: the stack file's example model commit
-    example, broken = run.stderr.splitlines()
+    token, example, broken = run.stderr.splitlines()
+    assert token.startswith("prod: note: `hfToken` is not set: `pulumi up` stops before any step")
     assert example.startswith("prod: note: weights.revision is the stack file's EXAMPLE commit")
     assert broken.startswith("broken: invalid stack config: environment")
     assert (tmp_path / "out" / "prod" / "resources.json").is_file()
@@ -136,7 +137,9 @@ def test_a_render_reports_every_stage(tmp_path: Path) -> None:
 def test_piped_output_is_one_summary_line_per_stack(tmp_path: Path) -> None:
     run = run_render("prod", "--out", str(tmp_path / "out"))
     assert run.returncode == 0
-    (note,) = run.stderr.splitlines()  # the stack file's example model commit, as plan.md says it
+    # the token the stack file leaves unset and its example model commit, as plan.md says them
+    token, note = run.stderr.splitlines()
+    assert token.startswith("note: `hfToken` is not set")
     assert note.startswith("note: weights.revision is the stack file's EXAMPLE commit")
     assert len(run.stdout.splitlines()) == 1 and run.stdout.startswith("rendered stack prod: ")
 

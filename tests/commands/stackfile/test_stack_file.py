@@ -434,3 +434,28 @@ def test_a_secret_key_the_file_leaves_out_is_left_to_esc_only_where_esc_may_set_
     document["environment"] = {**({"values": values} if values else {}), **({"imports": imports} if imports else {})}
     settings = stack_settings.load_stack_settings("dev", write_stack(tmp_path, "dev", document))
     assert settings.config["gke-b200-serving:hfToken"].endswith(stack_settings.FROM_ESC) == left_to_esc
+
+
+@pytest.mark.parametrize(
+    ("token", "environment", "stops"),
+    [
+        (None, None, True),
+        ({"secure": "v1:Zm9yLXRlc3RzLW9ubHk=:not-a-real-ciphertext"}, None, False),
+        (None, {"imports": ["myorg/llm-secrets"]}, False),
+    ],
+    ids=["unset", "secure", "left-to-an-import"],
+)
+def test_an_unset_hf_token_says_pulumi_up_stops(
+    token: dict[str, str] | None, environment: dict[str, Any] | None, stops: bool, tmp_path: Path
+) -> None:
+    """A day-2 tester: Pulumi.yaml declares hfToken without a default, so the Pulumi CLI stops `pulumi up` on a stack
+    that leaves it unset ("is missing configuration value"); plan.md listed it as a secret that cannot be decrypted."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    if token:
+        document["config"]["gke-b200-serving:hfToken"] = token
+    if environment:
+        document["environment"] = environment
+    settings = stack_settings.load_stack_settings("dev", write_stack(tmp_path, "dev", document))
+    notes = [note for note in stack_settings.unset_secret_notes(settings) if "missing configuration value" in note]
+    assert bool(notes) == stops
+    assert settings.unset_secret_keys() == (["gke-b200-serving:hfToken"] if stops else [])

@@ -132,7 +132,17 @@ def _cost_lines(result: Preview) -> list[str]:
             f"takes them in fallback order (a mix lies between), so the bill is {_usd(old)} before and {_usd(new)} "
             "after (the lowest floor to the highest ceiling of each side's rows).",
         ]
+    if any(str(cost.pricing).startswith("reservation") for cost in result.costs):
+        lines += ["", RESERVATION_BILLED]
     return [*lines, "", PRICED, ""]
+
+
+# commands/plan/prices.py says the same under plan.md's table: the stack does not know a reservation's size
+RESERVATION_BILLED = (
+    "A reservation's rows count only the hours its nodes run pods. The reservation itself is billed its size x 730 h "
+    "a month, from its creation to its deletion, used or not, whatever these rows show (the stack does not know "
+    "its size; plan.md's pricing notes)."
+)
 
 
 # What the planner's cost covers (commands/plan/capacity_plan.py, docs/capacity.md "Cost"), said under the

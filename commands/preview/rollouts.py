@@ -212,12 +212,18 @@ def _template_rollout(
     return Rollout(what, pods, per_pod, total, "during `pulumi up`, which waits for the rollout", times.source, warning)
 
 
+def _counted(low: int, high: int) -> str:
+    return str(high) if low == high else f"{low}..{high}"
+
+
 def _still_serving(pods: int, step: int) -> str:
     """How many of `pods` serve while `step` of them are replaced."""
     return f"{max(pods - step, 0)} of {pods}"
 
 
-def _replaced(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout:
+def _replaced(change: ResourceChange, pods: int, times: ServeTimes, old_running: tuple[int, int] | None) -> Rollout:
+    """A replaced serving Deployment: created at its declared `pods` (ignoreChanges does not apply to a create), while
+    the old one ran what its HPA or schedule set (`old_running`, low..high; None where the count was declared)."""
     if change.delete_before_replace:
         after = (
             f"once {change.deleted_first_with.rsplit('::', 1)[-1]} is replaced (not counted here)"
@@ -232,6 +238,24 @@ def _replaced(change: ResourceChange, pods: int, times: ServeTimes) -> Rollout:
         what = (
             f"a second serving Deployment of {pods} pod(s) starts beside the old one (each a new A4 node and a model "
             f"load, about {_span(*times.new_node)}); the old one is deleted at the end of the update"
+        )
+    if old_running is not None and old_running != (pods, pods):
+        low, high = old_running
+        what += (
+            f"; the new one starts at its declared {pods} pod(s) (ignoreChanges does not apply to a create) where the "
+            f"autoscaler or the schedule ran {_counted(low, high)} old one(s)"
+            + (
+                f": when the old one goes, serving falls to {pods} pod(s) until the autoscaler adds pods or the "
+                "schedule's next step sets them, each a new A4 node and a model load"
+                if high > pods
+                else ""
+            )
+            + (
+                f"; at an hour the old one ran none, the new one's {pods} node(s) run and bill until the schedule's "
+                "next step that sets 0"
+                if low == 0 and pods > 0
+                else ""
+            )
         )
     return Rollout(
         what,
@@ -677,6 +701,13 @@ def _serving_floor(new: dict[str, Record], urn: str) -> int:
     return min((count for count in _pod_counts(new, urn) if count > 0), default=0)
 
 
+def _running_side(old: dict[str, Record], new: dict[str, Record], urn: str) -> dict[str, Record]:
+    """The state whose counts run while `pulumi up` rolls the serving pods: where the new Deployment leaves its replicas
+    to the HPA or the schedule, the engine keeps the count the cluster has (ignoreChanges), which the old owner (or
+    the old declared count) set; the new owner's counts come at its next step. Else the new declared count applies."""
+    return old if "spec.replicas" in (new[urn]["options"].get("ignoreChanges") or []) else new
+
+
 def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[int, int]:
     """The pods a new template replaces one round after the other: with a declared count that changes too, only
     those of the old count that stay (the pods added start on the new template at once, the pods cut stop at once:
@@ -744,7 +775,8 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
     replaced = change is not None and change.action == "replace"
     if change is not None and replaced:
-        found.append(_replaced(change, pods, times))
+        owned = "spec.replicas" in (record["options"].get("ignoreChanges") or [])
+        found.append(_replaced(change, _replicas(new[urn]), times, _running_pods(old, urn) if owned else None))
     elif (
         change is not None
         and change.action == "update"
@@ -752,9 +784,9 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
             rolled := _template_rollout(
                 change,
                 record,
-                _rolled_pods(record, new[urn], _running_pods(new, urn)),
+                _rolled_pods(record, new[urn], _running_pods(_running_side(old, new, urn), urn)),
                 times,
-                _serving_floor(new, urn),
+                _serving_floor(_running_side(old, new, urn), urn),
             )
         )
     ):

@@ -599,16 +599,22 @@ def test_an_edited_record_whose_figures_overflow_is_named(dev: RenderedStack, tm
 
     def huge(spec: dict[str, Any]) -> None:
         spec["replicas"] = 10**308
+
+    def new_image(spec: dict[str, Any]) -> None:
         spec["template"]["spec"]["containers"][0]["image"] = "vllm/vllm-openai:edited"
 
-    edited = with_serving_edited(dev, tmp_path, huge)
+    # the schedule owns the replicas: the pods that roll are the count the old state runs
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    old = with_serving_edited(dev, tmp_path / "old", huge)
+    edited = with_serving_edited(dev, tmp_path / "new", new_image)
     capacity = json.loads((edited / "capacity.json").read_text())
     times = capacity["timeToServe"]
     for figure in ("cold", "held"):
         times[figure]["seconds_min"] = times[figure]["seconds_max"] = 1e15  # the largest a figure may be
     times["planning_seconds"] = 1e15
     (edited / "capacity.json").write_text(json.dumps(capacity))
-    outcome = run_main(preview_main, str(dev.directory), str(edited), "--out", str(tmp_path / "out"))
+    outcome = run_main(preview_main, str(old), str(edited), "--out", str(tmp_path / "out"))
     assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1, outcome.stderr
     assert "is not shaped as a render writes it (OverflowError" in outcome.stderr
 
@@ -781,3 +787,45 @@ def test_steps_among_several_say_the_count_they_set_not_pods_more_or_fewer(
     (lunch,) = [rollout for rollout in result.rollouts if "scale step serving-schedule-lunch" in rollout.what]
     assert "sets 3 pod(s) instead of 1" in lunch.what and "depends on the step that ran before it" in lunch.what
     assert lunch.pods == 0 and "more pod(s)" not in lunch.what
+
+
+def test_a_roll_under_the_schedule_counts_the_pods_the_old_state_runs(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 tester: two nodes and a flag at once on dev read "2 pod(s) at most (the 0..2 running) ... 1 of 2 serve
+    meanwhile", though the schedule owns the replicas (ignoreChanges): the one pod the old schedule runs rolls, and
+    with maxUnavailable 1 nothing serves meanwhile."""
+    _, _, result = day2(
+        render_stack,
+        tmp_path_factory,
+        "dev",
+        "nodes-2-seqs",
+        {"capacity": {"nodes": 2}, "engine": {"maxNumSeqs": 4096}},
+    )
+    (rolled,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the serving pods roll")]
+    assert "1 pod(s) at most (the 0..1 running)" in rolled.what and "0 of 1 serve meanwhile" in rolled.what
+    assert rolled.pods == 1
+
+
+def test_a_reservation_row_says_the_reservation_is_billed_whatever_it_shows(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 tester: a reservation added read 9,155..38,383 after, the hours dev's schedule runs, though the
+    reservation is billed all month, used or not (the stack does not know its size)."""
+    sources = [{"type": "reservation", "name": "a4-res"}, {"type": "spot"}]
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "reservation", {"capacity": {"sources": sources}})
+    assert any(cost.pricing.startswith("reservation") for cost in result.costs)
+    assert "The reservation itself is billed its size x 730 h" in changes_markdown(result)
+
+
+def test_a_replaced_serving_deployment_under_the_autoscaler_says_serving_falls_to_its_declared_count(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 tester: a renamed service on staging (HPA 1..4) read "a second serving Deployment of 1 pod(s) starts
+    beside the old one": the new one is created at its declared count, and the old one's pods go at the end."""
+    _, _, result = day2(
+        render_stack, tmp_path_factory, "staging", "service-gw", {"routing": {"serviceName": "qwen-gw"}}
+    )
+    (replaced,) = [rollout for rollout in result.rollouts if "a second serving Deployment" in rollout.what]
+    assert "the new one starts at its declared 1 pod(s)" in replaced.what
+    assert "serving falls to 1 pod(s) until the autoscaler adds pods" in replaced.what

@@ -139,9 +139,10 @@ def _cost_lines(result: Preview) -> list[str]:
 
 # commands/plan/prices.py says the same under plan.md's table: the stack does not know a reservation's size
 RESERVATION_BILLED = (
-    "A reservation's rows count only the hours its nodes run pods. The reservation itself is billed its size x 730 h "
-    "a month, from its creation to its deletion, used or not, whatever these rows show (the stack does not know "
-    "its size; plan.md's pricing notes)."
+    "A reservation's rows price its nodes for the hours they run pods (and the disks, image and cluster fee all "
+    "month): those node-hours are a part of the reservation's own bill, not added to it. The reservation is billed "
+    "its size x 730 h a month, from its creation to its deletion, used or not (the stack does not know its size; "
+    "plan.md's pricing notes)."
 )
 
 

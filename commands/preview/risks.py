@@ -601,7 +601,7 @@ UNREADABLE_SECRET_CHANGES = frozenset({(CIPHERTEXT, CIPHERTEXT), (CIPHERTEXT, FR
 FIRST_SET_SECRET_CHANGES = frozenset({(UNSET, CIPHERTEXT), (UNSET, FROM_ESC)})
 
 
-def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterator[str]:
+def _secret_value_changes(change: ResourceChange, new: dict[str, Record]) -> Iterator[str]:
     for entry in change.inputs:
         kinds = (shown_kind(entry.old), shown_kind(entry.new))
         if kinds in UNREADABLE_SECRET_CHANGES | FIRST_SET_SECRET_CHANGES:
@@ -625,8 +625,14 @@ def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterat
                     "no pod of this stack reads it now: the next one that does (a new download Job) gets the new value"
                 )
             # the path is said after the words (`...-secret: stringData.token: ...` reads as a key assignment)
-            if kinds in FIRST_SET_SECRET_CHANGES:
+            if kinds == (UNSET, CIPHERTEXT):
                 yield f"{change.urn}: {entry.path} is set where the old render had none; the object is {order}: {who}"
+                continue
+            if kinds == (UNSET, FROM_ESC):
+                yield (
+                    f"{change.urn}: {entry.path} is left to the stack's ESC environment where the old render had no "
+                    f"value; if ESC sets it, the object is {order}: {who}"
+                )
                 continue
             what = (
                 f"the `secure:` ciphertext of {entry.path} changed; the preview cannot decrypt it"
@@ -643,11 +649,12 @@ def _secret_ciphertext(change: ResourceChange, new: dict[str, Record]) -> Iterat
 def _secret_left_unset(change: ResourceChange) -> list[str]:
     """A secret that had a value and now has none: a render of a stack file that sets a secret key no more (an unset
     key engine.secretEnv names is refused before anything is declared, so only one Pulumi.yaml declares without a
-    default, hfToken, reaches a render unset), and the Pulumi CLI stops on it (pulumi/pulumi sdk/go/common/workspace,
-    `missingStackConfigurationKeysError`)."""
+    default, hfToken, reaches a render unset), and `pulumi up` stops on it: the CLI's config check (pulumi/pulumi
+    pkg/workspace/config.go, earlier sdk/go/common/workspace, `mergeConfig`), or with --skip-config-validation the
+    program's `require_secret`."""
     return [
-        f"the Pulumi CLI would stop `pulumi up` before any step: the secret config key behind {change.urn} "
-        f"{entry.path} is no longer set (\"Stack '...' is missing configuration value 'hfToken'\": Pulumi.yaml "
+        f"`pulumi up` would stop before any step: the secret config key behind {change.urn} {entry.path} is no "
+        f"longer set (the Pulumi CLI: \"Stack '...' is missing configuration value 'hfToken'\": Pulumi.yaml "
         "declares it without a default); set it again (`pulumi config set --secret hfToken VALUE`)"
         for entry in change.inputs
         if shown_kind(entry.new) == UNSET and shown_kind(entry.old) not in ("", UNSET)
@@ -809,7 +816,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             )
         if not production and (rebuilt := _replaced_workload(old, change)):
             found.append(rebuilt)
-        found += _secret_ciphertext(change, new)
+        found += _secret_value_changes(change, new)
         found += [
             warning
             for warning in (

@@ -127,6 +127,11 @@ def _serving(records: dict[str, Record]) -> tuple[str, Record] | None:
     )
 
 
+def _owns_replicas(record: Record) -> bool:
+    """Whether the record leaves its `spec.replicas` to another writer (the HPA, the schedule's CronJobs)."""
+    return "spec.replicas" in (record["options"].get("ignoreChanges") or [])
+
+
 def _replicas(record: Record) -> int:
     value = (record["inputs"].get("spec") or {}).get("replicas")
     return value if isinstance(value, int) else 1
@@ -212,18 +217,16 @@ def _template_rollout(
     return Rollout(what, pods, per_pod, total, "during `pulumi up`, which waits for the rollout", times.source, warning)
 
 
-def _counted(low: int, high: int) -> str:
-    return str(high) if low == high else f"{low}..{high}"
-
-
 def _still_serving(pods: int, step: int) -> str:
     """How many of `pods` serve while `step` of them are replaced."""
     return f"{max(pods - step, 0)} of {pods}"
 
 
-def _replaced(change: ResourceChange, pods: int, times: ServeTimes, old_running: tuple[int, int] | None) -> Rollout:
-    """A replaced serving Deployment: created at its declared `pods` (ignoreChanges does not apply to a create), while
-    the old one ran what its HPA or schedule set (`old_running`, low..high; None where the count was declared)."""
+def _replaced(
+    change: ResourceChange, pods: int, times: ServeTimes, old_running: tuple[int, int], owners: str | None
+) -> Rollout:
+    """A replaced serving Deployment, created at `pods`, where the old one ran `old_running` pods (low..high: what its
+    HPA or schedule set, or its declared count); `owners`: what sets the new one's count after the update."""
     if change.delete_before_replace:
         after = (
             f"once {change.deleted_first_with.rsplit('::', 1)[-1]} is replaced (not counted here)"
@@ -238,25 +241,7 @@ def _replaced(change: ResourceChange, pods: int, times: ServeTimes, old_running:
         what = (
             f"a second serving Deployment of {pods} pod(s) starts beside the old one (each a new A4 node and a model "
             f"load, about {_span(*times.new_node)}); the old one is deleted at the end of the update"
-        )
-    if old_running is not None and old_running != (pods, pods):
-        low, high = old_running
-        what += (
-            f"; the new one starts at its declared {pods} pod(s) (ignoreChanges does not apply to a create) where the "
-            f"autoscaler or the schedule ran {_counted(low, high)} old one(s)"
-            + (
-                f": when the old one goes, serving falls to {pods} pod(s) until the autoscaler adds pods or the "
-                "schedule's next step sets them, each a new A4 node and a model load"
-                if high > pods
-                else ""
-            )
-            + (
-                f"; at an hour the old one ran none, the new one's {pods} node(s) run and bill until the schedule's "
-                "next step that sets 0"
-                if low == 0 and pods > 0
-                else ""
-            )
-        )
+        ) + _serving_after_the_old_one(pods, old_running, owners)
     return Rollout(
         what,
         pods,
@@ -265,6 +250,31 @@ def _replaced(change: ResourceChange, pods: int, times: ServeTimes, old_running:
         "during `pulumi up`",
         times.source,
     )
+
+
+def _owners(records: dict[str, Record]) -> str | None:
+    """What sets the serving count after the update: the autoscaler, the schedule's steps, both, or None."""
+    owners = [
+        name
+        for name, present in (("the autoscaler", _hpa(records)), ("the schedule", _scale_steps(records)))
+        if present
+    ]
+    return " or ".join(owners) or None
+
+
+def _serving_after_the_old_one(pods: int, old_running: tuple[int, int], owners: str | None) -> str:
+    """What a replacement created beside the old Deployment leaves serving once the old one goes."""
+    low, high = old_running
+    said = ""
+    if high > pods:
+        later = f" until {owners} raises it, each pod more a new A4 node and a model load" if owners else ""
+        falls = "falls" if low == high else "may fall"
+        said += f"; when the old one goes, serving {falls} from {high} to {pods} pod(s){later}"
+    if low == 0 and pods > 0:
+        said += f"; at an hour the old one ran no pod, the new one's {pods} run and bill" + (
+            f" until {owners} sets fewer" if owners else ""
+        )
+    return said
 
 
 def _schedule_steps(records: dict[str, Record], count: Callable[[str], int | None]) -> list[tuple[str, str, str, int]]:
@@ -612,7 +622,7 @@ def _held(records: dict[str, Record]) -> tuple[int, bool] | None:
     buffer = next((record for record in records.values() if record["type"] == BUFFER_TYPE), None)
     if buffer is None:
         return None
-    if "spec.replicas" in (buffer["options"].get("ignoreChanges") or []):
+    if _owns_replicas(buffer):
         return max((held for *_, held in _buffer_steps(records)), default=0), True
     value = (buffer["inputs"].get("spec") or {}).get("replicas")
     return (value if isinstance(value, int) else 0), False
@@ -683,7 +693,7 @@ def _flex_start(records: dict[str, Record]) -> bool:
 def _pod_counts(new: dict[str, Record], urn: str) -> list[int]:
     """The serving pod counts that may run: the declared replicas, or what owns them decides (the HPA's bounds, the
     schedule's steps; a step may set 0, which the HPA leaves alone: horizontal.go reconcileAutoscaler)."""
-    if "spec.replicas" not in (new[urn]["options"].get("ignoreChanges") or []):
+    if not _owns_replicas(new[urn]):
         return [_replicas(new[urn])]
     hpa = _hpa(new)
     owned = list(_bounds(hpa)) if hpa is not None else [_replicas(new[urn])]
@@ -702,18 +712,22 @@ def _serving_floor(new: dict[str, Record], urn: str) -> int:
 
 
 def _running_side(old: dict[str, Record], new: dict[str, Record], urn: str) -> dict[str, Record]:
-    """The state whose counts run while `pulumi up` rolls the serving pods: where the new Deployment leaves its replicas
-    to the HPA or the schedule, the engine keeps the count the cluster has (ignoreChanges), which the old owner (or
-    the old declared count) set; the new owner's counts come at its next step. Else the new declared count applies."""
-    return old if "spec.replicas" in (new[urn]["options"].get("ignoreChanges") or []) else new
+    """The state whose counts run while `pulumi up` rolls the serving pods. Where the new Deployment leaves its
+    replicas to the HPA or the schedule, the engine copies the old state's input for them (ignoreChanges) and
+    pulumi-kubernetes keeps the live count (provider await.go `handleSSAIgnoreFields`), which the old owner (or the
+    old declared count) set; the new owner's counts come at its next step. Where the old one left them to an owner
+    the update removes, the program takes them back (`_replicas_taken_back`: a field-manager conflict, or the old
+    owner's count stays). Else the new declared count applies."""
+    return old if _owns_replicas(new[urn]) or _owns_replicas(old[urn]) else new
 
 
 def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[int, int]:
     """The pods a new template replaces one round after the other: with a declared count that changes too, only
     those of the old count that stay (the pods added start on the new template at once, the pods cut stop at once:
     Kubernetes' Deployment controller scales the new ReplicaSet within replicas + maxSurge)."""
-    owned = ("spec.replicas" in (record["options"].get("ignoreChanges") or []) for record in (old, new))
-    if any(owned):  # the old count was the HPA's or the schedule's, not the one declared
+    if _owns_replicas(old) or _owns_replicas(
+        new
+    ):  # the old count was the HPA's or the schedule's, not the one declared
         return running
     kept = min(_replicas(old), running[1])
     return (kept, kept)
@@ -774,9 +788,12 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     found: list[Rollout] = []
     # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
     replaced = change is not None and change.action == "replace"
+    running_side = _running_side(old, new, urn)
     if change is not None and replaced:
-        owned = "spec.replicas" in (record["options"].get("ignoreChanges") or [])
-        found.append(_replaced(change, _replicas(new[urn]), times, _running_pods(old, urn) if owned else None))
+        # the replacement is created from the inputs the update would write: ignoreChanges copies the old state's
+        # count into them (pkg/resource/deploy/step_generator.go, before Check), else the new declared one
+        created = _replicas(record) if _owns_replicas(new[urn]) else _replicas(new[urn])
+        found.append(_replaced(change, created, times, _running_pods(old, urn), _owners(new)))
     elif (
         change is not None
         and change.action == "update"
@@ -784,9 +801,9 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
             rolled := _template_rollout(
                 change,
                 record,
-                _rolled_pods(record, new[urn], _running_pods(_running_side(old, new, urn), urn)),
+                _rolled_pods(record, new[urn], _running_pods(running_side, urn)),
                 times,
-                _serving_floor(_running_side(old, new, urn), urn),
+                _serving_floor(running_side, urn),
             )
         )
     ):
@@ -800,7 +817,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     if rolls_now:
         found += _download_first(result, times)
     ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
-    owned_before = "spec.replicas" in (record["options"].get("ignoreChanges") or []) and not replaced
+    owned_before = _owns_replicas(record) and not replaced
     found += ([] if replaced else _schedule_gone(old, new, new[urn], times)) + _schedule_new(old, new, times)
     if "spec.replicas" in ignored:
         found += _owned_replicas(old, new, urn, times)

@@ -815,17 +815,65 @@ def test_a_reservation_row_says_the_reservation_is_billed_whatever_it_shows(
     sources = [{"type": "reservation", "name": "a4-res"}, {"type": "spot"}]
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "reservation", {"capacity": {"sources": sources}})
     assert any(cost.pricing.startswith("reservation") for cost in result.costs)
-    assert "The reservation itself is billed its size x 730 h" in changes_markdown(result)
+    assert "The reservation is billed its size x 730 h a month" in changes_markdown(result)
 
 
-def test_a_replaced_serving_deployment_under_the_autoscaler_says_serving_falls_to_its_declared_count(
+@pytest.mark.parametrize(
+    ("label", "settings", "owners"),
+    [
+        ("service-gw", {"routing": {"serviceName": "qwen-gw"}}, "the autoscaler or the schedule"),
+        # a declared count that differs: the replacement is created at the old state's (ignoreChanges)
+        (
+            "service-gw-min2",
+            {"routing": {"serviceName": "qwen-gw"}, "autoscaling": {"minReplicas": 2}},
+            "the autoscaler or the schedule",
+        ),
+        (
+            "service-gw-noscale",
+            {"routing": {"serviceName": "qwen-gw"}, "autoscaling": {"enabled": False}},
+            "the schedule",
+        ),
+    ],
+)
+def test_a_replaced_serving_deployment_says_what_serves_when_the_old_one_goes(
+    label: str,
+    settings: dict[str, Any],
+    owners: str,
+    render_stack: RenderStack,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A day-2 tester, then a review: a renamed service on staging (HPA 1..4 and a schedule) said only "a second
+    serving Deployment of 1 pod(s) starts beside the old one"; the replacement is created from the old state's count
+    (ignoreChanges copies it into the update's inputs: pkg/resource/deploy/step_generator.go), and the old one's pods
+    go at the end; what raises the count afterwards is what the new state has."""
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", label, settings)
+    (replaced,) = [rollout for rollout in result.rollouts if "a second serving Deployment" in rollout.what]
+    assert replaced.what.startswith("a second serving Deployment of 1 pod(s) starts beside the old one")
+    assert "when the old one goes, serving may fall from 4 to 1 pod(s) until " in replaced.what
+    assert f"until {owners} raises it" in replaced.what
+    assert "ignoreChanges does not apply" not in replaced.what
+
+
+def test_a_serving_deployment_deleted_first_says_nothing_serves_not_what_it_falls_to(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """A day-2 tester: a renamed service on staging (HPA 1..4) read "a second serving Deployment of 1 pod(s) starts
-    beside the old one": the new one is created at its declared count, and the old one's pods go at the end."""
-    _, _, result = day2(
-        render_stack, tmp_path_factory, "staging", "service-gw", {"routing": {"serviceName": "qwen-gw"}}
-    )
-    (replaced,) = [rollout for rollout in result.rollouts if "a second serving Deployment" in rollout.what]
-    assert "the new one starts at its declared 1 pod(s)" in replaced.what
-    assert "serving falls to 1 pod(s) until the autoscaler adds pods" in replaced.what
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "cluster-b", {"cluster": {"name": "llm-serving-b"}})
+    (replaced,) = [rollout for rollout in result.rollouts if "the serving Deployment is deleted" in rollout.what]
+    assert "nothing serves until its 1 new pod(s) are up" in replaced.what and "falls" not in replaced.what
+
+
+def test_a_roll_as_the_owners_go_counts_the_pods_the_old_owners_run(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: with the HPA and the schedule removed in the update that changes a flag, the roll counted the new
+    declared 2, though the program only takes the count back (a field-manager conflict, or the old owners' count
+    stays: the replicas-taken-back note): the pods that roll are the ones the old owners run."""
+    settings = {
+        "autoscaling": {"enabled": False},
+        "schedule": {"enabled": False},
+        "capacity": {"nodes": 2},
+        "engine": {"maxNumSeqs": 4096},
+    }
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "owners-gone-seqs", settings)
+    (rolled,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the serving pods roll")]
+    assert "4 pod(s) at most (the 0..4 running)" in rolled.what

@@ -56,6 +56,7 @@ from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
+from commands.preview.replicas import created_replicas
 from common.sources import STATE_DELETE, cited
 from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
 from policies.graph import environments
@@ -151,25 +152,28 @@ def _secondary_ranges_in_use(old: dict[str, Record], change: ResourceChange) -> 
     return ", ".join(repr(name) for name in sorted(changed & used))
 
 
-def _gpu_pods(record: Record) -> int:
-    """Replicas of a Deployment whose pods request GPUs (the serving Deployment), else 0."""
+def _gpu_pods(record: Record) -> bool:
+    """Whether the record is a Deployment whose pods request GPUs (the serving Deployment)."""
     if record["type"] != DEPLOYMENT_TYPE:
-        return 0
+        return False
     spec = record["inputs"].get("spec") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
-    gpus = any(
+    return any(
         ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu") for container in containers
     )
-    return int(spec.get("replicas") or 1) if gpus else 0
 
 
 def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | None:
     """The serving Deployment rebuilt beside itself: a namespace or name change (pulumi-kubernetes
-    creates a renamed object first, provider.go Diff `deleteBeforeReplace`)."""
-    pods = _gpu_pods(change.record)
-    if change.action != "replace" or change.delete_before_replace or not pods or change.urn not in old:
+    creates a renamed object first, provider.go Diff `deleteBeforeReplace`), at the count `created_replicas` says."""
+    if change.action != "replace" or change.delete_before_replace or not _gpu_pods(change.record):
         return None
-    if not any(reason.startswith(("metadata.name ", "metadata.namespace ")) for reason in change.replaced_because):
+    if change.urn not in old:
+        return None
+    pods = created_replicas(old[change.urn], change.record)
+    if not pods or not any(
+        reason.startswith(("metadata.name ", "metadata.namespace ")) for reason in change.replaced_because
+    ):
         return None  # rebuilt with its cluster (a replaced provider): the cluster's own change says so
     before = old[change.urn]["inputs"].get("metadata") or {}
     after = change.record["inputs"].get("metadata") or {}
@@ -650,8 +654,7 @@ def _secret_left_unset(change: ResourceChange) -> list[str]:
     """A secret that had a value and now has none: a render of a stack file that sets a secret key no more (an unset
     key engine.secretEnv names is refused before anything is declared, so only one Pulumi.yaml declares without a
     default, hfToken, reaches a render unset), and `pulumi up` stops on it: the CLI's config check (pulumi/pulumi
-    pkg/workspace/config.go, earlier sdk/go/common/workspace, `mergeConfig`), or with --skip-config-validation the
-    program's `require_secret`."""
+    pkg/workspace/config.go, earlier sdk/go/common/workspace, `mergeConfig`)."""
     return [
         f"`pulumi up` would stop before any step: the secret config key behind {change.urn} {entry.path} is no "
         f"longer set (the Pulumi CLI: \"Stack '...' is missing configuration value 'hfToken'\": Pulumi.yaml "

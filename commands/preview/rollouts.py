@@ -20,7 +20,8 @@ figures (`stacks/config/time_to_serve.py`: node ~6 min, pod ~10 min).
   below minReplicas is scaled up to it, above maxReplicas down to it).
 * The Service, NetworkPolicy, firewall rule and InferencePool in front of the pods change at once, the pods
   one round after the other: what the old pods meet meanwhile is `fronts.py`'s.
-* A replaced serving Deployment: deleted first, nothing serves until the new pods are up (all at once).
+* A replaced serving Deployment: deleted first, nothing serves until the new pods are up (all at once); created
+  first (a renamed service), the new pods start beside the old ones, at the count `replicas.created_replicas` says.
 * Held nodes (a CapacityBuffer, `warmCapacity.nodes`): without a schedule `pulumi up` sets their count
   and GKE provisions the new ones (a node phase each); with one, the buffer is created holding none
   and a later `up` leaves its count to the schedule (`ignoreChanges: spec.replicas`): the schedule's
@@ -47,6 +48,7 @@ from commands.io.states import Record, is_job_of, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
 from commands.preview.provider_effects import raises_master_version
+from commands.preview.replicas import created_replicas, declared_replicas, replicas_left_to_owner
 from components.capacity import FLEX_START_PRIORITY_FIELD
 from components.endpoint_picker import EndpointPicker
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, THE_WRITEUP
@@ -125,16 +127,6 @@ def _serving(records: dict[str, Record]) -> tuple[str, Record] | None:
         ((urn, record) for urn, record in records.items() if record["type"] == DEPLOYMENT_TYPE and _gpu_pods(record)),
         None,
     )
-
-
-def _owns_replicas(record: Record) -> bool:
-    """Whether the record leaves its `spec.replicas` to another writer (the HPA, the schedule's CronJobs)."""
-    return "spec.replicas" in (record["options"].get("ignoreChanges") or [])
-
-
-def _replicas(record: Record) -> int:
-    value = (record["inputs"].get("spec") or {}).get("replicas")
-    return value if isinstance(value, int) else 1
 
 
 def _max_unavailable(record: Record) -> int:
@@ -223,10 +215,10 @@ def _still_serving(pods: int, step: int) -> str:
 
 
 def _replaced(
-    change: ResourceChange, pods: int, times: ServeTimes, old_running: tuple[int, int], owners: str | None
+    change: ResourceChange, pods: int, times: ServeTimes, old_running: tuple[int, int], new: dict[str, Record]
 ) -> Rollout:
-    """A replaced serving Deployment, created at `pods`, where the old one ran `old_running` pods (low..high: what its
-    HPA or schedule set, or its declared count); `owners`: what sets the new one's count after the update."""
+    """A replaced serving Deployment, created at `pods` (`created_replicas`), where the old one ran `old_running` pods
+    (low..high: what its HPA or schedule set, or its declared count); `new`: the records after the update."""
     if change.delete_before_replace:
         after = (
             f"once {change.deleted_first_with.rsplit('::', 1)[-1]} is replaced (not counted here)"
@@ -241,7 +233,8 @@ def _replaced(
         what = (
             f"a second serving Deployment of {pods} pod(s) starts beside the old one (each a new A4 node and a model "
             f"load, about {_span(*times.new_node)}); the old one is deleted at the end of the update"
-        ) + _serving_after_the_old_one(pods, old_running, owners)
+        ) + _serving_after_the_old_one(pods, old_running, _owners(new))
+    what += _created_outside_serving_hours(pods, old_running, new)
     return Rollout(
         what,
         pods,
@@ -265,16 +258,28 @@ def _owners(records: dict[str, Record]) -> str | None:
 def _serving_after_the_old_one(pods: int, old_running: tuple[int, int], owners: str | None) -> str:
     """What a replacement created beside the old Deployment leaves serving once the old one goes."""
     low, high = old_running
-    said = ""
-    if high > pods:
-        later = f" until {owners} raises it, each pod more a new A4 node and a model load" if owners else ""
-        falls = "falls" if low == high else "may fall"
-        said += f"; when the old one goes, serving {falls} from {high} to {pods} pod(s){later}"
-    if low == 0 and pods > 0:
-        said += f"; at an hour the old one ran no pod, the new one's {pods} run and bill" + (
-            f" until {owners} sets fewer" if owners else ""
-        )
-    return said
+    if high <= pods:
+        return ""
+    later = f" until {owners} raises it, each pod more a new A4 node and a model load" if owners else ""
+    falls = "falls" if low == high else "may fall"
+    return f"; when the old one goes, serving {falls} from {high} to {pods} pod(s){later}"
+
+
+def _created_outside_serving_hours(pods: int, old_running: tuple[int, int], new: dict[str, Record]) -> str:
+    """A replacement created while the old one ran no pod (after a sleep step) runs its pods, and bills them, until
+    the schedule's next step that sets 0; the HPA first raises them to its minimum (it never scales below it)."""
+    if old_running[0] > 0 or pods == 0:
+        return ""
+    hpa = _hpa(new)
+    floor = max(pods, _bounds(hpa)[0]) if hpa is not None else pods
+    raised = f", which the autoscaler raises to its minimum of {floor} at its next sync," if floor > pods else ""
+    sleeps = [name for name, _, _, replicas in _scale_steps(new) if replicas == 0]
+    until = (
+        f"until the schedule's next step that sets 0 ({', '.join(sleeps)})"
+        if sleeps
+        else "from then on (no step of the schedule sets 0)"
+    )
+    return f"; at an hour the old one ran no pod, the new one's {pods} pod(s){raised} run and bill {until}"
 
 
 def _schedule_steps(records: dict[str, Record], count: Callable[[str], int | None]) -> list[tuple[str, str, str, int]]:
@@ -330,7 +335,7 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
     found = []
     before_hpa, after_hpa = _hpa(old), _hpa(new)
     if before_hpa is None and after_hpa is not None:
-        (low, high), running = _bounds(after_hpa), _replicas(old[urn])
+        (low, high), running = _bounds(after_hpa), declared_replicas(old[urn])
         cut = f"at its next sync it drops {running - high} at once (a count above the maximum is set to it); "
         cut = cut if running > high else ""
         found.append(
@@ -377,7 +382,7 @@ def _owned_replicas(old: dict[str, Record], new: dict[str, Record], urn: str, ti
                 times.source,
             )
         )
-    before, after = _replicas(old[urn]), _replicas(new[urn])
+    before, after = declared_replicas(old[urn]), declared_replicas(new[urn])
     if before == after:
         return found + _recounted_steps(old, new, after_hpa, times)
     steps = [step for step in _scale_steps(new) if step[3] > 0]
@@ -488,7 +493,7 @@ def _picker_restarts(result: Preview, old: dict[str, Record], new: dict[str, Rec
         recreated = (spec.get("strategy") or {}).get("type") == "Recreate" and any(
             entry.path.startswith("spec.template.") for entry in change.inputs
         )
-        pods = f"{_replicas(old[change.urn])} pod(s)" if change.urn in old else "pods"
+        pods = f"{declared_replicas(old[change.urn])} pod(s)" if change.urn in old else "pods"
         if change.action == "replace" and not change.delete_before_replace:
             return Rollout(
                 "the Endpoint Picker's Deployment is replaced create-first: the new picker's pods start beside the old "
@@ -554,7 +559,7 @@ def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: st
     .spec.replicas", pulumi/pulumi-kubernetes#2491 and pulumi/pulumi-kubernetes#3312); with no diff nothing is sent
     and the pods stay."""
     writer = "the HPA (kube-controller-manager)" if _hpa(old) is not None else "the scale schedule (kubectl scale)"
-    after = _replicas(new[urn])
+    after = declared_replicas(new[urn])
     what = (
         f"the program sets the serving replicas again ({after}) after {writer} wrote them: `pulumi up` either "
         "fails on the Deployment with a Server-Side Apply field conflict on .spec.replicas (the writer still owns "
@@ -622,7 +627,7 @@ def _held(records: dict[str, Record]) -> tuple[int, bool] | None:
     buffer = next((record for record in records.values() if record["type"] == BUFFER_TYPE), None)
     if buffer is None:
         return None
-    if _owns_replicas(buffer):
+    if replicas_left_to_owner(buffer):
         return max((held for *_, held in _buffer_steps(records)), default=0), True
     value = (buffer["inputs"].get("spec") or {}).get("replicas")
     return (value if isinstance(value, int) else 0), False
@@ -693,10 +698,10 @@ def _flex_start(records: dict[str, Record]) -> bool:
 def _pod_counts(new: dict[str, Record], urn: str) -> list[int]:
     """The serving pod counts that may run: the declared replicas, or what owns them decides (the HPA's bounds, the
     schedule's steps; a step may set 0, which the HPA leaves alone: horizontal.go reconcileAutoscaler)."""
-    if not _owns_replicas(new[urn]):
-        return [_replicas(new[urn])]
+    if not replicas_left_to_owner(new[urn]):
+        return [declared_replicas(new[urn])]
     hpa = _hpa(new)
-    owned = list(_bounds(hpa)) if hpa is not None else [_replicas(new[urn])]
+    owned = list(_bounds(hpa)) if hpa is not None else [declared_replicas(new[urn])]
     return [*owned, *(replicas for *_, replicas in _scale_steps(new))]
 
 
@@ -715,21 +720,20 @@ def _running_side(old: dict[str, Record], new: dict[str, Record], urn: str) -> d
     """The state whose counts run while `pulumi up` rolls the serving pods. Where the new Deployment leaves its
     replicas to the HPA or the schedule, the engine copies the old state's input for them (ignoreChanges) and
     pulumi-kubernetes keeps the live count (provider await.go `handleSSAIgnoreFields`), which the old owner (or the
-    old declared count) set; the new owner's counts come at its next step. Where the old one left them to an owner
-    the update removes, the program takes them back (`_replicas_taken_back`: a field-manager conflict, or the old
-    owner's count stays). Else the new declared count applies."""
-    return old if _owns_replicas(new[urn]) or _owns_replicas(old[urn]) else new
+    old declared count) set; the new owner's counts come at its next step. Else the new declared count applies: with
+    a template change the provider sends the whole object, the count with it (where an owner the update removes
+    still holds the field, the apply fails and nothing rolls: `_replicas_taken_back`)."""
+    return old if replicas_left_to_owner(new[urn]) else new
 
 
 def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[int, int]:
     """The pods a new template replaces one round after the other: with a declared count that changes too, only
     those of the old count that stay (the pods added start on the new template at once, the pods cut stop at once:
     Kubernetes' Deployment controller scales the new ReplicaSet within replicas + maxSurge)."""
-    if _owns_replicas(old) or _owns_replicas(
-        new
-    ):  # the old count was the HPA's or the schedule's, not the one declared
+    # where an owner set the old count, the one the old record declares is not the one that runs
+    if replicas_left_to_owner(old) or replicas_left_to_owner(new):
         return running
-    kept = min(_replicas(old), running[1])
+    kept = min(declared_replicas(old), running[1])
     return (kept, kept)
 
 
@@ -784,16 +788,12 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
         return []
     urn, record = serving
     change = next((change for change in result.changes if change.urn == urn), None)
-    pods = _replicas(record)
+    pods = declared_replicas(record)
     found: list[Rollout] = []
-    # a replaced Deployment starts new at the count declared: no writer owns its replicas yet
     replaced = change is not None and change.action == "replace"
     running_side = _running_side(old, new, urn)
     if change is not None and replaced:
-        # the replacement is created from the inputs the update would write: ignoreChanges copies the old state's
-        # count into them (pkg/resource/deploy/step_generator.go, before Check), else the new declared one
-        created = _replicas(record) if _owns_replicas(new[urn]) else _replicas(new[urn])
-        found.append(_replaced(change, created, times, _running_pods(old, urn), _owners(new)))
+        found.append(_replaced(change, created_replicas(record, new[urn]), times, _running_pods(old, urn), new))
     elif (
         change is not None
         and change.action == "update"
@@ -816,15 +816,14 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     rolls_now = bool(found)
     if rolls_now:
         found += _download_first(result, times)
-    ignored: list[Any] = new[urn]["options"].get("ignoreChanges") or []
-    owned_before = _owns_replicas(record) and not replaced
+    owned_before = replicas_left_to_owner(record) and not replaced
     found += ([] if replaced else _schedule_gone(old, new, new[urn], times)) + _schedule_new(old, new, times)
-    if "spec.replicas" in ignored:
+    if replicas_left_to_owner(new[urn]):
         found += _owned_replicas(old, new, urn, times)
     elif owned_before:
         found.append(_replicas_taken_back(old, new, urn, times))
     elif change is not None and change.action == "update":
-        before, after = pods, _replicas(new[urn])
+        before, after = pods, declared_replicas(new[urn])
         if after > before:
             found.append(
                 Rollout(

@@ -297,6 +297,8 @@ def test_a_secure_value_moved_into_the_esc_environment_says_so_not_unset(
         moved = "stringData.token moved between a `secure:` value and the stack's ESC environment"
         # which pods read the Secret, as for a ciphertext set again: the preview reads neither value
         assert any(moved in warning for warning in preview.warnings) == (dev not in (old, new))
+        left = "stringData.token is left to the stack's ESC environment where the old render had no value; if ESC sets"
+        assert any(left in warning for warning in preview.warnings) == (old is dev)
 
     # a render made before the `esc` label wrote `unset` for a secret left to ESC: the label alone is no change
     def labelled_unset(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

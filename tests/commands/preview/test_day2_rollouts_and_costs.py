@@ -815,7 +815,9 @@ def test_a_reservation_row_says_the_reservation_is_billed_whatever_it_shows(
     sources = [{"type": "reservation", "name": "a4-res"}, {"type": "spot"}]
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "reservation", {"capacity": {"sources": sources}})
     assert any(cost.pricing.startswith("reservation") for cost in result.costs)
-    assert "The reservation is billed its size x 730 h a month" in changes_markdown(result)
+    text = changes_markdown(result)
+    assert "The reservation is billed its size x 730 h a month" in text
+    assert "those node-hours are a part of the reservation's own bill, not added to it" in text
 
 
 @pytest.mark.parametrize(
@@ -857,17 +859,21 @@ def test_a_replaced_serving_deployment_says_what_serves_when_the_old_one_goes(
 def test_a_serving_deployment_deleted_first_says_nothing_serves_not_what_it_falls_to(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    _, _, result = day2(render_stack, tmp_path_factory, "staging", "cluster-b", {"cluster": {"name": "llm-serving-b"}})
+    """Deleted first, nothing serves until the new pods are up, created at the old state's count (minReplicas 2 is the
+    HPA's; ignoreChanges keeps 1), and at an hour the old one ran none they still run and bill until the sleep step."""
+    settings = {"cluster": {"name": "llm-serving-b"}, "autoscaling": {"minReplicas": 2}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "cluster-b-min2", settings)
     (replaced,) = [rollout for rollout in result.rollouts if "the serving Deployment is deleted" in rollout.what]
     assert "nothing serves until its 1 new pod(s) are up" in replaced.what and "falls" not in replaced.what
+    assert "run and bill until the schedule's next step that sets 0" in replaced.what
 
 
-def test_a_roll_as_the_owners_go_counts_the_pods_the_old_owners_run(
+def test_a_roll_as_the_owners_go_counts_the_new_declared_pods(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """A review: with the HPA and the schedule removed in the update that changes a flag, the roll counted the new
-    declared 2, though the program only takes the count back (a field-manager conflict, or the old owners' count
-    stays: the replicas-taken-back note): the pods that roll are the ones the old owners run."""
+    """With the HPA and the schedule removed in the update that changes a flag, the provider sends the whole object,
+    the new declared count with it: where the apply succeeds, those pods roll (a review; where an old owner still holds
+    the field the apply fails, which the replicas-taken-back note says)."""
     settings = {
         "autoscaling": {"enabled": False},
         "schedule": {"enabled": False},
@@ -876,4 +882,24 @@ def test_a_roll_as_the_owners_go_counts_the_pods_the_old_owners_run(
     }
     _, _, result = day2(render_stack, tmp_path_factory, "staging", "owners-gone-seqs", settings)
     (rolled,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the serving pods roll")]
-    assert "4 pod(s) at most (the 0..4 running)" in rolled.what
+    assert rolled.what.startswith("the serving pods roll: 2 pod(s), 1 at a time")
+    assert any("Server-Side Apply field conflict" in rollout.what for rollout in result.rollouts)
+
+
+def test_the_warning_and_the_rollout_count_the_same_replacement_pods(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: a renamed service with minReplicas 2 on staging warned "2 new pod(s) need 2 more A4 node(s)" while the
+    rollout said 1: both now count what the replacement is created at (the old state's count, ignoreChanges)."""
+    settings = {"routing": {"serviceName": "qwen-gw"}, "autoscaling": {"minReplicas": 2}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "service-gw-min2", settings)
+    (warning,) = [warning for warning in result.warnings if "replaced create-before-delete" in warning]
+    assert "1 new pod(s) need 1 more A4 node(s)" in warning
+    (replaced,) = [rollout for rollout in result.rollouts if "a second serving Deployment" in rollout.what]
+    assert replaced.what.startswith("a second serving Deployment of 1 pod(s)")
+    # created at an hour the old one ran none: the HPA raises the new one to its minimum, the sleep step stops it
+    assert (
+        "the new one's 1 pod(s), which the autoscaler raises to its minimum of 2 at its next sync, run and bill "
+        in (replaced.what)
+    )
+    assert "until the schedule's next step that sets 0" in replaced.what

@@ -86,17 +86,17 @@ def test_a_new_template_with_more_replicas_rolls_only_the_old_count() -> None:
     )
 
 
-def test_a_count_an_owner_leaves_rolls_as_many_as_the_old_state_runs() -> None:
-    """Autoscaling turned off with a new template: the program takes the count back (4), but `pulumi up` either stops
-    on the field-manager conflict or leaves the count the old writer set (`_replicas_taken_back`), so the pods that
-    roll are the old state's (its owner is not in this record set: its recorded 1), not the new declared 4 (a review;
-    an earlier one had counted the new 4)."""
+def test_a_count_the_autoscaler_owned_rolls_as_many_as_run() -> None:
+    """Autoscaling turned off with a new template: the old record's count is only the one it was created with
+    (1) while the HPA owned it, and with the template the provider sends the whole object, the new declared count with
+    it, so the roll counts those pods (a diff review: "1 pod(s)"; where the old owner still holds the field the apply
+    fails instead, which `_replicas_taken_back` says)."""
     before = serving(1, ["us-central1-b"])
     before["options"] = {"ignoreChanges": ["spec.replicas"]}
     after = copy.deepcopy(serving(4, ["us-central1-b"]))
     after["inputs"]["spec"]["template"]["spec"]["containers"][0]["args"] = ["--max-num-seqs=4096"]
     assert rolled(before, after, "spec.template.spec.containers[0].args[0]", "spec.replicas")[0].startswith(
-        "the serving pods roll: 1 pod(s), 1 at a time"
+        "the serving pods roll: 4 pod(s), 1 at a time"
     )
 
 

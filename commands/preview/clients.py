@@ -18,6 +18,7 @@ from typing import Any
 
 from commands.io.states import Record, pod_labels, pod_template
 from commands.preview.changes import OutputsDiff, Preview
+from commands.preview.replicas import DEPLOYMENT_TYPE
 from policies.vllm_command import vllm_servers
 
 ACCEPT_FLAG = "--accept-client-break"
@@ -40,7 +41,6 @@ _ROLLING = {
 }
 SERVICE_TYPE = "kubernetes:core/v1:Service"
 GATEWAY_TYPE = "kubernetes:gateway.networking.k8s.io/v1:Gateway"
-DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 AUTH_FLAG = "--api-key"
 AUTH_ENV = "VLLM_API_KEY"
 

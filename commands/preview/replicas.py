@@ -1,8 +1,21 @@
-"""The serving Deployment's replica counts as the engine and Kubernetes read them from a render's records."""
+"""The serving Deployment as the engine and Kubernetes read it from a render's records: which one it is, and its
+replica counts."""
 
 from __future__ import annotations
 
-from commands.io.states import Record
+from commands.io.states import Record, pod_template
+
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+
+
+def is_serving_deployment(record: Record) -> bool:
+    """Whether the record is a Deployment whose pods request GPUs (the serving Deployment)."""
+    if record["type"] != DEPLOYMENT_TYPE:
+        return False
+    return any(
+        ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+        for container in (pod_template(record).get("spec") or {}).get("containers") or []
+    )
 
 
 def replicas_left_to_owner(record: Record) -> bool:

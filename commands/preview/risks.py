@@ -56,7 +56,7 @@ from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import is_kubernetes_object
-from commands.preview.replicas import created_replicas
+from commands.preview.replicas import created_replicas, is_serving_deployment
 from common.sources import STATE_DELETE, cited
 from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
 from policies.graph import environments
@@ -71,7 +71,6 @@ SNAPSHOT_TYPE = "gcp:compute/snapshot:Snapshot"
 PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
 PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
 NETWORK_TYPE = "gcp:compute/network:Network"
-DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
 GLOBAL_TYPES = frozenset(
@@ -152,21 +151,10 @@ def _secondary_ranges_in_use(old: dict[str, Record], change: ResourceChange) -> 
     return ", ".join(repr(name) for name in sorted(changed & used))
 
 
-def _gpu_pods(record: Record) -> bool:
-    """Whether the record is a Deployment whose pods request GPUs (the serving Deployment)."""
-    if record["type"] != DEPLOYMENT_TYPE:
-        return False
-    spec = record["inputs"].get("spec") or {}
-    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
-    return any(
-        ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu") for container in containers
-    )
-
-
 def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | None:
     """The serving Deployment rebuilt beside itself: a namespace or name change (pulumi-kubernetes
     creates a renamed object first, provider.go Diff `deleteBeforeReplace`), at the count `created_replicas` says."""
-    if change.action != "replace" or change.delete_before_replace or not _gpu_pods(change.record):
+    if change.action != "replace" or change.delete_before_replace or not is_serving_deployment(change.record):
         return None
     if change.urn not in old:
         return None
@@ -423,7 +411,11 @@ def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange, r
 def _serving_deleted_first(result: Preview) -> ResourceChange | None:
     """The serving Deployment when the engine deletes it first, with a resource replaced delete-first."""
     return next(
-        (change for change in result.of("replace") if _gpu_pods(change.record) and change.deleted_first_with),
+        (
+            change
+            for change in result.of("replace")
+            if is_serving_deployment(change.record) and change.deleted_first_with
+        ),
         None,
     )
 
@@ -783,7 +775,7 @@ def revision_of_another_model(new: dict[str, Record], changed: frozenset[str] | 
 
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = in_production(old, new)
-    serving_before = any(_gpu_pods(record) for record in old.values())
+    serving_before = any(is_serving_deployment(record) for record in old.values())
     found = [_kept_warning(kept) for kept in result.kept]
     for change in result.changes:
         record = change.record

@@ -48,12 +48,17 @@ from commands.io.states import Record, is_job_of, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
 from commands.preview.provider_effects import raises_master_version
-from commands.preview.replicas import created_replicas, declared_replicas, replicas_left_to_owner
+from commands.preview.replicas import (
+    DEPLOYMENT_TYPE,
+    created_replicas,
+    declared_replicas,
+    is_serving_deployment,
+    replicas_left_to_owner,
+)
 from components.capacity import FLEX_START_PRIORITY_FIELD
 from components.endpoint_picker import EndpointPicker
 from stacks.config.time_to_serve import RECIPE_NODE_SECONDS, RECIPE_POD_SECONDS, THE_WRITEUP
 
-DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 CRONJOB_TYPE = "kubernetes:batch/v1:CronJob"
 WEIGHTS_COMPONENT = "model-weights"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
@@ -114,17 +119,9 @@ def serve_times(capacity: dict[str, Any] | None) -> ServeTimes:
     )
 
 
-def _gpu_pods(record: Record) -> bool:
-    spec = pod_template(record).get("spec") or {}
-    return any(
-        ((container.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
-        for container in spec.get("containers") or []
-    )
-
-
 def _serving(records: dict[str, Record]) -> tuple[str, Record] | None:
     return next(
-        ((urn, record) for urn, record in records.items() if record["type"] == DEPLOYMENT_TYPE and _gpu_pods(record)),
+        ((urn, record) for urn, record in records.items() if is_serving_deployment(record)),
         None,
     )
 

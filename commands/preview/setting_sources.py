@@ -880,8 +880,8 @@ SECRET_CHANGES = {
 
 
 def _secret_change(old: object, new: object) -> str | None:
-    """How a `secure:` config value behind an input changed, when both sides are its digests
-    (commands/engine/secrets.py: a ciphertext's, or `unset`) and they differ."""
+    """How a secret config value behind an input changed, when both sides are its digests
+    (commands/engine/secrets.py: a ciphertext's, `esc` or `unset`) and they differ."""
     return None if old == new else SECRET_CHANGES.get((shown_kind(old), shown_kind(new)))
 
 

@@ -208,6 +208,7 @@ def render(
     config = validate(raw_project_config(settings.project))
     out_dir = out or stack_settings.ROOT / "build" / stack
     output.check_out_dir(out_dir)
+    unset = settings.unset_secret_keys()
     notes = [
         *stack_settings.unset_secret_notes(settings),
         *stack_settings.stack_file_notes(settings),
@@ -241,7 +242,7 @@ def render(
             records,
             outputs,
             sorted(manifests),
-            [key for key in settings.placeholders if key not in settings.unset_secret_keys()],
+            [key for key in settings.placeholders if key not in unset],
             policy,
             [*notes, *stack_settings.engine_notes(settings)],
         ),

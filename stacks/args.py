@@ -125,12 +125,13 @@ def spot_only(config: StackConfig) -> bool:
 
 
 def serve_arguments(config: StackConfig) -> list[str]:
-    """The `vllm serve` arguments the stack renders (for plan.md)."""
+    """The `vllm serve` arguments the stack renders (for plan.md): with a server per data-parallel rank, rank 0's."""
     return engine_args(
         engine_flags(config.engine, config.workload.concurrency_per_node),
         local_model_path(config.weights.mount_path, config.weights.model),
         config.served_model_name,
         drain_seconds(grace_seconds(spot_only(config))),
+        0 if config.serves_per_rank else None,
     )
 
 

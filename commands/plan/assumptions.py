@@ -380,11 +380,13 @@ def _not_measured(key: Configuration, measurements: Sequence[Measurement]) -> No
     )
     shown = []
     for measurement, differences in _nearest(key, measurements)[:NEAREST_SHOWN]:
-        measured_picker = measurement.configuration.picker
+        measured_picker, layout = measurement.configuration.picker, measurement.configuration.endpoint_per_rank
         named = [
-            # A gateway run of another picker: name the one that was measured.
+            # A gateway run of another picker or layout: name the one that was measured.
             f"picker (measured: {measured_picker})"
             if field == "picker" and isinstance(measured_picker, str) and key.picker
+            else f"endpointPerRank (measured: {str(layout).lower()})"
+            if field == "endpointPerRank" and isinstance(layout, bool) and key.endpoint_per_rank is not None
             else field
             for field in differences
         ]

@@ -77,7 +77,12 @@ def key_settings(config: StackConfig) -> list[tuple[str, str]]:
         ),
         (
             "vllm serve",
-            " ".join(f"`{arg}`" for arg in serve_arguments(config)),
+            (
+                f"rank 0 of {config.engine.data_parallel_size} (rank i the same on port {config.engine.port}+i): "
+                if config.serves_per_rank
+                else ""
+            )
+            + " ".join(f"`{arg}`" for arg in serve_arguments(config)),
         ),
         ("routing", _routing_setting(config)),
     ]
@@ -95,9 +100,10 @@ def _routing_setting(config: StackConfig) -> str:
         )
     if config.routing.mode is RoutingMode.gateway:
         last = engine.port + engine.data_parallel_size - 1
+        ports = f"port {engine.port}" if last == engine.port else f"ports {engine.port}-{last}"
         return (
-            f"gateway: one `vllm serve` per data-parallel rank, each in its own container on ports "
-            f"{engine.port}-{last} (rank i a server of data parallel 1 on port {engine.port}+i), each port an "
+            f"gateway: one `vllm serve` per data-parallel rank, each in its own container on {ports} "
+            f"(rank i a server of data parallel 1 on port {engine.port}+i), each port an "
             "endpoint of the InferencePool the picker scores on its own; this per-rank layout is not measured"
         )
     return (

@@ -140,6 +140,21 @@ class Configuration(_MeasuredEngine):
     picker: str | Unknown | None = Field(
         description="The Endpoint Picker image without its digest (routing.gateway.eppImage), gateway routing only."
     )
+    endpoint_per_rank: bool | Unknown | None = Field(
+        default=None,
+        description="routing.gateway.endpointPerRank, gateway routing only: a `vllm serve` per data-parallel rank "
+        "(true) or one for all ranks (false, the write-up's layout) start and carry load differently. Left out of an "
+        "entry recorded before it was written: unknown with gateway routing (that entry then matches no stack).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _layout_written_before(cls, data: Any) -> Any:
+        """An entry without `endpointPerRank` was recorded before the layout was written: with gateway routing either
+        layout may have run (the per-rank one is the default since it exists), so it is unknown; else it has none."""
+        if not isinstance(data, dict) or "endpointPerRank" in data or "endpoint_per_rank" in data:
+            return data
+        return {**data, "endpointPerRank": None if data.get("routing") == RoutingMode.clusterip.value else UNKNOWN}
 
     @property
     def complete(self) -> bool:
@@ -509,6 +524,7 @@ def configuration_of(
         max_output_tokens=config.workload.max_output_tokens,
         routing=mode.value,
         picker=config.routing.gateway.epp_image.partition("@")[0] if mode is RoutingMode.gateway else None,
+        endpoint_per_rank=config.routing.gateway.endpoint_per_rank if mode is RoutingMode.gateway else None,
     )
 
 

@@ -226,6 +226,17 @@ def _more_to_read(extra: float) -> str:
     return f" plus ~{extra:,.0f} s more checkpoint to read" if extra >= 1 else ""
 
 
+def _recipe_pod_holding_pull(config: StackConfig) -> tuple[int, str]:
+    """The recipe's measured pod figure where a stack's own pod phase is not known, held against the stated image
+    pull as `pod_holding_pull` holds a phase: a longer pull comes before all of it (and what that adds, as words)."""
+    pull = image_pull_seconds(config)
+    if pull is None or pull <= RECIPE_POD_SECONDS:
+        return RECIPE_POD_SECONDS, ""
+    return RECIPE_POD_SECONDS + round(pull), (
+        f", after the computed image pull ({pull / 60:,.1f} min), which is longer than that pod phase that holds it"
+    )
+
+
 def planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str]:
     """The planning figure of a new replica's start-up and its basis: the cold total where known, else
     the recipe's measured figures plus the computed extra read time of a larger checkpoint."""
@@ -233,9 +244,11 @@ def planning(config: StackConfig, cold: Phase, weights: Phase) -> tuple[int, str
         assert cold.seconds_max is not None
         return round(cold.seconds_max), f"{cold.basis} ({cold.source})"
     extra = _extra_read_seconds(config, weights)
-    seconds = RECIPE_NODE_SECONDS + RECIPE_POD_SECONDS + round(extra)
+    pod, pulled = _recipe_pod_holding_pull(config)
+    seconds = RECIPE_NODE_SECONDS + pod + round(extra)
     return seconds, (
-        f"assumed, not measured: the recipe's measured node ~6 min + pod ~10 min ({THE_WRITEUP}){_more_to_read(extra)}"
+        f"assumed, not measured: the recipe's measured node ~6 min + pod ~10 min ({THE_WRITEUP}){pulled}"
+        f"{_more_to_read(extra)}"
     )
 
 
@@ -246,8 +259,11 @@ def held_planning(config: StackConfig, held: Phase, weights: Phase) -> tuple[int
         assert held.seconds_max is not None
         return round(held.seconds_max), f"{held.basis} ({held.source})"
     extra = _extra_read_seconds(config, weights)
-    seconds = RECIPE_POD_SECONDS + round(extra)
-    return seconds, f"assumed, not measured: the recipe's measured pod ~10 min ({THE_WRITEUP}){_more_to_read(extra)}"
+    pod, pulled = _recipe_pod_holding_pull(config)
+    seconds = pod + round(extra)
+    return seconds, (
+        f"assumed, not measured: the recipe's measured pod ~10 min ({THE_WRITEUP}){pulled}{_more_to_read(extra)}"
+    )
 
 
 # Fields of a measured configuration that change the load a benchmark puts on the pods, not their start-up.

@@ -69,8 +69,9 @@ def test_an_extrapolated_figure_is_said_to_be_an_optimistic_bound() -> None:
 def test_a_gateway_with_another_picker_names_the_measured_one() -> None:
     expectation = explain(stack_config("staging"), 4, RUNS)
     assert expectation.not_measured is not None
-    assert f"writeup-2026-03-dp8-mtp1-gateway differs in picker (measured: {MEASURED_PICKER})" in (
-        expectation.not_measured.nearest
+    assert (
+        f"writeup-2026-03-dp8-mtp1-gateway differs in picker (measured: {MEASURED_PICKER}), endpointPerRank (measured: "
+        "false)" in expectation.not_measured.nearest
     )
     assert f"gateway routing through the picker {EPP_IMAGE.partition('@')[0]}," in expectation.not_measured.reason
     assert "the benchmark targets the Gateway" in expectation.not_measured.how_to_measure

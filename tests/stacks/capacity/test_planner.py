@@ -40,10 +40,10 @@ MEASURED_PICKER = "registry.k8s.io/gateway-api-inference-extension/epp:v1.4.0"
 
 
 def with_measured_picker(config: StackConfig) -> StackConfig:
-    """A copy of a validated config that names the write-up's picker. No stack file can: that picker
-    cannot read the config the stack declares (routing.gateway.eppImage refuses it), so only the
-    planner's arithmetic for a measured gateway run is checked with it."""
-    gateway = config.routing.gateway.model_copy(update={"epp_image": MEASURED_PICKER})
+    """A copy of a validated config that names the write-up's picker and its layout (one server for all ranks).
+    No stack file can: that picker cannot read the config the stack declares (routing.gateway.eppImage refuses
+    it), so only the planner's arithmetic for a measured gateway run is checked with it."""
+    gateway = config.routing.gateway.model_copy(update={"epp_image": MEASURED_PICKER, "endpoint_per_rank": False})
     return config.model_copy(update={"routing": config.routing.model_copy(update={"gateway": gateway})})
 
 
@@ -103,6 +103,20 @@ def test_a_gateway_with_another_picker_is_not_measured() -> None:
     assert expectation.null_reasons["total_tokens_per_second"] == "not measured"
     measured = expect(with_measured_picker(stack_config("staging")), 4, RUNS)
     assert measured.total_tokens_per_second == 245_009
+
+
+def test_the_write_up_s_gateway_runs_do_not_stand_for_the_per_rank_layout() -> None:
+    """A platform review: the measured configuration left routing.gateway.endpointPerRank out, so the write-up's one
+    server for all ranks was printed as measured for a `vllm serve` per rank (and a report of one for the other)."""
+    one_server = with_measured_picker(stack_config("staging"))
+    gateway = one_server.routing.gateway.model_copy(update={"endpoint_per_rank": True})
+    per_rank = one_server.model_copy(update={"routing": one_server.routing.model_copy(update={"gateway": gateway})})
+    assert expect(one_server, 4, RUNS).total_tokens_per_second == 245_009
+    assert expect(per_rank, 4, RUNS).null_reasons["total_tokens_per_second"] == "not measured"
+    assert measurements.configuration_of(per_rank).endpoint_per_rank is True
+    assert (
+        measurements.configuration_of(stack_config("dev")).endpoint_per_rank is None
+    )  # ClusterIP routing has no such layout
 
 
 NOT_MEASURED: dict[str, dict[str, Any]] = {

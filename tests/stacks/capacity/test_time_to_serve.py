@@ -14,6 +14,7 @@ from stacks.args import image_pull_allowance, no_ready_replica_seconds, pod_move
 from stacks.capacity import measurements
 from stacks.capacity.time_to_serve import (
     checkpoint_mib,
+    held_planning_seconds,
     planning_seconds,
     recorded_startup,
     startup_probe_seconds,
@@ -45,6 +46,30 @@ def test_a_computed_image_pull_longer_than_the_pod_phase_lengthens_it() -> None:
     assert wake_lead_seconds(slow) == planning_seconds(slow)
     fits = validate({**BASE, "timeToServe": {"imageGib": 12, "imagePullMibps": 100}})
     assert planning_seconds(fits) == planning_seconds(validate(BASE)) == 960
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"routing": {"mode": "gateway"}},  # a container per rank: the pod phase is not measured
+        {"profile": "qwen3.5-35b-a3b-fp8"},  # another model: the pod phase is not measured
+    ],
+)
+def test_a_stated_pull_lengthens_the_planning_figure_where_the_pod_phase_is_not_measured(
+    settings: dict[str, Any],
+) -> None:
+    """A platform review: with the pod phase not measured the planning figure fell back to the recipe's node and pod
+    (16 min) without the 20.5 min pull plan.md printed, so the wake step, the HPA's time to serve and the
+    no-ready-replica alert left it out while the pending alert held it. The fallback holds the pull as the recipe's
+    pod phase would."""
+    pull = 12 * 1024 / 10
+    plain = validate({**BASE, **settings})
+    slow = validate({**BASE, **settings, "timeToServe": {"imageGib": 12, "imagePullMibps": 10}})
+    assert planning_seconds(slow) == planning_seconds(plain) + round(pull)
+    assert wake_lead_seconds(slow) == planning_seconds(slow)
+    assert held_planning_seconds(slow) == held_planning_seconds(plain) + round(pull)
+    fits = validate({**BASE, **settings, "timeToServe": {"imageGib": 1, "imagePullMibps": 100}})
+    assert planning_seconds(fits) == planning_seconds(plain)
 
 
 def test_the_same_disk_gives_the_same_planning_figure_however_it_is_sized() -> None:

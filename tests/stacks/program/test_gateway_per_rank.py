@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from commands.render.plan_md import key_settings
 from schemas.vllm_args import check_serve_args
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
@@ -68,6 +69,24 @@ def test_monitoring_policies_firewall_and_health_checks_follow_the_ports(staging
     ]
     assert firewall["inputs"]["allows"] == [{"protocol": "tcp", "ports": ["8000-8007"]}]
     assert "per data-parallel rank" in staging.plan and "not measured" in staging.plan
+
+
+def test_plan_md_shows_the_server_a_rank_runs() -> None:
+    """A review: plan.md's `vllm serve` row showed one server of data parallel 8 on port 8000 where each container
+    runs a server of data parallel 1 on port 8000+i; with data parallel 1 the routing row read "ports 8000-8000"."""
+    staging = dict(key_settings(validate({"environment": "staging", "project": "my-llm-staging"})))
+    assert staging["vllm serve"].startswith("rank 0 of 8 (rank i the same on port 8000+i): ")
+    assert "`--data-parallel-size=1`" in staging["vllm serve"] and "`--port=8000`" in staging["vllm serve"]
+    single = validate(
+        {
+            "environment": "staging",
+            "project": "my-llm-staging",
+            "engine": {"dataParallelSize": 1, "tensorParallelSize": 8},
+        }
+    )
+    assert "on port 8000 (" in dict(key_settings(single))["routing"]
+    dev = dict(key_settings(validate({"environment": "dev", "project": "my-llm-dev"})))
+    assert dev["vllm serve"].startswith("`") and "`--data-parallel-size=8`" in dev["vllm serve"]
 
 
 def test_the_picker_shape_has_no_cpu_limit(staging: RenderedStack) -> None:

@@ -38,6 +38,8 @@ DIGESTS_KEY = "secretDigests"
 SECRET_DIGEST = re.compile(r"unset|esc|(?:ciphertext|value) sha256:[0-9a-f]{12}")
 # The digests of the stack settings a render was made from (states.json, `commands.io.states.setting_digests`).
 SETTING_DIGESTS_KEY = "settingDigests"
+# The stack settings a render was made from, as the config model resolves them (`commands.io.states.written_settings`).
+SETTINGS_KEY = "settings"
 SETTING_DIGEST = re.compile(r"sha256:[0-9a-f]{16}")
 # A name ending so holds a reference to a secret (secretName, secretKeyRef, tokenSecretName), not one ...
 REFERENCE_SUFFIXES = ("_name", "_names", "_ref", "_refs")

@@ -31,6 +31,7 @@ from commands.io.render_dir import (
     RESOURCES_LIMIT,
     SETTING_DIGEST,
     SETTING_DIGESTS_KEY,
+    SETTINGS_KEY,
     PreviewInputError,
     load_render,
     without_secrets,
@@ -117,6 +118,8 @@ class RenderStates:
     state_outputs: dict[str, dict[str, Any]] | None = None
     # a digest of every stack setting the render was made from (`setting_digests`), when it has them
     setting_digests: dict[str, str] | None = None
+    # those settings' values (`written_settings`), when it has them: what one changed setting alone does
+    settings: dict[str, Any] | None = None
     # what the render could not see: settings an ESC environment supplies under `pulumi up` (a note, when any)
     unseen_settings: str | None = None
 
@@ -151,6 +154,7 @@ def without_known_secrets(states: RenderStates, secrets: list[str]) -> RenderSta
         outputs=hidden(states.outputs),
         capacity=hidden(states.capacity),
         state_outputs=hidden(states.state_outputs),
+        settings=hidden(states.settings),
     )
 
 
@@ -162,6 +166,7 @@ def states_document(
     converged_outputs: dict[str, Any],
     digests: dict[str, str],
     unseen_settings: str | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "weightsImage": weights_image if isinstance(weights_image, str) else None,
@@ -169,6 +174,7 @@ def states_document(
         CONVERGED: converged,
         "outputs": {FIRST_UP: first_up_outputs, CONVERGED: converged_outputs},
         SETTING_DIGESTS_KEY: digests,
+        **({SETTINGS_KEY: settings} if settings is not None else {}),
         **({UNSEEN_SETTINGS_KEY: unseen_settings} if unseen_settings else {}),
     }
 
@@ -191,6 +197,21 @@ def setting_digests(config: BaseModel) -> dict[str, str]:
 
     walk(config, config.model_dump(mode="json", by_alias=True), "")
     return digests
+
+
+# Not written: the names of the stack's secret config keys the engine's environment reads (a redacting reader hides
+# a mapping under a secret's name whole, and the two sides of a preview would then read it differently).
+UNWRITTEN_SETTINGS = (("engine", "secretEnv"),)
+
+
+def written_settings(config: BaseModel) -> dict[str, Any]:
+    """The stack settings as states.json holds them: the config model's values by their stack-file keys (a preview
+    asks what one changed setting alone does: `commands.preview.setting_sources.SettingValues`). A secret config
+    value is no setting of the model, and what a setting holds is in the manifests anyway."""
+    settings: dict[str, Any] = config.model_dump(mode="json", by_alias=True)
+    for group, key in UNWRITTEN_SETTINGS:
+        settings.get(group, {}).pop(key, None)
+    return settings
 
 
 def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | None:
@@ -236,8 +257,15 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
         directory,
         state_outputs=outputs,
         setting_digests=_setting_digests(document.get(SETTING_DIGESTS_KEY), where),
+        settings=_settings(document.get(SETTINGS_KEY), where),
         unseen_settings=_unseen_settings(document.get(UNSEEN_SETTINGS_KEY), where),
     )
+
+
+def _settings(value: Any, where: str) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise InputError(f"{where}: {SETTINGS_KEY} must be an object of the stack's settings")
+    return value
 
 
 def _unseen_settings(note: Any, where: str) -> str | None:

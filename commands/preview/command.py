@@ -32,7 +32,7 @@ from commands.io.states import Record, RenderStates, changed_settings, compared,
 from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
 from commands.preview.changes_md import changes_markdown
-from commands.preview.setting_sources import name_changed_measurements
+from commands.preview.setting_sources import SettingValues, name_changed_measurements
 from commands.preview.update_plan import index_by_urn, update_plan
 
 __all__ = [
@@ -65,7 +65,9 @@ def _preview(
     month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
     changed = changed_settings(*sides) if sides else None
-    planned = update_plan(old, new, changed)
+    values = SettingValues.of(sides[0].settings, sides[1].settings) if sides else None
+    changed, without_effect = _with_effect(changed, values, new)
+    planned = update_plan(old, new, changed, values)
     if sides:
         name_changed_measurements(planned.changes, sides[0].capacity, sides[1].capacity)
     outputs = clients.outputs_diff(*compared_outputs) if compared_outputs else None
@@ -87,6 +89,8 @@ def _preview(
         ]
     moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))
     warned += [rollout.warning for rollout in moving if rollout.warning]
+    if without_effect:
+        notes = [*notes, WITHOUT_EFFECT.format(keys=", ".join(f"`{key}`" for key in sorted(without_effect)))]
     return Preview(
         planned.changes,
         planned.unchanged,
@@ -98,6 +102,28 @@ def _preview(
         costs.cost_deltas(sides[0].capacity, sides[1].capacity) if sides else [],
         moving,
     )
+
+
+WITHOUT_EFFECT = (
+    "changed without an effect here: {keys} (with every other setting as the new render has it, its old value and its "
+    "new one declare the same: another setting decides what it would set, or leaves out what reads it), so no change "
+    "names it"
+)
+
+
+def _with_effect(
+    changed: frozenset[str] | None, values: SettingValues | None, new: dict[str, Record]
+) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """The changed settings less those without an effect in the new render (`SettingValues.without_effect`), and
+    those; all of them where none would be left (a change there comes from one of them)."""
+    if not changed or values is None:
+        return changed, frozenset()
+    roots = frozenset(key for key in changed if not any(other.startswith(f"{key}.") for other in changed))
+    without = values.without_effect(roots, {record["type"] for record in new.values()})
+    kept = roots - without
+    if not kept:
+        return changed, frozenset()
+    return frozenset(key for key in changed if key in kept or any(root.startswith(f"{key}.") for root in kept)), without
 
 
 def preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]]) -> Preview:

@@ -28,6 +28,7 @@ import enum
 import functools
 import gc
 import inspect
+import json
 import logging
 import re
 import string
@@ -416,6 +417,137 @@ def _value_at(config: BaseModel, key: str) -> Any:
 
 def traced_configs() -> list[StackConfig]:
     return [validate(settings) for settings in TRACED_SETTINGS]
+
+
+# Settings from which validation derives others (a profile's engine flags, a goal's node count, an environment's
+# presets): going back on one of them alone at the derived values changes nothing, though it changed them all.
+DERIVING = ("environment", "profile", "target")
+
+
+def _comparable(value: Any) -> Any:
+    """A value of an Args field compared by what it holds: a config group seen through a recorder by its model."""
+    if isinstance(value, _Seen):
+        return value._model
+    if isinstance(value, (list, tuple)):
+        return type(value)(_comparable(item) for item in value)
+    return value
+
+
+def _comparable_fields(args: object) -> dict[str, Any]:
+    return {name: _comparable(value) for name, value in _fields(args).items()}
+
+
+def _config_of(settings: dict[str, Any] | None) -> StackConfig | None:
+    """A render's settings (states.json `settings`) as the config model reads them; None when it has none, or holds
+    what this version's model does not take (a render of another version, an edited file)."""
+    if settings is None:
+        return None
+    try:
+        return StackConfig.model_validate_json(json.dumps(settings), by_alias=True)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+class SettingValues:
+    """The settings of both renders, to ask what one changed setting alone does: each component's Args built from the
+    new render's settings with that one back at the old render's value. A setting whose new value changes none of a
+    component's Args fields there does not explain a change of that component (`autoscaling.maxReplicas` with
+    `autoscaling.enabled` turned off; `capacity.nodes` where business hours set their own count)."""
+
+    def __init__(self, old: StackConfig, new: StackConfig) -> None:
+        self.old, self.new = old, new
+        self._reverted: dict[tuple[str, str], frozenset[str] | None] = {}
+        self._children: dict[tuple[str, str, str | None], dict[tuple[str, str], Any] | None] = {}
+
+    @classmethod
+    def of(cls, old: dict[str, Any] | None, new: dict[str, Any] | None) -> SettingValues | None:
+        old_config, new_config = _config_of(old), _config_of(new)
+        return None if old_config is None or new_config is None else cls(old_config, new_config)
+
+    def changed(self, key: str) -> bool:
+        """The setting differs between the renders (False also when one of them has no such setting)."""
+        try:
+            return _differs(_value_at(self.old, key), _value_at(self.new, key))
+        except (StopIteration, AttributeError):
+            return False
+
+    def reverted_fields(self, component_type: str, key: str) -> frozenset[str] | None:
+        """The component's Args fields that change when `key` alone goes back to its old value; None when not known
+        (no mapping for the component, or the Args do not build either way)."""
+        if (component_type, key) not in self._reverted:
+            self._reverted[component_type, key] = self._revert(component_type, key)
+        return self._reverted[component_type, key]
+
+    def _revert(self, component_type: str, key: str) -> frozenset[str] | None:
+        build = _builders().get(component_type)
+        if build is None:
+            return None
+        try:
+            base, again, reverted = (_comparable_fields(self._args(component_type, one)) for one in (None, None, key))
+        except Exception:  # a mapping that refuses the mix of values: what the setting does is not known
+            return None
+        # a field that two builds of the same settings give differently (an Output) says nothing: not known where the
+        # setting feeds it
+        unstable = {name for name in base if _field_differs(base, again, name)}
+        fed = settings_by_component().get(component_type, {})
+        if any(_changed_of(set(fed.get(name, ())), frozenset({key})) for name in unstable):
+            return None
+        moved = {name for name in base if name not in unstable and _field_differs(base, reverted, name)}
+        return frozenset(moved | _items_added(base, reverted))
+
+    def _args(self, component_type: str, key: str | None) -> Any:
+        """The component's Args from the new render's settings, with `key` back at its old value when given."""
+        recorder = _Recorder() if key is None else _Recorder(changed=key, other=_value_at(self.old, key))
+        return _builders()[component_type](_Seen(self.new, "", recorder))
+
+    def _children_of(self, component: tuple[str, str], key: str | None) -> dict[tuple[str, str], Any] | None:
+        """The children (type, name -> inputs) the component declares from `_args`; None when it does not declare."""
+        cached = (*component, key)
+        if cached not in self._children:
+            component_type, name = component
+            classes = {kind.TYPE: kind for kind in ARGS_OF_CONFIG}  # type: ignore[attr-defined]
+            try:
+                self._children[cached] = _declared(classes[component_type], name, self._args(component_type, key))
+            except Exception:  # no class (a provider), or the Args refused: not known
+                self._children[cached] = None
+        return self._children[cached]
+
+    def declares_otherwise(self, component: tuple[str, str], key: str, child: tuple[str, str]) -> bool:
+        """The changed setting `key` alone, back at its old value, changes the child's inputs, or whether the component
+        declares it (True when that is not known)."""
+        fields = self.reverted_fields(component[0], key)
+        if fields is not None and not fields:
+            return False
+        new, reverted = self._children_of(component, None), self._children_of(component, key)
+        if new is None or reverted is None:
+            return True
+        return _differs(new.get(child), reverted.get(child))
+
+    def moves(self, component_type: str, key: str, field: str) -> bool:
+        """The changed setting `key` alone moves the component's Args `field` (True when that is not known)."""
+        fields = self.reverted_fields(component_type, key)
+        return fields is None or field in fields
+
+    def without_effect(self, roots: frozenset[str], declared: set[str]) -> frozenset[str]:
+        """The changed settings (`roots`) whose new value changes no Args of any component the new render declares
+        (`declared`: their types), of those some component's mapping reads (where it is left out, it reads nothing);
+        never one the composition reads itself (it may declare a component or leave it out) nor one others derive
+        from (DERIVING)."""
+        composition = composition_settings()
+        builders = declared & set(_builders())
+        found = set()
+        for key in roots:
+            if (
+                key.split(".")[0] in DERIVING
+                or _changed_of(set(composition), frozenset({key}))
+                or not self.changed(key)
+            ):
+                continue
+            if any(_changed_of(component_settings(kind), frozenset({key})) for kind in _builders()) and all(
+                self.reverted_fields(kind, key) == frozenset() for kind in builders
+            ):
+                found.add(key)
+        return frozenset(found)
 
 
 def _builders() -> dict[str, Callable[[Any], object]]:
@@ -886,7 +1018,8 @@ def _secret_change(old: object, new: object) -> str | None:
 
 
 class _Attribution:
-    def __init__(self, old: dict[str, Record], new: dict[str, Record]) -> None:
+    def __init__(self, old: dict[str, Record], new: dict[str, Record], values: SettingValues | None = None) -> None:
+        self.values = values
         # logical name -> record; a component wins a name it shares with a resource (as in update_plan)
         self.named: dict[str, Record] = {}
         for record in sorted([*old.values(), *new.values()], key=lambda record: record["custom"], reverse=True):
@@ -964,8 +1097,45 @@ class _Attribution:
         named: set[str] = set()
         for fields in closest_of.values():
             closest = max(fields.values(), default=None)
-            named |= {key for field, found in fields.items() if found == closest for key in fed[field] & candidates}
-        return named
+            for field in [field for field, found in fields.items() if found == closest]:
+                named |= self._moving(component_type, field, fed[field] & candidates)
+        return self._declaring(component, record, named)
+
+    def declaring(self, record: Record, tiers: Iterable[set[str]]) -> set[str]:
+        """For a resource no traced input explains: of the first group of changed settings (`tiers`: its component's,
+        then those any component reads, then all) that holds one, those that alone change what its component declares
+        for it (`SettingValues.declares_otherwise`); none when the renders have no settings or none does."""
+        component = self.component_of(record)
+        if self.values is None or component is None:
+            return set()
+        child = (record["type"], record["name"])
+        for keys in tiers:
+            declaring = {key for key in keys if self.values.declares_otherwise(component, key, child)}
+            if declaring:
+                return declaring
+        return set()
+
+    def _declaring(self, component: tuple[str, str], record: Record, keys: set[str]) -> set[str]:
+        """Where several changed settings are named for one resource, those that alone change what the component
+        declares for it (its inputs, or whether it is there), with the unchanged ones; all of them when none does."""
+        values = self.values
+        changed = {key for key in keys if values is not None and values.changed(key)}
+        if values is None or len(changed) < 2:
+            return keys
+        child = (record["type"], record["name"])
+        declaring = {key for key in changed if values.declares_otherwise(component, key, child)}
+        return (keys - changed) | declaring if declaring else keys
+
+    def _moving(self, component_type: str, field: str, keys: frozenset[str]) -> set[str]:
+        """Of the settings that feed an Args field, those that changed and alone move it in the new render's
+        settings (`SettingValues`), with the unchanged ones; all of them when none of those that changed does (two
+        settings that each give the same value) or the renders have no settings."""
+        values = self.values
+        if values is None:
+            return set(keys)
+        changed = {key for key in keys if values.changed(key)}
+        moving = {key for key in changed if values.moves(component_type, key, field)}
+        return set(keys - changed) | moving if moving or not changed else set(keys)
 
 
 def name_settings(
@@ -973,6 +1143,7 @@ def name_settings(
     old: dict[str, Record],
     new: dict[str, Record],
     changed: frozenset[str] | None = None,
+    values: SettingValues | None = None,
 ) -> None:
     """Name the stack settings behind each change (`config_keys`), or say why none (`no_config_keys`).
 
@@ -992,9 +1163,10 @@ def name_settings(
     and the changed settings of fields built from one setting that decide the resource's existence in it;
     where no switch of it changed, the composition's changed settings, those that feed no unchanged
     component first. Every changed candidate is named by one change at least. Where no setting changed at
-    all, it says so."""
+    all, it says so. With both renders' settings (`values`), a changed setting that feeds an input is named for it
+    only if it alone moves the Args field behind it (`SettingValues`), unless none of them does."""
     with tracing():
-        _name_settings(changes, old, new, changed)
+        _name_settings(changes, old, new, changed, values)
     if changed:
         _name_the_sources(changes, _roots(changed))
 
@@ -1022,9 +1194,13 @@ def _name_the_sources(changes: list[ResourceChange], roots: frozenset[str]) -> N
 
 
 def _name_settings(
-    changes: list[ResourceChange], old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None
+    changes: list[ResourceChange],
+    old: dict[str, Record],
+    new: dict[str, Record],
+    changed: frozenset[str] | None,
+    values: SettingValues | None,
 ) -> None:
-    attribution = _Attribution(old, new)
+    attribution = _Attribution(old, new, values)
     unchanged = attribution.unchanged_settings(changes)
     roots = None if changed is None else _roots(changed)
     # (change, settings, whether those another change explains come last: the update's changed settings
@@ -1068,7 +1244,7 @@ def _name_settings(
         else:
             pending.append((change, None, settings, traced))
     if roots:
-        wanted += _named_from_digests(pending, roots, unchanged)
+        wanted += _named_from_digests(pending, roots, unchanged, attribution)
     certain = {next(iter(keys)) for _, keys, loose in wanted if len(keys) == 1 and not loose}
     for change, keys, loose in wanted:
         change.config_keys.update(((keys - certain) if loose else (keys & certain)) or keys)
@@ -1086,6 +1262,7 @@ def _named_from_digests(
     pending: list[tuple[ResourceChange, str | None, set[str], list[set[str]]]],
     roots: frozenset[str],
     unchanged: set[str],
+    attribution: _Attribution,
 ) -> list[tuple[ResourceChange, set[str], bool]]:
     """The settings each change names when both renders recorded digests (`name_settings`)."""
     # the changed settings a traced input names: what their changes are, not a guess for another input
@@ -1111,7 +1288,9 @@ def _named_from_digests(
             elif not named:  # the traced configs did not show this input moving with a setting
                 own = _changed_of(settings, roots)
                 unexplained = (own, _changed_of(read, roots), set(roots))
-                named = next((found - explained for found in unexplained if found - explained), own or set(roots))
+                named = attribution.declaring(change.record, unexplained) or next(
+                    (found - explained for found in unexplained if found - explained), own or set(roots)
+                )
                 loose = True
             wanted.append((change, named, loose))
     return wanted

@@ -60,7 +60,7 @@ from commands.preview.changes import (
 from commands.preview.computed_fields import computed_fields_holding
 from commands.preview.provider_effects import delete_effect, update_effect
 from commands.preview.replacement_rules import is_kubernetes_object, rule_for
-from commands.preview.setting_sources import name_settings
+from commands.preview.setting_sources import SettingValues, name_settings
 
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
@@ -179,8 +179,14 @@ def _location(record: Record) -> str:
 
 
 class UpdatePlanner:
-    def __init__(self, old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None = None) -> None:
-        self.old, self.new, self.changed = old, new, changed
+    def __init__(
+        self,
+        old: dict[str, Record],
+        new: dict[str, Record],
+        changed: frozenset[str] | None = None,
+        values: SettingValues | None = None,
+    ) -> None:
+        self.old, self.new, self.changed, self.values = old, new, changed, values
         self.new_by_name = _by_name(list(new.values()))
         self.urn_of_name = _urn_of_name(new)
         self.old_urn_of_name = _urn_of_name(old)
@@ -199,7 +205,11 @@ class UpdatePlanner:
             else:
                 self._diff(urn)
         name_settings(
-            [change for change in self.changes.values() if change.action != "same"], self.old, self.new, self.changed
+            [change for change in self.changes.values() if change.action != "same"],
+            self.old,
+            self.new,
+            self.changed,
+            self.values,
         )
         self._propagate_replacements()
         for change in self.changes.values():
@@ -424,9 +434,15 @@ class UpdatePlanner:
         return BY_KUBERNETES if same else ""
 
 
-def update_plan(old: dict[str, Record], new: dict[str, Record], changed: frozenset[str] | None = None) -> Preview:
+def update_plan(
+    old: dict[str, Record],
+    new: dict[str, Record],
+    changed: frozenset[str] | None = None,
+    values: SettingValues | None = None,
+) -> Preview:
     """The changes alone (refusals and warnings are `commands.preview.risks`); `changed`: the settings
-    whose digests differ between the two renders, when both have them (`commands.io.states`)."""
-    planner = UpdatePlanner(old, new, changed)
+    whose digests differ between the two renders, when both have them (`commands.io.states`); `values`: both
+    renders' settings, when both have them."""
+    planner = UpdatePlanner(old, new, changed, values)
     changes, unchanged = planner.plan()
     return Preview(changes, unchanged, [], [], planner.kept)

@@ -50,6 +50,7 @@ from commands.io.states import (
     states_document,
     states_of_document,
     without_known_secrets,
+    written_settings,
 )
 from commands.preview.command import (
     Preview,
@@ -256,6 +257,7 @@ def render(
                     plain(later.outputs),
                     setting_digests(config),
                     stack_settings.esc_note(settings),
+                    written_settings(config),
                 ),
                 "rendered": CONVERGED if converged else FIRST_UP,
             }

@@ -1,0 +1,148 @@
+"""Several settings changed at once: a change names the settings whose new values alone change what it comes from,
+asked of both renders' settings (`commands.preview.setting_sources.SettingValues`), not every changed setting that
+may feed it (a held-out day-2 round: a setting turned off with its sub-settings changed, a fallback another setting
+overrides, a node count beside steps that set their own)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from commands.preview.command import Preview, preview_states
+from commands.preview.setting_sources import SettingValues
+from tests.commands.preview.test_day2 import day2
+from tests.conftest import RenderStack
+
+
+def keys_of(result: Preview, name: str) -> set[str]:
+    (change,) = [change for change in result.changes if change.record["name"] == name]
+    return set(change.config_keys)
+
+
+def named_anywhere(result: Preview) -> set[str]:
+    return {key for change in result.changes for key in change.config_keys}
+
+
+@pytest.mark.parametrize(
+    ("stack", "settings", "name", "expected"),
+    [
+        # with autoscaling off the wake step takes the node count: the target feeds nothing
+        (
+            "staging",
+            {"autoscaling": {"enabled": False, "targetWaitingRequestsPerPod": 50}},
+            "llm-schedule-wake",
+            {"autoscaling.enabled"},
+        ),
+        # business hours at a count of their own: the node count they would fall back to moves nothing
+        (
+            "dev",
+            {"schedule": {"businessHours": {"replicas": 2}}, "capacity": {"nodes": 3}},
+            "llm-schedule-wake",
+            {"schedule.businessHours.replicas"},
+        ),
+        # the wake step's count is the HPA's minimum, not the node count
+        (
+            "staging",
+            {"autoscaling": {"minReplicas": 2}, "capacity": {"nodes": 6}},
+            "llm-schedule-wake",
+            {"autoscaling.minReplicas"},
+        ),
+        # held nodes' time to serve is the same for one node or two: the switch moved it
+        (
+            "staging",
+            {"warmCapacity": {"enabled": True, "nodes": 2}, "cluster": {"minMasterVersion": "1.36"}},
+            "llm-autoscaler-hpa",
+            {"warmCapacity.enabled"},
+        ),
+        # steps that set their own counts: the node count does not make them
+        (
+            "staging",
+            {
+                "schedule": {
+                    "entries": [
+                        {"name": "morning", "cron": "0 7 * * 1-5", "replicas": 2},
+                        {"name": "night", "cron": "0 20 * * 1-5", "replicas": 0},
+                    ]
+                },
+                "capacity": {"nodes": 6},
+            },
+            "llm-schedule-morning",
+            {"schedule.entries"},
+        ),
+        # a lead time given: the node count only sets the default one
+        (
+            "prod",
+            {
+                "capacity": {
+                    "nodes": 10,
+                    "sources": [
+                        {
+                            "type": "flexStart",
+                            "maxRunDurationSeconds": 604800,
+                            "nodeRecyclingLeadTimeSeconds": 30000,
+                        },
+                        {"type": "spot"},
+                    ],
+                }
+            },
+            "llm-capacity-compute-class",
+            {"capacity.sources"},
+        ),
+        # the dashboard goes with its switch; a threshold of alerts turned off feeds nothing
+        (
+            "prod",
+            {"monitoring": {"dashboard": False, "alerts": {"enabled": False, "queueWaitingThreshold": 500}}},
+            "llm-monitoring-dashboard",
+            {"monitoring.dashboard"},
+        ),
+    ],
+)
+def test_a_change_names_the_settings_whose_new_values_alone_make_it(
+    render_stack: RenderStack,
+    tmp_path_factory: pytest.TempPathFactory,
+    stack: str,
+    settings: dict[str, Any],
+    name: str,
+    expected: set[str],
+) -> None:
+    label = "attribution-" + "-".join(sorted(settings))
+    _, _, result = day2(render_stack, tmp_path_factory, stack, label, settings)
+    assert keys_of(result, name) == expected
+
+
+def test_a_setting_without_an_effect_is_said_so_and_named_by_no_change(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    settings = {"autoscaling": {"enabled": False, "targetWaitingRequestsPerPod": 50}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "autoscaling-off-target", settings)
+    assert "autoscaling.targetWaitingRequestsPerPod" not in named_anywhere(result)
+    assert any(
+        note.startswith("changed without an effect here: `autoscaling.targetWaitingRequestsPerPod`")
+        for note in result.notes
+    ), result.notes
+
+
+def test_two_settings_that_each_give_the_same_value_are_both_named(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """An unset maximum follows the node count: 4 -> 6 by both, neither alone moves it, so both are named."""
+    settings = {"autoscaling": {"maxReplicas": 6}, "capacity": {"nodes": 6}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "max-and-nodes", settings)
+    assert keys_of(result, "llm-autoscaler-hpa") == {"autoscaling.maxReplicas", "capacity.nodes"}
+
+
+def test_renders_without_settings_name_every_setting_that_may_feed_a_change(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A render made before states.json held the settings (or one whose settings this version cannot read): the
+    changed settings that may feed the change are named, as before."""
+    settings = {"autoscaling": {"enabled": False, "targetWaitingRequestsPerPod": 50}}
+    base, changed, _ = day2(render_stack, tmp_path_factory, "staging", "autoscaling-off-target", settings)
+    for old_settings in (None, {"unknownSetting": 1}):
+        old = dataclasses.replace(base.states, settings=old_settings)
+        result = preview_states(old, changed.states)
+        assert "autoscaling.targetWaitingRequestsPerPod" in named_anywhere(result)
+        assert not any(note.startswith("changed without an effect") for note in result.notes)
+    assert SettingValues.of({"unknownSetting": 1}, changed.states.settings) is None

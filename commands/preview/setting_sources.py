@@ -458,6 +458,7 @@ class SettingValues:
         self.old, self.new = old, new
         self._reverted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._children: dict[tuple[str, str, str | None], dict[tuple[str, str], Any] | None] = {}
+        self._built: dict[str, tuple[dict[str, Any], set[str]] | None] = {}
 
     @classmethod
     def of(cls, old: dict[str, Any] | None, new: dict[str, Any] | None) -> SettingValues | None:
@@ -482,18 +483,30 @@ class SettingValues:
         build = _builders().get(component_type)
         if build is None:
             return None
+        built = self._new_fields(component_type)
         try:
-            base, again, reverted = (_comparable_fields(self._args(component_type, one)) for one in (None, None, key))
+            reverted = _comparable_fields(self._args(component_type, key))
         except Exception:  # a mapping that refuses the mix of values: what the setting does is not known
             return None
-        # a field that two builds of the same settings give differently (an Output) says nothing: not known where the
-        # setting feeds it
-        unstable = {name for name in base if _field_differs(base, again, name)}
+        if built is None:
+            return None
+        base, unstable = built
         fed = settings_by_component().get(component_type, {})
         if any(_changed_of(set(fed.get(name, ())), frozenset({key})) for name in unstable):
             return None
         moved = {name for name in base if name not in unstable and _field_differs(base, reverted, name)}
         return frozenset(moved | _items_added(base, reverted))
+
+    def _new_fields(self, component_type: str) -> tuple[dict[str, Any], set[str]] | None:
+        """The component's Args fields from the new render's settings, and those two builds give differently (an
+        Output: such a field says nothing of where a setting feeds it); None when they do not build."""
+        if component_type not in self._built:
+            try:
+                base, again = (_comparable_fields(self._args(component_type, None)) for _ in range(2))
+                self._built[component_type] = base, {name for name in base if _field_differs(base, again, name)}
+            except Exception:
+                self._built[component_type] = None
+        return self._built[component_type]
 
     def _args(self, component_type: str, key: str | None) -> Any:
         """The component's Args from the new render's settings, with `key` back at its old value when given."""

@@ -12,10 +12,24 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from commands.engine.property_paths import Segment
 from commands.preview.json_values import json_diff, json_diff_document
 
 ACTIONS = ("create", "update", "replace", "delete")
 MISSING = object()
+
+
+def value_at(value: Any, segments: tuple[Segment, ...]) -> Any:
+    """The value at a path of segments in a resource's inputs, MISSING where it has none."""
+    for segment in segments:
+        if isinstance(value, dict) and isinstance(segment, str) and segment in value:
+            value = value[segment]
+            continue
+        if isinstance(value, list) and isinstance(segment, int) and segment < len(value):
+            value = value[segment]
+            continue
+        return MISSING
+    return value
 
 
 @dataclass(frozen=True)

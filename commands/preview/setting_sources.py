@@ -48,7 +48,7 @@ from commands.engine.property_paths import Segment, parse_path
 from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import Record
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
-from commands.preview.changes import ResourceChange
+from commands.preview.changes import ResourceChange, value_at
 from commands.preview.traced_table import current_table
 from commands.stackfile.stack_settings import StackSettings
 from stacks import program
@@ -525,16 +525,21 @@ class SettingValues:
                 self._children[cached] = None
         return self._children[cached]
 
-    def declares_otherwise(self, component: tuple[str, str], key: str, child: tuple[str, str]) -> bool:
-        """The changed setting `key` alone, back at its old value, changes the child's inputs, or whether the component
-        declares it (True when that is not known)."""
+    def declares_otherwise(
+        self, component: tuple[str, str], key: str, child: tuple[str, str], paths: Iterable[str] = ()
+    ) -> bool:
+        """The changed setting `key` alone, back at its old value, changes the child's inputs (at `paths`, the inputs
+        the change lists, when given), or whether the component declares it (True when that is not known)."""
         fields = self.reverted_fields(component[0], key)
         if fields is not None and not fields:
             return False
         new, reverted = self._children_of(component, None), self._children_of(component, key)
         if new is None or reverted is None:
             return True
-        return _differs(new.get(child), reverted.get(child))
+        ours, theirs = new.get(child), reverted.get(child)
+        if ours is None or theirs is None or not paths:
+            return _differs(ours, theirs)
+        return any(_differs(value_at(ours, parse_path(path)), value_at(theirs, parse_path(path))) for path in paths)
 
     def moves(self, component_type: str, key: str, field: str) -> bool:
         """The changed setting `key` alone moves the component's Args `field` (True when that is not known)."""
@@ -1083,6 +1088,7 @@ class _Attribution:
         anchors: frozenset[Anchor],
         candidates: set[str],
         one_group_fields: bool = False,
+        path: str | None = None,
     ) -> set[str]:
         """The candidate settings whose Args fields feed one changed input of `record`, where `anchors`
         place it (IDENTITY: its existence); with `one_group_fields`, only through fields built from the settings
@@ -1112,9 +1118,9 @@ class _Attribution:
             closest = max(fields.values(), default=None)
             for field in [field for field, found in fields.items() if found == closest]:
                 named |= self._moving(component_type, field, fed[field] & candidates)
-        return self._declaring(component, record, named)
+        return self._declaring(component, record, named, [path] if path else [])
 
-    def declaring(self, record: Record, tiers: Iterable[set[str]]) -> set[str]:
+    def declaring(self, record: Record, tiers: Iterable[set[str]], paths: list[str]) -> set[str]:
         """For a resource no traced input explains: of the first group of changed settings (`tiers`: its component's,
         then those any component reads, then all) that holds one, those that alone change what its component declares
         for it (`SettingValues.declares_otherwise`); none when the renders have no settings or none does."""
@@ -1123,12 +1129,12 @@ class _Attribution:
             return set()
         child = (record["type"], record["name"])
         for keys in tiers:
-            declaring = {key for key in keys if self.values.declares_otherwise(component, key, child)}
+            declaring = {key for key in keys if self.values.declares_otherwise(component, key, child, paths)}
             if declaring:
                 return declaring
         return set()
 
-    def _declaring(self, component: tuple[str, str], record: Record, keys: set[str]) -> set[str]:
+    def _declaring(self, component: tuple[str, str], record: Record, keys: set[str], paths: list[str]) -> set[str]:
         """Where several changed settings are named for one resource, those that alone change what the component
         declares for it (its inputs, or whether it is there), with the unchanged ones; all of them when none does."""
         values = self.values
@@ -1136,7 +1142,7 @@ class _Attribution:
         if values is None or len(changed) < 2:
             return keys
         child = (record["type"], record["name"])
-        declaring = {key for key in changed if values.declares_otherwise(component, key, child)}
+        declaring = {key for key in changed if values.declares_otherwise(component, key, child, paths)}
         return (keys - changed) | declaring if declaring else keys
 
     def _moving(self, component_type: str, field: str, keys: frozenset[str]) -> set[str]:
@@ -1238,8 +1244,10 @@ def _name_settings(
             [set()]
             if whole
             else [
-                attribution.keys_for(component, change.record, anchors, settings)
-                for anchors in attribution.anchors(change)
+                attribution.keys_for(component, change.record, anchors, settings, path=path or None)
+                for anchors, path in zip(
+                    attribution.anchors(change), [*(entry.path for entry in change.inputs)] or [""], strict=True
+                )
             ]
         )
         if roots is None:
@@ -1301,9 +1309,9 @@ def _named_from_digests(
             elif not named:  # the traced configs did not show this input moving with a setting
                 own = _changed_of(settings, roots)
                 unexplained = (own, _changed_of(read, roots), set(roots))
-                named = attribution.declaring(change.record, unexplained) or next(
-                    (found - explained for found in unexplained if found - explained), own or set(roots)
-                )
+                named = attribution.declaring(
+                    change.record, unexplained, [entry.path for entry in change.inputs]
+                ) or next((found - explained for found in unexplained if found - explained), own or set(roots))
                 loose = True
             wanted.append((change, named, loose))
     return wanted

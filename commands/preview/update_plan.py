@@ -56,6 +56,7 @@ from commands.preview.changes import (
     ProviderEffect,
     ResourceChange,
     Unknown,
+    value_at,
 )
 from commands.preview.computed_fields import computed_fields_holding
 from commands.preview.provider_effects import delete_effect, update_effect
@@ -130,18 +131,6 @@ def values_at(value: Any, path: tuple[Segment, ...] = ()) -> list[tuple[tuple[Se
     if isinstance(value, list):
         return [leaf for index, item in enumerate(value) for leaf in values_at(item, (*path, index))]
     return [(path, value)]
-
-
-def value_at(value: Any, segments: tuple[Segment, ...]) -> Any:
-    for segment in segments:
-        if isinstance(value, dict) and isinstance(segment, str) and segment in value:
-            value = value[segment]
-            continue
-        if isinstance(value, list) and isinstance(segment, int) and segment < len(value):
-            value = value[segment]
-            continue
-        return MISSING
-    return value
 
 
 def _ignored(path: str, ignore_changes: list[str]) -> bool:

@@ -90,6 +90,13 @@ def named_anywhere(result: Preview) -> set[str]:
             "llm-capacity-compute-class",
             {"capacity.sources"},
         ),
+        # the Gateway's per-rank containers are the listed input; the schedule owns the replicas the node count sets
+        (
+            "dev",
+            {"routing": {"mode": "gateway"}, "capacity": {"nodes": 2}},
+            "llm-vllm-deployment",
+            {"routing.mode"},
+        ),
         # the dashboard goes with its switch; a threshold of alerts turned off feeds nothing
         (
             "prod",

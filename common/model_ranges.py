@@ -153,3 +153,19 @@ def allowed_range(model: type[BaseModel], loc: Sequence[int | str]) -> str:
     path = "".join("[]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
     words = numeric_ranges(model).get(path) or length_ranges(model).get(path)
     return f"; allowed: {words}" if words else ""
+
+
+def may_be_null(model: type[BaseModel], loc: Sequence[int | str]) -> bool:
+    """Whether the field of `model` at a validation error's location (keys by alias) may be null."""
+    annotation: Any = None
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            return False
+        info = next((field for name, field in current.model_fields.items() if (field.alias or name) == part), None)
+        if info is None:
+            return False
+        annotation = info.annotation
+        found = _models(annotation, "")
+        current = found[0][0] if len(found) == 1 and not found[0][1] else None
+    return type(None) in get_args(annotation)

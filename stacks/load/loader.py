@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
 from common.input_files import depth_of
-from common.model_ranges import allowed_range
+from common.model_ranges import allowed_range, may_be_null
 from common.text import MESSAGE_MAX, escaped, kind_of_value
 from components.capacity import CAPACITY_KINDS
 from policies.redaction import redact_secrets
@@ -216,7 +216,15 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             if isinstance(got, (dict, list)) or got is None or quoted_already or tuple(loc[:2]) == SECRET_ENV
             else f" (got {_shown_input(first['loc'], got)})"
         )
-        allowed = TEXT_ALLOWED if first["type"] == "string_type" else allowed_range(StackConfig, loc)
+        allowed = (
+            TEXT_ALLOWED
+            if first["type"] == "string_type"
+            else BOOLEAN_ALLOWED
+            if first["type"] == "bool_type"
+            else _mapping_allowed(allowed_keys.get(_schema_path(first["loc"])), may_be_null(StackConfig, loc))
+            if first["type"] in ("model_type", "model_attributes_type", "dict_type")
+            else allowed_range(StackConfig, loc)
+        )
         message = f"{key}: {detail}{shown}{allowed}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
@@ -226,6 +234,16 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
 # engine.secretEnv's values name config keys; one pasted with the secret in its place would be the secret.
 SECRET_ENV = ("engine", "secretEnv")
 NOT_SHOWN = "not shown: a secret pasted in place of a key's name would be"
+
+BOOLEAN_ALLOWED = "; allowed: true or false"
+
+
+def _mapping_allowed(keys: list[str] | None, nullable: bool) -> str:
+    """What a group of settings (or a mapping) given another YAML type allows: its keys, when it has fixed ones, and
+    null where the group may be null (`engine.speculative: null` turns it off)."""
+    mapping = f"a mapping of {', '.join(keys)}" if keys else "a mapping (key: value lines)"
+    return f"; allowed: {mapping}{' or null' if nullable else ''}"
+
 
 # A text setting given another YAML type: a bare 5, true or null (or an empty value) is no text.
 TEXT_ALLOWED = "; allowed: a text (in YAML, put a value that reads as a number, true/false or null in quotes)"

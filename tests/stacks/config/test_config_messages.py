@@ -128,6 +128,21 @@ def test_a_number_is_quoted_as_a_number_and_a_string_as_a_string(value: Any, sho
             {"engine": {"extraEnv": {"A": None}}},
             "engine.extraEnv.A: Input should be a valid string; allowed: a text (in YAML",
         ),
+        # a review: a switch or a group given another type said what is wrong and not what is allowed
+        (
+            {"routing": {"gateway": {"endpointPerRank": 1}}},
+            "routing.gateway.endpointPerRank: Input should be a valid boolean (got 1); allowed: true or false",
+        ),
+        (
+            {"warmCapacity": True},
+            "warmCapacity: Input should be an object (got true); allowed: a mapping of enabled, nodes",
+        ),
+        (
+            {"engine": {"speculative": 3}},
+            "engine.speculative: Input should be an object (got 3); allowed: a mapping of method, numSpeculativeTokens "
+            "or null",
+        ),
+        ({"engine": {"extraEnv": 5}}, "engine.extraEnv: Input should be an object (got 5); allowed: a mapping"),
     ],
 )
 def test_a_bad_value_says_what_is_allowed_in_words(settings: dict[str, Any], expected: str) -> None:

@@ -480,15 +480,12 @@ class SettingValues:
         return self._reverted[component_type, key]
 
     def _revert(self, component_type: str, key: str) -> frozenset[str] | None:
-        build = _builders().get(component_type)
-        if build is None:
+        built = self._new_fields(component_type) if component_type in _builders() else None
+        if built is None:
             return None
-        built = self._new_fields(component_type)
         try:
             reverted = _comparable_fields(self._args(component_type, key))
         except Exception:  # a mapping that refuses the mix of values: what the setting does is not known
-            return None
-        if built is None:
             return None
         base, unstable = built
         fed = settings_by_component().get(component_type, {})

@@ -182,8 +182,8 @@ def states_document(
 def setting_digests(config: BaseModel) -> dict[str, str]:
     """A digest of each stack setting, by its key (`capacity.nodes`, `routing.gateway`: every field at
     every depth, a group of settings as a whole too): what a preview compares to know which settings
-    changed between two renders. The value itself is not written (a render writes no setting it does not
-    need), and what a digest hides is in the manifests anyway."""
+    changed between two renders. A preview checks the settings it reads against them
+    (`written_settings`)."""
     digests: dict[str, str] = {}
 
     def walk(model: BaseModel, dumped: dict[str, Any], prefix: str) -> None:
@@ -205,10 +205,13 @@ UNWRITTEN_SETTINGS = (("engine", "secretEnv"),)
 
 
 def written_settings(config: BaseModel) -> dict[str, Any]:
-    """The stack settings as states.json holds them: the config model's values by their stack-file keys (a preview
-    asks what one changed setting alone does: `commands.preview.setting_sources.SettingValues`). A secret config
-    value is no setting of the model, and what a setting holds is in the manifests anyway."""
-    settings: dict[str, Any] = config.model_dump(mode="json", by_alias=True)
+    """The stack settings as states.json holds them: the config model's values by their stack-file keys, those the
+    stack file and its presets set and a goal's node count (what the model fills in itself it fills in again on
+    reading; written, a default beside a setting that excludes it would be refused: `throughputMibps` beside
+    `targetLoadSeconds`). A preview asks of them what one changed setting alone does
+    (`commands.preview.setting_sources.SettingValues`). A secret config value is no setting of the model, and the
+    render refuses a file that shows one."""
+    settings: dict[str, Any] = config.model_dump(mode="json", by_alias=True, exclude_unset=True)
     for group, key in UNWRITTEN_SETTINGS:
         settings.get(group, {}).pop(key, None)
     return settings

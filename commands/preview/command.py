@@ -65,7 +65,7 @@ def _preview(
     month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
     changed = changed_settings(*sides) if sides else None
-    values = SettingValues.of(sides[0].settings, sides[1].settings) if sides else None
+    values = SettingValues.of(*sides) if sides else None
     changed, without_effect = _with_effect(changed, values, new)
     planned = update_plan(old, new, changed, values)
     if sides:

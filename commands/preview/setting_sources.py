@@ -46,7 +46,7 @@ from pydantic.alias_generators import to_camel
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
 from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
-from commands.io.states import Record
+from commands.io.states import Record, RenderStates, setting_digests
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange, value_at
 from commands.preview.traced_table import current_table
@@ -437,15 +437,25 @@ def _comparable_fields(args: object) -> dict[str, Any]:
     return {name: _comparable(value) for name, value in _fields(args).items()}
 
 
-def _config_of(settings: dict[str, Any] | None) -> StackConfig | None:
-    """A render's settings (states.json `settings`) as the config model reads them; None when it has none, or holds
-    what this version's model does not take (a render of another version, an edited file)."""
-    if settings is None:
+def _config_of(settings: dict[str, Any] | None, digests: dict[str, str] | None) -> StackConfig | None:
+    """A render's settings (states.json `settings`) as the config model reads them, a goal's node count set as
+    `stacks.capacity.planner.resolve` sets it; None when it has none, holds what this version's model does not take
+    (a render of another version, an edited file) or differs from the render's `settingDigests`."""
+    if settings is None or digests is None:
         return None
+    capacity = settings.get("capacity")
+    nodes = capacity.get("nodes") if isinstance(capacity, dict) and settings.get("target") is not None else None
+    if isinstance(capacity, dict) and nodes is not None:
+        settings = {**settings, "capacity": {key: value for key, value in capacity.items() if key != "nodes"}}
     try:
-        return StackConfig.model_validate_json(json.dumps(settings), by_alias=True)
+        config = StackConfig.model_validate_json(json.dumps(settings), by_alias=True)
+        if nodes is not None:
+            config = config.model_copy(
+                update={"capacity": type(config.capacity).model_validate({**vars(config.capacity), "nodes": nodes})}
+            )
     except (ValueError, TypeError, RecursionError):
         return None
+    return config if setting_digests(config) == digests else None
 
 
 class SettingValues:
@@ -461,8 +471,9 @@ class SettingValues:
         self._built: dict[str, tuple[dict[str, Any], set[str]] | None] = {}
 
     @classmethod
-    def of(cls, old: dict[str, Any] | None, new: dict[str, Any] | None) -> SettingValues | None:
-        old_config, new_config = _config_of(old), _config_of(new)
+    def of(cls, old: RenderStates, new: RenderStates) -> SettingValues | None:
+        """Both renders' settings, when both hold settings that read as their digests say."""
+        old_config, new_config = (_config_of(side.settings, side.setting_digests) for side in (old, new))
         return None if old_config is None or new_config is None else cls(old_config, new_config)
 
     def changed(self, key: str) -> bool:

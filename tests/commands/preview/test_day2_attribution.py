@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
+from commands.io.states import setting_digests, written_settings
 from commands.preview.command import Preview, preview_states
-from commands.preview.setting_sources import SettingValues
+from commands.preview.setting_sources import SettingValues, _config_of
+from stacks.load.loader import validate
 from tests.commands.preview.test_day2 import day2
 from tests.conftest import RenderStack
+from tests.variants import stack_settings
 
 
 def keys_of(result: Preview, name: str) -> set[str]:
@@ -152,4 +155,23 @@ def test_renders_without_settings_name_every_setting_that_may_feed_a_change(
         result = preview_states(old, changed.states)
         assert "autoscaling.targetWaitingRequestsPerPod" in named_anywhere(result)
         assert not any(note.startswith("changed without an effect") for note in result.notes)
-    assert SettingValues.of({"unknownSetting": 1}, changed.states.settings) is None
+    assert SettingValues.of(dataclasses.replace(base.states, settings={"unknownSetting": 1}), changed.states) is None
+    # settings that do not read as the render's digests say (another render's pasted in): not read either
+    other = dataclasses.replace(base.states, settings=render_stack("prod").states.settings)
+    assert SettingValues.of(other, changed.states) is None
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"environment": "staging", "project": "my-llm-staging", "target": {"concurrentRequests": 12000}},
+        {"environment": "dev", "project": "my-llm-dev", "weights": {"targetLoadSeconds": 60}},
+        *({**stack_settings(stack), "project": f"my-llm-{stack}"} for stack in ("dev", "staging", "prod")),
+        {"environment": "staging", "project": "my-llm-staging", "engine": {"speculative": None}},
+    ],
+)
+def test_the_settings_a_render_writes_read_back_as_the_config_it_was_made_from(settings: dict[str, Any]) -> None:
+    """A review: a goal's node count and a disk sized by targetLoadSeconds wrote settings the model refused on reading
+    (a node count beside a goal, a throughput beside targetLoadSeconds), and the preview fell back without a word."""
+    config = validate(settings)
+    assert _config_of(written_settings(config), setting_digests(config)) == config

@@ -230,9 +230,11 @@ def _recipe_pod_holding_pull(config: StackConfig) -> tuple[int, str]:
     """The recipe's measured pod figure where a stack's own pod phase is not known, held against the stated image
     pull as `pod_holding_pull` holds a phase: a longer pull comes before all of it (and what that adds, as words)."""
     pull = image_pull_seconds(config)
-    if pull is None or pull <= RECIPE_POD_SECONDS:
+    recipe = pod_phase(None, WRITEUP_VLLM_RELEASE)
+    held = pod_holding_pull(recipe, pull)
+    if held is recipe or pull is None or held.seconds_max is None:
         return RECIPE_POD_SECONDS, ""
-    return RECIPE_POD_SECONDS + round(pull), (
+    return round(held.seconds_max), (
         f", after the computed image pull ({pull / 60:,.1f} min), which is longer than that pod phase that holds it"
     )
 

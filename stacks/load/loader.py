@@ -216,16 +216,7 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
             if isinstance(got, (dict, list)) or got is None or quoted_already or tuple(loc[:2]) == SECRET_ENV
             else f" (got {_shown_input(first['loc'], got)})"
         )
-        allowed = (
-            TEXT_ALLOWED
-            if first["type"] == "string_type"
-            else BOOLEAN_ALLOWED
-            if first["type"] == "bool_type"
-            else _mapping_allowed(allowed_keys.get(_schema_path(first["loc"])), may_be_null(StackConfig, loc))
-            if first["type"] in ("model_type", "model_attributes_type", "dict_type")
-            else allowed_range(StackConfig, loc)
-        )
-        message = f"{key}: {detail}{shown}{allowed}"
+        message = f"{key}: {detail}{shown}{_allowed_for(first, loc, allowed_keys)}"
     more = len(problems) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"invalid stack config: {message}{suffix}"
@@ -235,7 +226,21 @@ def describe(error: ValidationError, allowed_keys: dict[str, list[str]]) -> str:
 SECRET_ENV = ("engine", "secretEnv")
 NOT_SHOWN = "not shown: a secret pasted in place of a key's name would be"
 
+# A text setting given another YAML type: a bare 5, true or null (or an empty value) is no text.
+TEXT_ALLOWED = "; allowed: a text (in YAML, put a value that reads as a number, true/false or null in quotes)"
 BOOLEAN_ALLOWED = "; allowed: true or false"
+MAPPING_TYPES = ("model_type", "model_attributes_type", "dict_type")
+
+
+def _allowed_for(problem: Any, loc: tuple[int | str, ...], allowed_keys: dict[str, list[str]]) -> str:
+    """What a value of another type or out of range may be, in words (empty where the model says nothing)."""
+    if problem["type"] == "string_type":
+        return TEXT_ALLOWED
+    if problem["type"] == "bool_type":
+        return BOOLEAN_ALLOWED
+    if problem["type"] in MAPPING_TYPES:
+        return _mapping_allowed(allowed_keys.get(_schema_path(problem["loc"])), may_be_null(StackConfig, loc))
+    return allowed_range(StackConfig, loc)
 
 
 def _mapping_allowed(keys: list[str] | None, nullable: bool) -> str:
@@ -243,10 +248,6 @@ def _mapping_allowed(keys: list[str] | None, nullable: bool) -> str:
     null where the group may be null (`engine.speculative: null` turns it off)."""
     mapping = f"a mapping of {', '.join(keys)}" if keys else "a mapping (key: value lines)"
     return f"; allowed: {mapping}{' or null' if nullable else ''}"
-
-
-# A text setting given another YAML type: a bare 5, true or null (or an empty value) is no text.
-TEXT_ALLOWED = "; allowed: a text (in YAML, put a value that reads as a number, true/false or null in quotes)"
 
 
 def _pattern_message(loc: tuple[int | str, ...], problem: Any) -> str:

@@ -32,7 +32,7 @@ from commands.io.states import Record, RenderStates, changed_settings, compared,
 from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, Preview
 from commands.preview.changes_md import changes_markdown
-from commands.preview.setting_sources import SettingValues, name_changed_measurements
+from commands.preview.setting_sources import SettingValues, name_changed_measurements, with_effect
 from commands.preview.update_plan import index_by_urn, update_plan
 
 __all__ = [
@@ -66,7 +66,7 @@ def _preview(
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
     changed = changed_settings(*sides) if sides else None
     values = SettingValues.of(*sides) if sides else None
-    changed, without_effect = _with_effect(changed, values, new)
+    changed, without_effect = with_effect(changed, values, {record["type"] for record in new.values()})
     planned = update_plan(old, new, changed, values)
     if sides:
         name_changed_measurements(planned.changes, sides[0].capacity, sides[1].capacity)
@@ -109,21 +109,6 @@ WITHOUT_EFFECT = (
     "new one declare the same: another setting decides what it would set, or leaves out what reads it), so no change "
     "names it"
 )
-
-
-def _with_effect(
-    changed: frozenset[str] | None, values: SettingValues | None, new: dict[str, Record]
-) -> tuple[frozenset[str] | None, frozenset[str]]:
-    """The changed settings less those without an effect in the new render (`SettingValues.without_effect`), and
-    those; all of them where none would be left (a change there comes from one of them)."""
-    if not changed or values is None:
-        return changed, frozenset()
-    roots = frozenset(key for key in changed if not any(other.startswith(f"{key}.") for other in changed))
-    without = values.without_effect(roots, {record["type"] for record in new.values()})
-    kept = roots - without
-    if not kept:
-        return changed, frozenset()
-    return frozenset(key for key in changed if key in kept or any(root.startswith(f"{key}.") for root in kept)), without
 
 
 def preview(old_records: list[dict[str, Any]], new_records: list[dict[str, Any]]) -> Preview:

@@ -526,9 +526,10 @@ class SettingValues:
         cached = (*component, key)
         if cached not in self._children:
             component_type, name = component
-            classes = {kind.TYPE: kind for kind in ARGS_OF_CONFIG}  # type: ignore[attr-defined]
             try:
-                self._children[cached] = _declared(classes[component_type], name, self._args(component_type, key))
+                self._children[cached] = _declared(
+                    _component_class(component_type), name, self._args(component_type, key)
+                )
             except Exception:  # no class (a provider), or the Args refused: not known
                 self._children[cached] = None
         return self._children[cached]
@@ -574,6 +575,27 @@ class SettingValues:
             ):
                 found.add(key)
         return frozenset(found)
+
+
+def with_effect(
+    changed: frozenset[str] | None, values: SettingValues | None, declared: set[str]
+) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """The changed settings less those without an effect among the components the new render declares (`declared`:
+    their types; `SettingValues.without_effect`), and those; all of them where none would be left (a change there
+    comes from one of them)."""
+    if not changed or values is None:
+        return changed, frozenset()
+    roots = _roots(changed)
+    without = values.without_effect(roots, declared)
+    kept = roots - without
+    if not kept:
+        return changed, frozenset()
+    return frozenset(key for key in changed if key in kept or any(root.startswith(f"{key}.") for root in kept)), without
+
+
+def _component_class(component_type: str) -> type[pulumi.ComponentResource]:
+    """The component the mapping builds Args for, by its type (StopIteration for none)."""
+    return next(component for component in ARGS_OF_CONFIG if component_type == component.TYPE)  # type: ignore[attr-defined]
 
 
 def _builders() -> dict[str, Callable[[Any], object]]:
@@ -943,7 +965,7 @@ def _traced_components(
     component_type: str, name: str
 ) -> tuple[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]], ...]:
     """The component class, its Args and the children it declares (type, name -> inputs), from each traced config."""
-    component = next(component for component in ARGS_OF_CONFIG if component_type == component.TYPE)  # type: ignore[attr-defined]
+    component = _component_class(component_type)
     traced: list[tuple[type[pulumi.ComponentResource], Any, dict[tuple[str, str], Any]]] = []
     for config in traced_configs():
         args = ARGS_OF_CONFIG[component](config)

@@ -38,6 +38,9 @@ from commands.io.render_dir import (
 )
 from common.input_files import InputError, read_json
 from policies.redaction import REDACTED, holds_known_secret, known_secret_texts
+from stacks.config.base import SwitchedGroup
+from stacks.config.presets import apply_preset
+from stacks.config.profiles import apply_profile
 
 STATES_FILE = "states.json"
 OUTPUTS_FILE = "outputs.json"
@@ -204,17 +207,29 @@ def setting_digests(config: BaseModel) -> dict[str, str]:
 UNWRITTEN_SETTINGS = (("engine", "secretEnv"),)
 
 
-def written_settings(config: BaseModel) -> dict[str, Any]:
+def written_settings(config: BaseModel, raw: dict[str, Any]) -> dict[str, Any]:
     """The stack settings as states.json holds them: the config model's values by their stack-file keys, those the
-    stack file and its presets set and a goal's node count (what the model fills in itself it fills in again on
-    reading; written, a default beside a setting that excludes it would be refused: `throughputMibps` beside
-    `targetLoadSeconds`). A preview asks of them what one changed setting alone does
-    (`commands.preview.setting_sources.SettingValues`). A secret config value is no setting of the model, and the
-    render refuses a file that shows one."""
+    stack file (`raw`, what `config` was validated from) and its presets set, and a goal's node count. What the model
+    fills in itself it fills in again on reading, so it is left out: written, a default beside a setting that excludes
+    it would be refused (`throughputMibps` beside `targetLoadSeconds`), and a switch its group turns on because it sets
+    other keys (`warmCapacity: {nodes: 2}`) would read as one the file sets (a preview names those keys with it). A
+    preview asks of them what one changed setting alone does (`commands.preview.setting_sources.SettingValues`). A
+    secret config value is no setting of the model, and the render refuses a file that shows one."""
     settings: dict[str, Any] = config.model_dump(mode="json", by_alias=True, exclude_unset=True)
     for group, key in UNWRITTEN_SETTINGS:
         settings.get(group, {}).pop(key, None)
+    given = apply_profile(apply_preset(raw))
+    for name, info in type(config).model_fields.items():
+        group = info.alias or name
+        if isinstance(getattr(config, name), SwitchedGroup) and switched_on_by(given.get(group)):
+            settings[group].pop("enabled", None)
     return settings
+
+
+def switched_on_by(group: Any) -> list[str]:
+    """The keys of a switched group's settings that turn its switch on (`stacks.config.base.SwitchedGroup`): all of
+    them when it sets some and not `enabled`."""
+    return sorted(group) if isinstance(group, dict) and group and "enabled" not in group else []
 
 
 def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | None:

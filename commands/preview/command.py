@@ -89,6 +89,8 @@ def _preview(
         ]
     moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))
     warned += [rollout.warning for rollout in moving if rollout.warning]
+    # a key that turns its group's switch on is named with the switch (setting_sources._name_what_turns_switches_on)
+    without_effect -= {key for change in planned.changes for key in change.config_keys}
     if without_effect:
         notes = [*notes, WITHOUT_EFFECT.format(keys=", ".join(f"`{key}`" for key in sorted(without_effect)))]
     return Preview(

@@ -46,7 +46,7 @@ from pydantic.alias_generators import to_camel
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, parse_path
 from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
-from commands.io.states import Record, RenderStates, setting_digests
+from commands.io.states import Record, RenderStates, setting_digests, switched_on_by
 from commands.preview.args_of_config import ARGS_OF_CONFIG, PROVIDER_ARGS_OF_CONFIG
 from commands.preview.changes import ResourceChange, value_at
 from commands.preview.traced_table import current_table
@@ -437,6 +437,20 @@ def _comparable_fields(args: object) -> dict[str, Any]:
     return {name: _comparable(value) for name, value in _fields(args).items()}
 
 
+def _switched_on_by(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list[str]]:
+    """The switched groups one render turns on by setting other keys of theirs (`commands.io.states.switched_on_by`)
+    where the other render does not write the switch (a switch written `false` is the setting that changed): those
+    keys, the new render's first."""
+    switched = {}
+    for group in old.keys() | new.keys():
+        for side, other in ((new, old), (old, new)):
+            keys = switched_on_by(side.get(group))
+            if keys and not (isinstance(other.get(group), dict) and "enabled" in other[group]):
+                switched[group] = keys
+                break
+    return switched
+
+
 def _config_of(settings: dict[str, Any] | None, digests: dict[str, str] | None) -> StackConfig | None:
     """A render's settings (states.json `settings`) as the config model reads them, a goal's node count set as
     `stacks.capacity.planner.resolve` sets it; None when it has none, holds what this version's model does not take
@@ -464,8 +478,10 @@ class SettingValues:
     component's Args fields there does not explain a change of that component (`autoscaling.maxReplicas` with
     `autoscaling.enabled` turned off; `capacity.nodes` where business hours set their own count)."""
 
-    def __init__(self, old: StackConfig, new: StackConfig) -> None:
+    def __init__(self, old: StackConfig, new: StackConfig, switched_on_by: dict[str, list[str]] | None = None) -> None:
         self.old, self.new = old, new
+        # the switched groups one side turns on by setting these keys of theirs, where the other writes no switch
+        self.switched_on_by = switched_on_by or {}
         self._reverted: dict[tuple[str, str], frozenset[str] | None] = {}
         self._children: dict[tuple[str, str, str | None], dict[tuple[str, str], Any] | None] = {}
         self._built: dict[str, tuple[dict[str, Any], set[str]] | None] = {}
@@ -474,7 +490,9 @@ class SettingValues:
     def of(cls, old: RenderStates, new: RenderStates) -> SettingValues | None:
         """Both renders' settings, when both hold settings that read as their digests say."""
         old_config, new_config = (_config_of(side.settings, side.setting_digests) for side in (old, new))
-        return None if old_config is None or new_config is None else cls(old_config, new_config)
+        if old_config is None or new_config is None:
+            return None
+        return cls(old_config, new_config, _switched_on_by(old.settings or {}, new.settings or {}))
 
     def changed(self, key: str) -> bool:
         """The setting differs between the renders (False also when one of them has no such setting)."""
@@ -1218,6 +1236,8 @@ def name_settings(
         _name_settings(changes, old, new, changed, values)
     if changed:
         _name_the_sources(changes, _roots(changed))
+    if values is not None:
+        _name_what_turns_switches_on(changes, values)
 
 
 # Settings whose values other settings give when the stack file leaves them out: a profile its checkpoint's
@@ -1240,6 +1260,16 @@ def _name_the_sources(changes: list[ResourceChange], roots: frozenset[str]) -> N
         for change in changes:
             if any(key.startswith(derived) for key in change.config_keys):
                 change.config_keys.update(sources)
+
+
+def _name_what_turns_switches_on(changes: list[ResourceChange], values: SettingValues) -> None:
+    """A change that names a switch the stack file turns on by setting other keys of its group, and not the switch
+    itself (`warmCapacity: {nodes: 2}`; `stacks.config.base.SwitchedGroup`), names those keys too, as the side where
+    the switch is on sets them: they are what the file changed."""
+    for change in changes:
+        for group, keys in values.switched_on_by.items():
+            if f"{group}.enabled" in change.config_keys:
+                change.config_keys.update(f"{group}.{key}" for key in keys)
 
 
 def _name_settings(

@@ -206,7 +206,8 @@ def render(
     progress("loading config")
     settings = stack_settings.load_stack_settings(stack, config_file)
     mocks.apply_settings(settings)
-    config = validate(raw_project_config(settings.project))
+    given = raw_project_config(settings.project)
+    config = validate(given)
     out_dir = out or stack_settings.ROOT / "build" / stack
     output.check_out_dir(out_dir)
     unset = settings.unset_secret_keys()
@@ -257,7 +258,7 @@ def render(
                     plain(later.outputs),
                     setting_digests(config),
                     stack_settings.esc_note(settings),
-                    written_settings(config),
+                    written_settings(config, given),
                 ),
                 "rendered": CONVERGED if converged else FIRST_UP,
             }

@@ -18,6 +18,9 @@ from tests.commands.preview.test_day2 import day2
 from tests.conftest import RenderStack
 from tests.variants import stack_settings
 
+# warmCapacity turned on by its node count alone: the stack file writes no `enabled`
+WARM_TWO = {"warmCapacity": {"nodes": 2}, "cluster": {"minMasterVersion": "1.36"}}
+
 
 def keys_of(result: Preview, name: str) -> set[str]:
     (change,) = [change for change in result.changes if change.record["name"] == name]
@@ -168,10 +171,28 @@ def test_renders_without_settings_name_every_setting_that_may_feed_a_change(
         {"environment": "dev", "project": "my-llm-dev", "weights": {"targetLoadSeconds": 60}},
         *({**stack_settings(stack), "project": f"my-llm-{stack}"} for stack in ("dev", "staging", "prod")),
         {"environment": "staging", "project": "my-llm-staging", "engine": {"speculative": None}},
+        {"environment": "staging", "project": "my-llm-staging", **WARM_TWO},
     ],
 )
 def test_the_settings_a_render_writes_read_back_as_the_config_it_was_made_from(settings: dict[str, Any]) -> None:
     """A review: a goal's node count and a disk sized by targetLoadSeconds wrote settings the model refused on reading
     (a node count beside a goal, a throughput beside targetLoadSeconds), and the preview fell back without a word."""
     config = validate(settings)
-    assert _config_of(written_settings(config), setting_digests(config)) == config
+    assert _config_of(written_settings(config, settings), setting_digests(config)) == config
+
+
+def test_a_switch_a_group_turns_on_by_its_other_keys_names_those_keys_too(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A newcomer's day 2: `warmCapacity: {nodes: 2}` named only `warmCapacity.enabled`, a key the file does not hold,
+    and said `warmCapacity.nodes` changed without an effect when the group went again."""
+    _, warm, result = day2(render_stack, tmp_path_factory, "staging", "warm-two", WARM_TWO)
+    assert keys_of(result, "llm-warm-capacity-buffer") == {"warmCapacity.enabled", "warmCapacity.nodes"}
+    assert warm.states.settings is not None and "enabled" not in warm.states.settings["warmCapacity"]
+    # and back: the group removed
+    cold, _, _ = day2(render_stack, tmp_path_factory, "staging", "warm-two-min", {"cluster": WARM_TWO["cluster"]})
+    back = preview_states(warm.states, cold.states)
+    deleted = [change for change in back.changes if change.record["name"] == "llm-warm-capacity-buffer"]
+    assert [set(change.config_keys) for change in deleted] == [{"warmCapacity.enabled", "warmCapacity.nodes"}]
+    assert not any(note.startswith("changed without an effect") for note in back.notes), back.notes
+    # a switch the file writes (`enabled: true`) is itself the setting: the parametrized case above names it alone

@@ -557,6 +557,11 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
             f"--record: the default measurements file is inside the installed package ({path}), which an "
             "upgrade replaces; give the file to record into with --measurements FILE (a copy in your repository)"
         )
+    if args.record and not path.exists() and not path.is_symlink():
+        raise InputError(
+            f"--measurements {shown(path)}: no such file; --record appends to a measurements file: start a new one "
+            "with the line `measurements: []`"
+        )
     measurements = measurements_from(path)
     stack = stack_of(args)
     config = load_config(stack, "bench-compare")

@@ -162,8 +162,11 @@ def appended(path: Path, measurement: Measurement) -> str:
     text = yaml.safe_dump([entry], sort_keys=False, width=1000)
     indented = "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
     original = read(path)
-    separator = "" if original.endswith("\n") else "\n"
-    updated = original + separator + indented
+    if current.measurements:
+        updated = original + ("" if original.endswith("\n") else "\n") + indented
+    else:  # `measurements: []` (a new file): the list starts here, after the file's comment lines
+        comments = "".join(line for line in original.splitlines(keepends=True) if line.lstrip().startswith("#"))
+        updated = comments + ("" if comments.endswith("\n") or not comments else "\n") + "measurements:\n" + indented
     size = len(updated.encode())
     if size > MAX_MEASUREMENTS_BYTES:
         raise MeasurementsError(

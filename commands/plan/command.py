@@ -120,7 +120,8 @@ PLAN_EXIT_CODES = {0: "printed", 2: "invalid stack config, stack name, arguments
 def plan_main(argv: list[str] | None = None) -> int:
     parser = command_parser(
         "plan",
-        "Capacity and cost of a stack, from the planner: the figures `render` writes to capacity.json.",
+        "Capacity and cost of a stack, from the planner: the figures `render` writes to capacity.json. A stack with "
+        "a `target` (a total or output tok/s, concurrent requests or req/s goal; docs/capacity.md) is sized from it.",
         PLAN_EXIT_CODES,
     )
     add_stack_arguments(parser)

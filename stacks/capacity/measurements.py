@@ -27,6 +27,7 @@ from pydantic.alias_generators import to_camel
 from common import input_files
 from common.model_ranges import allowed_range
 from common.sources import lookalike_host, uncitable
+from common.text import kind_of_value
 from components import startup_report
 from components.capacity import CAPACITY_KIND_PATTERN
 from components.vllm import ENGINE_FIELDS, EngineFlags
@@ -420,6 +421,11 @@ def parse(text: str, where: str) -> MeasurementsFile:
         document = input_files.parse_yaml(text, where, MAX_MEASUREMENTS_NODES)
     except input_files.InputError as error:
         raise MeasurementsError(str(error)) from None
+    if not isinstance(document, dict):
+        kind = "empty" if document is None else kind_of_value(document)
+        raise MeasurementsError(
+            f"{where}: the document is {kind}; allowed: `measurements:` and a list (`measurements: []` for none yet)"
+        )
     try:
         return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)
     except ValidationError as error:

@@ -182,11 +182,15 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
     met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)
     if met is None:
         best = expect(config, limit, runs)
+        others = {
+            "totalTokensPerSecond": _shown(best.total_tokens_per_second),
+            "concurrentRequests": _shown(best.concurrent_requests),
+        }
+        figures = [f"{_shown(_achieved(goal, best))} {GOAL_UNITS[goal]} there as sized"]
+        figures += [f"{shown} {GOAL_UNITS[name]}" for name, shown in others.items() if name != goal]
         raise SizingError(
             f"target.{goal}: {value:,.0f} {GOAL_UNITS[goal]} is out of reach within target.maxNodes {limit} "
-            f"({routing.value} routing gives {_shown(_achieved(goal, best))} {GOAL_UNITS[goal]} there as "
-            f"sized, {_shown(best.total_tokens_per_second)} total tok/s, {best.concurrent_requests:,} concurrent "
-            "requests); raise target.maxNodes or lower the goal"
+            f"({routing.value} routing gives {', '.join(figures)}); raise target.maxNodes or lower the goal"
         )
     nodes = met.nodes
     within: tuple[str, ...] = ()

@@ -183,6 +183,29 @@ def test_record_writes_through_no_planted_link(tmp_path: Path) -> None:
     assert "dev-2026-11-21" in file.read_text()
 
 
+def test_a_new_measurements_file_is_started_with_an_empty_list_and_kept_readable(tmp_path: Path) -> None:
+    """A newcomer: "record into a new one with --measurements" failed for every new file: a missing one, an empty
+    one, and `measurements: []`, which the record turned into a file no reader accepts."""
+    missing = tmp_path / "new.yaml"
+    run = record(tmp_path, missing)
+    assert run.returncode == 2 and "start a new one with the line `measurements: []`" in run.stderr
+    assert not missing.exists()
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    run = record(tmp_path, empty)
+    assert run.returncode == 2
+    assert run.stderr.endswith(
+        "the document is empty; allowed: `measurements:` and a list (`measurements: []` for none yet)\n"
+    )
+    started = tmp_path / "started.yaml"
+    started.write_text("# our runs\nmeasurements: []\n")
+    assert record(tmp_path, started, "--date", "2026-11-21").returncode == 0
+    assert started.read_text().startswith("# our runs\nmeasurements:\n  - id: dev-2026-11-21\n")
+    assert [item.id for item in measurements.load(started).measurements] == ["dev-2026-11-21"]
+    assert record(tmp_path, started, "--date", "2026-11-22").returncode == 0
+    assert [item.id for item in measurements.load(started).measurements] == ["dev-2026-11-21", "dev-2026-11-22"]
+
+
 def test_a_date_in_the_future_is_refused_and_nothing_recorded(tmp_path: Path) -> None:
     file = copy_of_the_file(tmp_path)
     before = file.read_text()

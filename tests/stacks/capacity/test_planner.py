@@ -469,3 +469,13 @@ def test_a_figure_reads_the_run_at_its_node_count_else_the_two_around_else_the_n
 ) -> None:
     counts = [2, 4, 8, 12]
     assert runs_read(counts, nodes) == read and basis_at(counts, nodes) == basis
+
+
+@pytest.mark.parametrize("goal", ["totalTokensPerSecond", "outputTokensPerSecond", "concurrentRequests"])
+def test_an_unreachable_goal_names_each_figure_once(goal: str) -> None:
+    """A newcomer: a goal out of reach gave "1,471,921 total tok/s there as sized, 1,471,921 total tok/s"."""
+    with pytest.raises(InvalidConfig) as error:
+        config_of("prod", target={goal: 10_000_000, "maxNodes": 16})
+    figures = str(error.value).split("routing gives ")[1].split(")")[0].split(", ")
+    units = [figure.split(" ", 1)[1].removesuffix(" there as sized") for figure in figures]
+    assert len(units) == len(set(units)) and "concurrent requests" in units and "total tok/s" in units, figures

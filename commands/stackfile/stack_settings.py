@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ UNSET_PLACEHOLDER = "[unset secret:"
 # Ends the placeholder of a secret the stack file leaves to its ESC environment (an `fn::secret`, an import).
 FROM_ESC = " from ESC]"
 PROJECT_KEY = "project"
+# From here on Go's encoding/json writes a float in 'e' format (its floatEncoder), below it an integral one as digits.
+GO_EXPONENT_FROM = 1e21
 
 
 def ciphertext_digest(ciphertext: str) -> str:
@@ -90,11 +93,26 @@ class StackSettings:
 
 
 def _config_string(value: Any) -> str:
+    """A setting as the CLI hands it to the program (pulumi/pulumi sdk/go/common/resource/config/value.go,
+    `unmarshalValue`): a mapping or list as Go's encoding/json writes what yaml.v3 read, its keys sorted and a float
+    with no fraction as an integer (`nodes: 2.0` and `nodes: 1e3` reach the program as 2 and 1000)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dict, list)):
-        return json.dumps(value)
+        return json.dumps(_integral_floats_as_ints(value), sort_keys=True, separators=(",", ":"))
     return str(value)
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    """What encoding/json writes as an integer, as one: a float with no fraction under 1e21 (its floatEncoder writes
+    those in 'f' format, the rest in 'e' format, as Python's json module does)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < GO_EXPONENT_FROM:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral_floats_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral_floats_as_ints(item) for item in value]
+    return value
 
 
 def check_project(project: str | None, root: Path = ROOT) -> None:

@@ -23,7 +23,7 @@ import dataclasses
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -64,6 +64,7 @@ from commands.render.plan_md import plan_markdown
 from commands.render.time_to_serve import unconditioned_reports_note
 from commands.stackfile import stack_settings
 from common.input_files import InputError
+from policies.redaction import holds_known_secret, known_secret_texts
 from policies.rules.security import NO_TOKEN_LITERAL
 from stacks.capacity import measurements
 from stacks.config.stack import StackConfig
@@ -269,7 +270,7 @@ def render(
     if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
         # The policy saw a token literal the file scan's shape test may miss (short, unusual): same verdict.
         leaks = sorted(files)
-    _refuse_leaks(files, leaks, violations)
+    _refuse_leaks(files, leaks, violations, settings_holding(written_settings(config, given), known))
     changes = None
     if earlier is not None:
         # the states as states.json holds them, as a later `preview OLD NEW` would read them
@@ -291,13 +292,33 @@ def render(
     return Rendered(config, records, out_dir, violations, changes, notes)
 
 
-def _refuse_leaks(files: dict[str, str], leaks: list[str], violations: list[Violation]) -> None:
+def _refuse_leaks(
+    files: dict[str, str], leaks: list[str], violations: list[Violation], holding: Sequence[str] = ()
+) -> None:
     if leaks:
+        where = f" (a secret value of the stack is in {', '.join(holding[:3])})" if holding else ""
         raise output.SecretInOutputError(
-            f"{output.leaked_kind(files)} would be written to {', '.join(leaks[:3])}; nothing was written "
+            f"{output.leaked_kind(files)} would be written to {', '.join(leaks[:3])}{where}; nothing was written "
             "(keep secrets in `pulumi config set --secret` keys only: hfToken, or a key engine.secretEnv names)",
             [violation.line() for violation in violations],
         )
+
+
+def settings_holding(settings: dict[str, Any], known: list[str]) -> list[str]:
+    """The settings (dotted keys, `[i]` for a list's item) whose values show one of the stack's own secret values."""
+    texts = known_secret_texts(known)
+
+    def walk(value: Any, where: str) -> Iterator[str]:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield from walk(item, f"{where}.{key}" if where else str(key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from walk(item, f"{where}[{index}]")
+        elif isinstance(value, str) and holds_known_secret(value, texts):
+            yield where
+
+    return list(walk(settings, "")) if texts else []
 
 
 class RefusedInPlaceError(Exception):

@@ -216,8 +216,28 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
     run = run_render("esc", "--config-file", str(config_file), "--out", str(out))
     assert run.returncode == 1, run.stderr
     assert "render: a secret would be written to manifests/" in run.stderr and "nothing was written" in run.stderr
+    assert f"(a secret value of the stack is in engine.extraEnv.{next(iter(engine['extraEnv']))})" in run.stderr
     assert ESC_SECRET not in run.stdout + run.stderr
     assert not out.exists()
+
+
+def test_an_esc_secret_in_a_setting_only_states_json_holds_names_that_setting(tmp_path: Path) -> None:
+    """An attacker: a proxy-only subnet's name in ClusterIP mode reaches no manifest, only states.json's settings;
+    the refusal named the file, not the setting to take it out of."""
+    secret = "kx7qm2zp9wv4ab"
+    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["environment"] = {"values": {"pulumiConfig": {"wandbKey": {"fn::secret": secret}}}}
+    stack_doc["config"]["gke-b200-serving:engine"] = {"secretEnv": {"WANDB_API_KEY": "wandbKey"}}
+    stack_doc["config"]["gke-b200-serving:routing"] = {"gateway": {"existingProxySubnet": secret}}
+    config_file = tmp_path / "Pulumi.esc.yaml"
+    config_file.write_text(yaml.safe_dump(stack_doc))
+    run = run_render("esc", "--config-file", str(config_file), "--out", str(tmp_path / "out"))
+    assert run.returncode == 1, run.stderr
+    assert (
+        "would be written to states.json (a secret value of the stack is in routing.gateway.existingProxySubnet)"
+        in (run.stderr)
+    )
+    assert secret not in run.stdout + run.stderr and not (tmp_path / "out").exists()
 
 
 def test_a_setting_made_an_esc_secret_is_hidden_in_the_preview_from_the_render_that_held_it(tmp_path: Path) -> None:

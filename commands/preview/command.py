@@ -30,9 +30,9 @@ from commands.io.console import folded, guarded, one_line, shown
 from commands.io.render_dir import DIGESTS_KEY, PreviewInputError, load_render
 from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
-from commands.preview.changes import ACTIONS, Preview
+from commands.preview.changes import ACTIONS, OutputsDiff, Preview
 from commands.preview.changes_md import changes_markdown
-from commands.preview.setting_sources import SettingValues, name_changed_measurements, with_effect
+from commands.preview.setting_sources import SettingValues, changed_roots, name_changed_measurements, with_effect
 from commands.preview.update_plan import index_by_urn, update_plan
 
 __all__ = [
@@ -64,9 +64,9 @@ def _preview(
     and capacity plans say: the outputs of the states compared (`compared_outputs`), clients, cost per
     month, and whether they are one stack."""
     old, new = index_by_urn(old_records, "old render"), index_by_urn(new_records, "new render")
-    changed = changed_settings(*sides) if sides else None
+    changed_all = changed_settings(*sides) if sides else None
     values = SettingValues.of(*sides) if sides else None
-    changed, without_effect = with_effect(changed, values, {record["type"] for record in new.values()})
+    changed, without_effect = with_effect(changed_all, values, {record["type"] for record in new.values()})
     planned = update_plan(old, new, changed, values)
     if sides:
         name_changed_measurements(planned.changes, sides[0].capacity, sides[1].capacity)
@@ -89,8 +89,18 @@ def _preview(
         ]
     moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))
     warned += [rollout.warning for rollout in moving if rollout.warning]
+    named = {key for change in planned.changes for key in change.config_keys}
     # a key that turns its group's switch on is named with the switch (setting_sources._name_what_turns_switches_on)
-    without_effect -= {key for change in planned.changes for key in change.config_keys}
+    without_effect -= named
+    if sides and values is not None and changed_all and _same_outputs_and_plan(outputs, *sides):
+        # a setting no change names whose components declare the same either way (a threshold of alerts turned off);
+        # only where the stack's outputs and capacity plan are the same too: nothing else could show an effect of it
+        components = {(record["type"], record["name"]) for record in new.values() if not record.get("custom", True)}
+        without_effect |= {
+            key
+            for key in changed_roots(changed_all) - named - without_effect
+            if values.declares_the_same(key, components)
+        }
     if without_effect:
         notes = [*notes, WITHOUT_EFFECT.format(keys=", ".join(f"`{key}`" for key in sorted(without_effect)))]
     return Preview(
@@ -104,6 +114,11 @@ def _preview(
         costs.cost_deltas(sides[0].capacity, sides[1].capacity) if sides else [],
         moving,
     )
+
+
+def _same_outputs_and_plan(outputs: OutputsDiff | None, old: RenderStates, new: RenderStates) -> bool:
+    """The two renders' stack outputs and capacity plans (capacity.json) are the same."""
+    return outputs is not None and not outputs and old.capacity is not None and old.capacity == new.capacity
 
 
 WITHOUT_EFFECT = (

@@ -573,20 +573,47 @@ class SettingValues:
         fields = self.reverted_fields(component_type, key)
         return fields is None or field in fields
 
+    def declares_the_same(self, key: str, components: Iterable[tuple[str, str]]) -> bool:
+        """The changed setting `key` alone, back at its old value, moves Args fields of some of the `components`
+        (type, name) the new render declares, and each of those declares the same resources with the same inputs
+        either way (a threshold of alerts turned off); False where any of that is not known."""
+        if not self._may_lack_effect(key):
+            return False
+        moving = []
+        for component in components:
+            if component[0] not in _builders():
+                continue
+            fields = self.reverted_fields(component[0], key)
+            if fields is None:
+                return False
+            if fields:
+                moving.append(component)
+        for component in moving:
+            new, reverted = self._children_of(component, None), self._children_of(component, key)
+            if new is None or reverted is None or new.keys() != reverted.keys():
+                return False
+            if any(_differs(new[child], reverted[child]) for child in new):
+                return False
+        return bool(moving)
+
+    def _may_lack_effect(self, key: str) -> bool:
+        """Not a setting the composition reads itself (it may declare a component or leave it out) nor one others
+        derive from (DERIVING), and one that differs between the renders."""
+        return (
+            key.split(".", maxsplit=1)[0] not in DERIVING
+            and not _changed_of(set(composition_settings()), frozenset({key}))
+            and self.changed(key)
+        )
+
     def without_effect(self, roots: frozenset[str], declared: set[str]) -> frozenset[str]:
         """The changed settings (`roots`) whose new value changes no Args of any component the new render declares
         (`declared`: their types), of those some component's mapping reads (where it is left out, it reads nothing);
         never one the composition reads itself (it may declare a component or leave it out) nor one others derive
         from (DERIVING)."""
-        composition = composition_settings()
         builders = declared & set(_builders())
         found = set()
         for key in roots:
-            if (
-                key.split(".")[0] in DERIVING
-                or _changed_of(set(composition), frozenset({key}))
-                or not self.changed(key)
-            ):
+            if not self._may_lack_effect(key):
                 continue
             if any(_changed_of(component_settings(kind), frozenset({key})) for kind in _builders()) and all(
                 self.reverted_fields(kind, key) == frozenset() for kind in builders
@@ -603,7 +630,7 @@ def with_effect(
     comes from one of them)."""
     if not changed or values is None:
         return changed, frozenset()
-    roots = _roots(changed)
+    roots = changed_roots(changed)
     without = values.without_effect(roots, declared)
     kept = roots - without
     if not kept:
@@ -1235,7 +1262,7 @@ def name_settings(
     with tracing():
         _name_settings(changes, old, new, changed, values)
     if changed:
-        _name_the_sources(changes, _roots(changed))
+        _name_the_sources(changes, changed_roots(changed))
     if values is not None:
         _name_what_turns_switches_on(changes, values)
 
@@ -1281,7 +1308,7 @@ def _name_settings(
 ) -> None:
     attribution = _Attribution(old, new, values)
     unchanged = attribution.unchanged_settings(changes)
-    roots = None if changed is None else _roots(changed)
+    roots = None if changed is None else changed_roots(changed)
     # (change, settings, whether those another change explains come last: the update's changed settings
     # not traced to this change, or the composition's for a component it declares on one side only)
     wanted: list[tuple[ResourceChange, set[str], bool]] = []
@@ -1377,7 +1404,7 @@ def _named_from_digests(
     return wanted
 
 
-def _roots(changed: frozenset[str]) -> frozenset[str]:
+def changed_roots(changed: frozenset[str]) -> frozenset[str]:
     """The settings that changed, each named once: a group's changed fields instead of the group
     (`engine.maxNumSeqs`, not `engine`), a group set to or from null as itself (`engine.speculative`)."""
     return frozenset(key for key in changed if not any(other.startswith(f"{key}.") for other in changed))

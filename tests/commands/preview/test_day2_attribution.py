@@ -196,3 +196,17 @@ def test_a_switch_a_group_turns_on_by_its_other_keys_names_those_keys_too(
     assert [set(change.config_keys) for change in deleted] == [{"warmCapacity.enabled", "warmCapacity.nodes"}]
     assert not any(note.startswith("changed without an effect") for note in back.notes), back.notes
     # a switch the file writes (`enabled: true`) is itself the setting: the parametrized case above names it alone
+
+
+def test_a_setting_whose_components_declare_the_same_either_way_is_said_to_be_without_an_effect(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A threshold of alerts turned off moves the monitoring component's Args, yet it declares the same either way:
+    the setting was named by no change and not said to be without an effect either."""
+    settings = {"monitoring": {"alerts": {"enabled": False, "queueWaitingThreshold": 500}}}
+    _, _, result = day2(render_stack, tmp_path_factory, "prod", "alerts-off-threshold", settings)
+    assert "monitoring.alerts.queueWaitingThreshold" not in named_anywhere(result)
+    assert any(
+        note.startswith("changed without an effect here: `monitoring.alerts.queueWaitingThreshold`")
+        for note in result.notes
+    ), result.notes

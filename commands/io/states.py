@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -268,16 +269,38 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
         isinstance(outputs, dict) and all(isinstance(outputs.get(state), dict) for state in (FIRST_UP, CONVERGED))
     ):
         raise InputError(f"{where}: outputs must hold the {FIRST_UP} and {CONVERGED} stack outputs")
+    digests = _setting_digests(document.get(SETTING_DIGESTS_KEY), where)
+    settings = _settings(document.get(SETTINGS_KEY), where)
+    undigested = next(_undigested(settings, digests), None) if settings is not None and digests is not None else None
+    if undigested is not None:
+        # a render writes a digest of every setting (its group's covers a mapping's keys): an edited file would
+        # otherwise say that no setting differs where its digests were taken out
+        raise InputError(
+            f"{where}: {SETTINGS_KEY} hold {undigested}, of which {SETTING_DIGESTS_KEY} hold no digest: not as a "
+            "render writes them; render it again"
+        )
     return RenderStates(
         _records(document.get(FIRST_UP), f"{where} {FIRST_UP}"),
         _records(document.get(CONVERGED), f"{where} {CONVERGED}"),
         image,
         directory,
         state_outputs=outputs,
-        setting_digests=_setting_digests(document.get(SETTING_DIGESTS_KEY), where),
-        settings=_settings(document.get(SETTINGS_KEY), where),
+        setting_digests=digests,
+        settings=settings,
         unseen_settings=_unseen_settings(document.get(UNSEEN_SETTINGS_KEY), where),
     )
+
+
+def _undigested(settings: dict[str, Any], digests: dict[str, str], prefix: str = "") -> Iterator[str]:
+    """The settings (dotted keys) that neither have a digest of their own nor lie in a setting that has one."""
+    for key, value in settings.items():
+        path = f"{prefix}{key}"
+        if path in digests:
+            continue
+        if isinstance(value, dict) and value:
+            yield from _undigested(value, digests, f"{path}.")
+        else:
+            yield path
 
 
 def _settings(value: Any, where: str) -> dict[str, Any] | None:
@@ -303,14 +326,30 @@ def side_document(directory: Path, name: str) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        document = without_secrets(read_json(path, SIDE_FILE_LIMIT))
+        return _side_of(read_json(path, SIDE_FILE_LIMIT), path)
     except InputError as error:
         raise PreviewInputError(str(error)) from None
+
+
+def _side_of(read: Any, path: Path) -> dict[str, Any]:
+    document = without_secrets(read)
     if not isinstance(document, dict):
         raise PreviewInputError(f"{path}: expected a JSON object")
-    if name == CAPACITY_FILE:
+    if path.name == CAPACITY_FILE:
         _figures_a_plan_holds(document, str(path))
     return document
+
+
+def states_as_read(files: dict[str, str], directory: Path) -> RenderStates:
+    """The states a render's files hold, read as `load_states` reads them back from its folder, secrets hidden
+    alike: what a later `preview OLD NEW` compares (`render --against` previews from these)."""
+    path = directory / STATES_FILE
+    states = states_of_document(without_secrets(json.loads(files[STATES_FILE])), str(path), str(directory))
+    return replace(
+        states,
+        outputs=_side_of(json.loads(files[OUTPUTS_FILE]), directory / OUTPUTS_FILE),
+        capacity=_side_of(json.loads(files[CAPACITY_FILE]), directory / CAPACITY_FILE),
+    )
 
 
 # capacity.json's figures (costs, node-hours, seconds, tokens per second) are counts and amounts: a render

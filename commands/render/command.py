@@ -19,8 +19,6 @@ exit 1 when the update would be refused, 2 when OLD_DIR is not a render.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -40,15 +38,14 @@ from commands.io.console import folded, guarded, one_line, shown
 from commands.io.records import RENDER_SECRET_MARK
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import (
-    CAPACITY_FILE,
     CONVERGED,
     FIRST_UP,
     STATES_FILE,
     RenderStates,
     load_states,
     setting_digests,
+    states_as_read,
     states_document,
-    states_of_document,
     without_known_secrets,
     written_settings,
 )
@@ -273,12 +270,7 @@ def render(
     _refuse_leaks(files, leaks, violations, settings_holding(written_settings(config, given), known))
     changes = None
     if earlier is not None:
-        # the states as states.json holds them, as a later `preview OLD NEW` would read them
-        new = dataclasses.replace(
-            states_of_document(json.loads(files[STATES_FILE]), str(out_dir / STATES_FILE), str(out_dir)),
-            outputs=json.loads(files["outputs.json"]),
-            capacity=json.loads(files[CAPACITY_FILE]),
-        )
+        new = states_as_read(files, out_dir)
         # OLD may hold a value this stack file now keeps secret (moved from a plain setting into ESC)
         changes = preview_of_states(
             without_known_secrets(earlier, known), new, "the --against render", accept_client_break

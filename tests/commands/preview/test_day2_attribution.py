@@ -6,16 +6,22 @@ overrides, a node count beside steps that set their own)."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from commands.io.states import setting_digests, written_settings
-from commands.preview.command import Preview, preview_states
+from commands.io.states import STATES_FILE, setting_digests, written_settings
+from commands.preview.command import Preview, preview_files, preview_states
+from commands.preview.command import main as preview_main
 from commands.preview.setting_sources import SettingValues, _config_of
 from stacks.load.loader import validate
 from tests.commands.preview.test_day2 import day2
+from tests.commands.preview.test_preview import render_with
 from tests.conftest import RenderStack
+from tests.rendered import RenderedStack, run_main, run_render
 from tests.variants import stack_settings
 
 # warmCapacity turned on by its node count alone: the stack file writes no `enabled`
@@ -210,3 +216,40 @@ def test_a_setting_whose_components_declare_the_same_either_way_is_said_to_be_wi
         note.startswith("changed without an effect here: `monitoring.alerts.queueWaitingThreshold`")
         for note in result.notes
     ), result.notes
+
+
+def test_render_against_reads_its_new_states_as_preview_reads_them(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """An attacker: a value the loader takes but the render folder's reader hides (`{"password": 1}` in an extraEnv
+    value) made `render --against` compare its own unhidden states with OLD's hidden ones: an update of the serving
+    Deployment for the same stack file (`preview OLD NEW` said no change), and other names for the same pair."""
+    settings = {"engine": {"extraEnv": {"X": '{"password": 1}'}}}
+    old = render_with(render_stack, tmp_path_factory, "dev", "reader-hides", settings)
+    stack_file = tmp_path_factory.getbasetemp() / "day2" / "Pulumi.dev-reader-hides.yaml"
+    run = run_render(
+        "dev", "--config-file", str(stack_file), "--out", str(tmp_path / "again"), "--against", str(old.directory)
+    )
+    assert run.returncode == 0, run.stderr
+    against = json.loads((tmp_path / "again" / "changes.json").read_text())
+    assert against["changes"] == [] and against == preview_files_json(old, RenderedStack(tmp_path / "again"))
+
+
+def preview_files_json(old: RenderedStack, new: RenderedStack) -> Any:
+    return json.loads(preview_files(preview_states(old.states, new.states))["changes.json"])
+
+
+def test_states_whose_digests_leave_out_a_setting_they_hold_are_refused(dev: RenderedStack, tmp_path: Path) -> None:
+    """An attacker: an OLD render with `engine` and `engine.maxNumSeqs` taken out of its settingDigests gave "no
+    stack setting differs" for a new maxNumSeqs (only the digests both sides hold were compared)."""
+    forged = tmp_path / "old"
+    shutil.copytree(dev.directory, forged)
+    document = json.loads((forged / STATES_FILE).read_text())
+    del document["settingDigests"]["engine"], document["settingDigests"]["engine.maxNumSeqs"]
+    (forged / STATES_FILE).write_text(json.dumps(document))
+    run = run_main(preview_main, str(forged), str(dev.directory), "--out", str(tmp_path / "preview"))
+    assert run.returncode == 2
+    assert run.stderr.endswith(
+        "states.json: settings hold engine.maxNumSeqs, of which settingDigests hold no digest: not as a render writes "
+        "them; render it again\n"
+    )

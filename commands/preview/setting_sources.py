@@ -1265,6 +1265,8 @@ def name_settings(
         _name_the_sources(changes, changed_roots(changed))
     if values is not None:
         _name_what_turns_switches_on(changes, values)
+        if changed:
+            _name_what_a_component_comes_with(changes, changed_roots(changed), _Attribution(old, new, values), values)
 
 
 # Settings whose values other settings give when the stack file leaves them out: a profile its checkpoint's
@@ -1297,6 +1299,24 @@ def _name_what_turns_switches_on(changes: list[ResourceChange], values: SettingV
         for group, keys in values.switched_on_by.items():
             if f"{group}.enabled" in change.config_keys:
                 change.config_keys.update(f"{group}.{key}" for key in keys)
+
+
+def _name_what_a_component_comes_with(
+    changes: list[ResourceChange], roots: frozenset[str], attribution: _Attribution, values: SettingValues
+) -> None:
+    """A changed setting no change names, that alone moves the Args of a component the composition declares on one
+    side only, is named on that component's created or deleted resources: it is what they come or go with
+    (`warmCapacity.nodes` beside a written `warmCapacity.enabled: true`: the new buffer holds that many nodes)."""
+    named = {key for change in changes for key in change.config_keys}
+    for key in sorted(roots - named):
+        for change in changes:
+            component = attribution.component_of(change.record)
+            if (
+                component is not None
+                and attribution.declared_on_one_side(component)
+                and values.reverted_fields(component[0], key)
+            ):
+                change.config_keys.add(key)
 
 
 def _name_settings(

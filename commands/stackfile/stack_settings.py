@@ -15,6 +15,7 @@ every key, in every namespace, to the program (`PULUMI_CONFIG`). Offline:
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
 import math
@@ -107,7 +108,7 @@ def _integral_floats_as_ints(value: Any) -> Any:
     """What encoding/json writes as an integer, as one: a float with no fraction under 1e21 (its floatEncoder writes
     those in 'f' format, the rest in 'e' format, as Python's json module does)."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < GO_EXPONENT_FROM:
-        return int(value)
+        return int(decimal.Decimal(repr(value)))  # the shortest digits that read back as it, as Go writes them
     if isinstance(value, dict):
         return {key: _integral_floats_as_ints(item) for key, item in value.items()}
     if isinstance(value, list):

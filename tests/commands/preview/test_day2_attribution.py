@@ -253,3 +253,14 @@ def test_states_whose_digests_leave_out_a_setting_they_hold_are_refused(dev: Ren
         "states.json: settings hold engine.maxNumSeqs, of which settingDigests hold no digest: not as a render writes "
         "them; render it again\n"
     )
+
+
+def test_a_created_component_names_the_changed_settings_it_comes_with(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A review: `warmCapacity: {enabled: true, nodes: 2}` named only the switch, and `warmCapacity.nodes` (the new
+    buffer's two nodes) was neither named nor said to be without an effect."""
+    settings = {"warmCapacity": {"enabled": True, "nodes": 2}, "cluster": {"minMasterVersion": "1.36"}}
+    _, _, result = day2(render_stack, tmp_path_factory, "staging", "attribution-cluster-warmCapacity", settings)
+    assert keys_of(result, "llm-warm-capacity-buffer") == {"warmCapacity.enabled", "warmCapacity.nodes"}
+    assert keys_of(result, "llm-autoscaler-hpa") == {"warmCapacity.enabled"}

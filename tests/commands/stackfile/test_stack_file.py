@@ -391,6 +391,7 @@ def test_a_stack_file_value_is_the_value_pulumi_up_reads(tmp_path: Path) -> None
         "  gke-b200-serving:engine:\n    extraEnv: {D: '0o17', B: 1:30, C: =, A: yes}\n"
         "  gke-b200-serving:capacity:\n    nodes: 2.0\n"
         "  gke-b200-serving:workload:\n    concurrencyPerNode: 1e3\n    maxPromptTokens: 0.5\n"
+        "    maxOutputTokens: 1.2345678901234567e20\n"
     )
     entries = stack_settings.load_stack_settings("scalars", path).config
     assert entries[f"{PROJECT}:weights"] == '{"revision":"2024-1-2"}'
@@ -398,7 +399,10 @@ def test_a_stack_file_value_is_the_value_pulumi_up_reads(tmp_path: Path) -> None
     assert entries[f"{PROJECT}:engine"] == '{"extraEnv":{"A":"yes","B":"1:30","C":"=","D":"0o17"}}'
     # yaml.v3 reads 2.0 and 1e3 as floats, encoding/json writes them without a fraction: integers to the program
     assert entries[f"{PROJECT}:capacity"] == '{"nodes":2}'
-    assert json.loads(entries[f"{PROJECT}:workload"]) == {"concurrencyPerNode": 1000, "maxPromptTokens": 0.5}
+    # Go writes a float's shortest digits: 123456789012345670000, not the float's exact 123456789012345667584
+    assert entries[f"{PROJECT}:workload"] == (
+        '{"concurrencyPerNode":1000,"maxOutputTokens":123456789012345670000,"maxPromptTokens":0.5}'
+    )
 
 
 def test_a_pulumi_config_in_the_shell_does_not_reach_the_program(

@@ -421,10 +421,11 @@ def parse(text: str, where: str) -> MeasurementsFile:
         document = input_files.parse_yaml(text, where, MAX_MEASUREMENTS_NODES)
     except input_files.InputError as error:
         raise MeasurementsError(str(error)) from None
-    if not isinstance(document, dict):
+    if not isinstance(document, dict) or document.get("measurements", []) is None:
         kind = "empty" if document is None else kind_of_value(document)
+        what = "`measurements:` is empty" if isinstance(document, dict) else f"the document is {kind}"
         raise MeasurementsError(
-            f"{where}: the document is {kind}; allowed: `measurements:` and a list (`measurements: []` for none yet)"
+            f"{where}: {what}; allowed: `measurements:` and a list (`measurements: []` for none yet)"
         )
     try:
         return MeasurementsFile.model_validate(document, by_alias=True, by_name=False)

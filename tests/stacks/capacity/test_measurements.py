@@ -48,6 +48,10 @@ def test_the_file_holds_the_write_ups_rows_with_their_sources() -> None:
         ("measurements: []\nextra: 1\n", "extra: Extra inputs are not permitted"),
         ("- 1\n", "the document is a list; allowed: `measurements:` and a list (`measurements: []` for none yet)"),
         ("# nothing yet\n", "the document is empty; allowed"),
+        (
+            "measurements:\n",
+            "`measurements:` is empty; allowed: `measurements:` and a list (`measurements: []` for none",
+        ),
     ],
 )
 def test_a_broken_measurements_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:

@@ -37,6 +37,7 @@ from common.text import human_duration
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
 from stacks.capacity.planner import benchmark_concurrency
+from stacks.config.quoting import quote
 from stacks.config.stack import StackConfig
 from stacks.load.loader import InvalidConfig
 
@@ -191,7 +192,7 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
         if key not in value:
             raise InputError(f"{where}: '{key}' is missing; is this a `vllm bench serve --save-result` result?")
         if isinstance(number, bool) or not isinstance(number, (int, float)) or not _finite(number):
-            raise InputError(f"{where}: '{key}' is {json.dumps(number)[:40]}; allowed: a finite number")
+            raise InputError(f"{where}: '{key}' is {quote(number)}; allowed: a finite number")
         if number < 0 or (key in counts and number != int(number)):
             raise InputError(f"{where}: '{key}' is {number}; allowed: a {'whole ' if key in counts else ''}number >= 0")
         if key in DURATIONS and number > measurement_file.MAX_SECONDS:
@@ -202,7 +203,7 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
         if bound is not None and number > bound[0]:
             raise InputError(f"{where}: '{key}' is {number:.3g}; allowed: at most {bound[0]:,.0f} {bound[1]}")
     if not isinstance(value.get("combine", ""), str):
-        raise InputError(f"{where}: 'combine' is {json.dumps(value['combine'])[:40]}; allowed: a string")
+        raise InputError(f"{where}: 'combine' is {quote(value['combine'])}; allowed: a string")
     if not value.get("combine", "").isprintable() or len(value.get("combine", "")) > COMBINE_MAX:
         # shown on a line of its own and kept in the measurements file's note: a line break would start a
         # line of the log's choosing (`verdict: met the plan`)
@@ -329,11 +330,11 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
         for name, value in record["phases"].items():
             if name not in startup_report.PHASES:
                 allowed = ", ".join(startup_report.PHASES)
-                raise InputError(f"{where}:{number}: unknown phase {json.dumps(name)[:40]}; allowed: {allowed}")
+                raise InputError(f"{where}:{number}: unknown phase {quote(name)}; allowed: {allowed}")
             number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
             if value is not None and not (number_ok and 0 <= value <= measurement_file.MAX_SECONDS):
                 raise InputError(
-                    f"{where}:{number}: phase '{name}' is {json.dumps(value)[:40]}; allowed: seconds from 0 to "
+                    f"{where}:{number}: phase '{name}' is {quote(value)}; allowed: seconds from 0 to "
                     f"{measurement_file.MAX_SECONDS:,.0f}, or null"
                 )
         by_pod[record["pod"]] = record
@@ -381,8 +382,8 @@ def result_from_clients(paths: list[Path], served_model: str, model: str) -> dic
         result = checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES)
         ran = result.get("model_id", served_model)
         if ran not in (served_model, model):
-            allowed = " or ".join(json.dumps(name) for name in dict.fromkeys((served_model, model)))
-            raise InputError(f"{path}: 'model_id' is {json.dumps(ran)[:80]}; allowed: the stack's model, {allowed}")
+            allowed = " or ".join(quote(name, 80) for name in dict.fromkeys((served_model, model)))
+            raise InputError(f"{path}: 'model_id' is {quote(ran, 80)}; allowed: the stack's model, {allowed}")
         same = seen.setdefault(json.dumps(result, sort_keys=True), path)
         if same is not path:
             twice = "given twice" if same.resolve() == path.resolve() else f"the same result as {same}"

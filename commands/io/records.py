@@ -148,4 +148,13 @@ def validated_records(document: Any, where: str) -> list[dict[str, Any]]:
     """The records of a resources.json document, or InputError for the first malformed one."""
     if not isinstance(document, list):
         raise InputError(f"{where}: expected a list of resource records (a render's resources.json)")
-    return [validated_record(record, index, where) for index, record in enumerate(document)]
+    records = [validated_record(record, index, where) for index, record in enumerate(document)]
+    first: dict[str, int] = {}
+    for index, record in enumerate(records):
+        if first.setdefault(record["name"], index) != index:
+            # parents, dependsOn and the policy checks find a record by its name: a second would take the first's place
+            raise InputError(
+                f"{where}: records {first[record['name']]} and {index} are both named '{record['name'][:60]}'; "
+                "allowed: one record per name, as a render writes them"
+            )
+    return records

@@ -176,6 +176,22 @@ def test_a_malformed_resource_record_is_one_line(record: object, dev_render: Pat
     one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")), "record 0")
 
 
+@pytest.mark.parametrize("copied_as", ["the same", "another type"])
+def test_two_records_of_one_name_are_bad_input(copied_as: str, dev_render: Path, tmp_path: Path) -> None:
+    """An attacker: a copy of the serving Deployment with a token in its env, beside it under the same name (or the
+    name of a record of another type), passed check-policies with exit 0: its checks read the other record's inputs."""
+    records = json.loads((dev_render / "resources.json").read_text())
+    deployment = next(record for record in records if record["type"] == DEPLOYMENT)
+    copy = json.loads(json.dumps(deployment))
+    if copied_as == "another type":
+        copy["name"] = next(record["name"] for record in records if record["type"] != DEPLOYMENT)
+    records.insert(records.index(deployment), copy)
+    (tmp_path / "resources.json").write_text(json.dumps(records))
+    one_line_refusal(
+        run_main(check_policies_main, str(tmp_path / "resources.json")), f"are both named '{copy['name']}'"
+    )
+
+
 def test_a_record_the_preview_cannot_read_is_bad_input_not_a_crash(dev_render: Path, tmp_path: Path) -> None:
     records = json.loads((dev_render / "resources.json").read_text())
     for record in records:
@@ -358,7 +374,7 @@ def test_policy_configs_the_engine_accepts_are_accepted(config: str, dev_render:
     [
         ({"completed": None}, "'completed' is missing"),
         ({"duration": float("nan")}, "NaN is not a JSON number"),
-        ({"median_ttft_ms": "fast"}, "'median_ttft_ms' is \"fast\"; allowed: a finite number"),
+        ({"median_ttft_ms": "fast"}, "'median_ttft_ms' is 'fast'; allowed: a finite number"),
         ({"failed": -1}, "'failed' is -1"),
         ({"completed": 2.5}, "whole number"),
         ({"duration": 1e308}, "'duration' is 1e+308 s; allowed: at most 10,000,000 s"),

@@ -177,7 +177,7 @@ def test_each_client_counts_once_and_must_have_run_the_stacks_model(
     other.write_text(json.dumps(json.loads(CLIENT_RESULTS[1].read_text()) | {"model_id": "meta-llama/Llama-3-8B"}))
     assert bench_compare_main(["dev", "--results", first, str(other)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert '\'model_id\' is "meta-llama/Llama-3-8B"; allowed: the stack\'s model, "Qwen/Qwen3.5-27B-FP8"' in line
+    assert "'model_id' is 'meta-llama/Llama-3-8B'; allowed: the stack's model, 'Qwen/Qwen3.5-27B-FP8'" in line
 
 
 def test_a_client_run_against_the_checkpoint_with_a_served_name_is_the_stacks_model(tmp_path: Any) -> None:

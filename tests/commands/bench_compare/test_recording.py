@@ -277,6 +277,26 @@ def test_record_writes_no_esc_secret_pasted_into_a_setting(tmp_path: Path) -> No
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
 
 
+@pytest.mark.parametrize("figure", ['"completed":20000', '"combine":"throughputs summed; medians request-weighted'])
+def test_a_bad_figure_holding_the_stacks_secret_is_refused_without_a_part_of_it(figure: str, tmp_path: Path) -> None:
+    """An attacker: a log figure holding the stack's ESC secret was refused quoting its first 38 characters (cut
+    without the "..." after which the console hides a known secret's prefix)."""
+    secret = "Zebra-Horse-Battery-Staple-Correct-Unicorn-Mango-77"
+    path = stack_file(tmp_path, "esc", engine={"secretEnv": {"OPENAI_API_KEY": "openaiKey"}})
+    document = yaml.safe_load(path.read_text())
+    document["environment"] = {"values": {"pulumiConfig": {"openaiKey": {"fn::secret": secret}}}}
+    path.write_text(yaml.safe_dump(document))
+    log = tmp_path / "job.log"
+    text = JOB_LOG.read_text()
+    assert figure in text
+    key = figure.split(":", maxsplit=1)[0]
+    value = f'{{"x": "{secret}"}}, "ignored":"' if key == '"combine"' else f'"{secret}"'
+    log.write_text(text.replace(figure, f"{key}:{value}", 1))
+    run = run_main(bench_compare_main, str(path), str(log))
+    assert run.returncode == 2, run.stderr
+    assert secret[:8] not in run.stderr + run.stdout, run.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -582,9 +602,9 @@ def test_a_phase_is_the_median_of_each_pods_own_span_not_a_difference_of_medians
     ("line", "message"),
     [
         ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":-1}}', "phase 'readySeconds' is -1"),
-        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":"soon"}}', "phase 'readySeconds' is \"soon\""),
+        ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":"soon"}}', "phase 'readySeconds' is 'soon'"),
         ('STARTUP_PHASES {"pod":"a","phases":{"readySeconds":1e8}}', "job.log:"),  # named by line, not on record
-        ('STARTUP_PHASES {"pod":"a","phases":{"lunchSeconds":1}}', 'unknown phase "lunchSeconds"'),
+        ('STARTUP_PHASES {"pod":"a","phases":{"lunchSeconds":1}}', "unknown phase 'lunchSeconds'"),
         ('STARTUP_PHASES {"phases":{}}', "naming its 'pod'"),
         ("STARTUP_PHASES [1", "job.log"),
     ],

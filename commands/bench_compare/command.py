@@ -274,10 +274,22 @@ def _rates_match_counts(summary: dict[str, Any], where: str) -> None:
     """Each throughput against its count over `duration_s`. One client's is the quotient itself. Summed over
     clients (`duration_s` the longest client's), each client's is its count over its own time, so the sum lies
     between the counts over the longest time and over the shortest (`duration_min_s`, which the Job's line
-    holds, components/bench_result.py); a line without it is held to `clients` times the quotient, as if a
-    client had run in 1/clients of the longest time."""
+    holds, components/bench_result.py); a line without it, or with a shortest under 1/clients of the longest, is
+    held to `clients` times the quotient, as if a client had run in 1/clients of the longest time."""
     clients = int(summary["clients"] or 1)
     shortest = summary.get("duration_min_s")
+    if shortest is not None and not (
+        isinstance(shortest, (int, float))
+        and not isinstance(shortest, bool)
+        and _finite(shortest)
+        and 0 < shortest <= summary["duration_s"]
+    ):
+        raise InputError(
+            f"{where}: 'duration_min_s' is {quote(shortest)}; allowed: the shortest client's seconds, above 0 and at "
+            "most 'duration_s'"
+        )
+    if shortest is not None and shortest < summary["duration_s"] / clients:
+        shortest = None  # credited no shorter than 1/clients of the longest, as a line without it is
     for rate, counts in RATES_OF_COUNTS:
         count = sum(summary[key] for key in counts)
         quotient = count / summary["duration_s"]

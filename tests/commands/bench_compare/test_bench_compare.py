@@ -208,6 +208,12 @@ def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFi
         ({"clients": 50, "duration_min_s": 324.0, "request_throughput": 50 * 61.79757617378438}, "is 3,089.9"),
         # without the shortest client's time, up to `clients` times the counts' rate
         ({"total_token_throughput": 3 * 94901.49329288935}, "allowed: 93,595.8 to 190,973.3"),
+        # an attacker: a shortest time of 1e-300 s let any throughput pass, and be recorded
+        ({"duration_min_s": 1e-300, "total_token_throughput": 9e8}, "is 900,000,000.0 but 'total_input_tokens'"),
+        ({"duration_min_s": 400.0}, "'duration_min_s' is 400.0; allowed: the shortest client's seconds, above 0"),
+        ({"duration_min_s": "soon"}, "'duration_min_s' is 'soon'; allowed"),
+        # credited no shorter than 1/clients of the longest: held to `clients` times the counts' rate
+        ({"duration_min_s": 1.0, "total_token_throughput": 3 * 94901.49329288935}, "allowed: 93,595.8 to 190,973.3"),
         # latencies no run has: no time to a first token, a p99 below the median
         ({"median_ttft_ms": 0}, "'median_ttft_ms' is 0 though requests completed; allowed: above 0"),
         ({"p99_tpot_ms": 10.0}, "'p99_tpot_ms' is 10.0, below 'median_tpot_ms' 44.2; allowed: at least the median"),

@@ -160,13 +160,33 @@ def appended(path: Path, measurement: Measurement) -> str:
     if entry["startup"] is None:
         del entry["startup"]
     text = yaml.safe_dump([entry], sort_keys=False, width=1000)
-    indented = "".join(f"  {line}" if line.strip() else line for line in text.splitlines(keepends=True))
     original = read(path)
-    if current.measurements:
-        updated = original + ("" if original.endswith("\n") else "\n") + indented
-    else:  # `measurements: []` (a new file): the list starts here, after the file's comment lines
+    if not current.measurements:  # `measurements: []` (a new file): the list starts here, after its comment lines
         comments = "".join(line for line in original.splitlines(keepends=True) if line.lstrip().startswith("#"))
-        updated = comments + ("" if comments.endswith("\n") or not comments else "\n") + "measurements:\n" + indented
+        separator = "" if comments.endswith("\n") or not comments else "\n"
+        return _checked_size(path, comments + separator + "measurements:\n" + _indented(text, 2))
+    # the list's items as the file writes them: indented (as the repository's file) or not (PyYAML's default style)
+    ending = "" if original.endswith("\n") else "\n"
+    for indent in (2, 0, 4):
+        updated = _checked_size(path, original + ending + _indented(text, indent))
+        try:
+            read_back = parse(updated, str(path)).measurements
+        except MeasurementsError:
+            continue
+        if len(read_back) == len(current.measurements) + 1 and read_back[-1].id == measurement.id:
+            return updated
+    raise MeasurementsError(
+        f"{path}: --record appends a measurement as a `- ` item of the block list under `measurements:`, and this "
+        "file does not end with one (a flow list `[...]`, a `...` end marker, another key after the list); nothing "
+        "was written: write the list in block style, last in the file"
+    )
+
+
+def _indented(text: str, indent: int) -> str:
+    return "".join(f"{' ' * indent}{line}" if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+def _checked_size(path: Path, updated: str) -> str:
     size = len(updated.encode())
     if size > MAX_MEASUREMENTS_BYTES:
         raise MeasurementsError(
@@ -174,5 +194,4 @@ def appended(path: Path, measurement: Measurement) -> str:
             "accepts (plan, render and bench-compare would then refuse it); nothing was written: keep older "
             "measurements in another file and record into a new one with --measurements"
         )
-    parse(updated, f"{path} with the new measurement")
     return updated

@@ -206,6 +206,25 @@ def test_a_new_measurements_file_is_started_with_an_empty_list_and_kept_readable
     assert [item.id for item in measurements.load(started).measurements] == ["dev-2026-11-21", "dev-2026-11-22"]
 
 
+def test_a_file_in_another_block_style_is_recorded_into_and_a_flow_list_refused_in_one_line(tmp_path: Path) -> None:
+    """An attacker: a file PyYAML writes (items not indented under `measurements:`) got the new entry as a run of
+    its last measurement and was refused as "Field required"; a flow list got the YAML parser's own message."""
+    first = tmp_path / "first.yaml"
+    first.write_text("measurements: []\n")
+    assert record(tmp_path, first, "--date", "2026-11-20").returncode == 0
+    unindented = tmp_path / "unindented.yaml"
+    unindented.write_text(yaml.safe_dump(yaml.safe_load(first.read_text()), sort_keys=False))
+    assert unindented.read_text().startswith("measurements:\n- id: dev-2026-11-20\n")
+    assert record(tmp_path, unindented, "--date", "2026-11-21").returncode == 0
+    assert [item.id for item in measurements.load(unindented).measurements] == ["dev-2026-11-20", "dev-2026-11-21"]
+    flow = tmp_path / "flow.yaml"
+    flow.write_text(json.dumps(yaml.safe_load(first.read_text())))
+    before = flow.read_text()
+    run = record(tmp_path, flow, "--date", "2026-11-21")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "this file does not end with one (a flow list" in run.stderr and flow.read_text() == before
+
+
 def test_a_date_in_the_future_is_refused_and_nothing_recorded(tmp_path: Path) -> None:
     file = copy_of_the_file(tmp_path)
     before = file.read_text()

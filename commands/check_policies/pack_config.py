@@ -25,6 +25,7 @@ from typing import Any
 from jsonschema import Draft7Validator
 
 from common.input_files import InputError
+from policies.redaction import redact_quoted
 from policies.settings import allowed_words
 
 ALL_POLICIES = "all"
@@ -42,7 +43,8 @@ def _nearest(word: str, choices: Sequence[str]) -> str:
 
 
 def _shown(value: Any, limit: int = 60) -> str:
-    text = json.dumps(value)
+    """The value as JSON, secrets hidden before it is cut (a cut token no longer has its shape)."""
+    text = redact_quoted(json.dumps(value))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -40,6 +40,9 @@ CANARY = "hf_CanaryToken0123456789abcdefXYZ"
 DEEP_LIST = "[" * 100_000 + "]" * 100_000
 Main = Callable[[list[str] | None], int]
 
+# a JSON web token (header, payload, signature), put together so that no line of this file is one
+JWT = ".".join(["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", "eyJzdWIiOiIxMjM0NTY3ODkwIn0", "c2lnbmF0dXJlLXNpZ25hdHVyZQ"])
+
 
 def one_line_refusal(outcome: CommandRun, *fragments: str) -> str:
     assert outcome.returncode == 2, outcome.stderr
@@ -306,6 +309,9 @@ RESOURCES_FOR_CONFIG = "resources-for-config"
         ({"LLM-SEC-001": {"enforcementLevel": 1}}, "enforcementLevel: 1 is not an enforcement level"),
         ({"LLM-GPU-03": "mandatory"}, "did you mean 'LLM-GPU-003'"),
         ({"NOT-A-POLICY": "advisory"}, "is not a policy of this pack"),
+        # an attacker: a JSON web token as the key was cut to 57 characters, which no longer have a token's shape
+        ({JWT: "mandatory"}, '"***" is not a policy of this pack'),
+        ({"LLM-SEC-001": JWT}, '"***" is not an enforcement level'),
         ({"LLM-GPU-003": {"maxSpotGraceSecond": 30}}, "did you mean 'maxSpotGraceSeconds'"),
         ({"LLM-GPU-003": {"maxSpotGraceSeconds": "30"}}, "'30' is not of type 'number'"),
         ({"LLM-GPU-003": {"maxSpotGraceSeconds": True}}, "True is not of type 'number'"),

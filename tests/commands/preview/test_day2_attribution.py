@@ -131,16 +131,36 @@ def test_a_change_names_the_settings_whose_new_values_alone_make_it(
     assert keys_of(result, name) == expected
 
 
+@pytest.mark.parametrize(
+    ("stack", "label", "settings", "key"),
+    [
+        (
+            "staging",
+            "autoscaling-off-target",
+            {"autoscaling": {"enabled": False, "targetWaitingRequestsPerPod": 50}},
+            "autoscaling.targetWaitingRequestsPerPod",
+        ),
+        # it moves the monitoring component's Args, yet the component declares the same either way: it was named by
+        # no change and not said to be without an effect either
+        (
+            "prod",
+            "alerts-off-threshold",
+            {"monitoring": {"alerts": {"enabled": False, "queueWaitingThreshold": 500}}},
+            "monitoring.alerts.queueWaitingThreshold",
+        ),
+    ],
+)
 def test_a_setting_without_an_effect_is_said_so_and_named_by_no_change(
-    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+    render_stack: RenderStack,
+    tmp_path_factory: pytest.TempPathFactory,
+    stack: str,
+    label: str,
+    settings: dict[str, Any],
+    key: str,
 ) -> None:
-    settings = {"autoscaling": {"enabled": False, "targetWaitingRequestsPerPod": 50}}
-    _, _, result = day2(render_stack, tmp_path_factory, "staging", "autoscaling-off-target", settings)
-    assert "autoscaling.targetWaitingRequestsPerPod" not in named_anywhere(result)
-    assert any(
-        note.startswith("changed without an effect here: `autoscaling.targetWaitingRequestsPerPod`")
-        for note in result.notes
-    ), result.notes
+    _, _, result = day2(render_stack, tmp_path_factory, stack, label, settings)
+    assert key not in named_anywhere(result)
+    assert any(note.startswith(f"changed without an effect here: `{key}`") for note in result.notes), result.notes
 
 
 def test_two_settings_that_each_give_the_same_value_are_both_named(
@@ -202,20 +222,6 @@ def test_a_switch_a_group_turns_on_by_its_other_keys_names_those_keys_too(
     assert [set(change.config_keys) for change in deleted] == [{"warmCapacity.enabled", "warmCapacity.nodes"}]
     assert not any(note.startswith("changed without an effect") for note in back.notes), back.notes
     # a switch the file writes (`enabled: true`) is itself the setting: the parametrized case above names it alone
-
-
-def test_a_setting_whose_components_declare_the_same_either_way_is_said_to_be_without_an_effect(
-    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """A threshold of alerts turned off moves the monitoring component's Args, yet it declares the same either way:
-    the setting was named by no change and not said to be without an effect either."""
-    settings = {"monitoring": {"alerts": {"enabled": False, "queueWaitingThreshold": 500}}}
-    _, _, result = day2(render_stack, tmp_path_factory, "prod", "alerts-off-threshold", settings)
-    assert "monitoring.alerts.queueWaitingThreshold" not in named_anywhere(result)
-    assert any(
-        note.startswith("changed without an effect here: `monitoring.alerts.queueWaitingThreshold`")
-        for note in result.notes
-    ), result.notes
 
 
 def test_render_against_reads_its_new_states_as_preview_reads_them(

@@ -90,7 +90,7 @@ def _preview(
     moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))
     warned += [rollout.warning for rollout in moving if rollout.warning]
     named = {key for change in planned.changes for key in change.config_keys}
-    # a key that turns its group's switch on is named with the switch (setting_sources._name_what_turns_switches_on)
+    # a key the naming took up after all (one that turns its group's switch on, one a created component comes with)
     without_effect -= named
     if sides and values is not None and changed_all and _same_outputs_and_plan(outputs, *sides):
         # a setting no change names whose components declare the same either way (a threshold of alerts turned off);

@@ -1259,14 +1259,16 @@ def name_settings(
     component first. Every changed candidate is named by one change at least. Where no setting changed at
     all, it says so. With both renders' settings (`values`), a changed setting that feeds an input is named for it
     only if it alone moves the Args field behind it (`SettingValues`), unless none of them does."""
+    attribution = _Attribution(old, new, values)
+    roots = None if changed is None else changed_roots(changed)
     with tracing():
-        _name_settings(changes, old, new, changed, values)
-    if changed:
-        _name_the_sources(changes, changed_roots(changed))
+        _name_settings(changes, attribution, roots)
+    if roots:
+        _name_the_sources(changes, roots)
     if values is not None:
         _name_what_turns_switches_on(changes, values)
-        if changed:
-            _name_what_a_component_comes_with(changes, changed_roots(changed), _Attribution(old, new, values), values)
+        if roots:
+            _name_what_a_component_comes_with(changes, roots, attribution, values)
 
 
 # Settings whose values other settings give when the stack file leaves them out: a profile its checkpoint's
@@ -1308,27 +1310,20 @@ def _name_what_a_component_comes_with(
     side only, is named on that component's created or deleted resources: it is what they come or go with
     (`warmCapacity.nodes` beside a written `warmCapacity.enabled: true`: the new buffer holds that many nodes)."""
     named = {key for change in changes for key in change.config_keys}
+    one_sided = [
+        (change, component)
+        for change in changes
+        if (component := attribution.component_of(change.record)) is not None
+        and attribution.declared_on_one_side(component)
+    ]
     for key in sorted(roots - named):
-        for change in changes:
-            component = attribution.component_of(change.record)
-            if (
-                component is not None
-                and attribution.declared_on_one_side(component)
-                and values.reverted_fields(component[0], key)
-            ):
+        for change, component in one_sided:
+            if values.reverted_fields(component[0], key):
                 change.config_keys.add(key)
 
 
-def _name_settings(
-    changes: list[ResourceChange],
-    old: dict[str, Record],
-    new: dict[str, Record],
-    changed: frozenset[str] | None,
-    values: SettingValues | None,
-) -> None:
-    attribution = _Attribution(old, new, values)
+def _name_settings(changes: list[ResourceChange], attribution: _Attribution, roots: frozenset[str] | None) -> None:
     unchanged = attribution.unchanged_settings(changes)
-    roots = None if changed is None else changed_roots(changed)
     # (change, settings, whether those another change explains come last: the update's changed settings
     # not traced to this change, or the composition's for a component it declares on one side only)
     wanted: list[tuple[ResourceChange, set[str], bool]] = []

@@ -230,6 +230,7 @@ def render(
     progress("checking policies")
     violations = check_records(records, policy_config, stack=stack, project=settings.project)
     policy = summary(violations)
+    written = written_settings(config, given)
     files = {
         "resources.json": output.json_document(records),
         **{f"manifests/{name}": text for name, text in manifests.items()},
@@ -256,7 +257,7 @@ def render(
                     plain(later.outputs),
                     setting_digests(config),
                     stack_settings.esc_note(settings),
-                    written_settings(config, given),
+                    written,
                 ),
                 "rendered": CONVERGED if converged else FIRST_UP,
             }
@@ -267,7 +268,7 @@ def render(
     if not leaks and any(violation.policy == NO_TOKEN_LITERAL.name for violation in violations):
         # The policy saw a token literal the file scan's shape test may miss (short, unusual): same verdict.
         leaks = sorted(files)
-    _refuse_leaks(files, leaks, violations, settings_holding(written_settings(config, given), known))
+    _refuse_leaks(files, leaks, violations, settings_holding(written, known))
     changes = None
     if earlier is not None:
         new = states_as_read(files, out_dir)

@@ -31,8 +31,16 @@ def _interrupted(signum: int, frame: object) -> None:
         os._exit(EXIT_INTERRUPTED)
 
 
+def invoked_as(name: str) -> str:
+    """The command's name as the user typed it: the console script's own when it is this command's, as
+    the installed package's prefixed `gke-b200-plan` (hatch_build.py), else `name` (`python -m ...`)."""
+    script = os.path.basename(sys.argv[0]) if sys.argv else ""
+    script = script[: -len(".exe")] if script.lower().endswith(".exe") else script  # pip's Windows launchers
+    return script if script == name or script.endswith(f"-{name}") else name
+
+
 def _run(name: str, module: str, function: str) -> None:
-    _NAME[0] = name
+    _NAME[0] = invoked_as(name)
     # An interrupt the caller chose to ignore (a background job of a script, nohup) stays ignored, as
     # Python itself leaves it (it installs its KeyboardInterrupt handler only over the default).
     if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:

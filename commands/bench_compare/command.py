@@ -21,7 +21,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from commands.bench_compare.recording import appended, new_measurement, startup_phases
 from commands.engine.stack_config import add_stack_arguments, load_config, stack_of
@@ -162,9 +162,12 @@ SUMMARY_FIGURES = (
 )
 
 
-def _finite(number: float) -> bool:
+def _finite_number(value: object) -> TypeGuard[float]:
+    """A JSON number (not a boolean) that is finite as a float64."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
     try:
-        return math.isfinite(number)
+        return math.isfinite(value)
     except OverflowError:  # an integer beyond float64, e.g. summed over clients
         return False
 
@@ -191,7 +194,7 @@ def checked_result(value: Any, where: str, counts: tuple[str, ...], figures: tup
         number = value.get(key)
         if key not in value:
             raise InputError(f"{where}: '{key}' is missing; is this a `vllm bench serve --save-result` result?")
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not _finite(number):
+        if not _finite_number(number):
             raise InputError(f"{where}: '{key}' is {quote(number)}; allowed: a finite number")
         if number < 0 or (key in counts and number != int(number)):
             raise InputError(f"{where}: '{key}' is {number}; allowed: a {'whole ' if key in counts else ''}number >= 0")
@@ -278,12 +281,7 @@ def _rates_match_counts(summary: dict[str, Any], where: str) -> None:
     held to `clients` times the quotient, as if a client had run in 1/clients of the longest time."""
     clients = int(summary["clients"] or 1)
     shortest = summary.get("duration_min_s")
-    if shortest is not None and not (
-        isinstance(shortest, (int, float))
-        and not isinstance(shortest, bool)
-        and _finite(shortest)
-        and 0 < shortest <= summary["duration_s"]
-    ):
+    if shortest is not None and not (_finite_number(shortest) and 0 < shortest <= summary["duration_s"]):
         raise InputError(
             f"{where}: 'duration_min_s' is {quote(shortest)}; allowed: the shortest client's seconds, above 0 and at "
             "most 'duration_s'"
@@ -343,8 +341,7 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
             if name not in startup_report.PHASES:
                 allowed = ", ".join(startup_report.PHASES)
                 raise InputError(f"{where}:{number}: unknown phase {quote(name)}; allowed: {allowed}")
-            number_ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
-            if value is not None and not (number_ok and 0 <= value <= measurement_file.MAX_SECONDS):
+            if value is not None and not (_finite_number(value) and 0 <= value <= measurement_file.MAX_SECONDS):
                 raise InputError(
                     f"{where}:{number}: phase '{name}' is {quote(value)}; allowed: seconds from 0 to "
                     f"{measurement_file.MAX_SECONDS:,.0f}, or null"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from commands.entry import invoked_as
 from commands.io.console import EXIT_CLOSED_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, OneLineParser
 from common.input_files import InputError
 
@@ -115,6 +116,7 @@ def exit_codes_epilog(exit_codes: Mapping[int, str]) -> str:
 def command_parser(prog: str, description: str, exit_codes: Mapping[int, str]) -> argparse.ArgumentParser:
     """A one-line-error argument parser with the project's `--version` and the exit statuses at the
     end of `--help`."""
+    prog = invoked_as(prog)
     parser = OneLineParser(
         prog=prog,
         description=description,

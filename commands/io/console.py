@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple, NoReturn, Protocol, TextIO
 
+from commands.entry import invoked_as
 from common.input_files import InputError
 from common.text import MESSAGE_MAX, escaped
 from policies.redaction import REDACTED, known_secret_texts, redact_secrets
@@ -218,7 +219,7 @@ def guarded(
             except SystemExit:
                 raise
             except BaseException as error:
-                return exit_status(name, error, known, as_is)
+                return exit_status(invoked_as(name), error, known, as_is)
             finally:
                 _KNOWN_SECRETS.reset(scope)
 

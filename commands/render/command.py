@@ -32,6 +32,7 @@ from commands.check_policies.pack_config import PolicyConfigError
 from commands.check_policies.runner import Violation, check_records, read_policy_config, summary
 from commands.engine import mocks
 from commands.engine.secrets import secret_digests
+from commands.entry import invoked_as
 from commands.io import output
 from commands.io.cli import STACK_HELP, command_parser, output_folder, path_argument, stack_ref
 from commands.io.console import folded, guarded, one_line, shown
@@ -351,6 +352,7 @@ def render_one(
 ) -> int:
     """Render one stack and report it as the command does (with the preview of the update from the
     `earlier` render's states, if given); returns its exit status."""
+    command = invoked_as("render")
     try:
         rendered = render(
             stack,
@@ -364,16 +366,16 @@ def render_one(
         )
     except (InvalidConfig, InputError) as error:
         print(
-            one_line(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}render: {error}"),
+            one_line(f"{label}{error}" if isinstance(error, InvalidConfig) else f"{label}{command}: {error}"),
             file=sys.stderr,
         )
         return 2
     except output.SecretInOutputError as error:
-        print("\n".join(f"{label}{line}" for line in [*error.lines, f"render: {error}"]), file=sys.stderr)
+        print("\n".join(f"{label}{line}" for line in [*error.lines, f"{command}: {error}"]), file=sys.stderr)
         return 1
     except RefusedInPlaceError as error:
         refusals = (f"refused: {folded(refusal)}" for refusal in error.refusals)
-        lines = [*error.policy_lines, *refusals, f"render: {error}"]
+        lines = [*error.policy_lines, *refusals, f"{command}: {error}"]
         print("\n".join(f"{label}{line}" for line in lines), file=sys.stderr)
         return 1
     except (RecursionError, MemoryError, BrokenPipeError, KeyboardInterrupt):
@@ -391,7 +393,7 @@ def render_one(
     mandatory = sum(violation.mandatory for violation in violations)
     if mandatory:
         print(
-            f"{label}render: {mandatory} mandatory policy violation(s); see {shown(out_dir / 'policy.json')}",
+            f"{label}{command}: {mandatory} mandatory policy violation(s); see {shown(out_dir / 'policy.json')}",
             file=sys.stderr,
         )
         return 1
@@ -451,27 +453,31 @@ def main(argv: list[str] | None = None) -> int:
     )
     add_accept_client_break(parser)
     args = parser.parse_args(argv)
+    command = invoked_as("render")
     try:
         policy_config = read_policy_config(args.policy_config) if args.policy_config else None
     except (PolicyConfigError, InputError) as error:
-        print(f"render: {one_line(error)}", file=sys.stderr)
+        print(f"{command}: {one_line(error)}", file=sys.stderr)
         return 2
     refs = [stack_ref(target) for target in args.stacks]
     try:
         for ref in refs:
             stack_settings.check_project(ref.project)
     except InvalidConfig as error:
-        print(f"render: {one_line(error)}", file=sys.stderr)
+        print(f"{command}: {one_line(error)}", file=sys.stderr)
         return 2
     targets = [(ref.name, ref.file) for ref in refs]
     names = [name for name, _ in targets]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
-        print(f"render: stack {duplicates[0]} is given twice; give each stack once", file=sys.stderr)
+        print(f"{command}: stack {duplicates[0]} is given twice; give each stack once", file=sys.stderr)
         return 2
     if args.config_file is not None:
         if len(targets) != 1:
-            print("render: --config-file goes with exactly one STACK; name stack files as STACK", file=sys.stderr)
+            print(
+                f"{command}: --config-file goes with exactly one STACK; name stack files as STACK",
+                file=sys.stderr,
+            )
             return 2
         targets = [(names[0], args.config_file)]
     several = len(targets) > 1

@@ -186,6 +186,11 @@ def test_the_installed_commands_run_beside_a_consumers_own_commands_package(inst
     ran = consumer_run(["-c", script, str(stack_file)], consumer, installed)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.startswith("stack dev: 1 A4 node(s)"), ran.stdout[:300]
+    # The command speaks under the name it was typed as (it said `plan`, a command the package does not install)
+    version = consumer_run(["-c", script, "--version"], consumer, installed)
+    assert version.returncode == 0 and version.stdout.startswith("gke-b200-plan "), version.stdout
+    refused = consumer_run(["-c", script, str(stack_file), "--no-such-flag"], consumer, installed)
+    assert refused.returncode == 2 and refused.stderr.startswith("gke-b200-plan: "), refused.stderr
 
 
 def test_the_installed_preview_reads_its_table_of_the_settings_traced(installed: Path, tmp_path: Path) -> None:

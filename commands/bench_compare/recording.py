@@ -93,6 +93,10 @@ def record_id(stack: str, date: str, existing: Sequence[str]) -> str:
 
 
 # A run's figures and the keys of the benchmark result they come from (components/bench_result.py).
+# The line a new file holds (`measurements: []`, a comment after it or not), as `--record` rewrites it.
+EMPTY_LIST_LINE = re.compile(
+    r"(?P<bom>\ufeff?)measurements:[ \t]*\[[ \t]*\][ \t]*(?P<comment>[ \t]#[^\r\n]*)?(?P<newline>\r?\n)?$"
+)
 RUN_FIGURES = {
     "total_tokens_per_second": "total_token_throughput",
     "output_tokens_per_second": "output_throughput",
@@ -161,12 +165,12 @@ def appended(path: Path, measurement: Measurement) -> str:
         del entry["startup"]
     text = yaml.safe_dump([entry], sort_keys=False, width=1000)
     original = read(path)
-    if not current.measurements:  # `measurements: []` (a new file): the list starts here, after its comment lines
-        comments = "".join(line for line in original.splitlines(keepends=True) if line.lstrip().startswith("#"))
-        separator = "" if comments.endswith("\n") or not comments else "\n"
-        return _checked_size(path, comments + separator + "measurements:\n" + _indented(text, 2))
+    newline = "\r\n" if original.split("\n", 1)[0].endswith("\r") else "\n"  # the file's own line ending
+    text = text.replace("\n", newline)
+    if not current.measurements:  # `measurements: []` (a new file): the list starts where the empty one stood
+        return _started(path, original, text, measurement.id, newline)
     # the list's items as the file writes them: indented (as the repository's file) or not (PyYAML's default style)
-    ending = "" if original.endswith("\n") else "\n"
+    ending = "" if original.endswith("\n") else newline
     for indent in (2, 0, 4):
         updated = _checked_size(path, original + ending + _indented(text, indent))
         try:
@@ -180,6 +184,25 @@ def appended(path: Path, measurement: Measurement) -> str:
         "file does not end with one (a flow list `[...]`, a `...` end marker, another key after the list); nothing "
         "was written: write the list in block style, last in the file"
     )
+
+
+def _started(path: Path, original: str, entry: str, new_id: str, newline: str) -> str:
+    """A file whose list is empty, with `entry` as its first item: the line `measurements: []` becomes the
+    block list's key and the entry, every other line (comments before and after it) kept in place; a file
+    that spells the empty list otherwise keeps its comment lines above the new list."""
+    lines = original.splitlines(keepends=True)
+    empty = [number for number, line in enumerate(lines) if EMPTY_LIST_LINE.match(line)]
+    if len(empty) == 1:
+        (number,) = empty
+        line = EMPTY_LIST_LINE.match(lines[number])
+        assert line is not None
+        key = f"{line['bom']}measurements:{line['comment'] or ''}{line['newline'] or newline}"
+        updated = _checked_size(path, "".join([*lines[:number], key, _indented(entry, 2), *lines[number + 1 :]]))
+        if [item.id for item in parse(updated, str(path)).measurements] == [new_id]:
+            return updated
+    comments = "".join(line for line in lines if line.lstrip().startswith("#"))
+    separator = "" if comments.endswith("\n") or not comments else newline
+    return _checked_size(path, comments + separator + "measurements:" + newline + _indented(entry, 2))
 
 
 def _indented(text: str, indent: int) -> str:

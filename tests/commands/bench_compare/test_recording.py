@@ -198,12 +198,26 @@ def test_a_new_measurements_file_is_started_with_an_empty_list_and_kept_readable
         "the document is empty; allowed: `measurements:` and a list (`measurements: []` for none yet)\n"
     )
     started = tmp_path / "started.yaml"
-    started.write_text("# our runs\nmeasurements: []\n")
+    started.write_text("# our runs\nmeasurements: []  # none yet\n# record with bench-compare\n")
     assert record(tmp_path, started, "--date", "2026-11-21").returncode == 0
-    assert started.read_text().startswith("# our runs\nmeasurements:\n  - id: dev-2026-11-21\n")
+    # every line stays where it was (the comment after the list was moved above it)
+    assert started.read_text().startswith("# our runs\nmeasurements: # none yet\n  - id: dev-2026-11-21\n")
+    assert started.read_text().endswith("\n# record with bench-compare\n")
     assert [item.id for item in measurements.load(started).measurements] == ["dev-2026-11-21"]
     assert record(tmp_path, started, "--date", "2026-11-22").returncode == 0
     assert [item.id for item in measurements.load(started).measurements] == ["dev-2026-11-21", "dev-2026-11-22"]
+
+
+def test_a_file_with_windows_line_endings_keeps_them_on_record(tmp_path: Path) -> None:
+    """Entries were appended with LF into a CRLF file, leaving it with two line endings."""
+    windows = tmp_path / "windows.yaml"
+    windows.write_bytes(b"# our runs\r\nmeasurements: []\r\n")
+    for date in ("2026-11-21", "2026-11-22"):
+        assert record(tmp_path, windows, "--date", date).returncode == 0
+    written = windows.read_bytes()
+    assert written.startswith(b"# our runs\r\nmeasurements:\r\n  - id: dev-2026-11-21\r\n")
+    assert written.count(b"\n") == written.count(b"\r\n") > 20
+    assert [item.id for item in measurements.load(windows).measurements] == ["dev-2026-11-21", "dev-2026-11-22"]
 
 
 def test_a_file_in_another_block_style_is_recorded_into_and_a_flow_list_refused_in_one_line(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ Artifact Registry standard or remote repository or on Docker Hub; private nodes 
 Access on their subnet, the project needs the Container File System API
 (containerfilesystem.googleapis.com), and a custom node service account needs
 `roles/serviceusage.serviceUsageConsumer` in the project that hosts the images. Without a mirror every
-new A4 node pulls the ~28 GB vLLM image from Docker Hub through the cluster's Cloud NAT, whose shared
+new A4 node pulls the multi-gigabyte vLLM image from Docker Hub through the cluster's Cloud NAT, whose shared
 addresses also meet Docker Hub's anonymous pull limit. A remote repository downloads each image once,
 caches it in the region and serves later pulls from the cache (Artifact Registry "Remote repositories
 overview"; upstreams: Docker Hub, GitHub Container Registry ghcr.io, among others: "Create remote

@@ -203,7 +203,7 @@ def _image_streaming_requirements(args: StackValidationArgs, report: ReportViola
         if gaps:
             report(
                 "image streaming cannot serve this cluster's nodes, so each pulls whole images before a container "
-                f"starts (the vLLM image is ~28 GB): {'; '.join(gaps)}",
+                f"starts (the whole multi-gigabyte vLLM image): {'; '.join(gaps)}",
                 cluster.urn,
             )
 
@@ -216,7 +216,7 @@ IMAGE_STREAMING_REQUIREMENTS = StackValidationPolicy(
         "File System API (containerfilesystem.googleapis.com) on, the subnet of private nodes has Private Google "
         "Access, and a custom node service account holds roles/serviceusage.serviceUsageConsumer (GKE 'Use Image "
         "streaming to pull container images', requirements). Missing one, nothing fails: every new node silently "
-        "pulls the whole ~28 GB vLLM image before the engine starts, minutes of each cold start."
+        "pulls the whole multi-gigabyte vLLM image before the engine starts, on every cold start."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_image_streaming_requirements,

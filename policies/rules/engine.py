@@ -143,7 +143,7 @@ NO_TENSOR_PARALLEL_WHEN_ONE_GPU_FITS = ResourceValidationPolicy(
     description=(
         "--tensor-parallel-size above 1 for a model whose weights (estimated from the parameter count and "
         "FP8/FP4 in its name) take at most half a GPU: a full copy per GPU with data parallel needs no inter-GPU "
-        "traffic. Measured per A4 node: TP=8 ~22,300 tok/s, DP=8 74,848 tok/s."
+        "traffic. Measured per A4 node in the benchmark write-up: TP=8 ~22,300 tok/s, DP=8 74,848 tok/s."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_no_tensor_parallel_when_one_gpu_fits,
@@ -162,8 +162,8 @@ FP8_KV_CACHE_ON_B200 = StackValidationPolicy(
     name="LLM-VLLM-003",
     display_name="FP8 KV cache on B200",
     description=(
-        "vLLM on B200 should run --kv-cache-dtype=fp8_e4m3 (or fp8): FP8 KV tripled the KV capacity "
-        "(959K tokens per engine vs 288K) and, with MTP-1, lifted a node from 85,509 to ~96,000 tok/s."
+        "vLLM on B200 should run --kv-cache-dtype=fp8_e4m3 (or fp8): in the benchmark write-up FP8 KV tripled the "
+        "KV capacity (959K tokens per engine vs 288K) and, with MTP-1, lifted a node from 85,509 to ~96,000 tok/s."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_fp8_kv_cache_on_b200,
@@ -183,7 +183,7 @@ SPECULATIVE_TOKENS_AT_MOST_TWO = ResourceValidationPolicy(
     description=(
         "num_speculative_tokens above 2 in --speculative-config: MTP-5 crashed with cudaErrorIllegalAddress "
         "(https://github.com/vllm-project/vllm/issues/37035), and acceptance falls with every position "
-        "(84.7/58.7/49.3/44.1/41.2%)."
+        "(84.7/58.7/49.3/44.1/41.2% in the benchmark write-up)."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_speculative_tokens_at_most_two,
@@ -201,8 +201,8 @@ ONE_SPECULATIVE_TOKEN = ResourceValidationPolicy(
     name="LLM-VLLM-005",
     display_name="One speculative token, not two",
     description=(
-        "num_speculative_tokens = 2 in --speculative-config: MTP-2 was slower (90,567 tok/s per node) than "
-        "MTP-1 (~96,000 tok/s at ~90% acceptance)."
+        "num_speculative_tokens = 2 in --speculative-config: in the benchmark write-up's runs at "
+        "--gpu-memory-utilization=0.95, MTP-2 gave 90,567 tok/s per node and MTP-1 95,391 (~90% acceptance)."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_one_speculative_token,
@@ -231,8 +231,9 @@ MEMORY_HEADROOM_FOR_MTP = ResourceValidationPolicy(
     name="LLM-VLLM-006",
     display_name="GPU memory utilization at most 0.92 with MTP",
     description=(
-        "--gpu-memory-utilization above 0.92 with MTP speculative decoding: at 0.95 the MTP draft weights "
-        "(~29 GB), the KV cache and the CUDA graphs did not fit and 908 requests failed; 0.95 gave no gain either."
+        "--gpu-memory-utilization above 0.92 with MTP speculative decoding: in the benchmark write-up at 0.95 the "
+        "MTP draft weights (~29 GB), the KV cache and the CUDA graphs did not fit and 908 requests failed; 0.95 gave "
+        "no gain either."
     ),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_memory_headroom_for_mtp,
@@ -265,8 +266,9 @@ SCHEDULER_FITS_CONCURRENCY = ResourceValidationPolicy(
     display_name="max-num-seqs is not below the per-pod concurrency target",
     description=(
         "--max-num-seqs below the concurrent requests a pod is sized for (annotation "
-        f"{CONCURRENCY_ANNOTATION}, else policy config): at 512 the scheduler was full and throughput stayed flat "
-        "from 500 to 1,000 concurrent requests; the recipe runs 8192 for ~2,000 requests per node."
+        f"{CONCURRENCY_ANNOTATION}, else policy config): in the benchmark write-up at 512 the scheduler was full "
+        "and throughput stayed flat from 500 to 1,000 concurrent requests; the recipe runs 8192 for ~2,000 requests "
+        "per node."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_scheduler_fits_concurrency,
@@ -299,7 +301,8 @@ CONTEXT_SIZED_TO_WORKLOAD = ResourceValidationPolicy(
     description=(
         "--max-model-len more than twice the longest request (annotation "
         f"{MAX_REQUEST_TOKENS_ANNOTATION}, else policy config; unset means the native 262,144): it is the biggest "
-        "KV-cache knob. 131,072 over-allocated 85x; cutting it to 4K lifted a node from 74,848 to 85,509 tok/s."
+        "KV-cache knob. In the benchmark write-up 131,072 over-allocated 85x; cutting it to 4K lifted a node from "
+        "74,848 to 85,509 tok/s."
     ),
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_context_sized_to_workload,

@@ -235,7 +235,7 @@ class AlertsConfig(ConfigModel):
     min_mtp_acceptance: Annotated[float, Field(gt=0.0, lt=1.0)] = Field(
         default=0.5,
         description="Alert when the MTP acceptance rate (accepted / drafted tokens over 15 min) falls below this; the "
-        "recipe saw ~0.85-0.9 with MTP-1.",
+        "benchmark write-up saw ~0.9 with MTP-1.",
     )
     pending_seconds: Annotated[int | None, Field(ge=60, le=7200)] = Field(
         default=None,

@@ -92,17 +92,28 @@ def _preview(
     named = {key for change in planned.changes for key in change.config_keys}
     # a key the naming took up after all (one that turns its group's switch on, one a created component comes with)
     without_effect -= named
-    if sides and values is not None and changed_all and _same_outputs_and_plan(outputs, *sides):
-        # a setting no change names whose components declare the same either way (a threshold of alerts turned off);
-        # only where the stack's outputs and capacity plan are the same too: nothing else could show an effect of it
+    plan_only: set[str] = set()
+    if sides and values is not None and changed_all and _same_outputs(outputs, *sides):
+        # a setting no change names whose components declare the same either way (a threshold of alerts turned off):
+        # without an effect where the capacity plan is the same too (nothing else could show one), else an effect on
+        # the render's plan alone (a stated image pull: the time to serve, not what `pulumi up` declares)
+        # where the two renders declare the same resources with the same inputs, no changed setting had an effect on
+        # what `pulumi up` declares, whether or not the tracer can show it one setting at a time
+        nothing_declared_differs = not planned.changes and not planned.kept
         components = {(record["type"], record["name"]) for record in new.values() if not record.get("custom", True)}
-        without_effect |= {
+        same = {
             key
             for key in changed_roots(changed_all) - named - without_effect
-            if values.declares_the_same(key, components)
+            if nothing_declared_differs or values.declares_the_same(key, components)
         }
+        if sides[0].capacity == sides[1].capacity:
+            without_effect |= same
+        else:
+            plan_only = same
     if without_effect:
         notes = [*notes, WITHOUT_EFFECT.format(keys=", ".join(f"`{key}`" for key in sorted(without_effect)))]
+    if plan_only:
+        notes = [*notes, PLAN_ONLY.format(keys=", ".join(f"`{key}`" for key in sorted(plan_only)))]
     return Preview(
         planned.changes,
         planned.unchanged,
@@ -116,15 +127,21 @@ def _preview(
     )
 
 
-def _same_outputs_and_plan(outputs: OutputsDiff | None, old: RenderStates, new: RenderStates) -> bool:
-    """The two renders' stack outputs and capacity plans (capacity.json) are the same."""
-    return outputs is not None and not outputs and old.capacity is not None and old.capacity == new.capacity
+def _same_outputs(outputs: OutputsDiff | None, old: RenderStates, new: RenderStates) -> bool:
+    """The two renders' stack outputs are the same, and both hold a capacity plan (capacity.json) to compare."""
+    return outputs is not None and not outputs and old.capacity is not None and new.capacity is not None
 
 
 WITHOUT_EFFECT = (
     "changed without an effect here: {keys} (with every other setting as the new render has it, its old value and its "
     "new one declare the same: another setting decides what it would set, or leaves out what reads it), so no change "
     "names it"
+)
+
+
+PLAN_ONLY = (
+    "changed the render's plan only: {keys} (`pulumi up` declares the same with its old value and its new one; "
+    "capacity.json and plan.md's figures change, the time to serve or the sizing), so no change names it"
 )
 
 

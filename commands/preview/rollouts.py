@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ from commands.engine.property_paths import parse_path
 from commands.io.states import Record, is_job_of, pod_template
 from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
+from commands.preview.json_values import MISSING
 from commands.preview.provider_effects import raises_master_version
 from commands.preview.replicas import (
     DEPLOYMENT_TYPE,
@@ -931,6 +932,30 @@ def _moved_steps(result: Preview, old: dict[str, Record], times: ServeTimes) -> 
 NOT_A_SOURCE = (".location", ".gpu", ".machineType", ".nodeRecycling")
 
 
+def _reservations_added(change: ResourceChange) -> bool:
+    """Whether the class's new priorities name a reservation its old ones did not (a reorder adds none)."""
+
+    def leaves(path: str, value: Any) -> Iterator[tuple[str, Any]]:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield from leaves(f"{path}.{key}", item)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from leaves(f"{path}[{index}]", item)
+        else:
+            yield path, value
+
+    def named(side: str) -> set[str]:
+        found = set()
+        for entry in change.inputs:
+            value = getattr(entry, side)
+            if entry.path.startswith("spec.priorities") and value is not MISSING:
+                found |= {f"{leaf!r}" for path, leaf in leaves(entry.path, value) if ".reservations" in path}
+        return found
+
+    return bool(named("new") - named("old"))
+
+
 def _new_priorities(result: Preview, times: ServeTimes, rolls_now: bool) -> Rollout | None:
     """A ComputeClass whose capacity sources, their order or its GPU driver change in place: GKE uses them for new
     nodes; the running pods keep theirs, as the class asks for no active migration (vendored CRD:
@@ -953,7 +978,7 @@ def _new_priorities(result: Preview, times: ServeTimes, rolls_now: bool) -> Roll
             f"the ComputeClass's new {what} to new nodes only: {running} (the class sets "
             "no activeMigration, whose optimizeRulePriority defaults to false in the vendored CRD) and move, each a "
             "new node and a model load, as those are replaced (a Spot preemption, Flex-start recycling, a scale-up)"
-            + ("; a reservation added is billed from its creation, used or not" if sources else ""),
+            + ("; a reservation added is billed from its creation, used or not" if _reservations_added(change) else ""),
             0,
             times.new_node,
             None,

@@ -163,6 +163,21 @@ def test_a_setting_without_an_effect_is_said_so_and_named_by_no_change(
     assert any(note.startswith(f"changed without an effect here: `{key}`") for note in result.notes), result.notes
 
 
+def test_a_setting_that_moves_only_the_plan_is_said_so_and_named_by_no_change(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 tester: a stated image pull changes the time to serve (capacity.json, plan.md) and nothing `pulumi up`
+    declares; the preview said nothing of the two settings, neither named nor noted."""
+    settings = {"timeToServe": {"imageGib": 12, "imagePullMibps": 40}}
+    _, _, result = day2(render_stack, tmp_path_factory, "dev", "stated-pull", settings)
+    assert not result.changes and named_anywhere(result) == set()
+    assert (
+        "changed the render's plan only: `timeToServe.imageGib`, `timeToServe.imagePullMibps` (`pulumi up` declares "
+        "the same" in "\n".join(result.notes)
+    ), result.notes
+    assert not any(note.startswith("changed without an effect here") for note in result.notes)
+
+
 def test_two_settings_that_each_give_the_same_value_are_both_named(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -81,6 +81,8 @@ def test_new_capacity_sources_apply_to_new_nodes_only(
         priorities.what
     )
     assert priorities.pods == 0
+    # no reservation on either side (it said "a reservation added is billed" for any new source or order)
+    assert "reservation" not in priorities.what
     class_only = ResourceChange(
         "urn:class",
         {"type": "kubernetes:cloud.google.com/v1:ComputeClass", "name": "c", "inputs": {}, "options": {}},
@@ -815,6 +817,8 @@ def test_a_reservation_row_says_the_reservation_is_billed_whatever_it_shows(
     sources = [{"type": "reservation", "name": "a4-res"}, {"type": "spot"}]
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "reservation", {"capacity": {"sources": sources}})
     assert any(cost.pricing.startswith("reservation") for cost in result.costs)
+    (priorities,) = [rollout for rollout in result.rollouts if "ComputeClass's new capacity" in rollout.what]
+    assert "a reservation added is billed from its creation, used or not" in priorities.what
     text = changes_markdown(result)
     assert "The reservation is billed its size x 730 h a month" in text
     assert "those node-hours are a part of the reservation's own bill, not added to it" in text

@@ -139,6 +139,9 @@ class ResourceChange:
                 entry["deleteBeforeReplaceBy"] = self.delete_first_by
             if self.deleted_first_with:
                 entry["deletedFirstWith"] = self.deleted_first_with
+        elif self.action == "delete" and self.deleted_first_with:
+            entry["deletedFirstWith"] = self.deleted_first_with
+            entry["deletedFirstBy"] = self.delete_first_by
         if self.config_keys:
             entry["configKeys"] = sorted(self.config_keys)
         elif self.no_config_keys:

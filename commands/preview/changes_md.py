@@ -205,8 +205,8 @@ def changes_markdown(result: Preview) -> str:
             lines.append(f"- {code_span(change.urn)}{suffix}")
             if action == "replace":
                 lines.append(inert(f"  - because: {'; '.join(change.replaced_because)}"))
-                if change.delete_first_by:
-                    lines.append(inert(f"  - deleted first by {change.delete_first_by}"))
+            if change.delete_first_by:
+                lines.append(inert(f"  - deleted first by {change.delete_first_by}"))
             if change.config_keys:
                 lines.append(inert(f"  - stack setting: {', '.join(sorted(change.config_keys))}"))
             elif change.no_config_keys:

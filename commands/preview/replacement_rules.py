@@ -377,6 +377,9 @@ _OTHER_RULES = (
 RULES: dict[str, ReplacementRule] = {rule.type: rule for rule in (*_GCP_RULES, *_KUBERNETES_RULES, *_OTHER_RULES)}
 
 
+VOLUME_TYPE = "kubernetes:core/v1:PersistentVolume"
+
+
 def rule_for(resource_type: str) -> ReplacementRule | None:
     return RULES.get(resource_type)
 

@@ -55,7 +55,7 @@ from typing import Any
 from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
-from commands.preview.replacement_rules import is_kubernetes_object
+from commands.preview.replacement_rules import VOLUME_TYPE, is_kubernetes_object
 from commands.preview.replicas import created_replicas, is_serving_deployment
 from common.sources import STATE_DELETE, cited
 from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
@@ -65,7 +65,6 @@ from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
 DISK_TYPE = "gcp:compute/disk:Disk"
-VOLUME_TYPE = "kubernetes:core/v1:PersistentVolume"
 IMAGE_TYPE = "gcp:compute/image:Image"
 SNAPSHOT_TYPE = "gcp:compute/snapshot:Snapshot"
 PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")

@@ -60,13 +60,17 @@ from commands.preview.changes import (
 )
 from commands.preview.computed_fields import computed_fields_holding
 from commands.preview.provider_effects import delete_effect, update_effect
-from commands.preview.replacement_rules import is_kubernetes_object, rule_for
+from commands.preview.replacement_rules import ReplacementRule, is_kubernetes_object, rule_for
 from commands.preview.setting_sources import SettingValues, name_settings
 
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"
 BY_ENGINE = "the engine (replaced with {root}, which is deleted first)"
+BY_ENGINE_DELETE = (
+    "the engine, before {root}, which is replaced delete-first: this is built from it (or from what is deleted first "
+    "with it)"
+)
 FOLLOWS_A_REPLACEMENT = "it follows the replacement of what it depends on, whose change names no setting"
 
 
@@ -403,6 +407,50 @@ class UpdatePlanner:
                 if not change.delete_before_replace:
                     change.delete_before_replace = True
                     change.delete_first_by = BY_ENGINE.format(root=root.urn)
+            self._deletes_built_from(root, closures[root.urn])
+
+    def _deletes_built_from(self, root: ResourceChange, replaced: list[ResourceChange]) -> None:
+        """The deletes the engine makes before `root`, replaced delete-first: an old resource the program no longer
+        declares is still diffed on its old inputs with what it takes from `root` (or from one deleted before it)
+        unknown (`calculateDependentReplacements`); where that forces its replacement, it goes first (a volume built
+        from a disk, then the claim bound to that volume)."""
+        first = {self.old[root.urn]["name"]: self.old[root.urn], **{c.record["name"]: c.record for c in replaced}}
+        grew = True
+        while grew:
+            grew = False
+            for change in self.changes.values():
+                if change.action != "delete" or change.deleted_first_with:
+                    continue
+                record = self.old[change.urn]
+                rule = rule_for(record["type"])
+                sources = [first[name] for name in record["options"].get("dependsOn") or [] if name in first]
+                if rule is None or not sources:
+                    continue
+                if any(self._takes_from(record, source, rule) for source in sources):
+                    change.deleted_first_with = root.urn
+                    change.delete_first_by = BY_ENGINE_DELETE.format(root=root.urn)
+                    first[record["name"]] = record
+                    grew = True
+
+    @staticmethod
+    def _takes_from(record: Record, source: Record, rule: ReplacementRule) -> bool:
+        """`record` has an input carrying `source`'s outputs (its id, a computed output, or its name: a disk's in a
+        volume's handle, a volume's in a claim) at a path whose unknown value forces a replacement."""
+        references = _mock_references(source)
+        names = {
+            name
+            for name in (source["inputs"].get("name"), (source["inputs"].get("metadata") or {}).get("name"))
+            if isinstance(name, str) and name
+        }
+        for segments, value in values_at(record["inputs"]):
+            path = format_path(segments)
+            carried = isinstance(value, str) and (
+                any(reference in value for reference in references)
+                or any(value == name or value.endswith(f"/{name}") for name in names)
+            )
+            if carried and rule.forces_replacement(path, value, Unknown(source["name"])):
+                return True
+        return False
 
     def _delete_first_by(self, change: ResourceChange) -> str:
         """Who makes the replacement delete first ('' when the replacement is created first)."""

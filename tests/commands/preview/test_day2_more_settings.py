@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from commands.preview.changes_md import changes_markdown
 from commands.preview.command import Preview, preview_states
 from commands.preview.provider_effects import STATE_ONLY
 from tests.commands.preview.test_day2 import day2
@@ -118,6 +119,12 @@ def test_a_smaller_weights_disk_warns_that_the_serving_volume_goes_first(
     assert disk.record["type"] == "gcp:compute/disk:Disk" and disk.delete_before_replace
     (warning,) = [warning for warning in result.warnings if "the disk is replaced delete-first" in warning]
     assert "PersistentVolume" in warning and "Terminating" in warning and "weights.sizeGib" in warning
+    # the changes list says so too (it listed the old volume and claim as deletes at the end of the update)
+    deleted_first = {
+        change.record["type"].rsplit(":", 1)[-1]: change.deleted_first_with for change in result.of("delete")
+    }
+    assert deleted_first == {"PersistentVolume": disk.urn, "PersistentVolumeClaim": disk.urn}
+    assert f"deleted first by the engine, before {disk.urn}" in changes_markdown(result)
 
 
 def test_flex_start_in_gateway_mode_gives_the_picker_the_pools_longer_grace(

@@ -46,6 +46,7 @@ from stacks.config.profiles import apply_profile
 STATES_FILE = "states.json"
 OUTPUTS_FILE = "outputs.json"
 CAPACITY_FILE = "capacity.json"
+POLICY_FILE = "policy.json"
 # outputs.json and capacity.json are a few KiB; a bound far above that
 SIDE_FILE_LIMIT = 4 * 1024 * 1024
 FIRST_UP = "firstUp"
@@ -126,6 +127,8 @@ class RenderStates:
     settings: dict[str, Any] | None = None
     # what the render could not see: settings an ESC environment supplies under `pulumi up` (a note, when any)
     unseen_settings: str | None = None
+    # the mandatory policy violations of the render (policy.json), one line each, when it has the file
+    mandatory: list[str] | None = None
 
     def outputs_of(self, state: str) -> dict[str, Any] | None:
         """The stack outputs of the state FIRST_UP or CONVERGED; outputs.json for a render without them."""
@@ -340,6 +343,26 @@ def _side_of(read: Any, path: Path) -> dict[str, Any]:
     return document
 
 
+def mandatory_violations(document: dict[str, Any] | None, path: Path) -> list[str] | None:
+    """policy.json's mandatory violations as lines (`LLM-PROD-001 on NAME: message`); None without the file."""
+    if document is None:
+        return None
+    violations = document.get("violations")
+    fields = ("level", "policy", "resource", "message")
+    if not isinstance(violations, list) or not all(
+        isinstance(item, dict) and all(isinstance(item.get(key), str) for key in fields) for item in violations
+    ):
+        raise PreviewInputError(
+            f"{path}: expected an object whose 'violations' list objects with the strings {', '.join(fields)}, as a "
+            "render writes it"
+        )
+    return [
+        f"{item['policy']} on {item['resource']}: {item['message']}"
+        for item in violations
+        if item["level"] == "mandatory"
+    ]
+
+
 def states_as_read(files: dict[str, str], directory: Path) -> RenderStates:
     """The states a render's files hold, read as `load_states` reads them back from its folder, secrets hidden
     alike: what a later `preview OLD NEW` compares (`render --against` previews from these)."""
@@ -349,6 +372,9 @@ def states_as_read(files: dict[str, str], directory: Path) -> RenderStates:
         states,
         outputs=_side_of(json.loads(files[OUTPUTS_FILE]), directory / OUTPUTS_FILE),
         capacity=_side_of(json.loads(files[CAPACITY_FILE]), directory / CAPACITY_FILE),
+        mandatory=mandatory_violations(
+            _side_of(json.loads(files[POLICY_FILE]), directory / POLICY_FILE), directory / POLICY_FILE
+        ),
     )
 
 
@@ -375,14 +401,15 @@ def load_states(directory: Path) -> RenderStates:
     """A render folder's states (bounded reads, shape-checked, secrets hidden: `render_dir`)."""
     records = load_render(directory)
     outputs, capacity = side_document(directory, OUTPUTS_FILE), side_document(directory, CAPACITY_FILE)
+    mandatory = mandatory_violations(side_document(directory, POLICY_FILE), directory / POLICY_FILE)
     path = directory / STATES_FILE
     if not path.exists():
-        return RenderStates(records, None, None, str(directory), outputs, capacity)
+        return RenderStates(records, None, None, str(directory), outputs, capacity, mandatory=mandatory)
     try:
         states = states_of_document(without_secrets(read_json(path, STATES_LIMIT)), str(path), str(directory))
     except InputError as error:
         raise PreviewInputError(str(error)) from None
-    return replace(states, outputs=outputs, capacity=capacity)
+    return replace(states, outputs=outputs, capacity=capacity, mandatory=mandatory)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,8 @@ def _preview(
             ],
             *warned,
         ]
+    if sides and sides[1].mandatory:
+        warned = [*warned, _stopped_by_policies(sides[1].mandatory)]
     moving = rollouts.rollouts(old, new, planned, rollouts.serve_times(sides[1].capacity if sides else None))
     warned += [rollout.warning for rollout in moving if rollout.warning]
     named = {key for change in planned.changes for key in change.config_keys}
@@ -124,6 +126,17 @@ def _preview(
         outputs,
         costs.cost_deltas(sides[0].capacity, sides[1].capacity) if sides else [],
         moving,
+    )
+
+
+def _stopped_by_policies(mandatory: list[str]) -> str:
+    shown = "; ".join(mandatory[:3]) + (f"; and {len(mandatory) - 3} more" if len(mandatory) > 3 else "")
+    return (
+        f"the new render violates {len(mandatory)} mandatory polic{'y' if len(mandatory) == 1 else 'ies'} of this "
+        f"stack's pack (its policy.json): {shown}. With the pack on (`--policy-pack`, or enabled for the "
+        "organization: docs/policies.md) `pulumi preview` ends in an error, and so does the preview `pulumi up` runs "
+        "first, before any step; with `--skip-preview` the update halts at the first violation (pulumi/pulumi-policy "
+        "README): fix them before this update"
     )
 
 

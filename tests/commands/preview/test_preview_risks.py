@@ -3,10 +3,16 @@ names, on small hand-made states (the helpers of test_preview)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 from commands.preview import risks
-from commands.preview.command import preview
+from commands.preview.command import main as preview_main
+from commands.preview.command import preview, preview_states
 from commands.preview.update_plan import index_by_urn, update_plan
 from tests.commands.preview.test_preview import base_state, changed, one, record
+from tests.rendered import RenderedStack, run_main
 
 
 def test_a_gcp_replacement_without_a_name_is_created_first() -> None:
@@ -216,3 +222,25 @@ def test_a_parent_chain_a_thousand_records_long_is_read() -> None:
     assert len(result.of("create")) == 1500
     looped = [record("llm-serving:x:Y", "a", {}, parent="b"), record("llm-serving:x:Y", "b", {}, parent="a")]
     assert len(preview(base_state(), [*base_state(), *looped]).of("create")) == 2
+
+
+def test_a_new_render_that_violates_a_mandatory_policy_says_the_update_stops_there(
+    prod: RenderedStack, tmp_path: Path
+) -> None:
+    """A day-2 tester: `render --against` exited 1 on a mandatory violation (LLM-PROD-001), while changes.md and
+    `preview OLD NEW` on the same folders said nothing of it (exit 0)."""
+    new = tmp_path / "new"
+    shutil.copytree(prod.directory, new)
+    violation = {"level": "mandatory", "policy": "LLM-PROD-001", "resource": "llm-weights-disk", "type": "t"}
+    policy = json.loads((new / "policy.json").read_text())
+    (new / "policy.json").write_text(json.dumps({**policy, "violations": [{**violation, "message": "unprotected"}]}))
+    run = run_main(preview_main, str(prod.directory), str(new), "--out", str(tmp_path / "preview"))
+    assert run.returncode == 0, run.stderr
+    warning = "the new render violates 1 mandatory policy of this stack's pack (its policy.json): LLM-PROD-001 on "
+    assert warning + "llm-weights-disk: unprotected" in run.stderr
+    assert warning in (tmp_path / "preview" / "changes.md").read_text()
+    assert "violates" not in "".join(preview_states(prod.states, prod.states).warnings)
+    # a policy.json not shaped as a render writes it is bad input, one line
+    (new / "policy.json").write_text(json.dumps({"violations": [{"level": "mandatory"}]}))
+    refused = run_main(preview_main, str(prod.directory), str(new), "--out", str(tmp_path / "again"))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "policy.json" in refused.stderr

@@ -46,6 +46,8 @@ VALUE = "Canary4horse"
         # as the last word, a passcode, a wallet's mnemonic, an authenticator's seed
         *("NGC_KEY", "SSH_KEY", "AES_KEY", "GPG_KEY", "PGP_KEY", "CIPHER_KEY", "DB_PW", "JWT", "BEARER"),
         *("SESSION_COOKIE", "PASSCODE", "PIN_CODE", "MNEMONIC", "TOTP_SEED"),
+        # another attacker's: more vendors' keys, a personal access token, an auth header
+        *("KAGGLE_KEY", "STRIPE_KEY", "SENDGRID_KEY", "TOGETHER_KEY", "GITHUB_PAT", "GH_PAT", "PAT", "AUTH_HEADER"),
     ],
 )
 def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
@@ -63,6 +65,7 @@ def test_a_variable_named_like_a_secret_is_refused(name: str) -> None:
         *("long-prefill-token-threshold", "dbo-decode-token-threshold", "MAX_TOKEN_LENGTH", "API_KEY_TIMEOUT"),
         # the new last words elsewhere in a name
         *("JWT_ISSUER", "COOKIE_SECURE", "PIN_MEMORY", "PW_MODE", "enable_pw_login", "SSH_KEY_TYPE"),
+        *("PATH", "PAT_EXPIRY_DAYS", "ENABLE_AUTH", "AUTH_HEADER_NAME"),
     ],
 )
 def test_names_that_only_contain_the_words_are_not_secrets(name: str) -> None:

@@ -347,6 +347,14 @@ def _error_line(error: Exception) -> str:
     return " ".join(str(error).split())[:200]
 
 
+def _marked_line(where: str, error: yaml.MarkedYAMLError) -> str:
+    """`where:LINE:COLUMN: problem`, the parser's words without the excerpt of the file it quotes (a file given by
+    mistake may hold a password there)."""
+    mark = error.problem_mark or error.context_mark
+    problem = " ".join(str(error.problem or error.context or "invalid YAML").split())[:200]
+    return f"{where}:{mark.line + 1}:{mark.column + 1}: {problem}" if mark is not None else f"{where}: {problem}"
+
+
 def _unreadable_line(failure: _UnreadableValueError, root: yaml.Node) -> str:
     path = _key_path(root, failure.node)[:200]
     if "Exceeds the limit" in str(failure.error):
@@ -392,6 +400,8 @@ def parse_yaml(text: str, where: str, max_values: int, max_depth: int = MAX_JSON
         raise InputError(f"{where}: {_too_many_values(max_values)}") from None
     except RecursionError:  # the composer gives up near 1,000 levels
         raise InputError(f"{where}: nested deeper than {max_depth} levels") from None
+    except yaml.MarkedYAMLError as error:
+        raise InputError(_marked_line(where, error)) from None
     except (yaml.YAMLError, ValueError) as error:
         raise InputError(f"{where}: {_error_line(error)}") from None
     finally:

@@ -55,6 +55,11 @@ def ciphertext_digest(ciphertext: str) -> str:
     return hashlib.sha256(ciphertext.encode()).hexdigest()[:12]
 
 
+# A `secure:` value shorter than this is no ciphertext the Pulumi CLI writes (its base64 of a nonce and the
+# encrypted value is longer): not looked for, it would be found in unrelated text.
+CIPHERTEXT_MIN = 16
+
+
 @dataclass(frozen=True)
 class StackSettings:
     project: str
@@ -65,6 +70,8 @@ class StackSettings:
     environment: StackEnvironment = field(default_factory=StackEnvironment)
     # Keys the offline run stands in for because only the stack's ESC environment can supply them.
     esc_placeholders: list[str] = field(default_factory=list)
+    # The `secure:` values of the stack file as written (ciphertexts): the stack's own, kept out of every output.
+    ciphertexts: list[str] = field(default_factory=list)
 
     def value(self, key: str) -> Any:
         """A setting as the program reads it (objects decoded), or None."""
@@ -79,9 +86,12 @@ class StackSettings:
     def known_secret_values(self) -> list[str]:
         """The stack's secret values the offline run knows: its secret keys' values that are not
         placeholders, and the literal `fn::secret` values of its inline ESC environment (its keys get
-        placeholders, but the file holds the values). `secure:` values cannot be decrypted: not known."""
+        placeholders, but the file holds the values). `secure:` values cannot be decrypted: their ciphertexts,
+        which no output holds either (an attacker pasted one into a setting: it was written to the manifests), of
+        CIPHERTEXT_MIN characters or more."""
         keys = [self.config[key] for key in self.secret_keys if key in self.config and key not in self.placeholders]
-        return [*keys, *self.environment.secret_literals]
+        ciphertexts = [text for text in self.ciphertexts if len(text) >= CIPHERTEXT_MIN]
+        return [*keys, *self.environment.secret_literals, *ciphertexts]
 
     def unset_secret_keys(self) -> list[str]:
         """The secret keys Pulumi.yaml declares without a default that the stack file leaves unset and no ESC
@@ -144,9 +154,11 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
     for key, spec in schema.items():
         if isinstance(spec, dict) and "default" in spec:
             config[f"{project}:{key}"] = _config_string(spec["default"])
+    ciphertexts: list[str] = []
     for full_key, value in entries.items():
         if full_key in stack_file.secure_keys:
             ciphertext = str(value.get("secure")) if isinstance(value, dict) else ""
+            ciphertexts.append(ciphertext)
             config[full_key] = f"{SECURE_PLACEHOLDER}{full_key} ciphertext {ciphertext_digest(ciphertext)}]"
         else:
             config[full_key] = _config_string(value)
@@ -171,7 +183,14 @@ def load_stack_settings(stack: str, config_file: Path | None = None, root: Path 
                 placeholders.append(full_key)
                 esc_placeholders.append(full_key)
     settings = StackSettings(
-        project, stack, config, sorted(set(secret_keys)), sorted(placeholders), environment, esc_placeholders
+        project,
+        stack,
+        config,
+        sorted(set(secret_keys)),
+        sorted(placeholders),
+        environment,
+        esc_placeholders,
+        ciphertexts,
     )
     hide_known_secrets(settings.known_secret_values())
     return settings

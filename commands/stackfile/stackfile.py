@@ -38,6 +38,8 @@ MAX_FILE_BYTES = 256 * 1024
 # What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
 # the ProjectStack struct; recalled, not re-read at a tag here).
 STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
+# What a top-level key of a stack file looks like, mistyped or not (`confg`, `secretsProvider`).
+KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,40}")
 SECURE_KEY = "secure"
 ENGINE_NAMESPACE = "pulumi"
 PROVIDER_NAMESPACES = ("gcp", "kubernetes")
@@ -284,8 +286,15 @@ def read_stack_file(stack: str, stack_file: Path, project: str, schema: dict[str
     top_marks = _key_marks(root)
     for key in document:
         if key not in STACK_FILE_KEYS:
+            # a file given by mistake (a .pgpass, a shadow file) makes a whole line a key: quoted only when it
+            # reads as a key name (a typo of one); otherwise the line is not shown
+            named = (
+                quote(key)
+                if isinstance(key, str) and KEY_NAME.fullmatch(key)
+                else "(a whole line, not shown: is this a stack file?)"
+            )
             raise _invalid(
-                f"{_where(stack_file, top_marks.get(key))}: unknown top-level key {quote(key)}; "
+                f"{_where(stack_file, top_marks.get(key))}: unknown top-level key {named}; "
                 f"allowed: {', '.join(STACK_FILE_KEYS)}"
             )
     entries = document.get("config")

@@ -221,6 +221,22 @@ def test_an_esc_secret_pasted_into_a_setting_is_written_nowhere(
     assert not out.exists()
 
 
+def test_the_stacks_own_ciphertext_pasted_into_a_setting_is_written_nowhere(tmp_path: Path) -> None:
+    """An attacker: `hfToken`'s `secure:` value pasted into a plain setting was written to the manifests and the
+    state (it cannot be decrypted offline, so it was no known secret)."""
+    ciphertext = "v1:Xq3bT0pKhxNRs7yZ:" + "Lp0bQ2" * 6
+    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    stack_doc["config"]["gke-b200-serving:hfToken"] = {"secure": ciphertext}
+    stack_doc["config"]["gke-b200-serving:engine"] = {"extraEnv": {"MY_SETTING": ciphertext}}
+    config_file = tmp_path / "Pulumi.cipher.yaml"
+    config_file.write_text(yaml.safe_dump(stack_doc))
+    out = tmp_path / "out"
+    run = run_render("cipher", "--config-file", str(config_file), "--out", str(out))
+    assert run.returncode == 1, run.stderr
+    assert "(a secret value of the stack is in engine.extraEnv.MY_SETTING)" in run.stderr
+    assert ciphertext not in run.stdout + run.stderr and not out.exists()
+
+
 def test_an_esc_secret_in_a_setting_only_states_json_holds_names_that_setting(tmp_path: Path) -> None:
     """An attacker: a proxy-only subnet's name in ClusterIP mode reaches no manifest, only states.json's settings;
     the refusal named the file, not the setting to take it out of."""

@@ -208,8 +208,8 @@ def test_an_inline_environment_is_merged_under_the_stack_file() -> None:
 
 def test_the_literal_esc_secrets_are_known_values(tmp_path: Path) -> None:
     """The program gets placeholders for the keys of `fn::secret`s offline, but the stack file holds
-    their literal values: known, so that a copy of one pasted into a setting is found. A `secure:` value,
-    a computed secret and an interpolation are not known."""
+    their literal values: known, so that a copy of one pasted into a setting is found; so is a `secure:` value's
+    ciphertext (no output holds it). A computed secret and an interpolation are not known."""
     document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     document["environment"] = {
         "values": {
@@ -228,7 +228,12 @@ def test_the_literal_esc_secrets_are_known_values(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(document))
     settings = stack_settings.load_stack_settings("esc", path)
     assert settings.environment.secret_literals == ("12345678", "Fox-Glove-Lantern", "Zebra-Horse-Battery")
-    assert sorted(settings.known_secret_values()) == ["12345678", "Fox-Glove-Lantern", "Zebra-Horse-Battery"]
+    assert sorted(settings.known_secret_values()) == [
+        "12345678",
+        "Fox-Glove-Lantern",
+        "Zebra-Horse-Battery",
+        "v1:Y2lwaGVydGV4dA==",
+    ]
 
 
 @pytest.mark.parametrize(

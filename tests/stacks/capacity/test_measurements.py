@@ -37,10 +37,22 @@ def test_the_file_holds_the_write_ups_rows_with_their_sources() -> None:
         assert loaded[key].configuration.gpu_memory_utilization == 0.95, "the write-up's table ran them at 0.95"
 
 
+def test_a_broken_yaml_file_is_named_by_line_and_column_without_an_excerpt(tmp_path: Path) -> None:
+    """An attacker: the parser's excerpt of the file (40 characters around the column) was printed, a password in
+    it shown whenever the key's secret word fell outside the excerpt."""
+    path = tmp_path / "measurements.yaml"
+    password = "Sup3r" + "S3cretPassw0rd"
+    path.write_text('{"' + "a" * 38 + '_password": "' + password + '" }}')
+    with pytest.raises(measurements.MeasurementsError) as error:
+        measurements.load(path)
+    assert str(error.value).endswith("measurements.yaml:1:76: expected '<document start>', but found '}'")
+    assert password not in str(error.value)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("measurements: [", "while parsing a flow node"),
+        ("measurements: [", "measurements.yaml:1:16: expected the node content, but found '<stream end>'"),
         (
             "measurements:\n  - id: Bad Id\n",
             "measurements.0.id: 'Bad Id' is not allowed; allowed: 1-63 lower-case letters, digits and hyphens",

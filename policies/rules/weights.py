@@ -26,18 +26,27 @@ COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 KIND_OF_TYPE = {"kubernetes:apps/v1:Deployment": "Deployment", "kubernetes:apps/v1:StatefulSet": "StatefulSet"}
 
 
-def _most_replicas(resource: Any, template: PodTemplate, resources: Any) -> float:
-    """Replicas of a workload, or the most an autoscaler targeting it may create."""
-    most = template.replicas
-    kind = KIND_OF_TYPE.get(resource.resource_type)
+def _autoscaler_maxima(resources: Any) -> dict[tuple[str, str], float]:
+    """The most replicas any autoscaler may give each workload it targets, by (kind, name): read once per check
+    (looked up per workload, a render of thousands of workloads took minutes)."""
+    maxima: dict[tuple[str, str], float] = {}
     for autoscaler in resources:
+        if autoscaler.resource_type != HPA_TYPE:
+            continue
         target = as_mapping(dig(autoscaler.props, "spec", "scaleTargetRef"))
-        if autoscaler.resource_type == HPA_TYPE and target.get("kind") == kind and target.get("name") == template.name:
-            most = max(most, as_number(dig(autoscaler.props, "spec", "maxReplicas")) or 0)
-    return most
+        key = (as_text(target.get("kind")), as_text(target.get("name")))
+        maxima[key] = max(maxima.get(key, 0), as_number(dig(autoscaler.props, "spec", "maxReplicas")) or 0)
+    return maxima
+
+
+def _most_replicas(resource: Any, template: PodTemplate, maxima: dict[tuple[str, str], float]) -> float:
+    """Replicas of a workload, or the most an autoscaler targeting it may create."""
+    kind = KIND_OF_TYPE.get(resource.resource_type)
+    return max(template.replicas, maxima.get((as_text(kind), as_text(template.name)), 0))
 
 
 def _weights_read_only(args: StackValidationArgs, report: ReportViolation) -> None:
+    maxima = _autoscaler_maxima(args.resources)
     for resource, template in pod_templates(args.resources):
         for server in vllm_servers(resource.resource_type, resource.props):
             mount = server.weights_mount
@@ -47,7 +56,7 @@ def _weights_read_only(args: StackValidationArgs, report: ReportViolation) -> No
             where = f"container {server.container_name}: weights volume {mount.get('name')} at {mount.get('mountPath')}"
             if mount.get("readOnly") is not True and claim_source.get("readOnly") is not True:
                 report(f"{where} is mounted read-write; mount it readOnly", resource.urn)
-            replicas = _most_replicas(resource, template, args.resources)
+            replicas = _most_replicas(resource, template, maxima)
             if replicas <= 1 or not claim_source:
                 continue
             claim = claim_named(args.resources, server.weights_claim)

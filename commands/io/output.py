@@ -736,10 +736,23 @@ def check_out_dir(directory: Path, replace: bool = True) -> None:
     """Refuse, before any work, a folder the command could not write (with `replace`, every file the
     manifest lists is verified too, as the write will replace or remove them all): a folder without
     write permission was refused only by the write, after the whole render."""
+    for parent in directory.absolute().parents:
+        if _holds_marker(parent):
+            raise OutputError(
+                f"{directory}: inside {parent}, the output folder of an earlier render or preview, whose next run "
+                "would refuse the files written here; give a folder outside it"
+            )
     with opened(directory) as folder:
         if replace:
             folder.verify(folder.manifest)
         folder._check_writable([*folder.manifest, *folder.leftovers] if replace else [])
+
+
+def _holds_marker(folder: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(folder / MARKER, follow_symlinks=False).st_mode)
+    except OSError:  # none there, or a folder this user cannot read: not one of this user's outputs
+        return False
 
 
 def write_render(directory: Path, files: Mapping[str, str]) -> None:

@@ -159,6 +159,17 @@ def test_a_non_empty_folder_that_is_no_output_is_refused_through_the_command(tmp
     assert snapshot(tmp_path) == {"notes.txt": "keep me"}
 
 
+def test_a_folder_inside_an_output_folder_is_refused_before_it_is_made(tmp_path: Path) -> None:
+    """An attacker: a render into a new folder inside an earlier render's output made that output unusable (its
+    next render refused the files it did not write)."""
+    output.write_render(tmp_path / "out", FILES)
+    before = snapshot(tmp_path / "out")
+    outcome = run_render("dev", "--out", str(tmp_path / "out" / "manifests" / "new"))
+    assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1
+    assert f"inside {tmp_path / 'out'}, the output folder of an earlier render" in outcome.stderr
+    assert snapshot(tmp_path / "out") == before
+
+
 def test_a_system_folder_is_named_as_no_output_folder_before_its_links(tmp_path: Path, victim: Path) -> None:
     # as `--out /etc`: its first entry a link (localtime), a device file or a folder of its own
     system = tmp_path / "etc"

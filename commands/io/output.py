@@ -736,7 +736,8 @@ def check_out_dir(directory: Path, replace: bool = True) -> None:
     """Refuse, before any work, a folder the command could not write (with `replace`, every file the
     manifest lists is verified too, as the write will replace or remove them all): a folder without
     write permission was refused only by the write, after the whole render."""
-    for parent in directory.absolute().parents:
+    # `..` collapsed as the write resolves it (no link may lie on the path: the write refuses one)
+    for parent in Path(os.path.normpath(directory.absolute())).parents:
         if _holds_marker(parent):
             raise OutputError(
                 f"{directory}: inside {parent}, the output folder of an earlier render or preview, whose next run "

@@ -168,6 +168,11 @@ def test_a_folder_inside_an_output_folder_is_refused_before_it_is_made(tmp_path:
     assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1
     assert f"inside {tmp_path / 'out'}, the output folder of an earlier render" in outcome.stderr
     assert snapshot(tmp_path / "out") == before
+    # a path that only passes through it is judged by where it leads (a review: `out/manifests/../../other` was
+    # refused as inside `out`)
+    beside = run_render("dev", "--out", str(tmp_path / "out" / "manifests" / ".." / ".." / "other"))
+    assert beside.returncode == 0, beside.stderr
+    assert (tmp_path / "other" / "plan.md").is_file()
 
 
 def test_a_system_folder_is_named_as_no_output_folder_before_its_links(tmp_path: Path, victim: Path) -> None:

@@ -641,69 +641,74 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             # duffel-api-token, easypost-api-token and -test-api-token, flutterwave-secret-key and -encryption-key,
             # frameio-api-token, infracost-api-token, intra42-client-secret, maxmind-license-key, octopus-deploy-
             # api-key, planetscale-oauth-token, readme-api-token, scalingo-api-token, settlemint-*-access-token,
-            # shippo-api-token, authress-service-client-access-key
+            # shippo-api-token, authress-service-client-access-key; none taken inside a run of base64 (gitleaks' \b
+            # takes `+` and `/` for a boundary, so a blob's `/EAAA...` was a Square token)
             (
                 "an Amazon Bedrock API key",
-                r"(?<![A-Za-z0-9])ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t",
+                r"(?<![A-Za-z0-9+/])ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t",
                 ("ABSK", "bedrock-api-key-"),
             ),
-            ("an Alibaba Cloud AccessKey ID", r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])", ("LTAI",)),
+            ("an Alibaba Cloud AccessKey ID", r"(?<![A-Za-z0-9+/])LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])", ("LTAI",)),
             (
                 "a GitLab token",
                 r"glagent-[0-9a-zA-Z_-]{50}|glffct-[0-9a-zA-Z_-]{20}|glimt-[0-9a-zA-Z_-]{25}"
                 r"|_gitlab_session=[0-9a-z]{32}",
                 ("glagent-", "glffct-", "glimt-", "_gitlab_session="),
             ),
-            ("an Artifactory reference token", r"(?<![A-Za-z0-9])cmVmd[A-Za-z0-9]{59}(?![A-Za-z0-9])", ("cmVmd",)),
+            ("an Artifactory reference token", r"(?<![A-Za-z0-9+/])cmVmd[A-Za-z0-9]{59}(?![A-Za-z0-9])", ("cmVmd",)),
             (
                 "a Cloudflare origin CA key",
-                r"(?<![A-Za-z0-9])v1\.0-[a-f0-9]{24}-[a-f0-9]{146}(?![A-Za-z0-9])",
+                r"(?<![A-Za-z0-9+/])v1\.0-[a-f0-9]{24}-[a-f0-9]{146}(?![A-Za-z0-9])",
                 ("v1.0-",),
             ),
             (
                 "a Harness API key",
-                r"(?<![A-Za-z0-9])(?:pat|sat)\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20}",
+                r"(?<![A-Za-z0-9+/])(?:pat|sat)\.[a-zA-Z0-9_-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20}",
                 ("pat.", "sat."),
             ),
-            ("a Square access token", r"(?<![A-Za-z0-9])(?:EAAA|sq0atp-)[\w-]{22,60}(?![\w-])", ("EAAA", "sq0atp-")),
+            (
+                "a Square access token",
+                r"(?<![A-Za-z0-9+/])(?:EAAA|sq0atp-)[\w-]{22,60}(?![\w+/=-])",
+                ("EAAA", "sq0atp-"),
+            ),
             (
                 "a 1Password secret key",
-                r"(?<![A-Za-z0-9])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}"
+                r"(?<![A-Za-z0-9+/])A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}"
                 r"-[A-Z0-9]{5}(?![A-Za-z0-9])",
                 ("A3-",),
             ),
-            ("an Adobe client secret", r"(?<![A-Za-z0-9])p8e-[A-Za-z0-9]{32}(?![A-Za-z0-9])", ("p8e-",)),
-            ("an Airtable token", r"(?<![A-Za-z0-9])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])", ("pat",)),
-            ("a ClickHouse Cloud secret", r"(?<![A-Za-z0-9])4b1d[A-Za-z0-9]{38}(?![A-Za-z0-9])", ("4b1d",)),
+            ("an Adobe client secret", r"(?<![A-Za-z0-9+/])p8e-[A-Za-z0-9]{32}(?![A-Za-z0-9])", ("p8e-",)),
+            ("an Airtable token", r"(?<![A-Za-z0-9+/])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}(?![A-Za-z0-9])", ("pat",)),
+            ("a ClickHouse Cloud secret", r"(?<![A-Za-z0-9+/])4b1d[A-Za-z0-9]{38}(?![A-Za-z0-9])", ("4b1d",)),
             ("a Clojars token", r"(?i:CLOJARS_[a-z0-9]{60})", ("CLOJARS_", "clojars_")),
             ("a Duffel token", r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}", ("duffel_",)),
-            ("an EasyPost key", r"(?<![A-Za-z0-9])EZ[AT]K[A-Za-z0-9]{54}(?![A-Za-z0-9])", ("EZAK", "EZTK")),
+            ("an EasyPost key", r"(?<![A-Za-z0-9+/])EZ[AT]K[A-Za-z0-9]{54}(?![A-Za-z0-9])", ("EZAK", "EZTK")),
             (
                 "a Flutterwave key",
                 r"FLWSECK_TEST-(?:[a-hA-H0-9]{32}-X|[a-hA-H0-9]{12})",
                 ("FLWSECK_TEST-",),
             ),
             ("a Frame.io token", r"fio-u-[A-Za-z0-9_=-]{64}", ("fio-u-",)),
-            ("an Infracost token", r"(?<![A-Za-z0-9])ico-[a-zA-Z0-9]{32}(?![A-Za-z0-9])", ("ico-",)),
-            ("a 42 Intra secret", r"(?<![A-Za-z0-9])s-s4t2(?:ud|af)-[a-fA-F0-9]{64}", ("s-s4t2ud-", "s-s4t2af-")),
+            ("an Infracost token", r"(?<![A-Za-z0-9+/])ico-[a-zA-Z0-9]{32}(?![A-Za-z0-9])", ("ico-",)),
+            ("a 42 Intra secret", r"(?<![A-Za-z0-9+/])s-s4t2(?:ud|af)-[a-fA-F0-9]{64}", ("s-s4t2ud-", "s-s4t2af-")),
             (
                 "a MaxMind license key",
-                r"(?<![A-Za-z0-9])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9])",
+                r"(?<![A-Za-z0-9+/])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9])",
                 ("_mmk",),
             ),
-            ("an Octopus Deploy key", r"(?<![A-Za-z0-9])API-[A-Z0-9]{26}(?![A-Za-z0-9])", ("API-",)),
+            ("an Octopus Deploy key", r"(?<![A-Za-z0-9+/])API-[A-Z0-9]{26}(?![A-Za-z0-9])", ("API-",)),
             ("a PlanetScale credential", r"pscale_oauth_[\w=.-]{32,64}", ("pscale_oauth_",)),
-            ("a ReadMe token", r"(?<![A-Za-z0-9])rdme_[a-z0-9]{70}(?![A-Za-z0-9])", ("rdme_",)),
-            ("a Scalingo token", r"(?<![A-Za-z0-9])tk-us-[\w-]{48}(?![\w-])", ("tk-us-",)),
+            ("a ReadMe token", r"(?<![A-Za-z0-9+/])rdme_[a-z0-9]{70}(?![A-Za-z0-9])", ("rdme_",)),
+            ("a Scalingo token", r"(?<![A-Za-z0-9+/])tk-us-[\w-]{48}(?![\w-])", ("tk-us-",)),
             (
                 "a SettleMint token",
-                r"(?<![A-Za-z0-9])sm_[aps]at_[a-zA-Z0-9]{16}(?![A-Za-z0-9])",
+                r"(?<![A-Za-z0-9+/])sm_[aps]at_[a-zA-Z0-9]{16}(?![A-Za-z0-9])",
                 ("sm_aat_", "sm_pat_", "sm_sat_"),
             ),
             ("a Shippo token", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", ("shippo_",)),
             (
                 "an Authress key",
-                r"(?<![A-Za-z0-9])(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}"
+                r"(?<![A-Za-z0-9+/])(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[a-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}"
                 r"\.[a-z0-9+/_=-]{30,120}",
                 ("acc_", "acc-"),
             ),

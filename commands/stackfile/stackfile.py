@@ -38,8 +38,9 @@ MAX_FILE_BYTES = 256 * 1024
 # What the Pulumi CLI keeps in a stack file besides `config` (pulumi/pulumi sdk/go/common/workspace,
 # the ProjectStack struct; recalled, not re-read at a tag here).
 STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
-# What a top-level key of a stack file looks like, mistyped or not (`confg`, `secretsProvider`).
-KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,40}")
+# What a top-level key of a stack file looks like, mistyped or not (`confg`, `secretsProvider`), or a setting put
+# beside `config:` instead of under it (`gke-b200-serving:environment`).
+KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,40}(?::[A-Za-z][A-Za-z0-9_.-]{0,60})?")
 SECURE_KEY = "secure"
 ENGINE_NAMESPACE = "pulumi"
 PROVIDER_NAMESPACES = ("gcp", "kubernetes")

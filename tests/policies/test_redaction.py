@@ -349,6 +349,8 @@ def test_an_option_s_value_in_ansi_c_quotes_is_hidden_whole() -> None:
         *("vllm serve --allow-credentials Qwen/Qwen3-8B", "--client-key ~/.kube/admin.key", "--private-key ./id_rsa"),
         *("--eos-token 151645", "pass --api-key VALUE, or set VLLM_API_KEY", "--api-key (for example, sk-123)"),
         *("the root password: use the one in Secret Manager", "# password: set it with pulumi config set --secret x"),
+        # a prefix of a newer rule inside a run of base64 (a review: a blob's `/EAAA...` was a Square token)
+        *("caBundle: LS0t/EAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB", "data: QUJD+ABSK" + "a1B2c3D4" * 14),
         # a tokenizer's special tokens (an engine flag's JSON, --hf-overrides)
         *(
             '{"pad_token": "<pad_1>"}',

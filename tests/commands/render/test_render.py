@@ -163,13 +163,18 @@ def test_canary_token_never_leaves_the_program() -> None:
     assert secret["inputs"]["stringData"] == {"token": "[secret]"}
 
 
-def test_plaintext_token_in_a_stack_file_is_refused_like_the_cli(tmp_path: Path) -> None:
-    stack_doc = yaml.safe_load((ROOT / "Pulumi.prod.yaml").read_text())
-    stack_doc["config"]["gke-b200-serving:hfToken"] = CANARY
-    config_file = tmp_path / "Pulumi.canary.yaml"
+def render_shipped_with(tmp_path: Path, shipped: str, stack: str, config: dict[str, Any]) -> tuple[CommandRun, Path]:
+    """`render STACK` of the shipped stack file `shipped` with `config` entries set (full keys), into tmp_path/out."""
+    stack_doc = yaml.safe_load((ROOT / f"Pulumi.{shipped}.yaml").read_text())
+    stack_doc["config"].update(config)
+    config_file = tmp_path / f"Pulumi.{stack}.yaml"
     config_file.write_text(yaml.safe_dump(stack_doc))
     out = tmp_path / "out"
-    run = run_render("canary", "--config-file", str(config_file), "--out", str(out))
+    return run_render(stack, "--config-file", str(config_file), "--out", str(out)), out
+
+
+def test_plaintext_token_in_a_stack_file_is_refused_like_the_cli(tmp_path: Path) -> None:
+    run, out = render_shipped_with(tmp_path, "prod", "canary", {"gke-b200-serving:hfToken": CANARY})
     assert run.returncode == 2, run.stderr
     assert "Stack 'canary' with configuration key 'hfToken' must be encrypted as it's secret" in run.stderr
     assert CANARY not in run.stdout + run.stderr
@@ -225,13 +230,11 @@ def test_the_stacks_own_ciphertext_pasted_into_a_setting_is_written_nowhere(tmp_
     """An attacker: `hfToken`'s `secure:` value pasted into a plain setting was written to the manifests and the
     state (it cannot be decrypted offline, so it was no known secret)."""
     ciphertext = "v1:Xq3bT0pKhxNRs7yZ:" + "Lp0bQ2" * 6
-    stack_doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    stack_doc["config"]["gke-b200-serving:hfToken"] = {"secure": ciphertext}
-    stack_doc["config"]["gke-b200-serving:engine"] = {"extraEnv": {"MY_SETTING": ciphertext}}
-    config_file = tmp_path / "Pulumi.cipher.yaml"
-    config_file.write_text(yaml.safe_dump(stack_doc))
-    out = tmp_path / "out"
-    run = run_render("cipher", "--config-file", str(config_file), "--out", str(out))
+    settings = {
+        "gke-b200-serving:hfToken": {"secure": ciphertext},
+        "gke-b200-serving:engine": {"extraEnv": {"MY_SETTING": ciphertext}},
+    }
+    run, out = render_shipped_with(tmp_path, "dev", "cipher", settings)
     assert run.returncode == 1, run.stderr
     assert "(a secret value of the stack is in engine.extraEnv.MY_SETTING)" in run.stderr
     assert ciphertext not in run.stdout + run.stderr and not out.exists()

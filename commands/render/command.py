@@ -486,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         try:  # read before rendering: OLD_DIR may be the output directory the render replaces
             earlier[name] = load_states(args.against / name if several else args.against) if args.against else None
         except PreviewInputError as error:
-            print(f"preview: {one_line(error)}", file=sys.stderr)
+            print(f"{command}: {one_line(error)}", file=sys.stderr)
             return 2
     with measurements.using(args.measurements):
         statuses = [

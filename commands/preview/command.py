@@ -96,11 +96,10 @@ def _preview(
     without_effect -= named
     plan_only: set[str] = set()
     if sides and values is not None and changed_all and _same_outputs(outputs, *sides):
-        # a setting no change names whose components declare the same either way (a threshold of alerts turned off):
-        # without an effect where the capacity plan is the same too (nothing else could show one), else an effect on
-        # the render's plan alone (a stated image pull: the time to serve, not what `pulumi up` declares)
-        # where the two renders declare the same resources with the same inputs, no changed setting had an effect on
-        # what `pulumi up` declares, whether or not the tracer can show it one setting at a time
+        # a setting no change names whose components declare the same either way (a threshold of alerts turned off;
+        # any, where the two renders declare the same resources with the same inputs): without an effect where the
+        # capacity plans are the same too (nothing else could show one), else an effect on the render's plan alone
+        # (a stated image pull: the time to serve, not what `pulumi up` declares)
         nothing_declared_differs = not planned.changes and not planned.kept
         components = {(record["type"], record["name"]) for record in new.values() if not record.get("custom", True)}
         same = {

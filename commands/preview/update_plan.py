@@ -37,6 +37,7 @@ Engine and provider behaviour modelled here, with its source:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pulumi.runtime import mocks as pulumi_mocks
@@ -159,6 +160,37 @@ def _mock_references(record: Record) -> set[str]:
         value for key, value in state.items() if key not in record["inputs"] and key != "id" and isinstance(value, str)
     }
     return {resource_id, *computed}
+
+
+@dataclass(frozen=True)
+class _Carried:
+    """How other inputs carry a resource's outputs: its id and computed outputs (`_mock_references`), or its name (a
+    disk's in a volume's handle, a volume's in a claim)."""
+
+    name: str
+    references: frozenset[str]
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, record: Record) -> _Carried:
+        inputs = record["inputs"]
+        names = (inputs.get("name"), (inputs.get("metadata") or {}).get("name"))
+        return cls(
+            record["name"],
+            frozenset(_mock_references(record)),
+            frozenset(name for name in names if isinstance(name, str) and name),
+        )
+
+    def forces(self, record: Record, rule: ReplacementRule) -> bool:
+        """`record` has an input carrying these outputs at a path whose unknown value forces a replacement."""
+        for segments, value in values_at(record["inputs"]):
+            carried = isinstance(value, str) and (
+                any(reference in value for reference in self.references)
+                or any(value == name or value.endswith(f"/{name}") for name in self.names)
+            )
+            if carried and rule.forces_replacement(format_path(segments), value, Unknown(self.name)):
+                return True
+        return False
 
 
 def _urn_of_name(indexed: dict[str, Record]) -> dict[str, str]:
@@ -414,7 +446,7 @@ class UpdatePlanner:
         declares is still diffed on its old inputs with what it takes from `root` (or from one deleted before it)
         unknown (`calculateDependentReplacements`); where that forces its replacement, it goes first (a volume built
         from a disk, then the claim bound to that volume)."""
-        first = {self.old[root.urn]["name"]: self.old[root.urn], **{c.record["name"]: c.record for c in replaced}}
+        first = {record["name"]: _Carried.of(record) for record in (self.old[root.urn], *(c.record for c in replaced))}
         grew = True
         while grew:
             grew = False
@@ -424,33 +456,11 @@ class UpdatePlanner:
                 record = self.old[change.urn]
                 rule = rule_for(record["type"])
                 sources = [first[name] for name in record["options"].get("dependsOn") or [] if name in first]
-                if rule is None or not sources:
-                    continue
-                if any(self._takes_from(record, source, rule) for source in sources):
+                if rule is not None and any(source.forces(record, rule) for source in sources):
                     change.deleted_first_with = root.urn
                     change.delete_first_by = BY_ENGINE_DELETE.format(root=root.urn)
-                    first[record["name"]] = record
+                    first[record["name"]] = _Carried.of(record)
                     grew = True
-
-    @staticmethod
-    def _takes_from(record: Record, source: Record, rule: ReplacementRule) -> bool:
-        """`record` has an input carrying `source`'s outputs (its id, a computed output, or its name: a disk's in a
-        volume's handle, a volume's in a claim) at a path whose unknown value forces a replacement."""
-        references = _mock_references(source)
-        names = {
-            name
-            for name in (source["inputs"].get("name"), (source["inputs"].get("metadata") or {}).get("name"))
-            if isinstance(name, str) and name
-        }
-        for segments, value in values_at(record["inputs"]):
-            path = format_path(segments)
-            carried = isinstance(value, str) and (
-                any(reference in value for reference in references)
-                or any(value == name or value.endswith(f"/{name}") for name in names)
-            )
-            if carried and rule.forces_replacement(path, value, Unknown(source["name"])):
-                return True
-        return False
 
     def _delete_first_by(self, change: ResourceChange) -> str:
         """Who makes the replacement delete first ('' when the replacement is created first)."""

@@ -176,6 +176,10 @@ def zone_affinity(key: str, zones: Sequence[str]) -> k8s.core.v1.VolumeNodeAffin
     )
 
 
+class WeightsImageError(pulumi.RunError):
+    """The serving disks would be smaller than the revision's existing image (the message says what to do)."""
+
+
 @dataclass(frozen=True)
 class DownloaderArgs:
     """The one-off Job that copies the checkpoint from Hugging Face onto the scratch disk."""
@@ -236,7 +240,16 @@ class ModelWeights(pulumi.ComponentResource):
 
         self.fill_disk = self.fill_volume = self.fill_claim = self.download = self.snapshot = None
         fill_steps: list[pulumi.Resource] = []
-        if not self._image_exists(args.project):
+        image_gib = self._existing_image_gib(args.project)
+        if image_gib is not None and args.size_gib < image_gib:
+            raise WeightsImageError(
+                f"weights.sizeGib: {args.size_gib} GiB is smaller than the weights image {self.image_name} "
+                f"({image_gib} GiB, made from a disk of the size this setting had when it was downloaded), and GCP "
+                "makes no disk smaller than its source image; allowed: "
+                f"{image_gib} or more, or download again at the new size: delete the image (`gcloud compute images "
+                f"delete {self.image_name} --project {args.project}`), then run `pulumi up --refresh`"
+            )
+        if image_gib is None:
             fill_steps = self._declare_fill(
                 revision_name, args, fill_disk_name, fill_zone, capacity, gcp_labels, labels
             )
@@ -352,8 +365,12 @@ class ModelWeights(pulumi.ComponentResource):
         )
         return volume, claim
 
-    def _image_exists(self, project: str) -> bool:
-        """Whether an earlier `up` already made this revision's image (then nothing is downloaded).
+    def _existing_image_gib(self, project: str) -> int | None:
+        """The size of this revision's image when an earlier `up` already made it (then nothing is downloaded), else
+        None. A disk made from the image is at least that large: GCP refuses a smaller one (terraform-provider-google
+        `google_compute_disk` `size`: "must not be less than the size of the image"), and this `up` would delete the
+        old serving disk, its volume and claim before that create fails, so a smaller `weights.sizeGib` stops the
+        program before any step.
 
         The look-up runs when the program runs, before any resource of this `up` exists: on an empty
         project the Compute Engine API this stack enables is still off and the call fails. That, or
@@ -367,8 +384,9 @@ class ModelWeights(pulumi.ComponentResource):
             )
         except Exception as error:  # the invoke's error type is the provider's; any failure means "unknown"
             pulumi.log.warn(f"cannot look up image {self.image_name} ({error}); declaring the fill path", self)
-            return False
-        return any(image.name == self.image_name for image in found.images or [])
+            return None
+        sizes = [image.disk_size_gb for image in found.images or [] if image.name == self.image_name]
+        return sizes[0] if sizes else None
 
     def _declare_fill(
         self,

@@ -108,11 +108,12 @@ def build(
     factory: Callable[[], object],
     existing_images: frozenset[str] = frozenset(),
     existing_cluster: Callable[[str, str, str], dict[str, Any]] = mocks.stand_in_cluster,
+    image_sizes: Mapping[str, int] | None = None,
 ) -> Built:
     """What `factory` registers (the component and its children) and exports, run as the render runs a
-    program: in an empty project, or one where earlier ups made `existing_images`; a look-up of a
-    cluster the stack does not manage finds `existing_cluster(name, location, project)`."""
-    monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_images, existing_cluster))
+    program: in an empty project, or one where earlier ups made `existing_images` (of `image_sizes` GiB, else
+    not known); a look-up of a cluster the stack does not manage finds `existing_cluster(name, location, project)`."""
+    monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_images, existing_cluster, image_sizes=image_sizes))
     result = as_a_new_process(mocks.run_under_mocks, SETTINGS, factory, monitor)
     return Built(result.registrations, render.plain(result.outputs))
 

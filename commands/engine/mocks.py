@@ -12,7 +12,7 @@ import hashlib
 import os
 import runpy
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,14 +146,14 @@ def stand_in_cluster(name: str, location: str, project: str) -> dict[str, Any]:
     }
 
 
-def _fake_image(name: str) -> dict[str, Any]:
+def _fake_image(name: str, size_gib: int = 0) -> dict[str, Any]:
     return {
         "name": name,
         "selfLink": f"https://www.googleapis.com/compute/v1/projects/offline/global/images/{name}",
         "archiveSizeBytes": 0,
         "creationTimestamp": "",
         "description": "",
-        "diskSizeGb": 0,
+        "diskSizeGb": size_gib,
         "family": "",
         "imageId": 0,
         "labels": {},
@@ -166,15 +166,18 @@ def _fake_image(name: str) -> dict[str, Any]:
 class OfflineMocks(pulumi_mocks.Mocks):
     """The engine and the cloud of an offline render: by default an empty project (a first `up`);
     `existing_images` names Compute Engine images that earlier ups made; `existing_cluster` answers
-    the look-up of a cluster the stack does not manage (`cluster.existing`)."""
+    the look-up of a cluster the stack does not manage (`cluster.existing`). An image's size is 0 (not known
+    offline) unless `image_sizes` gives it in GiB."""
 
     def __init__(
         self,
         existing_images: frozenset[str] = frozenset(),
         existing_cluster: Callable[[str, str, str], dict[str, Any]] = stand_in_cluster,
         proxy_subnets: Callable[[str, str], list[dict[str, Any]]] = stand_in_proxy_subnets,
+        image_sizes: Mapping[str, int] | None = None,
     ) -> None:
         self.existing_images = existing_images
+        self.image_sizes = dict(image_sizes or {})
         self.existing_cluster = existing_cluster
         self.proxy_subnets = proxy_subnets
 
@@ -196,7 +199,13 @@ class OfflineMocks(pulumi_mocks.Mocks):
             return {"subnetworks": self.proxy_subnets(str(arguments.get("project")), str(arguments.get("region")))}, []
         if args.token == GET_IMAGES:
             wanted = str(args.args.get("filter", "")).removeprefix("name = ")
-            return {"images": [_fake_image(name) for name in sorted(self.existing_images) if name == wanted]}, []
+            return {
+                "images": [
+                    _fake_image(name, self.image_sizes.get(name, 0))
+                    for name in sorted(self.existing_images)
+                    if name == wanted
+                ]
+            }, []
         return {}, []
 
 

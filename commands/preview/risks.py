@@ -407,6 +407,32 @@ def _disk_deleted_under_volume(old: dict[str, Record], change: ResourceChange, r
     )
 
 
+def _disk_below_its_image(old: dict[str, Record], change: ResourceChange, result: Preview) -> str | None:
+    """A disk made again, smaller, from an image this update keeps: GCP makes no disk smaller than its source image."""
+    if change.action != "replace" or change.record["type"] != DISK_TYPE:
+        return None
+    before, after = old[change.urn]["inputs"], change.record["inputs"]
+    image = after.get("image")
+    sizes = (before.get("size"), after.get("size"))
+    if not isinstance(image, str) or image != before.get("image") or not all(isinstance(size, int) for size in sizes):
+        return None
+    if sizes[1] >= sizes[0] or any(
+        other.record["type"] == IMAGE_TYPE and other.action in ("create", "replace") for other in result.changes
+    ):
+        return None
+    name = image.rsplit("/", 1)[-1]
+    project = after.get("project")
+    in_project = f" --project {project}" if project else ""
+    return (
+        f"{change.urn}: made again at {sizes[1]} GiB from the image {name}, which stays: GCP makes no disk smaller "
+        f"than its source image (terraform-provider-google `google_compute_disk` `size`), and the image is the size "
+        f"this disk had when the weights were downloaded: at most {sizes[0]} GiB, exactly that unless the size was "
+        "raised since (not known here). Under `pulumi preview` and `pulumi up` the program looks the image up and "
+        "stops before any step when the new size is below it. To shrink below it, download again: delete the image "
+        f"(`gcloud compute images delete {name}{in_project}`), then run `pulumi up --refresh`{_keys(change)}"
+    )
+
+
 def _serving_deleted_first(result: Preview) -> ResourceChange | None:
     """The serving Deployment when the engine deletes it first, with a resource replaced delete-first."""
     return next(
@@ -815,6 +841,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
             warning
             for warning in (
                 _disk_deleted_under_volume(old, change, result),
+                _disk_below_its_image(old, change, result),
                 _proxy_only_deleted(new, change),
                 _proxy_only_created_beside_reused(old, change),
                 _default_labels_changed(change),

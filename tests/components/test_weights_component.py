@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, weights_disk_name
+import pytest
+
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, WeightsImageError, weights_disk_name
 from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, of_type, resource_count_is
 
 MODEL, REVISION = "Qwen/Qwen3.5-27B-FP8", "main"
@@ -31,9 +33,11 @@ DISK_TYPE = "gcp:compute/disk:Disk"
 JOB = "kubernetes:batch/v1:Job"
 
 
-def build_weights(existing_images: frozenset[str] = frozenset(), **changes: object) -> Built:
+def build_weights(
+    existing_images: frozenset[str] = frozenset(), image_sizes: dict[str, int] | None = None, **changes: object
+) -> Built:
     args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
-    return build(lambda: ModelWeights("weights", args), existing_images)
+    return build(lambda: ModelWeights("weights", args), existing_images, image_sizes=image_sizes)
 
 
 def test_first_up_fills_a_scratch_disk_with_a_download_job() -> None:
@@ -114,6 +118,19 @@ def test_once_the_image_exists_nothing_is_downloaded() -> None:
     resource_count_is(records, "gcp:compute/snapshot:Snapshot", 0)
     assert [record.inputs["type"] for record in of_type(records, DISK_TYPE)] == ["hyperdisk-ml"]
     has_resource(records, "gcp:compute/image:Image", {"name": DISK})
+
+
+def test_disks_smaller_than_the_existing_image_stop_the_program_before_any_step() -> None:
+    """GCP makes no disk smaller than its source image; the image keeps the size of the disk it was downloaded to,
+    so a later, smaller `weights.sizeGib` would fail the disks' create after the old ones were deleted."""
+    with pytest.raises(WeightsImageError) as refused:
+        build_weights(existing_images=frozenset({DISK}), image_sizes={DISK: 100}, size_gib=80)
+    message = str(refused.value)
+    assert message.startswith(f"weights.sizeGib: 80 GiB is smaller than the weights image {DISK} (100 GiB")
+    assert "allowed: 100 or more" in message and f"gcloud compute images delete {DISK} --project my-proj" in message
+    for size in (100, 150):  # as large as the image or larger: made from it
+        records = build_weights(existing_images=frozenset({DISK}), image_sizes={DISK: 100}, size_gib=size)
+        has_resource(records, DISK_TYPE, {"name": DISK, "size": size})
 
 
 def test_protected_weights_are_abandoned_not_deleted() -> None:

@@ -127,6 +127,20 @@ def test_a_smaller_weights_disk_warns_that_the_serving_volume_goes_first(
     assert f"deleted first by the engine, before {disk.urn}" in changes_markdown(result)
 
 
+def test_a_smaller_weights_disk_says_gcp_makes_none_below_its_image(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 review: a smaller disk is made again from the image, which keeps the size it was downloaded at; GCP
+    refuses a disk below it after the engine deleted the old disk, volume and claim. The program stops before any
+    step when the image says so (components/weights.py); offline its size is not known, so the preview says so."""
+    shrunk = back_to_shipped(render_stack, tmp_path_factory, "dev", "disk-150", {"weights": {"sizeGib": 150}})
+    (warning,) = [warning for warning in shrunk.warnings if "no disk smaller than its source image" in warning]
+    assert "made again at 100 GiB" in warning and "at most 150 GiB" in warning and "not known here" in warning
+    assert "gcloud compute images delete llm-serving-weights-" in warning and "weights.sizeGib" in warning
+    _, _, grown = day2(render_stack, tmp_path_factory, "dev", "disk-150", {"weights": {"sizeGib": 150}})
+    assert not [warning for warning in grown.warnings if "source image" in warning]
+
+
 def test_flex_start_in_gateway_mode_gives_the_picker_the_pools_longer_grace(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -583,6 +583,22 @@ def _kept_warning(kept: KeptValue) -> str:
     )
 
 
+def _abandoned_name_kept(old: dict[str, Record], change: ResourceChange) -> str:
+    """What an abandoned object's name still holds: a later update that declares it again (a zone left and chosen
+    again, a revision served again) cannot create it under that name."""
+    inputs = old[change.urn]["inputs"]
+    name = inputs.get("name")
+    new = change.record["inputs"]
+    same_place = change.action == "replace" and (new.get("name"), new.get("zone")) == (name, inputs.get("zone"))
+    if not isinstance(name, str) or same_place:  # a clash of its own, refused (`_name_clash`)
+        return ""
+    where = f" in {inputs['zone']}" if isinstance(inputs.get("zone"), str) else ""
+    return (
+        f". It keeps the name {name}{where}: an update that declares it there again (this zone or revision chosen "
+        "again) fails with 'already exists' until it is deleted by hand or imported (docs/weights.md)"
+    )
+
+
 def _global_delete_first(change: ResourceChange) -> str | None:
     if change.action != "replace" or change.record["type"] not in GLOBAL_TYPES or not change.delete_before_replace:
         return None
@@ -815,7 +831,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
         ):
             found.append(
                 f"{change.urn}: deletionPolicy ABANDON, the old object stays in the cloud and is billed until it is "
-                "deleted by hand; this preview's cost per month does not count it"
+                f"deleted by hand; this preview's cost per month does not count it{_abandoned_name_kept(old, change)}"
             )
         if (delete_first := _global_delete_first(change)) is not None:
             found.append(delete_first)

@@ -244,3 +244,19 @@ def test_a_new_render_that_violates_a_mandatory_policy_says_the_update_stops_the
     (new / "policy.json").write_text(json.dumps({"violations": [{"level": "mandatory"}]}))
     refused = run_main(preview_main, str(prod.directory), str(new), "--out", str(tmp_path / "again"))
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "policy.json" in refused.stderr
+
+
+def test_an_abandoned_object_says_its_name_stays_taken() -> None:
+    """A day-2 review: prod's weights disk left in a zone (ABANDON) keeps its name there; moving back to that zone
+    later fails with 'already exists', and that preview cannot know the disk is there."""
+    disk = {"name": "weights-1", "zone": "us-central1-b", "size": 100, "project": "p", "deletionPolicy": "ABANDON"}
+    state = changed(base_state(), "disk", "inputs", disk)
+    moved = changed(state, "disk", "inputs.zone", "us-central1-c")
+    (warning,) = [warning for warning in preview(state, moved).warnings if "deletionPolicy ABANDON" in warning]
+    assert "keeps the name weights-1 in us-central1-b" in warning and "'already exists'" in warning
+    left = [item for item in base_state() if item["name"] != "disk"]
+    (gone,) = [warning for warning in preview(state, left).warnings if "deletionPolicy ABANDON" in warning]
+    assert "keeps the name weights-1 in us-central1-b" in gone
+    renamed = changed(state, "disk", "inputs.name", "weights-2")
+    (warning,) = [warning for warning in preview(state, renamed).warnings if "deletionPolicy ABANDON" in warning]
+    assert "keeps the name weights-1" in warning

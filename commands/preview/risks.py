@@ -255,11 +255,15 @@ def _proxy_only_expanded(change: ResourceChange) -> str | None:
     )
 
 
-def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange) -> str | None:
-    """A proxy-only subnet replaced while the Gateway that uses it stays: no order of the update keeps it serving."""
+def _proxy_only_replaced(new: dict[str, Record], change: ResourceChange, result: Preview) -> str | None:
+    """A proxy-only subnet replaced while the Gateway that uses it stays: no order of the update keeps it serving.
+    Not when the engine deletes the Gateway's objects first, with a resource replaced delete-first (a new cluster
+    name rebuilds everything on the cluster): nothing uses the subnet when it goes."""
     if change.action != "replace" or not _is_proxy_only(change.record):
         return None
-    if not _load_balanced(new):
+    balanced = [urn for urn, record in new.items() if record["type"].startswith(LOAD_BALANCED_TYPES)]
+    deleted_first = {other.urn for other in result.of("replace") if other.deleted_first_with}
+    if not balanced or set(balanced) <= deleted_first:
         return None
     order = (
         "deleted before its replacement exists"
@@ -538,7 +542,8 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
     for change in result.changes:
         found += _protection(old, change)
         found += _name_clash(old, change)
-        if change.action in ("update", "replace") and (in_use := _secondary_ranges_in_use(old, change)):
+        # only an update changes a range under the cluster; a replaced subnet is a new one, its ranges its own
+        if change.action == "update" and (in_use := _secondary_ranges_in_use(old, change)):
             found.append(
                 f"GCP would refuse to update {change.urn}: secondary range {in_use} changes while a cluster "
                 f"uses it (a cluster's pod and service ranges are fixed; a new range needs a new cluster: "
@@ -548,7 +553,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
             found.append(f"refused in production: {rebuilt}")
         if expanded := _proxy_only_expanded(change):
             found.append(expanded)
-        if moved := _proxy_only_replaced(new, change):
+        if moved := _proxy_only_replaced(new, change, result):
             found.append(moved)
         if unsourced := _image_without_snapshot(old, new, change):
             found.append(unsourced)

@@ -304,3 +304,15 @@ def test_an_update_that_follows_a_replacement_names_the_replacements_setting(
     assert named(result, "llm-subnet").action == "replace"
     nat = named(result, "llm-nat")
     assert nat.action == "update" and nat.config_keys == {"cluster.network.subnetCidr"}, nat.no_config_keys
+
+
+def test_a_new_cluster_name_in_gateway_mode_rebuilds_the_proxy_subnet_after_the_gateway(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 review: the proxy-only subnet replaced with everything on a renamed cluster was refused as replaced
+    under a Gateway that stays, but the engine deletes the Gateway's objects first, with the cluster."""
+    _, _, renamed = day2(render_stack, tmp_path_factory, "staging", "cluster-renamed", {"cluster": {"name": "llm-two"}})
+    assert named(renamed, "llm-gateway-proxy-subnet").action == "replace"
+    gateways = [change for change in renamed.of("replace") if change.record["type"].endswith(":Gateway")]
+    assert gateways and all(change.deleted_first_with for change in gateways)
+    assert not [refusal for refusal in renamed.refusals if "the Gateway would stop serving" in refusal]

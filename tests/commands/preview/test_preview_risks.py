@@ -260,3 +260,29 @@ def test_an_abandoned_object_says_its_name_stays_taken() -> None:
     renamed = changed(state, "disk", "inputs.name", "weights-2")
     (warning,) = [warning for warning in preview(state, renamed).warnings if "deletionPolicy ABANDON" in warning]
     assert "keeps the name weights-1" in warning
+
+
+def test_a_replaced_subnet_is_no_range_changed_under_the_cluster() -> None:
+    """A day-2 review: a new cluster name with a new pods range replaces the subnet (a new name) and the cluster; the
+    range GCP refuses to change under a cluster is only ever changed by an update."""
+    subnet = {
+        "name": "s1",
+        "region": "us-central1",
+        "project": "p",
+        "secondaryIpRanges": [{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"}],
+    }
+    old = changed(
+        [*base_state(), record("gcp:compute/subnetwork:Subnetwork", "subnet", subnet, provider="gcp")],
+        "gke",
+        "inputs.ipAllocationPolicy",
+        {"clusterSecondaryRangeName": "pods"},
+    )
+    new_range = changed(
+        old, "subnet", "inputs.secondaryIpRanges", [{"rangeName": "pods", "ipCidrRange": "10.16.0.0/14"}]
+    )
+    updated = preview(old, new_range)
+    assert one(updated, "subnet").action == "update"
+    assert [refusal for refusal in updated.refusals if "secondary range 'pods'" in refusal]
+    replaced = preview(old, changed(new_range, "subnet", "inputs.name", "s2"))
+    assert one(replaced, "subnet").action == "replace"
+    assert not [refusal for refusal in replaced.refusals if "secondary range" in refusal]

@@ -70,6 +70,7 @@ SNAPSHOT_TYPE = "gcp:compute/snapshot:Snapshot"
 PROXY_ONLY_PURPOSES = ("REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY")
 PROXY_ONLY_DOCS = "https://cloud.google.com/load-balancing/docs/proxy-only-subnets"
 NETWORK_TYPE = "gcp:compute/network:Network"
+FIREWALL_TYPE = "gcp:compute/firewall:Firewall"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 ROUTER_NAT_TYPE = "gcp:compute/routerNat:RouterNat"
 GLOBAL_TYPES = frozenset(
@@ -533,6 +534,41 @@ def _subnet_listed_by_nat(old: dict[str, Record], result: Preview) -> list[str]:
     return found
 
 
+def _network_held_by_firewalls(old: dict[str, Record], result: Preview) -> list[str]:
+    """A network replaced delete-first while firewall rules on it are not deleted first with it: their `network`
+    is not ForceNew (terraform-provider-google resource_compute_firewall.go), so the engine's dependent
+    replacements leave them out and it deletes the old network while they still use it, which GCP refuses ("is
+    already being used by", hashicorp/terraform-provider-google#5423): `pulumi up` stops half-way."""
+    found = []
+    by_urn = {change.urn: change for change in result.changes}
+    for change in result.of("replace"):
+        if change.record["type"] != NETWORK_TYPE or not change.delete_before_replace:
+            continue
+        network = old[change.urn]
+        references = {f"{network['name']}-id", str(network["inputs"].get("name"))}
+        holding = []
+        for urn, record in sorted(old.items()):
+            network_input = str(record["inputs"].get("network", ""))
+            if record["type"] != FIREWALL_TYPE or not (
+                network_input in references or network_input.endswith(f"/networks/{network['inputs'].get('name')}")
+            ):
+                continue
+            firewall_change = by_urn.get(urn)
+            if firewall_change is None or firewall_change.deleted_first_with != change.urn:
+                holding.append(urn)
+        if holding:
+            names = ", ".join(str(old[urn]["inputs"].get("name", old[urn]["name"])) for urn in holding)
+            targets = " ".join(f"--target '{urn}'" for urn in holding)
+            found.append(
+                f"{change.urn}: replaced delete-first by {change.delete_first_by or 'the engine'}, while the firewall "
+                f"rule(s) {names} still use it: their network is not ForceNew, so the engine does not delete them "
+                "first with it, and GCP refuses to delete a network a firewall rule uses ('is already being used "
+                "by'): `pulumi up` would stop after deleting the cluster and everything replaced with it. Delete the "
+                f"rules first (`pulumi destroy {targets}`), then run `pulumi up`{_keys(change)}"
+            )
+    return found
+
+
 def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
     cluster uses, a production workload rebuilt, a grown or moved proxy-only subnet, an image without its
@@ -559,6 +595,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
             found.append(unsourced)
         found += _secret_left_unset(change)
     found += _subnet_listed_by_nat(old, result)
+    found += _network_held_by_firewalls(old, result)
     names = {record["name"] for record in new.values()}
     old_names = {record["name"] for record in old.values()}
     for urn, record in sorted(new.items()):

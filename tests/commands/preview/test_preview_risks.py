@@ -286,3 +286,25 @@ def test_a_replaced_subnet_is_no_range_changed_under_the_cluster() -> None:
     replaced = preview(old, changed(new_range, "subnet", "inputs.name", "s2"))
     assert one(replaced, "subnet").action == "replace"
     assert not [refusal for refusal in replaced.refusals if "secondary range" in refusal]
+
+
+def test_a_network_replaced_delete_first_under_its_firewall_rules_is_refused() -> None:
+    """A day-2 review: a new cluster name in gateway mode replaces the network delete-first, but the Gateway's firewall
+    rules (whose network is not ForceNew) are replaced only when they register, after the old network's delete,
+    which GCP refuses while they use it: `pulumi up` stopped with the cluster already gone."""
+    firewall = {"name": "to-epp", "network": "vpc-id", "project": "p", "direction": "INGRESS"}
+    old = changed(
+        [*base_state(), record("gcp:compute/firewall:Firewall", "fw", firewall, provider="gcp", dependsOn=["vpc"])],
+        "vpc",
+        "options.deleteBeforeReplace",
+        True,
+    )
+    renamed = changed(changed(old, "vpc", "inputs.name", "vpc2"), "fw", "inputs.name", "to-epp-2")
+    (refusal,) = [refusal for refusal in preview(old, renamed).refusals if "firewall rule(s)" in refusal]
+    assert "to-epp still use it" in refusal and "'is already being used by'" in refusal
+    assert "pulumi destroy --target" in refusal and "fw" in refusal
+    # a rule the update deletes goes at its end, after the network: refused too; no rule on the network, no refusal
+    dropped = [item for item in renamed if item["name"] != "fw"]
+    assert [refusal for refusal in preview(old, dropped).refusals if "firewall rule(s)" in refusal]
+    bare = [item for item in old if item["name"] != "fw"]
+    assert not [refusal for refusal in preview(bare, dropped).refusals if "firewall rule(s)" in refusal]

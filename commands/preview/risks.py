@@ -800,14 +800,14 @@ def _benchmark_runs(change: ResourceChange, serving_before: bool) -> str | None:
         return None
     deadline = (record["inputs"].get("spec") or {}).get("activeDeadlineSeconds")
     within = f" for up to {deadline} s (activeDeadlineSeconds)" if isinstance(deadline, int) else ""
-    what = (
-        "is replaced, so the benchmark runs again"
+    what, instead = (
+        ("is replaced, so the benchmark runs again", "turn benchmark.enabled off first")
         if change.action == "replace"
-        else "is created, so the benchmark runs"
+        else ("is created, so the benchmark runs", "leave benchmark.enabled off")
     )
     return (
         f"{change.urn}: the benchmark Job {what} as soon as it is created{within}, at its full load against the "
-        "serving pods while they serve clients; turn benchmark.enabled off first where they do"
+        f"serving pods while they serve clients; {instead} where they do"
     )
 
 

@@ -194,10 +194,12 @@ def test_a_replaced_benchmark_job_says_it_runs_again(
     result = preview_states(before.states, after.states)
     (again,) = [warning for warning in result.warnings if "the benchmark Job is replaced" in warning]
     assert "runs again as soon as it is created for up to 14400 s (activeDeadlineSeconds)" in again
+    assert again.endswith("turn benchmark.enabled off first where they do")
     # turned on beside serving pods, its first run is as much load (a day-2 review: 7 plain creates, no warning)
     turned_on = preview_states(render_stack("prod").states, before.states)
     (first,) = [warning for warning in turned_on.warnings if "the benchmark Job is created" in warning]
     assert "the benchmark runs as soon as it is created for up to 14400 s" in first and "while they serve" in first
+    assert first.endswith("leave benchmark.enabled off where they do")  # it said "turn ... off" as it was turned on
 
 
 def test_a_hyperdisk_throughput_change_says_it_is_allowed_once_in_4_hours(

@@ -335,6 +335,12 @@ def _options(request: Any) -> dict[str, Any]:
     }
     if request.deletedWith:
         options["deletedWith"] = request.deletedWith
+    if request.replace_with:
+        options["replaceWith"] = list(request.replace_with)
+    if request.HasField("replacement_trigger"):  # read as the inputs are: a secret stays wrapped (render.plain)
+        holder = type(request.object)()  # a protobuf Struct
+        holder.fields["trigger"].CopyFrom(request.replacement_trigger)
+        options["replacementTrigger"] = rpc.deserialize_properties(holder, keep_unknowns=True)["trigger"]
     timeouts = request.customTimeouts
     if timeouts.create or timeouts.update or timeouts.delete:
         options["customTimeouts"] = {

@@ -28,7 +28,7 @@ OPTIONAL_NAMES = ("parent", "provider")
 # A token in a name is read back hidden, hf_*** (policies/redaction.py): the mark is allowed where it stands for one.
 NAME = re.compile(r"(?:[A-Za-z0-9._:/$@+=~-]|\*\*\*){1,1000}")
 NAME_ALLOWED = "letters, digits, . _ : / $ @ + = ~ - and a hidden secret's ***"
-NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "aliases")
+NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "aliases", "replaceWith")
 FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
 
 
@@ -119,11 +119,12 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
     for key in FLAGS:
         if options.get(key) is not None and not isinstance(options[key], bool):
             raise InputError(f"{where}: {label}: options.{key} must be true, false or null")
-    for item in options.get("dependsOn") or ():
-        if not NAME.fullmatch(item):
-            raise InputError(
-                f"{where}: {label}: options.dependsOn holds {item[:40]!r}, not a logical name ({NAME_ALLOWED})"
-            )
+    for key in ("dependsOn", "replaceWith"):
+        for item in options.get(key) or ():
+            if not NAME.fullmatch(item):
+                raise InputError(
+                    f"{where}: {label}: options.{key} holds {item[:40]!r}, not a logical name ({NAME_ALLOWED})"
+                )
     if options.get("deletedWith") is not None and not (
         isinstance(options["deletedWith"], str) and NAME.fullmatch(options["deletedWith"])
     ):

@@ -167,7 +167,8 @@ def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | 
     after = change.record["inputs"].get("metadata") or {}
     moved = before.get("namespace") != after.get("namespace")
     claim = (
-        "; in the new namespace its weights claim is a new claim for a volume the old claim still holds"
+        "; in the new namespace the weights volume and its claim are deleted and made again (a bound volume takes no "
+        "other claim), and the old claim is not deleted while a pod mounts it"
         if moved
         else ""
     )

@@ -10,6 +10,11 @@ Engine and provider behaviour modelled here, with its source:
   unknown in every resource that uses them; on an immutable field that is a replacement too.
 * `ignoreChanges` paths are not diffs (processIgnoreChanges); `replaceOnChanges` paths turn updates
   into replacements (applyReplaceOnChanges).
+* A `replacementTrigger` that changes replaces the resource without asking its provider, so only the
+  `deleteBeforeReplace` option orders it; a side without a trigger (a state from before it) is no change
+  (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go `shouldTriggerReplace`).
+* A resource is replaced with every resource its `replaceWith` option names, and deleted before one
+  replaced delete-first (`findDependentCascadeReplacements`).
 * A field the provider keeps when the program drops it (Optional+Computed,
   `commands/preview/computed_fields.py`) is no diff: "no change: the old value stays".
 * A secret is compared by its digest (`commands/engine/secrets.py`), never by its value.
@@ -64,6 +69,7 @@ from commands.preview.provider_effects import delete_effect, update_effect
 from commands.preview.replacement_rules import ReplacementRule, is_kubernetes_object, rule_for
 from commands.preview.setting_sources import SettingValues, name_settings
 
+TRIGGER = "replacementTrigger"
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"
@@ -144,6 +150,11 @@ def _ignored(path: str, ignore_changes: list[str]) -> bool:
         any(len(parse_path(ignore)) <= len(changed) and path_touches(ignore, path) for ignore in ignore_changes)
         or "*" in ignore_changes
     )
+
+
+def _trigger_changed(old_options: dict[str, Any], new_options: dict[str, Any]) -> bool:
+    old, new = old_options.get(TRIGGER), new_options.get(TRIGGER)
+    return old is not None and new is not None and old != new
 
 
 def _replace_on_changes(path: str, replace_on_changes: list[str]) -> bool:
@@ -318,7 +329,9 @@ class UpdatePlanner:
             )
             if replaces:
                 change.replaced_because.append(f"{path} changed")
-        if change.inputs:
+        if _trigger_changed(old["options"], new["options"]):
+            change.replaced_because.append("its replacementTrigger changed")
+        if change.inputs or change.replaced_because:
             change.action = "replace" if change.replaced_because else "update"
         self.changes[urn] = change
 
@@ -331,8 +344,27 @@ class UpdatePlanner:
             for change in self.changes.values():
                 if change.action in ("create", "delete") or not change.record["custom"]:
                     continue
-                if self._follow_provider(change, replaced) or (self._follow_inputs(change, replaced)):
+                if (
+                    self._follow_provider(change, replaced)
+                    or self._follow_inputs(change, replaced)
+                    or self._follow_replace_with(change, replaced)
+                ):
                     settled = False
+
+    def _follow_replace_with(self, change: ResourceChange, replaced: set[str]) -> bool:
+        """A resource whose `replaceWith` option names a replaced resource is replaced with it, and deleted before it
+        when that one is deleted first (pulumi/pulumi@1b594989 pkg/resource/deploy/step_generator.go: "marked for
+        replacement because ... (in its ReplaceWith list) is being replaced", `findDependentCascadeReplacements`)."""
+        grew = False
+        for name in change.record["options"].get("replaceWith") or []:
+            urn = self.urn_of_name.get(name)
+            if urn not in replaced or urn in change.replaced_with:
+                continue
+            change.action = "replace"
+            change.replaced_because.append(f"it is replaced with {name} (its replaceWith option)")
+            change.replaced_with.add(urn)
+            grew = True
+        return grew
 
     def _follow_provider(self, change: ResourceChange, replaced: set[str]) -> bool:
         """The engine checks the provider first: a replaced provider replaces the resource, no Diff call;

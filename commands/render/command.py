@@ -125,6 +125,10 @@ def resource_records(registrations: list[mocks.Registration]) -> list[dict[str, 
         options["dependsOn"] = sorted(names.get(urn, _name_of(urn)) for urn in options["dependsOn"])
         if "deletedWith" in options:
             options["deletedWith"] = names.get(options["deletedWith"], _name_of(options["deletedWith"]))
+        if "replaceWith" in options:
+            options["replaceWith"] = sorted(names.get(urn, _name_of(urn)) for urn in options["replaceWith"])
+        if "replacementTrigger" in options:
+            options["replacementTrigger"] = plain(options["replacementTrigger"])
         # a provider reference is "<provider urn>::<provider id>"
         provider = registration.provider.split("::")[-2] if registration.provider else None
         record = {

@@ -168,8 +168,9 @@ def test_a_file_over_the_limit_is_refused_not_read(
         {"type": "t", "name": "n", "custom": "yes", "inputs": {}, "options": {}},
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"dependsOn": 5}},
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {}, "parent": 3},
+        {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"replaceWith": ["a `b` [x](y)"]}},
     ],
-    ids=["not-object", "no-options", "custom-string", "depends-on-number", "parent-number"],
+    ids=["not-object", "no-options", "custom-string", "depends-on-number", "parent-number", "replace-with-markup"],
 )
 def test_a_malformed_resource_record_is_one_line(record: object, dev_render: Path, tmp_path: Path) -> None:
     bad = tmp_path / "resources.json"

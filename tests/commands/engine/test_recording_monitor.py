@@ -7,6 +7,7 @@ test runs a program under both and compares what the program reads and what is r
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pulumi
@@ -15,7 +16,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 
 from commands.engine import mocks
 from commands.engine.mocks import OfflineMocks, RecordingMonitor, RunResult
-from tests.construct import SETTINGS
+from tests.construct import SETTINGS, build
 from tests.rendered import as_a_new_process
 
 
@@ -164,3 +165,22 @@ def test_another_mocks_class_is_answered_by_the_sdks_mock() -> None:
     assert result.outputs["spec"]["value"] == {"size": 1, "status": "ready"}
     (thing,) = result.registrations
     assert thing.inputs == {"spec": {"size": 1}}
+
+
+def test_a_replacement_trigger_and_replace_with_are_recorded_and_a_secret_trigger_is_hidden() -> None:
+    """The preview replaces on a changed trigger and with what replaceWith names (commands/preview/update_plan.py)."""
+
+    def program() -> None:
+        network = gcp.compute.Network("net", name="n", opts=pulumi.ResourceOptions(replacement_trigger="a"))
+        gcp.compute.Firewall(
+            "fw",
+            name="f",
+            network=network.id,
+            opts=pulumi.ResourceOptions(replace_with=[network], replacement_trigger=pulumi.Output.secret("hunter")),
+        )
+
+    built = build(program)
+    records = {record["name"]: record["options"] for record in built.records}
+    assert records["net"]["replacementTrigger"] == "a" and "replaceWith" not in records["net"]
+    assert records["fw"]["replaceWith"] == ["net"] and records["fw"]["replacementTrigger"] == "[secret]"
+    assert "hunter" not in json.dumps(built.records)

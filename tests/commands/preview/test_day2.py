@@ -22,6 +22,7 @@ from tests.rendered import ROOT, RenderedStack, run_main, run_render
 CLUSTER = "gcp:container/cluster:Cluster"
 SECRET = "kubernetes:core/v1:Secret"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+VOLUME = "kubernetes:core/v1:PersistentVolume"
 
 
 def scaffolding(records: list[dict[str, Any]]) -> set[str]:
@@ -200,6 +201,12 @@ def test_a_namespace_rename_warns_that_the_serving_pods_are_rebuilt_beside_the_o
     (warning,) = [warning for warning in result.warnings if "serving Deployment" in warning]
     assert "A4 node" in warning and "--replicas=0" in warning and "new namespace" in warning
     assert not any("serving Deployment" in refusal for refusal in result.refusals)
+    # the serving volume: no claimRef to update (Kubernetes owns it once bound), replaced by its trigger
+    (volume,) = [change for change in result.of("replace") if change.record["type"] == VOLUME]
+    assert volume.replaced_because == ["its replacementTrigger changed"] and volume.delete_before_replace
+    assert volume.config_keys == {"cluster.namespace"}
+    (claim,) = [change for change in result.of("replace") if change.record["type"] == VOLUME + "Claim"]
+    assert claim.deleted_first_with == volume.urn
 
 
 def test_a_service_rename_in_prod_is_refused(

@@ -189,3 +189,50 @@ def test_a_disk_replaced_delete_first_under_its_volume_warns_about_the_claim_and
     result = preview(old, new)
     (warning,) = [warning for warning in result.warnings if "replaced delete-first (size changed)" in warning]
     assert "::pv" in warning and "Terminating" in warning and "detaches" in warning and "zero" in warning
+
+
+# ---------------------------------------------------------------- a replacement trigger, replaceWith
+
+
+def volume_and_claim(trigger: str | None) -> list[dict[str, Any]]:
+    """A volume replaced by its trigger, delete-first under its fixed name, and a claim replaced with it."""
+    triggered = {} if trigger is None else {"replacementTrigger": trigger}
+    return [
+        *base_state(),
+        record(
+            "kubernetes:core/v1:PersistentVolume",
+            "pv",
+            {"metadata": {"name": "w"}, "spec": {"csi": {"volumeHandle": "projects/p/zones/us-central1-b/disks/d"}}},
+            parent="llm-weights",
+            provider="k8s",
+            deleteBeforeReplace=True,
+            **triggered,
+        ),
+        record(
+            "kubernetes:core/v1:PersistentVolumeClaim",
+            "pvc",
+            {"metadata": {"name": "w", "namespace": "a"}, "spec": {"volumeName": "w"}},
+            parent="llm-weights",
+            provider="k8s",
+            dependsOn=["pv"],
+            replaceWith=["pv"],
+        ),
+    ]
+
+
+def test_a_changed_trigger_replaces_as_its_option_orders_and_what_is_replaced_with_it_first() -> None:
+    """pulumi step_generator.go shouldTriggerReplace, findDependentCascadeReplacements: the claim's own inputs are
+    unchanged, yet it is replaced with the volume and deleted before it."""
+    result = preview(volume_and_claim("a"), volume_and_claim("b"))
+    volume, claim = one(result, "pv"), one(result, "pvc")
+    assert volume.action == "replace" and volume.replaced_because == ["its replacementTrigger changed"]
+    assert volume.delete_before_replace and volume.inputs == []
+    assert claim.action == "replace" and claim.replaced_because == ["it is replaced with pv (its replaceWith option)"]
+    assert claim.delete_before_replace and claim.deleted_first_with == volume.urn
+
+
+def test_a_trigger_on_one_side_only_is_no_change() -> None:
+    """A state from before the trigger (null) against one with it, and back: the engine compares only two values."""
+    assert preview(volume_and_claim(None), volume_and_claim("a")).changes == []
+    assert preview(volume_and_claim("a"), volume_and_claim(None)).changes == []
+    assert preview(volume_and_claim("a"), volume_and_claim("a")).changes == []

@@ -646,10 +646,11 @@ def _global_delete_first(change: ResourceChange) -> str | None:
     if change.action != "replace" or change.record["type"] not in GLOBAL_TYPES or not change.delete_before_replace:
         return None
     name = change.record["inputs"].get("name")
+    renamed = any(entry.path == "name" for entry in change.inputs)
+    why = f"the new one ({name!r}) is created" if renamed else f"{name!r} is a global name, so the new one is created"
     return (
-        f"{change.urn}: replaced delete-first by {change.delete_first_by}: {name!r} is a global name, so the new one "
-        "is created only once the old one is gone; in between it does not exist, and the delete fails while "
-        "anything still uses it"
+        f"{change.urn}: replaced delete-first by {change.delete_first_by}: {why} only once the old one is gone; in "
+        "between it does not exist, and the delete fails while anything still uses it"
     )
 
 

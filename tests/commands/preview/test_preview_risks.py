@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from commands.preview import risks
 from commands.preview.command import main as preview_main
@@ -308,3 +311,23 @@ def test_a_network_replaced_delete_first_under_its_firewall_rules_is_refused() -
     assert [refusal for refusal in preview(old, dropped).refusals if "firewall rule(s)" in refusal]
     bare = [item for item in old if item["name"] != "fw"]
     assert not [refusal for refusal in preview(bare, dropped).refusals if "firewall rule(s)" in refusal]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        ("inputs.autoCreateSubnetworks", True, "'vpc' is a global name, so the new one is created only once"),
+        ("inputs.name", "vpc-2", "the new one ('vpc-2') is created only once"),
+    ],
+    ids=["same-name", "renamed"],
+)
+def test_a_global_object_replaced_delete_first_says_why_only_where_the_name_is_the_same(
+    path: str, value: Any, said: str
+) -> None:
+    """A day-2 review: a renamed network was said to wait for its old "global name", which it does not share."""
+    old = changed(changed(base_state(), "gke", "options.protect", False), "vpc", "inputs.autoCreateSubnetworks", False)
+    result = preview(old, changed(old, "vpc", path, value))
+    (warning,) = [
+        warning for warning in result.warnings if "::vpc: replaced delete-first" in warning and "only once" in warning
+    ]
+    assert said in warning and "the delete fails while anything still uses it" in warning

@@ -331,18 +331,19 @@ class ModelWeights(pulumi.ComponentResource):
         ReadWriteOnce for the scratch disk the download writes, ReadOnlyMany (read-only, with read-ahead)
         for the serving disks every node attaches.
 
-        The claim binds the volume by its `volumeName`; the volume declares no `claimRef`. Binding, the
-        volume controller writes the claim's uid into `claimRef` (`GetBindVolumeToClaim`), and
-        `ObjectReference` is an atomic struct, so the controller then owns all of it: a later server-side
-        apply of a `claimRef` without the uid (a label or namespace change) conflicts, pulumi-kubernetes
-        applying without force (`patchForce`, await.go), and forcing it would drop the uid and leave the
-        bound claim `Lost` (`syncBoundClaim`). The `llm-serving/claim` annotation names the claim instead.
-        A claim in another namespace is a new claim that a volume still bound to the old one never binds:
-        the namespace is the volume's replacement trigger. The engine then skips the provider's Diff
-        (pulumi `step_generator.go`), so the delete-first that a fixed name needs is set here, and the claim
-        is replaced with its volume (`replace_with`: deleted before it, `findDependentCascadeReplacements`),
-        since a volume is not deleted while a claim is bound to it (the `kubernetes.io/pv-protection`
-        finalizer)."""
+        The claim binds the volume by its `volumeName`; the volume declares no `claimRef`. Binding, the volume
+        controller writes the claim's uid into `claimRef` (`GetBindVolumeToClaim`), and `ObjectReference` is an
+        atomic struct, so the controller then owns all of it (Kubernetes' Server-Side Apply page: "Whenever a
+        field's value does change, ownership moves ... to the manager making the change"; "fields that have a
+        different value and are owned by another manager will result in a conflict"): a later server-side apply
+        of a `claimRef` without the uid (a label or namespace change) conflicts, pulumi-kubernetes applying
+        without force (`patchForce`, await.go), and forcing it would drop the uid and leave the bound claim
+        `Lost` (`syncBoundClaim`). The `llm-serving/claim` annotation names the claim instead. A claim in
+        another namespace is a new claim that a volume still bound to the old one never binds: the namespace is
+        the volume's replacement trigger. The engine then skips the provider's Diff (pulumi
+        `step_generator.go`), so the delete-first that a fixed name needs is set here, and the claim is replaced
+        with its volume (`replace_with`: deleted before it, `findDependentCascadeReplacements`), since a volume
+        is not deleted while a claim is bound to it (the `kubernetes.io/pv-protection` finalizer)."""
         access_mode = "ReadOnlyMany" if read_only else "ReadWriteOnce"
         volume = k8s.core.v1.PersistentVolume(
             f"{logical_prefix}-pv",

@@ -120,11 +120,9 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
         if options.get(key) is not None and not isinstance(options[key], bool):
             raise InputError(f"{where}: {label}: options.{key} must be true, false or null")
     for key in ("dependsOn", "replaceWith"):
-        for item in options.get(key) or ():
-            if not NAME.fullmatch(item):
-                raise InputError(
-                    f"{where}: {label}: options.{key} holds {item[:40]!r}, not a logical name ({NAME_ALLOWED})"
-                )
+        for position, item in enumerate(options.get(key) or ()):
+            if not NAME.fullmatch(item):  # not quoted: a hand-edited value may hold a password
+                raise InputError(f"{where}: {label}: options.{key}[{position}] is not a logical name ({NAME_ALLOWED})")
     if options.get("deletedWith") is not None and not (
         isinstance(options["deletedWith"], str) and NAME.fullmatch(options["deletedWith"])
     ):

@@ -42,6 +42,7 @@ Engine and provider behaviour modelled here, with its source:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +71,7 @@ from commands.preview.replacement_rules import ReplacementRule, is_kubernetes_ob
 from commands.preview.setting_sources import SettingValues, name_settings
 
 TRIGGER = "replacementTrigger"
+TRIGGER_DIGESTS = "replacementTriggerSecretDigests"
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"
@@ -153,8 +155,14 @@ def _ignored(path: str, ignore_changes: list[str]) -> bool:
 
 
 def _trigger_changed(old_options: dict[str, Any], new_options: dict[str, Any]) -> bool:
+    """Compared as the engine compares property values: a bool is not the number 1; a secret by its digests."""
     old, new = old_options.get(TRIGGER), new_options.get(TRIGGER)
-    return old is not None and new is not None and old != new
+    if old is None or new is None:
+        return False
+    return any(
+        json.dumps(old_options.get(key), sort_keys=True) != json.dumps(new_options.get(key), sort_keys=True)
+        for key in (TRIGGER, TRIGGER_DIGESTS)
+    )
 
 
 def _replace_on_changes(path: str, replace_on_changes: list[str]) -> bool:
@@ -358,7 +366,7 @@ class UpdatePlanner:
         grew = False
         for name in change.record["options"].get("replaceWith") or []:
             urn = self.urn_of_name.get(name)
-            if urn not in replaced or urn in change.replaced_with:
+            if urn not in replaced or urn in change.replaced_with or urn == change.urn:
                 continue
             change.action = "replace"
             change.replaced_because.append(f"it is replaced with {name} (its replaceWith option)")

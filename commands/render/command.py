@@ -128,7 +128,10 @@ def resource_records(registrations: list[mocks.Registration]) -> list[dict[str, 
         if "replaceWith" in options:
             options["replaceWith"] = sorted(names.get(urn, _name_of(urn)) for urn in options["replaceWith"])
         if "replacementTrigger" in options:
-            options["replacementTrigger"] = plain(options["replacementTrigger"])
+            trigger = options["replacementTrigger"]
+            options["replacementTrigger"] = plain(trigger)
+            if digests := secret_digests(trigger):  # a secret trigger that changes is still told apart
+                options["replacementTriggerSecretDigests"] = digests
         # a provider reference is "<provider urn>::<provider id>"
         provider = registration.provider.split("::")[-2] if registration.provider else None
         record = {

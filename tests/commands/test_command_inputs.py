@@ -180,6 +180,18 @@ def test_a_malformed_resource_record_is_one_line(record: object, dev_render: Pat
     one_line_refusal(run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")), "record 0")
 
 
+@pytest.mark.parametrize("key", ["dependsOn", "replaceWith"])
+def test_a_bad_name_in_an_option_is_refused_without_quoting_it(key: str, dev_render: Path, tmp_path: Path) -> None:
+    """An attacker: a password in a hand-edited name list reached the refusal line (and a CI log)."""
+    password = "S3cret" + "Passw0rd"
+    record = {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {key: ["a", f"x`admin:{password}@db"]}}
+    old = a_render(tmp_path / "old", [record])
+    line = one_line_refusal(
+        run_main(preview_main, str(old), str(dev_render), "--out", str(tmp_path / "out")), f"options.{key}[1]"
+    )
+    assert password not in line
+
+
 @pytest.mark.parametrize("copied_as", ["the same", "another type"])
 def test_two_records_of_one_name_are_bad_input(copied_as: str, dev_render: Path, tmp_path: Path) -> None:
     """An attacker: a copy of the serving Deployment with a token in its env, beside it under the same name (or the

@@ -183,4 +183,6 @@ def test_a_replacement_trigger_and_replace_with_are_recorded_and_a_secret_trigge
     records = {record["name"]: record["options"] for record in built.records}
     assert records["net"]["replacementTrigger"] == "a" and "replaceWith" not in records["net"]
     assert records["fw"]["replaceWith"] == ["net"] and records["fw"]["replacementTrigger"] == "[secret]"
+    (digest,) = records["fw"]["replacementTriggerSecretDigests"].values()
+    assert digest.startswith("value sha256:") and "replacementTriggerSecretDigests" not in records["net"]
     assert "hunter" not in json.dumps(built.records)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from commands.preview.changes_md import changes_markdown
 from commands.preview.command import preview
 from commands.preview.provider_effects import STATE_ONLY
@@ -236,3 +238,24 @@ def test_a_trigger_on_one_side_only_is_no_change() -> None:
     assert preview(volume_and_claim(None), volume_and_claim("a")).changes == []
     assert preview(volume_and_claim("a"), volume_and_claim(None)).changes == []
     assert preview(volume_and_claim("a"), volume_and_claim("a")).changes == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(1, True), ([0], [False]), ("[secret]", "[secret]")],
+    ids=["one-and-true", "zero-and-false-in-a-list", "secret-digests-differ"],
+)
+def test_triggers_compare_as_the_engine_compares_property_values(old: Any, new: Any) -> None:
+    """A bool is not a number to the engine (property.Value kinds); a secret trigger is told apart by its digests."""
+    before, after = volume_and_claim(old), volume_and_claim(new)
+    if old == "[secret]":
+        before[-2]["options"]["replacementTriggerSecretDigests"] = {"": "value sha256:aaaaaaaaaaaa"}
+        after[-2]["options"]["replacementTriggerSecretDigests"] = {"": "value sha256:bbbbbbbbbbbb"}
+    assert one(preview(before, after), "pv").replaced_because == ["its replacementTrigger changed"]
+
+
+def test_a_resource_is_not_replaced_with_itself() -> None:
+    old, new = volume_and_claim("a"), volume_and_claim("b")
+    new[-1]["options"]["replaceWith"] = ["pv", "pvc", "no-such-resource"]
+    claim = one(preview(old, new), "pvc")
+    assert claim.replaced_because == ["it is replaced with pv (its replaceWith option)"]

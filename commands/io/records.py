@@ -30,6 +30,8 @@ NAME = re.compile(r"(?:[A-Za-z0-9._:/$@+=~-]|\*\*\*){1,1000}")
 NAME_ALLOWED = "letters, digits, . _ : / $ @ + = ~ - and a hidden secret's ***"
 NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecretOutputs", "aliases", "replaceWith")
 FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
+# a secret's digest as a render writes it ("value sha256:" and 12 hex digits, or a ciphertext's) with room to spare
+DIGEST_LIMIT = 200
 
 
 # Where the pod template of a workload is in its inputs (the Kubernetes API: apps/v1, batch/v1), and the
@@ -123,6 +125,12 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
         for position, item in enumerate(options.get(key) or ()):
             if not NAME.fullmatch(item):  # not quoted: a hand-edited value may hold a password
                 raise InputError(f"{where}: {label}: options.{key}[{position}] is not a logical name ({NAME_ALLOWED})")
+    trigger_digests = options.get("replacementTriggerSecretDigests")
+    if trigger_digests is not None and not (
+        isinstance(trigger_digests, dict)
+        and all(isinstance(digest, str) and len(digest) <= DIGEST_LIMIT for digest in trigger_digests.values())
+    ):
+        raise InputError(f"{where}: {label}: options.replacementTriggerSecretDigests must map paths to digests")
     if options.get("deletedWith") is not None and not (
         isinstance(options["deletedWith"], str) and NAME.fullmatch(options["deletedWith"])
     ):

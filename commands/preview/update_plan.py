@@ -337,7 +337,7 @@ class UpdatePlanner:
             )
             if replaces:
                 change.replaced_because.append(f"{path} changed")
-        if _trigger_changed(old["options"], new["options"]):
+        if new["custom"] and _trigger_changed(old["options"], new["options"]):
             change.replaced_because.append("its replacementTrigger changed")
         if change.inputs or change.replaced_because:
             change.action = "replace" if change.replaced_because else "update"
@@ -445,20 +445,17 @@ class UpdatePlanner:
             change.action = "replace" if change.replaced_because else "update"
         return grew
 
-    def _replaced_with_closure(self, root: str) -> list[ResourceChange]:
+    def _replaced_with_closure(self, root: str, by_source: dict[str, list[ResourceChange]]) -> list[ResourceChange]:
         """The replacements the engine deletes before `root` when `root` is replaced delete-first:
         those replaced because of `root` (its outputs made unknown, or it is their provider),
-        transitively (`calculateDependentReplacements`)."""
+        transitively (`calculateDependentReplacements`); `by_source`: the replacements by what each is replaced with."""
         found: dict[str, ResourceChange] = {}
-        grew = True
-        while grew:
-            grew = False
-            for change in self.changes.values():
-                if change.action != "replace" or change.urn in found or change.urn == root:
-                    continue
-                if change.replaced_with & ({root} | set(found)):
+        pending = [root]
+        while pending:
+            for change in by_source.get(pending.pop(), ()):
+                if change.urn != root and change.urn not in found:
                     found[change.urn] = change
-                    grew = True
+                    pending.append(change.urn)
         return list(found.values())
 
     def _delete_dependents_first(self) -> None:
@@ -468,7 +465,12 @@ class UpdatePlanner:
             (change for change in self.changes.values() if change.action == "replace" and change.delete_before_replace),
             key=lambda change: change.urn,
         )
-        closures = {root.urn: self._replaced_with_closure(root.urn) for root in roots}
+        by_source: dict[str, list[ResourceChange]] = {}
+        for change in self.changes.values():
+            if change.action == "replace":
+                for source in sorted(change.replaced_with):
+                    by_source.setdefault(source, []).append(change)
+        closures = {root.urn: self._replaced_with_closure(root.urn, by_source) for root in roots}
         inner = {change.urn for closure in closures.values() for change in closure}
         for root in roots:
             if root.urn in inner:

@@ -169,8 +169,17 @@ def test_a_file_over_the_limit_is_refused_not_read(
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"dependsOn": 5}},
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {}, "parent": 3},
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"replaceWith": ["a `b` [x](y)"]}},
+        {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"replacementTriggerSecretDigests": "x"}},
     ],
-    ids=["not-object", "no-options", "custom-string", "depends-on-number", "parent-number", "replace-with-markup"],
+    ids=[
+        "not-object",
+        "no-options",
+        "custom-string",
+        "depends-on-number",
+        "parent-number",
+        "replace-with-markup",
+        "trigger-digests-string",
+    ],
 )
 def test_a_malformed_resource_record_is_one_line(record: object, dev_render: Path, tmp_path: Path) -> None:
     bad = tmp_path / "resources.json"

@@ -259,3 +259,26 @@ def test_a_resource_is_not_replaced_with_itself() -> None:
     new[-1]["options"]["replaceWith"] = ["pv", "pvc", "no-such-resource"]
     claim = one(preview(old, new), "pvc")
     assert claim.replaced_because == ["it is replaced with pv (its replaceWith option)"]
+
+
+def test_a_chain_replaced_with_a_volume_is_deleted_first_link_by_link_and_a_component_has_no_trigger() -> None:
+    """replaceWith followed transitively from the root replaced delete-first; a component is never replaced."""
+    old, new = volume_and_claim("a"), volume_and_claim("b")
+    for state in (old, new):
+        for index in range(3):
+            state.append(
+                record(
+                    "kubernetes:core/v1:ConfigMap",
+                    f"link-{index}",
+                    {"metadata": {"name": f"link-{index}", "namespace": "a"}},
+                    parent="llm-weights",
+                    provider="k8s",
+                    replaceWith=["pvc" if index == 0 else f"link-{index - 1}"],
+                )
+            )
+        (volume_record,) = [item for item in state if item["name"] == "pv"]
+        state[0]["options"]["replacementTrigger"] = "component-" + volume_record["options"]["replacementTrigger"]
+    result = preview(old, new)
+    volume = one(result, "pv")
+    assert all(one(result, f"link-{index}").deleted_first_with == volume.urn for index in range(3))
+    assert "llm" not in {change.record["name"] for change in result.changes}

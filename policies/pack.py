@@ -50,12 +50,7 @@ from policies.rules.routing import (
 )
 from policies.rules.security import NO_CORS_WILDCARD, NO_REMOTE_CODE, NO_SECRET_LITERAL, NO_TOKEN_LITERAL
 from policies.rules.startup import COMPILE_CACHE_KEYED
-from policies.rules.weights import (
-    REVISION_IS_A_COMMIT,
-    VOLUME_DECLARES_NO_CLAIM_REF,
-    WEIGHTS_IN_GPU_ZONES,
-    WEIGHTS_READ_ONLY,
-)
+from policies.rules.weights import REVISION_IS_A_COMMIT, WEIGHTS_IN_GPU_ZONES, WEIGHTS_READ_ONLY
 
 PACK_NAME = "gke-b200-serving"
 
@@ -86,7 +81,6 @@ POLICIES: list[Any] = [
     WEIGHTS_READ_ONLY,
     WEIGHTS_IN_GPU_ZONES,
     REVISION_IS_A_COMMIT,
-    VOLUME_DECLARES_NO_CLAIM_REF,
     GATEWAY_PREREQUISITES,
     ENDPOINT_PICKER_CPU,
     LOAD_BALANCER_ALLOWED,

@@ -456,15 +456,6 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
     "LLM-PROD-001_fail": lambda: PolicyFixture(
         edited(serving_stack(), lambda r: inputs_of(r, f"llm-weights-disk-{ZONE}").update(deletionPolicy="DELETE"))
     ),
-    "LLM-WGT-004_pass": lambda: PolicyFixture(serving_stack("dev")),
-    "LLM-WGT-004_fail": lambda: PolicyFixture(
-        edited(
-            serving_stack("dev"),
-            lambda r: inputs_of(r, "llm-weights-pv")["spec"].update(
-                claimRef={"namespace": "llm-serving", "name": "weights"}
-            ),
-        )
-    ),
     "LLM-WGT-003_pass": lambda: PolicyFixture(serving_stack("dev")),
     "LLM-WGT-003_fail": lambda: PolicyFixture(
         edited(

@@ -162,33 +162,3 @@ REVISION_IS_A_COMMIT = ResourceValidationPolicy(
     enforcement_level=EnforcementLevel.ADVISORY,
     validate=_revision_is_a_commit,
 )
-
-
-PERSISTENT_VOLUME = "kubernetes:core/v1:PersistentVolume"
-
-
-def _volume_declares_no_claim_ref(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != PERSISTENT_VOLUME:
-        return
-    claim = as_mapping(dig(args.props, "spec", "claimRef"))
-    if claim:
-        where = "/".join(as_text(claim.get(key)) for key in ("namespace", "name") if as_text(claim.get(key)))
-        report(
-            f"PersistentVolume {as_text(dig(args.props, 'metadata', 'name')) or args.name} declares spec.claimRef "
-            f"({where or 'a claim'}): the claim's spec.volumeName binds it; leave claimRef to Kubernetes"
-        )
-
-
-VOLUME_DECLARES_NO_CLAIM_REF = ResourceValidationPolicy(
-    name="LLM-WGT-004",
-    display_name="A static PersistentVolume leaves claimRef to Kubernetes",
-    description=(
-        "A PersistentVolume the stack declares must not set spec.claimRef; its claim binds it by spec.volumeName. "
-        "Binding, the volume controller writes the claim's uid into claimRef, and claimRef (an atomic "
-        "ObjectReference) then belongs to the controller: the next server-side apply of the volume (a new label, "
-        "another namespace) fails with a field conflict on .spec.claimRef, and forcing it drops the uid, which "
-        "leaves the bound claim Lost."
-    ),
-    enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_volume_declares_no_claim_ref,
-)

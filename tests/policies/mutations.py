@@ -324,13 +324,6 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         ),
         "LLM-WGT-003",
     ),
-    "volume-claim-ref": (
-        "staging",
-        lambda r: _of_type(r, "kubernetes:core/v1:PersistentVolume")[0]["inputs"]["spec"].update(
-            claimRef={"namespace": "llm-serving", "name": "weights"}
-        ),
-        "LLM-WGT-004",
-    ),
     "external-gateway": (
         "staging",
         lambda r: _of_type(r, "kubernetes:gateway.networking.k8s.io/v1:Gateway")[0]["inputs"]["spec"].update(

@@ -58,8 +58,6 @@ SERVING_DISK_TYPE = "hyperdisk-ml"
 # ... do not support pd-balanced"); Hyperdisk Balanced is the general-purpose type and C4A's boot
 # disk. The Compute Engine "C4A machine series" disk table itself could not be read here.
 FILL_DISK_TYPE = "hyperdisk-balanced"
-# On each static PersistentVolume: the claim (namespace/name) it is for, in place of a claimRef (_static_volume).
-CLAIM_ANNOTATION = "llm-serving/claim"
 PD_CSI_DRIVER = "pd.csi.storage.gke.io"
 CSI_ZONE_KEY = "topology.gke.io/zone"
 NODE_ZONE_KEY = "topology.kubernetes.io/zone"
@@ -331,27 +329,18 @@ class ModelWeights(pulumi.ComponentResource):
         ReadWriteOnce for the scratch disk the download writes, ReadOnlyMany (read-only, with read-ahead)
         for the serving disks every node attaches.
 
-        The claim binds the volume by its `volumeName`; the volume declares no `claimRef`. Binding, the volume
-        controller writes the claim's uid into `claimRef` (`GetBindVolumeToClaim`), and `ObjectReference` is an
-        atomic struct, so the controller then owns all of it (Kubernetes' Server-Side Apply page: "Whenever a
-        field's value does change, ownership moves ... to the manager making the change"; "fields that have a
-        different value and are owned by another manager will result in a conflict"): a later server-side apply
-        of a `claimRef` without the uid (a label or namespace change) conflicts, pulumi-kubernetes applying
-        without force (`patchForce`, await.go), and forcing it would drop the uid and leave the bound claim
-        `Lost` (`syncBoundClaim`). The `llm-serving/claim` annotation names the claim instead. A claim in
-        another namespace is a new claim that a volume still bound to the old one never binds: the namespace is
-        the volume's replacement trigger. The engine then skips the provider's Diff (pulumi
-        `step_generator.go`), so the delete-first that a fixed name needs is set here, and the claim is replaced
-        with its volume (`replace_with`: deleted before it, `findDependentCascadeReplacements`), since a volume
-        is not deleted while a claim is bound to it (the `kubernetes.io/pv-protection` finalizer)."""
+        The volume is reserved for its claim (`claimRef`, as Kubernetes' "Reserving a PersistentVolume" asks, so no
+        other claim binds it first) and the claim names it (`volumeName`). Binding, the volume controller adds the
+        claim's uid to `claimRef` and owns that field alone (`claimRef` is `+structType=granular`): a claim in another
+        namespace, applied in place, would keep the old uid, and the volume would stay bound to the old claim with the
+        new one Pending. So the namespace is the volume's replacement trigger. The engine then skips the provider's
+        Diff (pulumi `step_generator.go`), so the delete-first that a fixed name needs is set here, and the claim is
+        replaced with its volume (`replace_with`: deleted before it, `findDependentCascadeReplacements`), since a
+        volume is not deleted while a claim is bound to it (the `kubernetes.io/pv-protection` finalizer)."""
         access_mode = "ReadOnlyMany" if read_only else "ReadWriteOnce"
         volume = k8s.core.v1.PersistentVolume(
             f"{logical_prefix}-pv",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=object_name,
-                labels=labels,
-                annotations={CLAIM_ANNOTATION: pulumi.Output.concat(args.namespace, "/", object_name)},
-            ),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=object_name, labels=labels),
             spec=k8s.core.v1.PersistentVolumeSpecArgs(
                 access_modes=[access_mode],
                 capacity=capacity,
@@ -359,6 +348,7 @@ class ModelWeights(pulumi.ComponentResource):
                 persistent_volume_reclaim_policy="Retain",
                 volume_mode="Filesystem",
                 mount_options=[READ_AHEAD_MOUNT_OPTION] if read_only else None,
+                claim_ref=k8s.core.v1.ObjectReferenceArgs(namespace=args.namespace, name=object_name),
                 csi=k8s.core.v1.CSIPersistentVolumeSourceArgs(
                     driver=PD_CSI_DRIVER,
                     volume_handle=pulumi.Output.from_input(disk_name).apply(

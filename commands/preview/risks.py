@@ -63,6 +63,7 @@ from policies.graph import environments
 from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
+CLAIM_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
 DISK_TYPE = "gcp:compute/disk:Disk"
 IMAGE_TYPE = "gcp:compute/image:Image"
@@ -151,9 +152,10 @@ def _secondary_ranges_in_use(old: dict[str, Record], change: ResourceChange) -> 
     return ", ".join(repr(name) for name in sorted(changed & used))
 
 
-def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | None:
+def _replaced_workload(old: dict[str, Record], change: ResourceChange, volume_replaced: bool) -> str | None:
     """The serving Deployment rebuilt beside itself: a namespace or name change (pulumi-kubernetes
-    creates a renamed object first, provider.go Diff `deleteBeforeReplace`), at the count `created_replicas` says."""
+    creates a renamed object first, provider.go Diff `deleteBeforeReplace`), at the count `created_replicas` says;
+    `volume_replaced`: a weights volume is replaced delete-first in this update (its claim deleted before it)."""
     if change.action != "replace" or change.delete_before_replace or not is_serving_deployment(change.record):
         return None
     if change.urn not in old:
@@ -165,21 +167,24 @@ def _replaced_workload(old: dict[str, Record], change: ResourceChange) -> str | 
         return None  # rebuilt with its cluster (a replaced provider): the cluster's own change says so
     before = old[change.urn]["inputs"].get("metadata") or {}
     after = change.record["inputs"].get("metadata") or {}
-    moved = before.get("namespace") != after.get("namespace")
-    claim = (
-        "; in the new namespace the weights volume and its claim are deleted and made again (a bound volume takes no "
-        "other claim), and the old claim is not deleted while a pod mounts it"
-        if moved
-        else ""
+    scale = (
+        f"scale the old Deployment to zero first (`kubectl scale deployment/{before.get('name')} --namespace "
+        f"{before.get('namespace')} --replicas=0`) and accept the outage, or deploy a second stack{_keys(change)}"
     )
+    if before.get("namespace") != after.get("namespace") and volume_replaced:
+        return (
+            f"{change.urn}: the serving Deployment is replaced create-before-delete "
+            f"({'; '.join(change.replaced_because)}), and the weights volume and its claim are deleted first and "
+            "made again for the new namespace (a bound volume takes no other claim): the old claim stays "
+            "Terminating while the running pods mount it, so `pulumi up` waits on it and fails after 10 minutes. "
+            "Keep cluster.namespace as it is; to move anyway, " + scale
+        )
     return (
         f"{change.urn}: the serving Deployment is replaced create-before-delete "
         f"({'; '.join(change.replaced_because)}): "
         f"{pods} new pod(s) need {pods} more A4 node(s) beside the running ones until those are deleted (capacity "
-        f"that may not exist; both sets are billed){claim}. Keep routing.serviceName and cluster.namespace as they "
-        "are; to move anyway, scale the old Deployment to zero first (`kubectl scale deployment/"
-        f"{before.get('name')} --namespace {before.get('namespace')} --replicas=0`) and accept the outage, or "
-        f"deploy a second stack{_keys(change)}"
+        "that may not exist; both sets are billed). Keep routing.serviceName and cluster.namespace as they "
+        "are; to move anyway, " + scale
     )
 
 
@@ -570,6 +575,55 @@ def _network_held_by_firewalls(old: dict[str, Record], result: Preview) -> list[
     return found
 
 
+def _volume_replaced_first(result: Preview) -> bool:
+    return any(change.record["type"] == VOLUME_TYPE and change.delete_before_replace for change in result.of("replace"))
+
+
+def _volume_name(record: Record) -> str:
+    return str((record["inputs"].get("spec") or {}).get("volumeName") or "")
+
+
+def _claims_moved_from_kept_volumes(old: dict[str, Record], result: Preview) -> list[str]:
+    """A claim made again under another namespace or name for a volume this update keeps: once bound, the volume's
+    claimRef holds the old claim's uid (Kubernetes' volume controller, `GetBindVolumeToClaim`), so the new claim stays
+    Pending and pulumi-kubernetes waits for it to be Bound until it fails. A stack whose volumes were made before
+    they had a replacement trigger moves its claims so on the `up` that first records the trigger."""
+    replaced = {
+        str((old[change.urn]["inputs"].get("metadata") or {}).get("name"))
+        for change in result.changes
+        if change.record["type"] == VOLUME_TYPE and change.urn in old and change.action in ("replace", "delete")
+    }
+    kept = {
+        str((record["inputs"].get("metadata") or {}).get("name"))
+        for record in old.values()
+        if record["type"] == VOLUME_TYPE
+    } - replaced
+    bound_before = {
+        _volume_name(record): (record["inputs"].get("metadata") or {})
+        for record in old.values()
+        if record["type"] == CLAIM_TYPE
+    }
+    found = []
+    for change in result.changes:
+        if change.record["type"] != CLAIM_TYPE or change.action not in ("create", "replace"):
+            continue
+        volume = _volume_name(change.record)
+        before = bound_before.get(volume)
+        after = change.record["inputs"].get("metadata") or {}
+        if before is None or volume not in kept:
+            continue
+        if (before.get("namespace"), before.get("name")) == (after.get("namespace"), after.get("name")):
+            continue
+        found.append(
+            f"{change.urn}: the claim is made again as {after.get('namespace')}/{after.get('name')} for the volume "
+            f"{volume}, which this update keeps, still bound to {before.get('namespace')}/{before.get('name')} (its "
+            "claimRef holds that claim's uid): the new claim stays Pending and `pulumi up` fails after 10 minutes. Run "
+            f"`pulumi up` once without this change first (it gives the volume its replacement trigger), then make it"
+            f"{_keys(change)}"
+        )
+    return found
+
+
 def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     """What the engine or the platform refuses in this update: protected or clashing objects, ranges a
     cluster uses, a production workload rebuilt, a grown or moved proxy-only subnet, an image without its
@@ -586,7 +640,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
                 f"uses it (a cluster's pod and service ranges are fixed; a new range needs a new cluster: "
                 f"destroy first, or deploy a new stack){_keys(change)}"
             )
-        if production and (rebuilt := _replaced_workload(old, change)):
+        if production and (rebuilt := _replaced_workload(old, change, _volume_replaced_first(result))):
             found.append(f"refused in production: {rebuilt}")
         if expanded := _proxy_only_expanded(change):
             found.append(expanded)
@@ -597,6 +651,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
         found += _secret_left_unset(change)
     found += _subnet_listed_by_nat(old, result)
     found += _network_held_by_firewalls(old, result)
+    found += _claims_moved_from_kept_volumes(old, result)
     names = {record["name"] for record in new.values()}
     old_names = {record["name"] for record in old.values()}
     for urn, record in sorted(new.items()):
@@ -894,7 +949,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
                 f"{change.urn}: the GKE cluster {name!r} is deleted, its nodes and every workload on it with it "
                 f"(this stack's and any other's){_keep_the_cluster(change)}"
             )
-        if not production and (rebuilt := _replaced_workload(old, change)):
+        if not production and (rebuilt := _replaced_workload(old, change, _volume_replaced_first(result))):
             found.append(rebuilt)
         found += _secret_value_changes(change, new)
         found += [

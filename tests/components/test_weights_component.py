@@ -6,14 +6,7 @@ import dataclasses
 
 import pytest
 
-from components.weights import (
-    CLAIM_ANNOTATION,
-    DownloaderArgs,
-    ModelWeights,
-    ModelWeightsArgs,
-    WeightsImageError,
-    weights_disk_name,
-)
+from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, WeightsImageError, weights_disk_name
 from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, of_type, resource_count_is
 
 MODEL, REVISION = "Qwen/Qwen3.5-27B-FP8", "main"
@@ -120,20 +113,15 @@ def test_serving_disks_come_from_the_image_read_only_in_every_zone() -> None:
 
 
 @pytest.mark.parametrize("existing_images", [frozenset(), frozenset({DISK})], ids=["fill", "serve"])
-def test_a_claim_binds_its_volume_by_name_and_a_new_namespace_replaces_both(existing_images: frozenset[str]) -> None:
-    """No claimRef: once bound, Kubernetes owns it (the claim's uid in an atomic ObjectReference), and a later apply
-    that declares it conflicts. A new namespace replaces the volume (the trigger), delete-first under its fixed name,
-    and its claim before it (replaceWith)."""
+def test_a_volume_is_reserved_for_its_claim_and_a_new_namespace_replaces_both(existing_images: frozenset[str]) -> None:
+    """Kubernetes keeps the bound claim's uid in claimRef, so a claim in another namespace is a new volume (the
+    trigger), delete-first under its fixed name, and the claim goes before it (replaceWith)."""
     records = build_weights(existing_images)
     volumes = of_type(records, "kubernetes:core/v1:PersistentVolume")
     assert len(volumes) == (1 if existing_images else 2)
     for volume in volumes:
         name = volume.inputs["metadata"]["name"]
-        has_resource(
-            [volume],
-            volume.type,
-            {"metadata": {"annotations": {CLAIM_ANNOTATION: f"serving/{name}"}}, "spec": {"claimRef": ABSENT}},
-        )
+        has_resource([volume], volume.type, {"spec": {"claimRef": {"namespace": "serving", "name": name}}})
         assert volume.options["replacementTrigger"] == "serving" and volume.options["deleteBeforeReplace"] is True
         (claim,) = [
             claim

@@ -199,14 +199,39 @@ def test_a_namespace_rename_warns_that_the_serving_pods_are_rebuilt_beside_the_o
     deployment = next(change for change in result.of("replace") if change.record["type"] == DEPLOYMENT)
     assert deployment.delete_before_replace is False
     (warning,) = [warning for warning in result.warnings if "serving Deployment" in warning]
-    assert "A4 node" in warning and "--replicas=0" in warning and "new namespace" in warning
+    assert "fails after 10 minutes" in warning and "--replicas=0" in warning and "new namespace" in warning
     assert not any("serving Deployment" in refusal for refusal in result.refusals)
-    # the serving volume: no claimRef to update (Kubernetes owns it once bound), replaced by its trigger
+    # the serving volume: a claimRef applied in place would keep the old claim's uid; replaced by its trigger
     (volume,) = [change for change in result.of("replace") if change.record["type"] == VOLUME]
     assert volume.replaced_because == ["its replacementTrigger changed"] and volume.delete_before_replace
     assert volume.config_keys == {"cluster.namespace"}
     (claim,) = [change for change in result.of("replace") if change.record["type"] == VOLUME + "Claim"]
     assert claim.deleted_first_with == volume.urn
+
+
+def test_a_namespace_rename_on_the_first_up_after_the_trigger_was_added_is_refused(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 review: OLD made before the volume had its replacement trigger keeps the volume (no trigger to compare),
+    still bound to the old claim, so the claim made again in the new namespace stays Pending."""
+    base = render_stack("dev")
+    changed = render_with(render_stack, tmp_path_factory, "dev", "namespace", {"cluster": {"namespace": "serving-b"}})
+    states = base.states
+    before_trigger = dataclasses.replace(
+        states,
+        converged=[
+            {
+                **record,
+                "options": {key: value for key, value in record["options"].items() if key != "replacementTrigger"},
+            }
+            for record in states.converged or []
+        ],
+    )
+    result = preview_states(before_trigger, changed.states)
+    assert not [change for change in result.of("replace") if change.record["type"] == VOLUME]
+    (refusal,) = [refusal for refusal in result.refusals if "stays Pending" in refusal]
+    assert "serving-b/weights-" in refusal and "still bound to llm-serving/weights-" in refusal
+    assert "without this change first" in refusal and "cluster.namespace" in refusal
 
 
 def test_a_service_rename_in_prod_is_refused(

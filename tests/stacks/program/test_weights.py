@@ -170,7 +170,7 @@ def test_fill_path_uses_a_disk_c4a_attaches(dev: RenderedStack) -> None:
     assert volume["spec"]["csi"]["volumeHandle"] == (
         f"projects/{config.project}/zones/{config.zones[0]}/disks/{scratch['name']}"
     )
-    assert volume["metadata"]["annotations"] == {"llm-serving/claim": f"llm-serving/{claim['metadata']['name']}"}
+    assert volume["spec"]["claimRef"] == {"name": claim["metadata"]["name"], "namespace": "llm-serving"}
     assert claim["spec"]["volumeName"] == volume["metadata"]["name"]
     weights_volume = next(v for v in job(dev)["spec"]["template"]["spec"]["volumes"] if "persistentVolumeClaim" in v)
     assert weights_volume["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]

@@ -378,6 +378,7 @@ RULES: dict[str, ReplacementRule] = {rule.type: rule for rule in (*_GCP_RULES, *
 
 
 VOLUME_TYPE = "kubernetes:core/v1:PersistentVolume"
+CLAIM_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
 
 
 def rule_for(resource_type: str) -> ReplacementRule | None:

@@ -55,7 +55,7 @@ from typing import Any
 from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
-from commands.preview.replacement_rules import VOLUME_TYPE, is_kubernetes_object
+from commands.preview.replacement_rules import CLAIM_TYPE, VOLUME_TYPE, is_kubernetes_object
 from commands.preview.replicas import created_replicas, is_serving_deployment
 from common.sources import STATE_DELETE, cited
 from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
@@ -63,7 +63,6 @@ from policies.graph import environments
 from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
-CLAIM_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
 DISK_TYPE = "gcp:compute/disk:Disk"
 IMAGE_TYPE = "gcp:compute/image:Image"

@@ -49,6 +49,7 @@ from commands.preview.changes import Preview, ResourceChange, Rollout
 from commands.preview.fronts import OUTAGE_THROUGH, SHUT_OUT, fronts_ahead
 from commands.preview.json_values import MISSING
 from commands.preview.provider_effects import raises_master_version
+from commands.preview.replacement_rules import CLAIM_TYPE
 from commands.preview.replicas import (
     DEPLOYMENT_TYPE,
     created_replicas,
@@ -213,10 +214,28 @@ def _still_serving(pods: int, step: int) -> str:
 
 
 def _replaced(
-    change: ResourceChange, pods: int, times: ServeTimes, old_running: tuple[int, int], new: dict[str, Record]
+    change: ResourceChange,
+    pods: int,
+    times: ServeTimes,
+    old_running: tuple[int, int],
+    new: dict[str, Record],
+    claim_first: bool = False,
 ) -> Rollout:
     """A replaced serving Deployment, created at `pods` (`created_replicas`), where the old one ran `old_running` pods
-    (low..high: what its HPA or schedule set, or its declared count); `new`: the records after the update."""
+    (low..high: what its HPA or schedule set, or its declared count); `new`: the records after the update;
+    `claim_first`: a weights claim is deleted first with its volume, which waits until no pod mounts it."""
+    if claim_first and not change.delete_before_replace:
+        return Rollout(
+            f"the weights claim the old Deployment mounts is deleted first (with its volume, for the new namespace), "
+            f"which waits until none of its pods runs: scale it to zero first, then nothing serves until the new "
+            f"Deployment's {pods} pod(s) are up (each a new A4 node and a model load, about "
+            f"{_span(*times.new_node)}); otherwise `pulumi up` fails after 10 minutes",
+            pods,
+            times.new_node,
+            times.new_node,
+            "during `pulumi up`",
+            times.source,
+        )
     if change.delete_before_replace:
         after = (
             f"once {change.deleted_first_with.rsplit('::', 1)[-1]} is replaced (not counted here)"
@@ -791,7 +810,15 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     replaced = change is not None and change.action == "replace"
     running_side = _running_side(old, new, urn)
     if change is not None and replaced:
-        found.append(_replaced(change, created_replicas(record, new[urn]), times, _running_pods(old, urn), new))
+        claim_first = any(
+            other.record["type"] == CLAIM_TYPE and other.deleted_first_with and other.urn in old
+            for other in result.of("replace")
+        ) and (record["inputs"].get("metadata") or {}).get("namespace") != (
+            new[urn]["inputs"].get("metadata") or {}
+        ).get("namespace")
+        found.append(
+            _replaced(change, created_replicas(record, new[urn]), times, _running_pods(old, urn), new, claim_first)
+        )
     elif (
         change is not None
         and change.action == "update"

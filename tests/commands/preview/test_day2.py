@@ -207,6 +207,9 @@ def test_a_namespace_rename_warns_that_the_serving_pods_are_rebuilt_beside_the_o
     assert volume.config_keys == {"cluster.namespace"}
     (claim,) = [change for change in result.of("replace") if change.record["type"] == VOLUME + "Claim"]
     assert claim.deleted_first_with == volume.urn
+    # the serving pods cannot start beside the old ones: the claim they mount goes first
+    (serving,) = [rollout for rollout in result.rollouts if "weights claim" in rollout.what]
+    assert "scale it to zero first" in serving.what and "fails after 10 minutes" in serving.what
 
 
 def test_a_namespace_rename_on_the_first_up_after_the_trigger_was_added_is_refused(

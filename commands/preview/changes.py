@@ -256,6 +256,12 @@ class Preview:
     def of(self, action: str) -> list[ResourceChange]:
         return [change for change in self.changes if change.action == action]
 
+    def deleted_first(self, resource_type: str) -> bool:
+        """Whether the engine deletes a replaced resource of this type before what it is replaced with."""
+        return any(
+            change.record["type"] == resource_type and change.deleted_first_with for change in self.of("replace")
+        )
+
     def as_json(self) -> dict[str, Any]:
         old, new = cost_span(self.costs, new=False), cost_span(self.costs, new=True)
         return {

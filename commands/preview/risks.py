@@ -60,6 +60,7 @@ from commands.preview.replicas import created_replicas, is_serving_deployment
 from common.sources import STATE_DELETE, cited
 from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
 from policies.graph import environments
+from policies.kubernetes import metadata_name
 from policies.rules.protection import PRODUCTION_ENVIRONMENTS
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
@@ -151,10 +152,10 @@ def _secondary_ranges_in_use(old: dict[str, Record], change: ResourceChange) -> 
     return ", ".join(repr(name) for name in sorted(changed & used))
 
 
-def _replaced_workload(old: dict[str, Record], change: ResourceChange, volume_replaced: bool) -> str | None:
+def _replaced_workload(old: dict[str, Record], change: ResourceChange, claim_first: bool) -> str | None:
     """The serving Deployment rebuilt beside itself: a namespace or name change (pulumi-kubernetes
     creates a renamed object first, provider.go Diff `deleteBeforeReplace`), at the count `created_replicas` says;
-    `volume_replaced`: a weights volume is replaced delete-first in this update (its claim deleted before it)."""
+    `claim_first`: a weights claim is deleted first in this update, with the volume it is replaced with."""
     if change.action != "replace" or change.delete_before_replace or not is_serving_deployment(change.record):
         return None
     if change.urn not in old:
@@ -170,7 +171,7 @@ def _replaced_workload(old: dict[str, Record], change: ResourceChange, volume_re
         f"scale the old Deployment to zero first (`kubectl scale deployment/{before.get('name')} --namespace "
         f"{before.get('namespace')} --replicas=0`) and accept the outage, or deploy a second stack{_keys(change)}"
     )
-    if before.get("namespace") != after.get("namespace") and volume_replaced:
+    if before.get("namespace") != after.get("namespace") and claim_first:
         return (
             f"{change.urn}: the serving Deployment is replaced create-before-delete "
             f"({'; '.join(change.replaced_because)}), and the weights volume and its claim are deleted first and "
@@ -574,10 +575,6 @@ def _network_held_by_firewalls(old: dict[str, Record], result: Preview) -> list[
     return found
 
 
-def _volume_replaced_first(result: Preview) -> bool:
-    return any(change.record["type"] == VOLUME_TYPE and change.delete_before_replace for change in result.of("replace"))
-
-
 def _volume_name(record: Record) -> str:
     return str((record["inputs"].get("spec") or {}).get("volumeName") or "")
 
@@ -588,15 +585,11 @@ def _claims_moved_from_kept_volumes(old: dict[str, Record], result: Preview) -> 
     Pending and pulumi-kubernetes waits for it to be Bound until it fails. A stack whose volumes were made before
     they had a replacement trigger moves its claims so on the `up` that first records the trigger."""
     replaced = {
-        str((old[change.urn]["inputs"].get("metadata") or {}).get("name"))
+        metadata_name(old[change.urn]["inputs"])
         for change in result.changes
         if change.record["type"] == VOLUME_TYPE and change.urn in old and change.action in ("replace", "delete")
     }
-    kept = {
-        str((record["inputs"].get("metadata") or {}).get("name"))
-        for record in old.values()
-        if record["type"] == VOLUME_TYPE
-    } - replaced
+    kept = {metadata_name(record["inputs"]) for record in old.values() if record["type"] == VOLUME_TYPE} - replaced
     bound_before = {
         _volume_name(record): (record["inputs"].get("metadata") or {})
         for record in old.values()
@@ -609,7 +602,7 @@ def _claims_moved_from_kept_volumes(old: dict[str, Record], result: Preview) -> 
         volume = _volume_name(change.record)
         before = bound_before.get(volume)
         after = change.record["inputs"].get("metadata") or {}
-        if before is None or volume not in kept:
+        if not volume or before is None or volume not in kept:
             continue
         if (before.get("namespace"), before.get("name")) == (after.get("namespace"), after.get("name")):
             continue
@@ -628,6 +621,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
     cluster uses, a production workload rebuilt, a grown or moved proxy-only subnet, an image without its
     snapshot, a reference to nothing."""
     production = in_production(old, new)
+    claim_first = result.deleted_first(CLAIM_TYPE)
     found: list[str] = []
     for change in result.changes:
         found += _protection(old, change)
@@ -639,7 +633,7 @@ def risk_refusals(old: dict[str, Record], new: dict[str, Record], result: Previe
                 f"uses it (a cluster's pod and service ranges are fixed; a new range needs a new cluster: "
                 f"destroy first, or deploy a new stack){_keys(change)}"
             )
-        if production and (rebuilt := _replaced_workload(old, change, _volume_replaced_first(result))):
+        if production and (rebuilt := _replaced_workload(old, change, claim_first)):
             found.append(f"refused in production: {rebuilt}")
         if expanded := _proxy_only_expanded(change):
             found.append(expanded)
@@ -914,6 +908,7 @@ def revision_of_another_model(new: dict[str, Record], changed: frozenset[str] | 
 
 def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) -> list[str]:
     production = in_production(old, new)
+    claim_first = result.deleted_first(CLAIM_TYPE)
     serving_before = any(is_serving_deployment(record) for record in old.values())
     found = [_kept_warning(kept) for kept in result.kept]
     for change in result.changes:
@@ -948,7 +943,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
                 f"{change.urn}: the GKE cluster {name!r} is deleted, its nodes and every workload on it with it "
                 f"(this stack's and any other's){_keep_the_cluster(change)}"
             )
-        if not production and (rebuilt := _replaced_workload(old, change, _volume_replaced_first(result))):
+        if not production and (rebuilt := _replaced_workload(old, change, claim_first)):
             found.append(rebuilt)
         found += _secret_value_changes(change, new)
         found += [

@@ -810,12 +810,10 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     replaced = change is not None and change.action == "replace"
     running_side = _running_side(old, new, urn)
     if change is not None and replaced:
-        claim_first = any(
-            other.record["type"] == CLAIM_TYPE and other.deleted_first_with and other.urn in old
-            for other in result.of("replace")
-        ) and (record["inputs"].get("metadata") or {}).get("namespace") != (
+        moved = (record["inputs"].get("metadata") or {}).get("namespace") != (
             new[urn]["inputs"].get("metadata") or {}
         ).get("namespace")
+        claim_first = moved and result.deleted_first(CLAIM_TYPE)
         found.append(
             _replaced(change, created_replicas(record, new[urn]), times, _running_pods(old, urn), new, claim_first)
         )

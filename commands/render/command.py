@@ -122,11 +122,11 @@ def resource_records(registrations: list[mocks.Registration]) -> list[dict[str, 
     records = []
     for registration in registrations:
         options = dict(registration.options)
-        options["dependsOn"] = sorted(names.get(urn, _name_of(urn)) for urn in options["dependsOn"])
         if "deletedWith" in options:
             options["deletedWith"] = names.get(options["deletedWith"], _name_of(options["deletedWith"]))
-        if "replaceWith" in options:
-            options["replaceWith"] = sorted(names.get(urn, _name_of(urn)) for urn in options["replaceWith"])
+        for key in ("dependsOn", "replaceWith"):
+            if key in options:
+                options[key] = sorted(names.get(urn, _name_of(urn)) for urn in options[key])
         if "replacementTrigger" in options:
             trigger = options["replacementTrigger"]
             options["replacementTrigger"] = plain(trigger)

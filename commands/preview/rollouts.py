@@ -568,22 +568,48 @@ def _fewer_pods(record: Record, before: int, after: int, times: ServeTimes) -> R
     return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, what)
 
 
+def _scale_command(deployment: Record, replicas: int) -> str:
+    metadata = deployment["inputs"].get("metadata") or {}
+    return f"kubectl -n {metadata.get('namespace')} scale deployment/{metadata.get('name')} --replicas={replicas}"
+
+
 def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout:
     """The program sets the replicas again (no more `ignoreChanges: spec.replicas`) after the HPA or the schedule
     wrote them through the scale subresource. pulumi-kubernetes diffs the program's value against the object its
-    state recorded and applies it server-side without forcing: a writer that owns the field makes the apply fail
-    ("Apply failed with 1 conflict: conflict with "kube-controller-manager" with subresource "scale" using apps/v1:
-    .spec.replicas", pulumi/pulumi-kubernetes#2491 and pulumi/pulumi-kubernetes#3312); with no diff nothing is sent
-    and the pods stay."""
-    writer = "the HPA (kube-controller-manager)" if _hpa(old) is not None else "the scale schedule (kubectl scale)"
+    state recorded and applies it server-side without forcing: a writer that owns the field with another value makes
+    the apply fail ("Apply failed with 1 conflict: conflict with "kube-controller-manager" with subresource "scale"
+    using apps/v1: .spec.replicas", pulumi/pulumi-kubernetes#2491 and pulumi/pulumi-kubernetes#3312). The engine
+    calls the provider's Update in the preview `pulumi up` runs first too (pulumi `deploy/step.go` UpdateStep.Apply,
+    `Preview: DryRun`), where pulumi-kubernetes sends the same apply as a server-side dry run (`await.go` ssaUpdate),
+    so the conflict stops the `up` before any step. An apply of the value the owner set does not conflict
+    (Kubernetes docs, Server-Side Apply: "fields that have a different value and are owned by another manager");
+    with no diff nothing is sent and the pods stay."""
+    hpa = _hpa(old)
+    writer = "the HPA (kube-controller-manager)" if hpa is not None else "the scale schedule (kubectl scale)"
     after = declared_replicas(new[urn])
+    scale = _scale_command(new[urn], after)
+    if hpa is not None:
+        metadata = hpa["inputs"].get("metadata") or {}
+        delete = f"kubectl -n {metadata.get('namespace')} delete hpa/{metadata.get('name')}"
+        first = (
+            f"Delete the HPA, then scale the Deployment to {after} by hand before `pulumi up` (`{delete}`, then "
+            f"`{scale}`): an apply of the count the owner set does not conflict, the HPA would scale it back while it "
+            "exists, and the update's delete of an object already gone succeeds"
+        )
+    else:
+        first = (
+            f"Scale it to {after} by hand just before `pulumi up`, not right before a scale step (`{scale}`): an "
+            "apply of the count the owner set does not conflict"
+        )
+    slept = " (0 after a sleep step)" if _scale_steps(old) else ""
     what = (
-        f"the program sets the serving replicas again ({after}) after {writer} wrote them: `pulumi up` either "
-        "fails on the Deployment with a Server-Side Apply field conflict on .spec.replicas (the writer still owns "
-        "the field; the rest of the update stops there) or, when its state already holds that count, sends nothing "
-        "and the pods stay at the count the writer left (0 after a sleep step); check with `kubectl get deployment` "
-        f"after the update and scale to {after} by hand if needed (pulumi-kubernetes docs: 'Handle field conflicts on "
-        "existing resources')"
+        f"the program sets the serving replicas again ({after}) after {writer} wrote them: where the live count "
+        f"is not {after}, `pulumi up` fails at its own preview, before any step, with a Server-Side Apply field "
+        "conflict on .spec.replicas (the writer still owns the field, and pulumi-kubernetes applies without forcing, "
+        "as a dry run in the preview; with `--skip-preview`, the update stops at the Deployment instead); where its "
+        "state already holds that count and nothing else of the Deployment changes, it sends nothing and the pods stay "
+        f"at the count the writer left{slept}. {first} (pulumi-kubernetes docs: 'Handle field conflicts on existing "
+        "resources')"
     )
     return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, f"{urn}: {what}")
 
@@ -599,8 +625,7 @@ def _schedule_gone(
     if not steps or _scale_steps(new) or hpa is None or not any(replicas == 0 for *_, replicas in steps):
         return []
     low, _ = _bounds(hpa)
-    metadata = deployment["inputs"].get("metadata") or {}
-    scale = f"kubectl -n {metadata.get('namespace')} scale deployment/{metadata.get('name')} --replicas={low}"
+    scale = _scale_command(deployment, low)
     what = (
         "the scale schedule goes away with the HPA staying: the serving Deployment keeps the count the schedule's "
         "last step set, and after a sleep step that is 0, which the HPA never scales up (it leaves a target at 0 "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -148,15 +149,26 @@ def test_replicas_taken_back_from_the_schedule_or_the_hpa_may_conflict_or_stay(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Dropping `ignoreChanges: spec.replicas` after a scale subresource writer: pulumi-kubernetes's apply conflicts
-    with it, or sends nothing (a day-2 review: turning autoscaling off in prod previewed "8 more serving pods")."""
+    with it, or sends nothing (a day-2 review: turning autoscaling off in prod previewed "8 more serving pods"). The
+    conflict comes in the preview `pulumi up` runs first, where the provider applies as a dry run (a day-2 review: the
+    warning said the rest of the update stops at the Deployment)."""
     _, _, unscheduled = day2(render_stack, tmp_path_factory, "dev", "no-schedule", {"schedule": {"enabled": False}})
     taken = warned(unscheduled, "the program sets the serving replicas again (1) after the scale schedule")
-    assert "fails on the Deployment with a Server-Side Apply field conflict on .spec.replicas" in taken
+    assert "where the live count is not 1, `pulumi up` fails at its own preview, before any step," in taken
+    assert "with a Server-Side Apply field conflict on .spec.replicas" in taken
     assert "the pods stay at the count the writer left (0 after a sleep step)" in taken
+    assert "Scale it to 1 by hand just before `pulumi up`, not right before a scale step (`kubectl -n " in taken
+    assert "rest of the update" not in taken
     prod = render_stack("prod")
     autoscaled = render_with(render_stack, tmp_path_factory, "prod", "hpa", {"autoscaling": {"enabled": True}})
     result = preview_states(autoscaled.states, prod.states)
-    assert "after the HPA (kube-controller-manager) wrote them" in warned(result, "the program sets the serving")
+    by_hpa = warned(result, "the program sets the serving")
+    assert "after the HPA (kube-controller-manager) wrote them" in by_hpa
+    assert re.search(
+        r"Delete the HPA, then scale the Deployment to \d+ by hand before `pulumi up` \(`kubectl -n \S+ "
+        r"delete hpa/\S+`, then `kubectl -n \S+ scale deployment/\S+ --replicas=\d+`\)",
+        by_hpa,
+    ), by_hpa
     assert not [rollout for rollout in result.rollouts if "more serving pod(s), all at once" in rollout.what]
 
 

@@ -32,6 +32,9 @@ NAME_LISTS = ("dependsOn", "ignoreChanges", "replaceOnChanges", "additionalSecre
 FLAGS = ("protect", "retainOnDelete", "deleteBeforeReplace")
 # a secret's digest as a render writes it ("value sha256:" and 12 hex digits, or a ciphertext's) with room to spare
 DIGEST_LIMIT = 200
+# input path -> digest of each secret input of a record, and of a secret replacement trigger (in its options)
+SECRET_DIGESTS = "secretDigests"
+TRIGGER_DIGESTS = "replacementTriggerSecretDigests"
 
 
 # Where the pod template of a workload is in its inputs (the Kubernetes API: apps/v1, batch/v1), and the
@@ -94,6 +97,13 @@ def _pod_problem(inputs: dict[str, Any], path: tuple[str, ...]) -> str | None:
     return None
 
 
+def _digests(value: Any) -> bool:
+    """Whether `value` maps input paths to digests as a render writes them (or hides them: `***`)."""
+    return isinstance(value, dict) and all(
+        isinstance(digest, str) and len(digest) <= DIGEST_LIMIT for digest in value.values()
+    )
+
+
 def _label(record: dict[str, Any], index: int) -> str:
     name = record.get("name")
     return f"record {index}" + (f" ({name[:60]})" if isinstance(name, str) else "")
@@ -125,12 +135,12 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
         for position, item in enumerate(options.get(key) or ()):
             if not NAME.fullmatch(item):  # not quoted: a hand-edited value may hold a password
                 raise InputError(f"{where}: {label}: options.{key}[{position}] is not a logical name ({NAME_ALLOWED})")
-    trigger_digests = options.get("replacementTriggerSecretDigests")
-    if trigger_digests is not None and not (
-        isinstance(trigger_digests, dict)
-        and all(isinstance(digest, str) and len(digest) <= DIGEST_LIMIT for digest in trigger_digests.values())
+    for holder, key, shown in (
+        (record, SECRET_DIGESTS, SECRET_DIGESTS),
+        (options, TRIGGER_DIGESTS, f"options.{TRIGGER_DIGESTS}"),
     ):
-        raise InputError(f"{where}: {label}: options.replacementTriggerSecretDigests must map paths to digests")
+        if not _digests(holder.get(key, {})):
+            raise InputError(f"{where}: {label}: {shown} must map paths to digests")
     if options.get("deletedWith") is not None and not (
         isinstance(options["deletedWith"], str) and NAME.fullmatch(options["deletedWith"])
     ):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from commands.io.output import unfinished_write
-from commands.io.records import RENDER_SECRET_MARK, validated_records
+from commands.io.records import RENDER_SECRET_MARK, SECRET_DIGESTS, TRIGGER_DIGESTS, validated_records
 from common.input_files import MIB, InputError, read_json
 from policies.redaction import REDACTED, hide_secrets, is_secret_name, name_words
 from policies.vllm_command import flag_read_as, flag_takes_text
@@ -33,7 +33,6 @@ RENDER_DATA = ("resources.json", "states.json", "outputs.json", "capacity.json")
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 SECRET_KIND = "Secret"
 SECRET_PAYLOADS = frozenset({"data", "stringData", "binaryData"})
-DIGESTS_KEY = "secretDigests"
 # A digest as a render writes it (commands/engine/secrets.py `digest_of`).
 SECRET_DIGEST = re.compile(r"unset|esc|(?:ciphertext|value) sha256:[0-9a-f]{12}")
 # The digests of the stack settings a render was made from (states.json, `commands.io.states.setting_digests`).
@@ -193,7 +192,7 @@ def _digests_hidden(value: Any, shape: re.Pattern[str]) -> Any:
     }
 
 
-DIGEST_SHAPES = {DIGESTS_KEY: SECRET_DIGEST, SETTING_DIGESTS_KEY: SETTING_DIGEST}
+DIGEST_SHAPES = {SECRET_DIGESTS: SECRET_DIGEST, TRIGGER_DIGESTS: SECRET_DIGEST, SETTING_DIGESTS_KEY: SETTING_DIGEST}
 
 
 def without_secrets(value: Any, secret_object: bool = False) -> Any:

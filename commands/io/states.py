@@ -76,15 +76,6 @@ def is_job_of(record: Record, component: str) -> bool:
     return record["type"] == JOB_TYPE and pod_labels(record).get(COMPONENT_LABEL) == component
 
 
-def _records(value: Any, where: str) -> list[Record]:
-    records = validated_records(value, where)
-    for record in records:
-        digests = record.get("secretDigests", {})
-        if not isinstance(digests, dict) or not all(isinstance(digest, str) for digest in digests.values()):
-            raise InputError(f"{where}: 'secretDigests' of {str(record['name'])[:60]} must map paths to digests")
-    return records
-
-
 # states.json's note of the settings an ESC environment supplies under `pulumi up`, which the render could not see.
 UNSEEN_SETTINGS_KEY = "unseenSettings"
 # 50 imports of ESC references of up to 302 characters, and the placeholders (commands/stackfile/esc.py)
@@ -283,8 +274,8 @@ def states_of_document(document: Any, where: str, directory: str = "") -> Render
             "render writes them; render it again"
         )
     return RenderStates(
-        _records(document.get(FIRST_UP), f"{where} {FIRST_UP}"),
-        _records(document.get(CONVERGED), f"{where} {CONVERGED}"),
+        validated_records(document.get(FIRST_UP), f"{where} {FIRST_UP}"),
+        validated_records(document.get(CONVERGED), f"{where} {CONVERGED}"),
         image,
         directory,
         state_outputs=outputs,

@@ -27,7 +27,8 @@ from commands.engine.secrets import FROM_ESC, UNSET
 from commands.io import output
 from commands.io.cli import command_parser, output_folder, path_argument
 from commands.io.console import folded, guarded, one_line, shown
-from commands.io.render_dir import DIGESTS_KEY, PreviewInputError, load_render
+from commands.io.records import SECRET_DIGESTS
+from commands.io.render_dir import PreviewInputError, load_render
 from commands.io.states import Record, RenderStates, changed_settings, compared, download_not_rerun, load_states
 from commands.preview import clients, costs, identity, risks, rollouts
 from commands.preview.changes import ACTIONS, OutputsDiff, Preview
@@ -186,14 +187,14 @@ def _with_the_esc_label(old: RenderStates, new: RenderStates) -> RenderStates:
     left_to_esc = {
         (record["name"], path)
         for record in [*new.first_up, *(new.converged or [])]
-        for path, digest in record.get(DIGESTS_KEY, {}).items()
+        for path, digest in record.get(SECRET_DIGESTS, {}).items()
         if digest == FROM_ESC
     }
 
     def relabelled(record: Record) -> Record:
-        digests = record.get(DIGESTS_KEY, {})
+        digests = record.get(SECRET_DIGESTS, {})
         moved = {path for path, digest in digests.items() if digest == UNSET and (record["name"], path) in left_to_esc}
-        return {**record, DIGESTS_KEY: {**digests, **dict.fromkeys(moved, FROM_ESC)}} if moved else record
+        return {**record, SECRET_DIGESTS: {**digests, **dict.fromkeys(moved, FROM_ESC)}} if moved else record
 
     return dataclasses.replace(
         old,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from commands.io.records import SECRET_DIGESTS
 from commands.io.states import Record
 from commands.preview.changes import Preview
 from commands.preview.replacement_rules import is_kubernetes_object
@@ -42,7 +43,7 @@ def cluster_of(record: Record, providers: dict[str, Record]) -> str:
     provider = providers.get(record.get("provider") or "")
     if provider is None:
         return ""
-    digests = provider.get("secretDigests") or {}
+    digests = provider.get(SECRET_DIGESTS) or {}
     return str(digests.get("kubeconfig") or json.dumps(provider["inputs"], sort_keys=True))
 
 

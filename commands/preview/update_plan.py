@@ -51,7 +51,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from commands.engine import mocks
 from commands.engine.property_paths import Segment, format_path, parse_path, path_touches
 from commands.engine.secrets import secret_shown
-from commands.io.records import RENDER_SECRET_MARK
+from commands.io.records import RENDER_SECRET_MARK, SECRET_DIGESTS, TRIGGER_DIGESTS
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import Record
 from commands.preview.changes import (
@@ -71,7 +71,6 @@ from commands.preview.replacement_rules import ReplacementRule, is_kubernetes_ob
 from commands.preview.setting_sources import SettingValues, name_settings
 
 TRIGGER = "replacementTrigger"
-TRIGGER_DIGESTS = "replacementTriggerSecretDigests"
 BY_OPTION = "the deleteBeforeReplace option"
 BY_KUBERNETES = "pulumi-kubernetes (same name and namespace)"
 BY_GCP_BRIDGE = "pulumi-gcp (the program sets its name)"
@@ -273,7 +272,7 @@ class UpdatePlanner:
 
     def _diffs(self, old: Record, new: Record) -> list[tuple[str, Any, Any]]:
         """Input paths that differ, with secrets compared by their digests and shown as them."""
-        old_digests, new_digests = old.get("secretDigests", {}), new.get("secretDigests", {})
+        old_digests, new_digests = old.get(SECRET_DIGESTS, {}), new.get(SECRET_DIGESTS, {})
         found = []
         for segments, old_value, new_value in diff_values(old["inputs"], new["inputs"]):
             path = format_path(segments)

@@ -36,7 +36,7 @@ from commands.entry import invoked_as
 from commands.io import output
 from commands.io.cli import STACK_HELP, command_parser, output_folder, path_argument, stack_ref
 from commands.io.console import folded, guarded, one_line, shown
-from commands.io.records import RENDER_SECRET_MARK
+from commands.io.records import RENDER_SECRET_MARK, SECRET_DIGESTS, TRIGGER_DIGESTS
 from commands.io.render_dir import PreviewInputError
 from commands.io.states import (
     CONVERGED,
@@ -131,7 +131,7 @@ def resource_records(registrations: list[mocks.Registration]) -> list[dict[str, 
             trigger = options["replacementTrigger"]
             options["replacementTrigger"] = plain(trigger)
             if digests := secret_digests(trigger):  # a secret trigger that changes is still told apart
-                options["replacementTriggerSecretDigests"] = digests
+                options[TRIGGER_DIGESTS] = digests
         # a provider reference is "<provider urn>::<provider id>"
         provider = registration.provider.split("::")[-2] if registration.provider else None
         record = {
@@ -145,7 +145,7 @@ def resource_records(registrations: list[mocks.Registration]) -> list[dict[str, 
         }
         digests = secret_digests(registration.inputs)
         if digests:
-            record["secretDigests"] = digests
+            record[SECRET_DIGESTS] = digests
         records.append(record)
     return sorted(records, key=lambda record: (record["type"], record["name"]))
 

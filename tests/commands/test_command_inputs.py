@@ -170,6 +170,7 @@ def test_a_file_over_the_limit_is_refused_not_read(
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {}, "parent": 3},
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"replaceWith": ["a `b` [x](y)"]}},
         {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {"replacementTriggerSecretDigests": "x"}},
+        {"type": "t", "name": "n", "custom": True, "inputs": {}, "options": {}, "secretDigests": "inputs.value"},
     ],
     ids=[
         "not-object",
@@ -179,6 +180,7 @@ def test_a_file_over_the_limit_is_refused_not_read(
         "parent-number",
         "replace-with-markup",
         "trigger-digests-string",
+        "secret-digests-string",
     ],
 )
 def test_a_malformed_resource_record_is_one_line(record: object, dev_render: Path, tmp_path: Path) -> None:

@@ -168,6 +168,15 @@ def _old_nodes_still_match(old: Record, new: Record) -> bool:
     )
 
 
+# Why a pod template whose only change is the startup probe rolls (stacks/capacity/time_to_serve.py
+# `startup_probe_seconds`: whole half hours of the pod's start-up, and a larger checkpoint's read by all pods at once).
+PROBE_ONLY = (
+    "only the startup probe's budget changes: the program sizes it in whole half hours from the pod's start-up and, "
+    "for a checkpoint larger than the recipe's, every pod reading one zone's disk at once, so a new node count or "
+    "autoscaling maximum, disk throughput, checkpoint or start-up report can move it"
+)
+
+
 def _template_rollout(
     change: ResourceChange, old: Record, running: tuple[int, int], times: ServeTimes, floor: int
 ) -> Rollout | None:
@@ -195,6 +204,8 @@ def _template_rollout(
     )
     total = (rounds * per_pod[0], rounds * per_pod[1])
     what = f"{what}; {_still_serving(pods, step)} serve meanwhile, for about {_span(*total)}"
+    if all(".startupProbe." in path for path in template):
+        what += f" ({PROBE_ONLY})"
     if 0 < floor < pods:
         # the autoscaler's or the schedule's floor: a roll there takes down as large a share of the pods
         least = f"{floor} running at the least" if floor == low else f"{floor} running at the least while any does"

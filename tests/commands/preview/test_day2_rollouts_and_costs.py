@@ -172,6 +172,26 @@ def test_replicas_taken_back_from_the_schedule_or_the_hpa_may_conflict_or_stay(
     assert not [rollout for rollout in result.rollouts if "more serving pod(s), all at once" in rollout.what]
 
 
+def test_a_roll_of_the_startup_probe_alone_says_what_moves_it(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A node count that moves a large checkpoint's probe budget rolls every pod (a day-2 review: changes.md said the
+    pods roll and listed the probe, not why a node count restarts them); an engine flag's roll says nothing of it."""
+    big = {"profile": "qwen3.5-122b-a10b-fp8", "engine": {"imageDigest": "sha256:" + "a" * 64}}  # its own vLLM
+    base = render_with(render_stack, tmp_path_factory, "prod", "big", big)
+    more = render_with(render_stack, tmp_path_factory, "prod", "big-40", {**big, "capacity": {"nodes": 40}})
+    (rolled,) = [r for r in preview_states(base.states, more.states).rollouts if r.what.startswith("the serving pods")]
+    assert rolled.what.endswith(
+        "(only the startup probe's budget changes: the program sizes it in whole half hours "
+        "from the pod's start-up and, for a checkpoint larger than the recipe's, every pod "
+        "reading one zone's disk at once, so a new node count or autoscaling maximum, disk "
+        "throughput, checkpoint or start-up report can move it)"
+    )
+    _, _, flagged = day2(render_stack, tmp_path_factory, "prod", "seqs", {"engine": {"maxNumSeqs": 4096}})
+    (flag_roll,) = [r for r in flagged.rollouts if r.what.startswith("the serving pods roll")]
+    assert "startup probe" not in flag_roll.what
+
+
 def test_a_replaced_deployment_has_no_writer_of_its_replicas(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -247,6 +247,9 @@ ANSI_C_CHARACTER = r"(?:[^'\\\r\n]|\\.)"
 
 
 CURL_OPTION_REACH = 512
+# A closing quote that ends the value: a blank, a separator or the end follows it, not more of a shell line
+# (`printf "password="; cat "$FILE"` quotes no value).
+QUOTE_ENDS_A_WORD = r"(?=[\s;&,)|}\]]|$)"
 
 
 def after_a_key_ending_in(words: tuple[str, ...]) -> str:
@@ -797,10 +800,22 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?[A-Za-z_.-]+(?![^\s\"'&;,]))"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
-            # bash's ANSI-C quotes, whose \' is part of the value; else $"...", "...", '...' or none
-            + rf"(?:\$'{ANSI_C_CHARACTER}{{4,}}'|(?:\$(?=[\"']))?[\"']?"
+            # bash's ANSI-C quotes, whose \' is part of the value; a quoted value to its closing quote on the line
+            # (`PASSWORD="two words&more"`); else $"...", "...", '...' or none, to a blank or quote, and past a `&`,
+            # `;` or `,` unless a query's or a list's next key follows it (`password=ab&cd12` is one value:
+            # generated passwords hold those signs; `password=x&user=bob` ends at the `&`)
+            + rf"(?:\$'{ANSI_C_CHARACTER}{{4,}}'"
+            + r"|\$?\""
             + PLAIN_VALUE
-            + r"[^\s\"'&;,]{4,})"
+            + r"(?![;&|])[^\"\\\n]{4,200}\""
+            + QUOTE_ENDS_A_WORD
+            + r"|\$?'"
+            + PLAIN_VALUE
+            + r"(?![;&|])[^'\\\n]{4,200}'"
+            + QUOTE_ENDS_A_WORD
+            + r"|(?:\$(?=[\"']))?[\"']?"
+            + PLAIN_VALUE
+            + r"(?:[^\s\"'&;,]|[&;,](?![A-Za-z_][A-Za-z0-9_.-]{0,60}=)){4,}+)"
         ),
         ("=",),
         within_a_line=True,

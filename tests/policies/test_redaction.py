@@ -254,6 +254,26 @@ def test_a_secret_of_a_known_shape_is_found_under_any_name(text: str, kind: str)
     assert "***" in redact_secrets(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # an attacker: a value was cut at its first `&`, `,` or blank, and a short first part was no value at all
+        ("DB_PASSWORD=x&" + "K7hQ2mZ9vLp4", "DB_***"),
+        ("password=ab&" + "cdef12", "***"),
+        ("DB_PASSWORD=Tr0ub4dor&" + "3xyz,Qq9 next", "DB_*** next"),
+        ("PASSWORD=Tr0ub4dor," + "3xyz", "***"),
+        ('PASSWORD="Sup3r s3cret&' + 'pass" next', "*** next"),
+        ("PASSWORD='a b c " + "d9' next", "*** next"),
+        # a query's or a list's next key ends the value
+        ("https://x/?password=abcd1234&" + "user=bob", "https://x/?***&user=bob"),
+        ("x=1, password=hunter22, " + "user=bob", "x=1, *** user=bob"),
+    ],
+)
+def test_a_password_holding_separators_or_blanks_is_hidden_whole(text: str, shown: str) -> None:
+    assert secret_kinds(text)
+    assert redact_secrets(text) == shown
+
+
 def test_an_option_s_value_in_ansi_c_quotes_is_hidden_whole() -> None:
     """A diff review: `--api-key $'s3cr3tV4lu3\\'x'` was hidden up to the \\' and showed the rest."""
     assert redact_secrets("serve --api-key $'s3cr3tV4lu3\\'x' --port 1") == "serve --api-key *** --port 1"
@@ -343,6 +363,9 @@ def test_an_option_s_value_in_ansi_c_quotes_is_hidden_whole() -> None:
         *("--max-num-batched-tokens 8192", "--tokenizer-mode auto2", "--api-key --port 8000"),
         *("--api-key $(VLLM_API_KEY)", '--api-key "${API_KEY}"', "--api-key lettersonly", "note: password: see docs"),
         '"password": "<your password>"',
+        # a shell line that prints the key and reads the value from a file: no quoted value
+        'printf "password="; cat "$HF_TOKEN_FILE"; echo',
+        "token=123&x=1",
         # the Pulumi CLI's --secret switch, and a name that ends in -token without being an option
         *("`pulumi config set --secret vllmApiKey2 VALUE`", "### llm-hf-token (llm-serving:serving:HuggingFaceToken)"),
         # a switch, relative paths, a token id, prose around an option (a diff review)

@@ -43,7 +43,8 @@ from schemas.vllm_args import check_serve_args, extra_arg_values, flag_name
 from schemas.vllm_reasoning_parsers import registered as registered_reasoning_parsers
 from schemas.vllm_releases import image_release
 from stacks.args import engine_flags, flex_start_recycling_seconds, serve_arguments
-from stacks.capacity.time_to_serve import wake_lead_seconds
+from stacks.capacity.measurements import in_effect
+from stacks.capacity.time_to_serve import recorded_startup, wake_lead_seconds
 from stacks.config.capacity import FlexStartSource
 from stacks.config.profiles import profile_for_model
 from stacks.config.quoting import quote
@@ -595,8 +596,12 @@ def _wake_after_the_sleep(config: StackConfig) -> str | None:
     (start_h, start_m), (end_h, end_m) = (map(int, clock.split(":")) for clock in (hours.start, hours.end))
     off = min(86_400 * apart - 3600 * (end_h - start_h) - 60 * (end_m - start_m), 86_400)  # led_cron: within a day
     lead = wake_lead_seconds(config)  # led_cron leads by whole minutes, rounded up
+    report = None if schedule.wake_lead_seconds is not None else recorded_startup(config)
+    basis = "wakeLeadSeconds, else the wake's time to serve: plan.md"
+    if report is not None:  # a recorded report moved it: the setting the line names is not the user's
+        basis = f"the wake's time to serve, from the start-up report of {report.date} in {quote(in_effect().name)}"
     return (
-        f"schedule: the wake step, led by {lead:,} s (wakeLeadSeconds, else the wake's time to serve: plan.md), must "
+        f"schedule: the wake step, led by {lead:,} s ({basis}), must "
         f"fire after the sleep it follows and within a day: at most {off - 60:,} s; shorten the lead or the hours"
         if 60 * math.ceil(lead / 60) >= off
         else None

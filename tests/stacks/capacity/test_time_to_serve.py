@@ -263,15 +263,20 @@ def test_a_wake_led_past_the_sleep_before_it_is_refused(tmp_path: Path) -> None:
     must fit the 13 h from sleep to wake."""
     config = stack_config("dev")
     with measurements.using(_with_startup(config, tmp_path / "slow.yaml", scheduled=300, ready=54_300)):
-        with pytest.raises(InvalidConfig, match=r"schedule: the wake step, led by 54,300 s .* at most 46,740 s"):
+        with pytest.raises(
+            InvalidConfig, match=r"schedule: the wake step, led by 54,300 s .* at most 46,740 s"
+        ) as lead:
             validate(stack_settings("dev"))
+        # an attacker: the line blamed wakeLeadSeconds, which the user never set, not the recorded report
+        assert "(the wake's time to serve, from the start-up report of " in str(lead.value)
+        assert "slow.yaml" in str(lead.value) and "wakeLeadSeconds" not in str(lead.value)
         assert validate({**stack_settings("dev"), "schedule": {"wakeLeadSeconds": 3600}}).schedule.wake_lead_seconds
         # a diff review: the gap is from the sleep of the business day before (Monday, Wednesday, Friday: two days)
         three_days = {"businessHours": {"start": "08:00", "end": "19:00", "days": ["mon", "wed", "fri"]}}
         assert validate({**stack_settings("dev"), "schedule": three_days}).schedule.business_hours is not None
     # ... and a lead set by hand is held to it too: 00:05-23:55 leaves 10 min from sleep to wake
     late = {"businessHours": {"start": "00:05", "end": "23:55"}, "wakeLeadSeconds": 3600}
-    with pytest.raises(InvalidConfig, match=r"led by 3,600 s .* at most 540 s"):
+    with pytest.raises(InvalidConfig, match=r"led by 3,600 s \(wakeLeadSeconds, .* at most 540 s"):
         validate({**stack_settings("dev"), "schedule": late})
     # a diff review: a lead a second short of the gap rounds up to the sleep's own minute (led_cron: whole minutes)
     every_day = {"start": "00:00", "end": "22:30", "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]}

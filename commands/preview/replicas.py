@@ -35,3 +35,9 @@ def created_replicas(old: Record, new: Record) -> int:
     state's value (pulumi/pulumi pkg/resource/deploy/step_generator.go applies it before Check, also for the
     replacement's create), else the new declared count."""
     return declared_replicas(old) if replicas_left_to_owner(new) else declared_replicas(new)
+
+
+def scale_command(record: Record, replicas: int) -> str:
+    """The kubectl command that scales the Deployment of `record` to `replicas` by hand."""
+    metadata = record["inputs"].get("metadata") or {}
+    return f"kubectl -n {metadata.get('namespace')} scale deployment/{metadata.get('name')} --replicas={replicas}"

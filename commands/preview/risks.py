@@ -56,7 +56,7 @@ from commands.engine.secrets import CIPHERTEXT, FROM_ESC, UNSET, shown_kind
 from commands.io.states import JOB_TYPE, Record, is_job_of, pod_template
 from commands.preview.changes import KeptValue, Preview, ResourceChange
 from commands.preview.replacement_rules import CLAIM_TYPE, VOLUME_TYPE, is_kubernetes_object
-from commands.preview.replicas import created_replicas, is_serving_deployment
+from commands.preview.replicas import created_replicas, is_serving_deployment, scale_command
 from common.sources import STATE_DELETE, cited
 from components.gateway import REUSED_PROXY_SUBNET_ANNOTATION
 from policies.graph import environments
@@ -168,8 +168,8 @@ def _replaced_workload(old: dict[str, Record], change: ResourceChange, claim_fir
     before = old[change.urn]["inputs"].get("metadata") or {}
     after = change.record["inputs"].get("metadata") or {}
     scale = (
-        f"scale the old Deployment to zero first (`kubectl scale deployment/{before.get('name')} --namespace "
-        f"{before.get('namespace')} --replicas=0`) and accept the outage, or deploy a second stack{_keys(change)}"
+        f"scale the old Deployment to zero first (`{scale_command(old[change.urn], 0)}`) and accept the outage, or "
+        f"deploy a second stack{_keys(change)}"
     )
     if before.get("namespace") != after.get("namespace") and claim_first:
         return (

@@ -56,6 +56,7 @@ from commands.preview.replicas import (
     declared_replicas,
     is_serving_deployment,
     replicas_left_to_owner,
+    scale_command,
 )
 from components.capacity import FLEX_START_PRIORITY_FIELD
 from components.endpoint_picker import EndpointPicker
@@ -579,11 +580,6 @@ def _fewer_pods(record: Record, before: int, after: int, times: ServeTimes) -> R
     return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, what)
 
 
-def _scale_command(deployment: Record, replicas: int) -> str:
-    metadata = deployment["inputs"].get("metadata") or {}
-    return f"kubectl -n {metadata.get('namespace')} scale deployment/{metadata.get('name')} --replicas={replicas}"
-
-
 def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout:
     """The program sets the replicas again (no more `ignoreChanges: spec.replicas`) after the HPA or the schedule
     wrote them through the scale subresource. pulumi-kubernetes diffs the program's value against the object its
@@ -598,7 +594,7 @@ def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: st
     hpa = _hpa(old)
     writer = "the HPA (kube-controller-manager)" if hpa is not None else "the scale schedule (kubectl scale)"
     after = declared_replicas(new[urn])
-    scale = _scale_command(new[urn], after)
+    scale = scale_command(new[urn], after)
     if hpa is not None:
         metadata = hpa["inputs"].get("metadata") or {}
         delete = f"kubectl -n {metadata.get('namespace')} delete hpa/{metadata.get('name')}"
@@ -636,7 +632,7 @@ def _schedule_gone(
     if not steps or _scale_steps(new) or hpa is None or not any(replicas == 0 for *_, replicas in steps):
         return []
     low, _ = _bounds(hpa)
-    scale = _scale_command(deployment, low)
+    scale = scale_command(deployment, low)
     what = (
         "the scale schedule goes away with the HPA staying: the serving Deployment keeps the count the schedule's "
         "last step set, and after a sleep step that is 0, which the HPA never scales up (it leaves a target at 0 "

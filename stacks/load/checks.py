@@ -596,6 +596,8 @@ def _wake_after_the_sleep(config: StackConfig) -> str | None:
     (start_h, start_m), (end_h, end_m) = (map(int, clock.split(":")) for clock in (hours.start, hours.end))
     off = min(86_400 * apart - 3600 * (end_h - start_h) - 60 * (end_m - start_m), 86_400)  # led_cron: within a day
     lead = wake_lead_seconds(config)  # led_cron leads by whole minutes, rounded up
+    if 60 * math.ceil(lead / 60) < off:
+        return None
     report = None if schedule.wake_lead_seconds is not None else recorded_startup(config)
     basis = "wakeLeadSeconds, else the wake's time to serve: plan.md"
     if report is not None:  # a recorded report moved it: the setting the line names is not the user's
@@ -603,8 +605,6 @@ def _wake_after_the_sleep(config: StackConfig) -> str | None:
     return (
         f"schedule: the wake step, led by {lead:,} s ({basis}), must "
         f"fire after the sleep it follows and within a day: at most {off - 60:,} s; shorten the lead or the hours"
-        if 60 * math.ceil(lead / 60) >= off
-        else None
     )
 
 

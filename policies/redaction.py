@@ -805,14 +805,10 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             # `;` or `,` unless a query's or a list's next key follows it (`password=ab&cd12` is one value:
             # generated passwords hold those signs; `password=x&user=bob` ends at the `&`)
             + rf"(?:\$'{ANSI_C_CHARACTER}{{4,}}'"
-            + r"|\$?\""
-            + PLAIN_VALUE
-            + r"(?![;&|])[^\"\\\n]{4,200}\""
-            + QUOTE_ENDS_A_WORD
-            + r"|\$?'"
-            + PLAIN_VALUE
-            + r"(?![;&|])[^'\\\n]{4,200}'"
-            + QUOTE_ENDS_A_WORD
+            + "".join(
+                rf"|\$?{quote}" + PLAIN_VALUE + rf"(?![;&|])[^{quote}\\\n]{{4,200}}{quote}" + QUOTE_ENDS_A_WORD
+                for quote in ('"', "'")
+            )
             + r"|(?:\$(?=[\"']))?[\"']?"
             + PLAIN_VALUE
             + r"(?:[^\s\"'&;,]|[&;,](?![A-Za-z_][A-Za-z0-9_.-]{0,60}=)){4,}+)"

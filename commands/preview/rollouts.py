@@ -211,13 +211,35 @@ def _template_rollout(
         # the autoscaler's or the schedule's floor: a roll there takes down as large a share of the pods
         least = f"{floor} running at the least" if floor == low else f"{floor} running at the least while any does"
         what += f" ({_still_serving(floor, step)} at the {least}{'' if floor > step else ': an outage'})"
-    warning = (
-        f"{change.urn}: {what}; each round needs an A4 node the new way (capacity that may not be there: the rollout "
-        "then stalls with the others serving)"
-        if moved
-        else None
+    warnings = [_outage(change.urn, pods, floor, step, per_pod)] if min(pods, floor or pods) <= step else []
+    if moved:
+        warnings.append(
+            f"{change.urn}: {what}; each round needs an A4 node the new way (capacity that may not be there: the "
+            "rollout then stalls with the others serving)"
+        )
+    return Rollout(
+        what,
+        pods,
+        per_pod,
+        total,
+        "during `pulumi up`, which waits for the rollout",
+        times.source,
+        "; ".join(warnings) or None,
     )
-    return Rollout(what, pods, per_pod, total, "during `pulumi up`, which waits for the rollout", times.source, warning)
+
+
+def _outage(urn: str, pods: int, floor: int, step: int, per_pod: tuple[int, int]) -> str:
+    """A roll that takes down every running pod at once: `maxSurge` 0 and `maxUnavailable` `step` stop that many old
+    pods before their new ones are made (the Deployment's RollingUpdate strategy), so with `step` or fewer running no
+    pod serves until a new one is ready."""
+    running = (
+        f"{pods} pod(s) run" if pods <= step else f"at {floor} running (the least the autoscaler or schedule leaves)"
+    )
+    return (
+        f"{urn}: an outage: the serving pods roll {step} at a time and {running}, so nothing serves until a new pod is "
+        f"ready, about {_span(*per_pod)}; requests meanwhile fail. With more than {step} running, the others serve "
+        "during a roll"
+    )
 
 
 def _still_serving(pods: int, step: int) -> str:

@@ -21,6 +21,7 @@ from commands.preview.command import main as preview_main
 from commands.preview.json_values import MISSING, json_paths_diff
 from commands.preview.rollouts import ServeTimes, serve_times
 from commands.preview.rollouts import _new_priorities as new_priorities
+from commands.preview.rollouts import _span as rollouts_span
 from tests.commands.preview.test_day2 import day2
 from tests.commands.preview.test_preview import render_with
 from tests.conftest import RenderStack
@@ -443,11 +444,27 @@ def test_a_held_node_is_a_pod_phase_where_the_held_total_is_not_measured() -> No
 def test_an_engine_flag_rolls_the_pods_on_their_nodes(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    """A roll that stops every running pod at once is a warning (a day-2 review: dev's one pod, or prod at one
+    replica, rolled with 0 serving and said so only inside changes.md); staging's autoscaler may leave one pod."""
     _, changed, result = day2(render_stack, tmp_path_factory, "dev", "max-seqs", {"engine": {"maxNumSeqs": 256}})
     (rollout,) = result.rollouts
     assert "the serving pods roll" in rollout.what
     times = times_of(changed)
     assert rollout.seconds_per_pod == (times.same_node[0], times.new_node[1])
+    assert rollout.warning and rollout.warning in result.warnings
+    assert rollout.warning.endswith(
+        "an outage: the serving pods roll 1 at a time and 1 pod(s) run, so nothing serves until a new pod is ready, "
+        f"about {rollouts_span(*rollout.seconds_per_pod)}; requests meanwhile fail. With more than 1 running, the "
+        "others serve during a roll"
+    )
+    _, _, staging = day2(render_stack, tmp_path_factory, "staging", "seqs", {"engine": {"maxNumSeqs": 64}})
+    (at_the_floor,) = [rollout for rollout in staging.rollouts if rollout.what.startswith("the serving pods roll")]
+    assert (
+        at_the_floor.warning and "roll 1 at a time and at 1 running (the least the autoscaler" in at_the_floor.warning
+    )
+    _, _, prod = day2(render_stack, tmp_path_factory, "prod", "seqs", {"engine": {"maxNumSeqs": 4096}})
+    (twelve,) = [rollout for rollout in prod.rollouts if rollout.what.startswith("the serving pods roll")]
+    assert twelve.warning is None and not [warning for warning in prod.warnings if "an outage" in warning]
 
 
 def test_the_dashboard_is_diffed_path_by_path(

@@ -20,6 +20,7 @@ import html
 import json
 import re
 import threading
+import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -1293,7 +1294,23 @@ def secret_kinds(text: str) -> list[str]:
 
 
 def _text_kinds(text: str) -> tuple[str, ...]:
-    return tuple(_kinds(text) or _escaped_kinds(text))
+    kinds = _kinds(text) or _escaped_kinds(text)
+    if not kinds and (visible := as_read(text)) != text:
+        kinds = _kinds(visible) or _escaped_kinds(visible)
+    return tuple(kinds)
+
+
+def as_read(text: str) -> str:
+    """The text as a reader (or a program that normalises it) reads it: compatibility forms as their plain characters
+    (NFKC: fullwidth letters, a no-break space), format characters dropped (a zero-width space or joiner, a soft hyphen,
+    a bidi control: Unicode category Cf). A token pasted with a zero-width space inside had its kind missed, and a
+    message refusing the value quoted the token (an attacker: 39 of a GitHub token's 40 characters). Letters of another
+    script that look alike (a Cyrillic O, U+041E, in PASSWORD) are not folded."""
+    if text.isascii():
+        return text
+    folded = unicodedata.normalize("NFKC", text)
+    dropped = {ord(char): None for char in set(folded) if unicodedata.category(char) == "Cf"}
+    return folded.translate(dropped) if dropped else folded
 
 
 # A text is often scanned again: a render's files by the render and then by the writer every command writes
@@ -1339,8 +1356,9 @@ REFERENCE_NAMES = frozenset(
 @functools.lru_cache(maxsize=4096)  # a render's documents repeat the same few hundred keys
 def name_words(name: str) -> str:
     """A name as its words joined by `_`, lower case: wandbApiKey, WANDB_API_KEY, --wandb-api-key,
-    wandb.api.key and a Kubernetes annotation's wandb.ai/api-key alike."""
-    return CAMEL_HUMP.sub("_", name).lower().replace("-", "_").replace(".", "_").replace("/", "_")
+    wandb.api.key and a Kubernetes annotation's wandb.ai/api-key alike; as read (`as_read`), without blanks around
+    it (`DB_PASS\u200bWORD` and `DB_PASSWORD ` name a password too)."""
+    return CAMEL_HUMP.sub("_", as_read(name).strip()).lower().replace("-", "_").replace(".", "_").replace("/", "_")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1396,6 +1414,8 @@ def _escaped_secret_hidden(text: str, original: str) -> str:
         shown = unescaped(text) or text
         if any(tail in shown for tail in _secret_tails(decoded)):
             return REDACTED
+    if (visible := as_read(text)) != text and (_kinds(visible) or _escaped_kinds(visible)):
+        return REDACTED  # a secret that format characters or compatibility forms cut or disguise
     return text
 
 

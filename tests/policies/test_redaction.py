@@ -21,6 +21,7 @@ from policies.redaction import (
     _as_trie,
     encoded_needles,
     hide_secrets,
+    is_secret_name,
     redact_quoted,
     redact_secrets,
     secret_kinds,
@@ -499,6 +500,29 @@ def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
     assert redact_secrets(text) == text
     assert redact_quoted(text) == text
     redact_quoted(text + "@")  # an `@` at the end makes it a user and a password: one run, read once
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        lambda token: token[:5] + "\u200b" + token[5:],  # a zero-width space
+        lambda token: token[:3] + "\u00ad" + token[3:],  # a soft hyphen
+        lambda token: "\u2066" + token[:8] + "\u2069" + token[8:],  # bidi isolates around a part
+        lambda token: "".join(chr(ord(char) + 0xFEE0) for char in token[:4]) + token[4:],  # fullwidth letters
+    ],
+)
+def test_a_secret_cut_by_format_characters_or_in_compatibility_forms_is_found_and_hidden(
+    disguise: Callable[[str], str],
+) -> None:
+    """An attacker: a GitHub token with a zero-width space in it was not found, so a message quoting it showed 39 of its
+    40 characters, and a preview copied it from a hand-edited render; NFKC and Unicode's format characters fold it."""
+    text = "value " + disguise("ghp_" + GITHUB_TOKEN_BODY) + " end"
+    assert secret_kinds(text) == ["a GitHub token"]
+    for hide in (hide_secrets, redact_secrets, redact_quoted):
+        assert GITHUB_TOKEN_BODY[4:12] not in hide(text)
+    assert secret_kinds("DB_PASS\u200bWORD=Hunt3r2" + "Xyzzy9") == ["a password or key assignment"]
+    assert is_secret_name("DB_PASS\u200bWORD") and is_secret_name("DB_PASSWORD ")
+    assert hide_secrets("caf\u00e9 \u2014 na\u00efve \u200b text") == "caf\u00e9 \u2014 na\u00efve \u200b text"
 
 
 def test_a_numeric_reference_past_python_s_digit_limit_is_read_as_none() -> None:

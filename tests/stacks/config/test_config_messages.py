@@ -169,6 +169,25 @@ def test_alert_addresses_read_as_they_are(alerts: dict[str, str], refusal: str) 
     assert refusal in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "AKIA" + "QWERTYUIOP" + "\u200b" + "ASDFGH",  # an AWS key id with a zero-width space in it
+        "ghp_" + "aB3dE" * 2 + "\u200b" + "aB3dE" * 5 + "x",  # a GitHub token so
+        "passw" + "\u200bord=Hunt3r2" + "Xyzzy9",  # an assignment whose key a zero-width space cuts
+        "PASSWORD\xa0=\xa0Hunt3r2" + "Xyzzy9",  # no-break spaces around its `=`
+    ],
+)
+def test_a_refused_value_with_format_characters_shows_no_secret(value: str) -> None:
+    """An attacker: a token pasted with a zero-width space in it was refused for its control character, and the
+    refusal quoted it (the whole AWS key id, 39 of a GitHub token's 40 characters)."""
+    with pytest.raises(InvalidConfig) as refused:
+        validate({**BASE, "engine": {"extraEnv": {"NOTE": value}}})
+    message = str(refused.value)
+    assert message.count("\n") == 0 and "engine.extraEnv.NOTE" in message
+    assert "QWERTYUIOP" not in message and "aB3dE" not in message and "Hunt3r2" not in message
+
+
 @pytest.mark.parametrize("zone", ["localtime", "right/UTC", "posixrules", "posix/UTC", "Local"])
 def test_a_time_zone_is_an_iana_name_whatever_the_machine_holds(zone: str) -> None:
     """The render machine's zoneinfo files made `localtime` and `right/UTC` pass; the pinned tzdata list decides."""

@@ -15,7 +15,12 @@ import _signal  # type: ignore[import-not-found,unused-ignore]
 import gc
 import os
 import sys
-from typing import Any
+
+# Nothing here imports a module the interpreter's start-up has not (an attacker: Ctrl-C 15 ms after the start, while
+# `typing` was being imported here, printed a traceback): Any is for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_INTERRUPTED = 128 + _signal.SIGINT
 _NAME = ["command"]
@@ -48,7 +53,7 @@ def _run(name: str, module: str, function: str) -> None:
     sys.exit(_imported(f"{_PACKAGE}.{module}", function)())
 
 
-def _imported(module: str, name: str) -> Any:
+def _imported(module: str, name: str) -> "Any":
     """`name` of `module`, imported with the garbage collector paused. An import makes objects that live
     as long as the process (the SDK, pydantic's models, the stack's config classes); collections while it
     runs rescan them over and over, for nothing. What the import made is then frozen, out of the

@@ -10,6 +10,7 @@ machine's speed (a fixed wait after the imports had let a fast machine finish fi
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -87,6 +88,19 @@ def test_an_interrupt_while_the_programs_run_is_one_line_and_130(tmp_path: Path)
     assert stderr.endswith("render: interrupted\n") and stderr.count("interrupted") == 1, stderr
     assert "Traceback" not in stderr, stderr
     assert not (tmp_path / "out" / "prod").exists()
+
+
+def test_the_entry_module_imports_only_what_the_interpreter_holds_before_its_handler() -> None:
+    """An attacker: Ctrl-C 15 ms after the start printed a traceback from commands/entry.py, which imported `typing`
+    (milliseconds) before the handler was in place. Importing it now loads only the package, itself and built-in
+    modules (compiled into the interpreter: nothing to read or run), so the handler follows at once."""
+    script = (
+        "import json, sys; before = set(sys.modules); import commands.entry; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    loaded = set(json.loads(completed.stdout))
+    assert loaded - {"commands", "commands.entry"} <= set(sys.builtin_module_names), loaded
 
 
 def test_an_ignored_interrupt_stays_ignored() -> None:

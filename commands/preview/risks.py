@@ -879,6 +879,22 @@ def _hyperdisk_performance(change: ResourceChange) -> str | None:
     )
 
 
+def _production_on_rapid(change: ResourceChange, production: bool) -> str | None:
+    """A production cluster moved to the RAPID channel, whose versions the GKE API describes as "not subject to any
+    SLAs" (google.container.v1 ReleaseChannel.Channel RAPID,
+    https://cloud.google.com/kubernetes-engine/docs/reference/rest/Shared.Types/ReleaseChannel)."""
+    if not production or change.action != "update" or change.record["type"] != CLUSTER_TYPE:
+        return None
+    moved = [entry for entry in change.inputs if entry.path == "releaseChannel.channel" and entry.new == "RAPID"]
+    if not moved:
+        return None
+    return (
+        f"{change.urn}: a production cluster moves to the RAPID release channel ({moved[0].old} before), whose "
+        'versions are early access and, in the GKE API\'s words, "not subject to any SLAs"; GKE then upgrades the '
+        "cluster to them (Serving pods, below)"
+    )
+
+
 FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
@@ -957,6 +973,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
                 _log_metric_renamed(old, change),
                 _benchmark_runs(change, serving_before),
                 _hyperdisk_performance(change),
+                _production_on_rapid(change, production),
             )
             if warning
         ]

@@ -808,21 +808,40 @@ def _rolled_pods(old: Record, new: Record, running: tuple[int, int]) -> tuple[in
     return (kept, kept)
 
 
+# Release channels from the slowest to the fastest: new versions reach RAPID first, then REGULAR, then STABLE (GKE docs
+# 'About release channels', https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
+CHANNEL_SPEED = ("STABLE", "REGULAR", "RAPID")
+
+
+def _faster_channel(old: Any, new: Any) -> bool:
+    return old in CHANNEL_SPEED and new in CHANNEL_SPEED and CHANNEL_SPEED.index(new) > CHANNEL_SPEED.index(old)
+
+
+def _upgrade_cause(result: Preview) -> str | None:
+    """What makes GKE upgrade the control plane and the nodes after the update: a raised control-plane floor (a lower
+    one, or none, upgrades nothing: provider_effects.raises_master_version), or a faster release channel, whose newer
+    versions GKE then upgrades the cluster to on its own schedule (a slower one is not said to downgrade it)."""
+    for change in result.changes:
+        if change.action != "update" or change.record["type"] != CLUSTER_TYPE:
+            continue
+        for entry in change.inputs:
+            if entry.path == "minMasterVersion" and raises_master_version(entry.old, entry.new):
+                return f"the control plane goes to {entry.new} if it runs an older version"
+            if entry.path == "releaseChannel.channel" and _faster_channel(entry.old, entry.new):
+                return (
+                    f"the cluster moves from the {entry.old} to the {entry.new} release channel, whose newer versions "
+                    "GKE upgrades it to on the channel's schedule (not at `pulumi up`, and when, this preview cannot "
+                    "say): the control plane first"
+                )
+    return None
+
+
 def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout | None:
-    """A raised control-plane floor: the nodes follow the control plane, and every serving pod starts again (a lower
-    floor, or none, upgrades nothing: provider_effects.raises_master_version)."""
-    version = next(
-        (
-            entry.new
-            for change in result.changes
-            if change.action == "update" and change.record["type"] == CLUSTER_TYPE
-            for entry in change.inputs
-            if entry.path == "minMasterVersion" and raises_master_version(entry.old, entry.new)
-        ),
-        None,
-    )
+    """A control-plane upgrade the update sets off (`_upgrade_cause`): the nodes follow the control plane, and every
+    serving pod starts again."""
+    cause = _upgrade_cause(result)
     low, high = _running_pods(new, urn)
-    if version is None or high == 0:
+    if cause is None or high == 0:
         return None
     pods = str(high) if low == high else f"the {low}..{high} running"
     step = min(_disruptions_allowed(new), high)
@@ -830,10 +849,10 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
     per_pod = (times.same_node[0], times.new_node[1])
     total = (rounds * per_pod[0], rounds * per_pod[1])
     what = (
-        f"the control plane goes to {version} if it runs an older version (GKE creates no node meanwhile: a scale-up "
-        "or a Spot replacement waits), then GKE upgrades the nodes to it, in the cluster's maintenance window where "
-        f"it can: {pods} serving pod(s) start again, {step} at a time as the PodDisruptionBudget allows, each a model "
-        "load on the surge node GKE made first (a new A4 node more without one), for about "
+        f"{cause} (GKE creates no node meanwhile: a scale-up or a Spot replacement waits), then GKE upgrades the "
+        f"nodes to the control plane's version, in the cluster's maintenance window where it can: {pods} serving "
+        f"pod(s) start again, {step} at a time as the PodDisruptionBudget allows, each a model load on the surge "
+        "node GKE made first (a new A4 node more without one), for about "
         f"{_span(*total)} at {high} pod(s); GKE waits for the budget at most 1 hour per node, then evicts "
         "anyway, so more may be down at once"
     )

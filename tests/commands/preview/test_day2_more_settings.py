@@ -64,6 +64,26 @@ def test_a_lower_version_floor_is_state_only_and_a_higher_one_may_upgrade_the_co
     assert entry.effect.says.startswith(STATE_ONLY) and "resource_container_cluster.go" in entry.effect.source
 
 
+def test_a_faster_release_channel_upgrades_the_nodes_later_and_rapid_in_production_is_a_warning(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 review: prod REGULAR -> RAPID was one in-place cluster update, though GKE then upgrades the cluster to
+    RAPID's versions (every serving pod starts again), which the GKE API says are "not subject to any SLAs"."""
+    _, _, rapid = day2(render_stack, tmp_path_factory, "prod", "rapid", {"cluster": {"releaseChannel": "RAPID"}})
+    (upgrade,) = [rollout for rollout in rapid.rollouts if "release channel" in rollout.what]
+    assert upgrade.what.startswith("the cluster moves from the REGULAR to the RAPID release channel, whose newer")
+    assert "12 serving pod(s) start again" in upgrade.what and upgrade.pods == 12
+    (warning,) = [warning for warning in rapid.warnings if "RAPID" in warning]
+    assert warning.endswith(
+        "a production cluster moves to the RAPID release channel (REGULAR before), whose versions are early access "
+        'and, in the GKE API\'s words, "not subject to any SLAs"; GKE then upgrades the cluster to them (Serving pods, '
+        "below)"
+    )
+    _, _, stable = day2(render_stack, tmp_path_factory, "prod", "stable", {"cluster": {"releaseChannel": "STABLE"}})
+    assert [change.urn.rpartition("::")[2] for change in stable.changes] == ["llm-gke"]
+    assert not stable.rollouts and not [warning for warning in stable.warnings if "release channel" in warning]
+
+
 def test_keeping_the_weights_is_a_state_only_change(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -30,6 +30,9 @@ class Setting:
     minimum: float | None = None  # a number setting's range, both ends required
     maximum: float | None = None
     may_be_empty: bool = False  # a list setting: whether [] means something (nothing allowed, none known)
+    # a list setting's items: their grammar and what it allows in words (default: NAME_PATTERN, NAME_WORDS)
+    item_pattern: str | None = None
+    item_words: str | None = None
 
     def __post_init__(self) -> None:
         if not _is_number(self.default):
@@ -46,7 +49,11 @@ class Setting:
         elif _is_number(self.default):
             kind = {"type": "number", "minimum": self.minimum, "maximum": self.maximum}
         elif isinstance(self.default, list):
-            items = {"type": "string", "pattern": NAME_PATTERN}
+            items = {
+                "type": "string",
+                "pattern": self.item_pattern or NAME_PATTERN,
+                "description": self.item_words or NAME_WORDS,
+            }
             kind = {"type": "array", "items": items, "minItems": 0 if self.may_be_empty else 1}
         else:
             kind = {"type": "string"} | ({"pattern": self.pattern} if self.pattern else {})
@@ -70,7 +77,8 @@ def allowed_words(schema: Mapping[str, Any]) -> str:
     if kind == "number":
         return f"a number from {_shown(schema['minimum'])} to {_shown(schema['maximum'])}"
     if kind == "array":
-        return f"a {'' if schema.get('minItems', 0) == 0 else 'non-empty '}list of {NAME_WORDS}"
+        items = (schema.get("items") or {}).get("description") or NAME_WORDS
+        return f"a {'' if schema.get('minItems', 0) == 0 else 'non-empty '}list of {items}"
     if kind == "boolean":
         return "true or false"
     return "a string of the default's form" if "pattern" in schema else "a string"

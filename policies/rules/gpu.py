@@ -233,6 +233,9 @@ A4_REGIONS = Setting(
     "a4Regions",
     ["asia-southeast1", "europe-west4", "us-central1", "us-east1", "us-east4", "us-south1", "us-west2", "us-west3"],
     "regions known (2026-11) to offer a4-highgpu-8g; check `gcloud compute accelerator-types list`",
+    # a region's name as Compute Engine spells one (us-central1, northamerica-northeast2, europe-west10)
+    item_pattern="^[a-z]{2,20}(-[a-z]{2,20}){1,2}[0-9]{1,2}$",
+    item_words="Google Cloud region names (us-central1)",
 )
 
 

@@ -352,6 +352,11 @@ RESOURCES_FOR_CONFIG = "resources-for-config"
             {"LLM-GPU-004": {"a4Regions": []}},
             "LLM-GPU-004.a4Regions: [] should be non-empty; allowed: a non-empty list",
         ),
+        # an attacker: a user and password in a region's place was accepted, and reached policy.json and plan.md
+        (
+            {"LLM-GPU-004": {"a4Regions": ["admin:Hunt3r2" + "Xyzzy9@x"]}},
+            'a4Regions[0]: "admin:***@x" is not allowed; allowed: a non-empty list of Google Cloud region names',
+        ),
         (
             {"LLM-GPU-001": {"allowedGpuTypes": ["nvidia-b200\u0007"]}},
             'allowedGpuTypes[0]: "nvidia-b200\\u0007" is not',

@@ -325,8 +325,10 @@ def _hybrid_mamba_settings(args: ResourceValidationArgs, report: ReportViolation
         elif block_size % 8:
             problems.append(f"--mamba-block-size={number_text(block_size)} is not a multiple of 8")
         prefix_caching = server.has("enable-prefix-caching") and not server.has("no-enable-prefix-caching")
-        if block_size is not None and not prefix_caching:
-            problems.append("--mamba-block-size needs --enable-prefix-caching")
+        if not prefix_caching:
+            # said whether or not a block size is set: with prefix caching off the stack refuses one, and a reader
+            # told only "--mamba-block-size is unset" turned the block size on and off again (a day-2 review)
+            problems.append("--enable-prefix-caching is off, which the block size needs")
         if problems:
             report(f"container {server.container_name} serves a hybrid Qwen 3.5 model: {'; '.join(problems)}")
 

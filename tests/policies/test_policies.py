@@ -17,7 +17,7 @@ from policies.pack import PACK_NAME, POLICIES
 from policies.redaction import token_candidates
 from policies.rules.engine import MAX_REQUEST_TOKENS_ANNOTATION
 from tests.conftest import RenderStack
-from tests.policies.mutations import MUTATIONS
+from tests.policies.mutations import MUTATIONS, with_flag
 from tests.policy_fixtures import (
     FIXTURES,
     PolicyFixture,
@@ -209,6 +209,18 @@ def test_mutated_render_is_reported(mutation: str, rendered: dict[str, RenderedS
     found = verdicts(check_records(records), policy)
     assert found, f"{policy} missed {mutation}"
     assert {violation.level for violation in found} == {LEVELS[policy]}
+
+
+def test_prefix_caching_off_for_a_hybrid_model_is_named_with_or_without_a_block_size(
+    rendered: dict[str, RenderedStack],
+) -> None:
+    """A day-2 review: prefix caching turned off with the block size unset (the stack refuses a block size without
+    it) was reported as "--mamba-block-size is unset" alone, and the reader set the block size again."""
+    for block_size in (None, 16):
+        records = with_flag(copy.deepcopy(rendered["prod"].resources), "--enable-prefix-caching", None)
+        with_flag(records, "--mamba-block-size", block_size)
+        (found,) = verdicts(check_records(records), "LLM-VLLM-009")
+        assert "--enable-prefix-caching is off, which the block size needs" in found.message
 
 
 def test_every_rule_has_a_mutation_of_a_real_stack() -> None:

@@ -290,6 +290,8 @@ def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step
     assert rollout.pods == 2 and rollout.when == "at the schedule's next scale-up step"
     assert "serving-schedule-wake" in rollout.what and "scales to 3" in rollout.what and "scaleByHand" in rollout.what
     assert rollout.total_seconds == times_of(changed).new_node and "timeToServe" in rollout.source
+    # each figure's own basis: the node phase is the write-up's measurement, the whole start a planning figure
+    assert "; a new pod on a new node: assumed; a node alone: measured)" in rollout.source
     (cost,) = result.costs
     assert cost.old is not None and cost.new is not None and cost.new[1] > cost.old[1]
 

@@ -117,8 +117,12 @@ def serve_times(capacity: dict[str, Any] | None) -> ServeTimes:
     )
     # a node's own phase may be measured where the whole start is not (a day-2 review: held nodes provisioned in
     # "about 5..6 min" were labelled assumed, the pod phase's basis)
-    phases = model.get("phases") if isinstance(model.get("phases"), list) else []
-    node = next((phase for phase in phases if isinstance(phase, dict) and phase.get("key") == "node"), {})
+    phases = model.get("phases")
+    node = (
+        next((phase for phase in phases if isinstance(phase, dict) and phase.get("key") == "node"), {})
+        if isinstance(phases, list)
+        else {}
+    )
     node_basis = f"; a node alone: {node['basis']}" if isinstance(node.get("basis"), str) else ""
     return ServeTimes(
         new_node,

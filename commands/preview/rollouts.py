@@ -167,6 +167,41 @@ def _widened(old: Any, new: Any) -> bool:
     return bool(old == new)
 
 
+def _dropped_values(old: Any, new: Any) -> set[str] | None:
+    """The values `In` lists of the node affinity lost, where that is all that changed (None: another change)."""
+    if isinstance(old, dict) and isinstance(new, dict) and old.get("operator") == new.get("operator") == "In":
+        rest_same = {k: v for k, v in old.items() if k != "values"} == {k: v for k, v in new.items() if k != "values"}
+        before, after = set(map(str, old.get("values") or [])), set(map(str, new.get("values") or []))
+        return before - after if rest_same and after and after <= before else None
+    parts: list[tuple[Any, Any]] = []
+    if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
+        parts = [(old[key], new[key]) for key in old]
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        parts = list(zip(old, new, strict=True))
+    elif old == new:
+        return set()
+    else:
+        return None
+    dropped: set[str] = set()
+    for before, after in parts:
+        lost = _dropped_values(before, after)
+        if lost is None:
+            return None
+        dropped |= lost
+    return dropped
+
+
+def _narrowed_to(old: Record, new: Record) -> set[str] | None:
+    """The node-affinity values (zones) the new pods no longer admit, where the only node change is that narrowing:
+    an old pod on a node still admitted frees a node its successor may take (the others need a new node)."""
+    before, after = pod_template(old).get("spec") or {}, pod_template(new).get("spec") or {}
+    if (before.get("nodeSelector") or {}) != (after.get("nodeSelector") or {}) or (before.get("tolerations") or []) != (
+        after.get("tolerations") or []
+    ):
+        return None
+    return _dropped_values(before.get("affinity"), after.get("affinity")) or None
+
+
 def _old_nodes_still_match(old: Record, new: Record) -> bool:
     """The new pods may run on the nodes the old pods run on: the node constraints only widened."""
     before, after = pod_template(old).get("spec") or {}, pod_template(new).get("spec") or {}
@@ -202,17 +237,27 @@ def _template_rollout(
         {segment for path in template for segment in parse_path(path) if isinstance(segment, str)} & set(NODE_PATHS)
     )
     moved = [] if moved and _old_nodes_still_match(old, change.record) else moved
-    per_pod = times.new_node if moved else (times.same_node[0], times.new_node[1])
+    narrowed = _narrowed_to(old, change.record) if moved else None
+    per_pod = times.new_node if moved and not narrowed else (times.same_node[0], times.new_node[1])
     step = _max_unavailable(change.record)
     rounds = math.ceil(pods / step)
     count = f"{pods} pod(s)" if low == pods else f"{pods} pod(s) at most (the {low}..{pods} running)"
-    what = (
-        f"every serving pod moves to new nodes (the pods' {', '.join(moved)} change): {count}, {step} at a "
-        "time, each a new A4 node and a model load"
-        if moved
-        else f"the serving pods roll: {count}, {step} at a time, each a model load (and a node, when the old "
-        "one is gone)"
-    )
+    if narrowed:
+        what = (
+            f"the serving pods roll: {count}, {step} at a time, each a model load; the pods' node affinity no longer "
+            f"admits {', '.join(sorted(narrowed))}, so a pod on a node there needs a new A4 node in the others, "
+            "while one elsewhere may take the node its predecessor frees"
+        )
+    elif moved:
+        what = (
+            f"every serving pod moves to new nodes (the pods' {', '.join(moved)} change): {count}, {step} at a "
+            "time, each a new A4 node and a model load"
+        )
+    else:
+        what = (
+            f"the serving pods roll: {count}, {step} at a time, each a model load (and a node, when the old "
+            "one is gone)"
+        )
     total = (rounds * per_pod[0], rounds * per_pod[1])
     what = f"{what}; {_still_serving(pods, step)} serve meanwhile, for about {_span(*total)}"
     if all(".startupProbe." in path for path in template):
@@ -223,9 +268,10 @@ def _template_rollout(
         what += f" ({_still_serving(floor, step)} at the {least}{'' if floor > step else ': an outage'})"
     warnings = [_outage(change.urn, pods, floor, step, per_pod)] if min(pods, floor or pods) <= step else []
     if moved:
+        needs = "a pod leaving those nodes needs an A4 node" if narrowed else "each round needs an A4 node the new way"
         warnings.append(
-            f"{change.urn}: {what}; each round needs an A4 node the new way (capacity that may not be there: the "
-            "rollout then stalls with the others serving)"
+            f"{change.urn}: {what}; {needs} (capacity that may not be there: the rollout then stalls with the others "
+            "serving)"
         )
     return Rollout(
         what,

@@ -755,6 +755,26 @@ def test_a_zone_move_says_the_pods_roll_not_that_new_sources_apply_to_new_nodes(
     assert rollout.what.startswith("the ComputeClass's new GPU driver version applies to new nodes only")
 
 
+def test_a_zone_dropped_moves_only_the_pods_there_to_new_nodes(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A day-2 review: prod on zones b and c going to b alone said every pod moves to new nodes (3.0-3.2 h), though a
+    pod in b may take the node its predecessor frees; a zone moved (b -> a) still moves every pod."""
+    two_zones = render_with(render_stack, tmp_path_factory, "prod", "zones-bc", {"zones": ZONES_BC})
+    result = preview_states(two_zones.states, render_stack("prod").states)
+    (rolled,) = [rollout for rollout in result.rollouts if rollout.what.startswith("the serving pods roll")]
+    assert "no longer admits us-central1-c, so a pod on a node there needs a new A4 node" in rolled.what
+    times = times_of(render_stack("prod"))
+    assert rolled.seconds_per_pod == (times.same_node[0], times.new_node[1])
+    assert rolled.warning and "a pod leaving those nodes needs an A4 node (capacity" in rolled.warning
+    _, _, moved = day2(render_stack, tmp_path_factory, "prod", "zone-a", {"zones": ["us-central1-a"]})
+    (every,) = [rollout for rollout in moved.rollouts if rollout.what.startswith("every serving pod moves")]
+    assert every.seconds_per_pod == times.new_node
+
+
+ZONES_BC = ["us-central1-b", "us-central1-c"]
+
+
 def test_a_step_that_sets_fewer_pods_than_before_says_fewer(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -47,9 +47,12 @@ def test_a_zone_added_leaves_the_old_nodes_usable() -> None:
     assert what.startswith("the serving pods roll: 12 pod(s), 1 at a time, each a model load (and a node, when")
 
 
-def test_a_zone_taken_away_or_a_new_selector_moves_every_pod() -> None:
+def test_a_zone_taken_away_moves_the_pods_there_and_a_new_selector_every_pod() -> None:
     narrowed = rolled(serving(12, ["us-central1-b", "us-central1-c"]), serving(12, ["us-central1-c"]), ZONES)
-    assert narrowed[0].startswith("every serving pod moves to new nodes (the pods' affinity change): 12 pod(s)")
+    assert narrowed[0].startswith(
+        "the serving pods roll: 12 pod(s), 1 at a time, each a model load; the pods' node affinity no longer admits "
+        "us-central1-b, so a pod on a node there needs a new A4 node in the others"
+    )
     selector = rolled(
         serving(12, ["us-central1-b"]),
         serving(12, ["us-central1-b"], nodeSelector={"cloud.google.com/compute-class": "other"}),

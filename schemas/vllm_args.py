@@ -434,14 +434,14 @@ class _Checker:
             following = self._values_after(processed, index)
             if optional.option_string is None:
                 if optional.candidates:
-                    self.problems.append(f"{token}: ambiguous, could be {', '.join(optional.candidates)}")
+                    self.problems.append(f"{_name_of(token)}: ambiguous, could be {', '.join(optional.candidates)}")
                 else:
-                    self.problems.append(f"{token}: no such option in vllm serve {self.version}")
+                    self.problems.append(f"{_name_of(token)}: no such option in vllm serve {self.version}")
                 index += len(following)  # most likely its values
                 continue
             if optional.abbreviation:
                 self.problems.append(
-                    f"{token}: write {optional.option_string} in full "
+                    f"{_name_of(token)}: write {optional.option_string} in full "
                     f"(vLLM {self.version} takes a unique prefix, a later release may not)"
                 )
             index += self._consume(optional, following)
@@ -534,3 +534,14 @@ def check_serve_args(argv: Sequence[str], version: str) -> list[str]:
     """The problems of `vllm serve ARGV` for vLLM `version`, one line each; [] if its parser accepts
     it. `NoTableError` if `version` has no table."""
     return check_against(table_for(version), argv)
+
+
+OPTION_NAME = re.compile(r"-{1,2}[A-Za-z0-9_.-]*")
+
+
+def _name_of(token: str) -> str:
+    """An option as a problem names it: its name, and `...` for what is glued to it (`--api-key:VALUE`, `--x=VALUE`,
+    `-pVALUE`), which may be a secret (an attacker: a password after `--api-key:` was quoted whole)."""
+    name = OPTION_NAME.match(token)
+    shown = name.group() if name else ""
+    return token if shown == token else f"{shown}{token[len(shown) : len(shown) + 1]}..."

@@ -1269,7 +1269,7 @@ def _escaped_kinds(text: str) -> list[str]:
     for _ in range(ESCAPE_LAYERS):
         if decoded is None:
             return []
-        kinds = _kinds(decoded, decoded=True)
+        kinds = _kinds(decoded, decoded=True) or _kinds(as_read(decoded), decoded=True)
         if kinds:
             return kinds
         decoded = unescaped(decoded)
@@ -1302,15 +1302,37 @@ def _text_kinds(text: str) -> tuple[str, ...]:
 
 def as_read(text: str) -> str:
     """The text as a reader (or a program that normalises it) reads it: compatibility forms as their plain characters
-    (NFKC: fullwidth letters, a no-break space), format characters dropped (a zero-width space or joiner, a soft hyphen,
-    a bidi control: Unicode category Cf). A token pasted with a zero-width space inside had its kind missed, and a
-    message refusing the value quoted the token (an attacker: 39 of a GitHub token's 40 characters). Letters of another
-    script that look alike (a Cyrillic O, U+041E, in PASSWORD) are not folded."""
+    (NFKC: fullwidth letters, a no-break space), the characters Unicode says a reader does not see dropped (a
+    zero-width space or joiner, a soft hyphen, a bidi control, a variation selector: category Cf and
+    Default_Ignorable_Code_Point). A token pasted with a zero-width space inside had its kind missed, and a message
+    refusing the value quoted the token (an attacker: 39 of a GitHub token's 40 characters). Letters of another script
+    that look alike (a Cyrillic O, U+041E, in PASSWORD) are not folded."""
     if text.isascii():
         return text
     folded = unicodedata.normalize("NFKC", text)
-    dropped = {ord(char): None for char in set(folded) if unicodedata.category(char) == "Cf"}
+    dropped = {ord(char): None for char in set(folded) if _ignorable(char)}
     return folded.translate(dropped) if dropped else folded
+
+
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt) beyond category Cf: characters a reader does not
+# see, some of them printable to Python (a variation selector, the combining grapheme joiner, the Hangul fillers), so
+# a stack value may hold them (a platform review: `ghp_` and U+FE0F inside a token rendered with exit 0).
+DEFAULT_IGNORABLE = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0xE0000, 0xE0FFF),
+)
+
+
+def _ignorable(char: str) -> bool:
+    code = ord(char)
+    return unicodedata.category(char) == "Cf" or any(low <= code <= high for low, high in DEFAULT_IGNORABLE)
 
 
 # A text is often scanned again: a render's files by the render and then by the writer every command writes
@@ -1507,8 +1529,9 @@ def holds_known_secret(text: str, known: set[str]) -> bool:
     for _ in range(ESCAPE_LAYERS + 1):
         if decoded is None:
             return False
-        if any(secret in decoded for secret in known) or _in_a_wrapped_run(decoded, known):
-            return True
+        for shown in dict.fromkeys((decoded, as_read(decoded))):
+            if any(secret in shown for secret in known) or _in_a_wrapped_run(shown, known):
+                return True
         decoded = unescaped(decoded)
     return False
 

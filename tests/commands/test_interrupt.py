@@ -94,9 +94,10 @@ def test_the_entry_module_imports_only_what_the_interpreter_holds_before_its_han
     """An attacker: Ctrl-C 15 ms after the start printed a traceback from commands/entry.py, which imported `typing`
     (milliseconds) before the handler was in place. Importing it now loads only the package, itself and built-in
     modules (compiled into the interpreter: nothing to read or run), so the handler follows at once."""
+    # the snapshot before anything else is imported (json would bring re, enum, functools and collections)
     script = (
-        "import json, sys; before = set(sys.modules); import commands.entry; "
-        "print(json.dumps(sorted(set(sys.modules) - before)))"
+        "import sys; before = set(sys.modules); import commands.entry; loaded = sorted(set(sys.modules) - before); "
+        "import json; print(json.dumps(loaded))"
     )
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     loaded = set(json.loads(completed.stdout))

@@ -21,7 +21,9 @@ from policies.redaction import (
     _as_trie,
     encoded_needles,
     hide_secrets,
+    holds_known_secret,
     is_secret_name,
+    known_secret_texts,
     redact_quoted,
     redact_secrets,
     secret_kinds,
@@ -509,6 +511,9 @@ def test_hostile_lines_of_a_large_file_hold_no_secret(text: str) -> None:
         lambda token: token[:3] + "\u00ad" + token[3:],  # a soft hyphen
         lambda token: "\u2066" + token[:8] + "\u2069" + token[8:],  # bidi isolates around a part
         lambda token: "".join(chr(ord(char) + 0xFEE0) for char in token[:4]) + token[4:],  # fullwidth letters
+        lambda token: token[:7] + "\ufe0f" + token[7:],  # a variation selector (printable to Python)
+        lambda token: token[:6] + "\u034f\u3164" + token[6:],  # a combining grapheme joiner, a Hangul filler
+        lambda token: token[:5] + "\\u200b" + token[5:],  # a zero-width space behind a JSON escape
     ],
 )
 def test_a_secret_cut_by_format_characters_or_in_compatibility_forms_is_found_and_hidden(
@@ -523,6 +528,9 @@ def test_a_secret_cut_by_format_characters_or_in_compatibility_forms_is_found_an
     assert secret_kinds("DB_PASS\u200bWORD=Hunt3r2" + "Xyzzy9") == ["a password or key assignment"]
     assert is_secret_name("DB_PASS\u200bWORD") and is_secret_name("DB_PASSWORD ")
     assert hide_secrets("caf\u00e9 \u2014 na\u00efve \u200b text") == "caf\u00e9 \u2014 na\u00efve \u200b text"
+    known = known_secret_texts(["Zebra-Horse-" + "Battery"])  # a stack's own secret value, of no known shape
+    assert holds_known_secret("x Zebra-Ho\u200brse-Battery y", known)
+    assert holds_known_secret("".join(chr(ord(char) + 0xFEE0) for char in "Zebra") + "-Horse-Battery", known)
 
 
 def test_a_numeric_reference_past_python_s_digit_limit_is_read_as_none() -> None:

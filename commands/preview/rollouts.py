@@ -266,13 +266,16 @@ def _template_rollout(
         # the autoscaler's or the schedule's floor: a roll there takes down as large a share of the pods
         least = f"{floor} running at the least" if floor == low else f"{floor} running at the least while any does"
         what += f" ({_still_serving(floor, step)} at the {least}{'' if floor > step else ': an outage'})"
-    warnings = [_outage(change.urn, pods, floor, step, per_pod)] if min(pods, floor or pods) <= step else []
+    # a count the Deployment declares takes effect before the roll (the controller scales, then rolls: a platform
+    # review, kubernetes pkg/controller/deployment syncDeployment, isScalingEvent): 1 -> 3 with a new template keeps
+    # the old pod serving
+    declared = pods if replicas_left_to_owner(change.record) else declared_replicas(change.record)
+    outage = _outage(declared, floor, step, per_pod) if min(declared, floor or declared) <= step else None
+    warnings = [outage] if outage else []
     if moved:
         needs = "a pod leaving those nodes needs an A4 node" if narrowed else "each round needs an A4 node the new way"
-        warnings.append(
-            f"{change.urn}: {what}; {needs} (capacity that may not be there: the rollout then stalls with the others "
-            "serving)"
-        )
+        waiting = "nothing serves until it is there" if outage else "the rollout then stalls with the others serving"
+        warnings.append(f"{what}; {needs} (capacity that may not be there: {waiting})")
     return Rollout(
         what,
         pods,
@@ -280,11 +283,11 @@ def _template_rollout(
         total,
         "during `pulumi up`, which waits for the rollout",
         times.source,
-        "; ".join(warnings) or None,
+        f"{change.urn}: {'; '.join(warnings)}" if warnings else None,
     )
 
 
-def _outage(urn: str, pods: int, floor: int, step: int, per_pod: tuple[int, int]) -> str:
+def _outage(pods: int, floor: int, step: int, per_pod: tuple[int, int]) -> str:
     """A roll that takes down every running pod at once: `maxSurge` 0 and `maxUnavailable` `step` stop that many old
     pods before their new ones are made (the Deployment's RollingUpdate strategy), so with `step` or fewer running no
     pod serves until a new one is ready."""
@@ -292,7 +295,7 @@ def _outage(urn: str, pods: int, floor: int, step: int, per_pod: tuple[int, int]
         f"{pods} pod(s) run" if pods <= step else f"at {floor} running (the least the autoscaler or schedule leaves)"
     )
     return (
-        f"{urn}: an outage: the serving pods roll {step} at a time and {running}, so nothing serves until a new pod is "
+        f"an outage: the serving pods roll {step} at a time and {running}, so nothing serves until a new pod is "
         f"ready, about {_span(*per_pod)}; requests meanwhile fail. With more than {step} running, the others serve "
         "during a roll"
     )
@@ -918,6 +921,15 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
             "https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies): their pods move "
             "as those nodes are recycled, not verified in more detail here"
         )
+    # a budget that lets every running pod go at once: draining their node leaves none serving (a platform review)
+    allowed = _disruptions_allowed(new)
+    outage = (
+        f"{urn}: an outage after `pulumi up`: as GKE drains the nodes for the upgrade, the PodDisruptionBudget lets "
+        f"{allowed} serving pod(s) go at once and {low} run, so nothing serves until a "
+        f"new pod is ready, about {_span(*per_pod)}, each time; with more than {allowed} running, the others serve"
+        if low <= allowed
+        else None
+    )
     return Rollout(
         f"{what} ({AUTOPILOT_UPGRADES})",
         high,
@@ -925,6 +937,7 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
         total,
         "after `pulumi up`, as GKE upgrades the nodes",
         times.source,
+        outage,
     )
 
 

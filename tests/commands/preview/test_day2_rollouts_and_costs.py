@@ -755,6 +755,27 @@ def test_a_zone_move_says_the_pods_roll_not_that_new_sources_apply_to_new_nodes(
     assert rollout.what.startswith("the ComputeClass's new GPU driver version applies to new nodes only")
 
 
+def test_an_outage_is_warned_once_where_it_happens_and_not_where_the_count_rises_first(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A platform review: 1 -> 3 pods with a new template was an outage warning, though the Deployment controller
+    scales before it rolls; dev's one pod moved to another zone said the rollout stalls "with the others serving" and
+    named the Deployment twice; a node upgrade draining the only pod had no warning."""
+    one = render_with(render_stack, tmp_path_factory, "prod", "one-node", {"capacity": {"nodes": 1}})
+    three = render_with(
+        render_stack, tmp_path_factory, "prod", "three-seqs", {"capacity": {"nodes": 3}, "engine": {"maxNumSeqs": 4096}}
+    )
+    grown = preview_states(one.states, three.states)
+    assert not [warning for warning in grown.warnings if "an outage" in warning]
+    _, _, zone = day2(render_stack, tmp_path_factory, "dev", "zone-move", {"zones": ["us-central1-c"]})
+    (moved,) = [rollout for rollout in zone.rollouts if rollout.what.startswith("every serving pod moves")]
+    assert moved.warning and moved.warning.count("llm-vllm-deployment") == 1
+    assert "nothing serves until it is there" in moved.warning and "with the others serving" not in moved.warning
+    _, _, upgrade = day2(render_stack, tmp_path_factory, "staging", "rapid", {"cluster": {"releaseChannel": "RAPID"}})
+    (drained,) = [rollout for rollout in upgrade.rollouts if "release channel" in rollout.what]
+    assert drained.warning and "an outage after `pulumi up`: as GKE drains the nodes" in drained.warning
+
+
 def test_a_zone_dropped_moves_only_the_pods_there_to_new_nodes(
     render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -889,9 +889,9 @@ def _production_on_rapid(change: ResourceChange, production: bool) -> str | None
     if not moved:
         return None
     return (
-        f"{change.urn}: a production cluster moves to the RAPID release channel ({moved[0].old} before), whose "
-        'versions are early access and, in the GKE API\'s words, "not subject to any SLAs"; GKE then upgrades the '
-        "cluster to them (Serving pods, below)"
+        f"{change.urn}: a production cluster moves to the RAPID release channel ({moved[0].old} before), which the "
+        'GKE API says is "offered on an early access basis" with versions "not subject to any SLAs"; GKE then '
+        "upgrades the cluster to them where it runs an older version (Serving pods, below)"
     )
 
 

@@ -889,8 +889,8 @@ def _upgrade_cause(result: Preview) -> str | None:
             if entry.path == "releaseChannel.channel" and _faster_channel(entry.old, entry.new):
                 return (
                     f"the cluster moves from the {entry.old} to the {entry.new} release channel, whose newer versions "
-                    "GKE upgrades it to on the channel's schedule (not at `pulumi up`, and when, this preview cannot "
-                    "say): the control plane first"
+                    "GKE upgrades it to on the channel's schedule where it runs an older one (not at `pulumi up`, "
+                    "and when, this preview cannot say): the control plane first"
                 )
     return None
 

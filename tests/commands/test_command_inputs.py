@@ -359,7 +359,12 @@ RESOURCES_FOR_CONFIG = "resources-for-config"
         ),
         (
             {"LLM-GPU-001": {"allowedGpuTypes": ["nvidia-b200\u0007"]}},
-            'allowedGpuTypes[0]: "nvidia-b200\\u0007" is not',
+            'allowedGpuTypes[0]: "nvidia-b200\\u0007" holds a control character; allowed: a non-empty list of names',
+        ),
+        # a platform review: Python's `$` matched before the line break, Go's (the engine's) does not
+        (
+            {"LLM-GPU-004": {"a4Regions": ["us-central1\n"]}},
+            'a4Regions[0]: "us-central1\\n" holds a control character; allowed: a non-empty list of Google Cloud',
         ),
         (
             {"LLM-VLLM-009": {"hybridModels": [""]}},

@@ -75,9 +75,9 @@ def test_a_faster_release_channel_upgrades_the_nodes_later_and_rapid_in_producti
     assert "12 serving pod(s) start again" in upgrade.what and upgrade.pods == 12
     (warning,) = [warning for warning in rapid.warnings if "RAPID" in warning]
     assert warning.endswith(
-        "a production cluster moves to the RAPID release channel (REGULAR before), whose versions are early access "
-        'and, in the GKE API\'s words, "not subject to any SLAs"; GKE then upgrades the cluster to them (Serving pods, '
-        "below)"
+        'a production cluster moves to the RAPID release channel (REGULAR before), which the GKE API says is "offered '
+        'on an early access basis" with versions "not subject to any SLAs"; GKE then upgrades the cluster to them '
+        "where it runs an older version (Serving pods, below)"
     )
     _, _, stable = day2(render_stack, tmp_path_factory, "prod", "stable", {"cluster": {"releaseChannel": "STABLE"}})
     assert [change.urn.rpartition("::")[2] for change in stable.changes] == ["llm-gke"]

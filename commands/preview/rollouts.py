@@ -124,11 +124,17 @@ def serve_times(capacity: dict[str, Any] | None) -> ServeTimes:
         else {}
     )
     node_basis = f"; a node alone: {node['basis']}" if isinstance(node.get("basis"), str) else ""
+    held = model["held"] if isinstance(model.get("held"), dict) else {}
+    held_basis = (
+        f"; a pod on a node that is up: {held['basis']}"
+        if held.get("seconds_max") is not None and isinstance(held.get("basis"), str)
+        else ""
+    )
     return ServeTimes(
         new_node,
         same_node,
         f"the render's time to serve for profile {model.get('profile')} (capacity.json timeToServe; a new pod on a "
-        f"new node: {basis}{node_basis})",
+        f"new node: {basis}{held_basis}{node_basis})",
     )
 
 
@@ -292,7 +298,9 @@ def _outage(pods: int, floor: int, step: int, per_pod: tuple[int, int]) -> str:
     pods before their new ones are made (the Deployment's RollingUpdate strategy), so with `step` or fewer running no
     pod serves until a new one is ready."""
     running = (
-        f"{pods} pod(s) run" if pods <= step else f"at {floor} running (the least the autoscaler or schedule leaves)"
+        f"{pods} pod(s) run at most"
+        if pods <= step
+        else f"at {floor} running (the least the autoscaler or schedule leaves)"
     )
     return (
         f"an outage: the serving pods roll {step} at a time and {running}, so nothing serves until a new pod is "

@@ -291,7 +291,9 @@ def test_more_nodes_while_the_schedule_owns_the_replicas_follow_at_its_next_step
     assert "serving-schedule-wake" in rollout.what and "scales to 3" in rollout.what and "scaleByHand" in rollout.what
     assert rollout.total_seconds == times_of(changed).new_node and "timeToServe" in rollout.source
     # each figure's own basis: the node phase is the write-up's measurement, the whole start a planning figure
-    assert "; a new pod on a new node: assumed; a node alone: measured)" in rollout.source
+    assert "; a new pod on a new node: assumed; a pod on a node that is up: assumed; a node alone: measured)" in (
+        rollout.source
+    )
     (cost,) = result.costs
     assert cost.old is not None and cost.new is not None and cost.new[1] > cost.old[1]
 
@@ -455,7 +457,8 @@ def test_an_engine_flag_rolls_the_pods_on_their_nodes(
     assert rollout.seconds_per_pod == (times.same_node[0], times.new_node[1])
     assert rollout.warning and rollout.warning in result.warnings
     assert rollout.warning.endswith(
-        "an outage: the serving pods roll 1 at a time and 1 pod(s) run, so nothing serves until a new pod is ready, "
+        "an outage: the serving pods roll 1 at a time and 1 pod(s) run at most, so nothing serves until a new pod is "
+        "ready, "
         f"about {rollouts_span(*rollout.seconds_per_pod)}; requests meanwhile fail. With more than 1 running, the "
         "others serve during a roll"
     )

@@ -27,6 +27,7 @@ from jsonschema import Draft7Validator
 from common.input_files import InputError
 from policies.redaction import redact_quoted
 from policies.settings import allowed_words
+from policies.values import known_strings
 
 ALL_POLICIES = "all"
 LEVEL_KEY = "enforcementLevel"
@@ -76,13 +77,13 @@ def _settings(policy: Any, entry: Mapping[str, Any], where: str) -> None:
                 f"{where}: {_shown(key)} is not a setting of {policy.name}{_nearest(key, declared) or allowed}"
             )
     settings = {key: value for key, value in entry.items() if key != LEVEL_KEY}
-    for key, text in _texts(settings):
+    for path, text in known_strings(settings):
         if not text.isprintable():
             # Python's `$` in a schema pattern matches before a last line break, Go's (the engine's) does not
             # (a platform review: "us-central1\n" passed here)
-            declared = schema["properties"].get(key.lstrip(".").split("[")[0], {})
+            declared = schema["properties"].get(path.split("[")[0].split(".")[0], {})
             allowed = f"; allowed: {allowed_words(declared)}" if "type" in declared else ""
-            raise PolicyConfigError(f"{where}{key}: {_shown(text)} holds a control character{allowed}")
+            raise PolicyConfigError(f"{where}.{path}: {_shown(text)} holds a control character{allowed}")
     for error in sorted(Draft7Validator(schema).iter_errors(settings), key=lambda error: list(map(str, error.path))):
         key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.path) or ".(settings)"
         declared = schema["properties"].get(str(error.path[0]) if error.path else "", {})
@@ -91,17 +92,6 @@ def _settings(policy: Any, entry: Mapping[str, Any], where: str) -> None:
         allowed = f"; allowed: {allowed_words(declared)}" if "type" in declared else ""
         default = f" (default {_shown(declared['default'])})" if "default" in declared else ""
         raise PolicyConfigError(f"{where}{key}: {problem}{allowed}{default}")
-
-
-def _texts(value: Any, where: str = "") -> list[tuple[str, str]]:
-    """Every string of a policy's settings, with where it is (`.key`, `.key[0]`)."""
-    if isinstance(value, str):
-        return [(where, value)]
-    if isinstance(value, dict):
-        return [found for key, item in value.items() for found in _texts(item, f"{where}.{key}")]
-    if isinstance(value, list):
-        return [found for index, item in enumerate(value) for found in _texts(item, f"{where}[{index}]")]
-    return []
 
 
 def check_policy_config(config: Any, policies: Sequence[Any], where: str) -> dict[str, Any]:

@@ -1269,7 +1269,9 @@ def _escaped_kinds(text: str) -> list[str]:
     for _ in range(ESCAPE_LAYERS):
         if decoded is None:
             return []
-        kinds = _kinds(decoded, decoded=True) or _kinds(as_read(decoded), decoded=True)
+        kinds = _kinds(decoded, decoded=True) or (
+            _kinds(visible, decoded=True) if (visible := as_read(decoded)) != decoded else []
+        )
         if kinds:
             return kinds
         decoded = unescaped(decoded)
@@ -1294,10 +1296,13 @@ def secret_kinds(text: str) -> list[str]:
 
 
 def _text_kinds(text: str) -> tuple[str, ...]:
-    kinds = _kinds(text) or _escaped_kinds(text)
-    if not kinds and (visible := as_read(text)) != text:
-        kinds = _kinds(visible) or _escaped_kinds(visible)
-    return tuple(kinds)
+    return tuple(_kinds(text) or _escaped_kinds(text) or _kinds_as_read(text))
+
+
+def _kinds_as_read(text: str) -> list[str]:
+    """The kinds of secret the text holds as a reader reads it (`as_read`); none where that is the text itself."""
+    visible = as_read(text)
+    return [] if visible == text else _kinds(visible) or _escaped_kinds(visible)
 
 
 def as_read(text: str) -> str:
@@ -1436,7 +1441,7 @@ def _escaped_secret_hidden(text: str, original: str) -> str:
         shown = unescaped(text) or text
         if any(tail in shown for tail in _secret_tails(decoded)):
             return REDACTED
-    if (visible := as_read(text)) != text and (_kinds(visible) or _escaped_kinds(visible)):
+    if _kinds_as_read(text):
         return REDACTED  # a secret that format characters or compatibility forms cut or disguise
     return text
 

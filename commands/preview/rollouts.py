@@ -159,42 +159,35 @@ def _span(low: int, high: int) -> str:
     return _minutes(high) if low == high else f"{_minutes(low)}..{_minutes(high)}"
 
 
-def _widened(old: Any, new: Any) -> bool:
-    """Whether the new node constraints admit every node the old ones did, as Kubernetes matches them: a
-    nodeSelector with fewer pairs, more tolerations, or required node-affinity terms whose `In` lists grew (a zone
-    added), the rest the same."""
-    if isinstance(old, dict) and isinstance(new, dict) and old.get("operator") == new.get("operator") == "In":
-        rest_same = {k: v for k, v in old.items() if k != "values"} == {k: v for k, v in new.items() if k != "values"}
-        return rest_same and set(map(str, old.get("values") or [])) <= set(map(str, new.get("values") or []))
-    if isinstance(old, dict) and isinstance(new, dict):
-        return old.keys() == new.keys() and all(_widened(old[key], new[key]) for key in old)
-    if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(_widened(a, b) for a, b in zip(old, new, strict=True))
-    return bool(old == new)
-
-
-def _dropped_values(old: Any, new: Any) -> set[str] | None:
-    """The values `In` lists of the node affinity lost, where that is all that changed (None: another change)."""
+def _in_list_changes(old: Any, new: Any) -> tuple[set[str], set[str]] | None:
+    """The values the node constraints' `In` lists gained and lost (a zone added or dropped), where that is all that
+    changed, as Kubernetes matches them (None: another change)."""
     if isinstance(old, dict) and isinstance(new, dict) and old.get("operator") == new.get("operator") == "In":
         rest_same = {k: v for k, v in old.items() if k != "values"} == {k: v for k, v in new.items() if k != "values"}
         before, after = set(map(str, old.get("values") or [])), set(map(str, new.get("values") or []))
-        return before - after if rest_same and after and after <= before else None
-    parts: list[tuple[Any, Any]] = []
+        return (after - before, before - after) if rest_same and (after or not before) else None
     if isinstance(old, dict) and isinstance(new, dict) and old.keys() == new.keys():
         parts = [(old[key], new[key]) for key in old]
     elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         parts = list(zip(old, new, strict=True))
-    elif old == new:
-        return set()
     else:
-        return None
-    dropped: set[str] = set()
+        return (set(), set()) if old == new else None
+    gained: set[str] = set()
+    lost: set[str] = set()
     for before, after in parts:
-        lost = _dropped_values(before, after)
-        if lost is None:
+        changes = _in_list_changes(before, after)
+        if changes is None:
             return None
-        dropped |= lost
-    return dropped
+        gained |= changes[0]
+        lost |= changes[1]
+    return gained, lost
+
+
+def _widened(old: Any, new: Any) -> bool:
+    """Whether the new node constraints admit every node the old ones did: required node-affinity terms whose `In`
+    lists only grew (a zone added), the rest the same."""
+    changes = _in_list_changes(old, new)
+    return changes is not None and not changes[1]
 
 
 def _narrowed_to(old: Record, new: Record) -> set[str] | None:
@@ -205,7 +198,8 @@ def _narrowed_to(old: Record, new: Record) -> set[str] | None:
         after.get("tolerations") or []
     ):
         return None
-    return _dropped_values(before.get("affinity"), after.get("affinity")) or None
+    changes = _in_list_changes(before.get("affinity"), after.get("affinity"))
+    return changes[1] if changes is not None and changes[1] and not changes[0] else None
 
 
 def _old_nodes_still_match(old: Record, new: Record) -> bool:

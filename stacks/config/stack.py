@@ -140,10 +140,11 @@ class StackConfig(ConfigModel):
         keys = self.capacity.source_keys(self.project)
         for index, key in enumerate(keys):
             if key in keys[:index]:
-                what = f"reservation {key[1]} of project {key[2]}" if key[1] else f"{key[0]}"
+                kind, name, owner = key
+                what = f"{kind} {name} of project {owner}" if name else kind
+                other = f" (a {kind} of the same name in another project is a different capacity)" if name else ""
                 raise ValueError(
-                    f"capacity.sources[{index}]: {what} is listed twice; each fallback step must differ "
-                    "(reservations of the same name in different projects are different capacities)"
+                    f"capacity.sources[{index}]: {what} is listed twice; each fallback step must differ{other}"
                 )
         return self
 

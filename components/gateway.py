@@ -119,7 +119,10 @@ def active_proxy_subnet(
     """The name and range of the ACTIVE proxy-only subnet in the VPC of an existing cluster, in its
     region, or None. Plain invokes (the provider's data sources google_container_cluster and
     google_compute_subnetworks), run by `pulumi preview` and `up` alike and answered by the offline
-    mocks: the decision to declare a subnet or not has to be made before any resource is."""
+    mocks: the decision to declare a subnet or not has to be made before any resource is. The subnet the
+    stack itself declares (`proxy_subnet_name`) is not another's to reuse: after the `up` that made it the
+    look-up finds it, and reusing it would stop declaring it, so the next `up` would delete it under the
+    Gateway."""
     invoke = pulumi.InvokeOptions(provider=provider)
     cluster = gcp.container.get_cluster(name=cluster_name, location=region, project=project, opts=invoke)
     found = gcp.compute.get_subnetworks(filter=ACTIVE_PROXY_ONLY_FILTER, project=project, region=region, opts=invoke)
@@ -128,7 +131,7 @@ def active_proxy_subnet(
         # `network` is the subnet's network self link; the deprecated `network_self_link` is only its
         # name, despite its name (terraform-provider-google data_source_google_compute_subnetworks.go:
         # "network_self_link": filepath.Base(subnet.Network)), so it never matched a real cluster's VPC
-        if network_path(subnet.network) == network:
+        if network_path(subnet.network) == network and subnet.name != proxy_subnet_name(cluster_name):
             return subnet.name, subnet.ip_cidr_range
     return None
 

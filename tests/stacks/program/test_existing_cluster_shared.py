@@ -83,6 +83,24 @@ def test_a_vpc_without_one_gets_one_declared(tmp_path: Path) -> None:
     assert subnet.inputs["role"] == "ACTIVE"
 
 
+def test_the_subnet_the_stack_made_stays_declared_on_the_next_up(tmp_path: Path) -> None:
+    """The first `up` in a VPC without one declares `<cluster>-proxy-only`; the next `up`'s look-up finds
+    that very subnet. Taken for another's, it was no longer declared, and that `up` would delete the subnet
+    the Gateway's proxies use (a platform review)."""
+    (made,) = proxy_subnets(run(tmp_path, EXISTING, proxy_subnets=lambda project, region: []))
+    own_name = made.inputs["name"]
+
+    def after_the_first_up(project: str, region: str) -> list[dict[str, Any]]:
+        (found,) = mocks.stand_in_proxy_subnets(project, region)
+        return [{**found, "name": own_name, "selfLink": found["selfLink"].rsplit("/", 1)[0] + "/" + own_name}]
+
+    registrations = run(tmp_path, EXISTING, proxy_subnets=after_the_first_up)
+    (kept,) = proxy_subnets(registrations)
+    assert (kept.name, kept.inputs["name"]) == (made.name, own_name)
+    (gateway,) = [r for r in registrations if r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway"]
+    assert "llm-serving/proxy-only-subnet" not in gateway.inputs["metadata"].get("annotations", {})
+
+
 def test_no_adapter_is_declared_where_the_cluster_runs_one(tmp_path: Path) -> None:
     registrations = run(tmp_path, EXISTING)
     assert not [r for r in registrations if ADAPTER_NAME in str(r.inputs.get("metadata", {}).get("name", ""))]

@@ -782,7 +782,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # MySQL's MYSQL_PWD, redis-cli's REDISCLI_AUTH, an Azure connection string's SharedAccessKey and AccountKey;
     # `api-key` with a hyphen too (an OTLP header, OTEL_EXPORTER_OTLP_HEADERS=api-key=...); the key words of the
     # `:` patterns below as a name's last part (DB_PASS, PRIVATE_KEY, SIGNING_KEY, CREDENTIALS: an attacker's
-    # `APP_ENV_LINE: "DB_PASS=... PRIVATE_KEY=..."` reached the manifests); a token, HF_TOKEN,
+    # `APP_ENV_LINE: "DB_PASS=... PRIVATE_KEY=..."` reached the manifests), and the other words the names' rule
+    # below refuses (SECRET_KEY, Rails' SECRET_KEY_BASE, ENCRYPTION_KEY, SESSION_KEY, DB_PW, PASSCODE, PIN_CODE: an
+    # attacker's `SECRET_KEY=...` in a value rendered with exit 0); a token, HF_TOKEN,
     # right before the `=` (not code's `token = f.read()`) and with a
     # value that is not a number nor starts a query's next parameter), then `=`
     # and the value on one line, also in a shell's ANSI-C quotes (`PASSWORD=$'...'`, bash "QUOTING"); not a
@@ -792,12 +794,13 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            r"(?i)(?=[pscamtr])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
+            r"(?i)(?=[pscamtredjh])(?:(?<![A-Za-z0-9_])pwd|(?<![A-Za-z0-9])mysql_pwd|password|passwd|passphrase"
             r"|(?<![A-Za-z0-9])rediscli_auth|sharedaccesskey|(?<![A-Za-z0-9])accountkey"
             # these words also name what is no secret (SKIP_PASS=false, PASS=on-demand, SERVICE_KEY=my-service,
             # --private-key=file.pem): not before a value of letters, `_`, `.` and `-` only, as the `:` patterns below
             # (gitleaks' generic-api-key allowlist); a narrower guard had let `DB_PASS=hunter2`-like values through
-            r"|(?<![A-Za-z0-9])(?:pass|creds|credentials?|(?:private|client|auth|service|app|account|signing|master)"
+            r"|(?<![A-Za-z0-9])(?:pass|creds|credentials?|pw|passcode|pin[_-]?code|mnemonic|secret[_-]?key[_-]base"
+            r"|(?:private|client|auth|service|app|account|signing|master|secret|encryption|decryption|session|jwt|hmac)"
             r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?[A-Za-z_.-]+(?![^\s\"'&;,]))"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
@@ -925,6 +928,27 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             + r"[^\s'\"]{4,}"
         ),
         ("curl", "CURL", "Curl"),
+        within_a_line=True,
+    ),
+    # the password options of other clients, as a command line in a value holds them (an attacker: each was written to
+    # the manifests): MySQL's and MariaDB's `-pPASSWORD` (glued: `-p PASSWORD` prompts and takes the database name),
+    # sshpass's `-p PASSWORD`, redis-cli's `-a PASSWORD`, and a registry login's `-p PASSWORD` (docker, podman, helm
+    # registry); the option within CURL_OPTION_REACH characters of the command, not past its end (`|`, `;`, `&`), a
+    # value that is no reference ($PASS, ${...}); case-sensitive (`-P3306` is MySQL's port)
+    SecretPattern(
+        ASSIGNMENT_KIND,
+        re.compile(
+            r"(?<![A-Za-z0-9_-])(?:(?:mysql(?:dump|admin)?|mariadb)(?![A-Za-z0-9_-])"
+            f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
+            + r"(?<![\w-])-p(?=[^\s])|sshpass[ \t]+-p[ \t]*|redis-cli(?![A-Za-z0-9_-])"
+            f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
+            + r"(?<![\w-])-a[ \t]+|(?:docker|podman|helm[ \t]+registry)[ \t]+login(?![A-Za-z0-9_-])"
+            f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
+            + r"(?<![\w-])-p[ \t]+)[\"']?"
+            + PLAIN_VALUE
+            + r"[^\s'\"]{4,}"
+        ),
+        ("mysql", "mariadb", "sshpass", "redis-cli", "login"),
         within_a_line=True,
     ),
     # a key and its value apart (`aws configure set aws_secret_access_key VALUE`, the AWS CLI's form): the
@@ -1470,6 +1494,45 @@ def hide_secrets(text: str) -> str:
     """hide_tokens, and every other kind of secret replaced by ***: for what a command copies from a
     file it was given into its own output."""
     return _escaped_secret_hidden(_hide_patterns(hide_tokens(text)), text)
+
+
+def folded_secret_forms(secrets: Iterable[str]) -> frozenset[str]:
+    """Known secret values as `hide_folded` looks for them: their letters and digits, lower case; none shorter than
+    KNOWN_ENCODED_MIN so (a few letters are in many texts)."""
+    return frozenset(form for form in map(_folded, secrets) if len(form) >= KNOWN_ENCODED_MIN)
+
+
+def _folded(text: str) -> str:
+    return "".join(char.lower() for char in text if char.isalnum() and len(char.lower()) == 1)
+
+
+def hide_folded(text: str, forms: frozenset[str]) -> str:
+    """The text with every span that spells one of the `folded_secret_forms` in another case or with other separators
+    replaced by ***: a message that turns a name into a config key (`ZQ9_SECRET_VALUE_77XYZ` -> `zq9SecretValue77xyz`)
+    showed a secret value the stack's own filter hides only as written (an attacker)."""
+    if not forms:
+        return text
+    kept = [index for index, char in enumerate(text) if char.isalnum() and len(char.lower()) == 1]
+    folded = "".join(text[index].lower() for index in kept)
+    spans: list[tuple[int, int]] = []
+    for form in forms:
+        start = folded.find(form)
+        while start >= 0:
+            spans.append((kept[start], kept[start + len(form) - 1] + 1))
+            start = folded.find(form, start + 1)
+    for start, end in sorted(_merged(spans), reverse=True):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def known_secret_texts(secrets: Iterable[str]) -> set[str]:

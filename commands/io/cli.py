@@ -14,6 +14,7 @@ from pathlib import Path
 from commands.entry import invoked_as
 from commands.io.console import EXIT_CLOSED_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, OneLineParser
 from common.input_files import InputError
+from policies.redaction import secret_kinds
 
 DISTRIBUTION = "b200-serving"
 STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>.+)\.ya?ml$")
@@ -60,6 +61,7 @@ def stack_ref(text: str) -> StackRef:
                 f"stack file {text!r}: {name!r} is not a stack name; name the file Pulumi.NAME.yaml with NAME of "
                 "letters, digits, '-', '_' or '.' (not of periods only)"
             )
+        _refuse_a_secret(name)
         return StackRef(name, path)
     parts = text.split("/")
     if len(parts) > QUALIFIED_PARTS_MAX or not all(
@@ -70,7 +72,19 @@ def stack_ref(text: str) -> StackRef:
             "(at most 100, as ORG/PROJECT/NAME at most), and not of periods only; or give the path of a stack file "
             "Pulumi.NAME.yaml"
         )
+    _refuse_a_secret(parts[-1])
     return StackRef(parts[-1], project=parts[1] if len(parts) == QUALIFIED_PARTS_MAX else None)
+
+
+def _refuse_a_secret(name: str) -> None:
+    """A stack's name is in every output (plan.md, the labels, the folder): one shaped like a secret would be refused
+    only as the render writes it, exit 1, without naming the argument (an attacker)."""
+    kinds = secret_kinds(name)
+    if kinds:
+        raise StackNameError(
+            f"stack name: holds {kinds[0]}, which every output of the stack would show; allowed: a name that is no "
+            "secret (rename the stack file, `pulumi stack rename`)"
+        )
 
 
 def path_argument(text: str) -> Path:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TextIO
 from commands.entry import invoked_as
 from common.input_files import InputError
 from common.text import MESSAGE_MAX, escaped
-from policies.redaction import REDACTED, known_secret_texts, redact_secrets
+from policies.redaction import REDACTED, folded_secret_forms, hide_folded, known_secret_texts, redact_secrets
 from stacks.config.quoting import QUOTE_LIMIT, quote
 
 EXIT_BAD_INPUT = 2
@@ -44,10 +44,12 @@ class Main(Protocol):
 class _Known(NamedTuple):
     """The texts of the stack's own secret values that the running command knows (`known_secret_texts`, longest
     first), and of those the values as written and as a quote shows them, whose first part is also hidden where a
-    quote cuts them short (not their encodings: a quote shows a value as written)."""
+    quote cuts them short (not their encodings: a quote shows a value as written); and the values' letters and digits
+    (`folded_secret_forms`), hidden in any case and between any separators."""
 
     texts: tuple[str, ...] = ()
     quotable: tuple[str, ...] = ()
+    folded: frozenset[str] = frozenset()
 
 
 # Per context: a command runs in its own (the tests run several at once, each in a thread of its own).
@@ -66,7 +68,9 @@ def hide_known_secrets(secrets: Iterable[str]) -> None:
     shown = {quote(form)[1:-1].removesuffix("...") for value in values for form in (value, " ".join(value.split()))}
     texts = known_secret_texts([*values, *shown]) | set(known.texts)
     quotable = {*values, *shown, *known.quotable}
-    _KNOWN_SECRETS.set(_Known(_longest_first(texts), _longest_first(quotable)))
+    _KNOWN_SECRETS.set(
+        _Known(_longest_first(texts), _longest_first(quotable), known.folded | folded_secret_forms(values))
+    )
 
 
 def _longest_first(texts: Iterable[str]) -> tuple[str, ...]:
@@ -87,6 +91,7 @@ def printable(text: str) -> str:
     known = _KNOWN_SECRETS.get() or _Known()
     for secret in known.texts:
         text = text.replace(secret, REDACTED)
+    text = hide_folded(text, known.folded)
     if "..." in text:
         for secret in known.quotable:
             for length in range(min(len(secret) - 1, CUT_SECRET_MAX), CUT_SECRET_MIN - 1, -1):
@@ -118,8 +123,19 @@ class _CleanStream:
         self._target = target
 
     def write(self, text: str) -> int:
-        self._target.write(printable(text))
+        self._target.write(self._encodable(printable(text)))
         return len(text)
+
+    def _encodable(self, text: str) -> str:
+        """What the stream's encoding cannot write, escaped (`\\xe9`): a path with an `é` under PYTHONIOENCODING=ascii
+        failed the command after it had written every file (an attacker)."""
+        encoding = getattr(self._target, "encoding", None)
+        if not encoding or text.isascii():
+            return text
+        try:
+            return text.encode(encoding, "backslashreplace").decode(encoding)
+        except LookupError:
+            return text
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._target, name)
@@ -192,6 +208,8 @@ def exit_status(
         (as_is, None, EXIT_BAD_INPUT, ""),
         (known, None, EXIT_BAD_INPUT, name),
         ((RecursionError,), "the input is nested too deeply to process", EXIT_BAD_INPUT, name),
+        # a path of the user's this user may not read or search (`chmod 000 OLD_DIR`): a matter of the input
+        ((PermissionError,), _denied(error), EXIT_BAD_INPUT, name),
         ((MemoryError,), "out of memory", EXIT_FAILURE, name),
         ((Exception,), f"failed ({type(error).__name__}: {error})", EXIT_FAILURE, name),
     )
@@ -200,6 +218,11 @@ def exit_status(
             report(prefix, error if message is None else message)
             return status
     raise error
+
+
+def _denied(error: BaseException) -> str:
+    path = getattr(error, "filename", None)
+    return f"{shown(path) if path is not None else 'a file or folder'}: permission denied to this user"
 
 
 def guarded(

@@ -115,6 +115,8 @@ def validated_record(record: Any, index: int, where: str) -> dict[str, Any]:
     label = _label(record, index)
     for key, (kind, described) in RECORD_FIELDS.items():
         if not isinstance(record.get(key), kind):
+            if key in record:  # there, of another type (an attacker: `"custom": "text"` was said to be missing)
+                raise InputError(f"{where}: {label}: '{key}' must be {described}")
             raise InputError(f"{where}: {label} lacks '{key}' ({described})")
     for key in ("type", "name"):
         if not NAME.fullmatch(record[key]):

@@ -18,7 +18,7 @@ from common.input_files import depth_of
 from common.model_ranges import allowed_range, may_be_null
 from common.text import MESSAGE_MAX, escaped, kind_of_value
 from components.capacity import CAPACITY_KINDS
-from policies.redaction import redact_secrets
+from policies.redaction import folded_secret_forms, hide_folded, redact_secrets
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.cluster import EXISTING_CLUSTER_KEYS
@@ -401,8 +401,8 @@ def secret_env_problem(config: StackConfig, project: str) -> str | None:
             )
         if not runtime_config.is_config_secret(full_key):
             return (
-                f"{setting}: names a config key that is plain text in the stack file ({NOT_SHOWN}); remove it and "
-                "run `pulumi config set --secret KEY VALUE` with the key it names"
+                f"{setting}: names a config key that is plain text, in the stack file or a PULUMI_CONFIG_ variable "
+                f"({NOT_SHOWN}); remove it and run `pulumi config set --secret KEY VALUE` with the key it names"
             )
     return None
 
@@ -410,9 +410,17 @@ def secret_env_problem(config: StackConfig, project: str) -> str | None:
 def load_stack() -> tuple[StackConfig, pulumi.Output[str]]:
     """The validated stack config and the Hugging Face token (a secret Output)."""
     project = pulumi.get_project()
-    config = validate(raw_project_config(project))
-    problem = secret_env_problem(config, project)
-    if problem:
-        raise InvalidConfig(f"invalid stack config: {problem}")
+    try:
+        config = validate(raw_project_config(project))
+        problem = secret_env_problem(config, project)
+        if problem:
+            raise InvalidConfig(f"invalid stack config: {problem}")
+    except InvalidConfig as error:  # the CLI hides a secret value as written only, not a key made of it
+        secrets = [
+            value
+            for key, value in {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}.items()
+            if runtime_config.is_config_secret(key)
+        ]
+        raise InvalidConfig(hide_folded(str(error), folded_secret_forms(secrets))) from None
     hf_token = pulumi.Config().require_secret(HF_TOKEN_KEY)
     return config, hf_token

@@ -496,7 +496,8 @@ def test_a_token_in_a_path_or_an_argument_never_reaches_the_console(tmp_path: Pa
     ):
         assert outcome.returncode == 2
         assert CANARY not in outcome.stdout + outcome.stderr
-        assert "hf_***" in outcome.stderr
+        # hidden where it is quoted; a stack's name is refused for what it holds, not quoted
+        assert "hf_***" in outcome.stderr or "stack name: holds a Hugging Face token" in outcome.stderr
 
 
 # ---------------------------------------------------------------- arguments, failures, pipes
@@ -670,3 +671,12 @@ def test_any_records_or_benchmark_result_is_accepted_or_refused_in_one_line(docu
             check()
         except InputError as error:
             assert "\n" not in str(error)
+
+
+def test_a_record_s_field_of_another_type_is_not_said_to_be_missing() -> None:
+    """An attacker: `"custom": "text"` was refused as a record that lacks 'custom'."""
+    record = {"type": "t", "name": "n", "custom": "text", "inputs": {}, "options": {}}
+    with pytest.raises(InputError, match=r"^resources.json: record 0 \(n\): 'custom' must be true or false$"):
+        validated_records([record], "resources.json")
+    with pytest.raises(InputError, match=r"record 0 \(n\) lacks 'custom' \(true or false\)$"):
+        validated_records([{key: value for key, value in record.items() if key != "custom"}], "resources.json")

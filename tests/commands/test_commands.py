@@ -87,6 +87,16 @@ def test_what_names_no_stack_is_refused(text: str) -> None:
         stack_ref(text)
 
 
+@pytest.mark.parametrize("form", ["{}", "my-org/gke-b200-serving/{}", "Pulumi.{}.yaml"])
+def test_a_stack_named_like_a_secret_is_refused_as_its_argument(form: str) -> None:
+    """An attacker: a stack file named after a GitHub token rendered up to the file scan, which refused it with exit 1
+    and a hint about `pulumi config set --secret`, naming no argument."""
+    token = "ghp_" + "aB3d" * 9
+    with pytest.raises(StackNameError, match=r"^stack name: holds a GitHub token") as refused:
+        stack_ref(form.format(token))
+    assert token not in str(refused.value)
+
+
 def test_a_stack_of_another_project_is_refused() -> None:
     """`render myorg/otherproject/dev` rendered this project's dev (an attacker); the Pulumi CLI refuses it."""
     outcome = run_render("my-org/other-project/dev")

@@ -422,6 +422,7 @@ def test_a_long_text_searched_line_by_line_finds_and_hides_what_the_whole_text_s
         "password: " + "hunter2pass99",  # unquoted after a colon
         "Authorization: Token " + "abc123def456ghi",
         "curl -u admin:" + "Sup3rS3cret!",  # curl's user option
+        "mysql -u app -p" + "Sup3rS3cret9",  # another client's password option
         "aws_secret_access_key " + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # the AWS CLI's key and value
         "machine example.com login bob password " + "Sup3rS3cretPw",  # a netrc entry
         "https://" + "a1b2c3d4e5f6a1b2c3d4" * 3 + "@dev.azure.com/o",  # a token as a URL's user
@@ -970,6 +971,18 @@ def test_a_secret_option_keeps_its_name_when_its_value_is_hidden() -> None:
         "DB_PASS=hunter2",  # a diff review: a guard for lower-case names had let these through
         "REDIS_PASS=s3cr3tpa55w0rd",
         "creds=qwerty123",
+        # the other words the names' rule refuses (an attacker: `SECRET_KEY=...` in a value rendered with exit 0)
+        "SECRET_KEY=Zq9Djan4kz8s",
+        "secret_key=Zq9Djan4kz8s",
+        "APP_SECRET_KEY=Zq9Djan4kz8s",
+        "SECRET_KEY_BASE=Zq9Djan4kz8s",
+        "ENCRYPTION_KEY=Zq9Djan4kz8s",
+        "SESSION_KEY=Zq9Djan4kz8s",
+        "JWT_KEY=Zq9Djan4kz8s",
+        "HMAC_KEY=00aa11bb22cc",
+        "DB_PW=Zq9Djan4kz8s",
+        "PASSCODE=48151623",
+        "PIN_CODE=4815",
     ],
 )
 def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str) -> None:
@@ -977,6 +990,40 @@ def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str
     (is_secret_name) and after a `:`. Not a switch nor a name of lower-case words after one (a second attacker)."""
     assert secret_kinds(text) == ["a password or key assignment"]
     assert hide_secrets(f"x {text} y").count(REDACTED) == 1
-    names = ("PASS=on-demand", "VLLM_COMPILE_PASS=inductor", "SERVICE_KEY=my-service", "--private-key=file.pem")
+    names = (
+        *("PASS=on-demand", "VLLM_COMPILE_PASS=inductor", "SERVICE_KEY=my-service", "--private-key=file.pem"),
+        *("SESSION_KEY=my-session", "SECRET_KEY_BASE_FILE=/run/key", "SESSION_KEY_HEADER=x-1234", "pw=on-demand"),
+    )
     for step in ("SKIP_PASS=false", "NUM_PASS=2", "FIRST_PASS='true'", "bypass=true1234", "compass=north123", *names):
         assert secret_kinds(step) == [], step
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -uroot -pSup3rPw77 db",
+        'MYSQL_OPTS="mysqldump --port 3306 -pXy9pass12"',
+        "mariadb -pXy9pass12",
+        "sshpass -p Zq9Pw77x ssh host",
+        "sshpass -pZq9Pw77x ssh host",
+        "redis-cli -h redis -a Zq9Pw77x ping",
+        "docker login -u admin -p Zq9Dock77 registry.example.com",
+        "helm registry login r.example.com -u a -p Zq9Dock77",
+    ],
+)
+def test_a_client_s_password_option_on_a_command_line_is_a_secret(text: str) -> None:
+    """An attacker: `mysql -p...`, `sshpass -p ...`, `redis-cli -a ...` and a registry login's `-p ...` in a value
+    reached the manifests, where curl's `-u user:password` was found."""
+    assert secret_kinds(text) == ["a password or key assignment"]
+    assert (
+        "Pw77" not in hide_secrets(text) and "pass12" not in hide_secrets(text) and "Dock77" not in hide_secrets(text)
+    )
+    for other in (
+        "mysql -h db -P3306 -u root -p mydb",  # -P is the port; `-p` and a blank prompts for the password
+        "mysql -p$MYSQL_PWD db",
+        "podman login -p ${REGISTRY_PASSWORD} r",
+        "docker login -u admin --password-stdin r",
+        "docker run -p 8080:80 image",
+        "echo login -p x",
+    ):
+        assert secret_kinds(other) == [], other

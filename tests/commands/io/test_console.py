@@ -3,6 +3,9 @@ shows them, and only while that command runs."""
 
 from __future__ import annotations
 
+import io
+import sys
+
 import pytest
 
 from commands.io.console import guarded, hide_known_secrets, one_line, printable
@@ -65,3 +68,47 @@ def test_a_long_known_secret_cut_by_a_quote_is_hidden(capsys: pytest.CaptureFixt
 
     assert main([]) == 0
     assert capsys.readouterr().out == f"region: '{'a' * 30}***...' is not allowed\n"
+
+
+def test_a_known_secret_is_hidden_in_another_case_and_between_other_separators(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A refusal that made a config key of a variable named with a secret value showed it as `zq9SecretValue77xyz`
+    (an attacker); a value of fewer than 8 letters and digits is not looked for so (many texts hold a few)."""
+
+    @guarded("probe")
+    def main(argv: list[str] | None = None) -> int:
+        hide_known_secrets(["ZQ9_SECRET_VALUE_77XYZ", "Ab-1"])
+        print("set --secret zq9SecretValue77xyz; ZQ9 secret-value 77 XYZ; zq9-secret stays; ab1 stays")
+        return 0
+
+    assert main([]) == 0
+    assert capsys.readouterr().out == "set --secret ***; ***; zq9-secret stays; ab1 stays\n"
+
+
+def test_a_path_this_user_may_not_read_is_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`check-policies OLD/resources.json` in a folder of mode 000 ended as a defect, exit 1 (an attacker): whether a
+    path is a folder is asked first, and Python's `Path.is_dir` raises on a folder it may not search."""
+
+    @guarded("probe")
+    def main(argv: list[str] | None = None) -> int:
+        raise PermissionError(13, "Permission denied", "old\nverdict: ok/resources.json")
+
+    assert main([]) == 2
+    assert capsys.readouterr().err == "probe: old\\nverdict: ok/resources.json: permission denied to this user\n"
+
+
+def test_what_the_console_s_encoding_cannot_write_is_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attacker: `--out` with an `é` under PYTHONIOENCODING=ascii rendered every file, then failed on the summary
+    line (UnicodeEncodeError, exit 1)."""
+    written = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(written, encoding="ascii"))
+
+    @guarded("probe")
+    def main(argv: list[str] | None = None) -> int:
+        print("rendered -> /tmp/é/out")
+        return 0
+
+    assert main([]) == 0
+    sys.stdout.flush()
+    assert written.getvalue() == b"rendered -> /tmp/\\xe9/out\n"

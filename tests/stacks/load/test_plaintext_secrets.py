@@ -3,13 +3,16 @@ holds them, and never quoted in the refusal."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pulumi
 import pytest
 
 from policies.redaction import is_secret_name
-from stacks.load.loader import InvalidConfig, validate
+from stacks.load.loader import InvalidConfig, load_stack, validate
 from stacks.load.plaintext_secrets import config_key_for, plaintext_secret_problem
+from tests.rendered import as_a_new_process
 
 VALUE = "Canary4horse"
 
@@ -165,3 +168,39 @@ def test_a_name_that_makes_the_hf_token_key_gets_the_hf_token_hint(name: str) ->
 
 def test_a_name_of_separators_only_gets_a_key_of_its_own() -> None:
     assert config_key_for("__") == "engineSecret"
+
+
+class NoCloud(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+def test_under_pulumi_up_a_refusal_hides_a_secret_value_in_any_case_and_spelling() -> None:
+    """The CLI hides a secret config value in the program's error as written only: a refusal that turned a variable
+    named with one into a config key (`ZQ9_...` -> `zq9...`) showed it in another spelling (an attacker)."""
+    project, secret = "gke-b200-serving", "ZQ9_SECRET_VALUE_77XYZ"
+    engine = {"secretEnv": {"OPENAI_API_KEY": "openaiKey"}, "extraEnv": {secret: "x"}}
+
+    refusals: list[str] = []
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def pulumi_up() -> None:
+        settings = {"environment": "dev", "project": "my-llm-dev", "openaiKey": secret, "engine": json.dumps(engine)}
+        pulumi.runtime.set_all_config(
+            {f"{project}:{key}": value for key, value in settings.items()}, [f"{project}:openaiKey"]
+        )
+        with pytest.raises(InvalidConfig) as refused:
+            load_stack()
+        refusals.append(str(refused.value))
+
+    def run() -> None:
+        pulumi.runtime.set_mocks(NoCloud(), project=project, stack="dev", preview=False)
+        pulumi_up()
+
+    as_a_new_process(run)
+    (message,) = refusals
+    assert "engine.extraEnv.***" in message or "is named like a secret" in message, message
+    assert "zq9" not in message.lower() and "77xyz" not in message.lower(), message

@@ -315,7 +315,8 @@ class RolloutWait:
 # Per pod: each capacity source the ComputeClass tries may take this long to give a node.
 NODE_PROVISIONING_MINUTES = 15
 # The engine image's pull, which comes before the startup probe's clock, where the stack does not compute it: the
-# write-up's whole ~10 min pod phase (the pull is part of it).
+# write-up's whole ~10 min pod phase (the pull is part of it). A streamed image's reads come after the container
+# starts, inside the probe's clock: this then only waits longer than needed.
 IMAGE_PULL_SECONDS = 600
 
 

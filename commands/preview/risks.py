@@ -875,7 +875,8 @@ def _hyperdisk_performance(change: ResourceChange) -> str | None:
         return None
     return (
         f"{change.urn}: {' and '.join(changed)} change in place, which a Hyperdisk allows once every 4 hours: "
-        "another change within 4 hours of the last fails the `pulumi up` (the disk must then be recreated)"
+        "another change within 4 hours of the last fails the `pulumi up`: run it again once 4 hours have passed "
+        "(deleting and recreating the disk, the other way the provider names, takes it from the pods that read it)"
     )
 
 

@@ -663,7 +663,9 @@ def _fewer_pods(record: Record, before: int, after: int, times: ServeTimes) -> R
     return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, what)
 
 
-def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout:
+def _replicas_taken_back(
+    old: dict[str, Record], new: dict[str, Record], urn: str, times: ServeTimes, updated: bool
+) -> Rollout:
     """The program sets the replicas again (no more `ignoreChanges: spec.replicas`) after the HPA or the schedule
     wrote them through the scale subresource. pulumi-kubernetes diffs the program's value against the object its
     state recorded and applies it server-side without forcing: a writer that owns the field with another value makes
@@ -673,7 +675,8 @@ def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: st
     `Preview: DryRun`), where pulumi-kubernetes sends the same apply as a server-side dry run (`await.go` ssaUpdate),
     so the conflict stops the `up` before any step. An apply of the value the owner set does not conflict
     (Kubernetes docs, Server-Side Apply: "fields that have a different value and are owned by another manager");
-    with no diff nothing is sent and the pods stay."""
+    with no diff (`updated` False: the Deployment has no step) nothing is sent and the pods stay (a day-2 review: it
+    said the `up` may fail where no step sends anything)."""
     hpa = _hpa(old)
     writer = "the HPA (kube-controller-manager)" if hpa is not None else "the scale schedule (kubectl scale)"
     after = declared_replicas(new[urn])
@@ -692,14 +695,21 @@ def _replicas_taken_back(old: dict[str, Record], new: dict[str, Record], urn: st
             "apply of the count the owner set does not conflict"
         )
     slept = " (0 after a sleep step)" if _scale_steps(old) else ""
+    if not updated:
+        what = (
+            f"the program sets the serving replicas again ({after}) after {writer} wrote them, but its state "
+            f"already holds {after} and nothing else of the Deployment changes: `pulumi up` sends nothing, and the "
+            f"pods stay at the count the writer left{slept}, which nothing moves any more. After `pulumi up`, scale "
+            f"it to {after} by hand (`{scale}`): an apply of the count the owner set does not conflict "
+            "(pulumi-kubernetes docs: 'Handle field conflicts on existing resources')"
+        )
+        return Rollout(what, 0, times.new_node, None, "after `pulumi up`", times.source, f"{urn}: {what}")
     what = (
         f"the program sets the serving replicas again ({after}) after {writer} wrote them: where the live count "
         f"is not {after}, `pulumi up` fails at its own preview, before any step, with a Server-Side Apply field "
         "conflict on .spec.replicas (the writer still owns the field, and pulumi-kubernetes applies without forcing, "
-        "as a dry run in the preview; with `--skip-preview`, the update stops at the Deployment instead); where its "
-        "state already holds that count and nothing else of the Deployment changes, it sends nothing and the pods stay "
-        f"at the count the writer left{slept}. {first} (pulumi-kubernetes docs: 'Handle field conflicts on existing "
-        "resources')"
+        "as a dry run in the preview; with `--skip-preview`, the update stops at the Deployment instead). "
+        f"{first} (pulumi-kubernetes docs: 'Handle field conflicts on existing resources')"
     )
     return Rollout(what, 0, times.new_node, None, "during `pulumi up`", times.source, f"{urn}: {what}")
 
@@ -925,11 +935,14 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
         )
     # a budget that lets every running pod go at once: draining their node leaves none serving (a platform review)
     allowed = _disruptions_allowed(new)
+    # while none runs (a schedule's sleep) none is drained: the outage comes at the fewest that serve (a day-2 review)
+    fewest = _serving_floor(new, urn)
     outage = (
         f"{urn}: an outage after `pulumi up`: as GKE drains the nodes for the upgrade, the PodDisruptionBudget lets "
-        f"{allowed} serving pod(s) go at once and {low} run, so nothing serves until a "
-        f"new pod is ready, about {_span(*per_pod)}, each time; with more than {allowed} running, the others serve"
-        if low <= allowed
+        f"{allowed} serving pod(s) go at once and {'as few as ' if fewest < high else ''}{fewest} run, so "
+        f"nothing serves until a new pod is ready, about {_span(*per_pod)}, each time; with more than {allowed} "
+        "running, the others serve"
+        if fewest <= allowed
         else None
     )
     return Rollout(
@@ -988,7 +1001,7 @@ def rollouts(old: dict[str, Record], new: dict[str, Record], result: Preview, ti
     if replicas_left_to_owner(new[urn]):
         found += _owned_replicas(old, new, urn, times)
     elif owned_before:
-        found.append(_replicas_taken_back(old, new, urn, times))
+        found.append(_replicas_taken_back(old, new, urn, times, updated=change is not None))
     elif change is not None and change.action == "update":
         before, after = pods, declared_replicas(new[urn])
         if after > before:

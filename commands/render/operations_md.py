@@ -83,6 +83,18 @@ def surge_reaction(config: StackConfig, model: TimeToServe | None = None) -> str
     )
 
 
+def short_burst(config: StackConfig, model: TimeToServe) -> str:
+    """What a burst that ends before a new pod serves costs: the HPA adds what the load asks for meanwhile (the
+    pods it adds serve none of it), and the scale-down stabilization keeps them after it (a time-to-serve review)."""
+    scaling = config.autoscaling
+    return (
+        f"the pods its load asks for are still added, one per {scaling.scale_up_period_seconds} s, though none serves "
+        f"before ~{_minutes(model.planning_seconds)}; they stay {scale_down_stabilization_seconds(config)} s after the "
+        f"load falls, each an A4 node billed meanwhile: a raised `scaleUpPeriodSeconds` adds fewer for a short burst "
+        "and reacts later to a long one"
+    )
+
+
 def priced_sources(config: StackConfig, hours: float, premium: bool, decimals: int = 0) -> list[str]:
     """`hours` of one A4 node on each of the stack's capacity sources in fallback order, at the stack's
     own prices (with the Autopilot premium when `premium`): "USD 9.57 on Spot". A reservation's node costs
@@ -192,6 +204,8 @@ def plan_section(config: StackConfig) -> list[str]:
         else:
             lines.append(f"| scale up, scale down | none: min = max = {_pods(config.max_replicas)}, the count holds |")
         lines.append(f"| reaction to a sustained surge | {surge_reaction(config, model)} |")
+        if autoscaler_headroom(config):
+            lines.append(f"| a burst shorter than the warm-up | {short_burst(config, model)} |")
     else:
         lines.append(f"| autoscaling | off: {_pods(config.nodes)}, scale by hand (`scaleByHand` output) |")
     if config.schedule.enabled:

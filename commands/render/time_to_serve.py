@@ -238,7 +238,9 @@ def startup_notes(config: StackConfig) -> tuple[str, ...]:
         notes.append(
             f"image pull: from the stack's Artifact Registry remote repository of Docker Hub in {config.region} "
             f"({pinned}), {streaming}; the write-up's pod figure was measured pulling from Docker "
-            "Hub. Saving not measured: imagePulledSeconds of " + REPORT
+            f"Hub. Saving not measured: the pod phase (scheduled to ready) of {REPORT}; not imagePulledSeconds "
+            "alone: a streamed image is Pulled before its data is on the node, whose reads then fall in the engine's "
+            "start"
         )
     else:
         notes.append("image pull: from the upstream registries (startup.imageMirror off)")

@@ -181,5 +181,7 @@ def schedule_lead_lines(config: StackConfig) -> list[str]:
         "",
         f"Schedule: business hours open at {schedule.business_hours.start}; the wake step fires at "
         f"{int(hour):02d}:{int(minute):02d} ({schedule.time_zone}), {duration(lead)} earlier ({basis}), so that "
-        "pods serve when the window opens.",
+        "pods serve when the window opens if they start as fast as that figure says: it holds no margin (a slower "
+        "start, or a node the capacity sources do not give at once, opens the window late; set "
+        "a longer lead: `schedule.wakeLeadSeconds`).",
     ]

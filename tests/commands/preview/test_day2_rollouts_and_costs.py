@@ -154,12 +154,20 @@ def test_replicas_taken_back_from_the_schedule_or_the_hpa_may_conflict_or_stay(
     conflict comes in the preview `pulumi up` runs first, where the provider applies as a dry run (a day-2 review: the
     warning said the rest of the update stops at the Deployment)."""
     _, _, unscheduled = day2(render_stack, tmp_path_factory, "dev", "no-schedule", {"schedule": {"enabled": False}})
+    # its state holds the 1 it declares and nothing else of it changes: no step, so nothing that could conflict (a
+    # day-2 review: it said the `up` fails where the live count is not 1)
+    assert not [change for change in unscheduled.changes if change.record["type"] == "kubernetes:apps/v1:Deployment"]
     taken = warned(unscheduled, "the program sets the serving replicas again (1) after the scale schedule")
-    assert "where the live count is not 1, `pulumi up` fails at its own preview, before any step," in taken
-    assert "with a Server-Side Apply field conflict on .spec.replicas" in taken
-    assert "the pods stay at the count the writer left (0 after a sleep step)" in taken
-    assert "Scale it to 1 by hand just before `pulumi up`, not right before a scale step (`kubectl -n " in taken
-    assert "rest of the update" not in taken
+    assert "`pulumi up` sends nothing, and the pods stay at the count the writer left (0 after a sleep step)" in taken
+    assert "After `pulumi up`, scale it to 1 by hand (`kubectl -n " in taken
+    assert "fails" not in taken and "rest of the update" not in taken
+    # with another change of the Deployment the apply is sent, count and all
+    both = {"schedule": {"enabled": False}, "engine": {"maxNumSeqs": 512}}
+    _, _, flagged = day2(render_stack, tmp_path_factory, "dev", "no-schedule-seqs", both)
+    sent = warned(flagged, "the program sets the serving replicas again (1) after the scale schedule")
+    assert "where the live count is not 1, `pulumi up` fails at its own preview, before any step," in sent
+    assert "with a Server-Side Apply field conflict on .spec.replicas" in sent
+    assert "Scale it to 1 by hand just before `pulumi up`, not right before a scale step (`kubectl -n " in sent
     prod = render_stack("prod")
     autoscaled = render_with(render_stack, tmp_path_factory, "prod", "hpa", {"autoscaling": {"enabled": True}})
     result = preview_states(autoscaled.states, prod.states)
@@ -241,6 +249,7 @@ def test_a_hyperdisk_throughput_change_says_it_is_allowed_once_in_4_hours(
     _, _, result = day2(render_stack, tmp_path_factory, "dev", "throughput", {"weights": {"throughputMibps": 4800}})
     (throughput,) = [warning for warning in result.warnings if "once every 4 hours" in warning]
     assert "provisionedThroughput change in place, which a Hyperdisk allows once every 4 hours" in throughput
+    assert "run it again once 4 hours have passed" in throughput  # not "recreate the disk" (a day-2 review)
 
 
 def test_new_weights_say_the_pods_follow_after_the_download(
@@ -777,6 +786,8 @@ def test_an_outage_is_warned_once_where_it_happens_and_not_where_the_count_rises
     _, _, upgrade = day2(render_stack, tmp_path_factory, "staging", "rapid", {"cluster": {"releaseChannel": "RAPID"}})
     (drained,) = [rollout for rollout in upgrade.rollouts if "release channel" in rollout.what]
     assert drained.warning and "an outage after `pulumi up`: as GKE drains the nodes" in drained.warning
+    # staging sleeps at 0 pods: none is drained then; the outage is at the fewest that serve (it said "and 0 run")
+    assert "go at once and as few as 1 run, so nothing serves" in drained.warning
 
 
 def test_a_zone_dropped_moves_only_the_pods_there_to_new_nodes(

@@ -676,3 +676,19 @@ def test_every_query_reads_the_stacks_own_cluster(staging: RenderedStack) -> Non
     for query in queries:
         selectors = re.findall(r'[\w:]+\{((?:[^{}"]|"[^"]*")*)\}', query)  # a label set; quoted values may hold braces
         assert selectors and all(f'cluster="{cluster}"' in selector for selector in selectors), query
+
+
+def test_a_burst_shorter_than_the_warm_up_is_said_to_add_pods_that_serve_none_of_it() -> None:
+    """A time-to-serve review: plan.md described a sustained surge only; a burst that ends before the pods it added
+    serve still bills them through their warm-up and the scale-down window."""
+    from commands.render.operations_md import plan_section
+
+    rows = {
+        line.split(" | ")[0].strip("| "): line
+        for line in plan_section(validate({**BASE, **HELD}))
+        if line.startswith("| ")
+    }
+    burst = rows["a burst shorter than the warm-up"]
+    assert "one per 360 s, though none serves before ~16 min; they stay 1920 s after the load falls" in burst
+    fixed = {**BASE, **HELD, "autoscaling": {"minReplicas": 4, "maxReplicas": 4}}
+    assert "a burst shorter than the warm-up" not in "\n".join(plan_section(validate(fixed)))

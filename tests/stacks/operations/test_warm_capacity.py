@@ -78,6 +78,8 @@ def test_the_schedule_wakes_early_and_sets_the_held_nodes(warm: RenderedStack) -
     # the buffer is created holding none (the steps own its count): `pulumi up` at noon holds nothing until a step
     assert "the first node is held from the next step that sets them" in section
     assert "the wake step fires at 23:54 (UTC), 16.0 min earlier" in section
+    # the lead is the planning figure, with no margin: the line says so (a time-to-serve review)
+    assert "it holds no margin" in section and "`schedule.wakeLeadSeconds`" in section
 
 
 def test_the_node_count_and_the_policy_count_the_held_nodes(warm: RenderedStack) -> None:

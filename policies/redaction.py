@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import contextvars
 import functools
 import hashlib
 import html
@@ -248,6 +249,8 @@ ANSI_C_CHARACTER = r"(?:[^'\\\r\n]|\\.)"
 
 
 CURL_OPTION_REACH = 512
+# What a client's command line may hold between the command and its password option, as curl's user option.
+CLIENT_OPTION_REACH = f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
 # A closing quote that ends the value: a blank, a separator or the end follows it, not more of a shell line
 # (`printf "password="; cat "$FILE"` quotes no value).
 QUOTE_ENDS_A_WORD = r"(?=[\s;&,)|}\]]|$)"
@@ -801,7 +804,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
             # (gitleaks' generic-api-key allowlist); a narrower guard had let `DB_PASS=hunter2`-like values through
             r"|(?<![A-Za-z0-9])(?:pass|creds|credentials?|pw|passcode|pin[_-]?code|mnemonic|secret[_-]?key[_-]base"
             r"|(?:private|client|auth|service|app|account|signing|master|secret|encryption|decryption|session|jwt|hmac)"
-            r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?[A-Za-z_.-]+(?![^\s\"'&;,]))"
+            r"[_-]?key)(?![\"']?[ \t]*=[ \t]*[\"']?"
+            # ... nor before a GCP resource's name (a KMS key, a Secret Manager secret), a URI with no user in it
+            # (`sm://...`) or a key file's relative path (`keys/jwt.pem`): where the secret is, not the secret
+            r"(?:[A-Za-z_.-]+|projects/[\w./-]+|[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s\"'&;,@]*"
+            r"|[\w./-]*\.(?:pem|key|crt|json|p12|jwk))(?![^\s\"'&;,]))"
             r"|(?<![A-Za-z0-9])(?:secret|client[_-]?secret|api[_-]?key|access[_-]?key|auth[_-]?token|access[_-]?token"
             r"|token(?==(?![0-9]+(?![^\s\"'&;,]))(?![?=]))))[\"']?[ \t]*=[ \t]*"
             # bash's ANSI-C quotes, whose \' is part of the value; a quoted value to its closing quote on the line
@@ -932,23 +939,28 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     # the password options of other clients, as a command line in a value holds them (an attacker: each was written to
     # the manifests): MySQL's and MariaDB's `-pPASSWORD` (glued: `-p PASSWORD` prompts and takes the database name),
-    # sshpass's `-p PASSWORD`, redis-cli's `-a PASSWORD`, and a registry login's `-p PASSWORD` (docker, podman, helm
-    # registry); the option within CURL_OPTION_REACH characters of the command, not past its end (`|`, `;`, `&`), a
-    # value that is no reference ($PASS, ${...}); case-sensitive (`-P3306` is MySQL's port)
+    # sshpass's `-p PASSWORD`, redis-cli's (and its kin's) `-a PASSWORD` or `--pass PASSWORD`, and a registry login's
+    # `-p PASSWORD`, `-p=...`, `-pPASSWORD` (docker, podman, nerdctl, buildah, skopeo, oras, helm registry); the option
+    # within CURL_OPTION_REACH characters of the command, not past its end (`|`, `;`, `&`), a value that is no
+    # reference ($PASS, ${...}); case-sensitive (`-P3306` is MySQL's port)
     SecretPattern(
         ASSIGNMENT_KIND,
         re.compile(
-            r"(?<![A-Za-z0-9_-])(?:(?:mysql(?:dump|admin)?|mariadb)(?![A-Za-z0-9_-])"
-            f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
-            + r"(?<![\w-])-p(?=[^\s])|sshpass[ \t]+-p[ \t]*|redis-cli(?![A-Za-z0-9_-])"
-            f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
-            + r"(?<![\w-])-a[ \t]+|(?:docker|podman|helm[ \t]+registry)[ \t]+login(?![A-Za-z0-9_-])"
-            f"[^|;&{LINE_BREAKS}]{{0,{CURL_OPTION_REACH}}}?"
-            + r"(?<![\w-])-p[ \t]+)[\"']?"
-            + PLAIN_VALUE
-            + r"[^\s'\"]{4,}"
+            r"(?<![A-Za-z0-9_-])(?:(?:mysql(?:dump|admin|import|check|show|pump)?|mariadb(?:-dump|-admin|-import"
+            r"|-check|-show)?)(?![A-Za-z0-9_-])"
+            + CLIENT_OPTION_REACH
+            + r"(?<![\w-])-p(?=[^\s=])|sshpass[ \t]+-p[ \t]*|(?:redis-cli|valkey-cli|keydb-cli|redis-benchmark)"
+            r"(?![A-Za-z0-9_-])"
+            + CLIENT_OPTION_REACH
+            + r"(?<![\w-])(?:-a|--pass)[ \t]+|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry)"
+            r"(?![A-Za-z0-9_-])[^|;&\n]{0,80}?[ \t]login(?![A-Za-z0-9_-])"
+            + CLIENT_OPTION_REACH
+            + r"(?<![\w-])-p(?:[ \t]+|=|(?=[^\s=])))"
+            # a quoted value to its closing quote (a blank may be in it), else to a blank; no reference, `$X` or
+            # `cat ...` in backquotes
+            + rf"(?:\"{PLAIN_VALUE}[^\"\n]{{4,200}}\"|'{PLAIN_VALUE}[^'\n]{{4,200}}'|{PLAIN_VALUE}(?!`)[^\s'\"]{{4,}})"
         ),
-        ("mysql", "mariadb", "sshpass", "redis-cli", "login"),
+        ("mysql", "mariadb", "sshpass", "redis-", "valkey-cli", "keydb-cli", "login"),
         within_a_line=True,
     ),
     # a key and its value apart (`aws configure set aws_secret_access_key VALUE`, the AWS CLI's form): the
@@ -1497,13 +1509,29 @@ def hide_secrets(text: str) -> str:
 
 
 def folded_secret_forms(secrets: Iterable[str]) -> frozenset[str]:
-    """Known secret values as `hide_folded` looks for them: their letters and digits, lower case; none shorter than
-    KNOWN_ENCODED_MIN so (a few letters are in many texts)."""
-    return frozenset(form for form in map(_folded, secrets) if len(form) >= KNOWN_ENCODED_MIN)
+    """Known secret values as `hide_folded` looks for them: their letters and digits, lower case, and their ASCII ones
+    alone (as a config key made of a name keeps them); none shorter than KNOWN_ENCODED_MIN so (a few letters are in
+    many texts)."""
+    return frozenset(
+        form for secret in secrets for fold in FOLDS for form in (fold(secret),) if len(form) >= KNOWN_ENCODED_MIN
+    )
 
 
-def _folded(text: str) -> str:
-    return "".join(char.lower() for char in text if char.isalnum() and len(char.lower()) == 1)
+def _letters_and_digits(char: str) -> bool:
+    return char.isalnum() and len(char.lower()) == 1
+
+
+def _ascii_letters_and_digits(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
+def _fold_with(keep: Callable[[str], bool]) -> Callable[[str], str]:
+    return lambda text: "".join(char.lower() for char in text if keep(char))
+
+
+FOLD_KEEPS = (_letters_and_digits, _ascii_letters_and_digits)
+PYTHON_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+FOLDS = tuple(map(_fold_with, FOLD_KEEPS))
 
 
 def hide_folded(text: str, forms: frozenset[str]) -> str:
@@ -1512,17 +1540,33 @@ def hide_folded(text: str, forms: frozenset[str]) -> str:
     showed a secret value the stack's own filter hides only as written (an attacker)."""
     if not forms:
         return text
-    kept = [index for index, char in enumerate(text) if char.isalnum() and len(char.lower()) == 1]
-    folded = "".join(text[index].lower() for index in kept)
     spans: list[tuple[int, int]] = []
-    for form in forms:
-        start = folded.find(form)
-        while start >= 0:
-            spans.append((kept[start], kept[start + len(form) - 1] + 1))
-            start = folded.find(form, start + 1)
+    escapes = {index for match in PYTHON_ESCAPE.finditer(text) for index in range(*match.span())}
+    for kept in (
+        *([index for index, char in enumerate(text) if keep(char)] for keep in FOLD_KEEPS),
+        # as a quote shows it, a letter outside ASCII escaped (`\\xcb`): the escape is no letter of the value
+        [index for index, char in enumerate(text) if _ascii_letters_and_digits(char) and index not in escapes],
+    ):
+        folded = "".join(text[index].lower() for index in kept)
+        for form in forms:
+            start = folded.find(form)
+            while start >= 0:
+                spans.append((kept[start], kept[start + len(form) - 1] + 1))
+                start = folded.find(form, start + 1)
     for start, end in sorted(_merged(spans), reverse=True):
         text = text[:start] + REDACTED + text[end:]
     return text
+
+
+# The stack's own secret values, folded, that a message made while a command or program runs hides
+# (`hide_in_messages`): set by the console as it learns them and by the program from its secret config.
+MESSAGE_SECRETS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("message_secrets", default=frozenset())
+
+
+def hide_in_messages(text: str) -> str:
+    """`hide_folded` with the secret values known in this context (MESSAGE_SECRETS): for a message before it is cut
+    short or escaped, which would leave a part or an escaped form of a secret that no later filter finds."""
+    return hide_folded(text, MESSAGE_SECRETS.get())
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -28,7 +28,14 @@ from typing import Any, NamedTuple, NoReturn, Protocol, TextIO
 from commands.entry import invoked_as
 from common.input_files import InputError
 from common.text import MESSAGE_MAX, escaped
-from policies.redaction import REDACTED, folded_secret_forms, hide_folded, known_secret_texts, redact_secrets
+from policies.redaction import (
+    MESSAGE_SECRETS,
+    REDACTED,
+    folded_secret_forms,
+    hide_folded,
+    known_secret_texts,
+    redact_secrets,
+)
 from stacks.config.quoting import QUOTE_LIMIT, quote
 
 EXIT_BAD_INPUT = 2
@@ -68,9 +75,9 @@ def hide_known_secrets(secrets: Iterable[str]) -> None:
     shown = {quote(form)[1:-1].removesuffix("...") for value in values for form in (value, " ".join(value.split()))}
     texts = known_secret_texts([*values, *shown]) | set(known.texts)
     quotable = {*values, *shown, *known.quotable}
-    _KNOWN_SECRETS.set(
-        _Known(_longest_first(texts), _longest_first(quotable), known.folded | folded_secret_forms(values))
-    )
+    folded = known.folded | folded_secret_forms(values)
+    _KNOWN_SECRETS.set(_Known(_longest_first(texts), _longest_first(quotable), folded))
+    MESSAGE_SECRETS.set(folded)  # a message made from here on hides them before it is cut short or escaped
 
 
 def _longest_first(texts: Iterable[str]) -> tuple[str, ...]:
@@ -208,8 +215,14 @@ def exit_status(
         (as_is, None, EXIT_BAD_INPUT, ""),
         (known, None, EXIT_BAD_INPUT, name),
         ((RecursionError,), "the input is nested too deeply to process", EXIT_BAD_INPUT, name),
-        # a path of the user's this user may not read or search (`chmod 000 OLD_DIR`): a matter of the input
-        ((PermissionError,), _denied(error), EXIT_BAD_INPUT, name),
+        # a path this user may not read or search (`chmod 000 OLD_DIR`): a matter of the input; one with no path
+        # named is left to the rule of failures below
+        (
+            (PermissionError,) if getattr(error, "filename", None) is not None else (),
+            _denied(error),
+            EXIT_BAD_INPUT,
+            name,
+        ),
         ((MemoryError,), "out of memory", EXIT_FAILURE, name),
         ((Exception,), f"failed ({type(error).__name__}: {error})", EXIT_FAILURE, name),
     )
@@ -221,8 +234,7 @@ def exit_status(
 
 
 def _denied(error: BaseException) -> str:
-    path = getattr(error, "filename", None)
-    return f"{shown(path) if path is not None else 'a file or folder'}: permission denied to this user"
+    return f"{shown(getattr(error, 'filename', None))}: permission denied to this user"
 
 
 def guarded(
@@ -236,6 +248,7 @@ def guarded(
         @functools.wraps(main)
         def run(argv: list[str] | None = None) -> int:
             scope = _KNOWN_SECRETS.set(_Known())  # the secrets a command learns are hidden until it ends
+            messages = MESSAGE_SECRETS.set(frozenset())
             try:
                 with _clean_console():
                     return main(argv)
@@ -245,6 +258,7 @@ def guarded(
                 return exit_status(invoked_as(name), error, known, as_is)
             finally:
                 _KNOWN_SECRETS.reset(scope)
+                MESSAGE_SECRETS.reset(messages)
 
         return run
 

@@ -18,7 +18,7 @@ from common.input_files import depth_of
 from common.model_ranges import allowed_range, may_be_null
 from common.text import MESSAGE_MAX, escaped, kind_of_value
 from components.capacity import CAPACITY_KINDS
-from policies.redaction import folded_secret_forms, hide_folded, redact_secrets
+from policies.redaction import MESSAGE_SECRETS, folded_secret_forms, hide_in_messages, redact_secrets
 from stacks.capacity import measurements
 from stacks.capacity.planner import SizingError, resolve
 from stacks.config.cluster import EXISTING_CLUSTER_KEYS
@@ -57,7 +57,7 @@ class InvalidConfig(pulumi.RunError):
     hidden, and it is cut at MESSAGE_MAX characters."""
 
     def __init__(self, message: str) -> None:
-        one_line = " ".join(redact_secrets(message).split())
+        one_line = " ".join(redact_secrets(hide_in_messages(message)).split())
         line = escaped(one_line)
         super().__init__(line if len(line) <= MESSAGE_MAX else line[: MESSAGE_MAX - 3] + "...")
 
@@ -410,17 +410,13 @@ def secret_env_problem(config: StackConfig, project: str) -> str | None:
 def load_stack() -> tuple[StackConfig, pulumi.Output[str]]:
     """The validated stack config and the Hugging Face token (a secret Output)."""
     project = pulumi.get_project()
-    try:
-        config = validate(raw_project_config(project))
-        problem = secret_env_problem(config, project)
-        if problem:
-            raise InvalidConfig(f"invalid stack config: {problem}")
-    except InvalidConfig as error:  # the CLI hides a secret value as written only, not a key made of it
-        secrets = [
-            value
-            for key, value in {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}.items()
-            if runtime_config.is_config_secret(key)
-        ]
-        raise InvalidConfig(hide_folded(str(error), folded_secret_forms(secrets))) from None
+    # the CLI hides a secret value in the program's error as written only, not a key made of it nor a part of it
+    settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    secrets = [value for key, value in settings.items() if runtime_config.is_config_secret(key)]
+    MESSAGE_SECRETS.set(MESSAGE_SECRETS.get() | folded_secret_forms(secrets))
+    config = validate(raw_project_config(project))
+    problem = secret_env_problem(config, project)
+    if problem:
+        raise InvalidConfig(f"invalid stack config: {problem}")
     hf_token = pulumi.Config().require_secret(HF_TOKEN_KEY)
     return config, hf_token

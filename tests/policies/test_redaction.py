@@ -993,6 +993,9 @@ def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str
     names = (
         *("PASS=on-demand", "VLLM_COMPILE_PASS=inductor", "SERVICE_KEY=my-service", "--private-key=file.pem"),
         *("SESSION_KEY=my-session", "SECRET_KEY_BASE_FILE=/run/key", "SESSION_KEY_HEADER=x-1234", "pw=on-demand"),
+        # where the secret is, not the secret (a review): a KMS key, a Secret Manager secret, a key file
+        "KMS_ENCRYPTION_KEY=projects/p/locations/global/keyRings/r/cryptoKeys/k",
+        *("SECRET_KEY=projects/p/secrets/x/versions/latest", "SECRET_KEY=sm://x/y", "JWT_KEY=keys/jwt.pem"),
     )
     for step in ("SKIP_PASS=false", "NUM_PASS=2", "FIRST_PASS='true'", "bypass=true1234", "compass=north123", *names):
         assert secret_kinds(step) == [], step
@@ -1009,6 +1012,15 @@ def test_an_assignment_to_a_key_word_as_a_name_s_last_part_is_a_secret(text: str
         "redis-cli -h redis -a Zq9Pw77x ping",
         "docker login -u admin -p Zq9Dock77 registry.example.com",
         "helm registry login r.example.com -u a -p Zq9Dock77",
+        # and their kin (a review)
+        "mariadb-dump -uroot -pXy9pass12 db",
+        "mysqlimport -pXy9pass12 db",
+        "docker login -u a -pZq9Dock77x r",
+        "docker --config d login -p=Zq9Dock77x r",
+        "skopeo login -p Zq9Dock77x r",
+        "redis-cli --pass Zq9Pw77x ping",
+        "valkey-cli -a Zq9Pw77x",
+        'sshpass -p "Zq9 Pw77x" ssh host',
     ],
 )
 def test_a_client_s_password_option_on_a_command_line_is_a_secret(text: str) -> None:
@@ -1021,6 +1033,7 @@ def test_a_client_s_password_option_on_a_command_line_is_a_secret(text: str) -> 
     for other in (
         "mysql -h db -P3306 -u root -p mydb",  # -P is the port; `-p` and a blank prompts for the password
         "mysql -p$MYSQL_PWD db",
+        "mysql -p`cat /run/secrets/db` db",
         "podman login -p ${REGISTRY_PASSWORD} r",
         "docker login -u admin --password-stdin r",
         "docker run -p 8080:80 image",

@@ -112,3 +112,31 @@ def test_what_the_console_s_encoding_cannot_write_is_escaped(monkeypatch: pytest
     assert main([]) == 0
     sys.stdout.flush()
     assert written.getvalue() == b"rendered -> /tmp/\\xe9/out\n"
+
+
+def test_a_message_made_while_a_command_runs_hides_a_known_secret_before_it_is_cut() -> None:
+    """A refusal is cut at its length limit: cut first, a long secret's first part stayed, which no later filter
+    finds (a review)."""
+    from stacks.load.loader import InvalidConfig
+
+    secret = "Zq9SecretValue77xyz" * 20
+    messages: list[str] = []
+
+    @guarded("probe")
+    def main(argv: list[str] | None = None) -> int:
+        hide_known_secrets([secret])
+        messages.append(str(InvalidConfig(f"engine.extraEnv.{secret}: is named like a secret")))
+        return 0
+
+    assert main([]) == 0
+    assert messages == ["engine.extraEnv.***: is named like a secret"]
+    assert str(InvalidConfig(f"x {secret}")) != "x ***"  # outside a command nothing is known
+
+
+def test_a_permission_error_that_names_no_path_is_a_failure_not_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    @guarded("probe")
+    def main(argv: list[str] | None = None) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    assert main([]) == 1
+    assert capsys.readouterr().err.startswith("probe: failed (PermissionError: ")

@@ -259,7 +259,7 @@ def _template_rollout(
             "one is gone)"
         )
     total = (rounds * per_pod[0], rounds * per_pod[1])
-    what = f"{what}; {_still_serving(pods, step)} serve meanwhile, for about {_span(*total)}"
+    what = f"{what}; {_still_serving(pods, step)} serve meanwhile, for about {_span(*total)}{_drains(old, rounds)}"
     if all(".startupProbe." in path for path in template):
         what += f" ({PROBE_ONLY})"
     if 0 < floor < pods:
@@ -284,6 +284,19 @@ def _template_rollout(
         "during `pulumi up`, which waits for the rollout",
         times.source,
         f"{change.urn}: {'; '.join(warnings)}" if warnings else None,
+    )
+
+
+def _drains(old: Record, rounds: int) -> str:
+    """What the roll's figure leaves out: an old pod holds its node's GPUs until it has drained (its running requests
+    finish within its grace period; vLLM's --shutdown-timeout), and the new pod that takes that node waits for it (a
+    time-to-serve review: prod's 12 rounds can add up to 2 h)."""
+    grace = (pod_template(old).get("spec") or {}).get("terminationGracePeriodSeconds")
+    if not isinstance(grace, int) or grace <= 0:
+        return ""
+    return (
+        f", plus up to {grace} s a round while an old pod drains its running requests on the GPUs the new one waits "
+        f"for ({_minutes(rounds * grace)} at most in all)"
     )
 
 

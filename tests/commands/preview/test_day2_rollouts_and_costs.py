@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from commands.io.render_dir import PreviewInputError
+from commands.io.states import pod_template
 from commands.preview.changes import CostDelta, InputChange, Preview, ResourceChange
 from commands.preview.changes_md import changes_markdown
 from commands.preview.command import load_states, preview, preview_states
 from commands.preview.command import main as preview_main
 from commands.preview.json_values import MISSING, json_paths_diff
 from commands.preview.rollouts import ServeTimes, serve_times
+from commands.preview.rollouts import _minutes as rollouts_minutes
 from commands.preview.rollouts import _new_priorities as new_priorities
 from commands.preview.rollouts import _span as rollouts_span
 from tests.commands.preview.test_day2 import day2
@@ -479,6 +481,11 @@ def test_an_engine_flag_rolls_the_pods_on_their_nodes(
     _, _, prod = day2(render_stack, tmp_path_factory, "prod", "seqs", {"engine": {"maxNumSeqs": 4096}})
     (twelve,) = [rollout for rollout in prod.rollouts if rollout.what.startswith("the serving pods roll")]
     assert twelve.warning is None and not [warning for warning in prod.warnings if "an outage" in warning]
+    # each round also waits for an old pod's drain on the GPUs (a time-to-serve review: up to 2 h more in prod)
+    deployment = render_stack("prod").one("kubernetes:apps/v1:Deployment")
+    grace = pod_template(deployment)["spec"]["terminationGracePeriodSeconds"]
+    assert f", plus up to {grace} s a round while an old pod drains its running requests on the GPUs" in twelve.what
+    assert f"({rollouts_minutes(12 * grace)} at most in all)" in twelve.what
 
 
 def test_the_dashboard_is_diffed_path_by_path(

@@ -32,7 +32,7 @@ from policies.redaction import (
     MESSAGE_SECRETS,
     REDACTED,
     folded_secret_forms,
-    hide_folded,
+    hide_in_messages,
     known_secret_texts,
     redact_secrets,
 )
@@ -51,12 +51,11 @@ class Main(Protocol):
 class _Known(NamedTuple):
     """The texts of the stack's own secret values that the running command knows (`known_secret_texts`, longest
     first), and of those the values as written and as a quote shows them, whose first part is also hidden where a
-    quote cuts them short (not their encodings: a quote shows a value as written); and the values' letters and digits
-    (`folded_secret_forms`), hidden in any case and between any separators."""
+    quote cuts them short (not their encodings: a quote shows a value as written). Their letters and digits, hidden in
+    any case and between any separators, are the context's MESSAGE_SECRETS (`hide_in_messages`)."""
 
     texts: tuple[str, ...] = ()
     quotable: tuple[str, ...] = ()
-    folded: frozenset[str] = frozenset()
 
 
 # Per context: a command runs in its own (the tests run several at once, each in a thread of its own).
@@ -75,9 +74,9 @@ def hide_known_secrets(secrets: Iterable[str]) -> None:
     shown = {quote(form)[1:-1].removesuffix("...") for value in values for form in (value, " ".join(value.split()))}
     texts = known_secret_texts([*values, *shown]) | set(known.texts)
     quotable = {*values, *shown, *known.quotable}
-    folded = known.folded | folded_secret_forms(values)
-    _KNOWN_SECRETS.set(_Known(_longest_first(texts), _longest_first(quotable), folded))
-    MESSAGE_SECRETS.set(folded)  # a message made from here on hides them before it is cut short or escaped
+    _KNOWN_SECRETS.set(_Known(_longest_first(texts), _longest_first(quotable)))
+    # a message made from here on hides them before it is cut short or escaped, and the console as it prints
+    MESSAGE_SECRETS.set(MESSAGE_SECRETS.get() | folded_secret_forms(values))
 
 
 def _longest_first(texts: Iterable[str]) -> tuple[str, ...]:
@@ -98,7 +97,7 @@ def printable(text: str) -> str:
     known = _KNOWN_SECRETS.get() or _Known()
     for secret in known.texts:
         text = text.replace(secret, REDACTED)
-    text = hide_folded(text, known.folded)
+    text = hide_in_messages(text)
     if "..." in text:
         for secret in known.quotable:
             for length in range(min(len(secret) - 1, CUT_SECRET_MAX), CUT_SECRET_MIN - 1, -1):

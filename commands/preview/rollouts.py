@@ -928,7 +928,8 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
     if cause is None or high == 0:
         return None
     pods = str(high) if low == high else f"the {low}..{high} running"
-    step = min(_disruptions_allowed(new), high)
+    allowed = _disruptions_allowed(new)
+    step = min(allowed, high)
     rounds = math.ceil(high / step)
     per_pod = (times.same_node[0], times.new_node[1])
     total = (rounds * per_pod[0], rounds * per_pod[1])
@@ -946,8 +947,7 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
             "https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies): their pods move "
             "as those nodes are recycled, not verified in more detail here"
         )
-    # a budget that lets every running pod go at once: draining their node leaves none serving (a platform review)
-    allowed = _disruptions_allowed(new)
+    # a budget that lets every running pod go at once: draining their node leaves none serving (a platform review);
     # while none runs (a schedule's sleep) none is drained: the outage comes at the fewest that serve (a day-2 review)
     fewest = _serving_floor(new, urn)
     outage = (

@@ -118,6 +118,11 @@ def secret_env_keys(settings: dict[str, Any], prefix: str) -> set[str]:
     return {value for value in secret_env.values() if isinstance(value, str)}
 
 
+def _stack_config() -> dict[str, str]:
+    """Every config key of the running stack, as the SDK has them (its environment's and then the set ones)."""
+    return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+
+
 def raw_project_config(project: str) -> dict[str, Any]:
     """All `<project>:<key>` settings of the running stack, objects decoded, the secrets left out (the token and the
     keys engine.secretEnv names); `project` and `region` from `gcp:project` and `gcp:region` when the stack does not
@@ -125,7 +130,7 @@ def raw_project_config(project: str) -> dict[str, Any]:
     (`pulumi config set --secret engine ...`, an ESC `fn::secret` value) would reach the pod spec and the state
     decrypted."""
     prefix = f"{project}:"
-    settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    settings = _stack_config()
     secrets = {HF_TOKEN_KEY, *secret_env_keys(settings, prefix)}
     for key in sorted(settings):
         if key.startswith(prefix) and key[len(prefix) :] not in secrets and runtime_config.is_config_secret(key):
@@ -411,8 +416,7 @@ def load_stack() -> tuple[StackConfig, pulumi.Output[str]]:
     """The validated stack config and the Hugging Face token (a secret Output)."""
     project = pulumi.get_project()
     # the CLI hides a secret value in the program's error as written only, not a key made of it nor a part of it
-    settings = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    secrets = [value for key, value in settings.items() if runtime_config.is_config_secret(key)]
+    secrets = [value for key, value in _stack_config().items() if runtime_config.is_config_secret(key)]
     MESSAGE_SECRETS.set(MESSAGE_SECRETS.get() | folded_secret_forms(secrets))
     config = validate(raw_project_config(project))
     problem = secret_env_problem(config, project)

@@ -46,6 +46,13 @@ from components.network_policy import (
     port_range,
 )
 
+# The pod annotation naming the ports a pod serves: the picker makes an endpoint of each InferencePool target port
+# of a pod that it lists, and of every target port of a pod without it (llm-d-router v0.10.0
+# pkg/epp/datastore/datastore.go: activePortsAnnotation, "a comma-separated list of port numbers", and
+# extractActivePorts; the legacy key inference.networking.k8s.io/active-ports is read when it is absent).
+ACTIVE_PORTS_ANNOTATION = "llm-d.ai/active-ports"
+LEGACY_ACTIVE_PORTS_ANNOTATION = "inference.networking.k8s.io/active-ports"
+
 ROUTER_RELEASE = "v0.10.0"
 # The release's multi-arch index as one public pin list records it (with its amd64 digest
 # sha256:9862ae38...); not pulled here, so unverified: `docker buildx imagetools inspect` confirms it.

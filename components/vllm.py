@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 from common.compile_cache import compile_cache_key
 from common.quantities import QUANTITY, SUFFIX_FACTORS
 from components.compile_cache import CSI_DRIVER, SIDECAR_ANNOTATION, CacheMount, mount_options
+from components.endpoint_picker import ACTIVE_PORTS_ANNOTATION
 from components.hardening import non_root_pod_context, restricted_container_context
 from components.hardware import B200_GPUS_PER_NODE
 from components.image_mirror import pull_policy
@@ -379,6 +380,9 @@ class VllmEngineArgs:
     compile_cache: CacheMount | None = None
     # One container and port per data-parallel rank (gateway mode) instead of one server for all.
     per_rank: bool = False
+    # The pods name the ports they serve for the gateway's endpoint picker (gateway mode): while a change of layout
+    # rolls, the picker then sends to each pod only on the ports it serves, old or new.
+    announce_ports: bool = False
     # How long a pod may take to answer /health before the kubelet restarts it (the startup probe).
     startup_probe_seconds: int = STARTUP_PROBE_SECONDS
     # How long the engine image's pull may take (before the startup probe's clock starts).
@@ -390,6 +394,17 @@ class VllmEngineArgs:
 def serving_ports(engine: EngineFlags, per_rank: bool) -> list[int]:
     """The ports a serving pod listens on: one per rank in the per-rank layout, else engine.port."""
     return rank_ports(engine) if per_rank else [engine.port]
+
+
+def pod_annotations(args: VllmEngineArgs) -> dict[str, str]:
+    """The serving pods' annotations: GKE injects the Cloud Storage FUSE sidecar into pods that ask for it; the
+    gateway's picker reads the ports a pod serves."""
+    annotations = {}
+    if args.compile_cache is not None:
+        annotations[SIDECAR_ANNOTATION] = "true"
+    if args.announce_ports:
+        annotations[ACTIVE_PORTS_ANNOTATION] = ",".join(map(str, serving_ports(args.engine, args.per_rank)))
+    return annotations
 
 
 class VllmEngine(pulumi.ComponentResource):
@@ -445,11 +460,7 @@ class VllmEngine(pulumi.ComponentResource):
                 ),
                 progress_deadline_seconds=self.rollout.progress_deadline_seconds,
                 template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(
-                        labels=labels,
-                        # GKE injects the Cloud Storage FUSE sidecar into pods that ask for it.
-                        annotations={SIDECAR_ANNOTATION: "true"} if args.compile_cache is not None else None,
-                    ),
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=pod_annotations(args) or None),
                     spec=self._pod_spec(args),
                 ),
             ),

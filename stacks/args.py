@@ -419,6 +419,7 @@ def vllm_engine_args(
         ),
         compile_cache=compile_cache,
         per_rank=config.serves_per_rank,
+        announce_ports=gateway_mode(config),
         startup_probe_seconds=startup_probe_seconds(config),
         image_pull_seconds=image_pull_allowance(config),
     )

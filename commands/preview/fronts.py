@@ -15,7 +15,9 @@ stand behind the new fronts, and the new pods behind the fronts deleted at the e
 * a firewall rule opens the ports it lists (`8000-8007` a range) to the gateway's proxies and health checks;
 * an InferencePool's picker treats every target port of every pod as an endpoint ("Every port will be
   treated as a distinctive endpoint by EPP, addressable as a 'podIP:portNumber' combination", the vendored
-  CRD's targetPorts), whether or not the pod listens there.
+  CRD's targetPorts), whether or not the pod listens there, unless the pod names the ports it serves in its
+  `llm-d.ai/active-ports` annotation: then only the target ports it names (llm-d-router v0.10.0
+  pkg/epp/datastore/datastore.go, extractActivePorts: comma-separated numbers, each kept if it is a target port).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 from commands.io.states import Record, pod_labels, pod_template
 from commands.preview.changes import Preview
+from components.endpoint_picker import ACTIVE_PORTS_ANNOTATION, LEGACY_ACTIVE_PORTS_ANNOTATION
 
 SERVICE_TYPE = "kubernetes:core/v1:Service"
 NETWORK_POLICY_TYPE = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
@@ -41,14 +44,20 @@ SHUT_OUT = "no other NetworkPolicy admits them meanwhile"
 
 @dataclass(frozen=True)
 class Pods:
-    """The serving pods of one side: their labels and their ports (number by name)."""
+    """The serving pods of one side: their labels, their ports (number by name), and the ports they name to the
+    gateway's picker (None: they name none, so it takes every target port)."""
 
     labels: dict[str, str]
     ports: dict[str, int]
+    active: frozenset[int] | None = None
 
     @property
     def numbers(self) -> set[int]:
         return set(self.ports.values())
+
+    def picked(self, targets: set[int]) -> set[int]:
+        """The target ports of an InferencePool the picker makes endpoints of on these pods."""
+        return targets if self.active is None else targets & self.active
 
 
 def serving_pods(deployment: Record) -> Pods:
@@ -58,7 +67,17 @@ def serving_pods(deployment: Record) -> Pods:
         for port in container.get("ports") or []:
             if isinstance(port, dict) and isinstance(port.get("containerPort"), int):
                 ports[str(port.get("name") or f"{index}:{port['containerPort']}")] = port["containerPort"]
-    return Pods(dict(labels), ports)
+    return Pods(dict(labels), ports, _active_ports(pod_template(deployment)))
+
+
+def _active_ports(template: dict[str, Any]) -> frozenset[int] | None:
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    named = annotations.get(ACTIVE_PORTS_ANNOTATION, annotations.get(LEGACY_ACTIVE_PORTS_ANNOTATION))
+    if not isinstance(named, str):
+        return None
+    return frozenset(
+        int(part) for part in (item.strip() for item in named.split(",")) if part.isascii() and part.isdigit()
+    )
 
 
 def _selects(selector: Any, pods: Pods) -> bool:
@@ -120,7 +139,7 @@ def _pool_reach(inputs: dict[str, Any], pods: Pods) -> set[int] | None:
     spec = inputs.get("spec") or {}
     if not _selects((spec.get("selector") or {}).get("matchLabels"), pods):
         return None
-    return _pool_targets(inputs) & pods.numbers
+    return pods.picked(_pool_targets(inputs)) & pods.numbers
 
 
 def _pool_targets(inputs: dict[str, Any]) -> set[int]:
@@ -215,7 +234,7 @@ def _name(record: Record) -> str:
 
 
 def _missing_targets(change_inputs: dict[str, Any], pods: Pods, which: str) -> str | None:
-    missing = _pool_targets(change_inputs) - pods.numbers
+    missing = pods.picked(_pool_targets(change_inputs)) - pods.numbers
     if not missing:
         return None
     return (

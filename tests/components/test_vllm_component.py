@@ -175,6 +175,21 @@ def test_each_ranks_server_compiles_into_a_cache_of_its_own() -> None:
     )
 
 
+def test_pods_name_the_ports_they_serve_to_the_picker_in_gateway_mode() -> None:
+    """llm-d-router's picker makes an endpoint of every pool target port of a pod that names none: while a change of
+    layout rolls, the old pods would get requests on ports they do not serve."""
+
+    def annotations(**changes: object) -> Any:
+        (deployment,) = [r for r in build_engine(**changes) if r.type == DEPLOYMENT]
+        return deployment.inputs["spec"]["template"].get("metadata", {}).get("annotations")
+
+    assert annotations(announce_ports=True, per_rank=True) == {
+        "llm-d.ai/active-ports": "8000,8001,8002,8003,8004,8005,8006,8007"
+    }
+    assert annotations(announce_ports=True) == {"llm-d.ai/active-ports": "8000"}
+    assert annotations() is None  # clusterip mode: no reader, and no roll of the pods that serve there
+
+
 def test_a_longer_startup_probe_gives_the_rollout_as_much_more_time() -> None:
     """The kubelet waits startup_probe_seconds for /health; the Deployment's progress deadline and
     `pulumi up`'s wait must not give up on a pod before it does."""

@@ -125,6 +125,24 @@ def test_a_pool_meets_ports_the_pods_do_not_listen_on() -> None:
     assert "of the new pods, which serve none there" in deleted
 
 
+def announcing(deployment_record: dict[str, Any], ports: str, key: str = "llm-d.ai/active-ports") -> dict[str, Any]:
+    announced = copy.deepcopy(deployment_record)
+    announced["inputs"]["spec"]["template"]["metadata"]["annotations"] = {key: ports}
+    return announced
+
+
+def test_pods_that_name_their_ports_get_requests_only_there() -> None:
+    """llm-d-router v0.10.0 extractActivePorts: a pod's annotation keeps the target ports it lists."""
+    old, new = announcing(ONE_SERVER, "8000"), announcing(PER_RANK, ",".join(map(str, range(8000, 8008))))
+    assert ahead(old, new, ("update", pool(*range(8000, 8008)), pool(8000))) == []
+    assert ahead(new, old, ("delete", pool(*range(8000, 8008)), pool(*range(8000, 8008)))) == []
+    legacy = announcing(ONE_SERVER, " 8000 ,x", key="inference.networking.k8s.io/active-ports")
+    assert ahead(legacy, PER_RANK, ("create", pool(*range(8000, 8008)), None)) == []
+    # a port the pod names but does not serve still fails
+    (wrong,) = ahead(announcing(ONE_SERVER, "8000,8001"), PER_RANK, ("create", pool(*range(8000, 8008)), None))
+    assert "requests to port(s) 8001 of the old pods, which serve none there" in wrong
+
+
 def test_a_firewall_counts_tcp_ranges_only() -> None:
     (effect,) = ahead(PER_RANK, PER_RANK, ("update", firewall("8000"), firewall("8000-8007")))
     assert effect.startswith("the Firewall to-serving (update): it stops reaching port(s) 8001, 8002")

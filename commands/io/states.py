@@ -230,12 +230,22 @@ def switched_on_by(group: Any) -> list[str]:
 def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | None:
     """The settings whose digests differ between the two renders (a group too: `engine` when
     `engine.maxNumSeqs` changed), of those both renders have: a group set to or from null
-    (`engine.speculative`) changed as a whole, and its fields, on one side only, are not named apart.
+    (`engine.speculative`) changed as a whole, and its fields, on one side only, are not named apart; a group
+    whose common fields all agree (a release added or dropped a field) did not change.
     None when either render has no digests (made before they were written)."""
     if old.setting_digests is None or new.setting_digests is None:
         return None
     keys = old.setting_digests.keys() & new.setting_digests.keys()
-    return frozenset(key for key in keys if old.setting_digests[key] != new.setting_digests[key])
+    changed: set[str] = set()
+    # Deepest first: a group both renders hold whose fields on both sides all agree differs only by fields one
+    # release has and the other lacks (a new setting at its default), which no stack file changed.
+    for key in sorted(keys, key=lambda name: name.count("."), reverse=True):
+        if old.setting_digests[key] == new.setting_digests[key]:
+            continue
+        fields = [other for other in keys if other.startswith(f"{key}.")]
+        if not fields or any(field in changed for field in fields):
+            changed.add(key)
+    return frozenset(changed)
 
 
 def _setting_digests(value: Any, where: str) -> dict[str, str] | None:

@@ -44,6 +44,20 @@ OCI_NAME_MAX = 255
 DNS_1123_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_1035_LABEL = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_LABEL_MAX = 63
+# A Secret's name is a DNS subdomain (IsDNS1123Subdomain: RFC 1123 labels joined by dots, at most 253 characters).
+DNS_1123_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+DNS_SUBDOMAIN_MAX = 253
+# A host name a certificate names: labels of at most 63, the last starting with a letter, so never an IP address
+# (Gateway API v1 `Hostname`: "IPs are not allowed").
+HOSTNAME = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)*[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+# What each of these patterns allows, in words, for a refusal (stacks/config/pattern_words.py adds the model's own).
+GRAMMAR_WORDS = {
+    DNS_1035_LABEL: "1-63 lower-case letters, digits and hyphens, a letter first and no hyphen last (an RFC 1035 "
+    "label)",
+    DNS_1123_LABEL: "1-63 lower-case letters, digits and hyphens, a letter or digit at both ends (an RFC 1123 label)",
+    DNS_1123_SUBDOMAIN: "lower-case letters, digits, hyphens and dots, like llm-tls or llm.example.com (a DNS name)",
+    HOSTNAME: "a DNS name like llm.example.com (lower case, labels of 1-63 characters, not an IP address)",
+}
 
 # Resource Manager: 6-30 characters, lower-case letters, digits and hyphens, a letter first, no
 # hyphen last; restricted strings may not appear.

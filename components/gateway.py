@@ -66,10 +66,41 @@ GATEWAY_CRDS = (
     "podmonitorings.monitoring.googleapis.com",
 )
 LISTENER_PORT = 80
+TLS_LISTENER_PORT = 443
+# GKE's listener option for a Compute Engine SSL certificate the load balancer holds (GKE "Secure a Gateway"; a
+# regional self-managed one on gke-l7-rilb: GoogleCloudPlatform/gke-networking-recipes gateway/grpc; "Self-managed SSL
+# certificates": regional certificates serve the regional Application Load Balancers).
+PRE_SHARED_CERTS_OPTION = "networking.gke.io/pre-shared-certs"
 HEALTH_PATH = "/health"
 GATEWAY_PROGRAMMED_TIMEOUT_SECONDS = 1200
 # Names the proxy-only subnet the Gateway relies on when the stack reuses one instead of declaring it.
 REUSED_PROXY_SUBNET_ANNOTATION = "llm-serving/proxy-only-subnet"
+
+
+@dataclass(frozen=True)
+class GatewayTls:
+    """HTTPS on the Gateway's one listener, with one certificate source."""
+
+    # The DNS name clients call (the listener's hostname), which the certificate holds.
+    hostname: str | None
+    # One certificate (the config takes exactly one): a kubernetes.io/tls Secret in the Gateway's namespace (Gateway
+    # API tls.certificateRefs), or a regional self-managed Compute Engine SSL certificate's name.
+    kubernetes_certificate: str | None = None
+    pre_shared_certificate: str | None = None
+
+    def listener(self) -> dict[str, object]:
+        tls: dict[str, object] = {"mode": "Terminate"}
+        if self.kubernetes_certificate is not None:
+            tls["certificateRefs"] = [{"group": "", "kind": "Secret", "name": self.kubernetes_certificate}]
+        if self.pre_shared_certificate is not None:
+            tls["options"] = {PRE_SHARED_CERTS_OPTION: self.pre_shared_certificate}
+        named = {"hostname": self.hostname} if self.hostname is not None else {}
+        return {"name": "https", "protocol": "HTTPS", "port": TLS_LISTENER_PORT, **named, "tls": tls}
+
+
+def listener(tls: GatewayTls | None) -> dict[str, object]:
+    """The Gateway's one listener: HTTPS with `tls`, else plain HTTP on port 80."""
+    return tls.listener() if tls is not None else {"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}
 
 
 @dataclass(frozen=True)
@@ -99,6 +130,10 @@ class InferenceGatewayArgs:
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
     # the Secret holding the engine's API key (VLLM_API_KEY); None: the engine takes no key
     api_key_secret: str | None = None
+    # HTTPS on the listener; None: plain HTTP on port 80
+    tls: GatewayTls | None = None
+    # a reserved regional address's name (spec.addresses NamedAddress); None: an ephemeral one
+    address: str | None = None
 
 
 # A VPC has at most one ACTIVE proxy-only subnet per region ("Proxy-only subnets for Envoy-based load
@@ -149,9 +184,20 @@ def epp_firewall_name(cluster_name: str) -> str:
 
 
 def curl_example(
-    address_command: str, namespace: str, model: str, internal: bool, api_key_secret: str | None = None
+    address_command: str,
+    namespace: str,
+    model: str,
+    internal: bool,
+    api_key_secret: str | None = None,
+    hostname: str | None = None,
 ) -> str:
-    request = chat_request_curl_args(f"http://$({address_command})", model, api_key_secret is not None)
+    """A chat request to the Gateway: over HTTPS to `hostname` (resolved to the Gateway's address, so it works
+    before DNS does and checks the certificate for that name) when given, else plain HTTP to the address."""
+    if hostname is None:
+        request = chat_request_curl_args(f"http://$({address_command})", model, api_key_secret is not None)
+    else:
+        resolve = f"--resolve {hostname}:{TLS_LISTENER_PORT}:$({address_command})"
+        request = f"{resolve} {chat_request_curl_args(f'https://{hostname}', model, api_key_secret is not None)}"
     if internal:
         # An internal Gateway's address is reachable only from the VPC: send the request from a pod.
         command = (
@@ -284,7 +330,8 @@ class InferenceGateway(pulumi.ComponentResource):
             ),
             spec={
                 "gatewayClassName": args.gateway_class,
-                "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
+                "listeners": [listener(args.tls)],
+                **({"addresses": [{"type": "NamedAddress", "value": args.address}]} if args.address else {}),
             },
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -357,6 +404,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 args.served_model_name,
                 internal=args.gateway_class == INTERNAL_GATEWAY_CLASS,
                 api_key_secret=args.api_key_secret,
+                hostname=args.tls.hostname if args.tls is not None else None,
             )
         )
         self.register_outputs(

@@ -22,7 +22,7 @@ from components.compile_cache import CacheMount, CompileCacheArgs
 from components.crd_readiness import PLATFORM_CRDS, CrdReadinessArgs, platform_crds_job_name
 from components.engine_env_secret import API_KEY_ENV, EngineEnvSecretArgs, engine_env_secret_name
 from components.existing_cluster import ExistingClusterArgs
-from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, InferenceGatewayArgs
+from components.gateway import GATEWAY_APIS, HEALTH_CHECK_RANGES, LISTENER_PORT, GatewayTls, InferenceGatewayArgs
 from components.hf_token import HuggingFaceTokenArgs
 from components.image_mirror import API as ARTIFACT_REGISTRY_API
 from components.image_mirror import ImageMirrorArgs, MirrorAddresses, through_mirror
@@ -501,6 +501,10 @@ def gateway_args(
         request_timeout_seconds=gateway_config.request_timeout_seconds,
         pool_grace_seconds=grace_seconds(spot_only(config)),
         allow_external=gateway_config.allow_external,
+        tls=GatewayTls(tls.hostname, tls.kubernetes_certificate, tls.pre_shared_certificate)
+        if (tls := gateway_config.tls).enabled
+        else None,
+        address=gateway_config.address,
         kubernetes_labels=kubernetes_labels(config),
         api_key_secret=api_key_secret(config),
     )

@@ -33,6 +33,13 @@ def external_gateway(records: Records, annotations: dict[str, str] | None = None
     return records
 
 
+def with_https_listener(records: Records) -> Records:
+    listener = {"name": "https", "protocol": "HTTPS", "port": 443, "hostname": "llm.example.com"}
+    tls = {"mode": "Terminate", "certificateRefs": [{"group": "", "kind": "Secret", "name": "llm-tls"}]}
+    inputs_of(records, "llm-gateway")["spec"]["listeners"] = [{**listener, "tls": tls}]
+    return records
+
+
 def cluster_inputs(records: Records) -> dict[str, Any]:
     return inputs_of(records, "llm-gke")
 
@@ -400,6 +407,8 @@ FIXTURES: dict[str, Callable[[], PolicyFixture]] = {
         external_gateway(gateway_stack(), {"llm-serving/allow-external-gateway": "true"})
     ),
     "LLM-NET-004_fail": lambda: PolicyFixture(external_gateway(gateway_stack())),
+    "LLM-NET-010_pass": lambda: PolicyFixture(with_https_listener(external_gateway(gateway_stack()))),
+    "LLM-NET-010_fail": lambda: PolicyFixture(external_gateway(gateway_stack())),
     "LLM-NET-005_pass": lambda: PolicyFixture(gateway_stack()),
     "LLM-NET-005_fail": lambda: PolicyFixture(without(gateway_stack(), "llm-gateway-epp-firewall")),
     "LLM-NET-006_pass": lambda: PolicyFixture(gateway_stack()),

@@ -234,7 +234,12 @@ def gateway_stack() -> Records:
         record(
             "kubernetes:gateway.networking.k8s.io/v1:Gateway",
             "llm-gateway",
-            kubernetes("gateway.networking.k8s.io/v1", "Gateway", "qwen-serving", {"gatewayClassName": "gke-l7-rilb"}),
+            kubernetes(
+                "gateway.networking.k8s.io/v1",
+                "Gateway",
+                "qwen-serving",
+                {"gatewayClassName": "gke-l7-rilb", "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]},
+            ),
         ),
         record(
             "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",

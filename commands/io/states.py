@@ -231,21 +231,42 @@ def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | N
     """The settings whose digests differ between the two renders (a group too: `engine` when
     `engine.maxNumSeqs` changed), of those both renders have: a group set to or from null
     (`engine.speculative`) changed as a whole, and its fields, on one side only, are not named apart; a group
-    whose common fields all agree (a release added or dropped a field) did not change.
+    whose common fields all agree (a release added or dropped a field) did not change, unless a stack file sets a
+    setting only one release has (then that setting changed).
     None when either render has no digests (made before they were written)."""
     if old.setting_digests is None or new.setting_digests is None:
         return None
     keys = old.setting_digests.keys() & new.setting_digests.keys()
-    changed: set[str] = set()
+
+    def in_a_group_both_hold(key: str) -> bool:  # not the fields of a group set to or from null
+        group = key.rpartition(".")[0]
+        return bool(group) and any(other.startswith(f"{group}.") for other in keys)
+
+    changed = {
+        key
+        for side, other in ((old, new), (new, old))
+        for key in _written_keys(side.settings or {})
+        if key in side.setting_digests  # type: ignore[operator]
+        and key not in other.setting_digests  # type: ignore[operator]
+        and in_a_group_both_hold(key)
+    }
     # Deepest first: a group both renders hold whose fields on both sides all agree differs only by fields one
     # release has and the other lacks (a new setting at its default), which no stack file changed.
     for key in sorted(keys, key=lambda name: name.count("."), reverse=True):
         if old.setting_digests[key] == new.setting_digests[key]:
             continue
         fields = [other for other in keys if other.startswith(f"{key}.")]
-        if not fields or any(field in changed for field in fields):
+        if not fields or any(other.startswith(f"{key}.") for other in changed):
             changed.add(key)
     return frozenset(changed)
+
+
+def _written_keys(settings: dict[str, Any], prefix: str = "") -> Iterator[str]:
+    """The dotted keys a render's written settings hold, groups and their fields."""
+    for name, value in settings.items():
+        yield prefix + name
+        if isinstance(value, dict):
+            yield from _written_keys(value, f"{prefix}{name}.")
 
 
 def _setting_digests(value: Any, where: str) -> dict[str, str] | None:

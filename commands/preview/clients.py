@@ -175,6 +175,20 @@ def client_breaks(
                 f"the Gateway's address changes: its class goes from {classes[0]!r} to {classes[1]!r}, a load balancer "
                 f"of another kind with an address of its own ({change.urn})"
             )
+        calls = [_listened(record) for record in (old[change.urn], change.record)]
+        if calls[0] != calls[1]:
+            found.append(
+                f"what the Gateway listens on changes from {calls[0]} to {calls[1]}: clients call another scheme, port "
+                f"or host name ({change.urn})"
+            )
+        addresses = [
+            (record["inputs"].get("spec") or {}).get("addresses") for record in (old[change.urn], change.record)
+        ]
+        if classes[0] == classes[1] and addresses[0] != addresses[1]:
+            found.append(
+                f"the Gateway's address changes: spec.addresses goes from {addresses[0] or 'none (ephemeral)'} to "
+                f"{addresses[1] or 'none (ephemeral)'} ({change.urn})"
+            )
     if before is not None and after is not None and _auth(before) != _auth(after):
         found.append(
             "clients must now send an API key (vLLM --api-key / VLLM_API_KEY)"
@@ -182,6 +196,17 @@ def client_breaks(
             else "the serving containers no longer ask for an API key"
         )
     return found
+
+
+def _listened(record: Record) -> str:
+    """What a Gateway's listeners take, as a client calls them: `https://host:443`, `http://*:80`."""
+    listeners = (record["inputs"].get("spec") or {}).get("listeners") or []
+    calls = [
+        f"{str(item.get('protocol') or '').lower()}://{item.get('hostname') or '*'}:{item.get('port')}"
+        for item in listeners
+        if isinstance(item, dict)
+    ]
+    return ", ".join(sorted(calls)) or "nothing"
 
 
 def client_break_risks(breaks: list[str], production: bool, accepted: bool) -> tuple[list[str], list[str], list[str]]:

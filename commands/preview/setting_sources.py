@@ -71,6 +71,17 @@ TRACED_SETTINGS: tuple[dict[str, Any], ...] = (
     {"environment": "dev", "project": "traced-project"},
     {"environment": "staging", "project": "traced-project"},
     {
+        "environment": "staging",
+        "project": "traced-project",
+        # the Gateway's HTTPS listener and reserved address, off in every preset
+        "routing": {
+            "gateway": {
+                "tls": {"hostname": "traced.example.com", "preSharedCertificate": "traced"},
+                "address": "traced",
+            }
+        },
+    },
+    {
         "environment": "dev",
         "project": "traced-project",
         "capacity": {"nodes": 2, "sources": PRESETS["prod"]["capacity"]["sources"]},

@@ -246,6 +246,43 @@ EXTERNAL_GATEWAY_ALLOWED = ResourceValidationPolicy(
 )
 
 
+def _port(value: Any) -> str:
+    number = as_number(value)
+    return number_text(number) if number is not None else as_text(value)
+
+
+def _external_gateway_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != GATEWAY_TYPE:
+        return
+    gateway_class = as_text(dig(args.props, "spec", "gatewayClassName"))
+    if gateway_class not in EXTERNAL_GATEWAY_CLASSES:
+        return
+    plain = [
+        f"{as_text(dig(item, 'name'))} ({as_text(dig(item, 'protocol'))} on port {_port(dig(item, 'port'))})"
+        for item in as_list(dig(args.props, "spec", "listeners"))
+        if as_text(dig(item, "protocol")) != "HTTPS"
+    ]
+    if plain:
+        report(
+            f"Gateway {metadata_name(args.props)} of the external class {gateway_class} has listeners that are not "
+            f"HTTPS: {', '.join(plain)}; set routing.gateway.tls (a hostname and a certificate)"
+        )
+
+
+EXTERNAL_GATEWAY_ENCRYPTED = ResourceValidationPolicy(
+    name="LLM-NET-010",
+    display_name="An external Gateway serves HTTPS only",
+    description=(
+        "Every listener of a Gateway of an external class is HTTPS: prompts, completions and the engine's API key "
+        "cross the internet, and over plain HTTP anyone on the path reads them. The stack sets one HTTPS listener "
+        "from routing.gateway.tls (GKE 'Secure a Gateway': a Kubernetes TLS Secret, a regional Compute Engine SSL "
+        "certificate or a Certificate Manager certificate)."
+    ),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_external_gateway_encrypted,
+)
+
+
 def _allows_tcp_port(firewall_props: Any, port: int) -> bool:
     for allow in as_list(firewall_props.get("allows")):
         if as_text(dig(allow, "protocol")) not in ("tcp", "all"):

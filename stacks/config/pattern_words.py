@@ -4,7 +4,7 @@ pattern of the model has its words here)."""
 
 from __future__ import annotations
 
-from common.grammars import DNS_1035_LABEL, DNS_1123_LABEL
+from common.grammars import GRAMMAR_WORDS
 from components.capacity import CAPACITY_KIND_PATTERN, CAPACITY_KINDS
 from stacks.config.operations import CLOCK_TIME
 from stacks.config.routing import PROXY_SUBNET_REFERENCE
@@ -15,9 +15,7 @@ ENV_NAME = r"^[A-Z_][A-Z0-9_]{0,127}$"
 PATTERN_WORDS: dict[str, str] = {
     GCP_REGION: "a Google Cloud region name like us-central1 or europe-west4 (lower case)",
     CLOCK_TIME: "a time of day HH:MM on the 24-hour clock, like 08:00 or 19:30",
-    DNS_1035_LABEL: "1-63 lower-case letters, digits and hyphens, a letter first and no hyphen last (an RFC 1035 "
-    "label)",
-    DNS_1123_LABEL: "1-63 lower-case letters, digits and hyphens, a letter or digit at both ends (an RFC 1123 label)",
+    **GRAMMAR_WORDS,
     PROXY_SUBNET_REFERENCE: "a subnetwork name (1-63 lower-case letters, digits and hyphens, a letter first), or "
     "projects/PROJECT/regions/REGION/subnetworks/NAME, or that path's https://www.googleapis.com/compute/v1/ URL",
     ENV_NAME: "an environment variable name of 1-128 upper-case letters, digits and underscores, not starting with "

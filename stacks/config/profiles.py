@@ -2,37 +2,10 @@
 
 The stack key `profile` names one; the profile's settings become the defaults of `weights`, `engine` and `workload`
 (under the environment preset and the stack's own keys, which win). A profile is validated like a stack: its engine
-settings are an `EngineConfig`, its workload a `WorkloadConfig`. Its measurements live in
-`stacks/capacity/measurements.yaml`, keyed by the profile's name among the rest of the configuration; a profile with
-none gets no figure.
+settings are an `EngineConfig`, its workload a `WorkloadConfig`. Its measurements (`stacks/capacity/measurements.yaml`)
+are keyed by its name among the rest of the configuration; one with none gets no figure.
 
-Sources (checked 2026-11; "U" marks what could not be verified at a primary source):
-- vLLM recipes (vllm-project/recipes models/Qwen/Qwen3.5-{27B,35B-A3B,122B-A10B,397B-A17B}.yaml): checkpoints,
-  `vram_minimum_gb` (33 / 42 / 147 / 238), native context 262,144, throughput mode
-  `-dp N --enable-expert-parallel --language-model-only` for the MoE models, FP8 KV cache, and for the NVFP4 397B the
-  FlashInfer FP4 MoE kernels (`VLLM_USE_FLASHINFER_MOE_FP4=1`, `VLLM_FLASHINFER_MOE_BACKEND=latency`) and
-  `VLLM_USE_DEEP_GEMM=0`, `VLLM_DEEP_GEMM_WARMUP=skip` (not kept: both releases turn DeepGEMM off for Qwen 3.5 on
-  Blackwell themselves, vllm/utils/deep_gemm.py, the stack refuses VLLM_USE_DEEP_GEMM, and the NVFP4 experts never run
-  DeepGEMM, an FP8 kernel).
-- vLLM data parallel deployment docs: for MoE models the DP ranks are not independent copies; the expert layers form one
-  tensor parallel group of DP x TP unless `--enable-expert-parallel`.
-- vLLM 0.33.0 code: the recipe's two FP4 MoE variables are gone from vllm/envs.py; the kernel is `--moe-backend`
-  (vllm/config/kernel.py `MoEBackend`, in 0.19.0 too), and for NVFP4 `flashinfer_trtllm` is what
-  `VLLM_FLASHINFER_MOE_BACKEND=latency` chose ("Uses TensorRT-LLM kernels") and the first choice of 0.33.0's automatic
-  order (vllm/model_executor/layers/fused_moe/oracle/nvfp4.py `select_nvfp4_moe_backend`).
-- Layer layouts (KV cache only in the full-attention layers; Gated DeltaNet layers keep a fixed state): 27B 48 GDN + 16
-  full, 4 KV heads x 256 (HF Qwen/Qwen3.5-27B card, THUDM/slime config); 35B-A3B 30 + 10, 2 x 256, 256 experts
-  (transformers qwen3_5_moe configuration defaults); 122B-A10B 36 + 12 (U); 397B-A17B 45 + 15, 2 x 256, 512 experts
-  (THUDM/slime).
-- MTP heads: every checkpoint here carries them (the write-up measured MTP-1 on the 27B; the recipes serve the 122B with
-  MTP-1; the NVFP4 397B keeps its MTP branch in BF16, https://github.com/vllm-project/vllm/pull/38832); the 35B-A3B-FP8
-  repository's own config was not read (U).
-- Checkpoint sizes on disk: the write-up's ~29-31 GB for the 27B; for the others the recipes' `vram_minimum_gb`, which
-  the arithmetic of their layouts reproduces (U: the Hugging Face file listings were not summed here).
-
-Nothing but the 27B is measured on B200 in the published work; the MoE profiles start without MTP (the recipes: MTP-1
-"degrades text throughput under high concurrency") and on the current release. Eight independent single-GPU engines for
-the 35B-A3B are not expressible (one `vllm serve` per pod).
+Where each choice was checked, what was not, and that nothing but the 27B is measured on B200: docs/profiles.md.
 """
 
 from __future__ import annotations

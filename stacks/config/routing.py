@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from common.grammars import DNS_1035_LABEL
+from common.grammars import DNS_1035_LABEL, DNS_1123_SUBDOMAIN, DNS_SUBDOMAIN_MAX, HOSTNAME
 from common.quantities import quantity_value
 from components.endpoint_picker import EPP_IMAGE, RELEASE_NAME_MAX, ROUTER_RELEASE
 from policies.vpc_ranges import ALLOWED_RANGES_TEXT, is_vpc_range
-from stacks.config.base import ConfigModel, Image, Quantity
+from stacks.config.base import ConfigModel, Image, Quantity, SwitchedGroup
 from stacks.config.quoting import ipv4_network, quote
 
 PROXY_SUBNET_REFERENCE = (
@@ -41,6 +41,28 @@ class RoutingMode(StrEnum):
 class GatewayClass(StrEnum):
     internal = "gke-l7-rilb"
     external = "gke-l7-regional-external-managed"
+
+
+class GatewayTlsConfig(SwitchedGroup):
+    """HTTPS on the Gateway: its one listener becomes HTTPS on 443 for `hostname`, with one certificate."""
+
+    enabled: bool = Field(default=False, description="On as soon as the group sets another key; off: plain HTTP on 80.")
+    hostname: Annotated[str | None, Field(pattern=HOSTNAME, max_length=DNS_SUBDOMAIN_MAX)] = Field(
+        default=None, description="The DNS name clients call, which the certificate holds (the listener's hostname)."
+    )
+    kubernetes_certificate: Annotated[str | None, Field(pattern=DNS_1123_SUBDOMAIN, max_length=DNS_SUBDOMAIN_MAX)] = (
+        Field(default=None, description="A kubernetes.io/tls Secret in the serving namespace (tls.certificateRefs).")
+    )
+    pre_shared_certificate: Annotated[str | None, Field(pattern=DNS_1035_LABEL)] = Field(
+        default=None, description="A regional self-managed Compute Engine SSL certificate in the stack's region."
+    )
+
+    @model_validator(mode="after")
+    def _a_name_and_one_certificate(self) -> GatewayTlsConfig:
+        certificates = (self.kubernetes_certificate, self.pre_shared_certificate)
+        if self.enabled and (self.hostname is None or certificates.count(None) != 1):
+            raise ValueError("needs a hostname and exactly one of kubernetesCertificate and preSharedCertificate")
+        return self
 
 
 class GatewayConfig(ConfigModel):
@@ -106,6 +128,13 @@ class GatewayConfig(ConfigModel):
         default=False,
         description="Sets llm-serving/allow-external-gateway on the Gateway; without it policy LLM-NET-004 refuses "
         "the external class gke-l7-regional-external-managed.",
+    )
+    tls: GatewayTlsConfig = Field(
+        default=GatewayTlsConfig(),
+        description="HTTPS on the Gateway (policy LLM-NET-010 requires it on the external class).",
+    )
+    address: Annotated[str | None, Field(pattern=DNS_1035_LABEL)] = Field(
+        default=None, description="A static regional address reserved for the Gateway (NamedAddress); unset: ephemeral."
     )
 
     @model_validator(mode="before")

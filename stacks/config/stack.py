@@ -334,6 +334,10 @@ class StackConfig(ConfigModel):
                     "benchmark.gatewayAddress: required when the benchmark targets the Gateway; after the first "
                     "`pulumi up` read it with the gatewayAddressCommand output"
                 )
+            if self.routing.gateway.tls.enabled:
+                raise ValueError(
+                    "benchmark.enabled: needs the Gateway's plain HTTP; allowed with routing.gateway.tls off"
+                )
         return self
 
     @property

@@ -331,6 +331,13 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[dict[str, Any]]], object], str]] 
         ),
         "LLM-NET-004",
     ),
+    "external-gateway-over-http": (
+        "staging",
+        lambda r: _of_type(r, "kubernetes:gateway.networking.k8s.io/v1:Gateway")[0]["inputs"]["spec"].update(
+            gatewayClassName="gke-l7-regional-external-managed"
+        ),
+        "LLM-NET-010",
+    ),
     "no-epp-firewall": (
         "staging",
         lambda r: _remove(r, lambda record: record["name"] == "llm-gateway-epp-firewall"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from commands.io.states import RenderStates, changed_settings
 
 
@@ -23,4 +25,18 @@ def test_a_group_set_to_or_from_null_changed_as_a_whole() -> None:
     old = states({"engine": "1", "engine.speculative": "2"})
     new = states({"engine": "3", "engine.speculative": "4", "engine.speculative.method": "5"})
     assert changed_settings(old, new) == frozenset({"engine", "engine.speculative"})
+    # the fields of the side that sets the group are not named apart, written or not
+    written = dataclasses.replace(new, settings={"engine": {"speculative": {"method": "mtp"}}})
+    assert changed_settings(old, written) == frozenset({"engine", "engine.speculative"})
     assert changed_settings(old, states({"engine": "1", "engine.speculative": "2"})) == frozenset()
+
+
+def test_a_setting_one_release_lacks_that_the_stack_file_sets_changed() -> None:
+    """Upgraded and set in the same update: the old render has no digest of the new setting, and the group's common
+    fields agree; the new render's written settings show the file sets it, so it is named, not "no setting"."""
+    old = states({"routing": "1", "routing.gateway": "2", "routing.gateway.eppImage": "3"})
+    grown = {"routing": "5", "routing.gateway": "6", "routing.gateway.eppImage": "3", "routing.gateway.address": "7"}
+    new = states(grown)
+    assert changed_settings(old, new) == frozenset()
+    new = dataclasses.replace(new, settings={"routing": {"gateway": {"address": "llm-ip"}}})
+    assert changed_settings(old, new) == frozenset({"routing", "routing.gateway", "routing.gateway.address"})

@@ -186,6 +186,30 @@ def test_a_new_gateway_class_breaks_clients() -> None:
     assert "the Gateway's address changes: its class goes from 'gke-l7-rilb'" in warning
 
 
+def test_https_or_a_reserved_address_on_the_gateway_breaks_clients() -> None:
+    """routing.gateway.tls moves the one listener from http on 80 to https on 443 for a host name, an in-place update
+    of the Gateway; routing.gateway.address moves it to the reserved address: clients of the old one break."""
+    listener = {"name": "http", "protocol": "HTTP", "port": 80}
+    spec = {"gatewayClassName": "gke-l7-rilb", "listeners": [listener]}
+    gateway = record(
+        "kubernetes:gateway.networking.k8s.io/v1:Gateway",
+        "gateway",
+        {"metadata": {"name": "g", "namespace": "ns"}, "spec": spec},
+        parent="llm",
+        provider="k8s",
+    )
+    old = [*base_state(), gateway]
+    https = {"name": "https", "protocol": "HTTPS", "port": 443, "hostname": "llm.example.com", "tls": {}}
+    result = preview(old, changed(old, "gateway", "inputs.spec.listeners", [https]))
+    (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
+    assert "what the Gateway listens on changes from http://*:80 to https://llm.example.com:443" in warning
+    reserved = [{"type": "NamedAddress", "value": "llm-ip"}]
+    result = preview(old, changed(old, "gateway", "inputs.spec.addresses", reserved))
+    (warning,) = [warning for warning in result.warnings if warning.startswith("clients break:")]
+    assert "spec.addresses goes from none (ephemeral) to [{'type': 'NamedAddress', 'value': 'llm-ip'}]" in warning
+    assert not [warning for warning in preview(old, old).warnings if warning.startswith("clients break:")]
+
+
 def test_a_cluster_no_longer_declared_says_it_goes_with_its_workloads_and_how_to_keep_it() -> None:
     """cluster.existing on a stack that made its cluster: the managed cluster is deleted (dev: with no word of it;
     prod: refused with "set deletionProtection false", which LLM-PROD-001 forbids there). A platform review."""

@@ -431,19 +431,39 @@ def test_crd_wait_job_runs_kubectl_wait(staging: RenderedStack) -> None:
     ]
 
 
-def test_external_gateway_needs_the_allow(render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_external_gateway_needs_the_allow_and_https(
+    render_stack: RenderStack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     external = {"gatewayClass": "gke-l7-regional-external-managed"}
+    tls = {"hostname": "llm.example.com", "preSharedCertificate": "llm-example-com"}
     allowed = stack_copy(
         tmp_path_factory.mktemp("external-allowed"),
         "staging",
-        {"routing": {"gateway": {**external, "allowExternal": True}}},
+        {"routing": {"gateway": {**external, "allowExternal": True, "tls": tls, "address": "llm-gateway-ip"}}},
     )
-    gateway = one_kind(render_stack("staging", allowed), "Gateway")
+    rendered = render_stack("staging", allowed)
+    gateway = one_kind(rendered, "Gateway")
     assert gateway["metadata"]["annotations"][ALLOW_EXTERNAL_GATEWAY_ANNOTATION] == "true"
+    assert gateway["spec"]["listeners"] == [
+        {
+            "name": "https",
+            "protocol": "HTTPS",
+            "port": 443,
+            "hostname": "llm.example.com",
+            "tls": {"mode": "Terminate", "options": {"networking.gke.io/pre-shared-certs": "llm-example-com"}},
+        }
+    ]
+    assert gateway["spec"]["addresses"] == [{"type": "NamedAddress", "value": "llm-gateway-ip"}]
+    validate_custom(gateway)
+    assert rendered.outputs["tryIt"].startswith(
+        "curl --resolve llm.example.com:443:$(kubectl get gateway qwen-serving -n llm-serving -o jsonpath="
+    )
+    assert " https://llm.example.com/v1/chat/completions " in rendered.outputs["tryIt"]
     refused = stack_copy(tmp_path_factory.mktemp("external-refused"), "staging", {"routing": {"gateway": external}})
     run = run_render("staging", "--config-file", str(refused), "--out", str(tmp_path_factory.mktemp("out")))
     assert run.returncode == 1
     assert "LLM-NET-004" in run.stderr
+    assert "mandatory LLM-NET-010" in run.stderr and "http (HTTP on port 80)" in run.stderr
 
 
 def test_internal_gateway_carries_no_allow(gateway_stack: RenderedStack) -> None:
@@ -454,3 +474,39 @@ def test_a_reused_subnet_without_its_range_is_refused_only_in_gateway_mode() -> 
     """A review: the range is needed only where the firewall rules admit it; a leftover in clusterip mode is not."""
     routing = {"mode": "clusterip", "gateway": {"existingProxySubnet": "shared-proxy"}}
     validate({"environment": "staging", "project": "my-llm-staging", "routing": routing})
+
+
+@pytest.mark.parametrize(
+    ("tls", "message"),
+    [
+        ({"hostname": "llm.example.com"}, "needs a hostname and exactly one of kubernetesCertificate"),
+        ({"hostname": "llm.example.com", "kubernetesCertificate": "llm-tls", "preSharedCertificate": "llm"}, "needs a"),
+        ({"kubernetesCertificate": "llm-tls"}, "routing.gateway.tls: needs a hostname"),
+        ({"hostname": "*.example.com", "kubernetesCertificate": "llm-tls"}, "routing.gateway.tls.hostname"),
+        # Gateway API `Hostname`: "IPs are not allowed"; a DNS label is at most 63 characters
+        ({"hostname": "10.0.0.1", "kubernetesCertificate": "llm-tls"}, "not an IP address"),
+        ({"hostname": "a" * 64 + ".example.com", "kubernetesCertificate": "llm-tls"}, "labels of 1-63 characters"),
+    ],
+)
+def test_gateway_tls_takes_a_hostname_and_one_certificate(tls: dict[str, Any], message: str) -> None:
+    routing = {"mode": "gateway", "gateway": {"tls": tls}}
+    with pytest.raises(InvalidConfig, match=re.escape(message)):
+        validate({"environment": "staging", "project": "my-llm-staging", "routing": routing})
+
+
+def test_the_benchmark_is_refused_where_the_gateway_serves_https_only() -> None:
+    """The benchmark Job calls the Gateway's address over plain HTTP on port 80, which an HTTPS Gateway does not
+    serve: it would fail every request after the stack deployed."""
+    tls = {"hostname": "llm.example.com", "kubernetesCertificate": "llm-tls"}
+    config = {
+        "environment": "staging",
+        "project": "my-llm-staging",
+        "routing": {"mode": "gateway", "gateway": {"tls": tls}},
+        "benchmark": {"enabled": True, "gatewayAddress": "10.0.0.9"},
+    }
+    with pytest.raises(
+        InvalidConfig,
+        match=re.escape("benchmark.enabled: needs the Gateway's plain HTTP; allowed with routing.gateway.tls off"),
+    ):
+        validate(config)
+    assert validate({**config, "benchmark": {"enabled": False}}).routing.gateway.tls is not None

@@ -313,7 +313,8 @@ class RolloutWait:
     progress_deadline_seconds: int
 
 
-# Per pod: each capacity source the ComputeClass tries may take this long to give a node.
+# Per pod: each capacity source the ComputeClass tries may take this long to give a node: a margin chosen here
+# (about 2.5x the write-up's measured 5-6 min for an A4 node), not measured.
 NODE_PROVISIONING_MINUTES = 15
 # The engine image's pull, which comes before the startup probe's clock, where the stack does not compute it: the
 # write-up's whole ~10 min pod phase (the pull is part of it). A streamed image's reads come after the container

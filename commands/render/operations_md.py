@@ -165,8 +165,9 @@ def flex_start_recycling(config: StackConfig, model: TimeToServe) -> str | None:
         f"nodeRecyclingLeadTimeSeconds {lead:,} s"
         if source.node_recycling_lead_time_seconds is not None
         else f"{lead:,} s: left null, the most pods, {config.max_replicas}, x "
-        f"{human_duration(pod_move_seconds(config))}, the margin a move is given: 15 min for a node, twice the "
-        f"pod's planning figure of {human_duration(model.held_planning_seconds)} for its start"
+        f"{human_duration(pod_move_seconds(config))}, the margin a move is given: 15 min for a node (a margin chosen "
+        f"here, not measured), twice the pod's planning figure of {human_duration(model.held_planning_seconds)} for "
+        "its start"
     )
     fewest = config.autoscaling.min_replicas if config.autoscaling.enabled else config.nodes
     fewer = "none serving while the only pod moves" if fewest == 1 else "one pod fewer serving during each move"

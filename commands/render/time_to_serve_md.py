@@ -15,6 +15,8 @@ from stacks.capacity.time_to_serve import (
     Phase,
     led_schedule_steps,
     planning_seconds,
+    pod_measurement_gap,
+    recorded_startup,
     wake_lead_seconds,
     wake_planning_seconds,
 )
@@ -177,11 +179,18 @@ def schedule_lead_lines(config: StackConfig) -> list[str]:
         )
     else:
         basis = "the planning figure above"
+    gap = pod_measurement_gap(config) if schedule.wake_lead_seconds is None and not recorded_startup(config) else None
+    guess = (
+        f" That figure was never measured for this stack, the lead is a guess until a start-up report of it is "
+        f"recorded (docs/time-to-serve.md): {gap}."
+        if gap
+        else ""
+    )
     return [
         "",
         f"Schedule: business hours open at {schedule.business_hours.start}; the wake step fires at "
         f"{int(hour):02d}:{int(minute):02d} ({schedule.time_zone}), {duration(lead)} earlier ({basis}), so that "
         "pods serve when the window opens if they start as fast as that figure says: it holds no margin (a slower "
         "start, or a node the capacity sources do not give at once, opens the window late; set "
-        "a longer lead: `schedule.wakeLeadSeconds`).",
+        f"a longer lead: `schedule.wakeLeadSeconds`).{guess}",
     ]

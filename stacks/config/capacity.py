@@ -52,8 +52,8 @@ class FlexStartSource(ConfigModel):
             "Seconds before a node's run ends at which GKE requests its replacement (ComputeClass "
             "flexStart.nodeRecycling.leadTimeSeconds), below maxRunDurationSeconds. The nodes start together and "
             "end together, and their pods move one at a time, so it must cover every move: null takes the most "
-            "pods x (15 min for a node and twice the pod's planning figure: 35 min for the recipe, more for a "
-            "larger checkpoint or a recorded slower start); less is refused."
+            "pods x (15 min for a node, a margin chosen here, not measured, and twice the pod's planning figure: 35 "
+            "min for the recipe, more for a larger checkpoint or a recorded slower start); less is refused."
         ),
     )
     max_run_duration_seconds: Annotated[int, Field(ge=600, le=FLEX_START_MAX_RUN_SECONDS)] = Field(

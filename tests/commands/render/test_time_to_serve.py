@@ -12,7 +12,7 @@ import yaml
 
 from commands.render.command import render
 from commands.render.time_to_serve import goal_sources, time_to_serve
-from commands.render.time_to_serve_md import section
+from commands.render.time_to_serve_md import schedule_lead_lines, section
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity import measurements
 from stacks.capacity.time_to_serve import (
@@ -268,3 +268,27 @@ def test_a_new_start_up_report_is_named_as_what_moves_the_probe(tmp_path: Path) 
     assert "failureThreshold" in str([entry.path for entry in deployment.inputs])
     assert "capacity.json holds other figures for the time to serve" in deployment.no_config_keys
     assert not [change for change in changes if "another version of it" in change.no_config_keys]
+
+
+def test_a_wake_lead_from_a_figure_never_measured_for_the_stack_says_it_is_a_guess(tmp_path: Path) -> None:
+    """A time-to-serve review: one measured configuration's figure sets the wake lead of every profile; for one the
+    write-up never ran, the lead is a guess, until a start-up report of it is recorded or the lead is set."""
+    recipe = validate({"environment": "dev", "project": "my-llm-dev"})
+    assert "never measured" not in schedule_lead_lines(recipe)[-1]
+    other = validate({"environment": "dev", "project": "my-llm-dev", "profile": "qwen3.5-35b-a3b-fp8"})
+    (line,) = [line for line in schedule_lead_lines(other) if line.startswith("Schedule:")]
+    assert line.endswith(
+        "That figure was never measured for this stack, the lead is a guess until a start-up report of it is recorded "
+        "(docs/time-to-serve.md): profile qwen3.5-35b-a3b-fp8 was not measured (the write-up measured qwen3.5-27b-fp8)."
+    )
+    with measurements.using(_with_startup(other, tmp_path / "m.yaml", scheduled=300, ready=900)):
+        assert "never measured" not in schedule_lead_lines(other)[-1]
+    led = validate(
+        {
+            "environment": "dev",
+            "project": "my-llm-dev",
+            "profile": "qwen3.5-35b-a3b-fp8",
+            "schedule": {"wakeLeadSeconds": 1800},
+        }
+    )
+    assert "never measured" not in schedule_lead_lines(led)[-1]

@@ -219,11 +219,17 @@ LOAD_BALANCER_ALLOWED = ResourceValidationPolicy(
 )
 
 
-def _external_gateway_allowed(args: ResourceValidationArgs, report: ReportViolation) -> None:
+def _external_gateway_class(args: ResourceValidationArgs) -> str | None:
+    """The class of a Gateway of an external class; None for any other resource."""
     if args.resource_type != GATEWAY_TYPE:
-        return
+        return None
     gateway_class = as_text(dig(args.props, "spec", "gatewayClassName"))
-    if gateway_class not in EXTERNAL_GATEWAY_CLASSES:
+    return gateway_class if gateway_class in EXTERNAL_GATEWAY_CLASSES else None
+
+
+def _external_gateway_allowed(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    gateway_class = _external_gateway_class(args)
+    if gateway_class is None:
         return
     if dig(args.props, "metadata", "annotations", ALLOW_EXTERNAL_GATEWAY_ANNOTATION) != "true":
         report(
@@ -252,10 +258,8 @@ def _port(value: Any) -> str:
 
 
 def _external_gateway_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type != GATEWAY_TYPE:
-        return
-    gateway_class = as_text(dig(args.props, "spec", "gatewayClassName"))
-    if gateway_class not in EXTERNAL_GATEWAY_CLASSES:
+    gateway_class = _external_gateway_class(args)
+    if gateway_class is None:
         return
     plain = [
         f"{as_text(dig(item, 'name'))} ({as_text(dig(item, 'protocol'))} on port {_port(dig(item, 'port'))})"

@@ -356,16 +356,26 @@ class RunResult:
     registrations: list[Registration]
     outputs: dict[str, Any]
     logs: list[str]
+    # What `pulumi up` shows as the program's warnings (`pulumi.log.warn`).
+    warnings: list[str]
 
 
 class _LogCapture:
+    """The SDK's mock engine hands each log message to a `logging.Logger`-like object by severity."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
+        self.warnings: list[str] = []
 
     def _log(self, message: object, *args: object, **kwargs: object) -> None:
         self.lines.append(str(message))
 
-    debug = info = warning = error = _log
+    def _warn(self, message: object, *args: object, **kwargs: object) -> None:
+        self._log(message)
+        self.warnings.append(str(message))
+
+    debug = info = error = _log
+    warning = _warn
 
 
 # The language host sets the program's PULUMI_CONFIG and PULUMI_CONFIG_SECRET_KEYS to the stack's
@@ -428,7 +438,7 @@ def run_under_mocks(
         program_run()
         root = get_root_resource()
         outputs = resolve_outputs(root.outputs if root is not None else {})  # type: ignore[attr-defined]
-    return RunResult(monitor.registrations, outputs, logs.lines)
+    return RunResult(monitor.registrations, outputs, logs.lines, logs.warnings)
 
 
 # Taken by the first run in the process and never released: later runs find it taken.

@@ -255,8 +255,8 @@ def changed_settings(old: RenderStates, new: RenderStates) -> frozenset[str] | N
     for key in sorted(keys, key=lambda name: name.count("."), reverse=True):
         if old.setting_digests[key] == new.setting_digests[key]:
             continue
-        fields = [other for other in keys if other.startswith(f"{key}.")]
-        if not fields or any(other.startswith(f"{key}.") for other in changed):
+        has_fields = any(other.startswith(f"{key}.") for other in keys)
+        if not has_fields or any(other.startswith(f"{key}.") for other in changed):
             changed.add(key)
     return frozenset(changed)
 

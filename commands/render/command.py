@@ -229,6 +229,8 @@ def render(
     image = plain(first_up.outputs).get("weightsImage")
     later = mocks.run_program(settings, existing_images=frozenset({image})) if isinstance(image, str) else first_up
     result = later if converged else first_up
+    # As `pulumi up` shows them: a warning both runs give is one note.
+    notes += [f"the program warns: {warning}" for warning in dict.fromkeys([*first_up.warnings, *later.warnings])]
     first_up_records = resource_records(first_up.registrations)
     later_records = resource_records(later.registrations) if later is not first_up else first_up_records
     records = later_records if converged else first_up_records

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from commands.engine import mocks
 from commands.io import output
 from commands.render import command as render
 from commands.stackfile import stack_settings
@@ -422,3 +423,33 @@ def test_an_old_render_it_cannot_read_is_refused_under_the_commands_own_name(tmp
     run = run_render("dev", "--out", str(tmp_path / "out"), "--against", str(tmp_path / "missing"))
     assert run.returncode == 2 and run.stderr == f"render: {tmp_path / 'missing'}: no such render directory\n"
     assert not (tmp_path / "out").exists()
+
+
+def test_the_programs_warnings_are_notes_as_pulumi_up_shows_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An existing cluster that does not collect DCGM: the program warns (components/existing_cluster.py), and
+    the render says so on the console and in plan.md, once for its two runs."""
+
+    def without_dcgm(name: str, location: str, project: str) -> dict[str, Any]:
+        cluster = mocks.stand_in_cluster(name, location, project)
+        monitoring = {**cluster["monitoringConfigs"][0], "enableComponents": ["SYSTEM_COMPONENTS"]}
+        return {**cluster, "monitoringConfigs": [monitoring]}
+
+    class WithoutDcgm(mocks.OfflineMocks):
+        def __init__(self, existing_images: frozenset[str] = frozenset()) -> None:
+            super().__init__(existing_images, existing_cluster=without_dcgm)
+
+    monkeypatch.setattr(mocks, "OfflineMocks", WithoutDcgm)
+    doc = yaml.safe_load((ROOT / "Pulumi.staging.yaml").read_text())
+    doc["config"]["gke-b200-serving:cluster"] = {"existing": True, "name": "platform-autopilot"}
+    doc["config"]["gke-b200-serving:autoscaling"] = {"metricsAdapter": "existing"}
+    (tmp_path / "Pulumi.shared.yaml").write_text(yaml.safe_dump(doc))
+    run = run_render(str(tmp_path / "Pulumi.shared.yaml"), "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    warned = [line for line in run.stderr.splitlines() if "does not collect" in line]
+    assert len(warned) == 1 and warned[0].startswith("note: the program warns: cluster platform-autopilot"), warned
+    assert "DCGM" in warned[0]
+    assert (
+        "the program warns: cluster platform-autopilot does not collect" in (tmp_path / "out" / "plan.md").read_text()
+    )

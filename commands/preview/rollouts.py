@@ -901,21 +901,28 @@ def _faster_channel(old: Any, new: Any) -> bool:
     return old in CHANNEL_SPEED and new in CHANNEL_SPEED and CHANNEL_SPEED.index(new) > CHANNEL_SPEED.index(old)
 
 
-def _upgrade_cause(result: Preview) -> str | None:
-    """What makes GKE upgrade the control plane and the nodes after the update: a raised control-plane floor (a lower
-    one, or none, upgrades nothing: provider_effects.raises_master_version), or a faster release channel, whose newer
-    versions GKE then upgrades the cluster to on its own schedule (a slower one is not said to downgrade it)."""
+def _upgrade_cause(result: Preview) -> tuple[str, str] | None:
+    """What makes GKE upgrade the control plane and the nodes after the update, and when: a raised control-plane floor
+    (a lower one, or none, upgrades nothing: provider_effects.raises_master_version), only where the cluster runs an
+    older version, which the preview does not know; or a faster release channel, whose newer versions GKE then upgrades
+    the cluster to on its own schedule (a slower one is not said to downgrade it)."""
     for change in result.changes:
         if change.action != "update" or change.record["type"] != CLUSTER_TYPE:
             continue
         for entry in change.inputs:
             if entry.path == "minMasterVersion" and raises_master_version(entry.old, entry.new):
-                return f"the control plane goes to {entry.new} if it runs an older version"
+                return (
+                    f"the control plane goes to {entry.new} if it runs an older version",
+                    f"after `pulumi up` if the control plane runs a version older than {entry.new} (this preview "
+                    "cannot see the version it runs: `gcloud container clusters describe` shows currentMasterVersion)",
+                )
             if entry.path == "releaseChannel.channel" and _faster_channel(entry.old, entry.new):
                 return (
                     f"the cluster moves from the {entry.old} to the {entry.new} release channel, whose newer versions "
                     "GKE upgrades it to on the channel's schedule where it runs an older one (not at `pulumi up`, "
-                    "and when, this preview cannot say): the control plane first"
+                    "and when, this preview cannot say): the control plane first",
+                    f"when GKE upgrades the cluster on the {entry.new} channel's schedule, where it runs an older "
+                    "version",
                 )
     return None
 
@@ -923,10 +930,11 @@ def _upgrade_cause(result: Preview) -> str | None:
 def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: ServeTimes) -> Rollout | None:
     """A control-plane upgrade the update sets off (`_upgrade_cause`): the nodes follow the control plane, and every
     serving pod starts again."""
-    cause = _upgrade_cause(result)
+    upgrade = _upgrade_cause(result)
     low, high = _running_pods(new, urn)
-    if cause is None or high == 0:
+    if upgrade is None or high == 0:
         return None
+    cause, when = upgrade
     pods = str(high) if low == high else f"the {low}..{high} running"
     allowed = _disruptions_allowed(new)
     step = min(allowed, high)
@@ -951,7 +959,7 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
     # while none runs (a schedule's sleep) none is drained: the outage comes at the fewest that serve (a day-2 review)
     fewest = _serving_floor(new, urn)
     outage = (
-        f"{urn}: an outage after `pulumi up`: as GKE drains the nodes for the upgrade, the PodDisruptionBudget lets "
+        f"{urn}: an outage {when}: as GKE drains the nodes for the upgrade, the PodDisruptionBudget lets "
         f"{allowed} serving pod(s) go at once and {'as few as ' if fewest < high else ''}{fewest} run, so "
         f"nothing serves until a new pod is ready, about {_span(*per_pod)}, each time; with more than {allowed} "
         "running, the others serve"

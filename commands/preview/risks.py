@@ -880,6 +880,29 @@ def _hyperdisk_performance(change: ResourceChange) -> str | None:
     )
 
 
+def _read_only_disk_grown(change: ResourceChange) -> str | None:
+    """A read-only disk made from an image, grown in place: the pods' filesystem keeps the image's size. The PD CSI
+    driver grows a filesystem only on a volume it mounts read-write (kubernetes-sigs/gcp-compute-persistent-disk-csi-
+    driver pkg/gce-pd-csi-driver/node.go: NodeStageVolume "Part 4: Resize filesystem" under `if !readonly`, and
+    NodeExpandVolume "capability access is readonly so this is a no-op"; read-only is a ReadOnlyMany claim)."""
+    if change.action != "update" or change.record["type"] != DISK_TYPE:
+        return None
+    inputs = change.record["inputs"]
+    grown = [
+        entry
+        for entry in change.inputs
+        if entry.path == "size" and isinstance(entry.old, int) and isinstance(entry.new, int) and entry.new > entry.old
+    ]
+    if not grown or inputs.get("accessMode") != "READ_ONLY_MANY" or not isinstance(inputs.get("image"), str):
+        return None
+    return (
+        f"{change.urn}: the disk grows from {grown[0].old} to {grown[0].new} GiB, but the pods mount it read-only, "
+        "and the PD CSI driver grows a filesystem only on a volume mounted read-write: they keep reading the "
+        "filesystem of the image's size, so the change adds cost (and rolls the pods onto a new volume), not room "
+        f"(the next revision's download fills a disk of the new size){_keys(change)}"
+    )
+
+
 def _production_on_rapid(change: ResourceChange, production: bool) -> str | None:
     """A production cluster moved to the RAPID channel, whose versions the GKE API describes as "not subject to any
     SLAs" (google.container.v1 ReleaseChannel.Channel RAPID,
@@ -974,6 +997,7 @@ def warnings(old: dict[str, Record], new: dict[str, Record], result: Preview) ->
                 _log_metric_renamed(old, change),
                 _benchmark_runs(change, serving_before),
                 _hyperdisk_performance(change),
+                _read_only_disk_grown(change),
                 _production_on_rapid(change, production),
             )
             if warning

@@ -573,3 +573,7 @@ def test_a_new_weights_size_or_zone_makes_a_new_volume_not_a_stuck_one(
     volumes = {"kubernetes:core/v1:PersistentVolume", "kubernetes:core/v1:PersistentVolumeClaim"}
     assert types_of(result, "create") >= volumes and types_of(result, "delete") >= volumes
     assert "kubernetes:apps/v1:Deployment" in types_of(result, "update")
+    # a day-2 review: the grown disks give the pods no room, read-only; a disk added in a new zone grows none
+    grown = [warning for warning in result.warnings if "the pods mount it read-only" in warning]
+    assert len(grown) == (len(stack_config(stack).zones) if change == "size" else 0), grown
+    assert all("adds cost (and rolls the pods onto a new volume), not room" in warning for warning in grown)

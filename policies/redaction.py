@@ -1531,8 +1531,9 @@ def _fold_with(keep: Callable[[str], bool]) -> Callable[[str], str]:
 
 FOLD_KEEPS = (_letters_and_digits, _ascii_letters_and_digits)
 FOLDS = tuple(map(_fold_with, FOLD_KEEPS))
-# How a quote escapes a character outside ASCII (`\\xcb`, `\\uff33`): no letter of the value it shows.
-PYTHON_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+# How a quote escapes a character outside ASCII (`\\xcb`, `\\uff33`) or a control character (`\\n`, `\\t`, `\\r`):
+# no letter of the value it shows.
+PYTHON_ESCAPE = re.compile(r"\\(?:[ntr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
 
 
 def hide_folded(text: str, forms: frozenset[str]) -> str:

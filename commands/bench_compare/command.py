@@ -311,7 +311,9 @@ def _rates_match_counts(summary: dict[str, Any], where: str) -> None:
 def result_from_log(text: str, where: str) -> dict[str, Any]:
     """The summary of the last result line of a log (e.g. `kubectl logs job/...`)."""
     prefix = bench_result.RESULT_PREFIX
-    numbered = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.startswith(prefix)]
+    # A log saved by a Windows editor or PowerShell begins with a byte order mark, no character of its first line.
+    lines = text.removeprefix("\ufeff").splitlines()
+    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.startswith(prefix)]
     if not numbered:
         hint = (
             ": it looks like a client's --save-result file; give those with --results FILE [FILE ...]"
@@ -555,6 +557,8 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
     args = parser.parse_intermixed_args(argv)  # LOG may follow options given after STACK
     if bool(args.results) == bool(args.log):
         parser.error("give a log (or -) or --results, one of the two")
+    if not args.record and (given := [name for name in ("source", "date") if getattr(args, name) is not None]):
+        parser.error(f"--{given[0]} is only read with --record (it describes the result --record appends)")
     if args.record and args.source is None:
         # a reader of the plan must be able to open or look up the figure's source
         parser.error(

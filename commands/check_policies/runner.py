@@ -35,7 +35,7 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from commands.check_policies.pack_config import check_policy_config
 from commands.io.cli import STACK_HELP, command_parser, path_argument, stack_ref
-from commands.io.console import folded, guarded
+from commands.io.console import folded, guarded, shown
 from commands.io.output import unfinished_write
 from commands.io.records import validated_records
 from common.input_files import MIB, InputError, parse_json, read_json, read_text
@@ -308,6 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     if stopped is not None:
         raise InputError(stopped)
     records = validated_records(read_json(args.resources, RESOURCES_LIMIT), str(args.resources))
+    if not records:  # an emptied or cut-down file would pass every policy
+        raise InputError(
+            f"{shown(args.resources)}: holds no resource record; allowed: a render's resources.json, which holds every "
+            "resource of the stack (the stack itself among them)"
+        )
     config = read_policy_config(args.config) if args.config else {}
     violations = check_records(records, config, stack=stack_ref(args.stack).name)
     for violation in violations:

@@ -277,7 +277,8 @@ def _hidden_entry(key: str, item: Any, in_a_secret: bool, secret_inputs: bool) -
 def load_render(directory: Path) -> list[dict[str, Any]]:
     """The resource records of a render folder, checked and with secrets hidden."""
     if not directory.is_dir():
-        raise PreviewInputError(f"{directory}: no such render directory")
+        what = "not a directory" if directory.exists() else "no such render directory"
+        raise PreviewInputError(f"{directory}: {what}; allowed: a render folder (`render STACK --out DIR` writes one)")
     path = directory / "resources.json"
     if not path.exists():
         raise PreviewInputError(f"{directory}: not a render directory (no resources.json)")

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
 from common.grammars import image_problem, quantity_problem
+from common.text import escaped
 from stacks.config.quoting import quote
 
 EXTRA_ARGS_MAX = 64
@@ -29,8 +30,9 @@ def checked_quantity(value: str) -> str:
 
 
 def checked_printable(value: str) -> str:
-    if any(not char.isprintable() for char in value):
-        raise ValueError(f"{quote(value)} contains control characters; allowed: printable text")
+    # Not quoted: a value of several lines is where a password sits on the line after its key, which no pattern finds.
+    if (at := next((index for index, char in enumerate(value) if not char.isprintable()), None)) is not None:
+        raise ValueError(f"has a control character ({escaped(value[at])}, character {at + 1}); allowed: printable text")
     if len(value) > EXTRA_VALUE_MAX:
         raise ValueError(f"is longer than {EXTRA_VALUE_MAX} characters")
     return value

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from common.sources import WRITEUP, uncitable
+from common.sources import WRITEUP, lookalike_host, uncitable
 
 
 @pytest.mark.parametrize(
@@ -132,3 +132,12 @@ def test_a_keyword_before_a_long_run_of_spaces_is_read_in_one_pass(prefix: str) 
     started = time.process_time()
     uncitable(text)
     assert time.process_time() - started < 10
+
+
+@pytest.mark.timeout(60)  # a hang guard: linear, well under a second; unbounded, tens of minutes
+def test_a_long_run_of_letters_is_read_once_for_a_lookalike_host() -> None:
+    """An attacker: a measurement's `source` of 0.9 MB of letters, under the file's limit, held `plan` for about an
+    hour, each letter starting a scan of the scheme to the run's end."""
+    assert lookalike_host("a" * 300_000) is None
+    assert lookalike_host("a" * 300_000 + "://cl\u043eud.google.com/x") == "cl\u043eud.google.com"
+    assert lookalike_host("see https://cl\u043eud.google.com/docs") == "cl\u043eud.google.com"

@@ -190,6 +190,22 @@ def test_a_client_run_against_the_checkpoint_with_a_served_name_is_the_stacks_mo
     assert bench_compare_main(["named", "--config-file", str(stack), "--results", *results]) == 0
 
 
+def test_a_log_with_a_byte_order_mark_is_read(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """An attacker: a log saved with a UTF-8 byte order mark was 'no line starting with BENCH_RESULT'."""
+    log = tmp_path / "bom.log"
+    log.write_text("\ufeff" + JOB_LOG.read_text())
+    assert bench_compare_main(["dev", str(log)]) == 0
+    assert "total tok/s                  95,317" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option", [["--source", "a title"], ["--date", "2026-11-01"]])
+def test_an_option_of_record_without_record_is_refused_not_ignored(option: list[str]) -> None:
+    """An attacker: `--source` and `--date` without `--record` were ignored, exit 0, as if the result were recorded."""
+    refused = run_main(bench_compare_main, "dev", str(JOB_LOG), *option)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.startswith(f"bench-compare: {option[0]} is only read with --record"), refused.stderr
+
+
 def test_options_may_come_between_the_stack_and_the_log(capsys: pytest.CaptureFixture[str]) -> None:
     """`bench-compare dev --band 5 run.log` said `unrecognized arguments: run.log` (LOG is optional)."""
     assert bench_compare_main(["dev", "--band", "5", str(JOB_LOG)]) == 0

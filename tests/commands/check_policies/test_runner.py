@@ -53,6 +53,18 @@ def test_check_policies_command(prod: RenderedStack, tmp_path: Path) -> None:
     assert _check_policies(str(tmp_path)).returncode == 1
 
 
+def test_a_resources_file_with_no_record_is_refused_not_passed(tmp_path: Path) -> None:
+    """An attacker: `[]` passed every policy (exit 0), so an emptied or cut-down render passed a CI gate."""
+    (tmp_path / "resources.json").write_text("[]\n")
+    run = run_main(runner_main, str(tmp_path / "resources.json"))
+    assert run.returncode == 2 and run.stdout == "", run
+    (line,) = run.stderr.splitlines()
+    assert line.endswith(
+        "resources.json: holds no resource record; allowed: a render's resources.json, which holds "
+        "every resource of the stack (the stack itself among them)"
+    ), line
+
+
 @pytest.mark.parametrize("option", ["ignoreChanges", "additionalSecretOutputs", "customTimeouts"])
 def test_a_null_option_is_the_option_not_set(option: str, dev: RenderedStack, tmp_path: Path) -> None:
     """The record check lets a null option through; the runner read it as a list or a mapping (exit 1, "failed")."""

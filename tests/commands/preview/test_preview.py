@@ -288,12 +288,19 @@ def test_cli_exit_status_and_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [(None, "no such render directory"), ("", "not a render directory"), ("{not json", "not valid JSON")],
+    [
+        (None, "no such render directory"),
+        ("", "not a render directory"),
+        ("{not json", "not valid JSON"),
+        ("file", ": not a directory; allowed: a render folder"),  # an attacker: a file was "no such render directory"
+    ],
 )
 def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, content: str | None, message: str) -> None:
     good = write_render(tmp_path / "good", base_state())
     bad = tmp_path / "bad"
-    if content is not None:
+    if content == "file":
+        bad.write_text("{}")
+    elif content is not None:
         bad.mkdir()
         if content:
             (bad / "resources.json").write_text(content)

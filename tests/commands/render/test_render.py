@@ -421,7 +421,10 @@ def test_the_plan_says_the_accelerator_quota_the_stack_needs(prod: RenderedStack
 def test_an_old_render_it_cannot_read_is_refused_under_the_commands_own_name(tmp_path: Path) -> None:
     """`render --against` said `preview:` for an OLD it could not read."""
     run = run_render("dev", "--out", str(tmp_path / "out"), "--against", str(tmp_path / "missing"))
-    assert run.returncode == 2 and run.stderr == f"render: {tmp_path / 'missing'}: no such render directory\n"
+    assert run.returncode == 2 and run.stderr == (
+        f"render: {tmp_path / 'missing'}: no such render directory; allowed: a render folder (`render STACK --out DIR` "
+        "writes one)\n"
+    )
     assert not (tmp_path / "out").exists()
 
 

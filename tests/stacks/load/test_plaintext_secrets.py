@@ -214,3 +214,48 @@ def test_under_pulumi_up_a_refusal_hides_a_secret_value_in_any_case_and_spelling
     (message,) = refusals
     assert "engine.extraEnv" in message and "***" in message, message
     assert "zq9" not in message.lower() and "77xyz" not in message.lower() and "cret_value" not in message.lower()
+
+
+@pytest.mark.parametrize("cut", ["\n", "\t", "\r"])
+def test_a_refusal_hides_a_secret_value_a_control_character_cuts_in_its_quote(cut: str) -> None:
+    """An attacker: a secret config value pasted into a setting with a line break inside was quoted as
+    `'Qm7vX2pL\\n9tR4wZ8k'`, whose escape put a letter between its halves, and the filter let it through."""
+    project = "gke-b200-serving"
+    secret = "Qm7vX2pL9tR4wZ8k"
+    refusals: list[str] = []
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def pulumi_up() -> None:
+        settings = {
+            "environment": "dev",
+            "project": "my-llm-dev",
+            "openaiKey": secret,
+            "region": f"{secret[:8]}{cut}{secret[8:]}",
+            "engine": json.dumps({"secretEnv": {"OPENAI_API_KEY": "openaiKey"}}),
+        }
+        pulumi.runtime.set_all_config(
+            {f"{project}:{key}": value for key, value in settings.items()}, [f"{project}:openaiKey"]
+        )
+        with pytest.raises(InvalidConfig) as refused:
+            load_stack()
+        refusals.append(str(refused.value))
+
+    def run() -> None:
+        pulumi.runtime.set_mocks(NoCloud(), project=project, stack="dev", preview=False)
+        pulumi_up()
+
+    as_a_new_process(run)
+    (message,) = refusals
+    assert message.startswith("invalid stack config: region: '***'"), message
+    assert "9tR4wZ8k" not in message and "Qm7vX2pL" not in message
+
+
+def test_a_value_of_several_lines_is_refused_without_its_text() -> None:
+    """A password on the line after its key is a shape no pattern finds (docs/security.md): the refusal of a value
+    with a line break names where the break is, and quotes none of it (an attacker)."""
+    engine = {"extraEnv": {"MY_A": "user: bob\npassword:\n  Zq8hunter2xyz"}}
+    with pytest.raises(InvalidConfig) as refused:
+        validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})
+    message = str(refused.value)
+    assert "engine.extraEnv.MY_A: has a control character (\\n, character 10); allowed: printable text" in message
+    assert "hunter2" not in message and "bob" not in message

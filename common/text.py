@@ -107,3 +107,16 @@ def human_duration(seconds: float) -> str:
             plural = "s" if unit == "day" and count > 1 else ""
             parts.append(f"{count} {unit}{plural}")
     return " ".join(parts) or "0 s"
+
+
+def without_value(error: Exception, value: str) -> str:
+    """A library's error text with the value it quotes replaced by 'it': the message quotes the value
+    once, cut and escaped (stacks/config/quoting.py `quote`), never a second time in full."""
+    return str(error).replace(repr(value), "it").replace(value, "it") if value else str(error)
+
+
+def config_key_for(name: str) -> str:
+    """A config key name for an environment variable: OPENAI_API_KEY -> openaiApiKey (any run of characters other
+    than ASCII letters and digits separates words: `DB PASSWORD` -> dbPassword, one word as the CLI takes it)."""
+    parts = [part for part in re.split(r"[^a-z0-9]+", name.lower()) if part]
+    return (parts[0] + "".join(part.capitalize() for part in parts[1:])) if parts else "engineSecret"

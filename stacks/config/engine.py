@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from common.cuda_graphs import workload_capture_size
 from common.grammars import image_problem
 from components.hardware import B200_GPUS_PER_NODE
 from schemas.vllm_releases import MEASURED_RELEASE, RELEASES, release_problem
@@ -28,33 +29,12 @@ class MambaCacheMode(StrEnum):
     all = "all"
 
 
-# vLLM's CUDA-graph capture grid (vllm@v0.19.0 and v0.33.0 vllm/config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then
-# multiples of 8 below 256, then multiples of 16 up to the largest size. A batch larger than the largest captured size
-# runs without a CUDA graph, so a size matched to a workload is rounded up to the grid.
-CAPTURE_GRID_FINE_BELOW = 256
 # 0.19.0's default largest size: min(max_num_seqs x tokens per decode step x 2, 512), at most max_num_batched_tokens
-# (the same function). 0.33.0 raises the cap to 1024 on Blackwell (`is_device_capability_family(100)`) and adds the
-# uniform decode sizes of speculative decoding, so there an explicit size is never the same as the default.
+# (vllm/config/vllm.py `_set_cudagraph_sizes`; the grid: common/cuda_graphs.py). 0.33.0 raises the cap to 1024 on
+# Blackwell (`is_device_capability_family(100)`) and adds the uniform decode sizes of speculative decoding, so there an
+# explicit size is never the same as the default.
 V0_19_DEFAULT_CAPTURE_CAP = 512
 WORKLOAD = "workload"
-
-
-def capture_grid_ceiling(tokens: int) -> int:
-    """The smallest size of vLLM's capture grid that holds a batch of `tokens`."""
-    for small in (1, 2, 4):
-        if tokens <= small:
-            return small
-    step = 8 if tokens < CAPTURE_GRID_FINE_BELOW else 16
-    return -(-tokens // step) * step
-
-
-def workload_capture_size(
-    concurrency_per_node: int, data_parallel_size: int, speculative_tokens: int, max_num_batched_tokens: int
-) -> int:
-    """The largest CUDA graph one engine needs: its share of the node's concurrent requests, each
-    decoding 1 + speculative tokens per step, rounded up to the capture grid."""
-    per_engine = -(-concurrency_per_node // data_parallel_size)
-    return min(capture_grid_ceiling(per_engine * (1 + speculative_tokens)), max_num_batched_tokens)
 
 
 def capture_size(engine: EngineConfig, concurrency_per_node: int) -> int | None:

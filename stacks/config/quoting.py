@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from common.text import escaped, shown_number
+from common.text import escaped, shown_number, without_value
 from policies.redaction import redact_quoted
 
 QUOTE_LIMIT = 40
@@ -26,12 +26,6 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     prefix = text[:limit].encode("ascii", "backslashreplace").decode("ascii")
     shown = escaped(prefix).replace("'", "\\'")
     return f"'{shown}{'...' if len(text) > limit else ''}'"
-
-
-def without_value(error: Exception, value: str) -> str:
-    """A library's error text with the value it quotes replaced by 'it': the message quotes the value
-    once, cut and escaped (`quote`), never a second time in full."""
-    return str(error).replace(repr(value), "it").replace(value, "it") if value else str(error)
 
 
 def ipv4_network(value: str, example: str = "") -> ipaddress.IPv4Network:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from common.text import config_key_for
 from policies.redaction import is_secret_name, secret_kinds
 from schemas import vllm_args
 
@@ -42,13 +43,6 @@ def secret_flag_of(flag: str) -> str:
     if secret or expansions:  # --max-num-batched-token abbreviates a number's flag: no secret
         return secret[0] if secret else ""
     return flag if is_secret_name(flag) else ""
-
-
-def config_key_for(name: str) -> str:
-    """A config key name for an environment variable: OPENAI_API_KEY -> openaiApiKey (any run of characters other
-    than ASCII letters and digits separates words: `DB PASSWORD` -> dbPassword, one word as the CLI takes it)."""
-    parts = [part for part in re.split(r"[^a-z0-9]+", name.lower()) if part]
-    return (parts[0] + "".join(part.capitalize() for part in parts[1:])) if parts else "engineSecret"
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

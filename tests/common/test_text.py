@@ -1,6 +1,6 @@
 import pytest
 
-from common.text import escaped, human_duration, inert, shown_number
+from common.text import config_key_for, escaped, human_duration, inert, shown_number
 
 
 def test_durations_are_human_readable() -> None:
@@ -54,3 +54,8 @@ def test_inert_reads_a_long_hostile_line_once(unit: str) -> None:
     "`a`[": 24 s)."""
     text = unit * (400_000 // len(unit)) + "](x)"
     assert len(inert(text)) >= len(text)
+
+
+def test_a_name_of_separators_only_gets_a_key_of_its_own() -> None:
+    assert config_key_for("__") == "engineSecret"
+    assert config_key_for("OPENAI_API_KEY") == "openaiApiKey" and config_key_for("DB PASSWORD") == "dbPassword"

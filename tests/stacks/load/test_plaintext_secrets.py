@@ -11,7 +11,7 @@ import pytest
 
 from policies.redaction import is_secret_name
 from stacks.load.loader import InvalidConfig, load_stack, validate
-from stacks.load.plaintext_secrets import config_key_for, plaintext_secret_problem
+from stacks.load.plaintext_secrets import plaintext_secret_problem
 from tests.rendered import as_a_new_process
 
 VALUE = "Canary4horse"
@@ -164,10 +164,6 @@ def test_a_name_that_makes_the_hf_token_key_gets_the_hf_token_hint(name: str) ->
     overwritten) and `engine.secretEnv.HF-TOKEN: hfToken`, which the loader refuses."""
     problem = plaintext_secret_problem({"engine": {"extraEnv": {name: VALUE}}})
     assert problem is not None and "secretEnv" not in problem and "the token is the stack's secret hfToken" in problem
-
-
-def test_a_name_of_separators_only_gets_a_key_of_its_own() -> None:
-    assert config_key_for("__") == "engineSecret"
 
 
 class NoCloud(pulumi.runtime.Mocks):

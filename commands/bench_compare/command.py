@@ -349,6 +349,11 @@ def startup_from_log(text: str, where: str) -> measurement_file.StartupPhases | 
                     f"{measurement_file.MAX_SECONDS:,.0f}, or null"
                 )
         by_pod[record["pod"]] = record
+    if len(by_pod) > measurement_file.MAX_REPORTED_PODS:
+        raise InputError(
+            f"{where}: {prefix.strip()} lines of {len(by_pod):,} pods; allowed: at most "
+            f"{measurement_file.MAX_REPORTED_PODS:,}, one line per serving pod"
+        )
     return startup_phases(list(by_pod.values()))
 
 

@@ -171,6 +171,7 @@ MIN_RATE = 1e-3
 MAX_MILLISECONDS = 1e9
 MAX_REQUESTS = 10**15
 MAX_SECONDS = 1e7
+MAX_REPORTED_PODS = 100_000
 
 
 # PyYAML reads YAML 1.2's `9.5e4` as text, which the strict model refused as "not a valid number".
@@ -268,8 +269,8 @@ class StartupPhases(ConfigModel):
     components/startup_report.py): per phase, seconds since each pod was created, the median and the largest over the
     pods that reported it; per planner phase (`SPANS`), the median of each pod's own span."""
 
-    pods: Annotated[int, Field(ge=1, le=100_000)] = Field(description="Serving pods the report covered.")
-    cold_pods: Annotated[int | None, Field(ge=0, le=100_000)] = Field(
+    pods: Annotated[int, Field(ge=1, le=MAX_REPORTED_PODS)] = Field(description="Serving pods the report covered.")
+    cold_pods: Annotated[int | None, Field(ge=0, le=MAX_REPORTED_PODS)] = Field(
         default=None, description="Of them, pods that started cold, on a node made for them with the image pulled."
     )
     median_seconds: dict[str, Seconds] = Field(description="Median per phase.")
@@ -398,6 +399,7 @@ class MeasurementsError(ValueError):
 
 
 UNION_MEMBERS = ("float", "int", "str", "bool")
+BOUNDS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
 
 
 def validation_line(error: ValidationError) -> str:
@@ -408,7 +410,9 @@ def validation_line(error: ValidationError) -> str:
         allowed = allowed_by(str(first.get("ctx", {}).get("pattern", "")))
         return f"{where}: {quote(first.get('input'))} is not allowed; allowed: {allowed}"
     number = first["type"].startswith(("int_", "float_", "finite_number"))  # of another type: say the range
-    allowed = allowed_range(MeasurementsFile, first["loc"]) if number else ""
+    allowed = allowed_range(MeasurementsFile, first["loc"]) if number or first["type"] in BOUNDS else ""
+    if first["type"] in BOUNDS and allowed:  # pydantic's "Input should be less than ..." names neither
+        return f"{where}: {quote(first.get('input'))} is out of range{allowed}"
     if number and not allowed:
         unknown = any("literal['unknown']" in map(str, other["loc"]) for other in error.errors(include_url=False))
         allowed = f" (got {quote(first.get('input'))}); allowed: a finite number{' or unknown' if unknown else ''}"

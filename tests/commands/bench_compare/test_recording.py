@@ -651,6 +651,22 @@ def test_a_malformed_start_up_line_is_one_line(line: str, message: str, tmp_path
     assert file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
 
 
+def test_a_report_of_more_pods_than_any_stack_runs_is_refused_by_the_log_not_the_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attacker: 300,000 pods' lines, without --record, said "cannot record the start-up report" with no file named
+    and no allowed count (the limit is lowered here so that three pods exceed it)."""
+    monkeypatch.setattr(measurements, "MAX_REPORTED_PODS", 2)
+    log = tmp_path / "job.log"
+    lines = [f'STARTUP_PHASES {{"pod":"p{number}","phases":{{"readySeconds":600}}}}' for number in range(3)]
+    log.write_text(JOB_LOG.read_text() + "\n".join(lines) + "\n")
+    run = run_main(bench_compare_main, "dev", str(log))
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == (
+        f"bench-compare: {log}: STARTUP_PHASES lines of 3 pods; allowed: at most 2, one line per serving pod\n"
+    )
+
+
 def yaml_settings(stack: Path) -> dict[str, Any]:
     document = yaml.safe_load(stack.read_text())
     return {key.split(":", 1)[1]: value for key, value in document["config"].items()}

@@ -153,12 +153,16 @@ def test_a_figure_of_another_type_says_what_is_allowed(
 @pytest.mark.parametrize(
     ("figure", "value", "bound"),
     [
-        ("totalTokensPerSecond", 1e308, "less than or equal to"),
-        ("ttftMedianMs", 1e300, "less than or equal to"),
-        ("nodes", 10**9, "less than or equal to"),
+        (
+            "totalTokensPerSecond",
+            1e308,
+            r"1e\+308 is out of range; allowed: a number from 0\.001 to 1,000,000,000,000$",
+        ),
+        ("ttftMedianMs", 1e300, "out of range; allowed: a number above 0 and at most 1,000,000,000$"),
+        ("nodes", 10**9, "1000000000 is out of range; allowed: an integer from 1 to 10,000$"),
         # a rate the planner divides by (5e-324 tokens/s made the completion caveat divide by zero)
-        ("totalTokensPerSecond", 5e-324, "greater than or equal to 0.001"),
-        ("requestsPerSecond", 1e-320, "greater than or equal to 0.001"),
+        ("totalTokensPerSecond", 5e-324, r"5e-324 is out of range; allowed: a number from 0\.001 to"),
+        ("requestsPerSecond", 1e-320, r"1e-320 is out of range; allowed: a number from 0\.001 to"),
     ],
 )
 def test_a_figure_no_run_comes_near_is_refused_naming_the_file(
@@ -268,3 +272,20 @@ def test_a_number_no_float_reads_names_the_key_and_what_is_allowed() -> None:
         "m.yaml: measurements.0.configuration.gpuMemoryUtilization: Input should be a valid number (got '1e99999'); "
         "allowed: a finite number or unknown"
     )
+
+
+@pytest.mark.parametrize(
+    ("figure", "message"),
+    [
+        ("1e308", "1e+308 is out of range; allowed: a number from 0.001 to 1,000,000,000,000"),
+        ("-0.0", "-0.0 is out of range; allowed: a number from 0.001 to 1,000,000,000,000"),
+    ],
+)
+def test_a_figure_out_of_its_range_is_quoted_with_the_range(figure: str, message: str) -> None:
+    """An attacker: `totalTokensPerSecond: 1e308` said "Input should be less than or equal to 1000000000000", neither
+    the value nor what is allowed."""
+    document = yaml.safe_load(MEASUREMENTS_FILE.read_text())
+    document["measurements"][0]["runs"][0]["totalTokensPerSecond"] = float(figure)
+    with pytest.raises(MeasurementsError) as error:
+        parse(yaml.safe_dump(document), "m.yaml")
+    assert str(error.value) == f"m.yaml: measurements.0.runs.0.totalTokensPerSecond: {message}"

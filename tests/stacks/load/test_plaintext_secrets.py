@@ -174,6 +174,30 @@ class NoCloud(pulumi.runtime.Mocks):
         return {}, None
 
 
+def refusal_under_pulumi_up(settings: dict[str, str], secret_key: str) -> str:
+    """The message `load_stack` refuses the stack's `settings` with, as under `pulumi up`: `secret_key` is a secret
+    config key (its value hidden by the CLI's filter as written only)."""
+    project = "gke-b200-serving"
+    refusals: list[str] = []
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def pulumi_up() -> None:
+        pulumi.runtime.set_all_config(
+            {f"{project}:{key}": value for key, value in settings.items()}, [f"{project}:{secret_key}"]
+        )
+        with pytest.raises(InvalidConfig) as refused:
+            load_stack()
+        refusals.append(str(refused.value))
+
+    def run() -> None:
+        pulumi.runtime.set_mocks(NoCloud(), project=project, stack="dev", preview=False)
+        pulumi_up()
+
+    as_a_new_process(run)
+    (message,) = refusals
+    return message
+
+
 @pytest.mark.parametrize(
     "secret",
     [
@@ -187,27 +211,9 @@ def test_under_pulumi_up_a_refusal_hides_a_secret_value_in_any_case_and_spelling
     """The CLI hides a secret config value in the program's error as written only: a refusal that turned a variable
     named with one into a config key (`ZQ9_...` -> `zq9...`) showed it in another spelling (an attacker), and a
     reviewer found its part a cut message kept, and its quote with a letter escaped."""
-    project = "gke-b200-serving"
     engine = {"secretEnv": {"OPENAI_API_KEY": "openaiKey"}, "extraEnv": {secret: "x"}}
-
-    refusals: list[str] = []
-
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]
-    def pulumi_up() -> None:
-        settings = {"environment": "dev", "project": "my-llm-dev", "openaiKey": secret, "engine": json.dumps(engine)}
-        pulumi.runtime.set_all_config(
-            {f"{project}:{key}": value for key, value in settings.items()}, [f"{project}:openaiKey"]
-        )
-        with pytest.raises(InvalidConfig) as refused:
-            load_stack()
-        refusals.append(str(refused.value))
-
-    def run() -> None:
-        pulumi.runtime.set_mocks(NoCloud(), project=project, stack="dev", preview=False)
-        pulumi_up()
-
-    as_a_new_process(run)
-    (message,) = refusals
+    settings = {"environment": "dev", "project": "my-llm-dev", "openaiKey": secret, "engine": json.dumps(engine)}
+    message = refusal_under_pulumi_up(settings, "openaiKey")
     assert "engine.extraEnv" in message and "***" in message, message
     assert "zq9" not in message.lower() and "77xyz" not in message.lower() and "cret_value" not in message.lower()
 
@@ -216,32 +222,15 @@ def test_under_pulumi_up_a_refusal_hides_a_secret_value_in_any_case_and_spelling
 def test_a_refusal_hides_a_secret_value_a_control_character_cuts_in_its_quote(cut: str) -> None:
     """An attacker: a secret config value pasted into a setting with a line break inside was quoted as
     `'Qm7vX2pL\\n9tR4wZ8k'`, whose escape put a letter between its halves, and the filter let it through."""
-    project = "gke-b200-serving"
     secret = "Qm7vX2pL9tR4wZ8k"
-    refusals: list[str] = []
-
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]
-    def pulumi_up() -> None:
-        settings = {
-            "environment": "dev",
-            "project": "my-llm-dev",
-            "openaiKey": secret,
-            "region": f"{secret[:8]}{cut}{secret[8:]}",
-            "engine": json.dumps({"secretEnv": {"OPENAI_API_KEY": "openaiKey"}}),
-        }
-        pulumi.runtime.set_all_config(
-            {f"{project}:{key}": value for key, value in settings.items()}, [f"{project}:openaiKey"]
-        )
-        with pytest.raises(InvalidConfig) as refused:
-            load_stack()
-        refusals.append(str(refused.value))
-
-    def run() -> None:
-        pulumi.runtime.set_mocks(NoCloud(), project=project, stack="dev", preview=False)
-        pulumi_up()
-
-    as_a_new_process(run)
-    (message,) = refusals
+    settings = {
+        "environment": "dev",
+        "project": "my-llm-dev",
+        "openaiKey": secret,
+        "region": f"{secret[:8]}{cut}{secret[8:]}",
+        "engine": json.dumps({"secretEnv": {"OPENAI_API_KEY": "openaiKey"}}),
+    }
+    message = refusal_under_pulumi_up(settings, "openaiKey")
     assert message.startswith("invalid stack config: region: '***'"), message
     assert "9tR4wZ8k" not in message and "Qm7vX2pL" not in message
 

@@ -1531,9 +1531,13 @@ def _fold_with(keep: Callable[[str], bool]) -> Callable[[str], str]:
 
 FOLD_KEEPS = (_letters_and_digits, _ascii_letters_and_digits)
 FOLDS = tuple(map(_fold_with, FOLD_KEEPS))
-# How a quote escapes a character outside ASCII (`\\xcb`, `\\uff33`) or a control character (`\\n`, `\\t`, `\\r`):
-# no letter of the value it shows.
-PYTHON_ESCAPE = re.compile(r"\\(?:[ntr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+# How a quote escapes a character outside ASCII (`\\xcb`, `\\uff33`), and a control character (`\\n`, `\\t`, `\\r`):
+# no letter of the value it shows. A quote leaves a backslash of the value as it is, so `\\n` may also be the value's
+# own backslash and n: each reading is tried.
+PYTHON_ESCAPES = (
+    re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"),
+    re.compile(r"\\(?:[ntr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"),
+)
 
 
 def hide_folded(text: str, forms: frozenset[str]) -> str:
@@ -1543,11 +1547,16 @@ def hide_folded(text: str, forms: frozenset[str]) -> str:
     if not forms:
         return text
     spans: list[tuple[int, int]] = []
-    escapes = {index for match in PYTHON_ESCAPE.finditer(text) for index in range(*match.span())}
+    escapes = [
+        {index for match in escape.finditer(text) for index in range(*match.span())} for escape in PYTHON_ESCAPES
+    ]
     for kept in (
         *([index for index, char in enumerate(text) if keep(char)] for keep in FOLD_KEEPS),
         # as a quote shows it, a letter outside ASCII escaped (`\\xcb`): the escape is no letter of the value
-        [index for index, char in enumerate(text) if _ascii_letters_and_digits(char) and index not in escapes],
+        *(
+            [index for index, char in enumerate(text) if _ascii_letters_and_digits(char) and index not in skip]
+            for skip in escapes
+        ),
     ):
         folded = "".join(text[index].lower() for index in kept)
         for form in forms:

@@ -308,10 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     if stopped is not None:
         raise InputError(stopped)
     records = validated_records(read_json(args.resources, RESOURCES_LIMIT), str(args.resources))
-    if not records:  # an emptied or cut-down file would pass every policy
+    if not records:  # an emptied file would pass every policy
         raise InputError(
             f"{shown(args.resources)}: holds no resource record; allowed: a render's resources.json, which holds every "
-            "resource of the stack (the stack itself among them)"
+            "resource the stack declares (its providers among them)"
         )
     config = read_policy_config(args.config) if args.config else {}
     violations = check_records(records, config, stack=stack_ref(args.stack).name)

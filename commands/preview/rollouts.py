@@ -901,11 +901,12 @@ def _faster_channel(old: Any, new: Any) -> bool:
     return old in CHANNEL_SPEED and new in CHANNEL_SPEED and CHANNEL_SPEED.index(new) > CHANNEL_SPEED.index(old)
 
 
-def _upgrade_cause(result: Preview) -> tuple[str, str] | None:
-    """What makes GKE upgrade the control plane and the nodes after the update, and when: a raised control-plane floor
-    (a lower one, or none, upgrades nothing: provider_effects.raises_master_version), only where the cluster runs an
-    older version, which the preview does not know; or a faster release channel, whose newer versions GKE then upgrades
-    the cluster to on its own schedule (a slower one is not said to downgrade it)."""
+def _upgrade_cause(result: Preview) -> tuple[str, str, str] | None:
+    """What makes GKE upgrade the control plane and the nodes after the update, when the pods restart, and when an
+    outage comes: a raised control-plane floor (a lower one, or none, upgrades nothing:
+    provider_effects.raises_master_version), only where the cluster runs an older version, which the preview does not
+    know; or a faster release channel, whose newer versions GKE then upgrades the cluster to on its own schedule (a
+    slower one is not said to downgrade it)."""
     for change in result.changes:
         if change.action != "update" or change.record["type"] != CLUSTER_TYPE:
             continue
@@ -913,6 +914,7 @@ def _upgrade_cause(result: Preview) -> tuple[str, str] | None:
             if entry.path == "minMasterVersion" and raises_master_version(entry.old, entry.new):
                 return (
                     f"the control plane goes to {entry.new} if it runs an older version",
+                    "after `pulumi up`, as GKE upgrades the nodes",
                     f"after `pulumi up` if the control plane runs a version older than {entry.new} (this preview "
                     "cannot see the version it runs: `gcloud container clusters describe` shows currentMasterVersion)",
                 )
@@ -921,6 +923,7 @@ def _upgrade_cause(result: Preview) -> tuple[str, str] | None:
                     f"the cluster moves from the {entry.old} to the {entry.new} release channel, whose newer versions "
                     "GKE upgrades it to on the channel's schedule where it runs an older one (not at `pulumi up`, "
                     "and when, this preview cannot say): the control plane first",
+                    f"on the {entry.new} channel's schedule, as GKE upgrades the nodes",
                     f"when GKE upgrades the cluster on the {entry.new} channel's schedule, where it runs an older "
                     "version",
                 )
@@ -934,7 +937,7 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
     low, high = _running_pods(new, urn)
     if upgrade is None or high == 0:
         return None
-    cause, when = upgrade
+    cause, restarts, when = upgrade
     pods = str(high) if low == high else f"the {low}..{high} running"
     allowed = _disruptions_allowed(new)
     step = min(allowed, high)
@@ -971,7 +974,7 @@ def _node_upgrade(result: Preview, new: dict[str, Record], urn: str, times: Serv
         high,
         per_pod,
         total,
-        "after `pulumi up`, as GKE upgrades the nodes",
+        restarts,
         times.source,
         outage,
     )

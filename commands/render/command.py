@@ -229,8 +229,8 @@ def render(
     image = plain(first_up.outputs).get("weightsImage")
     later = mocks.run_program(settings, existing_images=frozenset({image})) if isinstance(image, str) else first_up
     result = later if converged else first_up
-    # As `pulumi up` shows them: a warning both runs give is one note.
-    notes += [f"the program warns: {warning}" for warning in dict.fromkeys([*first_up.warnings, *later.warnings])]
+    # As `pulumi up` shows them, on one line each: a warning both runs give is one.
+    warned = list(dict.fromkeys(" ".join(line.split()) for line in [*first_up.warnings, *later.warnings]))
     first_up_records = resource_records(first_up.registrations)
     later_records = resource_records(later.registrations) if later is not first_up else first_up_records
     records = later_records if converged else first_up_records
@@ -256,6 +256,7 @@ def render(
             [key for key in settings.placeholders if key not in unset],
             policy,
             [*notes, *stack_settings.engine_notes(settings)],
+            warned,
         ),
         STATES_FILE: output.json_document(
             {
@@ -292,7 +293,9 @@ def render(
         _refuse_leaks(previews, output.token_leaks(previews, known), violations)
         files.update(previews)
     output.write_render(out_dir, files)
-    return Rendered(config, records, out_dir, violations, changes, notes)
+    return Rendered(
+        config, records, out_dir, violations, changes, [*notes, *(f"the program warns: {line}" for line in warned)]
+    )
 
 
 def _refuse_leaks(

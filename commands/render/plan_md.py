@@ -422,7 +422,9 @@ def plan_markdown(
     placeholders: list[str],
     policy: dict[str, Any],
     notes: Sequence[str] = (),
+    warnings: Sequence[str] = (),
 ) -> str:
+    """plan.md; `warnings`: what the program warned of, which `pulumi up` shows as warnings."""
     lines = [f"# Plan for stack `{stack}`", ""]
     if placeholders:
         lines += [
@@ -432,6 +434,13 @@ def plan_markdown(
         ]
     if notes:
         lines += ["From the stack file:", "", *[f"- {note}" for note in notes], ""]
+    if warnings:
+        lines += [
+            "The program warns (`pulumi up` shows these as warnings):",
+            "",
+            *[f"- {line}" for line in warnings],
+            "",
+        ]
     lines += ["## Key settings", "", "| setting | value |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in key_settings(config)]
     lines += [

@@ -32,7 +32,9 @@ def checked_quantity(value: str) -> str:
 def checked_printable(value: str) -> str:
     # Not quoted: a value of several lines is where a password sits on the line after its key, which no pattern finds.
     if (at := next((index for index, char in enumerate(value) if not char.isprintable()), None)) is not None:
-        raise ValueError(f"has a control character ({escaped(value[at])}, character {at + 1}); allowed: printable text")
+        raise ValueError(
+            f"has an unprintable character ({escaped(value[at])}, character {at + 1}); allowed: printable text"
+        )
     if len(value) > EXTRA_VALUE_MAX:
         raise ValueError(f"is longer than {EXTRA_VALUE_MAX} characters")
     return value

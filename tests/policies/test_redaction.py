@@ -20,6 +20,8 @@ from policies.redaction import (
     SecretPattern,
     _as_trie,
     encoded_needles,
+    folded_secret_forms,
+    hide_folded,
     hide_secrets,
     holds_known_secret,
     is_secret_name,
@@ -1040,3 +1042,18 @@ def test_a_client_s_password_option_on_a_command_line_is_a_secret(text: str) -> 
         "echo login -p x",
     ):
         assert secret_kinds(other) == [], other
+
+
+@pytest.mark.parametrize(
+    ("secret", "quoted"),
+    [
+        # a quote's escape of a line break is no letter of the value (an attacker: it was shown whole)
+        ("Qm7vX2pL\n9tR4wZ8k", "region: 'Qm7vX2pL\\n9tR4wZ8k' is not allowed"),
+        ("Qm7vX2pL\t9tR4wZ8k", "region: 'Qm7vX2pL\\t9tR4wZ8k' is not allowed"),
+        # a backslash and an n of the value's own, beside a letter the quote escapes (a reviewer: that one leaked)
+        ("P\u00e4ssw\\nord12", "region: 'P\\xe4ssw\\nord12' is not allowed"),
+    ],
+)
+def test_a_quoted_secret_is_hidden_whichever_escape_its_backslashes_are(secret: str, quoted: str) -> None:
+    hidden = hide_folded(quoted, folded_secret_forms({secret.replace("\n", "").replace("\t", "")}))
+    assert hidden == "region: '***' is not allowed", hidden

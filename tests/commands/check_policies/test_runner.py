@@ -61,7 +61,7 @@ def test_a_resources_file_with_no_record_is_refused_not_passed(tmp_path: Path) -
     (line,) = run.stderr.splitlines()
     assert line.endswith(
         "resources.json: holds no resource record; allowed: a render's resources.json, which holds "
-        "every resource of the stack (the stack itself among them)"
+        "every resource the stack declares (its providers among them)"
     ), line
 
 

@@ -794,6 +794,7 @@ def test_an_outage_is_warned_once_where_it_happens_and_not_where_the_count_rises
     assert "nothing serves until it is there" in moved.warning and "with the others serving" not in moved.warning
     _, _, upgrade = day2(render_stack, tmp_path_factory, "staging", "rapid", {"cluster": {"releaseChannel": "RAPID"}})
     (drained,) = [rollout for rollout in upgrade.rollouts if "release channel" in rollout.what]
+    assert drained.when == "on the RAPID channel's schedule, as GKE upgrades the nodes"  # not "after `pulumi up`"
     assert (
         drained.warning and "an outage when GKE upgrades the cluster on the RAPID channel's schedule" in drained.warning
     )

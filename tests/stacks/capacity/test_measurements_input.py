@@ -182,8 +182,8 @@ def test_a_figure_no_run_comes_near_is_refused_naming_the_file(
 @pytest.mark.parametrize(
     ("spans", "refusal"),
     [
-        ({"pod": -5}, "startup.medianSpanSeconds.pod: Input should be greater than or equal to 0"),
-        ({"pod": 1e8}, "startup.medianSpanSeconds.pod: Input should be less than or equal to 10000000"),
+        ({"pod": -5}, "startup.medianSpanSeconds.pod: -5 is out of range; allowed: at least 0"),
+        ({"pod": 1e8}, "startup.medianSpanSeconds.pod: 100000000.0 is out of range; allowed: at most 10,000,000"),
         ({"pod": "soon"}, "startup.medianSpanSeconds.pod: Input should be a valid number (got 'soon'); allowed: "),
         (
             {"lunch": 5},

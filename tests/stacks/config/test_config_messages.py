@@ -155,8 +155,11 @@ def test_a_bad_value_says_what_is_allowed_in_words(settings: dict[str, Any], exp
     ("alerts", "refusal"),
     [
         # a right-to-left override shows a reader another address (plan.md printed it as it is)
-        ({"email": "ops\u202e@moc.elpmaxe.com"}, "alerts.email: has a control character (\\u202e, character 4)"),
-        ({"email": "ops\u200b@example.com"}, "has a control character (\\u200b, character 4); allowed: printable text"),
+        ({"email": "ops\u202e@moc.elpmaxe.com"}, "alerts.email: has an unprintable character (\\u202e, character 4)"),
+        (
+            {"email": "ops\u200b@example.com"},
+            "has an unprintable character (\\u200b, character 4); allowed: printable text",
+        ),
         # user:password@host is no address, and its password would reach plan.md and the state (an attacker)
         ({"email": "admin:Zq8hunter2xyz@example.com"}, "monitoring.alerts.email: 'admin:***@example.com' is not"),
         # a channel id of other digits than ASCII's, which Cloud Monitoring does not take

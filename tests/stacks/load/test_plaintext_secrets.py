@@ -242,5 +242,5 @@ def test_a_value_of_several_lines_is_refused_without_its_text() -> None:
     with pytest.raises(InvalidConfig) as refused:
         validate({"environment": "dev", "project": "my-llm-dev", "engine": engine})
     message = str(refused.value)
-    assert "engine.extraEnv.MY_A: has a control character (\\n, character 10); allowed: printable text" in message
+    assert "engine.extraEnv.MY_A: has an unprintable character (\\n, character 10); allowed: printable text" in message
     assert "hunter2" not in message and "bob" not in message

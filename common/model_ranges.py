@@ -20,6 +20,11 @@ def _shown(bound: float) -> str:
     return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
 
 
+def bound_words(name: str, bound: float) -> str:
+    """`at most 10,000`: one bound, by its name in pydantic's metadata and errors (`ge`, `gt`, `le`, `lt`)."""
+    return f"{BOUND_WORDS[name]} {_shown(bound)}"
+
+
 def range_words(metadata: Sequence[Any], integer: bool) -> str | None:
     """`an integer from 1 to 256`, `a number above 0 and at most 1`: the bounds a field's metadata
     declares (None when it declares none)."""
@@ -33,7 +38,7 @@ def range_words(metadata: Sequence[Any], integer: bool) -> str | None:
     kind = "an integer" if integer else "a number"
     if "ge" in bounds and "le" in bounds:
         return f"{kind} from {_shown(bounds['ge'])} to {_shown(bounds['le'])}"
-    parts = [f"{BOUND_WORDS[name]} {_shown(bounds[name])}" for name in BOUND_WORDS if name in bounds]
+    parts = [bound_words(name, bounds[name]) for name in BOUND_WORDS if name in bounds]
     return f"{kind} {' and '.join(parts)}"
 
 

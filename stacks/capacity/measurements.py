@@ -25,9 +25,9 @@ from pydantic import BeforeValidator, Field, ValidationError, create_model, fiel
 from pydantic.alias_generators import to_camel
 
 from common import input_files
-from common.model_ranges import allowed_range
+from common.model_ranges import allowed_range, bound_words
 from common.sources import lookalike_host, uncitable
-from common.text import kind_of_value, shown_number
+from common.text import kind_of_value
 from components import startup_report
 from components.capacity import CAPACITY_KIND_PATTERN
 from components.vllm import ENGINE_FIELDS, EngineFlags
@@ -399,9 +399,8 @@ class MeasurementsError(ValueError):
 
 
 UNION_MEMBERS = ("float", "int", "str", "bool")
-# pydantic's bound errors: the bound's key in the error's context, and how a message says it
-BOUNDS = {"greater_than": ("gt", "above"), "greater_than_equal": ("ge", "at least")}
-BOUNDS |= {"less_than": ("lt", "below"), "less_than_equal": ("le", "at most")}
+# pydantic's bound errors, and the bound's name in the error's context
+BOUNDS = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
 
 
 def validation_line(error: ValidationError) -> str:
@@ -411,13 +410,12 @@ def validation_line(error: ValidationError) -> str:
     if first["type"] == "string_pattern_mismatch":
         allowed = allowed_by(str(first.get("ctx", {}).get("pattern", "")))
         return f"{where}: {quote(first.get('input'))} is not allowed; allowed: {allowed}"
-    number = first["type"].startswith(("int_", "float_", "finite_number"))  # of another type: say the range
-    allowed = allowed_range(MeasurementsFile, first["loc"]) if number or first["type"] in BOUNDS else ""
     if first["type"] in BOUNDS:  # pydantic's "Input should be less than ..." names neither the value nor a range
-        key, words = BOUNDS[first["type"]]
-        limit = float(first.get("ctx", {}).get(key, 0))
-        bound = f"; allowed: {words} {f'{limit:,.0f}' if limit.is_integer() else shown_number(limit)}"
-        return f"{where}: {quote(first.get('input'))} is out of range{allowed or bound}"
+        name = BOUNDS[first["type"]]
+        allowed = allowed_range(MeasurementsFile, first["loc"]) or f"; allowed: {bound_words(name, first['ctx'][name])}"
+        return f"{where}: {quote(first.get('input'))} is out of range{allowed}"
+    number = first["type"].startswith(("int_", "float_", "finite_number"))  # of another type: say the range
+    allowed = allowed_range(MeasurementsFile, first["loc"]) if number else ""
     if number and not allowed:
         unknown = any("literal['unknown']" in map(str, other["loc"]) for other in error.errors(include_url=False))
         allowed = f" (got {quote(first.get('input'))}); allowed: a finite number{' or unknown' if unknown else ''}"

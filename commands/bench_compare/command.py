@@ -32,7 +32,7 @@ from commands.plan.assumptions import ExplainedExpectation, is_the_repositorys
 from commands.plan.capacity_plan import capacity_plan
 from commands.plan.command import figure, measurements_from
 from commands.stackfile import stack_settings
-from common.input_files import MIB, InputError, parse_json, read_json, read_stream, read_text
+from common.input_files import MIB, InputError, parse_json, read_stream, read_text
 from common.text import human_duration
 from components import bench_result, startup_report
 from stacks.capacity import measurements as measurement_file
@@ -395,7 +395,9 @@ def result_from_clients(paths: list[Path], served_model: str, model: str) -> dic
     results = []
     seen: dict[str, Path] = {}
     for path in paths:
-        result = checked_result(read_json(path, RESULT_LIMIT), str(path), CLIENT_COUNTS, CLIENT_FIGURES)
+        # A result saved again by a Windows editor begins with a byte order mark, which RFC 8259 lets a reader ignore.
+        document = parse_json(read_text(path, RESULT_LIMIT).removeprefix("\ufeff"), str(path))
+        result = checked_result(document, str(path), CLIENT_COUNTS, CLIENT_FIGURES)
         ran = result.get("model_id", served_model)
         if ran not in (served_model, model):
             allowed = " or ".join(quote(name, 80) for name in dict.fromkeys((served_model, model)))

@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for ref in refs:
             stack_settings.check_project(ref.project)
-    except InvalidConfig as error:
+    except (InvalidConfig, InputError) as error:
         print(f"{command}: {one_line(error)}", file=sys.stderr)
         return 2
     targets = [(ref.name, ref.file) for ref in refs]

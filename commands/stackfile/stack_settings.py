@@ -26,6 +26,7 @@ from typing import Any
 from commands.io.console import hide_known_secrets, shown
 from commands.stackfile import stackfile
 from commands.stackfile.esc import StackEnvironment, merged_config
+from common.input_files import InputError
 from common.text import code_span
 from stacks.load.loader import (
     PROVIDER_DEFAULTS,
@@ -128,10 +129,11 @@ def _integral_floats_as_ints(value: Any) -> Any:
 
 def check_project(project: str | None, root: Path = ROOT) -> None:
     """The PROJECT of a stack named `ORG/PROJECT/NAME` is this one's, as the Pulumi CLI requires ("provided
-    project name ... doesn't match Pulumi.yaml", pkg/backend/httpstate)."""
+    project name ... doesn't match Pulumi.yaml", pkg/backend/httpstate). A wrong name is bad input to the
+    command, which names itself before the line."""
     own, _ = stackfile.read_project(root / "Pulumi.yaml")
     if project is not None and project != own:
-        raise InvalidConfig(
+        raise InputError(
             f"stack project {project!r} is not this project ({own!r} in Pulumi.yaml); name the stack NAME, "
             f"ORG/{own}/NAME or the path of its stack file"
         )

@@ -24,7 +24,7 @@ from commands.io.console import EXIT_CLOSED_PIPE
 from commands.plan.command import plan_main
 from commands.preview import command as preview
 from commands.render import command as render
-from tests.rendered import ROOT, RenderedStack, run_main, run_render
+from tests.rendered import ROOT, RenderedStack, run_main
 
 COMMANDS: dict[str, Callable[[list[str] | None], int]] = {
     "render": render.main,
@@ -97,11 +97,20 @@ def test_a_stack_named_like_a_secret_is_refused_as_its_argument(form: str) -> No
     assert token not in str(refused.value)
 
 
-def test_a_stack_of_another_project_is_refused() -> None:
-    """`render myorg/otherproject/dev` rendered this project's dev (an attacker); the Pulumi CLI refuses it."""
-    outcome = run_render("my-org/other-project/dev")
+# The commands that take a STACK, with what else each needs to reach it.
+STACK_COMMANDS = {"render": (render.main, ()), "plan": (plan_main, ()), "bench-compare": (bench_compare_main, ("-",))}
+
+
+@pytest.mark.parametrize("name", sorted(STACK_COMMANDS))
+def test_a_stack_of_another_project_is_refused(name: str) -> None:
+    """`render myorg/otherproject/dev` rendered this project's dev (an attacker); the Pulumi CLI refuses it. Each
+    command names itself before the line (`plan` printed it bare)."""
+    main, more = STACK_COMMANDS[name]
+    outcome = run_main(main, "my-org/other-project/dev", *more)
     assert outcome.returncode == 2 and outcome.stderr.count("\n") == 1
-    assert "stack project 'other-project' is not this project ('gke-b200-serving' in Pulumi.yaml)" in outcome.stderr
+    assert outcome.stderr.startswith(
+        f"{name}: stack project 'other-project' is not this project ('gke-b200-serving' in Pulumi.yaml)"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -198,6 +198,14 @@ def test_a_log_with_a_byte_order_mark_is_read(tmp_path: Any, capsys: pytest.Capt
     assert "total tok/s                  95,317" in capsys.readouterr().out
 
 
+def test_a_client_result_with_a_byte_order_mark_is_read(tmp_path: Any) -> None:
+    """A --save-result file saved again with a UTF-8 byte order mark was 'not valid JSON (Unexpected UTF-8 BOM)'."""
+    first, *others = CLIENT_RESULTS
+    marked = tmp_path / first.name
+    marked.write_text("\ufeff" + first.read_text())
+    assert bench_compare_main(["dev", "--results", str(marked), *map(str, others)]) == 0
+
+
 @pytest.mark.parametrize("option", [["--source", "a title"], ["--date", "2026-11-01"]])
 def test_an_option_of_record_without_record_is_refused_not_ignored(option: list[str]) -> None:
     """An attacker: `--source` and `--date` without `--record` were ignored, exit 0, as if the result were recorded."""

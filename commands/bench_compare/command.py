@@ -414,22 +414,21 @@ def result_from_clients(paths: list[Path], served_model: str, model: str) -> dic
 def run_nodes(config: StackConfig, given: int | None) -> int:
     """The serving pods (A4 nodes) a benchmark run had: --nodes, else capacity.nodes where nothing
     but the stack sets the count. Where an autoscaler or a schedule step decides it, the count during
-    the run is not known here and --nodes is required (a result kept at the wrong count would give
-    every later plan of the configuration a wrong per-node figure)."""
+    the run is not known here and --nodes is required: a result compared or kept at the wrong count
+    misses or meets the plan wrongly, and would give every later plan of the configuration a wrong
+    per-node figure."""
     ceiling = config.max_replicas
     if given is not None:
         if not 1 <= given <= ceiling:
             raise InputError(f"--nodes {given}: allowed 1 to {ceiling}, the stack's most serving pods")
         return given
-    scaling = config.autoscaling
-    counts = {replicas for _, _, replicas in config.schedule_steps() if replicas}
-    if scaling.enabled and scaling.min_replicas < ceiling:
-        decides = f"its autoscaler runs {scaling.min_replicas}..{ceiling} pods"
-    elif counts - {config.nodes}:
-        decides = f"its schedule sets {'/'.join(str(count) for count in sorted(counts))} pods"
-    else:
+    decides = config.pod_count_decider
+    if decides is None:
         return config.nodes
-    raise InputError(f"--record: {decides}; give --nodes N, the serving pods during the run")
+    raise InputError(
+        f"{decides}; give --nodes N, the serving pods during the run (the READY count of "
+        f"`kubectl get deployment -n {config.cluster.namespace} {config.routing.service_name}`)"
+    )
 
 
 def _source(text: str) -> str:
@@ -594,7 +593,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         text = read_stream(sys.stdin, LOG_LIMIT) if args.log == "-" else read_text(args.log, LOG_LIMIT)
         measured = result_from_log(text, where)
         startup = startup_from_log(text, where)
-    nodes = run_nodes(config, args.nodes) if args.record or args.nodes is not None else config.nodes
+    nodes = run_nodes(config, args.nodes)
     with measurement_file.using(args.measurements):  # the figures, and the file they cite, from that file
         expected = capacity_plan(stack.name, config, nodes=nodes, measurements=measurements).expectation
     text = comparison_text(stack.name, measured, expected)

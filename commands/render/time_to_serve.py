@@ -47,42 +47,81 @@ COMPILE_CACHE_SOURCE = (
     "vLLM's compile cache reused by later pods (vLLM v{release} vllm/compilation/backends.py, "
     "https://github.com/vllm-project/vllm/blob/v{release}/vllm/compilation/backends.py: compiled "
     "graphs are kept under VLLM_CACHE_ROOT/torch_compile_cache/<hash of the configuration> and loaded directly on "
-    "the next start{unread})"
+    "the next start{unread}; CUDA graphs are captured again)"
 )
-GOAL_SOURCES_BEFORE_CACHE = (
+IMAGE_STREAMING_SOURCE = (
     "GKE image streaming (GKE docs 'Use Image streaming to pull container images', "
     "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming: the container starts before the whole "
-    "image is pulled)",
-    "a registry mirror in the cluster's region (Artifact Registry 'Repository overview', remote repositories, "
-    "https://cloud.google.com/artifact-registry/docs/repositories) instead of Docker Hub "
-    "through one NAT address",
+    "image is pulled; on an image's first pull its benefit may not show, and a workload that reads many of the "
+    "image's files as it starts may start slower)"
 )
-GOAL_SOURCES_AFTER_CACHE = (
+MIRROR_SOURCE = (
+    "a registry mirror in the cluster's region (Artifact Registry 'Repository overview', remote repositories, "
+    "https://cloud.google.com/artifact-registry/docs/repositories) instead of Docker Hub through one NAT address"
+)
+RUN_AI_COMPARISON = (
     "for comparison, a peer's weight load (this stack reads the checkpoint from Hyperdisk ML instead): streamed "
     "from Cloud Storage into GPU memory (Google's 'Fast-start inference reference architecture', "
     "https://github.com/GoogleCloudPlatform/accelerated-platforms/blob/main/docs/platforms/gke/base/use-cases/"
     "inference-ref-arch/online-inference-gpu/vllm-fast-start-reference-architecture.md: with the NVIDIA Run:ai "
-    "Model Streamer, Gemma 4 31B's 58.99 GiB loaded in 48.2 s on an H100, about 1.22 GiB/s)",
+    "Model Streamer, Gemma 4 31B's 58.99 GiB loaded in 48.2 s on an H100, about 1.22 GiB/s)"
+)
+HELD_NODE_SOURCE = (
     "a held node (GKE docs 'Configure capacity buffers', "
     "https://cloud.google.com/kubernetes-engine/docs/how-to/configure-capacity-buffer: a CapacityBuffer keeps spare "
-    "nodes, so a new replica skips node provisioning)",
+    "nodes, so a new replica skips node provisioning)"
+)
+CUDA_GRAPHS_SOURCE = (
+    "fewer CUDA graphs to capture (vLLM v0.19.0 vllm/config/vllm.py `_set_cudagraph_sizes`, "
+    "https://github.com/vllm-project/vllm/blob/v0.19.0/vllm/config/vllm.py: one graph per batch size of a grid up to "
+    "--max-cudagraph-capture-size; no cache keeps them between pods)"
+)
+BOOT_DISK_SOURCE = (
     "not applied here, the next lever for the image: a secondary boot disk with the engine image preloaded on every "
     "new node (GKE docs 'Use secondary boot disks to preload data or container images', "
     "https://cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading: Autopilot from "
     "1.30.1-gke.1329000, with image streaming, from a disk image built beforehand from the container image; a "
     "ComputeClass priority names it under storage.secondaryBootDisks, mode CONTAINER_IMAGE_CACHE). The stack does "
-    "not build that disk image",
+    "not build that disk image"
 )
 
 
-def goal_sources(release: str | None) -> tuple[str, ...]:
-    """The goal's levers with their sources; the compile cache's cites the stack's own vLLM release where it
-    was read there, else the first release it was read in, and says so."""
+def _applied(on: bool, setting: str) -> str:
+    return f"applied here ({setting})" if on else f"not applied here ({setting} is off)"
+
+
+def goal_sources(config: StackConfig) -> tuple[str, ...]:
+    """The goal's levers with their sources, each marked applied in this stack or not (a list of levers read as
+    what the stack counts on); the compile cache's cites the stack's own vLLM release where it was read there,
+    else the first release it was read in, and says so."""
+    release = image_release(config.engine.image)
     read = release in COMPILE_CACHE_READ_IN
     cited = release if read and release is not None else COMPILE_CACHE_READ_IN[0]
     unread = "" if read else f"; not read in {'v' + release if release else 'the stack image'}'s code"
-    cache = COMPILE_CACHE_SOURCE.format(release=cited, unread=unread)
-    return (*GOAL_SOURCES_BEFORE_CACHE, cache, *GOAL_SOURCES_AFTER_CACHE)
+    mirror = config.startup.image_mirror.enabled
+    streaming = (
+        "applied where the cluster's owner met its requirements (cluster.existing)"
+        if config.cluster.existing
+        else "applied here (Autopilot streams an image from Artifact Registry or Docker Hub)"
+    )
+    capture = config.engine.max_cudagraph_capture_size
+    graphs = (
+        f"applied here (engine.maxCudagraphCaptureSize {capture})"
+        if capture is not None
+        else "not applied here (engine.maxCudagraphCaptureSize unset: vLLM's default grid)"
+    )
+    warm = config.warm_capacity
+    return (
+        f"{streaming}: {IMAGE_STREAMING_SOURCE}",
+        f"{_applied(mirror, 'startup.imageMirror')}: {MIRROR_SOURCE}",
+        f"{_applied(config.startup.compile_cache.enabled, 'startup.compileCache')}: "
+        + COMPILE_CACHE_SOURCE.format(release=cited, unread=unread),
+        f"{graphs}: {CUDA_GRAPHS_SOURCE}",
+        f"{_applied(warm.enabled, f'warmCapacity.nodes {warm.nodes}' if warm.enabled else 'warmCapacity')}: "
+        + HELD_NODE_SOURCE,
+        RUN_AI_COMPARISON,
+        BOOT_DISK_SOURCE,
+    )
 
 
 @dataclass(frozen=True)
@@ -326,6 +365,6 @@ def time_to_serve(
         held_planning_basis=held_basis,
         wake=wake_read(config),
         goal_pod_seconds=GOAL_POD_SECONDS,
-        goal_sources=goal_sources(image_release(config.engine.image)),
+        goal_sources=goal_sources(config),
         notes=startup_notes(config),
     )

@@ -97,7 +97,8 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
     lines += [
         "",
         f"Goal: for the recipe profile, the pod phase from ~10 min (measured on vLLM {WRITEUP_VLLM_RELEASE}) to "
-        f"<= {goal}, and a replica on a held node ready in <= {goal}. Not measured yet; the savings it counts on:",
+        f"<= {goal}, and a replica on a held node ready in <= {goal}. Not measured yet; the levers toward it, and "
+        "which this stack applies:",
         "",
         *[f"- {source}" for source in model.goal_sources],
     ]

@@ -47,7 +47,8 @@ class CompileCacheConfig(ConfigModel):
     max_age_days: Annotated[int, Field(ge=1, le=3650)] = Field(
         default=30,
         description="Objects older than this many days are deleted by the bucket's lifecycle rule (1-3650): the "
-        "folders of configurations no longer served go, and a served one is compiled again once at most.",
+        "folders of configurations no longer served go, and, since an object's age counts from its creation and a "
+        "read does not renew it, a served one's too, which its next cold pods compile again.",
     )
 
 

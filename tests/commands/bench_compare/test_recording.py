@@ -130,8 +130,12 @@ def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path)
     refused = run_main(bench_compare_main, *common)
     assert refused.returncode == 2 and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
     assert refused.stderr == (
-        "bench-compare: --record: its autoscaler runs 1..2 pods; give --nodes N, the serving pods during the run\n"
+        "bench-compare: its autoscaler runs 1..2 pods; give --nodes N, the serving pods during the run (the READY "
+        "count of `kubectl get deployment -n llm-serving qwen-serving`)\n"
     )
+    # A newcomer: without --record the run was compared with the ceiling, 2 pods (exit 3, "MISSED the plan").
+    compared = run_main(bench_compare_main, *common[: common.index("--record")])
+    assert (compared.returncode, compared.stderr) == (2, refused.stderr)
     assert run_main(bench_compare_main, *common, "--nodes", "3").stderr == (
         "bench-compare: --nodes 3: allowed 1 to 2, the stack's most serving pods\n"
     )

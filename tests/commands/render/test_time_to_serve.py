@@ -97,8 +97,49 @@ def test_the_compile_cache_lever_cites_the_stacks_own_vllm_release() -> None:
     assert len(dev) == len(current) == 1
     assert "blob/v0.19.0/" in dev[0] and "v0.33.0" not in dev[0]
     assert "blob/v0.33.0/" in current[0] and "v0.19.0" not in current[0] and "not read" not in current[0]
-    unread = [source for source in goal_sources("0.99.0") if cache in source]
+    dev_config = stack_config("dev")
+    newer = dev_config.model_copy(update={"engine": dev_config.engine.model_copy(update={"image": "vllm:v0.99.0"})})
+    unread = [source for source in goal_sources(newer) if cache in source]
     assert "blob/v0.19.0/" in unread[0] and "not read in v0.99.0's code" in unread[0]
+
+
+def test_each_lever_of_the_goal_says_whether_this_stack_applies_it() -> None:
+    """A time-to-serve review: every stack's goal listed the compile cache and a held node as "the savings it counts
+    on", with only the boot disk marked not applied, while every shipped stack has both off."""
+    levers = {
+        "compile": "vLLM's compile cache",
+        "graphs": "fewer CUDA graphs",
+        "held": "a held node",
+        "mirror": "a registry mirror",
+    }
+
+    def states(config: Any) -> dict[str, str]:
+        sources = goal_sources(config)
+        return {key: next(source for source in sources if text in source).split(":")[0] for key, text in levers.items()}
+
+    assert states(stack_config("dev")) == {
+        "compile": "not applied here (startup.compileCache is off)",
+        "graphs": "not applied here (engine.maxCudagraphCaptureSize unset",
+        "held": "not applied here (warmCapacity is off)",
+        "mirror": "applied here (startup.imageMirror)",
+    }
+    changed = validate(
+        {
+            **BASE,
+            "startup": {"compileCache": {"enabled": True}, "imageMirror": {"enabled": False}},
+            "engine": {"maxCudagraphCaptureSize": 256},
+            "warmCapacity": {"nodes": 2},
+            "cluster": {"minMasterVersion": "1.36"},
+        }
+    )
+    assert states(changed) == {
+        "compile": "applied here (startup.compileCache)",
+        "graphs": "applied here (engine.maxCudagraphCaptureSize 256)",
+        "held": "applied here (warmCapacity.nodes 2)",
+        "mirror": "not applied here (startup.imageMirror is off)",
+    }
+    plan = "\n".join(section(changed))
+    assert "the levers toward it, and which this stack applies:" in plan and "savings it counts on" not in plan
 
 
 def test_a_changed_engine_is_not_the_measured_one() -> None:

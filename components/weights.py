@@ -177,7 +177,14 @@ def zone_affinity(key: str, zones: Sequence[str]) -> k8s.core.v1.VolumeNodeAffin
 
 
 class WeightsImageError(pulumi.RunError):
-    """The serving disks would be smaller than the revision's existing image (the message says what to do)."""
+    """The serving disks would be smaller than the revision's existing image, or whether the image exists could
+    not be told (the message says what to do)."""
+
+
+# What the image look-up says on a project whose Compute Engine API is still off, the first `up` of an empty
+# project: googleapi's 403 "Compute Engine API has not been used in project N before or it is disabled. ...,
+# accessNotConfigured", with the ErrorInfo reason SERVICE_DISABLED in newer replies.
+COMPUTE_API_OFF = ("accessNotConfigured", "SERVICE_DISABLED", "it is disabled")
 
 
 @dataclass(frozen=True)
@@ -382,17 +389,28 @@ class ModelWeights(pulumi.ComponentResource):
         program before any step.
 
         The look-up runs when the program runs, before any resource of this `up` exists: on an empty
-        project the Compute Engine API this stack enables is still off and the call fails. That, or
-        any other failed look-up, means "not made yet": the fill path is declared (again), which
-        costs nothing when its objects already exist, and only keeps the scratch storage."""
+        project the Compute Engine API this stack enables is still off and the call fails; that means
+        "not made yet", and the fill path is declared. Any other failure (a quota, a 5xx, a permission)
+        stops the program: on a stack that made its image, declaring the fill path again would download
+        the checkpoint again (a new scratch disk, up to the Job's timeout, a new snapshot)."""
         try:
             found = gcp.compute.get_images(
                 project=project,
                 filter=f"name = {self.image_name}",
                 opts=pulumi.InvokeOptions(parent=self),
             )
-        except Exception as error:  # the invoke's error type is the provider's; any failure means "unknown"
-            pulumi.log.warn(f"cannot look up image {self.image_name} ({error}); declaring the fill path", self)
+        except Exception as error:  # the invoke's error type is the provider's
+            if not any(marker in str(error) for marker in COMPUTE_API_OFF):
+                raise WeightsImageError(
+                    f"cannot look up the weights image {self.image_name} ({error}); nothing was changed: run "
+                    "`pulumi up` again once Compute Engine answers (without the look-up this `up` would download "
+                    "the checkpoint again)"
+                ) from None
+            pulumi.log.warn(
+                f"cannot look up image {self.image_name}: Compute Engine is off in this project ({error}); "
+                "declaring the fill path",
+                self,
+            )
             return None
         sizes = [image.disk_size_gb for image in found.images or [] if image.name == self.image_name]
         return sizes[0] if sizes else None

@@ -53,6 +53,8 @@ class Built(Sequence[Registration]):
 
     registrations: list[Registration]
     outputs: dict[str, Any]
+    # What the factory warned (`pulumi.log.warn`), as `pulumi up` shows it.
+    warnings: list[str]
 
     @overload
     def __getitem__(self, index: int) -> Registration: ...
@@ -104,18 +106,37 @@ class Built(Sequence[Registration]):
             validate_manifest(manifest)
 
 
+class _ImageLookUpFails(mocks.OfflineMocks):
+    """Compute Engine answers the image look-up with an error."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+    def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == mocks.GET_IMAGES:
+            return {}, [("project", self.error)]
+        return super().call(args)
+
+
 def build(
     factory: Callable[[], object],
     existing_images: frozenset[str] = frozenset(),
     existing_cluster: Callable[[str, str, str], dict[str, Any]] = mocks.stand_in_cluster,
     image_sizes: Mapping[str, int] | None = None,
+    image_look_up_error: str | None = None,
 ) -> Built:
     """What `factory` registers (the component and its children) and exports, run as the render runs a
     program: in an empty project, or one where earlier ups made `existing_images` (of `image_sizes` GiB, else
-    not known); a look-up of a cluster the stack does not manage finds `existing_cluster(name, location, project)`."""
-    monitor = mocks.RecordingMonitor(mocks.OfflineMocks(existing_images, existing_cluster, image_sizes=image_sizes))
-    result = as_a_new_process(mocks.run_under_mocks, SETTINGS, factory, monitor)
-    return Built(result.registrations, render.plain(result.outputs))
+    not known); a look-up of a cluster the stack does not manage finds `existing_cluster(name, location, project)`;
+    an image look-up fails with `image_look_up_error` when given."""
+    offline = (
+        _ImageLookUpFails(image_look_up_error)
+        if image_look_up_error is not None
+        else mocks.OfflineMocks(existing_images, existing_cluster, image_sizes=image_sizes)
+    )
+    result = as_a_new_process(mocks.run_under_mocks, SETTINGS, factory, mocks.RecordingMonitor(offline))
+    return Built(result.registrations, render.plain(result.outputs), result.warnings)
 
 
 def is_secret(value: Any) -> bool:

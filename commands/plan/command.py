@@ -143,10 +143,14 @@ def plan_main(argv: list[str] | None = None) -> int:
         config = load_config(stack, "plan")
         capacity = capacity_plan(stack.name, config, measurements=measurements)
         seconds, basis = planning_figure(config)
-    if args.json:
-        print(json_text({**capacity.to_json(), "timeToServe": {"planning_seconds": seconds, "planning_basis": basis}}))
-    else:
-        print(plan_text(capacity, (seconds, basis)))
+    text = (
+        json_text({**capacity.to_json(), "timeToServe": {"planning_seconds": seconds, "planning_basis": basis}})
+        if args.json
+        else plan_text(capacity, (seconds, basis))
+    )
+    # One write: print() writes a text longer than its buffer, then the line break apart, which a reader that has
+    # closed the pipe after the first (`plan prod --json | head -c1`) turns into exit 141 now and then.
+    sys.stdout.write(f"{text}\n")
     return 0
 
 

@@ -7,7 +7,15 @@ import dataclasses
 import pytest
 
 from components.weights import DownloaderArgs, ModelWeights, ModelWeightsArgs, WeightsImageError, weights_disk_name
-from tests.construct import ABSENT, Built, build, children_are_parented, has_resource, of_type, resource_count_is
+from tests.construct import (
+    ABSENT,
+    Built,
+    build,
+    children_are_parented,
+    has_resource,
+    of_type,
+    resource_count_is,
+)
 
 MODEL, REVISION = "Qwen/Qwen3.5-27B-FP8", "main"
 DISK = weights_disk_name("c1", MODEL, REVISION)
@@ -34,10 +42,18 @@ JOB = "kubernetes:batch/v1:Job"
 
 
 def build_weights(
-    existing_images: frozenset[str] = frozenset(), image_sizes: dict[str, int] | None = None, **changes: object
+    existing_images: frozenset[str] = frozenset(),
+    image_sizes: dict[str, int] | None = None,
+    image_look_up_error: str | None = None,
+    **changes: object,
 ) -> Built:
     args = dataclasses.replace(ARGS, **changes)  # type: ignore[arg-type]
-    return build(lambda: ModelWeights("weights", args), existing_images, image_sizes=image_sizes)
+    return build(
+        lambda: ModelWeights("weights", args),
+        existing_images,
+        image_sizes=image_sizes,
+        image_look_up_error=image_look_up_error,
+    )
 
 
 def test_first_up_fills_a_scratch_disk_with_a_download_job() -> None:
@@ -151,6 +167,27 @@ def test_disks_smaller_than_the_existing_image_stop_the_program_before_any_step(
     for size in (100, 150):  # as large as the image or larger: made from it
         records = build_weights(existing_images=frozenset({DISK}), image_sizes={DISK: 100}, size_gib=size)
         has_resource(records, DISK_TYPE, {"name": DISK, "size": size})
+
+
+API_OFF = (
+    "googleapi: Error 403: Compute Engine API has not been used in project 123 before or it is disabled. Enable it by "
+    "visiting https://console.developers.google.com/apis/api/compute.googleapis.com/overview?project=123 then retry., "
+    "accessNotConfigured"
+)
+
+
+def test_only_a_compute_api_still_off_reads_as_no_image_yet() -> None:
+    """A destroy/failure review: every failed look-up declared the fill path, so on a stack that made its image a
+    transient error (a 5xx, a quota) downloaded the checkpoint again (a new scratch disk, Job and snapshot)."""
+    first_up = build_weights(image_look_up_error=API_OFF)
+    resource_count_is(first_up, JOB, 1)
+    assert any("Compute Engine is off in this project" in line for line in first_up.warnings)
+    for message in ("googleapi: Error 503: Backend Error, backendError", "Quota exceeded for quota metric 'Read'"):
+        with pytest.raises(WeightsImageError) as refused:
+            build_weights(image_look_up_error=message)
+        said = str(refused.value)
+        assert said.startswith(f"cannot look up the weights image {DISK} (") and message in said, said
+        assert "nothing was changed: run `pulumi up` again" in said
 
 
 def test_protected_weights_are_abandoned_not_deleted() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 
@@ -73,3 +75,19 @@ def test_an_autoscaler_ceiling_above_the_node_count_is_the_plans_ceiling() -> No
     assert config.nodes == 4 and config.max_replicas == 6
     assert _nodes_setting(config).startswith("6 at most (autoscaling.maxReplicas; capacity.nodes 4)")
     assert capacity_plan("staging", config).nodes == 6
+
+
+@pytest.mark.parametrize("form", [["--json"], []])
+def test_plan_is_written_in_one_write(form: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer: `plan prod --json | head -c1` exited 141 now and then (docs/commands.md says 0): print() wrote
+    the 10 KB text, then its line break apart, which found the pipe closed once `head` had read its byte."""
+    writes: list[str] = []
+
+    class Recording(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+    monkeypatch.setattr(sys, "stdout", Recording())
+    assert plan_main(["prod", *form]) == 0
+    assert len(writes) == 1 and writes[0].endswith("\n"), [len(text) for text in writes]

@@ -22,6 +22,21 @@ from stacks.config.pricing import (
     PricingConfig,
 )
 
+# What the planner's cost covers (commands/plan/capacity_plan.py, docs/capacity.md "Cost") and what it leaves out:
+# plan.md says it under its cost table, a preview under its cost lines, so that neither an "all in" figure nor a +0
+# is read as the whole bill.
+PRICED_ITEMS = (
+    "the A4 (B200) nodes for the hours they run (node price + Autopilot premium), the weights' Hyperdisk ML disks "
+    "and disk image, and the cluster fee"
+)
+NOT_PRICED_ITEMS = (
+    "the gateway's Endpoint Picker pods (Autopilot CPU pods, routing.gateway.eppReplicas x eppCpu/eppMemory) and "
+    "the Application Load Balancer its Gateway provisions (forwarding rule, proxy instance hours, data processed), the "
+    "internal passthrough load balancer of routing.internalLoadBalancer, the other CPU pods (benchmark, downloads, "
+    "metrics adapter), Cloud NAT, the registry mirror and compile-cache storage, network egress, Cloud Logging and "
+    "Monitoring"
+)
+
 
 def _default(pricing: PricingConfig, name: str) -> bool:
     return bool(getattr(pricing, name) == PricingConfig.model_fields[name].default)

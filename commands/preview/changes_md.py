@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from commands.plan.prices import NOT_PRICED_ITEMS, PRICED_ITEMS
 from commands.preview import json_values
 from commands.preview.changes import ACTIONS, MISSING, InputChange, OutputsDiff, Preview, Unknown, cost_span
 from common.text import BACKTICK_RUN, code_span, escaped, inert
@@ -146,16 +147,10 @@ RESERVATION_BILLED = (
 )
 
 
-# What the planner's cost covers (commands/plan/capacity_plan.py, docs/capacity.md "Cost"), said under the
-# table so that a +0 for a change to anything else is not read as "free".
+# Said under the cost lines, so that a +0 for a change to anything the planner does not price is not read as "free".
 PRICED = (
-    "Priced: the A4 (B200) nodes for the hours they run (node price + Autopilot premium), the weights' "
-    "Hyperdisk ML disks and disk image, and the cluster fee. Not priced, so a change to them shows +0 here though "
-    "Google Cloud bills them: the gateway's Endpoint Picker pods (Autopilot CPU pods, "
-    "routing.gateway.eppReplicas x eppCpu/eppMemory) and the Application Load Balancer its Gateway provisions "
-    "(forwarding rule, proxy instance hours, data processed), the internal passthrough load balancer of "
-    "routing.internalLoadBalancer, the other CPU pods (benchmark, downloads, metrics adapter), Cloud NAT, the "
-    "registry mirror and compile-cache storage, network egress, Cloud Logging and Monitoring."
+    f"Priced: {PRICED_ITEMS}. Not priced, so a change to them shows +0 here though Google Cloud bills them: "
+    f"{NOT_PRICED_ITEMS}."
 )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from commands.plan.assumptions import COMPLETION_GAP, ExplainedExpectation, node_counts
 from commands.plan.capacity_plan import CapacityPlan, Cost, capacity_plan
 from commands.plan.figures import measured_on
+from commands.plan.prices import NOT_PRICED_ITEMS, PRICED_ITEMS
 from commands.render.capacity_report import CHART_FILE
 from commands.render.operations_md import plan_section as operations_section
 from commands.render.time_to_serve_md import section as time_to_serve_section
@@ -321,7 +322,14 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
                 f"| {_usd_per_million(item.usd_per_million_tokens_at_utilization)} "
                 f"| {_usd_per_million(item.usd_per_million_output_tokens_full_load)} |"
             )
-    lines += ["", "Prices:", "", *[f"- {note}" for note in capacity.pricing_notes]]
+    lines += [
+        "",
+        f"All in: {PRICED_ITEMS}. Not priced, though Google Cloud bills them: {NOT_PRICED_ITEMS}.",
+        "",
+        "Prices:",
+        "",
+        *[f"- {note}" for note in capacity.pricing_notes],
+    ]
     if capacity.sizing is not None:
         sizing = capacity.sizing
         lines += [

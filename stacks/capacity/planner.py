@@ -22,6 +22,7 @@ from stacks.capacity.measurements import Measurement
 from stacks.config.benchmark import BENCH_CONCURRENCY_PER_VCPU
 from stacks.config.capacity import MAX_NODES, CapacitySource, TargetConfig
 from stacks.config.pricing import PricingConfig, ReservationBilling
+from stacks.config.routing import RoutingMode
 from stacks.config.stack import StackConfig
 
 HOURS_PER_MONTH = 730
@@ -173,10 +174,15 @@ def size(config: StackConfig, target: TargetConfig, measurements: Sequence[Measu
     probe = expect(config, 1, runs)
     if _achieved(goal, probe) is None:
         why = probe.null_reasons.get(GOAL_FIGURES[goal], "not measured")
+        clusterip = config.model_copy(
+            update={"routing": config.routing.model_copy(update={"mode": RoutingMode.clusterip})}
+        )
+        measured = routing is not RoutingMode.clusterip and _achieved(goal, expect(clusterip, 1, runs)) is not None
         raise SizingError(
             f"target.{goal}: cannot size without a measurement ({why} for profile {config.profile.value} on "
             f"{config.engine.image}, {routing.value} routing); set capacity.nodes, run the benchmark Job and record "
             "it with bench-compare --record"
+            + ("; this stack with routing.mode clusterip is measured and sizes from it" if measured else "")
         )
     expectations = (expect(config, count, runs) for count in range(1, limit + 1))
     met = next((item for item in expectations if (_achieved(goal, item) or 0.0) >= value), None)

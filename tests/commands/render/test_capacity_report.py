@@ -25,6 +25,15 @@ def test_plan_md_names_the_measurement_of_each_stack(dev: RenderedStack, staging
     assert "the published engine recipe" not in dev.plan
 
 
+def test_plan_md_says_what_all_in_leaves_out(staging: RenderedStack) -> None:
+    """A newcomer took staging's "all in" 144 USD/h for the whole bill: the gateway's picker pods and load balancer,
+    Cloud NAT and the rest were named only in a preview's changes.md."""
+    table_end = staging.plan.index("| Spot | Spot |")
+    said = staging.plan.index("All in: the A4 (B200) nodes for the hours they run")
+    assert table_end < said < staging.plan.index("Prices:")
+    assert "Not priced, though Google Cloud bills them: the gateway's Endpoint Picker pods" in staging.plan
+
+
 def test_plan_md_shows_the_cost_of_the_hours_that_run(dev: RenderedStack, staging: RenderedStack) -> None:
     assert "Running hours: 245 node-hours a month (56.3 a week)" in dev.plan
     assert "Running hours: 245..979 node-hours a month (56.3..225.3 a week)" in staging.plan

@@ -242,10 +242,15 @@ def test_goal_sizing_through_a_measured_gateway(goal: int, nodes: int) -> None:
 
 
 def test_a_gateway_goal_with_the_shipped_picker_is_refused() -> None:
-    """The default picker (llm-d-router) has no measurement: no throughput goal can size it."""
+    """The default picker (llm-d-router) has no measurement: no throughput goal can size it. A newcomer found the
+    clusterip form of staging measured only by switching it by hand: the refusal now says so."""
     refused = "target.totalTokensPerSecond: cannot size without a measurement"
-    with pytest.raises(InvalidConfig, match=re.escape(refused)):
+    with pytest.raises(InvalidConfig, match=re.escape(refused)) as error:
         config_of("staging", target={"totalTokensPerSecond": 240_000})
+    assert str(error.value).endswith("; this stack with routing.mode clusterip is measured and sizes from it")
+    with pytest.raises(InvalidConfig, match=re.escape(refused)) as unmeasured:
+        config_of("staging", target={"totalTokensPerSecond": 240_000}, engine={"maxNumSeqs": 1000})
+    assert "routing.mode clusterip" not in str(unmeasured.value), "measured in neither routing: no such hint"
 
 
 def test_budget_names_the_capacity_sources_that_meet_it() -> None:

@@ -166,6 +166,17 @@ def grace_seconds(spot_only: bool) -> int:
     return SPOT_GRACE_SECONDS if spot_only else GRACE_SECONDS
 
 
+# pulumi-kubernetes deletes with foreground propagation, so the Deployment goes once its pods have stopped, each within
+# its grace; without a delete timeout it waits its default (provider/pkg/await/await.go `Deletion`: 5 min for a plain
+# watch, 10 min by a reviewer's reading for a Deployment), which a 600 s grace does not fit.
+DELETE_MARGIN_MINUTES = 5
+
+
+def delete_minutes(grace_seconds: int) -> int:
+    """How long a delete of the serving Deployment waits: the pods' grace, and a margin for the API server."""
+    return math.ceil(grace_seconds / 60) + DELETE_MARGIN_MINUTES
+
+
 def drain_seconds(grace_seconds: int) -> int:
     """How long vLLM finishes running requests after SIGTERM within the pod's grace period."""
     return grace_seconds - ENDPOINT_REMOVAL_SECONDS - EXIT_MARGIN_SECONDS
@@ -468,7 +479,9 @@ class VllmEngine(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 custom_timeouts=pulumi.CustomTimeouts(
-                    create=f"{self.rollout.create_minutes}m", update=f"{self.rollout.update_minutes}m"
+                    create=f"{self.rollout.create_minutes}m",
+                    update=f"{self.rollout.update_minutes}m",
+                    delete=f"{delete_minutes(grace)}m",
                 ),
                 ignore_changes=["spec.replicas"] if args.replicas_managed_elsewhere else None,
             ),

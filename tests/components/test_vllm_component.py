@@ -123,7 +123,11 @@ def test_deployment_runs_the_recipe_on_eight_b200() -> None:
     assert env["HF_HUB_OFFLINE"] == "1" and env["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"] == "1"
     assert env["EXTRA"] == "1"
     # Two capacity sources of up to 15 min each, the image pull (10 min), the startup probe (30 min): 70 min a pod.
-    assert match(deployment.options, {"customTimeouts": {"create": "140m", "update": "140m"}, "ignoreChanges": []})
+    # The delete waits for the pods' grace (600 s with a source other than Spot) and a margin.
+    assert match(
+        deployment.options,
+        {"customTimeouts": {"create": "140m", "update": "140m", "delete": "15m"}, "ignoreChanges": []},
+    )
     has_resource(
         records,
         "kubernetes:policy/v1:PodDisruptionBudget",

@@ -264,9 +264,24 @@ def test_rollout_wait_is_sized_to_the_stack(prod: RenderedStack) -> None:
     assert record["options"]["customTimeouts"] == {
         "create": f"{wait.create_minutes}m",
         "update": f"{wait.update_minutes}m",
+        "delete": "15m",
     }
     assert wait.update_minutes == 12 * (2 * 15 + 10 + 30)
     assert deployment(prod)["spec"]["progressDeadlineSeconds"] == wait.progress_deadline_seconds == 70 * 60
+
+
+def test_a_delete_waits_for_the_pods_grace(dev: RenderedStack, prod: RenderedStack) -> None:
+    """A destroy review: pulumi-kubernetes waits minutes by default for a foreground delete, prod's pods may take 600 s
+    to stop after SIGTERM; Spot-only dev's take 25 s."""
+    delete = {
+        name: stack.one("kubernetes:apps/v1:Deployment")["options"]["customTimeouts"]["delete"]
+        for name, stack in (("dev", dev), ("prod", prod))
+    }
+    grace = {
+        name: deployment(stack)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        for name, stack in (("dev", dev), ("prod", prod))
+    }
+    assert (delete, grace) == ({"dev": "6m", "prod": "15m"}, {"dev": 25, "prod": 600})
 
 
 @pytest.mark.parametrize("name", ["dev", "prod"])

@@ -167,8 +167,8 @@ def grace_seconds(spot_only: bool) -> int:
 
 
 # pulumi-kubernetes deletes with foreground propagation, so the Deployment goes once its pods have stopped, each within
-# its grace; without a delete timeout it waits its default (provider/pkg/await/await.go `Deletion`: 5 min for a plain
-# watch, 10 min by a reviewer's reading for a Deployment), which a 600 s grace does not fit.
+# its grace; without a delete timeout it waits at most 10 min (provider/pkg/await/await.go `Deletion`), no room beyond
+# a 600 s grace.
 DELETE_MARGIN_MINUTES = 5
 
 

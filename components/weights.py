@@ -183,8 +183,9 @@ class WeightsImageError(pulumi.RunError):
 
 # What the image look-up says on a project whose Compute Engine API is still off, the first `up` of an empty
 # project: googleapi's 403 "Compute Engine API has not been used in project N before or it is disabled. ...,
-# accessNotConfigured", with the ErrorInfo reason SERVICE_DISABLED in newer replies.
+# accessNotConfigured", with the ErrorInfo reason SERVICE_DISABLED in newer replies; the API is named.
 COMPUTE_API_OFF = ("accessNotConfigured", "SERVICE_DISABLED", "it is disabled")
+COMPUTE_API_NAMES = ("Compute Engine", "compute.googleapis.com")
 
 
 @dataclass(frozen=True)
@@ -400,14 +401,15 @@ class ModelWeights(pulumi.ComponentResource):
                 opts=pulumi.InvokeOptions(parent=self),
             )
         except Exception as error:  # the invoke's error type is the provider's
-            if not any(marker in str(error) for marker in COMPUTE_API_OFF):
+            said = " ".join(str(error).split())
+            if not (any(mark in said for mark in COMPUTE_API_OFF) and any(name in said for name in COMPUTE_API_NAMES)):
                 raise WeightsImageError(
-                    f"cannot look up the weights image {self.image_name} ({error}); nothing was changed: run "
-                    "`pulumi up` again once Compute Engine answers (without the look-up this `up` would download "
-                    "the checkpoint again)"
+                    f"cannot look up the weights image {self.image_name} ({said}); the program stopped before it "
+                    "declared the weights: run `pulumi up` again once the look-up works (without it this `up` would "
+                    "download the checkpoint again)"
                 ) from None
             pulumi.log.warn(
-                f"cannot look up image {self.image_name}: Compute Engine is off in this project ({error}); "
+                f"cannot look up image {self.image_name}: Compute Engine is off in this project ({said}); "
                 "declaring the fill path",
                 self,
             )

@@ -211,14 +211,8 @@ def build_serving(
             ),
         )
         outputs["benchmarkLogs"] = benchmark.logs_command
-        # Where an autoscaler or a schedule sets the pod count, bench-compare needs the count of the run: the
-        # serving Deployment's ready pods as the Job ends.
-        ready = " --nodes \"$(kubectl get deployment -n {namespace} {name} -o jsonpath='{{.status.readyReplicas}}')\""
-        outputs["benchmarkCompare"] = pulumi.Output.all(benchmark.logs_command, engine.deployment.metadata).apply(
-            lambda parts: (
-                f"{parts[0]} | .venv/bin/bench-compare {pulumi.get_stack()} -"
-                + (ready.format(**parts[1]) if config.pod_count_decider else "")
-            )
+        outputs["benchmarkCompare"] = benchmark.logs_command.apply(
+            lambda logs: f"{logs} | .venv/bin/bench-compare {pulumi.get_stack()} -"
         )
     outputs |= build_operations(
         config,

@@ -412,22 +412,23 @@ def result_from_clients(paths: list[Path], served_model: str, model: str) -> dic
 
 
 def run_nodes(config: StackConfig, given: int | None) -> int:
-    """The serving pods (A4 nodes) a benchmark run had: --nodes, else capacity.nodes where nothing
-    but the stack sets the count. Where an autoscaler or a schedule step decides it, the count during
-    the run is not known here and --nodes is required: a result compared or kept at the wrong count
-    misses or meets the plan wrongly, and would give every later plan of the configuration a wrong
-    per-node figure."""
+    """The serving pods (A4 nodes) a benchmark run had: --nodes, else the count the stack runs where nothing
+    but the stack sets it (capacity.nodes, or an autoscaler's fixed count). Where an autoscaler or a schedule
+    step decides it, the count during the run is not known here and --nodes is required: a result compared
+    or kept at the wrong count misses or meets the plan wrongly, and would give every later plan of the
+    configuration a wrong per-node figure."""
     ceiling = config.max_replicas
+    allowed = f"allowed: 1 to {ceiling}, the serving pods during the run"
     if given is not None:
         if not 1 <= given <= ceiling:
-            raise InputError(f"--nodes {given}: allowed 1 to {ceiling}, the stack's most serving pods")
+            raise InputError(f"--nodes {given}: out of range; {allowed}")
         return given
     decides = config.pod_count_decider
     if decides is None:
-        return config.nodes
+        return config.initial_replicas
     raise InputError(
-        f"{decides}; give --nodes N, the serving pods during the run (the READY count of "
-        f"`kubectl get deployment -n {config.cluster.namespace} {config.routing.service_name}`)"
+        f"--nodes: required, {decides}; {allowed} (`kubectl get deployment -n {config.cluster.namespace} "
+        f"{config.routing.service_name}` shows how many are ready now)"
     )
 
 
@@ -557,7 +558,7 @@ def bench_compare_main(argv: list[str] | None = None) -> int:
         "--nodes",
         type=int,
         metavar="N",
-        help="serving pods (A4 nodes) during the run (default capacity.nodes; required with --record when an "
+        help="serving pods (A4 nodes) during the run (default: the count the stack runs; required when an "
         "autoscaler or schedule sets the count)",
     )
     args = parser.parse_intermixed_args(argv)  # LOG may follow options given after STACK

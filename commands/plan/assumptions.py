@@ -50,8 +50,8 @@ REPOSITORY_MEASUREMENTS = "/".join(MEASUREMENTS_FILE.parts[-3:])
 HOW_TO_MEASURE = (
     "deploy the stack with `benchmark.enabled: true` (the in-cluster benchmark Job), then record its result "
     'with `bench-compare STACK LOG --record --source "WHO, WHERE"` (who measured it and where it is published; '
-    "with `--nodes N`, the serving pods during the run, where an autoscaler or a schedule sets the count: the stack "
-    "output `benchmarkCompare` is that command without --record and --source): it is added to "
+    "and `--nodes N`, the serving pods during the run, where an autoscaler or a schedule sets the count; the stack "
+    "output `benchmarkCompare` is that command without these options): it is added to "
     f"{REPOSITORY_MEASUREMENTS} and the planner uses it for this configuration from then on"
 )
 COMPLETION_GAP = 0.1

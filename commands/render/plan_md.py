@@ -324,7 +324,7 @@ def capacity_section(capacity: CapacityPlan, chart: str) -> list[str]:
             )
     lines += [
         "",
-        f"All in: {PRICED_ITEMS}. Not priced, though Google Cloud bills them: {NOT_PRICED_ITEMS}.",
+        f"All in: {PRICED_ITEMS}. Not priced, though Google Cloud bills those the stack has: {NOT_PRICED_ITEMS}.",
         "",
         "Prices:",
         "",

@@ -106,7 +106,7 @@ def goal_sources(config: StackConfig) -> tuple[str, ...]:
     )
     capture = config.engine.max_cudagraph_capture_size
     graphs = (
-        f"applied here (engine.maxCudagraphCaptureSize {capture})"
+        f"set here (engine.maxCudagraphCaptureSize {capture}: fewer graphs only below vLLM's default)"
         if capture is not None
         else "not applied here (engine.maxCudagraphCaptureSize unset: vLLM's default grid)"
     )

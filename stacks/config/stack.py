@@ -441,11 +441,11 @@ class StackConfig(ConfigModel):
 
     @property
     def pod_count_decider(self) -> str | None:
-        """What sets the serving pods to another count than capacity.nodes, in words, or None."""
+        """What sets the serving pods to another count than initial_replicas while it serves, in words, or None."""
         counts = {replicas for _, _, replicas in self.schedule_steps() if replicas}
         if self.autoscaling.enabled and self.autoscaling.min_replicas < self.max_replicas:
             return f"its autoscaler runs {self.autoscaling.min_replicas}..{self.max_replicas} pods"
-        if counts - {self.nodes}:
+        if counts - {self.initial_replicas}:
             return f"its schedule sets {'/'.join(str(count) for count in sorted(counts))} pods"
         return None
 

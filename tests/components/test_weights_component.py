@@ -182,12 +182,16 @@ def test_only_a_compute_api_still_off_reads_as_no_image_yet() -> None:
     first_up = build_weights(image_look_up_error=API_OFF)
     resource_count_is(first_up, JOB, 1)
     assert any("Compute Engine is off in this project" in line for line in first_up.warnings)
-    for message in ("googleapi: Error 503: Backend Error, backendError", "Quota exceeded for quota metric 'Read'"):
+    for message in (
+        "googleapi: Error 503: Backend Error, backendError",
+        "Quota exceeded for quota metric 'Read'",
+        "googleapi: Error 403: Cloud Resource Manager API has not been used in project 123 before or it is disabled.",
+    ):
         with pytest.raises(WeightsImageError) as refused:
             build_weights(image_look_up_error=message)
         said = str(refused.value)
         assert said.startswith(f"cannot look up the weights image {DISK} (") and message in said, said
-        assert "nothing was changed: run `pulumi up` again" in said
+        assert "the program stopped before it declared the weights: run `pulumi up` again" in said
 
 
 def test_protected_weights_are_abandoned_not_deleted() -> None:

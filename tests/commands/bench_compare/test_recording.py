@@ -130,14 +130,14 @@ def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path)
     refused = run_main(bench_compare_main, *common)
     assert refused.returncode == 2 and file.read_text() == measurements.MEASUREMENTS_FILE.read_text()
     assert refused.stderr == (
-        "bench-compare: its autoscaler runs 1..2 pods; give --nodes N, the serving pods during the run (the READY "
-        "count of `kubectl get deployment -n llm-serving qwen-serving`)\n"
+        "bench-compare: --nodes: required, its autoscaler runs 1..2 pods; allowed: 1 to 2, the serving pods during "
+        "the run (`kubectl get deployment -n llm-serving qwen-serving` shows how many are ready now)\n"
     )
     # A newcomer: without --record the run was compared with the ceiling, 2 pods (exit 3, "MISSED the plan").
     compared = run_main(bench_compare_main, *common[: common.index("--record")])
     assert (compared.returncode, compared.stderr) == (2, refused.stderr)
     assert run_main(bench_compare_main, *common, "--nodes", "3").stderr == (
-        "bench-compare: --nodes 3: allowed 1 to 2, the stack's most serving pods\n"
+        "bench-compare: --nodes 3: out of range; allowed: 1 to 2, the serving pods during the run\n"
     )
     assert run_main(bench_compare_main, *common, "--nodes", "1", "--date", "2026-11-20").returncode == 0
     assert run_main(bench_compare_main, *common, "--nodes", "2", "--date", "2026-11-21").returncode == 0
@@ -146,6 +146,14 @@ def test_where_an_autoscaler_sets_the_pod_count_the_run_names_it(tmp_path: Path)
     assert (two.runs[0].nodes, two.configuration.concurrency_per_node) == (2, 2000)
     planned = run_main(plan_main, "scaled", "--config-file", str(stack), "--measurements", str(file))
     assert "measured: scaled-2026-11-21 (" in planned.stdout, "only the run at the stack's own load matches"
+
+
+def test_an_autoscaler_of_one_count_runs_that_count(tmp_path: Path) -> None:
+    """A review: with minReplicas == maxReplicas the autoscaler runs that many pods, not capacity.nodes; the run
+    was compared (and recorded) at capacity.nodes."""
+    stack = stack_file(tmp_path, "fixed", capacity={"nodes": 1}, autoscaling={"minReplicas": 2, "maxReplicas": 2})
+    compared = run_main(bench_compare_main, "fixed", str(JOB_LOG), "--config-file", str(stack))
+    assert compared.stdout.startswith("stack fixed: 2 node(s)"), compared.stdout + compared.stderr
 
 
 def test_nothing_is_recorded_from_a_run_without_completions(tmp_path: Path) -> None:

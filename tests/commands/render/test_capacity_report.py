@@ -31,7 +31,9 @@ def test_plan_md_says_what_all_in_leaves_out(staging: RenderedStack) -> None:
     table_end = staging.plan.index("| Spot | Spot |")
     said = staging.plan.index("All in: the A4 (B200) nodes for the hours they run")
     assert table_end < said < staging.plan.index("Prices:")
-    assert "Not priced, though Google Cloud bills them: the gateway's Endpoint Picker pods" in staging.plan
+    assert (
+        "Not priced, though Google Cloud bills those the stack has: the gateway's Endpoint Picker pods" in staging.plan
+    )
 
 
 def test_plan_md_shows_the_cost_of_the_hours_that_run(dev: RenderedStack, staging: RenderedStack) -> None:

@@ -134,7 +134,7 @@ def test_each_lever_of_the_goal_says_whether_this_stack_applies_it() -> None:
     )
     assert states(changed) == {
         "compile": "applied here (startup.compileCache)",
-        "graphs": "applied here (engine.maxCudagraphCaptureSize 256)",
+        "graphs": "set here (engine.maxCudagraphCaptureSize 256",
         "held": "applied here (warmCapacity.nodes 2)",
         "mirror": "not applied here (startup.imageMirror is off)",
     }

@@ -54,9 +54,14 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         "| phase | time | basis | source |",
         "|---|---|---|---|",
     ]
+    rows: list[tuple[Phase, tuple[float, str] | None]] = [(phase, None) for phase in model.phases]
+    rows += [
+        (model.cold, (model.planning_seconds, model.planning_basis)),
+        (model.held, (model.held_planning_seconds, model.held_planning_basis)),
+    ]
     lines += [
-        f"| {phase.label} | {phase_value(phase)} | {phase.basis} | {_cell(phase.source)} |"
-        for phase in (*model.phases, model.cold, model.held)
+        f"| {phase.label} | {phase_value(phase)} | {phase.basis} | {_cell(phase.source)}{_planned(phase, plan)} |"
+        for phase, plan in rows
     ]
     lines += [
         "",
@@ -103,6 +108,14 @@ def section(config: StackConfig, model: TimeToServe | None = None) -> list[str]:
         *[f"- {source}" for source in model.goal_sources],
     ]
     return lines
+
+
+def _planned(phase: Phase, plan: tuple[float, str] | None) -> str:
+    """A sum nobody measured still has the figure the stack plans with: said beside it, so that the table and the
+    planning figure below do not read as two answers."""
+    if plan is None or phase.known:
+        return ""
+    return f"; planned with {duration(plan[0])}, {_cell(plan[1])}"
 
 
 def _uneven_spread(wake: WakeRead) -> str:

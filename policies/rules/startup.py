@@ -22,6 +22,8 @@ CACHE_VARIABLES = ("VLLM_CACHE_ROOT", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_D
 KEY_LENGTH = 16
 # The variables that say where the caches are, left out of the key.
 LOCATION_VARIABLES = frozenset({"HOME", "XDG_CACHE_HOME", *CACHE_VARIABLES})
+# The drain time follows the capacity sources and compiles nothing: left out of the key.
+DRAIN_FLAG = "--shutdown-timeout"
 
 
 def compile_cache_key(image: str, args: list[str], env: Mapping[str, str]) -> str:
@@ -29,7 +31,7 @@ def compile_cache_key(image: str, args: list[str], env: Mapping[str, str]) -> st
     from its own folder, where the project's common/ is not importable, and a test keeps the two equal)."""
     document = {
         "image": image.rsplit("/", 1)[-1],
-        "args": list(args),
+        "args": [arg for arg in args if not arg.startswith(DRAIN_FLAG)],
         "env": {name: value for name, value in sorted(env.items()) if name not in LOCATION_VARIABLES},
     }
     digest = hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -102,7 +104,7 @@ COMPILE_CACHE_KEYED = ResourceValidationPolicy(
     description=(
         "When vLLM's compile caches (VLLM_CACHE_ROOT, Triton, TorchInductor, FlashInfer) lie on a Cloud Storage "
         "volume other pods mount too, the volume's only-dir folder must be the key of this container's image, "
-        "serve arguments and environment: Triton's, Inductor's and FlashInfer's caches "
+        "serve arguments (but the drain time) and environment: Triton's, Inductor's and FlashInfer's caches "
         "are keyed by their kernels only, so another release, profile or flag set sharing the folder could load "
         "artifacts built for another configuration, and a folder left from an earlier configuration is stale."
     ),

@@ -43,3 +43,17 @@ def test_another_release_or_flag_set_is_another_folder() -> None:
     assert mirrored[0].compile_cache_key == base
     env = engine_env(ARGS.engine, shared_cache=True)
     assert compile_cache_key("i:v1", ["a"], env) == compile_cache_key("i:v1", ["a"], {**env, "VLLM_CACHE_ROOT": "/x"})
+
+
+def test_a_capacity_source_change_keeps_the_folder() -> None:
+    """A time-to-serve review: the drain time (`--shutdown-timeout`, 15 s Spot-only, 590 s with Flex-start) was in the
+    key, so adding a Flex-start source sent every pod to an empty folder though nothing compiled differs."""
+    spot, flex = engine_with_cache(spot_only=True), engine_with_cache(spot_only=False)
+    drains = {
+        arg
+        for _, deployment in (spot, flex)
+        for arg in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+        if arg.startswith("--shutdown-timeout")
+    }
+    assert len(drains) == 2, drains
+    assert spot[0].compile_cache_key == flex[0].compile_cache_key

@@ -333,3 +333,17 @@ def test_a_wake_lead_from_a_figure_never_measured_for_the_stack_says_it_is_a_gue
         }
     )
     assert "never measured" not in schedule_lead_lines(led)[-1]
+
+
+def test_an_unmeasured_replica_row_names_the_figure_the_stack_plans_with() -> None:
+    """A newcomer: staging's table said "not measured" for a new replica while the planning figure, the Operations
+    table and a policy all said 16 min; the row now says which figure is planned with, and on what basis."""
+    staging = time_to_serve(stack_config("staging"))
+    rows = {
+        line.split(" | ")[0]: line for line in section(stack_config("staging"), staging) if line.startswith("| a new")
+    }
+    cold = rows["| a new replica on a new node"]
+    assert "| not measured | not measured |" in cold and "; planned with 16.0 min, assumed, not measured" in cold
+    assert "; planned with 10.0 min" in rows["| a new replica on a held node"]
+    dev = [line for line in section(stack_config("dev")) if line.startswith("| a new")]
+    assert dev and not any("planned with" in line for line in dev), "a figure of its own needs no second one"

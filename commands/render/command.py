@@ -59,7 +59,7 @@ from commands.preview.command import (
 )
 from commands.render.capacity_report import capacity_files
 from commands.render.plan_md import plan_markdown
-from commands.render.time_to_serve import unconditioned_reports_note
+from commands.render.time_to_serve import unconditioned_reports_note, wake_read_note
 from commands.stackfile import stack_settings
 from common.input_files import InputError
 from policies.redaction import holds_known_secret, known_secret_texts
@@ -220,7 +220,7 @@ def render(
     notes = [
         *stack_settings.unset_secret_notes(settings),
         *stack_settings.stack_file_notes(settings),
-        *filter(None, [unconditioned_reports_note(config)]),
+        *filter(None, [unconditioned_reports_note(config), wake_read_note(config)]),
     ]
     progress("running the program")
     first_up = mocks.run_program(settings)

@@ -243,6 +243,13 @@ def wake_read(config: StackConfig) -> WakeRead | None:
     )
 
 
+def wake_read_note(config: StackConfig) -> str | None:
+    """The simultaneous wake's warning, when its read of the checkpoint is over the stack's bound, as a render note:
+    on stderr and at the top of plan.md, not only in its Time to serve section."""
+    wake = wake_read(config)
+    return f"time to serve: {wake.warning} (plan.md, Time to serve)" if wake is not None and wake.warning else None
+
+
 def unconditioned_reports_note(config: StackConfig, recorded: Sequence[Measurement] | None = None) -> str | None:
     """The start-up reports of this configuration that hold no start-up conditions (recorded before bench-compare
     kept them), which no stack reads (`recorded_startup`), or None: the probe, the wake lead and the alerts then take

@@ -89,10 +89,11 @@ def test_several_stacks_exit_with_the_worst_status(tmp_path: Path) -> None:
     # prod: a shipped stack without advisories (dev follows the branch main, LLM-WGT-003)
     run = run_render("prod", str(invalid), "--out", str(tmp_path / "out"))
     assert run.returncode == 2
-    # prod's one line: the stack file's example model commit
-    token, example, broken = run.stderr.splitlines()
+    # prod's lines: the unset token, the stack file's example model commit, its wake read over the bound
+    token, example, wake, broken = run.stderr.splitlines()
     assert token.startswith("prod: note: `hfToken` is not set: `pulumi up` stops before any step")
     assert example.startswith("prod: note: weights.revision is the stack file's EXAMPLE commit")
+    assert wake.startswith("prod: note: time to serve: 12 node(s) waking at once")
     assert broken.startswith("broken: invalid stack config: environment")
     assert (tmp_path / "out" / "prod" / "resources.json").is_file()
     assert not (tmp_path / "out" / "broken").exists()
@@ -138,10 +139,11 @@ def test_a_render_reports_every_stage(tmp_path: Path) -> None:
 def test_piped_output_is_one_summary_line_per_stack(tmp_path: Path) -> None:
     run = run_render("prod", "--out", str(tmp_path / "out"))
     assert run.returncode == 0
-    # the token the stack file leaves unset and its example model commit, as plan.md says them
-    token, note = run.stderr.splitlines()
+    # the token the stack file leaves unset, its example model commit and its wake read, as plan.md says them
+    token, note, wake = run.stderr.splitlines()
     assert token.startswith("note: `hfToken` is not set")
     assert note.startswith("note: weights.revision is the stack file's EXAMPLE commit")
+    assert wake.startswith("note: time to serve: 12 node(s) waking at once share 2,400 MiB/s")
     assert len(run.stdout.splitlines()) == 1 and run.stdout.startswith("rendered stack prod: ")
 
 

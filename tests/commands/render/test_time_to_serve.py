@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from commands.render.command import render
-from commands.render.time_to_serve import goal_sources, time_to_serve
+from commands.render.time_to_serve import goal_sources, time_to_serve, wake_read_note
 from commands.render.time_to_serve_md import schedule_lead_lines, section
 from common.sources import WRITEUP_VLLM_RELEASE
 from stacks.capacity import measurements
@@ -347,3 +347,12 @@ def test_an_unmeasured_replica_row_names_the_figure_the_stack_plans_with() -> No
     assert "; planned with 10.0 min" in rows["| a new replica on a held node"]
     dev = [line for line in section(stack_config("dev")) if line.startswith("| a new")]
     assert dev and not any("planned with" in line for line in dev), "a figure of its own needs no second one"
+
+
+def test_a_wake_read_over_its_bound_is_a_render_note(prod: Any) -> None:
+    """A newcomer: the shipped prod stack's 12-node wake reads the checkpoint in ~148 s, over its 120 s bound, and only
+    a line inside plan.md's Time to serve said so (exit 0, nothing on stderr, nothing among the notes at the top)."""
+    note = wake_read_note(stack_config("prod"))
+    assert note is not None and note.startswith("time to serve: 12 node(s) waking at once") and "~148 s" in note
+    assert f"- {note}" in prod.plan.split("## ")[0], "among the notes at the top of plan.md"
+    assert wake_read_note(stack_config("dev")) is None

@@ -106,8 +106,9 @@ class Built(Sequence[Registration]):
             validate_manifest(manifest)
 
 
-class _ImageLookUpFails(mocks.OfflineMocks):
-    """Compute Engine answers the image look-up with an error."""
+class ImageLookUpFails(mocks.OfflineMocks):
+    """Compute Engine answers the image look-up with an error (an empty project's first `up` before the API is on,
+    or a transient failure)."""
 
     def __init__(self, error: str) -> None:
         super().__init__()
@@ -131,7 +132,7 @@ def build(
     not known); a look-up of a cluster the stack does not manage finds `existing_cluster(name, location, project)`;
     an image look-up fails with `image_look_up_error` when given."""
     offline = (
-        _ImageLookUpFails(image_look_up_error)
+        ImageLookUpFails(image_look_up_error)
         if image_look_up_error is not None
         else mocks.OfflineMocks(existing_images, existing_cluster, image_sizes=image_sizes)
     )

@@ -20,6 +20,7 @@ from components.weights import (
 from stacks.config.weights import IMAGE_DIGEST
 from stacks.load.loader import InvalidConfig, validate
 from tests.conftest import RenderStack
+from tests.construct import ImageLookUpFails
 from tests.manifest_schemas import validate_manifest
 from tests.rendered import RenderedStack, run_program
 from tests.variants import render_variant, stack_config, variant_config
@@ -318,19 +319,14 @@ def test_the_up_after_the_fill_releases_the_scratch_storage(dev: RenderedStack) 
             assert inputs == first_up[key]["inputs"], key
 
 
-class ComputeApiOff(mocks.OfflineMocks):
-    """An empty project whose Compute Engine API this `up` has yet to enable: the image look-up fails."""
-
-    def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        if args.token == mocks.GET_IMAGES:
-            return {}, [("project", "Compute Engine API has not been used in project my-llm-dev or it is disabled")]
-        return super().call(args)
+# An empty project whose Compute Engine API this `up` has yet to enable: the image look-up fails.
+COMPUTE_API_OFF = "Compute Engine API has not been used in project my-llm-dev or it is disabled"
 
 
 def test_a_failed_image_look_up_declares_the_fill_path(dev: RenderedStack) -> None:
     """First `up` on an empty project: the look-up runs before the API is on; the program must still
     declare exactly what a successful look-up that found nothing declares, and say why."""
-    monitor = mocks.RecordingMonitor(ComputeApiOff())
+    monitor = mocks.RecordingMonitor(ImageLookUpFails(COMPUTE_API_OFF))
     result = run_program(stack_settings.load_stack_settings("dev"), monitor=monitor)
     declared = sorted((registration.type, registration.name) for registration in result.registrations)
     assert declared == sorted((record["type"], record["name"]) for record in dev.resources)
